@@ -1,0 +1,44 @@
+# Two set-up commands: `make run` and `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: run test bench lint data clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-install only when the project's dependencies change.
+$(VENV)/.run-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[postgres,redis]'
+	@touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@ $(VENV)/.run-installed
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.test-installed $(VENV)/.run-installed
+
+data: $(VENV)/.run-installed
+	$(BIN)/svc data init --if-missing
+
+run: data
+	$(BIN)/svc serve --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python -m pytest benchmarks -p no:randomly --benchmark-only -s $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .benchmarks

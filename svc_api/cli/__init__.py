@@ -1,0 +1,27 @@
+"""The ``svc`` command: data management, the service, and operator commands.
+
+Every subcommand group lives in its own module; this one only assembles them. Errors are one clear
+line on stderr and a non-zero exit status.
+
+Example:
+    >>> from click.testing import CliRunner
+    >>> CliRunner().invoke(main, ["--help"]).exit_code
+    0
+"""
+
+from __future__ import annotations
+
+import click
+
+from svc_api.cli import admin, data, serve
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="svc")
+def main() -> None:
+    """svc: the backtest-and-signal platform."""
+
+
+main.add_command(data.command)
+main.add_command(serve.command)
+main.add_command(admin.command)
