@@ -1,0 +1,114 @@
+"""Correlation ids: echo a valid ``X-Correlation-ID``, otherwise mint ``svc-<uuid4 hex>``.
+
+The id is put in ``scope["state"]["correlation_id"]`` (``request.state.correlation_id`` in a
+handler) before the inner app runs, and set on every response, errors and 500s included, as long
+as this middleware sits outside the error envelope. Every response also lists the correlation and
+rate-limit headers in ``Access-Control-Expose-Headers`` so browser clients can read them.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = [
+    "CORRELATION_HEADER",
+    "EXPOSE_HEADERS",
+    "CorrelationIdMiddleware",
+    "correlation_id_from",
+    "new_correlation_id",
+]
+
+CORRELATION_HEADER = "X-Correlation-ID"
+#: Response headers a browser client may read (spec, Common rules 3 and Limits).
+EXPOSE_HEADERS = (
+    CORRELATION_HEADER,
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "Retry-After",
+)
+_VALID = re.compile(r"[A-Za-z0-9._:\-]{8,128}")
+
+
+def new_correlation_id() -> str:
+    """A fresh id: ``svc-`` and 32 hex digits.
+
+    >>> cid = new_correlation_id()
+    >>> cid.startswith("svc-"), len(cid)
+    (True, 36)
+    """
+    return f"svc-{uuid.uuid4().hex}"
+
+
+def correlation_id_from(value: str | None) -> str:
+    """The client's id when it is 8-128 letters, digits, ``.``, ``_``, ``:``, ``-``; else a new one.
+
+    >>> correlation_id_from("order-42:retry.1")
+    'order-42:retry.1'
+    >>> correlation_id_from("short").startswith("svc-"), correlation_id_from(None).startswith("svc-")
+    (True, True)
+    """
+    if value is not None and _VALID.fullmatch(value):
+        return value
+    return new_correlation_id()
+
+
+def _merge_expose(headers: MutableHeaders) -> None:
+    """Add our names to ``Access-Control-Expose-Headers`` without duplicating any already listed."""
+    current = headers.get("access-control-expose-headers", "")
+    listed = [h.strip() for h in current.split(",") if h.strip()]
+    known = {h.lower() for h in listed}
+    listed += [h for h in EXPOSE_HEADERS if h.lower() not in known]
+    headers["Access-Control-Expose-Headers"] = ", ".join(listed)
+
+
+class CorrelationIdMiddleware:
+    """Pure ASGI middleware; put it outermost so it also stamps the error envelope's responses.
+
+    >>> import asyncio, httpx
+    >>> from starlette.responses import PlainTextResponse
+    >>> async def hello(scope, receive, send):
+    ...     await PlainTextResponse(scope["state"]["correlation_id"])(scope, receive, send)
+    >>> async def get(headers):
+    ...     transport = httpx.ASGITransport(app=CorrelationIdMiddleware(hello))
+    ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+    ...         return await client.get("/", headers=headers)
+    >>> r = asyncio.run(get({"X-Correlation-ID": "abc-12345"}))
+    >>> r.text, r.headers["x-correlation-id"]
+    ('abc-12345', 'abc-12345')
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw = _header(scope, b"x-correlation-id")
+        cid = correlation_id_from(raw)
+        scope.setdefault("state", {})["correlation_id"] = cid
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers[CORRELATION_HEADER] = cid
+                _merge_expose(headers)
+            await send(message)
+
+        await self.app(scope, receive, send_wrapper)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """First value of a request header, or None; undecodable bytes count as invalid."""
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            try:
+                return value.decode("ascii")
+            except UnicodeDecodeError:
+                return ""
+    return None
