@@ -1,0 +1,109 @@
+"""Volume tiers of crypto coins and the spread each tier pays.
+
+A coin's tier comes from its average daily quote volume (USDT per UTC day): the busier the book, the
+tighter the spread. Spreads are the full bid-ask spread in percent; the simulator charges half of it
+on each side. Markets other than crypto (and a crypto series without volume) use the low-volume
+fallback.
+
+============  ==========================  ==========
+tier          average daily quote volume  spread_pct
+============  ==========================  ==========
+``high``      >= 500,000,000              0.02
+``mid``       >= 50,000,000               0.05
+``low``       >= 5,000,000                0.10
+``micro``     below 5,000,000             0.20
+============  ==========================  ==========
+
+Example:
+    >>> volume_tier(2e9)
+    Tier(name='high', spread_pct=0.02)
+    >>> FALLBACK_TIER.spread_pct
+    0.1
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+from svc_engine.data.schema import timeframe_ms
+from svc_engine.instruments.universe import check_market
+
+_DAY_MS = 86_400_000
+
+
+class Tier(NamedTuple):
+    """A volume tier: its name and full spread in percent."""
+
+    name: str
+    spread_pct: float
+
+
+TIERS: tuple[tuple[float, Tier], ...] = (
+    (500e6, Tier("high", 0.02)),
+    (50e6, Tier("mid", 0.05)),
+    (5e6, Tier("low", 0.10)),
+    (0.0, Tier("micro", 0.20)),
+)
+"""(minimum average daily quote volume, tier), busiest first."""
+
+FALLBACK_TIER: Tier = TIERS[2][1]
+"""The low-volume fallback: non-crypto markets and crypto series without volume."""
+
+
+def volume_tier(avg_daily_quote_volume: float) -> Tier:
+    """The tier of a coin trading ``avg_daily_quote_volume`` (quote currency per day).
+
+    Example:
+        >>> volume_tier(50e6).name, volume_tier(49_999_999.99).name
+        ('mid', 'low')
+    """
+    value = float(avg_daily_quote_volume)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"average daily quote volume must be a finite number >= 0, got {avg_daily_quote_volume!r}")
+    return next(tier for floor, tier in TIERS if value >= floor)
+
+
+def avg_daily_quote_volume(klines: pl.DataFrame, timeframe: str) -> float:
+    """Mean over UTC days of ``sum(volume * close)``; bars longer than a day spread evenly over their days.
+
+    Example:
+        >>> df = pl.DataFrame({"open_time": [0, 3_600_000, 86_400_000], "close": [2.0, 4.0, 1.0],
+        ...                    "volume": [10.0, 5.0, 30.0]})
+        >>> avg_daily_quote_volume(df, "1h")
+        35.0
+    """
+    step = timeframe_ms(timeframe)
+    if klines.height == 0:
+        return 0.0
+    quote = (pl.col("volume") * pl.col("close")).fill_nan(None)
+    if step > _DAY_MS:
+        total = klines.select(quote.sum()).item() or 0.0
+        return float(total) / (klines.height * step / _DAY_MS)
+    days = klines.group_by(pl.col("open_time") // _DAY_MS).agg(quote.sum().alias("q"))
+    return float(np.mean(days["q"].to_numpy()))
+
+
+def spread_pct_for(market: str, klines: pl.DataFrame, timeframe: str) -> float:
+    """The full spread in percent that a backtest of ``klines`` pays by default.
+
+    Crypto: the tier of the series' average daily quote volume. Other markets, and a crypto series
+    with no volume at all: the low-volume fallback.
+
+    Example:
+        >>> day = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+        ...                     "close": [100.0], "volume": [1e7]})
+        >>> spread_pct_for("crypto", day, "1d"), spread_pct_for("forex", day, "1d")
+        (0.02, 0.1)
+    """
+    timeframe_ms(timeframe)
+    if check_market(market) != "crypto":
+        return FALLBACK_TIER.spread_pct
+    volume = avg_daily_quote_volume(klines, timeframe)
+    if volume <= 0:
+        return FALLBACK_TIER.spread_pct
+    return volume_tier(volume).spread_pct

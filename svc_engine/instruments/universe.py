@@ -1,0 +1,226 @@
+"""The instrument universe: markets, asset classes, and resolving what a caller asked for.
+
+A crypto pair has a legacy display symbol (``BTC``) and a data symbol (``BTCUSDT``); every other
+market is daily data whose display and data symbols are the same ticker. Provider-specific symbols
+never leave the data layer, so an :class:`Instrument` carries only the API's metadata.
+
+Example:
+    >>> resolve("btc").symbol
+    'BTCUSDT'
+    >>> resolve(symbol="EURUSD").market
+    'forex'
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+
+MARKETS: MappingProxyType[str, str] = MappingProxyType({
+    "crypto": "crypto",
+    "us_stocks": "stock",
+    "etfs": "etf",
+    "forex": "forex",
+    "commodities": "commodity",
+})
+"""Dataset market -> asset class, in the order the universe lists them."""
+
+ASSET_CLASSES: tuple[str, ...] = ("crypto", "stock", "etf", "forex", "index", "commodity")
+"""Every asset class of the API (``index`` has no dataset yet)."""
+
+CRYPTO_PROVIDER = "binance"
+DAILY_PROVIDER = "svc-daily"
+CRYPTO_QUOTE = "USDT"
+
+CRYPTO_BASES: tuple[str, ...] = (
+    "BTC", "ETH", "BNB", "SOL", "XRP", "ADA", "DOGE", "AVAX", "DOT", "LINK", "LTC", "BCH",
+    "ATOM", "NEAR", "APT", "ARB", "OP", "FIL", "ETC", "UNI", "TRX", "SUI", "INJ", "AAVE",
+)
+_DAILY: dict[str, tuple[tuple[str, str], ...]] = {
+    "us_stocks": tuple((t, "USD") for t in ("AAPL", "MSFT", "AMZN", "GOOGL", "NVDA", "TSLA")),
+    "etfs": (("SPY", "USD"), ("QQQ", "USD")),
+    "forex": (("EURUSD", "USD"), ("GBPUSD", "USD"), ("USDJPY", "JPY")),
+    "commodities": (("GOLD", "USD"), ("SILVER", "USD"), ("OIL", "USD")),
+}
+_SEPARATORS = re.compile(r"[\s/_\-:]+")
+
+
+class UnknownInstrumentError(LookupError):
+    """No instrument (or no market) matches what the caller asked for; the message says what was
+    asked and suggests close matches.
+
+    Example:
+        >>> try:
+        ...     resolve("BTX")
+        ... except UnknownInstrumentError as err:
+        ...     print(err)
+        unknown instrument: coin='BTX'; did you mean TRX, BTC?
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Instrument:
+    """One tradable instrument with the metadata of the API.
+
+    Example:
+        >>> resolve("ETH")
+        Instrument(symbol='ETHUSDT', display='ETH', market='crypto', asset_class='crypto', \
+provider='binance', exchange='binance', quote='USDT')
+    """
+
+    symbol: str
+    display: str
+    market: str
+    asset_class: str
+    provider: str
+    exchange: str
+    quote: str
+
+    def metadata(self) -> dict[str, str]:
+        """The instrument block of API replies.
+
+        Example:
+            >>> resolve("SPY").metadata()["asset_class"]
+            'etf'
+        """
+        return {"asset_class": self.asset_class, "provider": self.provider,
+                "market": self.market, "symbol": self.symbol}
+
+
+def _build() -> tuple[Instrument, ...]:
+    crypto = tuple(
+        Instrument(f"{b}{CRYPTO_QUOTE}", b, "crypto", "crypto", CRYPTO_PROVIDER, CRYPTO_PROVIDER,
+                   CRYPTO_QUOTE)
+        for b in CRYPTO_BASES
+    )
+    daily = tuple(
+        Instrument(t, t, m, MARKETS[m], DAILY_PROVIDER, DAILY_PROVIDER, q)
+        for m, tickers in _DAILY.items() for t, q in tickers
+    )
+    return crypto + daily
+
+
+_UNIVERSE: tuple[Instrument, ...] = _build()
+_BY_NAME: dict[str, tuple[Instrument, ...]] = {}
+for _inst in _UNIVERSE:
+    for _name in {_inst.symbol, _inst.display}:
+        _BY_NAME[_name] = (*_BY_NAME.get(_name, ()), _inst)
+
+
+def _norm(value: str) -> str:
+    return _SEPARATORS.sub("", str(value)).upper()
+
+
+def check_market(market: str) -> str:
+    """The canonical (lower-case) name of a dataset market, or :class:`UnknownInstrumentError`.
+
+    Example:
+        >>> check_market("Forex")
+        'forex'
+    """
+    key = str(market).strip().lower()
+    if key not in MARKETS:
+        raise UnknownInstrumentError(f"unknown market {market!r}; markets: {', '.join(MARKETS)}")
+    return key
+
+
+def universe(market: str | None = None) -> list[Instrument]:
+    """Every instrument, or those of one market, in a fixed order (crypto first).
+
+    Example:
+        >>> len(universe("us_stocks")), universe("etfs")[0].symbol
+        (6, 'SPY')
+    """
+    if market is None:
+        return list(_UNIVERSE)
+    key = check_market(market)
+    return [i for i in _UNIVERSE if i.market == key]
+
+
+def display_symbol(market: str, symbol: str) -> str:
+    """The symbol shown to users: the base coin for a crypto USDT pair, the ticker elsewhere.
+
+    Works for imported pairs outside the built-in universe too.
+
+    Example:
+        >>> display_symbol("crypto", "pepeusdt"), display_symbol("forex", "EURUSD")
+        ('PEPE', 'EURUSD')
+    """
+    key, sym = check_market(market), _norm(symbol)
+    if key == "crypto" and sym.endswith(CRYPTO_QUOTE) and len(sym) > len(CRYPTO_QUOTE):
+        return sym[: -len(CRYPTO_QUOTE)]
+    return sym
+
+
+def _filters(asset_class: str | None, market: str | None, provider: str | None,
+             exchange: str | None) -> dict[str, str]:
+    wanted: dict[str, str] = {}
+    if market is not None:
+        wanted["market"] = check_market(market)
+    if asset_class is not None:
+        cls = str(asset_class).strip().lower()
+        if cls not in ASSET_CLASSES:
+            raise UnknownInstrumentError(
+                f"unknown asset_class {asset_class!r}; asset classes: {', '.join(ASSET_CLASSES)}")
+        wanted["asset_class"] = cls
+    for field, value in (("provider", provider), ("exchange", exchange)):
+        if value is not None:
+            wanted[field] = str(value).strip().lower()
+    return wanted
+
+
+def _asked(coin: str | None, symbol: str | None, wanted: dict[str, str]) -> str:
+    parts = [f"{k}={v!r}" for k, v in (("coin", coin), ("symbol", symbol)) if v is not None]
+    return ", ".join(parts + [f"{k}={v!r}" for k, v in wanted.items()])
+
+
+def _suggest(name: str) -> str:
+    close = difflib.get_close_matches(name, sorted(_BY_NAME), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def _matches(name: str, wanted: dict[str, str]) -> tuple[Instrument, ...]:
+    found = _BY_NAME.get(name, ())
+    return tuple(i for i in found if all(getattr(i, k) == v for k, v in wanted.items()))
+
+
+def resolve(
+    coin: str | None = None,
+    symbol: str | None = None,
+    *,
+    asset_class: str | None = None,
+    market: str | None = None,
+    provider: str | None = None,
+    exchange: str | None = None,
+) -> Instrument:
+    """The one instrument named by a legacy ``coin`` and/or a data ``symbol`` and the optional metadata.
+
+    Case, spaces and separators are ignored (``btc/usdt`` is ``BTCUSDT``); a coin may also be given as
+    its data symbol. The metadata filters must all match the instrument.
+
+    Example:
+        >>> resolve("BTCUSDT") == resolve(symbol="btc", market="crypto")
+        True
+        >>> resolve(symbol="GOLD", asset_class="commodity").quote
+        'USD'
+    """
+    wanted = _filters(asset_class, market, provider, exchange)
+    names = [_norm(v) for v in (coin, symbol) if v is not None and str(v).strip()]
+    if not names:
+        raise UnknownInstrumentError(
+            "no instrument given: pass a coin (e.g. 'BTC') or a symbol (e.g. 'BTCUSDT')")
+    asked = _asked(coin, symbol, wanted)
+    found = {i for n in names for i in _matches(n, wanted)}
+    if len(names) == 2 and _matches(names[0], wanted) != _matches(names[1], wanted):
+        raise UnknownInstrumentError(f"coin and symbol name different instruments: {asked}")
+    if not found:
+        unfiltered = {i for n in names for i in _BY_NAME.get(n, ())}
+        if unfiltered:
+            have = ", ".join(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})" for i in unfiltered)
+            raise UnknownInstrumentError(f"no instrument matches {asked}; that name is {have}")
+        raise UnknownInstrumentError(f"unknown instrument: {asked}{_suggest(names[0])}")
+    if len(found) > 1:
+        raise UnknownInstrumentError(f"ambiguous instrument {asked}: pass market= to choose")
+    return found.pop()
