@@ -45,6 +45,22 @@ TIMEFRAMES: dict[str, int] = {
 }
 """Supported timeframes and their length in milliseconds, finest first."""
 
+_MONDAY_MS = 4 * 1440 * _MINUTE  # 1970-01-01 was a Thursday; Binance weeks open on Monday 00:00 UTC
+
+
+def grid_offset_ms(timeframe: str) -> int:
+    """Where the UTC grid of a timeframe starts, in ms after the epoch (buckets open at offset + k * length).
+
+    Weeks open on Monday 00:00 UTC as on Binance; every other timeframe, ``3d`` included, is
+    aligned to the epoch.
+
+    Example:
+        >>> grid_offset_ms("1w"), grid_offset_ms("3d")
+        (345600000, 0)
+    """
+    timeframe_ms(timeframe)
+    return _MONDAY_MS if timeframe == "1w" else 0
+
 
 class KlineValidationError(ValueError):
     """A candle series breaks a rule of the schema; names the source, the row and the rule.
@@ -63,7 +79,12 @@ class KlineValidationError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ValidationReport:
-    """What a valid series looks like: its size and the gaps it is allowed to have."""
+    """What a valid series looks like: its size and the gaps it is allowed to have.
+
+    ``gaps`` counts places where two candles are more than one timeframe apart, ``missing_candles``
+    the whole candles absent there, ``off_grid`` candles not on the timeframe's UTC grid, and
+    ``max_gap_ms`` the largest such distance (without a timeframe: the largest step).
+    """
 
     rows: int
     gaps: int
@@ -100,7 +121,8 @@ def conform(df: pl.DataFrame, source: str = "<frame>") -> pl.DataFrame:
     try:
         return df.select([pl.col(c).cast(t, strict=True) for c, t in SCHEMA.items()])
     except pl.exceptions.PolarsError as exc:
-        raise KlineValidationError(source, None, "schema", f"columns do not cast to the schema: {exc}") from None
+        detail = f"columns do not cast to the schema: {exc}"
+        raise KlineValidationError(source, None, "schema", detail) from None
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -109,7 +131,7 @@ def _first(mask: np.ndarray) -> int | None:
 
 
 def _price_rules(df: pl.DataFrame) -> list[tuple[str, str, np.ndarray]]:
-    o, h, lo, c, v = (df[col].to_numpy(allow_copy=True) for col in PRICE_COLUMNS + ("volume",))
+    o, h, lo, c, v = (df[col].to_numpy(allow_copy=True) for col in (*PRICE_COLUMNS, "volume"))
     prices = np.stack([o, h, lo, c])
     with np.errstate(invalid="ignore"):
         return [
@@ -127,16 +149,18 @@ def validate_klines(
 ) -> ValidationReport:
     """Check every rule of a candle series and report its gaps; raise on the first broken rule.
 
-    Rules, in order: schema, empty, unsorted or duplicated times, non-finite or non-positive price,
+    Rules, in order: schema, empty, missing, unsorted or duplicated times; then, on the earliest
+    row that breaks any of them, the first of: non-finite or non-positive price,
     ``high < max(open, close)``, ``low > min(open, close)``, non-finite or negative volume.
+    With ``timeframe`` the report counts gaps, missing candles and candles off the UTC grid.
 
     Example:
         >>> bad = pl.DataFrame({"open_time": [0, 0], "open": [1.0] * 2, "high": [1.0] * 2,
         ...                     "low": [1.0] * 2, "close": [1.0] * 2, "volume": [0.0] * 2})
-        >>> validate_klines(bad)
+        >>> validate_klines(bad)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        svc_engine.data.schema.KlineValidationError: <frame>: row 1: duplicate_time: open_time equals the previous row
+        svc_engine.data.schema.KlineValidationError: <frame>: row 1: duplicate_time: ...
     """
     df = conform(df, source)
     if df.height == 0:
@@ -153,11 +177,19 @@ def validate_klines(
         row = _first(bad)
         if row is not None:
             raise KlineValidationError(source, row + 1, rule, detail)
+    _raise_first_bad_row(df, source)
+    return _spacing(t, step, timeframe)
+
+
+def _raise_first_bad_row(df: pl.DataFrame, source: str) -> None:
+    # The earliest bad row is reported, and on it the first rule it breaks, so a fix can go row by row.
+    found: tuple[int, str, str] | None = None
     for rule, detail, bad in _price_rules(df):
         row = _first(bad)
-        if row is not None:
-            raise KlineValidationError(source, row, rule, detail)
-    return _spacing(t, step, timeframe)
+        if row is not None and (found is None or row < found[0]):
+            found = (row, rule, detail)
+    if found is not None:
+        raise KlineValidationError(source, *found)
 
 
 def _spacing(t: np.ndarray, step: np.ndarray, timeframe: str | None) -> ValidationReport:
@@ -170,6 +202,6 @@ def _spacing(t: np.ndarray, step: np.ndarray, timeframe: str | None) -> Validati
         rows=len(t),
         gaps=int(gap.sum()),
         missing_candles=missing,
-        off_grid=int((t % tf != 0).sum()) if tf <= 86_400_000 else 0,
+        off_grid=int(((t - grid_offset_ms(timeframe)) % tf != 0).sum()),
         max_gap_ms=int(step[gap].max()) if gap.any() else 0,
     )

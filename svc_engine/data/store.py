@@ -30,6 +30,16 @@ import polars as pl
 from svc_engine.data.schema import TIMEFRAMES, conform, validate_klines
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+_ROW_GROUP = 65_536  # ~45 days of 1m candles: a range read skips the row groups it does not need
+
+
+class DataNotFoundError(LookupError):
+    """No stored series matches a request; the message names what exists instead.
+
+    Example:
+        >>> isinstance(DataNotFoundError("no market holds symbol 'XYZ'"), LookupError)
+        True
+    """
 
 
 def default_data_dir() -> Path:
@@ -69,11 +79,64 @@ class DataStore:
         return f"DataStore({str(self.root)!r})"
 
     def path(self, market: str, symbol: str, timeframe: str) -> Path:
-        """Where the series of one instrument and timeframe lives."""
+        """Where the series of one instrument and timeframe lives (whether it exists or not)."""
         if timeframe not in TIMEFRAMES:
             raise ValueError(f"unknown timeframe {timeframe!r}; supported: {', '.join(TIMEFRAMES)}")
         return (self.root / _check_name("market", market) / _check_name("symbol", symbol.upper())
                 / f"{timeframe}.parquet")
+
+    def markets(self) -> list[str]:
+        """Markets that hold at least one stored series, sorted.
+
+        Example:
+            >>> DataStore("/nonexistent").markets()
+            []
+        """
+        return sorted({p.parent.parent.name for p in self._series_files()})
+
+    def markets_of(self, symbol: str) -> list[str]:
+        """Markets that hold a stored series of ``symbol`` (any timeframe), sorted.
+
+        Example:
+            >>> DataStore("/nonexistent").markets_of("BTCUSDT")
+            []
+        """
+        sym = symbol.upper()
+        return sorted({p.parent.parent.name for p in self._series_files() if p.parent.name == sym})
+
+    def timeframes(self, market: str, symbol: str) -> list[str]:
+        """Stored timeframes of one instrument, finest first.
+
+        Example:
+            >>> DataStore("/nonexistent").timeframes("crypto", "BTCUSDT")
+            []
+        """
+        folder = self.root / _check_name("market", market) / _check_name("symbol", symbol.upper())
+        return [tf for tf in TIMEFRAMES if (folder / f"{tf}.parquet").is_file()]
+
+    def find_market(self, symbol: str) -> str:
+        """The one market that holds ``symbol``; :class:`DataNotFoundError` if none or several do.
+
+        Example:
+            >>> DataStore("/nonexistent").find_market("BTCUSDT")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            svc_engine.data.store.DataNotFoundError: no market holds symbol 'BTCUSDT' in ... (markets: none)
+        """
+        found = self.markets_of(symbol)
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            known = ", ".join(self.markets()) or "none"
+            raise DataNotFoundError(
+                f"no market holds symbol {symbol.upper()!r} in {self.root} (markets: {known})")
+        raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
+                                "pass market=")
+
+    def _series_files(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return [p for p in self.root.glob("*/*/*.parquet") if p.stem in TIMEFRAMES and p.is_file()]
 
     @contextmanager
     def _locked(self, path: Path) -> Iterator[None]:
@@ -86,16 +149,19 @@ class DataStore:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def write_klines(
-        self, market: str, symbol: str, timeframe: str, df: pl.DataFrame, *, replace: bool = False
+        self, market: str, symbol: str, timeframe: str, df: pl.DataFrame, *, replace: bool = False,
+        source: str | None = None,
     ) -> int:
         """Validate ``df`` and merge it into the stored series; return how many candles were added.
 
-        Rows whose ``open_time`` is already stored are taken from ``df`` (the newer import wins);
-        the merged series is validated before it replaces the file. ``replace=True`` drops what
-        was stored first.
+        ``df`` itself must be a valid series (errors name ``source``, default the target file): it
+        is refused, never repaired. Rows whose ``open_time`` is already stored are taken from ``df``
+        (the newer import wins); the merged series is validated before it replaces the file.
+        ``replace=True`` drops what was stored first.
         """
         path = self.path(market, symbol, timeframe)
-        new = conform(df, str(path)).sort("open_time")
+        new = conform(df, source or str(path))
+        validate_klines(new, source=source or str(path), timeframe=timeframe)
         with self._locked(path):
             old = None if replace or not path.exists() else pl.read_parquet(path)
             merged = new if old is None else (
@@ -112,7 +178,7 @@ def _atomic_write(df: pl.DataFrame, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     os.close(fd)
     try:
-        df.write_parquet(tmp, compression="zstd", statistics=True)
+        df.write_parquet(tmp, compression="zstd", statistics=True, row_group_size=_ROW_GROUP)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,109 @@
+"""Series that are not stored: resampled from the finest stored timeframe that divides them, cached.
+
+The cache lives beside the series, ``<root>/<market>/<SYMBOL>/.cache/<timeframe>.parquet``, and
+records the source's timeframe, modification time and size in its Parquet metadata; a source that
+changed makes the cached file stale and it is rebuilt. A store that cannot be written (read-only
+mount) still serves the resampled series, only uncached.
+
+Example:
+    >>> import tempfile, polars as pl
+    >>> from svc_engine.data.store import DataStore
+    >>> store = DataStore(tempfile.mkdtemp())
+    >>> m = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.1], "high": [1.2, 1.2],
+    ...                   "low": [0.9, 1.0], "close": [1.1, 1.15], "volume": [5.0, 6.0]})
+    >>> store.write_klines("crypto", "BTCUSDT", "1m", m)
+    2
+    >>> lf, where = scan_series(store, "crypto", "BTCUSDT", "5m")
+    >>> lf.collect().row(0), where.endswith(".cache/5m.parquet")
+    ((0, 1.0, 1.2, 0.9, 1.15, 11.0), True)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from svc_engine.data.resample import resample
+from svc_engine.data.schema import TIMEFRAMES, timeframe_ms
+from svc_engine.data.store import DataNotFoundError, DataStore
+
+_META_KEY = b"svc.derived_from"
+
+
+def source_timeframe(store: DataStore, market: str, symbol: str, timeframe: str) -> str:
+    """The stored timeframe a series is read from: itself, else the finest stored one dividing it.
+
+    Example:
+        >>> source_timeframe(DataStore("/nonexistent"), "crypto", "BTCUSDT", "4h")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        svc_engine.data.store.DataNotFoundError: crypto/BTCUSDT has no 4h series ... (stored: none)
+    """
+    length = timeframe_ms(timeframe)
+    stored = store.timeframes(market, symbol)
+    if timeframe in stored:
+        return timeframe
+    finer = [tf for tf in stored if TIMEFRAMES[tf] < length and length % TIMEFRAMES[tf] == 0]
+    if not finer:
+        raise DataNotFoundError(
+            f"{market}/{symbol.upper()} has no {timeframe} series and none finer that divides it "
+            f"(stored: {', '.join(stored) or 'none'})"
+        )
+    return finer[0]
+
+
+def scan_series(store: DataStore, market: str, symbol: str, timeframe: str) -> tuple[pl.LazyFrame, str]:
+    """A lazy scan of the series and the file it reads: the stored file or a fresh cached resample.
+
+    Raises :class:`DataNotFoundError` when neither the timeframe nor a finer divisor is stored.
+    Where the cache cannot be written (read-only store), the resample is served from memory.
+    """
+    src_tf = source_timeframe(store, market, symbol, timeframe)
+    source = store.path(market, symbol, src_tf)
+    if src_tf == timeframe:
+        return pl.scan_parquet(source), str(source)
+    cache = source.parent / ".cache" / f"{timeframe}.parquet"
+    stamp = _stamp(source, src_tf)
+    if _is_fresh(cache, stamp):
+        return pl.scan_parquet(cache), str(cache)
+    try:
+        with store._locked(cache):
+            if not _is_fresh(cache, stamp):
+                _write(resample(pl.read_parquet(source), timeframe), cache, stamp)
+    except PermissionError:
+        return resample(pl.read_parquet(source), timeframe).lazy(), f"{source} resampled to {timeframe}"
+    return pl.scan_parquet(cache), str(cache)
+
+
+def _stamp(source: Path, src_tf: str) -> bytes:
+    st = source.stat()
+    return json.dumps({"timeframe": src_tf, "mtime_ns": st.st_mtime_ns, "size": st.st_size}).encode()
+
+
+def _is_fresh(cache: Path, stamp: bytes) -> bool:
+    if not cache.is_file():
+        return False
+    try:
+        meta = pq.read_schema(cache).metadata or {}
+    except (OSError, ValueError):
+        return False  # a damaged cache file is simply rebuilt
+    return meta.get(_META_KEY) == stamp
+
+
+def _write(df: pl.DataFrame, path: Path, stamp: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = df.to_arrow()
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: stamp})
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=65_536)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
