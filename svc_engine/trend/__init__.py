@@ -1,0 +1,22 @@
+"""Trend-break detection (``design/trend-semantics.md``) and the trend sentiment indicator.
+
+Example:
+    >>> from svc_engine.trend import TrendParams
+    >>> TrendParams().window
+    199
+"""
+
+from __future__ import annotations
+
+from svc_engine.trend.api import SNAPSHOT, signal_to_api
+from svc_engine.trend.params import TrendParams
+from svc_engine.trend.signals import SIGNAL_SCHEMA, break_events, detect_trends
+
+__all__ = [
+    "SIGNAL_SCHEMA",
+    "SNAPSHOT",
+    "TrendParams",
+    "break_events",
+    "detect_trends",
+    "signal_to_api",
+]

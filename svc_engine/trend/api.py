@@ -1,0 +1,88 @@
+"""One detected signal in the API's "Trend signal" shape, with its 200-candle chart snapshot.
+
+The snapshot is the ``SNAPSHOT`` candles ending at the signal candle (fewer at the start of a
+series). Rows of ``klines_data`` are ``[open_time_ms, open, high, low, close, volume]``; anchors are
+``[timestamp_ms, candle_index, price]`` with ``candle_index`` counted from the snapshot's first candle.
+
+Example:
+    >>> SNAPSHOT
+    200
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from svc_engine.trend.signals import kline_arrays
+
+SNAPSHOT = 200
+"""Candles in a signal's chart: the signal candle and the 199 before it."""
+
+KLINE_FIELDS: tuple[str, ...] = ("open_time", "open", "high", "low", "close", "volume")
+"""The order of the values in each row of ``klines_data``."""
+
+
+def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *,
+                  with_klines: bool = True) -> dict[str, Any]:
+    """The API Trend signal object of one ``detect_trends`` row (a dict or a one-row frame).
+
+    ``klines`` is the series the row was found on (any frame holding the snapshot's candles works,
+    since candles are matched by ``open_time``). ``with_klines=False`` leaves ``klines_data`` empty,
+    as list responses do.
+
+    Example:
+        >>> import numpy as np
+        >>> from svc_engine.trend import detect_trends
+        >>> high = np.r_[np.linspace(20, 10, 40), [30.0]]
+        >>> high[[12, 25]] += 5
+        >>> k = pl.DataFrame({"open_time": np.arange(41) * 60_000, "open": high - 0.5, "high": high,
+        ...                   "low": high - 1, "close": high - 0.5, "volume": np.ones(41)})
+        >>> api = signal_to_api(detect_trends(k, symbol="BTCUSDT", timeframe="1m"), k)
+        >>> api["timestamp"], api["way"], api["trend_data"]["high_trend"][1], len(api["klines_data"])
+        ('2400', 'BUY', [1500000, 25, 18.58974358974359], 41)
+    """
+    if isinstance(row, pl.DataFrame):
+        if row.height != 1:
+            raise ValueError(f"signal_to_api takes one signal row, got a frame of {row.height} rows")
+        row = row.row(0, named=True)
+    arr = kline_arrays(klines)
+    times = arr["open_time"]
+    end = _locate(times, int(row["open_time"]), "signal candle")
+    start = max(0, end - SNAPSHOT + 1)
+    trend_data: dict[str, list[list[float | int]]] = {}
+    for side in ("high", "low"):
+        if row.get(f"{side}_p1_time") is None:
+            continue
+        trend_data[f"{side}_trend"] = [
+            [int(row[f"{a}_time"]), _locate(times, int(row[f"{a}_time"]), "anchor") - start,
+             float(row[f"{a}_price"])]
+            for a in (f"{side}_p1", f"{side}_p2")
+        ]
+    return {
+        "coin_name": row.get("symbol", ""),
+        "graph_type": row.get("timeframe", ""),
+        "timestamp": str(int(row["open_time"]) // 1000),
+        "way": row["way"],
+        "is_return_to_trend": bool(row["is_return_to_trend"]),
+        "trend_data": trend_data,
+        "klines_data": _snapshot(arr, start, end) if with_klines else [],
+    }
+
+
+def _locate(times: np.ndarray, ms: int, what: str) -> int:
+    at = int(np.searchsorted(times, ms))
+    if at >= times.size or times[at] != ms:
+        raise ValueError(f"the {what} at open_time {ms} is not in the klines given")
+    return at
+
+
+def _snapshot(arr: dict[str, np.ndarray], start: int, end: int) -> list[list[float | int]]:
+    missing = [f for f in KLINE_FIELDS if f not in arr]
+    if missing:
+        raise ValueError(f"klines lack the columns {missing} needed for klines_data")
+    cols = [arr[f][start:end + 1].tolist() for f in KLINE_FIELDS]
+    return [list(r) for r in zip(*cols, strict=True)]

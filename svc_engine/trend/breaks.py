@@ -1,0 +1,135 @@
+"""The per-candle state machine of the detector: expiry, breaks, returns to trend, line building.
+
+At each candle ``t``, in the contract's order: lines and pending retests that outlived ``window``
+expire; (1) a close beyond an active line by ``break_tol`` ATR breaks it; (2) a pending retest either
+fires, is cancelled by a close back through the line, or waits; (3) pivots confirmed at ``t`` may
+draw a new line. Only candles ``<= t`` are read at ``t``, which is why the detector is look-ahead free.
+
+Each signal is one row of an int64 record array with the columns named in ``RECORD_FIELDS``; side 0
+is resistance (``way`` +1, ``BUY``), side 1 support (``way`` -1, ``SELL``); missing anchors are -1.
+
+Example:
+    >>> import numpy as np
+    >>> close = np.ones(40); atr = np.zeros(40)
+    >>> detect_nb(close, close, close, atr, 10, 5, 5, 199, 2, 0.1, 0.0, 0.2, 2, 20).shape
+    (0, 8)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.trend.lines import best_anchor_nb, line_at
+from svc_engine.trend.pivots import is_pivot_nb
+
+RECORD_FIELDS: tuple[str, ...] = (
+    "index", "way", "is_return", "break_index", "line_p1", "line_p2", "other_p1", "other_p2",
+)
+"""Columns of the record array returned by ``detect_nb``."""
+
+
+@njit(cache=True, nogil=True)
+def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndarray, left: int,
+              right: int, min_gap: int, window: int, min_touches: int, touch_tol: float,
+              break_tol: float, retest_tol: float, retest_min: int, retest_max: int) -> np.ndarray:
+    """Every signal of the series as a (k, 8) int64 record array (see ``RECORD_FIELDS``).
+
+    ``atr`` is NaN where undefined; every tolerance is 0 there.
+
+    Example:
+        >>> import numpy as np
+        >>> h = np.array([5.0, 4.0, 3.0, 2.0]); atr = np.full(4, np.nan)
+        >>> detect_nb(h, h - 1, h - 0.5, atr, 1, 1, 1, 10, 2, 0.1, 0.0, 0.2, 2, 20).tolist()
+        []
+    """
+    n = close.shape[0]
+    piv = np.zeros((2, n), dtype=np.uint8)
+    line_p1 = np.full(2, -1, dtype=np.int64)
+    line_p2 = np.full(2, -1, dtype=np.int64)
+    last_break = np.full(2, -1, dtype=np.int64)
+    retest_break = np.full(2, -1, dtype=np.int64)
+    retest_p1 = np.full(2, -1, dtype=np.int64)
+    retest_p2 = np.full(2, -1, dtype=np.int64)
+    start_p1 = np.full(2, -1, dtype=np.int64)
+    start_p2 = np.full(2, -1, dtype=np.int64)
+    out = np.empty((64, 8), dtype=np.int64)
+    count = 0
+    for t in range(n):
+        unit = 0.0 if np.isnan(atr[t]) else atr[t]
+        for s in range(2):
+            if line_p1[s] >= 0 and t - line_p1[s] > window:
+                line_p1[s] = -1
+                line_p2[s] = -1
+            if retest_break[s] >= 0 and (t - retest_break[s] > retest_max or t - retest_p1[s] > window):
+                retest_break[s] = -1
+            # The other side's line reported with a signal is the one active when candle t opened.
+            start_p1[s] = line_p1[s]
+            start_p2[s] = line_p2[s]
+        for s in range(2):
+            if line_p1[s] >= 0:
+                a = high if s == 0 else low
+                sign = 1.0 - 2.0 * s
+                value = _value(a, line_p1[s], line_p2[s], sign, t)
+                if sign * close[t] > value + break_tol * unit:
+                    out = _emit(out, count, t, s, 0, t, line_p1[s], line_p2[s], start_p1[1 - s],
+                                start_p2[1 - s])
+                    count += 1
+                    retest_break[s] = t
+                    retest_p1[s] = line_p1[s]
+                    retest_p2[s] = line_p2[s]
+                    last_break[s] = t
+                    line_p1[s] = -1
+                    line_p2[s] = -1
+        for s in range(2):
+            b = retest_break[s]
+            if b >= 0 and b < t:
+                a = high if s == 0 else low
+                opposite = low if s == 0 else high
+                sign = 1.0 - 2.0 * s
+                value = _value(a, retest_p1[s], retest_p2[s], sign, t)
+                if sign * close[t] <= value:
+                    retest_break[s] = -1
+                elif t - b >= retest_min and sign * opposite[t] <= value + retest_tol * unit:
+                    out = _emit(out, count, t, s, 1, b, retest_p1[s], retest_p2[s], start_p1[1 - s],
+                                start_p2[1 - s])
+                    count += 1
+                    retest_break[s] = -1
+        p2 = t - right
+        if p2 >= left:
+            for s in range(2):
+                a = high if s == 0 else low
+                sign = 1.0 - 2.0 * s
+                if is_pivot_nb(a, p2, left, right, sign):
+                    piv[s, p2] = 1
+                    lo = max(t - window, last_break[s] + 1)
+                    p1 = best_anchor_nb(a, close, piv[s], p2, t, lo, min_gap, sign, touch_tol * unit,
+                                        min_touches)
+                    if p1 >= 0:
+                        line_p1[s] = p1
+                        line_p2[s] = p2
+    return out[:count].copy()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _value(a: np.ndarray, p1: int, p2: int, sign: float, t: int) -> float:
+    price1 = sign * a[p1]
+    return line_at(price1, p1, (sign * a[p2] - price1) / (p2 - p1), t)
+
+
+@njit(cache=True, nogil=True)
+def _emit(out: np.ndarray, count: int, t: int, side: int, is_return: int, b: int, p1: int, p2: int,
+          o1: int, o2: int) -> np.ndarray:
+    if count == out.shape[0]:
+        bigger = np.empty((2 * count, 8), dtype=np.int64)
+        bigger[:count] = out
+        out = bigger
+    out[count, 0] = t
+    out[count, 1] = 1 - 2 * side
+    out[count, 2] = is_return
+    out[count, 3] = b
+    out[count, 4] = p1
+    out[count, 5] = p2
+    out[count, 6] = o1
+    out[count, 7] = o2
+    return out
