@@ -1,0 +1,127 @@
+"""resample: hand-computed buckets, UTC grid (Monday weeks, epoch 3d), idle minutes, cache; real BTCUSDT."""
+
+from __future__ import annotations
+
+import time
+
+import polars as pl
+import pytest
+
+from svc_engine.data import DataStore, derived, load_klines, resample
+
+M = 60_000
+D = 86_400_000
+MONDAY = 1_704_067_200_000  # 2024-01-01 00:00 UTC
+
+
+def klines(rows: list[tuple[int, float, float, float, float, float]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=["open_time", "open", "high", "low", "close", "volume"], orient="row")
+
+
+def test_hand_computed_5m_buckets_with_a_gap_and_an_empty_bucket():
+    df = klines([
+        (0 * M, 10.0, 11.0, 9.5, 10.5, 1.0),
+        (1 * M, 10.5, 12.0, 10.0, 11.0, 2.0),
+        (4 * M, 11.0, 11.5, 8.0, 9.0, 3.0),    # minutes 2-3 missing
+        (5 * M, 9.0, 9.5, 8.5, 9.2, 4.0),
+        (6 * M, 9.2, 10.0, 9.1, 9.9, 0.5),
+        (15 * M, 9.9, 10.1, 9.8, 10.0, 6.0),   # bucket 10-14 has no candle: no row
+    ])
+    out = resample(df, "5m")
+    assert out.rows() == [
+        (0, 10.0, 12.0, 8.0, 9.0, 6.0),
+        (5 * M, 9.0, 10.0, 8.5, 9.9, 4.5),
+        (15 * M, 9.9, 10.1, 9.8, 10.0, 6.0),
+    ]
+    assert out.dtypes == [pl.Int64] + [pl.Float64] * 5
+
+
+def test_idle_candles_do_not_set_open_high_low():
+    df = klines([
+        (0, 10.0, 10.0, 10.0, 10.0, 0.0),        # idle minute repeating the previous close
+        (M, 10.2, 10.8, 10.1, 10.6, 5.0),
+        (2 * M, 10.6, 10.6, 10.6, 10.6, 0.0),
+    ])
+    assert resample(df, "3m").row(0) == (0, 10.2, 10.8, 10.1, 10.6, 5.0)
+    assert resample(df, "3m", skip_idle=False).row(0) == (0, 10.0, 10.8, 10.0, 10.6, 5.0)
+
+
+def test_an_all_idle_bucket_uses_every_candle():
+    df = klines([(0, 5.0, 5.5, 4.5, 5.2, 0.0), (M, 5.2, 6.0, 5.1, 5.9, 0.0)])
+    assert resample(df, "3m").row(0) == (0, 5.0, 6.0, 4.5, 5.9, 0.0)
+
+
+def test_high_and_low_always_bound_open_and_close():
+    # the last candle is idle with a close above the traded high: the bucket stays a valid candle
+    df = klines([(0, 10.0, 10.5, 9.9, 10.4, 1.0), (M, 10.4, 11.0, 10.4, 11.0, 0.0)])
+    assert resample(df, "3m").row(0) == (0, 10.0, 11.0, 9.9, 11.0, 1.0)
+
+
+def test_weeks_open_on_monday_utc():
+    days = klines([(MONDAY + (i - 2) * D, 1.0 + i, 2.0 + i, 0.5 + i, 1.5 + i, 1.0) for i in range(9)])
+    out = resample(days, "1w")
+    # Saturday and Sunday belong to the week of Monday 2023-12-25
+    assert out["open_time"].to_list() == [MONDAY - 7 * D, MONDAY]
+    assert out.rows()[1] == (MONDAY, 3.0, 10.0, 2.5, 9.5, 7.0)
+
+
+def test_three_day_buckets_are_epoch_aligned():
+    days = klines([(MONDAY + i * D, 1.0, 2.0, 0.5, 1.5, 1.0) for i in range(6)])
+    out = resample(days, "3d")
+    # day 19723 after the epoch; 19723 % 3 == 1, so its 3-day bucket opened the day before
+    first = MONDAY - D
+    assert out["open_time"].to_list() == [first, first + 3 * D, first + 6 * D]
+    assert out["volume"].to_list() == [2.0, 3.0, 1.0]
+
+
+def test_load_resamples_from_the_finest_divisor_and_caches(tmp_path):
+    store = DataStore(tmp_path)
+    minutes = klines([(i * M, 10.0 + i, 11.0 + i, 9.0 + i, 10.5 + i, 1.0) for i in range(240)])
+    store.write_klines("crypto", "XUSDT", "1m", minutes)
+    store.write_klines("crypto", "XUSDT", "1d", klines([(0, 10.0, 250.0, 9.0, 249.5, 240.0)]))
+    out = load_klines("XUSDT", "2h", store=store)  # from 1m, not from 1d
+    assert out.rows() == [(0, 10.0, 130.0, 9.0, 129.5, 120.0), (120 * M, 130.0, 250.0, 129.0, 249.5, 120.0)]
+    cache = tmp_path / "crypto" / "XUSDT" / ".cache" / "2h.parquet"
+    assert cache.is_file()
+    stamp = cache.stat().st_mtime_ns
+    assert load_klines("XUSDT", "2h", store=store).equals(out)
+    assert cache.stat().st_mtime_ns == stamp  # served from the cache
+
+
+def test_cache_is_rebuilt_when_the_source_changes(tmp_path):
+    store = DataStore(tmp_path)
+    store.write_klines("crypto", "XUSDT", "1m", klines([(i * M, 1.0, 2.0, 0.5, 1.5, 1.0) for i in range(10)]))
+    assert load_klines("XUSDT", "5m", store=store)["volume"].to_list() == [5.0, 5.0]
+    time.sleep(0.01)
+    store.write_klines("crypto", "XUSDT", "1m", klines([(10 * M, 1.0, 3.0, 0.5, 1.5, 7.0)]))
+    out = load_klines("XUSDT", "5m", store=store)
+    assert out["volume"].to_list() == [5.0, 5.0, 7.0]
+    assert out["high"].to_list() == [2.0, 2.0, 3.0]
+
+
+def test_unwritable_store_still_serves_the_resample(tmp_path, monkeypatch):
+    store = DataStore(tmp_path)
+    store.write_klines("crypto", "XUSDT", "1m", klines([(i * M, 1.0, 2.0, 0.5, 1.5, 1.0) for i in range(10)]))
+
+    def read_only(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(derived, "_write", read_only)
+    assert load_klines("XUSDT", "5m", store=store)["volume"].to_list() == [5.0, 5.0]
+    assert not (tmp_path / "crypto" / "XUSDT" / ".cache" / "5m.parquet").exists()
+
+
+@pytest.mark.parametrize("timeframe", ["1h", "4h"])
+def test_real_btcusdt_1m_resamples_to_the_shared_files(shared_datasets, timeframe):
+    # The shared 1h and 4h files were aggregated from the 1m file with open/high/low from traded
+    # minutes only (datasets README), which equals Binance's native klines; so is resample's default.
+    crypto = shared_datasets / "crypto"
+    ours = resample(pl.read_parquet(crypto / "BTCUSDT-1m.parquet"), timeframe)
+    ref = pl.read_parquet(crypto / f"BTCUSDT-{timeframe}.parquet")
+    assert ours.height == ref.height
+    assert ours["open_time"].equals(ref["open_time"])
+    for col in ("open", "high", "low", "close"):
+        assert ours[col].equals(ref[col]), col
+    rel = ((ours["volume"] - ref["volume"]).abs() / ref["volume"].abs().clip(lower_bound=1e-12))
+    assert rel.filter(ref["volume"] > 0).max() <= 1e-6
+    assert ours.filter(ref["volume"] == 0)["volume"].abs().max() <= 1e-8
