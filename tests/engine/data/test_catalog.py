@@ -52,7 +52,8 @@ def test_markets_symbols_timeframes(store):
     assert cat.symbols("crypto") == ["BTCUSDT", "ETHUSDT"]
     assert cat.symbols("us_stocks") == []
     assert cat.timeframes("btcusdt") == ["1m", "1h"]
-    assert cat.entries(market="crypto", symbol="ethusdt")["dataset_key"].to_list() == ["crypto/ETHUSDT/4h.parquet"]
+    keys = cat.entries(market="crypto", symbol="ethusdt")["dataset_key"].to_list()
+    assert keys == ["crypto/ETHUSDT/4h.parquet"]
 
 
 def test_data_range_of_a_stored_series(store):
@@ -74,7 +75,8 @@ def test_data_range_of_a_resampled_series_counts_its_buckets(store):
 def test_data_range_of_a_missing_series(store):
     with pytest.raises(DataNotFoundError, match=r"crypto/ETHUSDT has no 1h series .*\(stored: 4h\)"):
         Catalog(store).data_range("ETHUSDT", "1h")
-    with pytest.raises(DataNotFoundError, match=r"no market holds symbol 'SOLUSDT' \(markets: crypto, forex\)"):
+    expected = r"no market holds symbol 'SOLUSDT' \(markets: crypto, forex\)"
+    with pytest.raises(DataNotFoundError, match=expected):
         Catalog(store).data_range("SOLUSDT", "1h")
 
 
