@@ -1,0 +1,21 @@
+"""Simulation: single-coin and portfolio backtests of signals, following ``engine-semantics.md``.
+
+Example:
+    >>> from svc_engine.sim import Settings
+    >>> Settings().max_loss_pct
+    50.0
+"""
+
+from svc_engine.sim.multi import simulate_portfolio
+from svc_engine.sim.results import BacktestResult, FullRangeResult, PortfolioResult
+from svc_engine.sim.settings import Settings
+from svc_engine.sim.single import simulate
+
+__all__ = [
+    "BacktestResult",
+    "FullRangeResult",
+    "PortfolioResult",
+    "Settings",
+    "simulate",
+    "simulate_portfolio",
+]

@@ -1,0 +1,252 @@
+"""Turn the user's frames into the kernels' arrays, refusing bad input with a clear message.
+
+Candles become contiguous arrays after the series rules of section 1 are checked in one numba
+pass; signals are mapped to candle indices, sorted stably by time, and duplicates on one candle
+flagged (section 2). A range ``[start_ts, end_ts]`` (seconds, inclusive) cuts both.
+
+Example:
+    >>> import polars as pl
+    >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+    ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+    >>> Candles.from_frame(k, timeframe=None).tf_ms
+    60000
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from numba import njit
+
+from svc_engine.data.schema import COLUMNS, TIMEFRAMES, KlineValidationError, timeframe_ms
+from svc_engine.sim import nb
+
+SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
+_RULES: tuple[tuple[str, str], ...] = (
+    ("ok", ""),
+    ("unsorted_or_duplicate_time", "open_time is not strictly increasing"),
+    ("nonfinite_price", "a price is NaN, infinite or missing"),
+    ("nonpositive_price", "a price is zero or negative"),
+    ("high_below_open_close", "high < max(open, close)"),
+    ("low_above_open_close", "low > min(open, close)"),
+    ("nonfinite_volume", "volume is NaN, infinite or missing"),
+    ("negative_volume", "volume is negative"),
+)
+
+
+@njit(cache=True, nogil=True)
+def _first_bad_row(t, o, h, lo, c, v):
+    for k in range(t.shape[0]):
+        if k > 0 and t[k] <= t[k - 1]:
+            return k, 1
+        if not (np.isfinite(o[k]) and np.isfinite(h[k]) and np.isfinite(lo[k]) and np.isfinite(c[k])):
+            return k, 2
+        if o[k] <= 0 or h[k] <= 0 or lo[k] <= 0 or c[k] <= 0:
+            return k, 3
+        if h[k] < max(o[k], c[k]):
+            return k, 4
+        if lo[k] > min(o[k], c[k]):
+            return k, 5
+        if not np.isfinite(v[k]):
+            return k, 6
+        if v[k] < 0:
+            return k, 7
+    return -1, 0
+
+
+@dataclass(frozen=True, slots=True)
+class Candles:
+    """A validated candle series as contiguous arrays, with its timeframe in milliseconds."""
+
+    t: np.ndarray
+    o: np.ndarray
+    h: np.ndarray
+    lo: np.ndarray
+    c: np.ndarray
+    v: np.ndarray
+    tf_ms: int
+
+    @classmethod
+    def from_frame(cls, klines: pl.DataFrame, *, timeframe: str | None, source: str = "klines") -> Candles:
+        """Validate a kline frame (section 1) and take its columns as arrays.
+
+        Example:
+            >>> Candles.from_frame(pl.DataFrame({c: [] for c in COLUMNS}), timeframe="1h")
+            Traceback (most recent call last):
+            ...
+            svc_engine.data.schema.KlineValidationError: klines: empty: the series has no candle
+        """
+        missing = [col for col in COLUMNS if col not in klines.columns]
+        if missing:
+            raise KlineValidationError(source, None, "schema", f"missing columns {missing}")
+        if klines.height == 0:
+            raise KlineValidationError(source, None, "empty", "the series has no candle")
+        arrays = [_column(klines, col, source) for col in COLUMNS]
+        t = arrays[0].astype(np.int64, copy=False)
+        row, rule = _first_bad_row(t, *arrays[1:])
+        if row >= 0:
+            name, detail = _RULES[rule]
+            raise KlineValidationError(source, int(row), name, detail)
+        return cls(t, *arrays[1:], tf_ms=_timeframe_ms(t, timeframe))
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    def slice(self, start: int, stop: int) -> Candles:
+        """Candles ``start .. stop - 1`` (views, no copy).
+
+        Example:
+            >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+            ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+            >>> len(Candles.from_frame(k, timeframe="1m").slice(1, 2))
+            1
+        """
+        cut = slice(start, stop)
+        return Candles(
+            self.t[cut], self.o[cut], self.h[cut], self.lo[cut], self.c[cut], self.v[cut], self.tf_ms
+        )
+
+    def in_range(self, start_ts: int | None, end_ts: int | None) -> Candles:
+        """The candles whose open time lies in ``[start_ts, end_ts]`` (seconds, inclusive).
+
+        Example:
+            >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+            ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+            >>> len(Candles.from_frame(k, timeframe="1m").in_range(60, None))
+            1
+        """
+        if start_ts is None and end_ts is None:
+            return self
+        lo_ms = -(2**62) if start_ts is None else int(start_ts) * 1000
+        hi_ms = 2**62 if end_ts is None else int(end_ts) * 1000
+        if lo_ms > hi_ms:
+            raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
+        a, b = np.searchsorted(self.t, [lo_ms, hi_ms + 1])
+        if a >= b:
+            raise ValueError(f"the range [{start_ts}, {end_ts}] selects no candle of the series")
+        return self.slice(int(a), int(b))
+
+
+def _column(df: pl.DataFrame, name: str, source: str) -> np.ndarray:
+    series = df[name]
+    if name == "open_time":
+        if not series.dtype.is_integer():
+            raise KlineValidationError(
+                source, None, "schema", f"open_time must be integer ms, got {series.dtype}"
+            )
+        if series.null_count():
+            raise KlineValidationError(source, None, "schema", "open_time has nulls")
+        return np.ascontiguousarray(series.to_numpy(), dtype=np.int64)
+    return np.ascontiguousarray(series.cast(pl.Float64).to_numpy(), dtype=np.float64)
+
+
+def _timeframe_ms(t: np.ndarray, timeframe: str | None) -> int:
+    if timeframe is not None:
+        return timeframe_ms(timeframe)
+    if t.shape[0] < 2:
+        raise ValueError("cannot infer the timeframe of a single candle; pass timeframe=")
+    return int(np.diff(t).min())
+
+
+def timeframe_name(tf_ms: int) -> str | None:
+    """The name of a timeframe length, or None when it is no standard timeframe.
+
+    Example:
+        >>> timeframe_name(3_600_000)
+        '1h'
+    """
+    return next((name for name, ms in TIMEFRAMES.items() if ms == tf_ms), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Signals as arrays in time order (stable); ``row`` is the input row of each, ``dup`` marks a
+    signal that shares its candle with an earlier one of the input."""
+
+    row: np.ndarray
+    sidx: np.ndarray
+    side: np.ndarray
+    limit: np.ndarray
+    tp: np.ndarray
+    sl: np.ndarray
+    dup: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.sidx.shape[0])
+
+
+def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | None = None) -> Signals:
+    """Map signals to candle indices of ``window`` (default: all candles), refusing bad ones.
+
+    A signal time that is no candle of ``candles`` is refused; one outside ``window`` is left out.
+    A null limit price means the close of the signal candle.
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 2.0], "volume": [0.0, 0.0]})
+        >>> s = pl.DataFrame({"open_time": [60_000], "side": ["long"], "limit_price": [None],
+        ...                   "tp_price": [3.0], "sl_price": [1.5]})
+        >>> prepare_signals(s, Candles.from_frame(k, timeframe="1m")).limit.tolist()
+        [2.0]
+    """
+    window = candles if window is None else window
+    missing = [col for col in SIGNAL_COLUMNS if col not in signals.columns]
+    if missing:
+        raise ValueError(f"signals frame is missing columns {missing}; expected {list(SIGNAL_COLUMNS)}")
+    times = _signal_times(signals)
+    side = _sides(signals)
+    _check_on_candles(times, candles.t)
+    inside = (times >= window.t[0]) & (times <= window.t[-1])
+    rows = np.flatnonzero(inside)
+    rows = rows[np.argsort(times[rows], kind="stable")]
+    sidx = np.searchsorted(window.t, times[rows]).astype(np.int64)
+    limit = _prices(signals, "limit_price")[rows]
+    null_limit = signals["limit_price"].is_null().to_numpy()[rows]
+    limit[null_limit] = window.c[sidx[null_limit]]
+    dup = np.zeros(rows.shape[0], np.bool_)
+    dup[1:] = sidx[1:] == sidx[:-1]
+    return Signals(
+        rows.astype(np.int64),
+        sidx,
+        side[rows],
+        limit,
+        _prices(signals, "tp_price")[rows],
+        _prices(signals, "sl_price")[rows],
+        dup,
+    )
+
+
+def _signal_times(signals: pl.DataFrame) -> np.ndarray:
+    col = signals["open_time"]
+    if not col.dtype.is_integer() or col.null_count():
+        raise ValueError("signals open_time must be integer Unix milliseconds without nulls")
+    return col.to_numpy().astype(np.int64, copy=False)
+
+
+def _sides(signals: pl.DataFrame) -> np.ndarray:
+    side = signals["side"].cast(pl.Utf8)
+    bad = side.is_null() | ~side.is_in(["long", "short"])
+    if bad.any():
+        row = int(bad.arg_true()[0])
+        raise ValueError(f"signal row {row}: side must be 'long' or 'short' (got {side[row]!r})")
+    return np.where((side == "long").to_numpy(), nb.LONG, nb.SHORT).astype(np.int8)
+
+
+def _check_on_candles(times: np.ndarray, t: np.ndarray) -> None:
+    pos = np.minimum(np.searchsorted(t, times), t.shape[0] - 1)
+    off = np.flatnonzero(t[pos] != times)
+    if off.size:
+        row = int(off[0])
+        raise ValueError(
+            f"signal row {row}: open_time {int(times[row])} is no candle of the series "
+            f"({off.size} signal(s) off the candles)"
+        )
+
+
+def _prices(signals: pl.DataFrame, name: str) -> np.ndarray:
+    col = signals[name]
+    if not (col.dtype.is_numeric() or col.dtype == pl.Null):
+        raise ValueError(f"signals {name} must be numeric (got {col.dtype})")
+    return np.ascontiguousarray(col.cast(pl.Float64).fill_null(np.nan).to_numpy(), dtype=np.float64).copy()

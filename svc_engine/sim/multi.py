@@ -1,0 +1,359 @@
+"""``simulate_portfolio``: many coins sharing one balance in ``divide`` slots (section 6).
+
+Example:
+    >>> import polars as pl
+    >>> k = pl.DataFrame({"open_time": [0, 3_600_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+    ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+    >>> r = simulate_portfolio({"A": k, "B": k}, {}, spread_pct=0)
+    >>> r.recommended_divide["divide"], r.summary["final_balance"]
+    (1, 100.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from svc_engine.sim import nb, stats
+from svc_engine.sim.inputs import SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
+from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
+from svc_engine.sim.settings import Settings
+from svc_engine.sim.single import MS_PER_DAY, filter_signals, half_spread, resolve_settings, summary_figures
+
+DIVIDE_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)
+MAX_DIVIDE = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Book:
+    """All coins' candles and filtered signals, concatenated coin by coin, ready for the sweeps."""
+
+    coins: list[str]
+    windows: list[Candles]
+    off: np.ndarray
+    t: np.ndarray
+    o: np.ndarray
+    h: np.ndarray
+    lo: np.ndarray
+    c: np.ndarray
+    union: np.ndarray
+    upos: np.ndarray
+    sidx: np.ndarray
+    side: np.ndarray
+    limit: np.ndarray
+    soff: np.ndarray
+    filtered: tuple[np.ndarray, ...]
+    hs: np.ndarray
+    tf_ms: int
+    memo: np.ndarray
+
+    def sweep_args(self) -> tuple[Any, ...]:
+        """The leading kernel arguments shared by every sweep."""
+        fate, tp, sl, tp_d, sl_d = self.filtered
+        return (
+            self.t,
+            self.o,
+            self.h,
+            self.lo,
+            self.c,
+            self.off,
+            self.upos,
+            self.union.shape[0],
+            self.sidx,
+            self.side,
+            self.limit,
+            tp,
+            sl,
+            tp_d,
+            sl_d,
+            fate,
+            self.soff,
+            self.memo,
+        )
+
+
+def _empty_signals() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+        }
+    )
+
+
+def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype)
+
+
+def build_book(
+    klines_by_coin: dict[str, pl.DataFrame],
+    signals_by_coin: dict[str, pl.DataFrame],
+    coins: list[str],
+    s: Settings,
+    *,
+    timeframe: str | None,
+    start_ts: int | None,
+    end_ts: int | None,
+    market: str,
+) -> Book:
+    """Validate every coin, clip it to the range, and concatenate candles and signals.
+
+    Example:
+        >>> build_book({}, {}, [], Settings(), timeframe=None, start_ts=None, end_ts=None, market="crypto")
+        Traceback (most recent call last):
+        ...
+        ValueError: a portfolio needs at least one coin
+    """
+    if not coins:
+        raise ValueError("a portfolio needs at least one coin")
+    windows, sigs, hs = [], [], []
+    for coin in coins:
+        if coin not in klines_by_coin:
+            raise ValueError(f"no klines for coin {coin!r}")
+        candles = Candles.from_frame(klines_by_coin[coin], timeframe=timeframe, source=f"klines[{coin}]")
+        window = candles.in_range(start_ts, end_ts)
+        frame = signals_by_coin.get(coin)
+        sigs.append(
+            prepare_signals(
+                _empty_signals() if frame is None else frame.select(SIGNAL_COLUMNS), candles, window
+            )
+        )
+        hs.append(half_spread(s, market, klines_by_coin[coin], candles, timeframe))
+        windows.append(window)
+    tf = {w.tf_ms for w in windows}
+    if len(tf) > 1:
+        raise ValueError(f"all coins of a portfolio share one timeframe; got lengths {sorted(tf)} ms")
+    t = _concat([w.t for w in windows], np.int64)
+    union = np.unique(t)
+    side = _concat([x.side for x in sigs], np.int8)
+    limit = _concat([x.limit for x in sigs], np.float64)
+    merged = type(sigs[0])(
+        _concat([x.row for x in sigs], np.int64),
+        _concat([x.sidx for x in sigs], np.int64),
+        side,
+        limit,
+        _concat([x.tp for x in sigs], np.float64),
+        _concat([x.sl for x in sigs], np.float64),
+        _concat([x.dup for x in sigs], np.bool_),
+    )
+    return Book(
+        coins=list(coins),
+        windows=windows,
+        off=np.cumsum([0] + [len(w) for w in windows]).astype(np.int64),
+        t=t,
+        o=_concat([w.o for w in windows], np.float64),
+        h=_concat([w.h for w in windows], np.float64),
+        lo=_concat([w.lo for w in windows], np.float64),
+        c=_concat([w.c for w in windows], np.float64),
+        union=union,
+        upos=np.searchsorted(union, t).astype(np.int64),
+        sidx=merged.sidx,
+        side=side,
+        limit=limit,
+        soff=np.cumsum([0] + [len(x) for x in sigs]).astype(np.int64),
+        filtered=filter_signals(merged, s),
+        hs=np.asarray(hs, np.float64),
+        tf_ms=tf.pop(),
+        memo=np.zeros(len(merged), nb.OUTCOME_DTYPE),
+    )
+
+
+def _kernel_settings(book: Book, s: Settings) -> tuple[Any, ...]:
+    return (
+        s.initial_balance,
+        s.commission_pct / 100,
+        s.leverage,
+        book.hs,
+        book.tf_ms,
+        int(round(s.max_wait_days * MS_PER_DAY)),
+        s.min_candles_between_signals,
+    )
+
+
+def divide_candidates(n_coins: int) -> list[int]:
+    """The divides the search tries: the fixed set, none above the number of coins.
+
+    Example:
+        >>> divide_candidates(7)
+        [1, 2, 3, 4, 5, 6]
+    """
+    return [d for d in DIVIDE_CANDIDATES if d <= n_coins]
+
+
+def recommend_divide(book: Book, s: Settings) -> dict[str, Any]:
+    """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6).
+
+    Example:
+        >>> recommend_divide.__name__
+        'recommend_divide'
+    """
+    n = len(book.coins)
+    tried = divide_candidates(n)
+    todo = np.asarray(tried + ([] if n in tried else [n]), np.int64)
+    finals, dds, n_tr, no_slot, max_open = nb.divide_search_nb(
+        *book.sweep_args(), todo, *_kernel_settings(book, s)
+    )
+    rows = [
+        {
+            "divide": int(todo[x]),
+            "final_balance": float(finals[x]),
+            "total_return_pct": stats.total_return_pct(float(finals[x]), s.initial_balance),
+            "max_drawdown_pct": float(dds[x]),
+            "total_trades": int(n_tr[x]),
+            "skipped_no_slot": int(no_slot[x]),
+            "score": stats.return_dd_score(float(finals[x]), float(dds[x])),
+        }
+        for x in range(len(tried))
+    ]
+    best = stats.pick_best(tried, [r["score"] for r in rows])
+    chosen = rows[tried.index(best)]
+    return {
+        "divide": best,
+        "value": best,
+        "final_balance": chosen["final_balance"],
+        "total_return_pct": chosen["total_return_pct"],
+        "max_drawdown_pct": chosen["max_drawdown_pct"],
+        "max_concurrent_signals": int(max_open[list(todo).index(n)]),
+        "candidates": rows,
+        "method": "return_dd_score",
+    }
+
+
+def _coin_result(book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: Settings) -> dict[str, Any]:
+    mine = trades[trades["coin"] == ci]
+    w = book.windows[ci]
+    eq = nb.equity_nb(w.c, mine, s.initial_balance, s.commission_pct / 100, s.leverage, float(book.hs[ci]))
+    profit = float(mine["profit"].sum())
+    counts = signal_counts(fate[book.soff[ci] : book.soff[ci + 1]], portfolio=True)
+    figures = summary_figures(
+        mine,
+        counts["placed"],
+        s.initial_balance + profit,
+        s.initial_balance,
+        nb.max_drawdown_nb(eq, s.initial_balance),
+        int(w.t[0]),
+        int(w.t[-1]) + book.tf_ms,
+    )
+    return figures | {"total_return_pct": profit / s.initial_balance * 100.0}
+
+
+def simulate_portfolio(
+    klines_by_coin: dict[str, pl.DataFrame],
+    signals_by_coin: dict[str, pl.DataFrame],
+    *,
+    coins: list[str] | None = None,
+    divide: int | None = None,
+    initial_balance: float = 100,
+    timeframe: str | None = None,
+    start_ts: int | None = None,
+    end_ts: int | None = None,
+    market: str = "crypto",
+    **settings: Any,
+) -> PortfolioResult:
+    """Backtest many coins sharing one balance in ``divide`` slots, and search the best divide.
+
+    ``coins`` (default: the keys of ``klines_by_coin``) sets the order of fills at one time;
+    ``divide`` defaults to the number of coins capped at 20; ``position_size_pct`` does not apply.
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> simulate_portfolio({"X": k}, {}, spread_pct=0).divide
+        1
+    """
+    s = resolve_settings({**settings, "initial_balance": initial_balance})
+    coins = list(klines_by_coin) if coins is None else list(coins)
+    if len(set(coins)) != len(coins):
+        raise ValueError(f"coins must be distinct: {coins}")
+    divide = min(len(coins), MAX_DIVIDE) if divide is None else divide
+    if isinstance(divide, bool) or not isinstance(divide, int) or divide < 1:
+        raise ValueError(f"divide must be a whole number >= 1 (got {divide!r})")
+    book = build_book(
+        klines_by_coin,
+        signals_by_coin,
+        coins,
+        s,
+        timeframe=timeframe,
+        start_ts=start_ts,
+        end_ts=end_ts,
+        market=market,
+    )
+    recommended = recommend_divide(book, s)
+    fate = book.filtered[0].copy()
+    trades = np.zeros(book.sidx.shape[0], nb.TRADE_DTYPE)
+    eq = np.empty(book.union.shape[0])
+    args = list(book.sweep_args())
+    args[15] = fate
+    n_tr, final, max_open = nb.portfolio_sweep_nb(*args, trades, eq, divide, *_kernel_settings(book, s))
+    trades = trades[:n_tr]
+    return _portfolio_result(
+        book,
+        s,
+        divide,
+        trades,
+        fate,
+        eq,
+        float(final),
+        int(max_open),
+        recommended,
+        timeframe or timeframe_name(book.tf_ms),
+    )
+
+
+def _portfolio_result(
+    book: Book,
+    s: Settings,
+    divide: int,
+    trades: np.ndarray,
+    fate: np.ndarray,
+    eq: np.ndarray,
+    final: float,
+    max_open: int,
+    recommended: dict[str, Any],
+    timeframe: str | None,
+) -> PortfolioResult:
+    dd, max_dd = nb.drawdown_nb(eq, s.initial_balance)
+    counts = signal_counts(fate, portfolio=True)
+    buys, sells = stats.buy_sell_counts(trades["side"])
+    summary = {
+        **summary_figures(trades, counts["placed"], final, s.initial_balance, max_dd, int(book.union[0]),
+                          int(book.union[-1]) + book.tf_ms),
+        "initial_balance": s.initial_balance, "buy_count": buys, "sell_count": sells,
+        "avg_stop_loss_pct": stats.mean_pct(trades["sl_dist"]), "avg_target_pct": stats.mean_pct(trades["tp_dist"]),
+        "skipped_no_slot": counts["skipped_no_slot"], "skipped_coin_busy": counts["skipped_coin_busy"],
+        "max_concurrent_positions": max_open,
+    }  # fmt: skip
+    coin_of_signal = np.repeat(np.arange(len(book.coins)), np.diff(book.soff))
+    _, tp, sl, _, _ = book.filtered
+    sig_time = book.t[book.off[coin_of_signal] + book.sidx]
+    profits = {
+        coin: float(trades["profit"][trades["coin"] == ci].sum()) for ci, coin in enumerate(book.coins)
+    }
+    return PortfolioResult(
+        summary=summary,
+        trades=trades_frame(trades, [w.t for w in book.windows], book.coins),
+        signal_counts=counts,
+        all_positions=positions_frame(
+            sig_time,
+            book.side,
+            book.limit,
+            tp,
+            sl,
+            fate,
+            np.asarray(book.coins, dtype=object)[coin_of_signal],
+        ),
+        equity=pl.DataFrame({"open_time": book.union, "equity": eq, "drawdown_pct": dd}),
+        coin_results={coin: _coin_result(book, ci, trades, fate, s) for ci, coin in enumerate(book.coins)},
+        per_coin_contribution=profits,
+        recommended_divide=recommended,
+        coins=book.coins,
+        divide=divide,
+        settings=s,
+        timeframe=timeframe,
+    )

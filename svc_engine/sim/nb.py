@@ -1,0 +1,616 @@
+"""numba kernels of the simulation: filter, per-signal outcome, sweeps, equity and the divide search.
+
+Kernels take only contiguous NumPy arrays and scalars and release the GIL. Prices are float64,
+candle indices int64, sides int8 (``LONG`` = 1, ``SHORT`` = -1). Every rule follows
+``engine-semantics.md``; a short position mirrors every comparison. The Python layer
+(``single.py``, ``multi.py``) validates input and wraps the record arrays filled here.
+
+Example:
+    >>> import numpy as np
+    >>> net_return(LONG, 100.0, 110.0, 0.0)
+    0.1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LONG: int = 1
+SHORT: int = -1
+
+# exit reasons
+R_SL, R_SL_GAP, R_TP, R_TP_GAP, R_LIQ, R_END = 0, 1, 2, 3, 4, 5
+REASONS: tuple[str, ...] = ("sl", "sl_gap", "tp", "tp_gap", "liquidation", "end")
+
+# fates of a signal; F_OK = passed the filter, not decided yet
+F_OK = -1
+F_TRADED, F_EXPIRED, F_INVALID, F_TP_BELOW_MIN, F_TP_ABOVE_MAX = 0, 1, 2, 3, 4
+F_SL_BELOW_MIN, F_SL_ABOVE_MAX, F_MIN_GAP, F_BUSY, F_COIN_BUSY, F_NO_SLOT = 5, 6, 7, 8, 9, 10
+FATES: tuple[str, ...] = (
+    "traded", "expired", "skipped_invalid", "skipped_tp_below_min", "skipped_tp_above_max",
+    "skipped_sl_below_min", "skipped_sl_above_max", "skipped_min_gap", "skipped_busy",
+    "skipped_coin_busy", "skipped_no_slot",
+)  # fmt: skip
+
+TOL = 1e-12
+"""A distance is above (below) a limit when it passes it by more than this."""
+
+TRADE_DTYPE = np.dtype(
+    [
+        ("coin", np.int32), ("sig", np.int64), ("s", np.int64), ("i", np.int64), ("j", np.int64),
+        ("side", np.int8), ("reason", np.int8), ("open_fill", np.bool_),
+        ("limit", np.float64), ("tp", np.float64), ("sl", np.float64),
+        ("tp_dist", np.float64), ("sl_dist", np.float64),
+        ("entry_raw", np.float64), ("exit_raw", np.float64),
+        ("entry", np.float64), ("exit", np.float64),
+        ("stake", np.float64), ("ret", np.float64), ("profit", np.float64), ("balance", np.float64),
+    ]
+)  # fmt: skip
+"""One trade: candle indices s (signal), i (fill), j (exit) local to its coin; ``ret`` is
+``max(leverage * r, -1)``; ``entry``/``exit`` are executed prices (after spread)."""
+
+OUTCOME_DTYPE = np.dtype(
+    [
+        ("done", np.int8), ("i", np.int64), ("e", np.int64), ("open_fill", np.bool_),
+        ("entry_raw", np.float64), ("j", np.int64), ("exit_raw", np.float64), ("reason", np.int8),
+    ]
+)  # fmt: skip
+"""Memo of one signal's outcome: ``done`` 0 nothing, 1 fill known, 2 exit known; ``i`` = -1 when
+the order expires at candle ``e``."""
+
+
+# ---------------------------------------------------------------- (a) filter and outcome
+
+
+@njit(cache=True, nogil=True)
+def filter_signals_nb(side, limit, tp, sl, dup, min_profit, max_profit, min_loss, max_loss, reject):
+    """Fate after validity and the min/max filter (``F_OK`` where the signal goes on); adjusted
+    TP and SL prices, and the recorded distances."""
+    n = limit.shape[0]
+    fate = np.full(n, F_OK, np.int8)
+    tp_out, sl_out = tp.copy(), sl.copy()
+    tp_d, sl_d = np.full(n, np.nan), np.full(n, np.nan)
+    for k in range(n):
+        if dup[k]:
+            fate[k] = F_MIN_GAP
+            continue
+        L, T, S, d = limit[k], tp[k], sl[k], side[k]
+        if not (np.isfinite(L) and np.isfinite(T) and np.isfinite(S) and L > 0 and T > 0 and S > 0):
+            fate[k] = F_INVALID
+            continue
+        td = (T - L) / L if d == LONG else (L - T) / L
+        sd = (L - S) / L if d == LONG else (S - L) / L
+        if td <= 0 or sd <= 0:
+            fate[k] = F_INVALID
+            continue
+        if reject:
+            fate[k] = _reject_fate(td, sd, min_profit, max_profit, min_loss, max_loss)
+        elif td < min_profit - TOL:
+            fate[k] = F_TP_BELOW_MIN
+        else:
+            if td > max_profit + TOL:
+                td = max_profit
+                tp_out[k] = L * (1 + d * max_profit)
+            if sd > max_loss + TOL:
+                sd = max_loss
+                sl_out[k] = L * (1 - d * max_loss)
+            elif sd < min_loss - TOL:
+                sd = min_loss
+                sl_out[k] = L * (1 - d * min_loss)
+        tp_d[k], sl_d[k] = td, sd
+    return fate, tp_out, sl_out, tp_d, sl_d
+
+
+@njit(cache=True, nogil=True)
+def _reject_fate(td, sd, min_profit, max_profit, min_loss, max_loss):
+    if td < min_profit - TOL:
+        return F_TP_BELOW_MIN
+    if td > max_profit + TOL:
+        return F_TP_ABOVE_MAX
+    if sd < min_loss - TOL:
+        return F_SL_BELOW_MIN
+    if sd > max_loss + TOL:
+        return F_SL_ABOVE_MAX
+    return F_OK
+
+
+@njit(cache=True, nogil=True)
+def find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms):
+    """(fill candle or -1, fill price, open fill?, last live candle e) of an order placed at ``s``;
+    live candles open strictly before ``deadline_ms``."""
+    n = t.shape[0]
+    k = s + 1
+    while k < n and t[k] < deadline_ms:
+        if side == LONG and lo[k] <= limit:
+            return k, min(o[k], limit), o[k] <= limit, k
+        if side == SHORT and h[k] >= limit:
+            return k, max(o[k], limit), o[k] >= limit, k
+        k += 1
+    return -1, np.nan, False, k - 1
+
+
+@njit(cache=True, nogil=True)
+def find_exit_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last):
+    """(exit candle, raw exit price, reason) of a trade filled at candle ``i`` (section 4)."""
+    stop, stop_reason, gap_reason = sl, R_SL, R_SL_GAP
+    if leverage > 1:
+        q = entry * (1 - side / leverage)
+        if (side == LONG and q > sl) or (side == SHORT and q < sl):
+            stop, stop_reason, gap_reason = q, R_LIQ, R_LIQ
+    for j in range(i, last + 1):
+        at_fill = j == i and not open_fill
+        if side == LONG:
+            if not at_fill:
+                if o[j] <= stop:
+                    return j, o[j], gap_reason
+                if o[j] >= tp:
+                    return j, o[j], R_TP_GAP
+            if lo[j] <= stop:
+                return j, stop, stop_reason
+            if h[j] >= tp and (not at_fill or c[i] >= tp):
+                return j, tp, R_TP
+        else:
+            if not at_fill:
+                if o[j] >= stop:
+                    return j, o[j], gap_reason
+                if o[j] <= tp:
+                    return j, o[j], R_TP_GAP
+            if h[j] >= stop:
+                return j, stop, stop_reason
+            if lo[j] <= tp and (not at_fill or c[i] <= tp):
+                return j, tp, R_TP
+    return last, c[last], R_END
+
+
+@njit(cache=True, nogil=True)
+def ensure_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms):
+    """Compute (once) the fill of signal ``k`` into ``memo``."""
+    if memo[k].done == 0:
+        i, e_raw, open_fill, e = find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms)
+        memo[k].i, memo[k].entry_raw, memo[k].open_fill, memo[k].e = i, e_raw, open_fill, e
+        memo[k].done = 1
+
+
+@njit(cache=True, nogil=True)
+def ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last):
+    """Compute (once) the exit of the filled signal ``k`` into ``memo``."""
+    if memo[k].done == 1:
+        j, x, reason = find_exit_nb(
+            o, h, lo, c, memo[k].i, side, memo[k].entry_raw, memo[k].open_fill, tp, sl, leverage, last
+        )
+        memo[k].j, memo[k].exit_raw, memo[k].reason = j, x, reason
+        memo[k].done = 2
+
+
+@njit(cache=True, nogil=True)
+def outcomes_nb(t, o, h, lo, c, sidx, side, limit, tp, sl, fate, tf_ms, wait_ms, leverage):
+    """Every candidate's outcome (signals with ``fate == F_OK``), independently per signal."""
+    memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
+    last = t.shape[0] - 1
+    for k in range(sidx.shape[0]):
+        if fate[k] == F_OK:
+            s = sidx[k]
+            ensure_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms)
+            ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], leverage, last)
+    return memo
+
+
+# ---------------------------------------------------------------- money
+
+
+@njit(cache=True, nogil=True)
+def executed_nb(price, side, is_entry, half_spread):
+    """Executed price: a buy at ``price * (1 + h)``, a sell at ``price * (1 - h)``."""
+    buy = (side == LONG) == is_entry
+    return price * (1 + half_spread) if buy else price * (1 - half_spread)
+
+
+@njit(cache=True, nogil=True)
+def net_return(side, entry, exit_, commission):
+    """Net return ``r`` of one unit of stake between executed prices, commission on each side."""
+    if side == LONG:
+        return exit_ * (1 - commission) / (entry * (1 + commission)) - 1
+    return (entry * (1 - commission) - exit_ * (1 + commission)) / entry
+
+
+@njit(cache=True, nogil=True)
+def levered_return(side, entry, exit_, commission, leverage):
+    """``max(leverage * r, -1)``: the trade's return on its stake (a stake is never lost twice)."""
+    return max(leverage * net_return(side, entry, exit_, commission), -1.0)
+
+
+@njit(cache=True, nogil=True)
+def mark_value(stake, side, entry, close, commission, leverage, half_spread):
+    """Value of an open position as if closed at ``close`` with all costs (section 5)."""
+    x = executed_nb(close, side, False, half_spread)
+    return stake * (1 + levered_return(side, entry, x, commission, leverage))
+
+
+@njit(cache=True, nogil=True)
+def fill_trade_nb(tr, n, coin, k, s, side, limit, tp, sl, tp_d, sl_d, memo, stake, comm, lev, hs):
+    """Write the entry half of trade ``n`` (exit fields follow in ``close_trade_nb``)."""
+    tr[n].coin, tr[n].sig, tr[n].s, tr[n].i = coin, k, s, memo[k].i
+    tr[n].side, tr[n].open_fill = side, memo[k].open_fill
+    tr[n].limit, tr[n].tp, tr[n].sl, tr[n].tp_dist, tr[n].sl_dist = limit, tp, sl, tp_d, sl_d
+    tr[n].entry_raw = memo[k].entry_raw
+    tr[n].entry = executed_nb(memo[k].entry_raw, side, True, hs)
+    tr[n].stake = stake
+
+
+@njit(cache=True, nogil=True)
+def close_trade_nb(tr, n, memo, k, comm, lev, hs):
+    """Write the exit half of trade ``n``; returns its profit."""
+    side = tr[n].side
+    tr[n].j, tr[n].reason, tr[n].exit_raw = memo[k].j, memo[k].reason, memo[k].exit_raw
+    tr[n].exit = executed_nb(memo[k].exit_raw, side, False, hs)
+    tr[n].ret = levered_return(side, tr[n].entry, tr[n].exit, comm, lev)
+    tr[n].profit = tr[n].stake * tr[n].ret
+    return tr[n].profit
+
+
+# ---------------------------------------------------------------- (b) single coin
+
+
+@njit(cache=True, nogil=True)
+def single_sweep_nb(
+    t,
+    o,
+    h,
+    lo,
+    c,
+    sidx,
+    side,
+    limit,
+    tp,
+    sl,
+    tp_d,
+    sl_d,
+    fate,
+    trades,
+    tf_ms,
+    wait_ms,
+    gap,
+    size,
+    initial,
+    comm,
+    lev,
+    hs,
+):
+    """The sequential sweep of one coin. ``fate`` holds the filter's fates on entry and every
+    signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. Returns
+    (number of trades, final balance)."""
+    memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
+    last = t.shape[0] - 1
+    balance, n_tr = initial, 0
+    anchor, free_at = np.int64(-1), np.int64(-1)
+    has_anchor = False
+    for k in range(sidx.shape[0]):
+        if fate[k] != F_OK:
+            continue
+        s = sidx[k]
+        if has_anchor and s - anchor < gap:
+            fate[k] = F_MIN_GAP
+            continue
+        if s < free_at:
+            fate[k] = F_BUSY
+            continue
+        anchor, has_anchor = s, True
+        ensure_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms)
+        if memo[k].i < 0:
+            fate[k], free_at = F_EXPIRED, memo[k].e
+            continue
+        stake = size * balance
+        if stake <= 0:
+            fate[k], free_at = F_NO_SLOT, memo[k].i
+            continue
+        ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
+        fill_trade_nb(
+            trades,
+            n_tr,
+            0,
+            k,
+            s,
+            side[k],
+            limit[k],
+            tp[k],
+            sl[k],
+            tp_d[k],
+            sl_d[k],
+            memo,
+            stake,
+            comm,
+            lev,
+            hs,
+        )
+        balance += close_trade_nb(trades, n_tr, memo, k, comm, lev, hs)
+        trades[n_tr].balance = balance
+        fate[k], free_at = F_TRADED, memo[k].j
+        n_tr += 1
+    return n_tr, balance
+
+
+# ---------------------------------------------------------------- (c) equity and drawdown
+
+
+@njit(cache=True, nogil=True)
+def equity_nb(c, trades, initial, comm, lev, hs):
+    """Equity at every candle close after that candle's events, for sequential (non-overlapping)
+    trades of one coin: realised balance, minus the open stake, plus its marked value."""
+    eq = np.empty(c.shape[0])
+    cash, pos = initial, 0
+    for n in range(trades.shape[0]):
+        i, j, stake, side, entry = trades[n].i, trades[n].j, trades[n].stake, trades[n].side, trades[n].entry
+        eq[pos:i] = cash
+        for k in range(i, j):
+            eq[k] = cash - stake + mark_value(stake, side, entry, c[k], comm, lev, hs)
+        cash += trades[n].profit
+        eq[j] = cash
+        pos = j + 1
+    eq[pos:] = cash
+    return eq
+
+
+@njit(cache=True, nogil=True)
+def drawdown_nb(eq, initial):
+    """Drawdown in percent below the running peak (which starts at ``initial``), and its max."""
+    dd = np.empty(eq.shape[0])
+    peak, worst = initial, 0.0
+    for k in range(eq.shape[0]):
+        peak = max(peak, eq[k])
+        dd[k] = (peak - eq[k]) / peak * 100.0
+        worst = max(worst, dd[k])
+    return dd, worst
+
+
+@njit(cache=True, nogil=True)
+def max_drawdown_nb(eq, initial):
+    """The largest drawdown in percent (peak starting at ``initial``)."""
+    peak, worst = initial, 0.0
+    for k in range(eq.shape[0]):
+        peak = max(peak, eq[k])
+        worst = max(worst, (peak - eq[k]) / peak * 100.0)
+    return worst
+
+
+# ---------------------------------------------------------------- (d) portfolio sweep
+
+
+@njit(cache=True, nogil=True)
+def _open_stakes(state, slot, trades):
+    total = 0.0
+    for ci in range(state.shape[0]):
+        if state[ci] == 2:
+            total += trades[slot[ci]].stake
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _advance_clock(u, off, upos, nxt, at, latest):
+    """Mark which coins have a candle at union time ``u`` (local index, else -1)."""
+    for ci in range(at.shape[0]):
+        g = nxt[ci]
+        if g < off[ci + 1] and upos[g] == u:
+            at[ci] = g - off[ci]
+            latest[ci] = at[ci]
+            nxt[ci] = g + 1
+        else:
+            at[ci] = -1
+
+
+@njit(cache=True, nogil=True)
+def portfolio_sweep_nb(
+    t,
+    o,
+    h,
+    lo,
+    c,
+    off,
+    upos,
+    n_times,
+    sidx,
+    side,
+    limit,
+    tp,
+    sl,
+    tp_d,
+    sl_d,
+    fate,
+    soff,
+    memo,
+    trades,
+    eq,
+    divide,
+    initial,
+    comm,
+    lev,
+    hs,
+    tf_ms,
+    wait_ms,
+    gap,
+):
+    """One sweep over the union of candle times with ``divide`` slots (section 6). Candles and
+    signals of all coins are concatenated coin by coin (``off``, ``soff``); ``upos`` maps each
+    candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
+    fates on entry and final fates on exit; ``eq`` receives equity per union time; ``hs`` is the
+    half spread of each coin.
+    Returns (trades, final cash, most open positions)."""
+    nc = off.shape[0] - 1
+    nxt, sp = off[:-1].copy(), soff[:-1].copy()
+    at, latest = np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
+    state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
+    anchor, has_anchor = np.zeros(nc, np.int64), np.zeros(nc, np.bool_)
+    cash, n_open, n_tr, max_open = initial, 0, 0, 0
+    for u in range(n_times):
+        _advance_clock(u, off, upos, nxt, at, latest)
+        for ci in range(nc):  # exits and expiries of earlier candles
+            a, k = at[ci], cur[ci]
+            if a < 0 or state[ci] == 0:
+                continue
+            if state[ci] == 2 and memo[k].j == a:
+                cash += trades[slot[ci]].stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
+                state[ci] = 0
+                n_open -= 1
+                trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+            elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
+                fate[k], state[ci] = F_EXPIRED, 0
+        for ci in range(nc):  # fills, in the order of the coins
+            a, k = at[ci], cur[ci]
+            if a < 0 or state[ci] != 1 or memo[k].i != a:
+                continue
+            stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
+            if n_open >= divide or stake <= 0:
+                fate[k], state[ci] = F_NO_SLOT, 0
+                continue
+            lo_, hi_ = off[ci], off[ci + 1]
+            ensure_exit_nb(
+                memo,
+                k,
+                o[lo_:hi_],
+                h[lo_:hi_],
+                lo[lo_:hi_],
+                c[lo_:hi_],
+                side[k],
+                tp[k],
+                sl[k],
+                lev,
+                hi_ - lo_ - 1,
+            )
+            fill_trade_nb(
+                trades,
+                n_tr,
+                ci,
+                k,
+                sidx[k],
+                side[k],
+                limit[k],
+                tp[k],
+                sl[k],
+                tp_d[k],
+                sl_d[k],
+                memo,
+                stake,
+                comm,
+                lev,
+                hs[ci],
+            )
+            fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
+            cash -= stake
+            n_open += 1
+            n_tr += 1
+            max_open = max(max_open, n_open)
+            if memo[k].j == a:
+                cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
+                state[ci] = 0
+                n_open -= 1
+                trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+        for ci in range(nc):  # new signals: minimum gap, then busy
+            a = at[ci]
+            while a >= 0 and sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:
+                k = sp[ci]
+                sp[ci] += 1
+                if fate[k] != F_OK:
+                    continue
+                if has_anchor[ci] and a - anchor[ci] < gap:
+                    fate[k] = F_MIN_GAP
+                elif state[ci] != 0:
+                    fate[k] = F_COIN_BUSY
+                else:
+                    anchor[ci], has_anchor[ci], state[ci], cur[ci] = a, True, 1, k
+                    lo_, hi_ = off[ci], off[ci + 1]
+                    ensure_fill_nb(
+                        memo,
+                        k,
+                        t[lo_:hi_],
+                        o[lo_:hi_],
+                        h[lo_:hi_],
+                        lo[lo_:hi_],
+                        a,
+                        side[k],
+                        limit[k],
+                        t[lo_ + a] + tf_ms + wait_ms,
+                    )
+        value = cash
+        for ci in range(nc):
+            if state[ci] == 2:
+                tr = trades[slot[ci]]
+                value += mark_value(tr.stake, tr.side, tr.entry, c[off[ci] + latest[ci]], comm, lev, hs[ci])
+        eq[u] = value
+    return n_tr, cash, max_open
+
+
+# ---------------------------------------------------------------- (e) divide search
+
+
+@njit(cache=True, nogil=True)
+def divide_search_nb(
+    t,
+    o,
+    h,
+    lo,
+    c,
+    off,
+    upos,
+    n_times,
+    sidx,
+    side,
+    limit,
+    tp,
+    sl,
+    tp_d,
+    sl_d,
+    fate0,
+    soff,
+    memo,
+    candidates,
+    initial,
+    comm,
+    lev,
+    hs,
+    tf_ms,
+    wait_ms,
+    gap,
+):
+    """Run the sweep for each candidate divide; per candidate: final balance, max drawdown %,
+    trades, fills cancelled for lack of a slot, most positions open at once."""
+    m = candidates.shape[0]
+    finals, dds = np.empty(m), np.empty(m)
+    n_trades, no_slot, max_open = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
+    trades = np.zeros(sidx.shape[0], TRADE_DTYPE)
+    eq = np.empty(n_times)
+    for x in range(m):
+        fate = fate0.copy()
+        n_tr, cash, mo = portfolio_sweep_nb(
+            t,
+            o,
+            h,
+            lo,
+            c,
+            off,
+            upos,
+            n_times,
+            sidx,
+            side,
+            limit,
+            tp,
+            sl,
+            tp_d,
+            sl_d,
+            fate,
+            soff,
+            memo,
+            trades,
+            eq,
+            candidates[x],
+            initial,
+            comm,
+            lev,
+            hs,
+            tf_ms,
+            wait_ms,
+            gap,
+        )
+        finals[x], dds[x] = cash, max_drawdown_nb(eq, initial)
+        n_trades[x], max_open[x] = n_tr, mo
+        no_slot[x] = np.sum(fate == F_NO_SLOT)
+    return finals, dds, n_trades, no_slot, max_open

@@ -1,0 +1,227 @@
+"""Results of a simulation as plain dataclasses, with ``to_dict()`` in the API's JSON shape.
+
+Example:
+    >>> import polars as pl
+    >>> r = FullRangeResult(results={})
+    >>> r.to_dict()
+    {'coins': [], 'results': {}}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from svc_engine.sim import nb
+from svc_engine.sim.settings import Settings
+from svc_engine.sim.stats import finite
+
+API_TRADES_LIMIT = 500
+"""A portfolio's ``to_dict()`` keeps this many trades (flag ``trades_truncated``)."""
+
+TRADE_COLUMNS: tuple[str, ...] = (
+    "signal_time", "fill_time", "exit_time", "side", "limit_price", "entry_price", "exit_price",
+    "tp_price", "sl_price", "exit_reason", "return_pct", "pnl", "balance",
+)  # fmt: skip
+
+
+def _names(codes: np.ndarray, names: tuple[str, ...]) -> pl.Series:
+    return pl.Series(np.asarray(names, dtype=object)[codes.astype(np.int64)], dtype=pl.Utf8)
+
+
+def _sides(codes: np.ndarray) -> pl.Series:
+    return pl.Series(np.where(codes == nb.LONG, "long", "short").astype(object), dtype=pl.Utf8)
+
+
+def trades_frame(trades: np.ndarray, times: list[np.ndarray], coins: list[str] | None = None) -> pl.DataFrame:
+    """The trades frame from trade records; ``times[c]`` are the open times of coin ``c``.
+
+    Example:
+        >>> trades_frame(np.zeros(0, nb.TRADE_DTYPE), [np.zeros(0, np.int64)]).columns[:3]
+        ['signal_time', 'fill_time', 'exit_time']
+    """
+    coin = trades["coin"].astype(np.int64)
+    at = [np.concatenate([tc, np.zeros(1, np.int64)]) for tc in times]  # guards empty coins
+    offsets = np.cumsum([0] + [a.shape[0] for a in at])
+    flat = np.concatenate(at)
+
+    def time_of(idx: np.ndarray) -> np.ndarray:
+        return flat[offsets[coin] + idx]
+
+    columns: dict[str, Any] = {}
+    if coins is not None:
+        columns["coin"] = pl.Series(np.asarray(coins, dtype=object)[coin], dtype=pl.Utf8)
+    columns |= {
+        "signal_time": time_of(trades["s"]), "fill_time": time_of(trades["i"]), "exit_time": time_of(trades["j"]),
+        "side": _sides(trades["side"]), "limit_price": trades["limit"], "entry_price": trades["entry"],
+        "exit_price": trades["exit"], "tp_price": trades["tp"], "sl_price": trades["sl"],
+        "exit_reason": _names(trades["reason"], nb.REASONS), "return_pct": trades["ret"] * 100.0,
+        "pnl": trades["profit"], "balance": trades["balance"],
+    }  # fmt: skip
+    return pl.DataFrame(
+        columns, schema_overrides={k: pl.Int64 for k in ("signal_time", "fill_time", "exit_time")}
+    )
+
+
+def positions_frame(
+    signal_time: np.ndarray,
+    side: np.ndarray,
+    limit: np.ndarray,
+    tp: np.ndarray,
+    sl: np.ndarray,
+    fate: np.ndarray,
+    coins: np.ndarray | None = None,
+) -> pl.DataFrame:
+    """Every signal with its fate (``traded``, ``expired`` or ``skipped_*``), in time order.
+
+    Example:
+        >>> f = positions_frame(np.array([0]), np.array([1], np.int8), np.array([1.0]), np.array([2.0]),
+        ...                     np.array([0.5]), np.array([nb.F_EXPIRED], np.int8))
+        >>> f["fate"].to_list()
+        ['expired']
+    """
+    columns: dict[str, Any] = {}
+    if coins is not None:
+        columns["coin"] = pl.Series(coins, dtype=pl.Utf8)
+    columns |= {
+        "signal_time": pl.Series(signal_time, dtype=pl.Int64),
+        "side": _sides(side),
+        "limit_price": limit,
+        "tp_price": tp,
+        "sl_price": sl,
+        "fate": _names(fate, nb.FATES),
+    }
+    return pl.DataFrame(columns)
+
+
+def signal_counts(fate: np.ndarray, portfolio: bool) -> dict[str, int]:
+    """``placed``, ``filled``, ``expired`` and every ``skipped_*`` counter that applies.
+
+    Example:
+        >>> signal_counts(np.array([0, 1, 7], np.int8), portfolio=False)["placed"]
+        2
+    """
+    count = np.bincount(fate.astype(np.int64), minlength=len(nb.FATES))
+    by = dict(zip(nb.FATES, (int(x) for x in count), strict=True))
+    out = {
+        "placed": by["traded"] + by["expired"] + by["skipped_no_slot"],
+        "filled": by["traded"],
+        "expired": by["expired"],
+    }
+    skip = "skipped_busy" if portfolio else "skipped_coin_busy"
+    return out | {k: v for k, v in by.items() if k.startswith("skipped_") and k != skip}
+
+
+def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return finite(frame.to_dicts())
+
+
+def _plot(result: Any, path: str | Path | None) -> Any:
+    try:
+        from svc_engine.sim.plot import plot_result
+    except ImportError as exc:
+        raise ImportError(f"plotting needs svc_engine.sim.plot and the 'plot' extra: {exc}") from exc
+    return plot_result(result, path)
+
+
+@dataclass(slots=True)
+class BacktestResult:
+    """One coin's backtest: summary figures, trades, every signal's fate, and equity per candle.
+
+    Example:
+        >>> import svc_engine.sim as sim
+        >>> k = pl.DataFrame({"open_time": [0, 3_600_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> s = k.head(0).select("open_time").with_columns(side=pl.lit("long"), limit_price=pl.lit(1.0),
+        ...                                                  tp_price=pl.lit(2.0), sl_price=pl.lit(0.5))
+        >>> sim.simulate(k, s, spread_pct=0).summary["final_balance"]
+        100.0
+    """
+
+    summary: dict[str, Any]
+    trades: pl.DataFrame
+    signal_counts: dict[str, int]
+    all_positions: pl.DataFrame
+    equity: pl.DataFrame
+    settings: Settings
+    symbol: str | None = None
+    timeframe: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API's result shape (no NaN or infinity: ``None`` instead); equity is left out."""
+        return finite({
+            "coin": self.symbol, "timeframe": self.timeframe, "summary": self.summary,
+            "signal_counts": self.signal_counts, "all_positions": _records(self.all_positions),
+            "trades": _records(self.trades), "total_positions": self.all_positions.height,
+            "total_trades": self.trades.height,
+        })  # fmt: skip
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        """Candles with entries and exits, equity and drawdown (needs ``svc_engine.sim.plot``)."""
+        return _plot(self, path)
+
+
+@dataclass(slots=True)
+class PortfolioResult:
+    """A portfolio run with ``divide`` slots, its per-coin figures and the recommended divide."""
+
+    summary: dict[str, Any]
+    trades: pl.DataFrame
+    signal_counts: dict[str, int]
+    all_positions: pl.DataFrame
+    equity: pl.DataFrame
+    coin_results: dict[str, dict[str, Any]]
+    per_coin_contribution: dict[str, float]
+    recommended_divide: dict[str, Any]
+    coins: list[str]
+    divide: int
+    settings: Settings
+    timeframe: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, trades_limit: int = API_TRADES_LIMIT) -> dict[str, Any]:
+        """The API's portfolio shape: the first ``trades_limit`` trades and ``trades_truncated``.
+
+        Example:
+            >>> PortfolioResult.__name__
+            'PortfolioResult'
+        """
+        return finite({
+            "coins": self.coins, "divide": self.divide, "timeframe": self.timeframe,
+            "initial_balance": self.summary["initial_balance"], "summary": self.summary,
+            "signal_counts": self.signal_counts, "coin_results": self.coin_results,
+            "per_coin_contribution": self.per_coin_contribution, "recommended_divide": self.recommended_divide,
+            "trades": _records(self.trades.head(trades_limit)),
+            "trades_truncated": self.trades.height > trades_limit, "total_trades": self.trades.height,
+            "total_positions": self.all_positions.height,
+        })  # fmt: skip
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        """Equity and drawdown of the portfolio (needs ``svc_engine.sim.plot``)."""
+        return _plot(self, path)
+
+
+@dataclass(slots=True)
+class FullRangeResult:
+    """One ``BacktestResult`` per coin over its whole history (``full_range``)."""
+
+    results: dict[str, BacktestResult]
+    timeframe: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{coins, results: {coin: result.to_dict()}}``."""
+        return {"coins": list(self.results), "results": {k: r.to_dict() for k, r in self.results.items()}}
+
+    def summaries(self) -> pl.DataFrame:
+        """One row per coin with its summary figures.
+
+        Example:
+            >>> FullRangeResult(results={}).summaries().height
+            0
+        """
+        rows = [{"coin": coin, **r.summary} for coin, r in self.results.items()]
+        return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()

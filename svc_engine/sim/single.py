@@ -1,0 +1,194 @@
+"""``simulate``: one coin, the user's signals, every rule of the semantics page.
+
+Example:
+    >>> import polars as pl
+    >>> k = pl.DataFrame({"open_time": [0, 3_600_000, 7_200_000], "open": [10.0, 10.0, 10.5],
+    ...                   "high": [10.0, 10.2, 11.5], "low": [10.0, 9.9, 10.4],
+    ...                   "close": [10.0, 10.1, 11.2], "volume": [1.0, 1.0, 1.0]})
+    >>> s = pl.DataFrame({"open_time": [0], "side": ["long"], "limit_price": [10.0],
+    ...                   "tp_price": [11.0], "sl_price": [9.0]})
+    >>> r = simulate(k, s, commission_pct=0, spread_pct=0)
+    >>> r.trades["exit_reason"].to_list(), round(r.summary["final_balance"], 6)
+    (['tp'], 110.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from svc_engine.sim import nb, stats
+from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
+from svc_engine.sim.results import BacktestResult, positions_frame, signal_counts, trades_frame
+from svc_engine.sim.settings import Settings
+
+MS_PER_DAY = 86_400_000
+
+
+def resolve_settings(settings: dict[str, Any]) -> Settings:
+    """Validated settings; ``intrabar="detail"`` is refused (no finer-series replay here).
+
+    Example:
+        >>> resolve_settings({"intrabar": "detail"})
+        Traceback (most recent call last):
+        ...
+        ValueError: intrabar='detail' is not supported by this engine: it needs a finer series replay; use 'conservative'
+    """
+    parsed = Settings.from_kwargs(**settings)
+    if parsed.intrabar == "detail":
+        raise ValueError(
+            "intrabar='detail' is not supported by this engine: it needs a finer series replay; "
+            "use 'conservative'"
+        )
+    return parsed
+
+
+def half_spread(
+    settings: Settings, market: str, klines: pl.DataFrame, candles: Candles, timeframe: str | None
+) -> float:
+    """``h = spread_pct / 200``; with no ``spread_pct`` the instrument's tier spread.
+
+    Example:
+        >>> half_spread(Settings(spread_pct=0.1), "crypto", pl.DataFrame(), None, None)
+        0.0005
+    """
+    if settings.spread_pct is not None:
+        return settings.spread_pct / 200.0
+    from svc_engine.instruments import spread_pct_for
+
+    name = timeframe or timeframe_name(candles.tf_ms)
+    if name is None:
+        raise ValueError("spread_pct is not set and the timeframe is unknown; pass timeframe= or spread_pct=")
+    return float(spread_pct_for(market, klines, name)) / 200.0
+
+
+def filter_signals(sig: Signals, s: Settings) -> tuple[np.ndarray, ...]:
+    """(fate, tp, sl, tp distance, sl distance) after validity and the min/max filter.
+
+    Example:
+        >>> from svc_engine.sim.inputs import Signals
+        >>> one = lambda x: np.array([x])
+        >>> sig = Signals(one(0), one(0), one(np.int8(1)), one(100.0), one(150.0), one(90.0), one(False))
+        >>> filter_signals(sig, Settings())[1].tolist()
+        [130.0]
+    """
+    return nb.filter_signals_nb(
+        sig.side,
+        sig.limit,
+        sig.tp,
+        sig.sl,
+        sig.dup,
+        s.min_profit_pct / 100,
+        s.max_profit_pct / 100,
+        s.min_loss_pct / 100,
+        s.max_loss_pct / 100,
+        s.signal_filter_mode == "reject",
+    )
+
+
+def summary_figures(
+    trades: np.ndarray,
+    total_signals: int,
+    final: float,
+    initial: float,
+    max_dd: float,
+    first_open_ms: int,
+    last_close_ms: int,
+) -> dict[str, Any]:
+    """Every summary figure of the API for a set of trades.
+
+    Example:
+        >>> summary_figures(np.zeros(0, nb.TRADE_DTYPE), 0, 100.0, 100.0, 0.0, 0, 1)["win_rate"]
+        0.0
+    """
+    return {
+        "total_signals": int(total_signals),
+        **stats.trade_summary(trades["ret"], trades["profit"]),
+        "final_balance": float(final),
+        "total_return_pct": stats.total_return_pct(final, initial),
+        "max_drawdown_pct": float(max_dd),
+        "avg_signals_per_month": stats.avg_signals_per_month(total_signals, first_open_ms, last_close_ms),
+    }
+
+
+def simulate(
+    klines: pl.DataFrame,
+    signals: pl.DataFrame,
+    *,
+    timeframe: str | None = None,
+    symbol: str | None = None,
+    market: str = "crypto",
+    start_ts: int | None = None,
+    end_ts: int | None = None,
+    **settings: Any,
+) -> BacktestResult:
+    """Backtest the given signals on one coin (sections 1-5 and 7 of the semantics).
+
+    ``start_ts``/``end_ts`` (Unix seconds, inclusive) make a range run: signals inside the range
+    only, a flat start, no candle after the range, open trades closed at its last candle (``end``).
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> s = pl.DataFrame({"open_time": [0], "side": ["long"], "limit_price": [None],
+        ...                   "tp_price": [2.0], "sl_price": [0.5]})
+        >>> simulate(k, s, spread_pct=0).all_positions["fate"].to_list()
+        ['traded']
+    """
+    s = resolve_settings(settings)
+    candles = Candles.from_frame(klines, timeframe=timeframe)
+    window = candles.in_range(start_ts, end_ts)
+    sig = prepare_signals(signals, candles, window)
+    hs = half_spread(s, market, klines, candles, timeframe)
+    fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
+    trades = np.zeros(len(sig), nb.TRADE_DTYPE)
+    n_tr, final = nb.single_sweep_nb(
+        window.t,
+        window.o,
+        window.h,
+        window.lo,
+        window.c,
+        sig.sidx,
+        sig.side,
+        sig.limit,
+        tp,
+        sl,
+        tp_d,
+        sl_d,
+        fate,
+        trades,
+        window.tf_ms,
+        int(round(s.max_wait_days * MS_PER_DAY)),
+        s.min_candles_between_signals,
+        s.position_size_pct / 100,
+        s.initial_balance,
+        s.commission_pct / 100,
+        s.leverage,
+        hs,
+    )
+    trades = trades[:n_tr]
+    comm = s.commission_pct / 100
+    eq = nb.equity_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs)
+    dd, max_dd = nb.drawdown_nb(eq, s.initial_balance)
+    counts = signal_counts(fate, portfolio=False)
+    summary = summary_figures(
+        trades,
+        counts["placed"],
+        final,
+        s.initial_balance,
+        max_dd,
+        int(window.t[0]),
+        int(window.t[-1]) + window.tf_ms,
+    )
+    return BacktestResult(
+        summary=summary,
+        trades=trades_frame(trades, [window.t]),
+        signal_counts=counts,
+        all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, tp, sl, fate),
+        equity=pl.DataFrame({"open_time": window.t, "equity": eq, "drawdown_pct": dd}),
+        settings=s,
+        symbol=symbol,
+        timeframe=timeframe or timeframe_name(window.tf_ms),
+    )
