@@ -28,6 +28,7 @@ import polars as pl
 
 from svc_engine.data import Catalog, DataStore, load_klines
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
+from svc_engine.sim import results
 
 #: Candles per time chunk of a ``backtest``: big enough that a chunk's warm-up and dispatch are noise.
 CHUNK_CANDLES = 100_000
@@ -259,12 +260,13 @@ def backtest(
 # full_range
 
 
-@dataclass(frozen=True)
-class FullRangeResult:
-    """One backtest per coin over its whole history, and the coins that could not be run.
+@dataclass(slots=True)
+class FullRangeResult(results.FullRangeResult):
+    """``svc_engine.sim.FullRangeResult`` plus the coins that could not run and an aggregate.
 
-    ``summary`` aggregates the coins that ran: ``coins``, ``completed``, ``failed``, ``total_trades``,
-    ``total_signals``, ``profitable_coins``, ``avg_return_pct``, ``best_coin``, ``worst_coin``.
+    ``errors`` maps a coin to its error message. ``summary`` aggregates the coins that ran:
+    ``coins``, ``completed``, ``failed``, ``total_trades``, ``total_signals``, ``profitable_coins``,
+    ``avg_return_pct``, ``best_coin``, ``worst_coin``.
 
     Example:
         >>> r = FullRangeResult(results={}, errors={"XUSDT": "DataNotFoundError: no data"})
@@ -272,20 +274,16 @@ class FullRangeResult:
         (1, {'XUSDT': 'DataNotFoundError: no data'})
     """
 
-    results: dict[str, Any]
     errors: dict[str, str] = field(default_factory=dict)
-    summary: dict[str, Any] = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "summary", _full_range_summary(self.results, self.errors))
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The aggregate over coins (see the class docstring)."""
+        return _full_range_summary(self.results, self.errors)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape: ``summary``, ``results`` (coin -> result dict) and ``errors``."""
-        return {
-            "summary": dict(self.summary),
-            "results": {coin: result.to_dict() for coin, result in self.results.items()},
-            "errors": dict(self.errors),
-        }
+        """The base shape (``coins``, ``results``) plus ``summary`` and ``errors``."""
+        return results.FullRangeResult.to_dict(self) | {"summary": self.summary, "errors": dict(self.errors)}
 
 
 def _full_range_summary(results: Mapping[str, Any], errors: Mapping[str, str]) -> dict[str, Any]:
@@ -343,24 +341,24 @@ def full_range(
     shared = (strategy, timeframe, market, _store(store), settings)
     with _executor(executor, len(coins)) as ex:
         outcomes = ex.map(_full_range_coin, coins, shared=shared, labels=coins, progress=progress)
-    results = {coin: value for coin, (ok, value) in zip(coins, outcomes, strict=True) if ok}
+    done = {coin: value for coin, (ok, value) in zip(coins, outcomes, strict=True) if ok}
     errors = {coin: value for coin, (ok, value) in zip(coins, outcomes, strict=True) if not ok}
-    if not results:
+    if not done:
         raise ValueError("no coin could be backtested: " + "; ".join(f"{c}: {e}" for c, e in errors.items()))
-    return FullRangeResult(results=results, errors=errors)
+    return FullRangeResult(results=done, timeframe=timeframe, errors=errors)
 
 
 # ----------------------------------------------------------------------------------------------------
 # portfolio
 
 
-def _portfolio_coin(shared: tuple[Any, ...], coin: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _portfolio_coin(shared: tuple[Any, ...], coin: str) -> tuple[pl.DataFrame, pl.DataFrame, str]:
     strategy, timeframe, start_ts, market, store = shared
     market = market or store.find_market(coin)
     klines = load_klines(coin, timeframe, start_ts, None, market, strategy.candle_count, store=store)
     first, stop = first_and_stop(klines, start_ts, None)
     signals = _evaluate_chunk((strategy, klines), (first, stop))
-    return klines.slice(first), signals
+    return klines.slice(first), signals, market
 
 
 def portfolio(
@@ -381,7 +379,8 @@ def portfolio(
 
     Each coin is loaded from ``start_ts`` (each clipped to its own range; ``None`` = full history)
     with its warm-up and evaluated as one task; then the portfolio sweep runs once. Returns a
-    :class:`~svc_engine.sim.PortfolioResult` (with ``recommended_divide``).
+    :class:`~svc_engine.sim.PortfolioResult` (with ``recommended_divide``). Coins of several
+    markets get the kernel's default market for the spread: pass ``spread_pct`` to be explicit.
 
     Example:
         >>> portfolio("close > open", ["BTCUSDT", "BTCUSDT"], "1h")
@@ -395,14 +394,17 @@ def portfolio(
     shared = (strategy, timeframe, start_ts, market, _store(store))
     with _executor(executor, len(coins)) as ex:
         loaded = ex.map(_portfolio_coin, coins, shared=shared, labels=coins, progress=progress)
+    markets = {m for _, _, m in loaded}
+    where = {"market": markets.pop()} if len(markets) == 1 else {}
     return _sim().simulate_portfolio(
-        {coin: pair[0] for coin, pair in zip(coins, loaded, strict=True)},
-        {coin: pair[1] for coin, pair in zip(coins, loaded, strict=True)},
+        {coin: part[0] for coin, part in zip(coins, loaded, strict=True)},
+        {coin: part[1] for coin, part in zip(coins, loaded, strict=True)},
         coins=coins,
         divide=divide,
         initial_balance=initial_balance,
         timeframe=timeframe,
         start_ts=start_ts,
+        **where,
         **settings,
     )
 

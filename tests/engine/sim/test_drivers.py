@@ -215,6 +215,8 @@ def test_full_range_runs_each_coin_on_its_history_and_reports_errors(store: Data
     trades = result.results["BTCUSDT"].signals.height + result.results["ETHUSDT"].signals.height
     assert summary["total_trades"] == trades
     assert result.to_dict()["errors"] == result.errors
+    assert result.to_dict()["coins"] == ["BTCUSDT", "ETHUSDT"]
+    assert result.timeframe == "1h"
     assert len(events) == 3 and {e["total"] for e in events} == {3} and events[-1]["pct"] == 100.0
     assert sorted(e["item"] for e in events) == ["BTCUSDT", "ETHUSDT", "NOPEUSDT"]
 
@@ -249,7 +251,7 @@ def test_portfolio_clips_each_coin_from_start_and_keeps_coin_order(store: DataSt
     assert out["signals"]["SOLUSDT"].equals(full_signals)
     assert out["coins"] == ["SOLUSDT", "ETHUSDT"]
     assert (out["divide"], out["initial_balance"], out["start_ts"], out["timeframe"]) == (2, 50, start, "1h")
-    assert out["commission_pct"] == 0.3
+    assert (out["commission_pct"], out["market"]) == (0.3, "crypto")
     assert [e["done"] for e in events] == [1, 2] and events[-1]["pct"] == 100.0
 
 
