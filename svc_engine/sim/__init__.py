@@ -6,6 +6,7 @@ Example:
     50.0
 """
 
+from svc_engine.sim.drivers import backtest, estimate, full_range, portfolio
 from svc_engine.sim.multi import simulate_portfolio
 from svc_engine.sim.results import BacktestResult, FullRangeResult, PortfolioResult
 from svc_engine.sim.settings import Settings
@@ -16,6 +17,10 @@ __all__ = [
     "FullRangeResult",
     "PortfolioResult",
     "Settings",
+    "backtest",
+    "estimate",
+    "full_range",
+    "portfolio",
     "simulate",
     "simulate_portfolio",
 ]

@@ -158,14 +158,26 @@ def test_backtest_loads_warmup_evaluates_and_simulates_the_range(store: DataStor
     start, end = frame["open_time"][500] // 1000, frame["open_time"][2499] // 1000
     events: list[dict] = []
     result = backtest(
-        SmaCross(), "BTCUSDT", "1h", start, end, store=store, chunks=4, progress=events.append,
-        executor=SerialExecutor(), commission_pct=0.1,
+        SmaCross(),
+        "BTCUSDT",
+        "1h",
+        start,
+        end,
+        store=store,
+        chunks=4,
+        progress=events.append,
+        executor=SerialExecutor(),
+        commission_pct=0.1,
     )
     assert result.klines.equals(frame.slice(500, 2000))
     expected = SmaCross().evaluate(frame).filter(pl.col("open_time").is_between(start * 1000, end * 1000))
     assert result.signals.equals(expected)
     assert result.kwargs == {
-        "timeframe": "1h", "symbol": "BTCUSDT", "start_ts": start, "end_ts": end, "market": "crypto",
+        "timeframe": "1h",
+        "symbol": "BTCUSDT",
+        "start_ts": start,
+        "end_ts": end,
+        "market": "crypto",
         "commission_pct": 0.1,
     }
     assert [e["item"] for e in events] == ["chunk 1/4", "chunk 2/4", "chunk 3/4", "chunk 4/4"]
@@ -200,7 +212,11 @@ def test_backtest_refuses_an_inverted_range_and_a_non_strategy() -> None:
 def test_full_range_runs_each_coin_on_its_history_and_reports_errors(store: DataStore, sim: FakeSim) -> None:
     events: list[dict] = []
     result = full_range(
-        SmaCross(), ["BTCUSDT", "NOPEUSDT", "ETHUSDT"], "1h", store=store, progress=events.append,
+        SmaCross(),
+        ["BTCUSDT", "NOPEUSDT", "ETHUSDT"],
+        "1h",
+        store=store,
+        progress=events.append,
         executor=LocalExecutor(max_workers=2),
     )
     assert isinstance(result, FullRangeResult)
@@ -241,8 +257,15 @@ def test_portfolio_clips_each_coin_from_start_and_keeps_coin_order(store: DataSt
     start = sol["open_time"][0] // 1000 + 10 * 3600  # after ETH's first candle, 10 h into SOL's
     events: list[dict] = []
     out = portfolio(
-        SmaCross(), ["SOLUSDT", "ETHUSDT"], "1h", divide=2, initial_balance=50, start_ts=start,
-        store=store, progress=events.append, commission_pct=0.3,
+        SmaCross(),
+        ["SOLUSDT", "ETHUSDT"],
+        "1h",
+        divide=2,
+        initial_balance=50,
+        start_ts=start,
+        store=store,
+        progress=events.append,
+        commission_pct=0.3,
     )
     eth = _frame(store, "ETHUSDT")
     assert out["klines"]["SOLUSDT"].equals(sol.slice(10))
