@@ -72,6 +72,8 @@ class KlineValidationError(ValueError):
     """
 
     def __init__(self, source: str, row: int | None, rule: str, detail: str) -> None:
+        # One line: library messages (polars hints) add lines that bury the rule in a terminal.
+        detail = (str(detail).strip().splitlines() or [""])[0]
         self.source, self.row, self.rule, self.detail = source, row, rule, detail
         where = f"row {row}: " if row is not None else ""
         super().__init__(f"{source}: {where}{rule}: {detail}")
