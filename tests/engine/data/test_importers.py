@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from svc_engine.data import DataStore, KlineValidationError, load_klines
+from svc_engine.data import SCHEMA, DataStore, KlineValidationError, load_klines
 from svc_engine.data.importers import ImportResult, import_paths
 
 M = 60_000
@@ -156,7 +156,7 @@ def test_generic_csv_missing_column_is_named(tmp_path):
 def test_parquet_in_the_schema_infers_market_symbol_timeframe(tmp_path):
     (tmp_path / "crypto").mkdir()
     src = tmp_path / "crypto" / "ETHUSDT-1h.parquet"
-    frame = pl.DataFrame(EXPECTED, schema=["open_time", "open", "high", "low", "close", "volume"], orient="row")
+    frame = pl.DataFrame(EXPECTED, schema=list(SCHEMA), orient="row")
     frame.with_columns(pl.Series("open_time", [T0, T0 + 3_600_000, T0 + 7_200_000])).write_parquet(src)
     store = DataStore(tmp_path / "store")
     assert import_paths([src], store=store) == [ImportResult("crypto", "ETHUSDT", "1h", 1, 3, 3)]
