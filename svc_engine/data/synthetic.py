@@ -245,9 +245,11 @@ def _step_bars(rng: np.random.Generator, x: np.ndarray, sd: np.ndarray) -> tuple
     return o, hi, lo, c
 
 
-def _pin(x: np.ndarray, p: _Params) -> np.ndarray:
-    """The path bent by a constant drift so that it runs from ``p.start`` to ``p.end`` (log, 0 at the end)."""
-    move = math.log(p.end / p.start) - (x[-1] - x[0])
+def _pin(x: np.ndarray, p: _Params, share: float) -> np.ndarray:
+    """The path bent by a constant drift so that it ends at 0 (log of ``p.end``) having risen like the
+    real instrument: all the way from ``p.start`` over the full span, ``share`` of that (in log) over a
+    shorter one."""
+    move = share * math.log(p.end / p.start) - (x[-1] - x[0])
     pinned = x + np.linspace(0.0, move, x.size)
     return pinned - pinned[-1]
 
@@ -293,7 +295,7 @@ def _crypto_frames(inst: Instrument, seed: int, span: _Span,
     sigma = p.vol / math.sqrt(365.0 * 1440.0)
     x, sd = _log_path_nb(z, profile, 60, sigma, states, _HOURLY.trend, _HOURLY.kappa,
                          _HOURLY.alpha, _HOURLY.beta)
-    logs = _step_bars(rng, _pin(x, p), sd)
+    logs = _step_bars(rng, _pin(x, p, span.hours / _FULL.hours), sd)
     o, hi, lo, c = _rounded(rules.price_precision, *(p.end * np.exp(a) for a in logs))
     start = END_MS - span.hours * _HOUR_MS
     minutes = start + np.arange(z.size, dtype=np.int64) * _MINUTE_MS
@@ -338,7 +340,8 @@ def _daily_frame(inst: Instrument, seed: int, span: _Span,
     sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
     x, sd = _log_path_nb(z, profile, _DAILY_STEPS, sigma, states, _DAILY_REGIME.trend,
                          _DAILY_REGIME.kappa, _DAILY_REGIME.alpha, _DAILY_REGIME.beta)
-    o, hi, lo, c = (p.end * np.exp(a) for a in _step_bars(rng, _pin(x, p), sd))
+    logs = _step_bars(rng, _pin(x, p, span.days / _FULL.days), sd)
+    o, hi, lo, c = (p.end * np.exp(a) for a in logs)
     bars = _aggregate_nb(o, hi, lo, c, np.zeros(z.size), _DAILY_STEPS, 1)
     bars[:4] = np.maximum(np.round(bars[:4], rules.price_precision), 10.0 ** -rules.price_precision)
     moves = np.abs(np.diff(np.log(bars[3]), prepend=math.log(bars[0, 0])))
@@ -381,6 +384,9 @@ def generate_market(store: DataStore | None = None, *, seed: int = DEFAULT_SEED,
         30884
     """
     began = time.perf_counter()
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = int(seed)
     store = store if store is not None else DataStore()
     span = _SMALL if small else _FULL
     plan = _plan(small)
