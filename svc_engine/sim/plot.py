@@ -1,0 +1,240 @@
+"""Charts of a result with plotly (the optional ``plot`` extra): trades on candles, equity, drawdown.
+
+A single-coin result gives three rows: candles (when given) with entries, exits and each trade's
+take-profit and stop-loss levels; equity; drawdown. A portfolio gives equity and drawdown; a full
+range gives the total return of each coin. ``path`` ending in ``.html`` writes a standalone page.
+
+Example:
+    >>> import polars as pl, svc_engine.sim as sim
+    >>> k = pl.DataFrame({"open_time": [0, 3_600_000], "open": [1.0, 1.0], "high": [1.1, 1.1],
+    ...                   "low": [0.9, 0.9], "close": [1.0, 1.0], "volume": [1.0, 1.0]})
+    >>> s = pl.DataFrame({"open_time": [0], "side": ["long"], "limit_price": [None],
+    ...                   "tp_price": [1.05], "sl_price": [0.95]})
+    >>> fig = plot_result(sim.simulate(k, s, spread_pct=0), k)
+    >>> [t.name for t in fig.data]
+    ['candles', 'entries', 'exits', 'take-profit', 'stop-loss', 'equity', 'drawdown']
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+EXIT_COLORS = {
+    "tp": "#2ca02c",
+    "tp_gap": "#2ca02c",
+    "sl": "#d62728",
+    "sl_gap": "#d62728",
+    "liquidation": "#7f0000",
+    "end": "#7f7f7f",
+}
+
+
+def plot_result(
+    result: Any,
+    klines: pl.DataFrame | str | os.PathLike[str] | None = None,
+    path: str | os.PathLike[str] | None = None,
+) -> Any:
+    """A plotly figure of ``result``; written to ``path`` (``.html``: standalone page) when given.
+
+    ``klines`` (the candles the result ran on) adds the candle panel of a single-coin result; a
+    path in its place is taken as ``path``, so ``plot_result(result, "report.html")`` works too.
+
+    Example:
+        >>> plot_result(object())
+        Traceback (most recent call last):
+        ...
+        TypeError: cannot plot object: want a BacktestResult, PortfolioResult or FullRangeResult
+    """
+    if isinstance(klines, str | os.PathLike):
+        klines, path = None, klines
+    fig = _figure(result, klines)
+    if path is not None:
+        _write(fig, Path(path))
+    return fig
+
+
+def _figure(result: Any, klines: pl.DataFrame | None) -> Any:
+    if hasattr(result, "results"):
+        return _full_range_figure(result)
+    if not hasattr(result, "equity") or not hasattr(result, "trades"):
+        raise TypeError(
+            f"cannot plot {type(result).__name__}: want a BacktestResult, PortfolioResult or FullRangeResult"
+        )
+    portfolio = hasattr(result, "coin_results")
+    panel = not portfolio
+    fig = _rows(panel)
+    if panel:
+        _trades_panel(fig, result.trades, _clip(klines, result.equity))
+    _equity_rows(fig, result.equity, first_row=2 if panel else 1)
+    title = f"portfolio of {len(result.coins)} coins, divide {result.divide}" if portfolio else _name(result)
+    fig.update_layout(title=title, xaxis_rangeslider_visible=False, height=800 if panel else 550)
+    return fig
+
+
+def _name(result: Any) -> str:
+    bits = [getattr(result, "symbol", None), getattr(result, "timeframe", None)]
+    ret = result.summary.get("total_return_pct")
+    label = " ".join(b for b in bits if b) or "backtest"
+    return f"{label}: {ret:+.2f} %" if isinstance(ret, int | float) else label
+
+
+def _rows(panel: bool) -> Any:
+    from plotly.subplots import make_subplots
+
+    if panel:
+        return make_subplots(
+            rows=3,
+            cols=1,
+            shared_xaxes=True,
+            row_heights=[0.6, 0.25, 0.15],
+            vertical_spacing=0.03,
+            subplot_titles=("trades", "equity", "drawdown %"),
+        )
+    return make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        row_heights=[0.7, 0.3],
+        vertical_spacing=0.05,
+        subplot_titles=("equity", "drawdown %"),
+    )
+
+
+def _dt(ms: pl.Series | np.ndarray) -> np.ndarray:
+    return np.asarray(ms, dtype="int64").astype("datetime64[ms]")
+
+
+def _clip(klines: pl.DataFrame | None, equity: pl.DataFrame) -> pl.DataFrame | None:
+    if klines is None or equity.height == 0:
+        return klines
+    lo, hi = equity["open_time"][0], equity["open_time"][-1]
+    return klines.filter(pl.col("open_time").is_between(lo, hi))
+
+
+def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -> None:
+    import plotly.graph_objects as go
+
+    if klines is not None:
+        fig.add_trace(
+            go.Candlestick(
+                x=_dt(klines["open_time"]),
+                open=klines["open"],
+                high=klines["high"],
+                low=klines["low"],
+                close=klines["close"],
+                name="candles",
+            ),
+            1,
+            1,
+        )
+    long = (trades["side"] == "long").to_numpy()
+    fig.add_trace(
+        go.Scatter(
+            x=_dt(trades["fill_time"]),
+            y=trades["entry_price"],
+            mode="markers",
+            name="entries",
+            marker={
+                "symbol": np.where(long, "triangle-up", "triangle-down"),
+                "size": 10,
+                "color": np.where(long, "#1f77b4", "#9467bd"),
+            },
+            customdata=trades["side"],
+            hovertemplate="%{customdata} entry %{y}<extra></extra>",
+        ),
+        1,
+        1,
+    )
+    reasons = trades["exit_reason"].to_list()
+    fig.add_trace(
+        go.Scatter(
+            x=_dt(trades["exit_time"]),
+            y=trades["exit_price"],
+            mode="markers",
+            name="exits",
+            marker={"symbol": "x", "size": 9, "color": [EXIT_COLORS.get(r, "#000000") for r in reasons]},
+            customdata=reasons,
+            hovertemplate="exit (%{customdata}) %{y}<extra></extra>",
+        ),
+        1,
+        1,
+    )
+    for column, name, color in (("tp_price", "take-profit", "#2ca02c"), ("sl_price", "stop-loss", "#d62728")):
+        x, y = _segments(trades, column)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                name=name,
+                connectgaps=False,
+                line={"color": color, "width": 1, "dash": "dot"},
+            ),
+            1,
+            1,
+        )
+
+
+def _segments(trades: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """One horizontal segment per trade, from fill to exit at its level, separated by gaps."""
+    n = trades.height
+    x = np.empty(3 * n, dtype="datetime64[ms]")
+    y = np.full(3 * n, np.nan)
+    x[0::3], x[1::3] = _dt(trades["fill_time"]), _dt(trades["exit_time"])
+    x[2::3] = x[1::3]
+    y[0::3] = y[1::3] = trades[column].to_numpy()
+    return x, y
+
+
+def _equity_rows(fig: Any, equity: pl.DataFrame, first_row: int) -> None:
+    import plotly.graph_objects as go
+
+    x = _dt(equity["open_time"])
+    fig.add_trace(
+        go.Scatter(x=x, y=equity["equity"], mode="lines", name="equity", line={"color": "#1f77b4"}),
+        first_row,
+        1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=-equity["drawdown_pct"],
+            mode="lines",
+            name="drawdown",
+            fill="tozeroy",
+            line={"color": "#d62728"},
+        ),
+        first_row + 1,
+        1,
+    )
+
+
+def _full_range_figure(result: Any) -> Any:
+    import plotly.graph_objects as go
+
+    coins = list(result.results)
+    returns = [float(result.results[c].summary["total_return_pct"]) for c in coins]
+    fig = go.Figure(
+        go.Bar(
+            x=coins,
+            y=returns,
+            name="total return %",
+            marker_color=["#2ca02c" if r > 0 else "#d62728" for r in returns],
+        )
+    )
+    fig.update_layout(
+        title=f"full range: total return per coin ({result.timeframe or ''})", yaxis_title="total return %"
+    )
+    return fig
+
+
+def _write(fig: Any, path: Path) -> None:
+    if path.suffix.lower() in {".html", ".htm"}:
+        fig.write_html(path, include_plotlyjs=True, full_html=True)
+    else:  # an image format: needs kaleido, which plotly names in its error
+        fig.write_image(path)

@@ -1,0 +1,102 @@
+"""Charts of results: the traces each kind of result gets, and the standalone HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import svc_engine.sim as sim
+from svc_engine.sim.drivers import FullRangeResult
+from svc_engine.sim.plot import plot_result
+
+pytest.importorskip("plotly")
+
+
+@pytest.fixture(scope="module")
+def klines(shared_datasets: Path) -> pl.DataFrame:
+    return pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet").head(400)
+
+
+@pytest.fixture(scope="module")
+def result(klines: pl.DataFrame) -> sim.BacktestResult:
+    signals = klines.filter(pl.col("close") > pl.col("open") * 1.01).select(
+        "open_time",
+        side=pl.lit("long"),
+        limit_price=pl.lit(None, pl.Float64),
+        tp_price=pl.col("close") * 1.03,
+        sl_price=pl.col("close") * 0.98,
+    )
+    out = sim.simulate(klines, signals, timeframe="1h", symbol="ETHUSDT", spread_pct=0.0)
+    assert out.trades.height >= 5
+    return out
+
+
+def test_single_result_has_candles_trades_levels_equity_and_drawdown(
+    result: sim.BacktestResult, klines: pl.DataFrame
+) -> None:
+    fig = plot_result(result, klines)
+    names = [t.name for t in fig.data]
+    assert names == ["candles", "entries", "exits", "take-profit", "stop-loss", "equity", "drawdown"]
+    traces = {t.name: t for t in fig.data}
+    n = result.trades.height
+    assert len(traces["candles"].x) == 400
+    assert list(traces["entries"].y) == result.trades["entry_price"].to_list()
+    assert list(traces["exits"].customdata) == result.trades["exit_reason"].to_list()
+    tp = np.asarray(traces["take-profit"].y, dtype=float)
+    assert len(tp) == 3 * n and np.isnan(tp[2::3]).all()
+    assert tp[0::3].tolist() == result.trades["tp_price"].to_list()
+    assert list(traces["equity"].y) == result.equity["equity"].to_list()
+    assert list(traces["drawdown"].y) == (-result.equity["drawdown_pct"]).to_list()
+    assert (traces["equity"].yaxis, traces["drawdown"].yaxis, traces["entries"].yaxis) == ("y2", "y3", "y")
+
+
+def test_without_klines_there_is_no_candle_trace(result: sim.BacktestResult) -> None:
+    assert next(t.name for t in plot_result(result).data) == "entries"
+
+
+def test_html_path_writes_a_standalone_page(result: sim.BacktestResult, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    plot_result(result, None, page)
+    text = page.read_text()
+    assert text.startswith("<!doctype html>") and text.rstrip().endswith("</html>")
+    assert '<script src="http' not in text and len(text) > 1_000_000  # plotly.js embedded, not fetched
+    for name in ("candles", "entries", "exits", "take-profit", "stop-loss", "equity", "drawdown"):
+        assert (f'"name":"{name}"' in text) == (name != "candles")
+
+
+def test_a_path_in_place_of_klines_is_the_path_and_result_plot_writes_it(
+    result: sim.BacktestResult, tmp_path: Path
+) -> None:
+    plot_result(result, str(tmp_path / "a.html"))
+    assert (tmp_path / "a.html").stat().st_size > 100_000
+    fig = result.plot(tmp_path / "b.html")
+    assert (tmp_path / "b.html").exists()
+    assert [t.name for t in fig.data][-2:] == ["equity", "drawdown"]
+
+
+def test_portfolio_gets_equity_and_drawdown(klines: pl.DataFrame) -> None:
+    signals = klines.filter(pl.col("close") > pl.col("open") * 1.01).select(
+        "open_time", side=pl.lit("long"), limit_price=pl.lit(None, pl.Float64),
+        tp_price=pl.col("close") * 1.03, sl_price=pl.col("close") * 0.98,
+    )  # fmt: skip
+    later = klines.slice(50)
+    b_signals = signals.filter(pl.col("open_time") >= later["open_time"][0])
+    result = sim.simulate_portfolio({"A": klines, "B": later}, {"A": signals, "B": b_signals})
+    fig = plot_result(result)
+    assert [t.name for t in fig.data] == ["equity", "drawdown"]
+    assert fig.layout.title.text == "portfolio of 2 coins, divide 2"
+
+
+def test_full_range_gets_one_bar_per_coin(result: sim.BacktestResult) -> None:
+    both = FullRangeResult(results={"ETHUSDT": result, "COPY": result}, timeframe="1h")
+    fig = plot_result(both)
+    assert list(fig.data[0].x) == ["ETHUSDT", "COPY"]
+    assert list(fig.data[0].y) == [result.summary["total_return_pct"]] * 2
+
+
+def test_something_else_is_refused() -> None:
+    with pytest.raises(TypeError, match="cannot plot dict: want a BacktestResult"):
+        plot_result({})
