@@ -1,0 +1,93 @@
+"""The strategy condition language: a trader's words (or Python builder expressions) compiled into
+a program that yields entry signals with limit, take-profit and stop-loss prices.
+
+Example:
+    >>> from svc_engine import strategy as sv
+    >>> s = sv.compile_strategy("RSI(14) crosses above 30 and close is above EMA(200)", "3%")
+    >>> s == sv.compile_strategy(sv.rsi(14).crosses_above(30) & (sv.close > sv.ema(200)), 3)
+    True
+
+Stages, one module each: `tokens` -> `parser` (+ `checks`) -> `ast` -> `compiler` (with the
+`indicators` kernels) and `wording`; `program` holds `Strategy`, `build` the Python builder.
+"""
+
+from __future__ import annotations
+
+from svc_engine.strategy.build import (
+    Cond,
+    Value,
+    atr,
+    atr_target,
+    bollinger,
+    candles,
+    cci,
+    close,
+    donchian,
+    ema,
+    high,
+    highest,
+    keltner,
+    level,
+    low,
+    lowest,
+    macd,
+    new_high,
+    new_low,
+    open,
+    pct,
+    price,
+    risk_reward,
+    roc,
+    rsi,
+    sma,
+    stoch,
+    trend,
+    typical_price,
+    volume,
+    vwap,
+    williams_r,
+    wma,
+)
+from svc_engine.strategy.errors import StrategyCompileError
+from svc_engine.strategy.program import DEFAULT_SL_PCT, DEFAULT_TP_PCT, Strategy, compile_strategy
+
+__all__ = [
+    "DEFAULT_SL_PCT",
+    "DEFAULT_TP_PCT",
+    "Cond",
+    "Strategy",
+    "StrategyCompileError",
+    "Value",
+    "atr",
+    "atr_target",
+    "bollinger",
+    "candles",
+    "cci",
+    "close",
+    "compile_strategy",
+    "donchian",
+    "ema",
+    "high",
+    "highest",
+    "keltner",
+    "level",
+    "low",
+    "lowest",
+    "macd",
+    "new_high",
+    "new_low",
+    "open",
+    "pct",
+    "price",
+    "risk_reward",
+    "roc",
+    "rsi",
+    "sma",
+    "stoch",
+    "trend",
+    "typical_price",
+    "volume",
+    "vwap",
+    "williams_r",
+    "wma",
+]

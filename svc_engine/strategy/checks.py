@@ -1,0 +1,208 @@
+"""Static checks: parameter ranges, impossible comparisons, exits on the wrong side.
+
+Each check raises StrategyCompileError quoting the phrase it rejects.
+
+Example:
+    >>> from svc_engine.strategy import ast as A
+    >>> value_bounds(A.Ind("rsi", (14,)))
+    (0.0, 100.0)
+"""
+
+from __future__ import annotations
+
+import math
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.errors import StrategyCompileError
+from svc_engine.strategy.tokens import Token
+from svc_engine.strategy.vocab import FIELD_BOUNDS, SPECS
+
+INF = math.inf
+DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k"}
+
+
+def _error(message: str, text: str, start: int, end: int, suggestion: str | None = None) -> None:
+    phrase = text[start:end].strip()
+    raise StrategyCompileError(
+        f"{message} in {phrase!r} (position {start})", phrase=phrase, position=start, suggestion=suggestion
+    )
+
+
+def check_indicator(
+    key: str, params: list[Token], output: str, source: A.Node | None, text: str, start: Token, end: int
+) -> A.Ind:
+    """Validate parameters and output of an indicator phrase and build its node.
+
+    >>> check_indicator("rsi", [], "", None, "RSI", Token("word", "rsi", 0, 3), 3)
+    Ind(name='rsi', params=(14,), output='', source=None)
+    """
+    spec = SPECS[key]
+    where = (text, start.pos, end)
+    if len(params) > len(spec.params):
+        _error(f"{spec.display} takes at most {len(spec.params)} parameter(s)", *where)
+    values: list[float] = []
+    for i, param in enumerate(spec.params):
+        tok = params[i] if i < len(params) else None
+        value = param.default if tok is None else tok.value
+        if tok is not None and tok.pct:
+            _error(f"the {param.name} of {spec.display} is not a percentage", *where)
+        if param.integer and value != int(value):
+            _error(f"the {param.name} of {spec.display} must be a whole number, not {value:g}", *where)
+        if not param.low <= value <= param.high:
+            _error(f"the {param.name} of {spec.display} must be between {param.low:g} and "
+                   f"{param.high:g}, not {value:g}", *where)
+        values.append(int(value) if param.integer else float(value))
+    if key == "macd" and values[0] >= values[1]:
+        _error("the fast period of MACD must be shorter than the slow one", *where)
+    output = _check_output(spec.key, spec.outputs, output, where)
+    if source == A.Field("close"):
+        source = None
+    if source is not None and not spec.sourced:
+        _error(f"{spec.display} is computed from the candles and takes no source series", *where)
+    return A.Ind(key, tuple(values), output, source)
+
+
+def _check_output(key: str, outputs: tuple[str, ...], output: str, where: tuple[str, int, int]) -> str:
+    display = SPECS[key].display
+    if outputs == ("",):
+        if output:
+            _error(f"{display} has no {output} line", *where)
+        return ""
+    if not output:
+        if key in DEFAULT_OUTPUT:
+            return DEFAULT_OUTPUT[key]
+        _error(f"say which {display} line: {', '.join(outputs)}", *where)
+    if output not in outputs:
+        _error(f"{display} has no {output} line (it has {', '.join(outputs)})", *where)
+    return output
+
+
+def value_bounds(node: A.Node) -> tuple[float, float]:
+    """The range a value can take, (-inf, inf) when unknown.
+
+    >>> value_bounds(A.Field("volume"))
+    (0.0, inf)
+    """
+    if isinstance(node, A.Num):
+        return (node.value, node.value)
+    if isinstance(node, A.Lag):
+        return value_bounds(node.expr)
+    if isinstance(node, A.Field):
+        return FIELD_BOUNDS.get(node.name, (-INF, INF))
+    if isinstance(node, A.Ind):
+        if node.name == "bb" and node.output == "bandwidth":
+            return (0.0, INF)
+        if node.name in ("max", "min", "sma", "ema", "wma") and node.source is not None:
+            return value_bounds(node.source)
+        return SPECS[node.name].bounds
+    return (-INF, INF)
+
+
+def _can_compare(op: str, lo: float, hi: float, c: float) -> bool:
+    """Whether `x op c` can hold for some x in [lo, hi]."""
+    return {">": hi > c, "<": lo < c, ">=": hi >= c, "<=": lo <= c, "=": lo <= c <= hi}[op]
+
+
+_FLIP = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "=": "="}
+
+
+def check_condition(node: A.Node, text: str, start: Token, end: int) -> None:
+    """Reject conditions that can never be true, and bad counts.
+
+    >>> from svc_engine.strategy import ast as A
+    >>> check_condition(A.Compare(">", A.Ind("rsi", (14,)), A.Num(50.0)), "", Token("num", "", 0, 0), 0)
+    """
+    where = (text, start.pos, end)
+    if isinstance(node, A.Compare | A.Cross):
+        _check_pair(node, where)
+    elif isinstance(node, A.Between):
+        _check_between(node, where)
+    elif isinstance(node, A.Within) and node.pct <= 0:
+        _error("'within' needs a positive percentage", *where)
+
+
+def _check_pair(node: A.Compare | A.Cross, where: tuple[str, int, int]) -> None:
+    left, right = node.left, node.right
+    if isinstance(left, A.Num) and isinstance(right, A.Num):
+        _error("this compares two numbers, which is always true or always false", *where)
+    if left == right:
+        _error("this compares a value with itself", *where)
+    if isinstance(node, A.Compare):
+        op, value, const = node.op, left, right
+        if isinstance(left, A.Num):
+            op, value, const = _FLIP[op], right, left
+        if isinstance(const, A.Num):
+            lo, hi = value_bounds(value)
+            if not _can_compare(op, lo, hi, const.value):
+                _error(f"this can never be true: the value stays within [{lo:g}, {hi:g}]", *where)
+        return
+    if isinstance(right, A.Num):
+        lo, hi = value_bounds(left)
+        c = right.value
+        if (node.direction == "above" and not (lo <= c < hi)) or (
+            node.direction == "below" and not (lo < c <= hi)
+        ):
+            _error(f"this can never happen: the value stays within [{lo:g}, {hi:g}]", *where)
+    elif isinstance(left, A.Num):
+        _error("put the changing value first, as in 'RSI(14) crosses above 30'", *where)
+
+
+def _check_between(node: A.Between, where: tuple[str, int, int]) -> None:
+    if isinstance(node.low, A.Num) and isinstance(node.high, A.Num):
+        if node.low.value > node.high.value:
+            _error(f"the range is empty: {node.low.value:g} is above {node.high.value:g}", *where)
+        lo, hi = value_bounds(node.expr)
+        if node.high.value < lo or node.low.value > hi:
+            _error(f"this can never be true: the value stays within [{lo:g}, {hi:g}]", *where)
+
+
+def check_exit(kind: str, side: str, target: A.Node, direction: str | None, text: str, tok: Token) -> None:
+    """Reject a take-profit or stop-loss on the wrong side of the entry, or with a bad size.
+
+    >>> check_exit("tp", "long", A.PctTarget(2.0), "above", "2%", Token("num", "2%", 0, 2))
+    """
+    where = (text, tok.pos, len(text))
+    label = "take profit" if kind == "tp" else "stop loss"
+    profit_up = side == "long"
+    wanted = "above" if profit_up == (kind == "tp") else "below"
+    if direction in ("above", "below") and direction != wanted:
+        _error(f"a {side} {label} must lie {wanted} the entry, not {direction}", *where)
+    if isinstance(target, A.PctTarget):
+        if target.pct <= 0:
+            _error(f"the {label} percentage must be positive", *where)
+        if wanted == "below" and target.pct >= 100:
+            _error(f"a {label} {target.pct:g}% below the entry would be at or below zero", *where)
+    elif isinstance(target, A.AtrTarget):
+        if target.mult <= 0:
+            _error(f"the ATR multiple of the {label} must be positive", *where)
+        if not 1 <= target.period <= 10_000:
+            _error("the period of ATR must be between 1 and 10000", *where)
+    elif isinstance(target, A.RiskReward):
+        if kind == "sl":
+            _error("risk reward sets the take profit from the stop; give the stop loss as a level", *where)
+        if target.ratio <= 0:
+            _error("the reward-to-risk ratio must be positive", *where)
+    elif isinstance(target, A.LevelTarget):
+        hint = level_side(target.expr)
+        if hint is not None and hint != ("upper" if wanted == "above" else "lower"):
+            _error(f"a {side} {label} must lie {wanted} the entry, but this level lies {'above' if hint == 'upper' else 'below'} price", *where)
+
+
+def level_side(expr: A.Node) -> str | None:
+    """Where a level lies relative to price when that is known: "upper", "lower" or None.
+
+    >>> level_side(A.Ind("bb", (20, 2.0), "upper"))
+    'upper'
+    """
+    if isinstance(expr, A.PctOff):
+        inner = level_side(expr.expr)
+        sign = "upper" if expr.pct > 0 else "lower"
+        return sign if inner in (None, sign) else None
+    if isinstance(expr, A.Ind):
+        if expr.output in ("upper", "lower"):
+            return expr.output
+        if expr.name == "max" and expr.source in (A.Field("high"), None):
+            return "upper"
+        if expr.name == "min" and expr.source in (A.Field("low"), None):
+            return "lower"
+    return None

@@ -1,0 +1,343 @@
+"""Evaluation: a strategy tree over a kline frame -> NumPy arrays, whole series at once.
+
+Every numeric node becomes a float64 array (NaN while undefined) and every condition a bool array,
+each computed once per evaluation (equal sub-trees share the cache). All operations are causal, so
+the arrays of the first k candles equal the first k entries of the whole series.
+
+Example:
+    >>> import polars as pl
+    >>> from svc_engine.strategy import ast as A
+    >>> k = pl.DataFrame({"open_time": [0, 60_000, 120_000], "open": [1.0, 2.0, 3.0],
+    ...                   "high": [2.0, 3.0, 4.0], "low": [0.5, 1.5, 2.5], "close": [1.5, 2.5, 3.5],
+    ...                   "volume": [1.0, 1.0, 1.0]})
+    >>> Context(k).values(A.Lag(A.Field("close"), 1)).tolist()
+    [nan, 1.5, 2.5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy import indicators as K
+from svc_engine.strategy.vocab import SPECS
+
+# Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
+# pivot (10 candles left, 5 right).
+TREND_LOOKBACK = 15
+
+KLINE_COLUMNS = ("open", "high", "low", "close", "volume")
+
+
+class Context:
+    """The arrays of one kline frame and the cache of everything computed from them."""
+
+    def __init__(self, klines: pl.DataFrame) -> None:
+        missing = [c for c in ("open_time", *KLINE_COLUMNS) if c not in klines.columns]
+        if missing:
+            raise ValueError(f"klines lack column(s) {', '.join(missing)}")
+        self.klines = klines
+        self.size = klines.height
+        self.arrays: dict[str, np.ndarray] = {
+            name: np.ascontiguousarray(klines[name].cast(pl.Float64).fill_null(np.nan).to_numpy())
+            for name in KLINE_COLUMNS
+        }
+        self.arrays["open_time"] = np.ascontiguousarray(klines["open_time"].cast(pl.Int64).to_numpy())
+        self.cache: dict[A.Node, np.ndarray] = {}
+        self._trend: dict[str, np.ndarray] | None = None
+
+    def values(self, node: A.Node) -> np.ndarray:
+        """Float64 values of a numeric node."""
+        cached = self.cache.get(node)
+        if cached is None:
+            cached = _VALUE[type(node)](self, node)
+            self.cache[node] = cached
+        return cached
+
+    def truth(self, node: A.Node) -> np.ndarray:
+        """Bool values of a condition node."""
+        cached = self.cache.get(node)
+        if cached is None:
+            with np.errstate(invalid="ignore"):
+                cached = _TRUTH[type(node)](self, node)
+            self.cache[node] = cached
+        return cached
+
+    def column(self, name: str) -> np.ndarray:
+        if name == "typical":
+            return self.values(A.Ind("_typical", ()))
+        return self.arrays[name]
+
+    def trend(self, event: str) -> np.ndarray:
+        if self._trend is None:
+            from svc_engine.trend import break_events  # another package; imported only when used
+
+            frame = break_events(self.klines)
+            self._trend = {
+                c: frame[c].fill_null(False).to_numpy().astype(bool)
+                for c in ("break_up", "break_down", "return_up", "return_down")
+            }
+        if event in ("break", "return"):
+            return self._trend[f"{event}_up"] | self._trend[f"{event}_down"]
+        return self._trend[event]
+
+
+def shift(x: np.ndarray, n: int) -> np.ndarray:
+    """`x` delayed by `n` candles (NaN, or False for bools, at the start).
+
+    >>> shift(np.array([1.0, 2.0, 3.0]), 1).tolist()
+    [nan, 1.0, 2.0]
+    """
+    out = np.zeros(x.size, bool) if x.dtype == bool else np.full(x.size, np.nan)
+    if n < x.size:
+        out[n:] = x[: x.size - n]
+    return out
+
+
+# ---- values --------------------------------------------------------------------------------------
+
+
+def _num(ctx: Context, node: A.Num) -> np.ndarray:
+    return np.full(ctx.size, float(node.value))
+
+
+def _field(ctx: Context, node: A.Field) -> np.ndarray:
+    return ctx.column(node.name)
+
+
+def _lag(ctx: Context, node: A.Lag) -> np.ndarray:
+    return shift(ctx.values(node.expr), node.n)
+
+
+def _arith(ctx: Context, node: A.Arith) -> np.ndarray:
+    left, right = ctx.values(node.left), ctx.values(node.right)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if node.op == "+":
+            return left + right
+        if node.op == "-":
+            return left - right
+        if node.op == "*":
+            return left * right
+        return left / right
+
+
+def _pctoff(ctx: Context, node: A.PctOff) -> np.ndarray:
+    return ctx.values(node.expr) * (1.0 + node.pct / 100.0)
+
+
+def _ind(ctx: Context, node: A.Ind) -> np.ndarray:
+    return _INDICATORS[node.name](ctx, node)
+
+
+def _source(ctx: Context, node: A.Ind) -> np.ndarray:
+    return ctx.values(node.source) if node.source is not None else ctx.arrays["close"]
+
+
+def _hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return ctx.arrays["high"], ctx.arrays["low"], ctx.arrays["close"]
+
+
+def _ema(x: np.ndarray, n: int) -> np.ndarray:
+    return K.ema_nb(x, n, 2.0 / (n + 1), n - 1)
+
+
+def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
+    fast, slow, signal = (int(p) for p in node.params)
+    close = _source(ctx, node)
+    line = K.ema_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_nb(close, slow, 2.0 / (slow + 1), slow - 1)
+    if node.output == "line":
+        return line
+    sig = K.ema_nb(line, signal, 2.0 / (signal + 1), signal - 1)
+    return sig if node.output == "signal" else line - sig
+
+
+def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
+    k, d = K.stoch_nb(*_hlc(ctx), *(int(p) for p in node.params))
+    return k if node.output == "%k" else d
+
+
+def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
+    n, mult = int(node.params[0]), float(node.params[1])
+    close = ctx.arrays["close"]
+    mid = K.sma_nb(close, n)
+    if node.output == "middle":
+        return mid
+    sd = K.rolling_std_nb(close, mid, n)
+    if node.output == "upper":
+        return mid + mult * sd
+    if node.output == "lower":
+        return mid - mult * sd
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (2.0 * mult * sd) / mid
+
+
+def _keltner(ctx: Context, node: A.Ind) -> np.ndarray:
+    n, mult = int(node.params[0]), float(node.params[1])
+    mid = _ema(ctx.arrays["close"], n)
+    if node.output == "middle":
+        return mid
+    atr = K.atr_nb(*_hlc(ctx), n)
+    return mid + mult * atr if node.output == "upper" else mid - mult * atr
+
+
+def _donchian(ctx: Context, node: A.Ind) -> np.ndarray:
+    n = int(node.params[0])
+    upper = K.rolling_max_nb(ctx.arrays["high"], n)
+    lower = K.rolling_min_nb(ctx.arrays["low"], n)
+    if node.output == "upper":
+        return upper
+    return lower if node.output == "lower" else (upper + lower) / 2.0
+
+
+def _vwap(ctx: Context, node: A.Ind) -> np.ndarray:
+    n = int(node.params[0])
+    if n == 0:
+        return K.vwap_session_nb(ctx.arrays["open_time"], *_hlc(ctx), ctx.arrays["volume"])
+    return K.vwap_rolling_nb(*_hlc(ctx), ctx.arrays["volume"], n)
+
+
+def _period(node: A.Ind) -> int:
+    return int(node.params[0])
+
+
+_INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
+    "sma": lambda c, n: K.sma_nb(_source(c, n), _period(n)),
+    "ema": lambda c, n: _ema(_source(c, n), _period(n)),
+    "wma": lambda c, n: K.wma_nb(_source(c, n), _period(n)),
+    "rsi": lambda c, n: K.rsi_nb(_source(c, n), _period(n)),
+    "roc": lambda c, n: K.roc_nb(_source(c, n), _period(n)),
+    "max": lambda c, n: K.rolling_max_nb(_source(c, n), _period(n)),
+    "min": lambda c, n: K.rolling_min_nb(_source(c, n), _period(n)),
+    "atr": lambda c, n: K.atr_nb(*_hlc(c), _period(n)),
+    "cci": lambda c, n: K.cci_nb(*_hlc(c), _period(n)),
+    "willr": lambda c, n: K.willr_nb(*_hlc(c), _period(n)),
+    "_typical": lambda c, n: K.typical_price_nb(*_hlc(c)),
+    "macd": _macd,
+    "stoch": _stoch,
+    "bb": _bollinger,
+    "keltner": _keltner,
+    "donchian": _donchian,
+    "vwap": _vwap,
+}
+
+_VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+    A.Num: _num, A.Field: _field, A.Lag: _lag, A.Arith: _arith, A.PctOff: _pctoff, A.Ind: _ind,
+}
+
+
+# ---- conditions ----------------------------------------------------------------------------------
+
+
+def _compare_arrays(op: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    if op == ">":
+        return left > right
+    if op == "<":
+        return left < right
+    if op == ">=":
+        return left >= right
+    if op == "<=":
+        return left <= right
+    return left == right
+
+
+def _compare(ctx: Context, node: A.Compare) -> np.ndarray:
+    return _compare_arrays(node.op, ctx.values(node.left), ctx.values(node.right))
+
+
+def _cross(ctx: Context, node: A.Cross) -> np.ndarray:
+    left, right = ctx.values(node.left), ctx.values(node.right)
+    before_l, before_r = shift(left, 1), shift(right, 1)
+    if node.direction == "above":
+        return (left > right) & (before_l <= before_r)
+    return (left < right) & (before_l >= before_r)
+
+
+def _between(ctx: Context, node: A.Between) -> np.ndarray:
+    x = ctx.values(node.expr)
+    return (x >= ctx.values(node.low)) & (x <= ctx.values(node.high))
+
+
+def _within(ctx: Context, node: A.Within) -> np.ndarray:
+    x, ref = ctx.values(node.expr), ctx.values(node.ref)
+    return np.abs(x - ref) <= (node.pct / 100.0) * np.abs(ref)
+
+
+def _streak(ctx: Context, node: A.Streak) -> np.ndarray:
+    x = ctx.values(node.expr)
+    before = shift(x, 1)
+    moved = x > before if node.direction == "rise" else x < before
+    return K.run_length_nb(moved) >= node.n
+
+
+def _candles(ctx: Context, node: A.Candles) -> np.ndarray:
+    close, open_ = ctx.arrays["close"], ctx.arrays["open"]
+    colored = close > open_ if node.color == "green" else close < open_
+    return K.run_length_nb(colored) >= node.n
+
+
+def _new_extreme(ctx: Context, node: A.NewExtreme) -> np.ndarray:
+    x = ctx.values(node.expr)
+    if node.kind == "high":
+        return x > shift(K.rolling_max_nb(x, node.n), 1)
+    return x < shift(K.rolling_min_nb(x, node.n), 1)
+
+
+def _after(ctx: Context, node: A.After) -> np.ndarray:
+    return ctx.truth(node.cond) & shift(ctx.truth(node.prior), 1)
+
+
+def _and(ctx: Context, node: A.And) -> np.ndarray:
+    out = ctx.truth(node.items[0]).copy()
+    for item in node.items[1:]:
+        out &= ctx.truth(item)
+    return out
+
+
+def _or(ctx: Context, node: A.Or) -> np.ndarray:
+    out = ctx.truth(node.items[0]).copy()
+    for item in node.items[1:]:
+        out |= ctx.truth(item)
+    return out
+
+
+_TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+    A.Compare: _compare, A.Cross: _cross, A.Between: _between, A.Within: _within, A.Streak: _streak,
+    A.Candles: _candles, A.NewExtreme: _new_extreme, A.After: _after, A.And: _and, A.Or: _or,
+    A.Not: lambda c, n: ~c.truth(n.item),
+    A.TrendEvent: lambda c, n: c.trend(n.event),
+}
+
+
+# ---- warm-up ---------------------------------------------------------------------------------------
+
+
+def lookback(node: A.Node) -> int:
+    """Index of the first candle where `node` is defined (0 = from the first candle).
+
+    >>> from svc_engine.strategy import ast as A
+    >>> lookback(A.Cross("above", A.Ind("rsi", (14,)), A.Num(30.0)))
+    15
+    """
+    if isinstance(node, A.Num | A.Field):
+        return 0
+    if isinstance(node, A.Ind):
+        own = SPECS[node.name].lookback(node.params, node.output) if node.name in SPECS else 0
+        return own + (lookback(node.source) if node.source is not None else 0)
+    if isinstance(node, A.Lag):
+        return lookback(node.expr) + node.n
+    if isinstance(node, A.Cross):
+        return max(lookback(node.left), lookback(node.right)) + 1
+    if isinstance(node, A.Streak | A.NewExtreme):
+        return lookback(node.expr) + node.n
+    if isinstance(node, A.Candles):
+        return node.n - 1
+    if isinstance(node, A.TrendEvent):
+        return TREND_LOOKBACK
+    if isinstance(node, A.After):
+        return max(lookback(node.cond), lookback(node.prior) + 1)
+    if isinstance(node, A.AtrTarget):
+        return node.period
+    return max((lookback(c) for c in node.children()), default=0)

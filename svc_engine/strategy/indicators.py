@@ -1,0 +1,422 @@
+"""Indicator kernels: numba functions over contiguous float64 arrays.
+
+Contract: every kernel takes 1-D float64 arrays of one length and returns new float64 arrays of that
+length, NaN where the value is not yet defined (the warm-up). Every kernel is causal: the value at
+index ``t`` reads only indices ``<= t``, so a prefix of the input gives a prefix of the output,
+bit for bit. Where TA-Lib has the indicator, the seeding and the order of floating-point operations
+follow TA-Lib so that values agree to round-off.
+
+Example:
+    >>> import numpy as np
+    >>> sma_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2).tolist()
+    [nan, 1.5, 2.5, 3.5]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+DAY_MS = 86_400_000
+
+
+@njit(cache=True, nogil=True)
+def first_valid_nb(x: np.ndarray) -> int:
+    """Index of the first non-NaN value, -1 if none.
+
+    >>> first_valid_nb(np.array([np.nan, 2.0]))
+    1
+    """
+    for i in range(x.size):
+        if not np.isnan(x[i]):
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Simple moving average (TA-Lib SMA: running sum).
+
+    >>> sma_nb(np.array([1.0, 2.0, 3.0]), 3).tolist()
+    [nan, nan, 2.0]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start < n:
+        return out
+    total = 0.0
+    for i in range(start, start + n - 1):
+        total += x[i]
+    for i in range(start + n - 1, x.size):
+        total += x[i]
+        out[i] = total / n
+        total -= x[i - n + 1]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def ema_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarray:
+    """Exponential average with factor ``k``, seeded at ``first valid + seed_offset`` by the mean of
+    the ``n`` values ending there (TA-Lib's seeding; MACD seeds its fast EMA late).
+
+    >>> ema_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
+    [nan, 1.5, 2.5, 3.5]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    seed = start + seed_offset
+    if start < 0 or seed >= x.size or seed - n + 1 < start:
+        return out
+    total = 0.0
+    for i in range(seed - n + 1, seed + 1):
+        total += x[i]
+    prev = total / n
+    out[seed] = prev
+    for i in range(seed + 1, x.size):
+        prev = ((x[i] - prev) * k) + prev
+        out[i] = prev
+    return out
+
+
+@njit(cache=True, nogil=True)
+def wma_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Linearly weighted moving average, weights 1..n (TA-Lib WMA running form).
+
+    >>> wma_nb(np.array([1.0, 2.0, 3.0]), 2).tolist()
+    [nan, 1.6666666666666667, 2.6666666666666665]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start < n:
+        return out
+    divider = (n * (n + 1)) / 2.0
+    period_sub = 0.0
+    period_sum = 0.0
+    weight = 1
+    for i in range(start, start + n - 1):
+        period_sub += x[i]
+        period_sum += x[i] * weight
+        weight += 1
+    trailing = 0.0
+    trailing_idx = start
+    for i in range(start + n - 1, x.size):
+        value = x[i]
+        period_sub += value
+        period_sub -= trailing
+        period_sum += value * n
+        trailing = x[trailing_idx]
+        trailing_idx += 1
+        out[i] = period_sum / divider
+        period_sum -= period_sub
+    return out
+
+
+@njit(cache=True, nogil=True)
+def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Wilder's RSI, seeded by the mean gain and loss of the first ``n`` changes (TA-Lib RSI).
+
+    >>> rsi_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2).tolist()
+    [nan, nan, 50.0, 75.0]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start <= n:
+        return out
+    prev_value = x[start]
+    gain = 0.0
+    loss = 0.0
+    for i in range(start + 1, start + n + 1):
+        diff = x[i] - prev_value
+        prev_value = x[i]
+        if diff < 0:
+            loss -= diff
+        else:
+            gain += diff
+    loss /= n
+    gain /= n
+    out[start + n] = _rsi_value(gain, loss)
+    for i in range(start + n + 1, x.size):
+        diff = x[i] - prev_value
+        prev_value = x[i]
+        loss *= n - 1
+        gain *= n - 1
+        if diff < 0:
+            loss -= diff
+        else:
+            gain += diff
+        loss /= n
+        gain /= n
+        out[i] = _rsi_value(gain, loss)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _rsi_value(gain: float, loss: float) -> float:
+    total = gain + loss
+    # TA-Lib treats |total| < 1e-8 as zero and reports 0 there.
+    if -1e-8 < total < 1e-8:
+        return 0.0
+    return 100.0 * (gain / total)
+
+
+@njit(cache=True, nogil=True)
+def true_range_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.ndarray:
+    """True range; undefined on the first candle (TA-Lib TRANGE).
+
+    >>> true_range_nb(np.array([2.0, 5.0]), np.array([1.0, 4.0]), np.array([1.5, 4.5])).tolist()
+    [nan, 3.5]
+    """
+    out = np.full(high.size, np.nan)
+    for i in range(1, high.size):
+        prev = close[i - 1]
+        tr = high[i] - low[i]
+        up = abs(high[i] - prev)
+        down = abs(low[i] - prev)
+        if up > tr:
+            tr = up
+        if down > tr:
+            tr = down
+        out[i] = tr
+    return out
+
+
+@njit(cache=True, nogil=True)
+def atr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    """Wilder's average true range, seeded by the mean of the first ``n`` true ranges (TA-Lib ATR).
+
+    >>> atr_nb(np.array([2.0, 5.0, 6.0]), np.array([1.0, 4.0, 4.0]), np.array([1.5, 4.5, 5.0]), 1).tolist()
+    [nan, 3.5, 2.0]
+    """
+    tr = true_range_nb(high, low, close)
+    out = np.full(high.size, np.nan)
+    if high.size <= n:
+        return out
+    seed = sma_nb(tr, n)
+    prev = seed[n]
+    out[n] = prev
+    for i in range(n + 1, high.size):
+        prev *= n - 1
+        prev += tr[i]
+        prev /= n
+        out[i] = prev
+    return out
+
+
+@njit(cache=True, nogil=True)
+def rolling_max_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Highest value of the last ``n`` values, the current one included (TA-Lib MAX).
+
+    >>> rolling_max_nb(np.array([1.0, 3.0, 2.0, 1.0]), 2).tolist()
+    [nan, 3.0, 3.0, 2.0]
+    """
+    return _rolling_extreme(x, n, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def rolling_min_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Lowest value of the last ``n`` values, the current one included (TA-Lib MIN).
+
+    >>> rolling_min_nb(np.array([1.0, 3.0, 2.0, 1.0]), 2).tolist()
+    [nan, 1.0, 2.0, 1.0]
+    """
+    return _rolling_extreme(x, n, -1.0)
+
+
+@njit(cache=True, nogil=True)
+def _rolling_extreme(x: np.ndarray, n: int, sign: float) -> np.ndarray:
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0:
+        return out
+    best_idx = -1
+    best = 0.0
+    for i in range(start, x.size):
+        window_start = i - n + 1
+        value = sign * x[i]
+        if best_idx < window_start:
+            # The extreme left the window: rescan it (amortised cheap on real prices).
+            best_idx = max(window_start, start)
+            best = sign * x[best_idx]
+            for j in range(best_idx + 1, i + 1):
+                if sign * x[j] >= best:
+                    best = sign * x[j]
+                    best_idx = j
+        elif value >= best:
+            best = value
+            best_idx = i
+        if window_start >= start:
+            out[i] = sign * best
+    return out
+
+
+@njit(cache=True, nogil=True)
+def stoch_nb(
+    high: np.ndarray, low: np.ndarray, close: np.ndarray, k: int, slow_k: int, slow_d: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Slow stochastic %K and %D with simple averages (TA-Lib STOCH, matype SMA).
+
+    >>> kk, dd = stoch_nb(np.array([2.0, 4.0, 6.0]), np.array([1.0, 2.0, 3.0]), np.array([2.0, 3.0, 5.0]), 2, 1, 1)
+    >>> kk.tolist()
+    [nan, 66.66666666666667, 75.0]
+    """
+    hh = rolling_max_nb(high, k)
+    ll = rolling_min_nb(low, k)
+    fast = np.full(high.size, np.nan)
+    for i in range(k - 1, high.size):
+        diff = (hh[i] - ll[i]) / 100.0
+        fast[i] = (close[i] - ll[i]) / diff if diff != 0.0 else 0.0
+    slow = sma_nb(fast, slow_k)
+    return slow, sma_nb(slow, slow_d)
+
+
+@njit(cache=True, nogil=True)
+def willr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    """Williams %R in [-100, 0] (TA-Lib WILLR).
+
+    >>> willr_nb(np.array([2.0, 4.0]), np.array([1.0, 2.0]), np.array([2.0, 3.0]), 2).tolist()
+    [nan, -33.33333333333333]
+    """
+    hh = rolling_max_nb(high, n)
+    ll = rolling_min_nb(low, n)
+    out = np.full(high.size, np.nan)
+    for i in range(n - 1, high.size):
+        diff = (hh[i] - ll[i]) / -100.0
+        out[i] = (hh[i] - close[i]) / diff if diff != 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def typical_price_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.ndarray:
+    """(high + low + close) / 3.
+
+    >>> typical_price_nb(np.array([3.0]), np.array([1.0]), np.array([2.0])).tolist()
+    [2.0]
+    """
+    out = np.empty(high.size)
+    for i in range(high.size):
+        out[i] = (high[i] + low[i] + close[i]) / 3.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    """Commodity channel index; sums in TA-Lib's circular-buffer order (TA-Lib CCI).
+
+    >>> cci_nb(np.array([2.0, 4.0]), np.array([0.0, 2.0]), np.array([1.0, 3.0]), 2).tolist()
+    [nan, 66.66666666666667]
+    """
+    tp = typical_price_nb(high, low, close)
+    out = np.full(high.size, np.nan)
+    for t in range(n - 1, high.size):
+        mean = 0.0
+        for j in range(n):
+            mean += tp[t - ((t - j) % n)]
+        mean /= n
+        dev = 0.0
+        for j in range(n):
+            dev += abs(tp[t - ((t - j) % n)] - mean)
+        diff = tp[t] - mean
+        out[t] = diff / (0.015 * (dev / n)) if diff != 0.0 and dev != 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def roc_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Rate of change in percent over ``n`` candles (TA-Lib ROC; 0 where the old value is 0).
+
+    >>> roc_nb(np.array([2.0, 3.0]), 1).tolist()
+    [nan, 50.0]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0:
+        return out
+    for i in range(start + n, x.size):
+        old = x[i - n]
+        out[i] = ((x[i] / old) - 1.0) * 100.0 if old != 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
+    """Population standard deviation of the last ``n`` values around a given rolling mean
+    (two-pass, so flat windows give exactly 0).
+
+    >>> rolling_std_nb(np.array([1.0, 3.0]), np.array([np.nan, 2.0]), 2).tolist()
+    [nan, 1.0]
+    """
+    out = np.full(x.size, np.nan)
+    for i in range(x.size):
+        if np.isnan(mean[i]):
+            continue
+        acc = 0.0
+        for j in range(i - n + 1, i + 1):
+            d = x[j] - mean[i]
+            acc += d * d
+        out[i] = np.sqrt(acc / n)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def vwap_session_nb(
+    open_time: np.ndarray, high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray
+) -> np.ndarray:
+    """Volume-weighted typical price since 00:00 UTC of the candle's day; NaN while no volume traded.
+
+    >>> t = np.array([0, 60_000, 86_400_000])
+    >>> one = np.array([1.0, 2.0, 3.0])
+    >>> vwap_session_nb(t, one, one, one, np.array([1.0, 3.0, 1.0])).tolist()
+    [1.0, 1.75, 3.0]
+    """
+    out = np.full(high.size, np.nan)
+    day = -1
+    pv = 0.0
+    vol = 0.0
+    for i in range(high.size):
+        this_day = open_time[i] // DAY_MS
+        if this_day != day:
+            day = this_day
+            pv = 0.0
+            vol = 0.0
+        pv += (high[i] + low[i] + close[i]) / 3.0 * volume[i]
+        vol += volume[i]
+        if vol > 0.0:
+            out[i] = pv / vol
+    return out
+
+
+@njit(cache=True, nogil=True)
+def vwap_rolling_nb(
+    high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray, n: int
+) -> np.ndarray:
+    """Volume-weighted typical price of the last ``n`` candles; NaN where they traded nothing.
+
+    >>> one = np.array([1.0, 2.0, 3.0])
+    >>> vwap_rolling_nb(one, one, one, np.array([1.0, 3.0, 1.0]), 2).tolist()
+    [nan, 1.75, 2.25]
+    """
+    out = np.full(high.size, np.nan)
+    for i in range(n - 1, high.size):
+        pv = 0.0
+        vol = 0.0
+        for j in range(i - n + 1, i + 1):
+            pv += (high[j] + low[j] + close[j]) / 3.0 * volume[j]
+            vol += volume[j]
+        if vol > 0.0:
+            out[i] = pv / vol
+    return out
+
+
+@njit(cache=True, nogil=True)
+def run_length_nb(mask: np.ndarray) -> np.ndarray:
+    """How many candles in a row, ending at each index, the mask has been true.
+
+    >>> run_length_nb(np.array([True, True, False, True])).tolist()
+    [1, 2, 0, 1]
+    """
+    out = np.zeros(mask.size, np.int64)
+    run = 0
+    for i in range(mask.size):
+        run = run + 1 if mask[i] else 0
+        out[i] = run
+    return out

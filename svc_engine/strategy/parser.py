@@ -1,0 +1,692 @@
+"""Parser: tokens -> strategy tree, by recursive descent over precedence levels.
+
+Conditions: ``or`` < ``and``/``while``/``with``/``,`` < ``not`` < ``after`` < predicate.
+Values: plus/minus < times/divided by < unary minus < ``N candles ago`` < primary.
+Predicates pair a value with a comparison, a cross, a range or an event; a few events need no value
+("3 green candles in a row", "a new 55-candle high", "a trend line breaks upward").
+
+Example:
+    >>> parse_entry("RSI(14) crosses above 30").condition
+    Cross(direction='above', left=Ind(name='rsi', params=(14,), output='', source=None), right=Num(value=30.0))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.checks import check_condition, check_indicator
+from svc_engine.strategy.errors import StrategyCompileError, closest
+from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, OP, RPAREN, WORD, Token, tokenize
+from svc_engine.strategy.vocab import (
+    ALIASES,
+    COMPARATORS,
+    FIELDS,
+    NOISE_AFTER,
+    OUTPUT_WORDS,
+    PREFIX_OUTPUTS,
+    SPECS,
+    VOCABULARY,
+)
+
+AND_WORDS = {"and", "while", "with", ",", "but", "also", "plus_and"}
+SIDE_WORDS = {"buy": "long", "long": "long", "sell": "short", "short": "short"}
+ENTRY_WORDS = {"buy", "sell", "limit", "enter", "entry", "place"}
+UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
+DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
+COLORS = {"green": "green", "bullish": "green", "white": "green", "red": "red", "bearish": "red",
+          "black": "red"}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A parsed entry condition: the condition, the optional entry price and a side if one was said."""
+
+    condition: A.Node
+    price: A.Node | None
+    side: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """A parsed take-profit or stop-loss: the target and the direction word if one was said."""
+
+    target: A.Node
+    direction: str | None
+    token: Token
+
+
+class Parser:
+    """One parser per condition text; methods consume tokens left to right."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = tokenize(text)
+        self.i = 0
+        self.subjects: list[A.Node] = []
+
+    # ---- token helpers -----------------------------------------------------------------------
+
+    def peek(self, k: int = 0) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def at(self, *words: str) -> bool:
+        return all(self.peek(k).text == w for k, w in enumerate(words))
+
+    def at_any(self, words: set[str] | dict[str, str]) -> bool:
+        return self.peek().text in words and self.peek().kind in (WORD, OP, COMMA)
+
+    def accept(self, *words: str) -> bool:
+        if self.at(*words):
+            self.i += len(words)
+            return True
+        return False
+
+    def take(self) -> Token:
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def expect(self, word: str, what: str) -> Token:
+        if not self.at(word):
+            self.fail(f"expected {what}")
+        return self.take()
+
+    def match(self, table: dict[tuple[str, ...], str]) -> str | None:
+        """Longest multi-word key of `table` at the cursor; consumes it."""
+        best: tuple[int, str] | None = None
+        for key, value in table.items():
+            if self.at(*key) and (best is None or len(key) > best[0]):
+                best = (len(key), value)
+        if best is None:
+            return None
+        self.i += best[0]
+        return best[1]
+
+    def fail(self, message: str, tok: Token | None = None, suggestion: str | None = None) -> None:
+        tok = tok or self.peek()
+        phrase = self.text[tok.pos : tok.end] if tok.kind != END else ""
+        if tok.kind == END:
+            message = f"{message}, but the condition ended"
+        else:
+            message = f"{message} at {phrase!r} (position {tok.pos})"
+            if suggestion is None and tok.kind == WORD and tok.text not in VOCABULARY:
+                suggestion = closest(tok.text, VOCABULARY)
+        raise StrategyCompileError(message, phrase=phrase, position=tok.pos, suggestion=suggestion)
+
+    def number(self, what: str) -> Token:
+        if self.peek().kind != NUM:
+            self.fail(f"expected {what}")
+        return self.take()
+
+    def integer(self, what: str, low: int = 1) -> int:
+        tok = self.number(what)
+        if tok.value != int(tok.value) or tok.value < low or tok.pct:
+            self.fail(f"{what} must be a whole number of at least {low}", tok)
+        return int(tok.value)
+
+    # ---- conditions --------------------------------------------------------------------------
+
+    def condition(self) -> A.Node:
+        self.accept("either")
+        items = [self.conjunction()]
+        while self.accept("or"):
+            self.accept("either")
+            items.append(self.conjunction())
+        return items[0] if len(items) == 1 else A.Or(tuple(items))
+
+    def conjunction(self) -> A.Node:
+        self.accept("both")
+        items = [self.negation()]
+        while True:
+            save = self.i
+            if not self.separator() or self.at_entry_clause() or self.peek().kind == END:
+                self.i = save
+                break
+            items.append(self.negation())
+        return items[0] if len(items) == 1 else A.And(tuple(items))
+
+    def separator(self) -> bool:
+        found = False
+        while self.peek().text in AND_WORDS and self.peek().kind in (WORD, COMMA):
+            self.i += 1
+            found = True
+        return found
+
+    def negation(self) -> A.Node:
+        if self.accept("not"):
+            return A.Not(self.negation())
+        return self.after()
+
+    def after(self) -> A.Node:
+        cond = self.atom()
+        if self.accept("after"):
+            prior = self.atom()
+            return A.After(cond, prior)
+        return cond
+
+    def atom(self) -> A.Node:
+        if self.peek().kind == LPAREN:
+            save = self.i
+            self.i += 1
+            try:
+                inner = self.condition()
+                if self.peek().kind == RPAREN:
+                    self.i += 1
+                    return inner
+            except StrategyCompileError:
+                pass
+            self.i = save  # a parenthesised value such as "(high + low) / 2 above ..."
+        return self.predicate()
+
+    def predicate(self) -> A.Node:
+        start = self.peek()
+        node = self.subjectless()
+        if node is None:
+            left = self.value()
+            self.subjects.append(left)
+            try:
+                node = self.tail(left)
+            finally:
+                self.subjects.pop()
+        check_condition(node, self.text, start, self.toks[self.i - 1].end)
+        return node
+
+    def subjectless(self) -> A.Node | None:
+        tok = self.peek()
+        if tok.kind == NUM and not tok.pct:
+            k = 1
+            if self.peek(1).text == "consecutive":
+                k = 2
+            color = COLORS.get(self.peek(k).text)
+            if color and self.peek(k + 1).text == "candle":
+                self.i += k + 2
+                self.accept("in", "row")
+                return A.Candles(color, self.positive_int(tok, "the number of candles"))
+        if self.at("new"):
+            self.i += 1
+            n, kind = self.new_extreme()
+            return A.NewExtreme(kind, n, A.Field(kind))
+        if self.at_trend_line() or self.at("resistance") or self.at("support"):
+            return self.trend_break()
+        return None
+
+    def positive_int(self, tok: Token, what: str) -> int:
+        if tok.value != int(tok.value) or tok.value < 1:
+            self.fail(f"{what} must be a whole number of at least 1", tok)
+        return int(tok.value)
+
+    def new_extreme(self) -> tuple[int, str]:
+        n = 20
+        if self.peek().kind == NUM:
+            n = self.integer("the number of candles")
+            self.accept("candle")
+        word = self.peek()
+        if word.text not in ("high", "low"):
+            self.fail("expected 'high' or 'low' after 'new'")
+        self.i += 1
+        return n, word.text
+
+    def at_trend_line(self) -> bool:
+        return self.at("trend", "line") or self.at("trendline") or self.at("trend")
+
+    def skip_trend_line(self) -> None:
+        if not (self.accept("trend", "line") or self.accept("trendline") or self.accept("trend")):
+            self.fail("expected 'trend line'")
+
+    def trend_break(self) -> A.Node:
+        side = None
+        if self.accept("resistance"):
+            side = "up"
+        elif self.accept("support"):
+            side = "down"
+        if self.at_trend_line():
+            self.skip_trend_line()
+        self.expect("break", "'breaks' after 'trend line'")
+        return self.trend_direction("break", side)
+
+    def trend_direction(self, event: str, default: str | None) -> A.Node:
+        if self.at_any(UP_WORDS):
+            self.i += 1
+            return A.TrendEvent(f"{event}_up")
+        if self.at_any(DOWN_WORDS):
+            self.i += 1
+            return A.TrendEvent(f"{event}_down")
+        return A.TrendEvent(f"{event}_{default}" if default else event)
+
+    def tail(self, left: A.Node) -> A.Node:
+        negate = self.accept("not")
+        node = self.tail_positive(left)
+        return A.Not(node) if negate else node
+
+    def tail_positive(self, left: A.Node) -> A.Node:
+        tok = self.peek()
+        if tok.text in ("cross", "break") or (tok.text in ("rise", "fall") and self.peek(1).text in
+                                               UP_WORDS | DOWN_WORDS):
+            return self.cross(left)
+        if tok.text == "turn":
+            return self.turn(left)
+        if tok.text in ("rise", "fall"):
+            return self.streak(left)
+        if tok.text == "make" or (tok.text == "new"):
+            self.accept("make")
+            self.expect("new", "'new' (as in 'makes a new 20-candle high')")
+            n, kind = self.new_extreme()
+            return A.NewExtreme(kind, n, left)
+        if tok.text == "return":
+            return self.trend_return(left)
+        if tok.text == "between":
+            self.i += 1
+            low = self.value()
+            self.expect("and", "'and' in 'between X and Y'")
+            return A.Between(left, low, self.value())
+        if tok.text == "within":
+            self.i += 1
+            pct = self.number("a percentage after 'within'")
+            if not pct.pct:
+                self.fail("'within' needs a percentage, as in 'within 2% of SMA(100)'", pct)
+            self.accept("of")
+            return A.Within(left, pct.value, self.value())
+        if tok.kind == NUM and tok.pct and self.peek(1).text in UP_WORDS | DOWN_WORDS:
+            right = self.value()
+            assert isinstance(right, A.PctOff)
+            return A.Compare(">" if right.pct > 0 else "<", left, right)
+        self.accept("stay")
+        op = self.match(COMPARATORS)
+        if op is None:
+            self.fail("expected a comparison (above, below, crosses above, between, ...)")
+        self.accept("or", "equal")
+        return A.Compare(op or ">", left, self.value())
+
+    def cross(self, left: A.Node) -> A.Node:
+        verb = self.take()
+        if self.at_any(UP_WORDS):
+            direction = "above"
+        elif self.at_any(DOWN_WORDS):
+            direction = "below"
+        else:
+            self.fail(f"expected 'above' or 'below' after {verb.text!r}")
+        self.i += 1
+        self.accept("through")
+        if self.at_trend_line() or self.at("broken"):
+            self.accept("broken")
+            self.skip_trend_line()
+            return A.TrendEvent("break_up" if direction == "above" else "break_down")
+        return A.Cross(direction, left, self.value())
+
+    def turn(self, left: A.Node) -> A.Node:
+        self.i += 1
+        if self.accept("positive") or self.accept("bullish"):
+            return A.Cross("above", left, A.Num(0.0))
+        if self.accept("negative") or self.accept("bearish"):
+            return A.Cross("below", left, A.Num(0.0))
+        self.fail("expected 'positive' or 'negative' after 'turns'")
+        raise AssertionError
+
+    def streak(self, left: A.Node) -> A.Node:
+        verb = self.take()
+        self.accept("for")
+        tok = self.number(f"how many candles after {verb.text!r}")
+        self.accept("consecutive")
+        self.accept("candle")
+        self.accept("in", "row")
+        return A.Streak(verb.text, self.positive_int(tok, "the number of candles"), left)
+
+    def trend_return(self, left: A.Node) -> A.Node:
+        tok = self.take()
+        if left != A.Field("close"):
+            self.fail("only price returns to a broken trend line", tok)
+        self.accept("to")
+        self.accept("broken")
+        if self.at_trend_line():
+            self.skip_trend_line()
+            if self.accept("broken"):
+                return self.trend_direction("return", None)
+            return A.TrendEvent("return")
+        self.fail("expected 'the broken trend line' after 'returns to'")
+        raise AssertionError
+
+    # ---- values --------------------------------------------------------------------------------
+
+    def value(self) -> A.Node:
+        node = self.term()
+        while True:
+            if self.accept("plus") or self.accept("+"):
+                node = A.Arith("+", node, self.term())
+            elif self.accept("minus") or self.accept("-"):
+                node = A.Arith("-", node, self.term())
+            else:
+                return node
+
+    def term(self) -> A.Node:
+        node = self.unary()
+        while True:
+            if self.accept("times") or self.accept("x") or self.accept("*") or self.accept(
+                "multiplied", "by"
+            ):
+                node = A.Arith("*", node, self.unary())
+            elif self.accept("divided", "by") or self.accept("/"):
+                node = A.Arith("/", node, self.unary())
+            else:
+                return node
+
+    def unary(self) -> A.Node:
+        if self.at("-") or self.at("minus"):
+            self.i += 1
+            inner = self.unary()
+            if isinstance(inner, A.Num):
+                return A.Num(-inner.value)
+            return A.Arith("*", A.Num(-1.0), inner)
+        return self.postfix()
+
+    def postfix(self) -> A.Node:
+        node = self.primary()
+        while self.peek().kind == NUM and self.peek(1).text == "candle" and self.peek(2).text == "ago":
+            n = self.integer("the number of candles ago")
+            self.i += 2
+            node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
+        return node
+
+    def primary(self) -> A.Node:
+        tok = self.peek()
+        if tok.kind == NUM:
+            return self.number_primary()
+        if tok.kind == LPAREN:
+            self.i += 1
+            inner = self.value()
+            if self.peek().kind != RPAREN:
+                self.fail("expected ')'")
+            self.i += 1
+            return inner
+        if self.at("previous") or self.at("prior") or self.at("last"):
+            self.i += 1
+            self.accept("candle")
+            return A.Lag(self.primary(), 1)
+        if self.at("its"):
+            self.i += 1
+            period = None
+            if self.peek().kind == NUM and not self.peek().pct:
+                period = self.take()
+                self.accept("candle")
+            return self.indicator(period, source=self.subjects[-1] if self.subjects else None)
+        field = self.match(FIELDS)
+        if field is not None:
+            return self.field_suffix(A.Field(field))
+        return self.indicator(None)
+
+    def number_primary(self) -> A.Node:
+        tok = self.take()
+        if tok.pct and self.at_any(UP_WORDS | DOWN_WORDS):
+            sign = 1.0 if self.take().text in UP_WORDS else -1.0
+            if tok.value <= 0:
+                self.fail("a percentage offset must be positive", tok)
+            return A.PctOff(sign * tok.value, self.postfix())
+        if not tok.pct and self.peek().kind == WORD and self.peek().text not in ("x", "times", "candle"):
+            if self.starts_indicator(0):
+                return self.indicator(tok)
+        if not tok.pct and self.at("candle") and self.starts_indicator(1):
+            self.i += 1
+            return self.indicator(tok)
+        return A.Num(tok.value)
+
+    def starts_indicator(self, k: int) -> bool:
+        word = self.peek(k).text
+        if word in PREFIX_OUTPUTS or word in ("highest", "lowest"):
+            return True
+        if word == "volume" and self.peek(k + 1).text in {w[0] for w in ALIASES}:
+            return True
+        return any(key[0] == word for key in ALIASES)
+
+    def field_suffix(self, node: A.Field) -> A.Node:
+        if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
+            self.i += 3
+            return A.Lag(node, 1)
+        if node.name == "volume" and self.peek().kind == WORD and self.starts_indicator(0) and \
+                self.peek().text not in PREFIX_OUTPUTS | {"highest", "lowest"}:
+            return self.indicator(None, source=node)
+        return node
+
+    # ---- indicators ----------------------------------------------------------------------------
+
+    def indicator(self, period_tok: Token | None, source: A.Node | None = None) -> A.Node:
+        start = self.peek()
+        output = ""
+        while self.peek().text in PREFIX_OUTPUTS:
+            output = PREFIX_OUTPUTS[self.take().text]
+        if self.peek().text in ("highest", "lowest"):
+            return self.range_indicator(period_tok, start)
+        key = self.match(ALIASES)
+        if key is None and output and self.peek().text in ("band", "channel"):
+            key = "bb" if self.peek().text == "band" else "donchian"
+        if key is None:
+            self.unknown(start)
+        assert key is not None
+        spec = SPECS[key]
+        output = self.outputs(key, output)
+        params = self.params(period_tok)
+        output = self.outputs(key, output)
+        if spec.sourced and source is None:
+            source = self.source()
+        return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
+
+    def unknown(self, tok: Token) -> None:
+        if tok.kind == END:
+            self.fail("expected a value (a price, an indicator or a number)")
+        self.fail(f"unknown word {tok.text!r}" if tok.kind == WORD else "expected a value", tok)
+
+    def outputs(self, key: str, output: str) -> str:
+        table = OUTPUT_WORDS.get(key, {})
+        while True:
+            found = self.match(table) if table else None
+            if found is not None:
+                output = found
+            elif self.peek().text in NOISE_AFTER:
+                self.i += 1
+            else:
+                return output
+
+    def params(self, period_tok: Token | None) -> list[Token]:
+        out = [period_tok] if period_tok is not None else []
+        if self.peek().kind == LPAREN and self.peek(1).kind == NUM:
+            self.i += 1
+            out.append(self.take())
+            while self.peek().kind == COMMA or self.at("/"):
+                self.i += 1
+                out.append(self.number("a parameter"))
+            if self.peek().kind != RPAREN:
+                self.fail("expected ')' after the parameters")
+            self.i += 1
+        elif self.peek().kind == NUM and not self.peek().pct and not (
+            self.peek(1).text == "candle" and self.peek(2).text == "ago"
+        ) and not out:
+            out.append(self.take())
+            self.accept("candle")
+        elif not out and self.at_period_phrase():
+            out.append(self.period_phrase())
+        return out
+
+    def at_period_phrase(self) -> bool:
+        k = 1 if self.peek().text in ("of", "over", "for", "in", "with") else 0
+        if k == 0:
+            return False
+        while self.peek(k).text in ("last", "past", "previous", "period"):
+            k += 1
+        return self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and \
+            self.peek(k + 2).text != "ago"
+
+    def period_phrase(self) -> Token:
+        self.i += 1
+        while self.peek().text in ("last", "past", "previous", "period"):
+            self.i += 1
+        tok = self.take()
+        self.i += 1  # "candle"
+        return tok
+
+    def source(self) -> A.Node | None:
+        if self.at("of") and self.peek(1).kind != NUM:
+            self.i += 1
+            return self.postfix()
+        if self.at("volume"):
+            self.i += 1
+            return A.Field("volume")
+        return None
+
+    def range_indicator(self, period_tok: Token | None, start: Token) -> A.Node:
+        key = "max" if self.take().text == "highest" else "min"
+        field = self.match(FIELDS)
+        source: A.Node = A.Field(field or ("high" if key == "max" else "low"))
+        params = self.params(period_tok)
+        return check_indicator(key, params, "", source, self.text, start, self.toks[self.i - 1].end)
+
+    # ---- entry ---------------------------------------------------------------------------------
+
+    def at_entry_clause(self) -> bool:
+        word = self.peek().text
+        if word not in ENTRY_WORDS or self.peek().kind != WORD:
+            return False
+        return word != "entry" or self.peek(1).text in ("at", "price", "=")
+
+    def side_prefix(self) -> str | None:
+        save = self.i
+        self.accept("turn") or self.accept("enter") or self.accept("open")
+        side = SIDE_WORDS.get(self.peek().text)
+        if side is None or self.peek().kind != WORD:
+            self.i = save
+            return None
+        self.i += 1
+        self.accept("position") or self.accept("entry")
+        if not (self.accept("when") or self.accept("if") or self.accept("once") or self.accept("on")
+                or self.accept(":") or self.peek().kind == COMMA):
+            if self.at_entry_clause() or self.peek().kind == NUM:
+                self.i = save
+                return None
+        while self.peek().kind == COMMA:
+            self.i += 1
+        return side
+
+    def entry_clause(self) -> tuple[A.Node, str | None]:
+        word = self.take().text
+        side = SIDE_WORDS.get(word)
+        self.accept("price")
+        for skip in ("limit", "order", "at", "=", "on"):
+            self.accept(skip)
+        return self.value(), side
+
+
+def parse_entry(text: str) -> Entry:
+    """Parse an entry condition, with an optional side prefix and entry-price clause.
+
+    >>> parse_entry("buy when close is above SMA(20), limit at EMA(20)").side
+    'long'
+    """
+    p = Parser(text)
+    if p.peek().kind == END:
+        raise StrategyCompileError("the entry condition is empty", phrase="", position=0)
+    side = p.side_prefix()
+    if p.peek().kind == END:
+        p.fail("expected a condition after the side")
+    condition = p.condition()
+    price = None
+    save = p.i
+    p.separator()
+    p.accept("then")
+    if p.at_entry_clause():
+        price, clause_side = p.entry_clause()
+        side = side or clause_side
+    else:
+        p.i = save
+    if p.peek().kind == RPAREN:
+        p.fail("unbalanced ')'")
+    if p.peek().kind != END:
+        p.fail("expected 'and', 'or' or the end of the condition")
+    return Entry(condition, price, side)
+
+
+def parse_exit(text: str) -> Exit:
+    """Parse a take-profit or stop-loss condition into a target.
+
+    >>> parse_exit("take profit at 2 x ATR(14)").target
+    AtrTarget(mult=2.0, period=14)
+    """
+    p = Parser(text)
+    while p.peek().text in {"take", "profit", "tp", "target", "stop", "loss", "sl", "stoploss",
+                            "exit", "place", "set", "put", "on", "order", "trailing"}:
+        p.i += 1
+    first = p.peek()
+    if first.kind == END:
+        p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
+    direction = None
+    if p.accept("at"):
+        direction = "at"
+    elif p.at_any(UP_WORDS | DOWN_WORDS) and first.kind == WORD:
+        direction = "above" if p.take().text in UP_WORDS else "below"
+    target = _exit_target(p, direction)
+    if isinstance(target, Exit):
+        return target
+    if p.peek().kind != END:
+        p.fail("expected the end of the condition")
+    return Exit(target, direction, first)
+
+
+def _exit_target(p: Parser, direction: str | None) -> A.Node | Exit:
+    first = p.peek()
+    if p.at("risk") or p.at("rr") or p.at("reward"):
+        return _risk_reward(p)
+    if first.kind == NUM and p.peek(1).text in ("r", "rr"):
+        p.i += 2
+        return A.RiskReward(first.value)
+    if first.kind == NUM and p.peek(1).text in ("times", "x", "*") and p.peek(2).text in (
+        "risk", "stop"
+    ):
+        p.i += 3
+        p.accept("distance")
+        p.accept("loss")
+        return A.RiskReward(first.value)
+    nxt, after = p.peek(1), p.peek(2)
+    pct_of_entry = not (nxt.text in UP_WORDS | DOWN_WORDS and after.kind != END
+                        and after.text not in ("entry", "from"))
+    if first.kind == NUM and first.pct and pct_of_entry:
+        p.i += 1
+        for word in ("profit", "gain", "loss", "from", "of"):
+            p.accept(word)
+        way = _entry_direction(p)
+        return Exit(A.PctTarget(first.value), way or direction, first)
+    if first.kind == NUM and (p.peek(1).text in ("x", "times", "*", "atr") or p.peek(1).text == "average"):
+        return _atr_target(p, direction)
+    level = p.value()
+    if isinstance(level, A.Arith) and level.op == "*" and isinstance(level.left, A.Num) and \
+            isinstance(level.right, A.Ind) and level.right.name == "atr":
+        return Exit(A.AtrTarget(level.left.value, int(level.right.params[0])), direction, first)
+    return A.LevelTarget(level)
+
+
+def _entry_direction(p: Parser) -> str | None:
+    way = None
+    if p.at_any(UP_WORDS | DOWN_WORDS):
+        way = "above" if p.take().text in UP_WORDS else "below"
+        p.accept("from")
+    p.accept("entry") and (p.accept("price") or True)
+    return way
+
+
+def _atr_target(p: Parser, direction: str | None) -> Exit:
+    first = p.take()
+    p.accept("x") or p.accept("times") or p.accept("*")
+    atr = p.primary()
+    if not (isinstance(atr, A.Ind) and atr.name == "atr"):
+        p.fail("expected ATR after the multiplier, as in '2 x ATR(14)'", first)
+    assert isinstance(atr, A.Ind)
+    way = _entry_direction(p)
+    return Exit(A.AtrTarget(first.value, int(atr.params[0])), way or direction, first)
+
+
+def _risk_reward(p: Parser) -> A.Node:
+    for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
+        p.accept(word)
+    tok = p.number("the reward-to-risk ratio")
+    if p.accept(":"):
+        second = p.number("the second number of the ratio")
+        if tok.value <= 0:
+            p.fail("the risk part of a ratio must be positive", tok)
+        return A.RiskReward(second.value / tok.value)
+    return A.RiskReward(tok.value)

@@ -1,0 +1,286 @@
+"""The compiled strategy: entry condition, entry price, exits, sides; wording, JSON and signals.
+
+Example:
+    >>> s = compile_strategy("RSI(14) crosses above 30 and close is above EMA(200)")
+    >>> s.candle_count, s.indicators
+    (200, ['EMA(200)', 'RSI(14)'])
+    >>> s.describe()
+    'long when RSI(14) crosses above 30 and close is above EMA(200); take profit 2% above entry; stop loss 1% below entry'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.checks import check_exit
+from svc_engine.strategy.compiler import Context, lookback
+from svc_engine.strategy.errors import StrategyCompileError
+from svc_engine.strategy.parser import parse_entry, parse_exit
+from svc_engine.strategy.tokens import Token
+from svc_engine.strategy.wording import render, render_exit
+
+VERSION = 1
+DEFAULT_TP_PCT = 2.0
+DEFAULT_SL_PCT = 1.0
+MARKET_TYPES = ("spot", "futures")
+POSITION_SIDES = ("long", "short")
+SIGNAL_MODES = ("signal_orders", "signal_only", "full")
+SIGNAL_SCHEMA = {
+    "open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
+    "sl_price": pl.Float64,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """A compiled strategy program. Build it with `compile_strategy` or `Strategy.from_parts`."""
+
+    entry: A.Node
+    tp: A.Node
+    sl: A.Node
+    entry_price: A.Node | None = None
+    market_type: str = "spot"
+    position_side: str = "long"
+    signal_mode: str = "signal_orders"
+
+    @property
+    def candle_count(self) -> int:
+        """Candles needed before the first signal: the warm-up of every indicator, plus one."""
+        nodes = [self.entry, self.tp, self.sl]
+        if self.entry_price is not None:
+            nodes.append(self.entry_price)
+        return max(lookback(n) for n in nodes) + 1
+
+    @property
+    def indicators(self) -> list[str]:
+        """Canonical names of the indicators used, sorted."""
+        names: set[str] = set()
+        for root in (self.entry, self.tp, self.sl, self.entry_price):
+            for node in root.walk() if root is not None else []:
+                if isinstance(node, A.Ind):
+                    names.add(render(A.Ind(node.name, node.params, node.output)))
+                elif isinstance(node, A.AtrTarget):
+                    names.add(f"ATR({node.period})")
+        return sorted(names)
+
+    @property
+    def wording(self) -> dict[str, str]:
+        """Canonical wording of each part: ``entry``, ``tp``, ``sl``."""
+        entry = render(self.entry)
+        if self.entry_price is not None:
+            entry += f", limit at {render(self.entry_price)}"
+        return {
+            "entry": entry,
+            "tp": render_exit("tp", self.position_side, self.tp),
+            "sl": render_exit("sl", self.position_side, self.sl),
+        }
+
+    def describe(self) -> str:
+        """The whole strategy in canonical words."""
+        w = self.wording
+        return f"{self.position_side} when {w['entry']}; {w['tp']}; {w['sl']}"
+
+    def to_data(self) -> dict[str, Any]:
+        """The stored program as plain data (see `to_json`)."""
+        return {
+            "version": VERSION,
+            "market_type": self.market_type,
+            "position_side": self.position_side,
+            "signal_mode": self.signal_mode,
+            "entry": A.to_data(self.entry),
+            "entry_price": A.to_data(self.entry_price),
+            "tp": A.to_data(self.tp),
+            "sl": A.to_data(self.sl),
+        }
+
+    def to_json(self) -> str:
+        """Deterministic JSON of the program: same strategy, same bytes."""
+        return json.dumps(self.to_data(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Strategy:
+        """Load a program written by `to_json`.
+
+        >>> s = compile_strategy("close is above SMA(50)")
+        >>> Strategy.from_json(s.to_json()) == s
+        True
+        """
+        data = json.loads(text)
+        if data.get("version") != VERSION:
+            raise ValueError(f"unsupported strategy version {data.get('version')!r}")
+        return cls(
+            entry=A.from_data(data["entry"]), tp=A.from_data(data["tp"]), sl=A.from_data(data["sl"]),
+            entry_price=A.from_data(data["entry_price"]), market_type=data["market_type"],
+            position_side=data["position_side"], signal_mode=data["signal_mode"],
+        )
+
+    @classmethod
+    def from_parts(
+        cls,
+        entry: Any,
+        tp: Any = None,
+        sl: Any = None,
+        *,
+        entry_price: Any = None,
+        market_type: str = "spot",
+        position_side: str = "long",
+        signal_mode: str = "signal_orders",
+    ) -> Strategy:
+        """Build a strategy from builder objects, trees, strings or numbers (a number is a percent).
+
+        >>> from svc_engine.strategy import build as sb
+        >>> s = Strategy.from_parts(sb.rsi(14).crosses_above(30), tp=3, sl=sb.atr_target(2, 14))
+        >>> s.wording["sl"]
+        'stop loss 2 x ATR(14) below entry'
+        """
+        return compile_strategy(entry, tp, sl, market_type=market_type, position_side=position_side,
+                                signal_mode=signal_mode, entry_price=entry_price)
+
+    def signal_mask(self, klines: pl.DataFrame) -> np.ndarray:
+        """Bool array: where the entry fires (never before `candle_count` candles)."""
+        ctx = Context(klines)
+        return self._mask(ctx)
+
+    def _mask(self, ctx: Context) -> np.ndarray:
+        fired = ctx.truth(self.entry).copy()
+        fired[: min(self.candle_count - 1, ctx.size)] = False
+        return fired
+
+    def evaluate(self, klines: pl.DataFrame) -> pl.DataFrame:
+        """Signals: one row per candle where the entry fires, evaluated at that candle's close.
+
+        Columns ``open_time``, ``side``, ``limit_price``, ``tp_price``, ``sl_price``.
+
+        >>> import polars as pl
+        >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 2.0, 2.0], "high": [2.0, 3.0, 3.0],
+        ...     "low": [1.0, 1.0, 1.0], "close": [2.0, 1.0, 2.5], "volume": [1.0, 1.0, 1.0]})
+        >>> compile_strategy("close crosses above previous close").evaluate(k)["tp_price"].to_list()
+        [2.55]
+        """
+        ctx = Context(klines)
+        idx = np.flatnonzero(self._mask(ctx))
+        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.arrays["close"])[idx]
+        sign = 1.0 if self.position_side == "long" else -1.0
+        sl = self._exit_price(ctx, self.sl, idx, limit, -sign, None)
+        tp = self._exit_price(ctx, self.tp, idx, limit, sign, sl)
+        return pl.DataFrame(
+            {
+                "open_time": ctx.arrays["open_time"][idx],
+                "side": [self.position_side] * idx.size,
+                "limit_price": limit, "tp_price": tp, "sl_price": sl,
+            },
+            schema=SIGNAL_SCHEMA,
+        )
+
+    @staticmethod
+    def _exit_price(
+        ctx: Context, target: A.Node, idx: np.ndarray, limit: np.ndarray, sign: float,
+        stop: np.ndarray | None,
+    ) -> np.ndarray:
+        if isinstance(target, A.PctTarget):
+            return limit * (1.0 + sign * target.pct / 100.0)
+        if isinstance(target, A.AtrTarget):
+            atr = ctx.values(A.Ind("atr", (target.period,)))[idx]
+            return limit + sign * target.mult * atr
+        if isinstance(target, A.RiskReward):
+            assert stop is not None
+            return limit + sign * target.ratio * np.abs(limit - stop)
+        assert isinstance(target, A.LevelTarget)
+        return ctx.values(target.expr)[idx]
+
+
+def _node_of(value: Any) -> Any:
+    return getattr(value, "node", value)
+
+
+def _check_settings(market_type: str, position_side: str, signal_mode: str) -> None:
+    if market_type not in MARKET_TYPES:
+        raise StrategyCompileError(f"market_type must be one of {', '.join(MARKET_TYPES)}, not {market_type!r}")
+    if position_side not in POSITION_SIDES:
+        raise StrategyCompileError(
+            f"position_side must be one of {', '.join(POSITION_SIDES)}, not {position_side!r}"
+        )
+    if signal_mode not in SIGNAL_MODES:
+        raise StrategyCompileError(f"signal_mode must be one of {', '.join(SIGNAL_MODES)}, not {signal_mode!r}")
+    if market_type == "spot" and position_side == "short":
+        raise StrategyCompileError("a spot strategy cannot go short; use market_type 'futures'")
+
+
+def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None]:
+    if isinstance(entry, str):
+        try:
+            parsed = parse_entry(entry)
+        except StrategyCompileError as err:
+            raise err.in_field("entry") from None
+        if parsed.side is not None and parsed.side != position_side:
+            raise StrategyCompileError(
+                f"entry_condition: the condition says {parsed.side} but position_side is {position_side}",
+                phrase=entry, position=0, field="entry",
+            )
+        return parsed.condition, parsed.price
+    node = _node_of(entry)
+    if not isinstance(node, A.CONDITIONS):
+        raise StrategyCompileError(
+            f"entry_condition: expected a condition, got {type(entry).__name__}", field="entry"
+        )
+    return node, None
+
+
+def _compile_exit(kind: str, value: Any, side: str) -> A.Node:
+    default = DEFAULT_TP_PCT if kind == "tp" else DEFAULT_SL_PCT
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return A.PctTarget(default)
+    try:
+        if isinstance(value, str):
+            parsed = parse_exit(value)
+            check_exit(kind, side, parsed.target, parsed.direction, value, parsed.token)
+            return parsed.target
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            target: A.Node = A.PctTarget(float(value))
+        else:
+            node = _node_of(value)
+            if isinstance(node, A.TARGETS):
+                target = node
+            elif isinstance(node, A.NUMERIC):
+                target = A.LevelTarget(node)
+            else:
+                raise StrategyCompileError(f"expected a level or a target, got {type(value).__name__}")
+        text = repr(value)
+        check_exit(kind, side, target, None, text, Token("word", text, 0, len(text)))
+        return target
+    except StrategyCompileError as err:
+        raise err.in_field(kind) from None
+
+
+def compile_strategy(
+    entry_condition: Any,
+    tp_condition: Any = None,
+    sl_condition: Any = None,
+    *,
+    market_type: str = "spot",
+    position_side: str = "long",
+    signal_mode: str = "signal_orders",
+    entry_price: Any = None,
+) -> Strategy:
+    """Compile a trader's entry, take-profit and stop-loss conditions into a `Strategy`.
+
+    Conditions are sentences (see docs/strategy.md) or builder expressions from
+    `svc_engine.strategy.build`. A missing take-profit is 2% from the entry, a missing stop-loss 1%.
+    Raises `StrategyCompileError` with the phrase, its position and a suggestion.
+
+    >>> compile_strategy("close above SMA(20)", "3%", market_type="futures", position_side="short").wording["tp"]
+    'take profit 3% below entry'
+    """
+    _check_settings(market_type, position_side, signal_mode)
+    entry, price = _compile_entry(entry_condition, position_side)
+    if entry_price is not None:
+        price = _node_of(entry_price)
+    tp = _compile_exit("tp", tp_condition, position_side)
+    sl = _compile_exit("sl", sl_condition, position_side)
+    return Strategy(entry, tp, sl, price, market_type, position_side, signal_mode)

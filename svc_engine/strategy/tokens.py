@@ -1,0 +1,161 @@
+"""Tokenizer: a trader's sentence -> tokens with their character position.
+
+Case is folded, `the`/`a`/`is` and similar fillers are dropped, plurals and verb forms are reduced to
+one stem (`crosses` -> `cross`, `candles` -> `candle`), number words become numbers, and a number
+may carry `%`. Positions index the original text so errors can point at it.
+
+Example:
+    >>> [t.text for t in tokenize("RSI(14) crosses above 30%")]
+    ['rsi', '(', '14', ')', 'cross', 'above', '30%']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svc_engine.strategy.errors import StrategyCompileError
+
+NUM, WORD, OP, LPAREN, RPAREN, COMMA, END = "num", "word", "op", "(", ")", ",", "end"
+
+FILLERS = frozenset(
+    ["the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "do", "did", "its", "it", "their", "than", "to", "that", "which", "currently", "candlestick"]
+)
+
+STEMS: dict[str, str] = {
+    **{w: "cross" for w in ("crosses", "crossed", "crossing")},
+    **{w: "break" for w in ("breaks", "broke", "breaking", "broken")},
+    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing")},
+    **{w: "fall" for w in ("falls", "fell", "falling", "fallen", "decreases", "decrease", "decreasing")},
+    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go")},
+    **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
+    **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
+    **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},
+    "bands": "band",
+    "channels": "channel",
+    "lines": "line",
+    "times": "times",
+    "lows": "low",
+    "highs": "high",
+    "closes": "close",
+    "opens": "open",
+    "averages": "average",
+    "equals": "equal",
+    "stays": "stay",
+    "remains": "stay",
+}
+
+NUMBER_WORDS: dict[str, float] = {
+    w: float(i)
+    for i, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+    )
+} | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0, "twice": 2.0, "double": 2.0}
+
+_SYMBOL_WORDS = {"&": "and", "|": "or", "!": "not", ";": ","}
+_OPS = (">=", "<=", "==", "=>", "=<", ">", "<", "=", "+", "-", "*", "/", ":")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token: its kind, folded text, numeric value (numbers), percent flag and source span."""
+
+    kind: str
+    text: str
+    pos: int
+    end: int
+    value: float = 0.0
+    pct: bool = False
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split `text` into tokens, ending with an END token; raises StrategyCompileError on a stray
+    character.
+
+    >>> [t.text for t in tokenize("the 50-period EMA's slope")]
+    ['50', 'candle', 'ema', 'slope']
+    """
+    out: list[Token] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace() or ch in "\"`":
+            i += 1
+        elif ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit()):
+            i = _number(text, i, out)
+        elif ch.isalpha() or (ch == "%" and i + 1 < n and text[i + 1].isalpha()):
+            i = _word(text, i, out)
+        elif ch == "'":
+            i = _apostrophe(text, i)
+        elif ch == "-" and _is_hyphen(text, i):
+            i += 1
+        elif ch in "()[]":
+            kind = LPAREN if ch in "([" else RPAREN
+            out.append(Token(kind, kind, i, i + 1))
+            i += 1
+        elif ch == ",":
+            out.append(Token(COMMA, ",", i, i + 1))
+            i += 1
+        elif ch in ".?":
+            i += 1
+        elif ch in _SYMBOL_WORDS:
+            word = _SYMBOL_WORDS[ch]
+            end = i + 2 if text[i : i + 2] in ("&&", "||") else i + 1
+            out.append(Token(COMMA if word == "," else WORD, word, i, end))
+            i = end
+        else:
+            op = next((o for o in _OPS if text.startswith(o, i)), None)
+            if op is None:
+                raise StrategyCompileError(
+                    f"unexpected character {ch!r}", phrase=ch, position=i, suggestion=None
+                )
+            normal = {"=>": ">=", "=<": "<=", "==": "="}.get(op, op)
+            out.append(Token(OP, normal, i, i + len(op)))
+            i += len(op)
+    out.append(Token(END, "", n, n))
+    return out
+
+
+def _number(text: str, i: int, out: list[Token]) -> int:
+    start = i
+    while i < len(text) and (text[i].isdigit() or text[i] in "._"):
+        if text[i] == "." and not (i + 1 < len(text) and text[i + 1].isdigit()):
+            break
+        i += 1
+    raw = text[start:i].replace("_", "")
+    value = float(raw)
+    pct = False
+    if i < len(text) and text[i] == "%":
+        pct = True
+        i += 1
+    out.append(Token(NUM, raw + ("%" if pct else ""), start, i, value=value, pct=pct))
+    return i
+
+
+def _word(text: str, i: int, out: list[Token]) -> int:
+    start = i
+    i += 1
+    while i < len(text) and text[i].isalpha():
+        i += 1
+    word = text[start:i].lower()
+    if word in NUMBER_WORDS:
+        out.append(Token(NUM, word, start, i, value=NUMBER_WORDS[word]))
+    elif word == "percent" and out and out[-1].kind == NUM and not out[-1].pct:
+        last = out.pop()
+        out.append(Token(NUM, last.text + "%", last.pos, i, value=last.value, pct=True))
+    elif word not in FILLERS:
+        out.append(Token(WORD, STEMS.get(word, word), start, i))
+    return i
+
+
+def _apostrophe(text: str, i: int) -> int:
+    # Possessive "'s" (candle's, EMA's) carries no meaning here.
+    if text[i + 1 : i + 2].lower() == "s" and not text[i + 2 : i + 3].isalpha():
+        return i + 2
+    return i + 1
+
+
+def _is_hyphen(text: str, i: int) -> bool:
+    """A '-' joining two words ("14-period", "x-over") rather than a minus sign."""
+    before = text[i - 1] if i > 0 else " "
+    after = text[i + 1] if i + 1 < len(text) else " "
+    return before.isalnum() and after.isalpha()

@@ -1,0 +1,158 @@
+"""The vocabulary as data: indicators, their names, parameters, outputs, value ranges and warm-up.
+
+A new indicator is one `IndSpec` entry here plus one kernel call in `compiler.py`.
+
+Example:
+    >>> SPECS["rsi"].display
+    'RSI'
+    >>> SPECS["macd"].lookback((12, 26, 9), "signal")
+    33
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+INF = math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One indicator parameter: its name, default, whether it must be a whole number, its range."""
+
+    name: str
+    default: float
+    integer: bool = True
+    low: float = 1.0
+    high: float = 10_000.0
+
+
+@dataclass(frozen=True, slots=True)
+class IndSpec:
+    """How an indicator is named, parameterised, bounded and warmed up."""
+
+    key: str
+    display: str
+    aliases: tuple[str, ...]
+    params: tuple[Param, ...]
+    outputs: tuple[str, ...] = ("",)
+    sourced: bool = False
+    bounds: tuple[float, float] = (-INF, INF)
+    warmup: Callable[[tuple[float, ...], str], int] = lambda p, o: int(p[0]) - 1
+
+    def lookback(self, params: tuple[float, ...], output: str) -> int:
+        """Index of the first defined value on a series defined from index 0."""
+        return self.warmup(params, output)
+
+
+def _period(default: int, low: int = 1) -> tuple[Param, ...]:
+    return (Param("period", default, low=low),)
+
+
+MULT = Param("multiplier", 2.0, integer=False, low=0.01, high=100.0)
+
+SPECS: dict[str, IndSpec] = {
+    s.key: s
+    for s in (
+        IndSpec("sma", "SMA", ("sma", "simple moving average", "moving average", "ma", "average", "mean"),
+                _period(20), sourced=True),
+        IndSpec("ema", "EMA", ("ema", "exponential moving average", "exponential average"),
+                _period(20), sourced=True),
+        IndSpec("wma", "WMA", ("wma", "weighted moving average", "linear weighted moving average"),
+                _period(20), sourced=True),
+        IndSpec("vwap", "VWAP", ("vwap", "volume weighted average price"),
+                (Param("period", 0, low=0),), warmup=lambda p, o: max(int(p[0]) - 1, 0)),
+        IndSpec("rsi", "RSI", ("rsi", "relative strength index", "relative strength"),
+                _period(14), sourced=True, bounds=(0.0, 100.0), warmup=lambda p, o: int(p[0])),
+        IndSpec("stoch", "stochastic", ("stochastic", "stoch", "stochastic oscillator", "stochastics"),
+                (Param("k", 14), Param("slow_k", 3), Param("slow_d", 3)), outputs=("%k", "%d"),
+                bounds=(0.0, 100.0),
+                warmup=lambda p, o: int(p[0]) + int(p[1]) - 2 + (int(p[2]) - 1 if o == "%d" else 0)),
+        IndSpec("macd", "MACD", ("macd",),
+                (Param("fast", 12), Param("slow", 26), Param("signal", 9)),
+                outputs=("line", "signal", "histogram"),
+                warmup=lambda p, o: int(p[1]) - 1 + (int(p[2]) - 1 if o != "line" else 0)),
+        IndSpec("cci", "CCI", ("cci", "commodity channel index"), _period(20, low=2)),
+        IndSpec("willr", "Williams %R", ("williams %r", "williams r", "williams percent r", "%r",
+                                         "willr", "williams"),
+                _period(14), bounds=(-100.0, 0.0)),
+        IndSpec("roc", "ROC", ("roc", "rate of change", "percent change", "price change"),
+                _period(10), sourced=True, bounds=(-100.0, INF), warmup=lambda p, o: int(p[0])),
+        IndSpec("atr", "ATR", ("atr", "average true range"), _period(14), bounds=(0.0, INF),
+                warmup=lambda p, o: int(p[0])),
+        IndSpec("bb", "Bollinger", ("bollinger", "bollinger band", "bb"),
+                (Param("period", 20, low=2), MULT), outputs=("upper", "middle", "lower", "bandwidth"),
+                warmup=lambda p, o: int(p[0]) - 1),
+        IndSpec("keltner", "Keltner", ("keltner", "keltner channel"),
+                (Param("period", 20), MULT), outputs=("upper", "middle", "lower"),
+                warmup=lambda p, o: int(p[0]) - (1 if o == "middle" else 0)),
+        IndSpec("donchian", "Donchian", ("donchian", "donchian channel"),
+                _period(20), outputs=("upper", "middle", "lower")),
+        IndSpec("max", "highest", ("highest",), _period(20), sourced=True),
+        IndSpec("min", "lowest", ("lowest",), _period(20), sourced=True),
+    )
+}
+
+ALIASES: dict[tuple[str, ...], str] = {
+    tuple(alias.split()): spec.key for spec in SPECS.values() for alias in spec.aliases
+}
+
+FIELDS: dict[tuple[str, ...], str] = {
+    ("open",): "open",
+    ("opening", "price"): "open",
+    ("high",): "high",
+    ("low",): "low",
+    ("close",): "close",
+    ("closing", "price"): "close",
+    ("close", "price"): "close",
+    ("price",): "close",
+    ("volume",): "volume",
+    ("typical", "price"): "typical",
+    ("hlc3",): "typical",
+}
+
+FIELD_BOUNDS: dict[str, tuple[float, float]] = {"volume": (0.0, INF)}
+
+OUTPUT_WORDS: dict[str, dict[tuple[str, ...], str]] = {
+    "macd": {("line",): "line", ("signal", "line"): "signal", ("signal",): "signal",
+             ("histogram",): "histogram", ("hist",): "histogram"},
+    "stoch": {("%k",): "%k", ("k",): "%k", ("%d",): "%d", ("d",): "%d"},
+    "bb": {("upper",): "upper", ("middle",): "middle", ("lower",): "lower", ("mid",): "middle",
+           ("bandwidth",): "bandwidth", ("width",): "bandwidth", ("band", "width"): "bandwidth",
+           ("basis",): "middle"},
+    "keltner": {("upper",): "upper", ("middle",): "middle", ("lower",): "lower"},
+    "donchian": {("upper",): "upper", ("middle",): "middle", ("lower",): "lower"},
+}
+
+# Output words that may come before the indicator name ("upper Bollinger band").
+PREFIX_OUTPUTS = {"upper": "upper", "middle": "middle", "lower": "lower", "mid": "middle",
+                  "top": "upper", "bottom": "lower"}
+
+# Words that end an indicator phrase without meaning anything ("the upper Bollinger band").
+NOISE_AFTER = {"band", "channel", "line", "indicator", "oscillator"}
+
+COMPARATORS: dict[tuple[str, ...], str] = {
+    ("above",): ">", ("over",): ">", ("greater",): ">", ("higher",): ">", ("more",): ">",
+    ("exceed",): ">", ("exceeds",): ">", (">",): ">",
+    ("below",): "<", ("under",): "<", ("less",): "<", ("lower",): "<", ("beneath",): "<",
+    ("<",): "<",
+    ("at", "least"): ">=", (">=",): ">=", ("greater", "or", "equal"): ">=",
+    ("at", "most"): "<=", ("<=",): "<=", ("less", "or", "equal"): "<=",
+    ("equal",): "=", ("=",): "=",
+}
+
+CANDLE_UNITS = {"candle"}
+
+# Every word the parser understands, for "did you mean" suggestions.
+VOCABULARY: frozenset[str] = frozenset(
+    {w for key in ALIASES for w in key}
+    | {w for key in FIELDS for w in key}
+    | {w for table in OUTPUT_WORDS.values() for key in table for w in key}
+    | {w for key in COMPARATORS for w in key if w.isalpha()}
+    | set(PREFIX_OUTPUTS)
+    | set(
+        ["and", "or", "not", "both", "either", "while", "with", "after", "cross", "break", "rise", "fall", "turn", "positive", "negative", "make", "new", "in", "row", "consecutive", "green", "red", "bullish", "bearish", "candle", "ago", "previous", "prior", "last", "past", "of", "between", "within", "plus", "minus", "times", "divided", "by", "x", "trend", "return", "broken", "upward", "downward", "up", "down", "take", "profit", "stop", "loss", "entry", "risk", "reward", "ratio", "buy", "sell", "long", "short", "limit", "enter", "percent"]
+    )
+)

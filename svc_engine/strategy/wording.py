@@ -1,0 +1,210 @@
+"""Canonical wording: the tree back to words, one fixed phrasing per node, that parses to the same tree.
+
+Example:
+    >>> from svc_engine.strategy import ast as A
+    >>> render(A.And((A.Cross("above", A.Ind("rsi", (14,)), A.Num(30.0)),
+    ...               A.Compare(">", A.Field("close"), A.Ind("ema", (200,))))))
+    'RSI(14) crosses above 30 and close is above EMA(200)'
+"""
+
+from __future__ import annotations
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.vocab import SPECS
+
+COMPARE_WORDS = {">": "is above", "<": "is below", ">=": "is at least", "<=": "is at most", "=": "equals"}
+ARITH_WORDS = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
+FIELD_WORDS = {"typical": "typical price"}
+TREND_WORDS = {
+    "break_up": "a trend line breaks upward",
+    "break_down": "a trend line breaks downward",
+    "break": "a trend line breaks",
+    "return_up": "price returns to the trend line broken upward",
+    "return_down": "price returns to the trend line broken downward",
+    "return": "price returns to the broken trend line",
+}
+
+
+def fmt(value: float) -> str:
+    """A number as written: no trailing ``.0``.
+
+    >>> fmt(2.0), fmt(1.5), fmt(-0.25)
+    ('2', '1.5', '-0.25')
+    """
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
+
+
+def render(node: A.Node) -> str:
+    """Canonical wording of a condition or a value.
+
+    >>> from svc_engine.strategy import ast as A
+    >>> render(A.Lag(A.Field("close"), 1))
+    'previous close'
+    """
+    method = _RENDERERS.get(type(node))
+    if method is None:
+        raise TypeError(f"no wording for {type(node).__name__}")
+    return method(node)
+
+
+def render_exit(kind: str, side: str, target: A.Node) -> str:
+    """Canonical wording of a take-profit ("tp") or stop-loss ("sl") for a position side.
+
+    >>> from svc_engine.strategy import ast as A
+    >>> render_exit("sl", "short", A.PctTarget(1.0))
+    'stop loss 1% above entry'
+    """
+    label = "take profit" if kind == "tp" else "stop loss"
+    up = (side == "long") == (kind == "tp")
+    way = "above" if up else "below"
+    if isinstance(target, A.PctTarget):
+        return f"{label} {fmt(target.pct)}% {way} entry"
+    if isinstance(target, A.AtrTarget):
+        return f"{label} {fmt(target.mult)} x ATR({target.period}) {way} entry"
+    if isinstance(target, A.RiskReward):
+        return f"{label} at risk reward {fmt(target.ratio)}"
+    assert isinstance(target, A.LevelTarget)
+    return f"{label} at {render(target.expr)}"
+
+
+# ---- values --------------------------------------------------------------------------------------
+
+_ADDITIVE = 1
+_MULTIPLICATIVE = 2
+_ATOM = 3
+
+
+def _level(node: A.Node) -> int:
+    if isinstance(node, A.Arith):
+        return _ADDITIVE if node.op in "+-" else _MULTIPLICATIVE
+    if isinstance(node, A.PctOff) or (isinstance(node, A.Num) and node.value < 0):
+        return _MULTIPLICATIVE
+    return _ATOM
+
+
+def _wrap(node: A.Node, minimum: int) -> str:
+    text = render(node)
+    return f"({text})" if _level(node) < minimum else text
+
+
+def _num(node: A.Num) -> str:
+    return fmt(node.value)
+
+
+def _field(node: A.Field) -> str:
+    return FIELD_WORDS.get(node.name, node.name)
+
+
+def _ind(node: A.Ind) -> str:
+    spec = SPECS[node.name]
+    params = ", ".join(fmt(p) for p in node.params)
+    if node.name in ("max", "min"):
+        source = render(node.source) if node.source is not None else "close"
+        return f"{spec.display} {source} of the last {params} candles"
+    if node.name == "vwap":
+        base = "VWAP" if node.params == (0,) else f"VWAP({params})"
+    elif node.name == "macd":
+        base = f"MACD {node.output}({params})"
+    elif node.name == "stoch":
+        base = f"stochastic {node.output.upper()}({params})"
+    elif node.name == "bb":
+        base = (f"Bollinger bandwidth({params})" if node.output == "bandwidth"
+                else f"{node.output} Bollinger band({params})")
+    elif node.name in ("keltner", "donchian"):
+        base = f"{node.output} {spec.display} channel({params})"
+    else:
+        base = f"{spec.display}({params})"
+    if node.source is not None:
+        base += f" of {_wrap(node.source, _ATOM)}"
+    return base
+
+
+def _lag(node: A.Lag) -> str:
+    if node.n == 1 and isinstance(node.expr, A.Field):
+        return f"previous {render(node.expr)}"
+    unit = "candle" if node.n == 1 else "candles"
+    return f"{_wrap(node.expr, _ATOM)} {node.n} {unit} ago"
+
+
+def _arith(node: A.Arith) -> str:
+    own = _level(node)
+    right_min = own + 1 if node.op in "-/" else own
+    return f"{_wrap(node.left, own)} {ARITH_WORDS[node.op]} {_wrap(node.right, right_min)}"
+
+
+def _pctoff(node: A.PctOff) -> str:
+    way = "above" if node.pct > 0 else "below"
+    return f"{fmt(abs(node.pct))}% {way} {_wrap(node.expr, _ATOM)}"
+
+
+# ---- conditions ----------------------------------------------------------------------------------
+
+
+def _compare(node: A.Compare) -> str:
+    right = node.right
+    if isinstance(right, A.PctOff) and (node.op, right.pct > 0) in ((">", True), ("<", False)):
+        return f"{render(node.left)} is {render(right)}"
+    return f"{render(node.left)} {COMPARE_WORDS[node.op]} {render(right)}"
+
+
+def _cross(node: A.Cross) -> str:
+    return f"{render(node.left)} crosses {node.direction} {render(node.right)}"
+
+
+def _between(node: A.Between) -> str:
+    return f"{render(node.expr)} is between {render(node.low)} and {render(node.high)}"
+
+
+def _within(node: A.Within) -> str:
+    return f"{render(node.expr)} is within {fmt(node.pct)}% of {render(node.ref)}"
+
+
+def _streak(node: A.Streak) -> str:
+    verb = "rises" if node.direction == "rise" else "falls"
+    return f"{render(node.expr)} {verb} for {node.n} candles in a row"
+
+
+def _candles(node: A.Candles) -> str:
+    return f"{node.n} {node.color} candles in a row"
+
+
+def _new_extreme(node: A.NewExtreme) -> str:
+    return f"{render(node.expr)} makes a new {node.n}-candle {node.kind}"
+
+
+def _trend(node: A.TrendEvent) -> str:
+    return TREND_WORDS[node.event]
+
+
+def _compound(node: A.Node) -> bool:
+    return isinstance(node, A.And | A.Or | A.Not | A.After)
+
+
+def _after(node: A.After) -> str:
+    def part(n: A.Node) -> str:
+        return f"({render(n)})" if _compound(n) else render(n)
+
+    return f"{part(node.cond)} after {part(node.prior)}"
+
+
+def _and(node: A.And) -> str:
+    return " and ".join(f"({render(n)})" if isinstance(n, A.Or) else render(n) for n in node.items)
+
+
+def _or(node: A.Or) -> str:
+    return " or ".join(f"({render(n)})" if isinstance(n, A.Or) else render(n) for n in node.items)
+
+
+def _not(node: A.Not) -> str:
+    inner = node.item
+    return f"not ({render(inner)})" if isinstance(inner, A.And | A.Or) else f"not {render(inner)}"
+
+
+_RENDERERS = {
+    A.Num: _num, A.Field: _field, A.Ind: _ind, A.Lag: _lag, A.Arith: _arith, A.PctOff: _pctoff,
+    A.Compare: _compare, A.Cross: _cross, A.Between: _between, A.Within: _within, A.Streak: _streak,
+    A.Candles: _candles, A.NewExtreme: _new_extreme, A.TrendEvent: _trend, A.After: _after,
+    A.And: _and, A.Or: _or, A.Not: _not,
+}
