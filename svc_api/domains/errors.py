@@ -21,6 +21,7 @@ class DomainError(Exception):
     """
 
     status: int = 400
+    error: str = "invalid_request"
     code: str | None = None
 
 
@@ -34,28 +35,33 @@ class Unauthenticated(DomainError):
     """Wrong e-mail or password: a business 401 without ``code`` (it does not sign anyone out)."""
 
     status = 401
+    error = "invalid_login"
 
 
 class Forbidden(DomainError):
     """The caller may not do this (403)."""
 
     status = 403
+    error = "forbidden"
 
 
 class NotFound(DomainError):
     """No such record for this caller (404)."""
 
     status = 404
+    error = "not_found"
 
 
 class Conflict(DomainError):
     """Duplicate or conflicting state (409)."""
 
     status = 409
+    error = "conflict"
 
 
 class InsufficientCredits(DomainError):
     """The balance does not cover the amount (402)."""
 
     status = 402
+    error = "insufficient_credits"
     code = "insufficient_credits"

@@ -1,0 +1,89 @@
+"""Public routes: ``GET /`` (platform config), ``GET /health``, and the ``/tradingdata`` types
+``platform_notifications`` and ``changelog``.
+
+Example:
+    >>> sorted(TRADINGDATA)
+    ['changelog', 'platform_notifications']
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from svc_api.domains import changelog, notifications, platform
+from svc_api.routes.context import Services
+from svc_api.routes.dispatch import Call, Operation
+from svc_api.store.engine import StoreUnavailable
+
+logger = logging.getLogger("svc_api")
+_COINS_TTL = 60.0
+
+
+def _coins(services: Services) -> list[str]:
+    try:
+        return platform.supported_coins(services.settings.data_dir)
+    except (ImportError, OSError) as exc:
+        logger.warning("supported coins unavailable: %s", exc)
+        return []
+
+
+async def root(request: Request) -> JSONResponse:
+    """``GET /``: the Platform config (coins cached for a minute)."""
+    services: Services = request.app.state.services
+    settings = services.settings
+    coins = await run_in_threadpool(services.cached, "supported_coins", _COINS_TTL, lambda: _coins(services))
+    return JSONResponse(
+        platform.platform_config(
+            general=settings.general_message,
+            banner_urls=settings.banner_urls,
+            app_version=settings.app_version,
+            coins=coins,
+        )
+    )
+
+
+async def health(request: Request) -> JSONResponse:
+    """``GET /health``: 200 when the store answers, else 503 with ``reason: store_unavailable``."""
+    services: Services = request.app.state.services
+    settings = services.settings
+
+    def check() -> bool:
+        try:
+            return services.store.ping()
+        except StoreUnavailable:
+            return False
+
+    if await run_in_threadpool(check):
+        return JSONResponse({"status": "ok", "store": "ok"})
+    return JSONResponse(
+        {
+            "error": "service_unavailable",
+            "reason": "store_unavailable",
+            "retry_after": settings.store_retry_after,
+        },
+        status_code=503,
+        headers={"Retry-After": str(settings.store_retry_after)},
+    )
+
+
+def _platform_notifications(call: Call) -> dict[str, Any]:
+    limit = call.page(20, 1, 50, clamp=True)
+    with call.store.read() as conn:
+        items = notifications.platform_announcements(conn, limit=limit)
+    return {"notifications": items, "count": len(items)}
+
+
+def _changelog(call: Call) -> dict[str, Any]:
+    limit = call.page(50, 1, 200, clamp=True)
+    return changelog.changelog(limit=limit, min_version=call.params.get("min_version"))
+
+
+TRADINGDATA: dict[str, Operation] = {
+    "platform_notifications": Operation(_platform_notifications, access="public"),
+    "changelog": Operation(_changelog, access="public"),
+}
