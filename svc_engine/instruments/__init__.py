@@ -25,6 +25,7 @@ from svc_engine.instruments.universe import (
     UnknownInstrumentError,
     check_market,
     display_symbol,
+    is_crypto_market,
     resolve,
     universe,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "display_symbol",
     "format_price",
     "format_quantity",
+    "is_crypto_market",
     "manifest",
     "precision",
     "resolve",

@@ -126,8 +126,12 @@ def _decimal(value: float | int | str | Decimal, what: str) -> Decimal:
     return exact
 
 
-def _fit(value: Decimal, size: Decimal, digits: int, rounding: str) -> str:
-    fitted = ((value / size).to_integral_value(rounding=rounding) * size).quantize(Decimal(1).scaleb(-digits))
+def _fit(value: Decimal, size: Decimal, digits: int, rounding: str, what: str) -> str:
+    try:
+        steps = (value / size).to_integral_value(rounding=rounding)
+        fitted = (steps * size).quantize(Decimal(1).scaleb(-digits))
+    except InvalidOperation:
+        raise ValueError(f"{what} {value} is too large to format") from None
     return str(fitted.copy_abs() if fitted.is_zero() else fitted)  # never print "-0.00"
 
 
@@ -139,7 +143,7 @@ def format_price(market: str, symbol: str, price: float | int | str | Decimal) -
         ('0.01', '151.200')
     """
     rules = precision(market, symbol)
-    return _fit(_decimal(price, "price"), rules.tick_size, rules.price_precision, ROUND_HALF_UP)
+    return _fit(_decimal(price, "price"), rules.tick_size, rules.price_precision, ROUND_HALF_UP, "price")
 
 
 def format_quantity(market: str, symbol: str, quantity: float | int | str | Decimal) -> str:
@@ -150,4 +154,5 @@ def format_quantity(market: str, symbol: str, quantity: float | int | str | Deci
         ('1234', '3')
     """
     rules = precision(market, symbol)
-    return _fit(_decimal(quantity, "quantity"), rules.step_size, rules.quantity_precision, ROUND_DOWN)
+    value = _decimal(quantity, "quantity")
+    return _fit(value, rules.step_size, rules.quantity_precision, ROUND_DOWN, "quantity")

@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
-from svc_engine.instruments.universe import check_market
+from svc_engine.instruments.universe import is_crypto_market
 
 _DAY_MS = 86_400_000
 
@@ -91,8 +91,9 @@ def avg_daily_quote_volume(klines: pl.DataFrame, timeframe: str) -> float:
 def spread_pct_for(market: str, klines: pl.DataFrame, timeframe: str) -> float:
     """The full spread in percent that a backtest of ``klines`` pays by default.
 
-    Crypto: the tier of the series' average daily quote volume. Other markets, and a crypto series
-    with no volume at all: the low-volume fallback.
+    Crypto (``crypto`` and imported venues such as ``crypto_futures``): the tier of the series'
+    average daily quote volume. Every other market, and a crypto series with no volume at all: the
+    low-volume fallback.
 
     Example:
         >>> day = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
@@ -101,7 +102,7 @@ def spread_pct_for(market: str, klines: pl.DataFrame, timeframe: str) -> float:
         (0.02, 0.1)
     """
     timeframe_ms(timeframe)
-    if check_market(market) != "crypto":
+    if not is_crypto_market(market):
         return FALLBACK_TIER.spread_pct
     volume = avg_daily_quote_volume(klines, timeframe)
     if volume <= 0:

@@ -139,17 +139,27 @@ def universe(market: str | None = None) -> list[Instrument]:
     return [i for i in _UNIVERSE if i.market == key]
 
 
+def is_crypto_market(market: str) -> bool:
+    """Whether a dataset market holds crypto pairs: ``crypto`` and imported venues such as ``crypto_futures``.
+
+    Example:
+        >>> is_crypto_market("crypto_futures"), is_crypto_market("forex")
+        (True, False)
+    """
+    return str(market).strip().lower().startswith("crypto")
+
+
 def display_symbol(market: str, symbol: str) -> str:
     """The symbol shown to users: the base coin for a crypto USDT pair, the ticker elsewhere.
 
-    Works for imported pairs outside the built-in universe too.
+    Works for imported pairs and dataset markets outside the built-in universe too.
 
     Example:
         >>> display_symbol("crypto", "pepeusdt"), display_symbol("forex", "EURUSD")
         ('PEPE', 'EURUSD')
     """
-    key, sym = check_market(market), _norm(symbol)
-    if key == "crypto" and sym.endswith(CRYPTO_QUOTE) and len(sym) > len(CRYPTO_QUOTE):
+    sym = _norm(symbol)
+    if is_crypto_market(market) and sym.endswith(CRYPTO_QUOTE) and len(sym) > len(CRYPTO_QUOTE):
         return sym[: -len(CRYPTO_QUOTE)]
     return sym
 

@@ -126,6 +126,8 @@ def test_display_symbol() -> None:
     assert display_symbol("crypto", "USDT") == "USDT"
     assert display_symbol("crypto", "ETHBTC") == "ETHBTC"
     assert display_symbol("commodities", "gold") == "GOLD"
+    assert display_symbol("crypto_futures", "XRPUSDT") == "XRP"
+    assert display_symbol("us_stocks_yahoo", "nvda") == "NVDA"
 
 
 # ---- precision manifest ----------------------------------------------------------------------
@@ -201,6 +203,7 @@ def test_format_quantity_rounds_down(market: str, symbol: str, value: object, ex
     ("abc", "price 'abc' is not a number"),
     (float("nan"), "price nan is not finite"),
     (float("inf"), "price inf is not finite"),
+    (1e40, "price 1E\\+40 is too large to format"),
 ])
 def test_format_refuses_non_numbers(value: object, message: str) -> None:
     with pytest.raises(ValueError, match=f"^{message}$"):
@@ -250,5 +253,5 @@ def test_spread_by_tier_for_crypto_fallback_elsewhere() -> None:
     assert spread_pct_for("FOREX", _hourly(2, 25e6), "1h") == 0.10
     with pytest.raises(ValueError, match="unknown timeframe '7m'"):
         spread_pct_for("crypto", _hourly(2, 1e6), "7m")
-    with pytest.raises(UnknownInstrumentError, match="unknown market 'stocks'"):
-        spread_pct_for("stocks", _hourly(2, 1e6), "1h")
+    assert spread_pct_for("crypto_futures", _hourly(2, 25e6), "1h") == 0.02  # an imported crypto venue
+    assert spread_pct_for("cfd", _hourly(2, 25e6), "1h") == 0.10  # any other dataset market
