@@ -33,7 +33,7 @@ _SUFFIXES = (".csv", ".zip", ".parquet")
 Progress = Callable[[int, int, str], None]
 
 __all__ = ["FORMATS", "TIME_UNITS", "ImportResult", "import_paths", "parquet_name", "read_csv_klines",
-           "read_dump", "read_parquet_klines"]
+           "read_dump", "read_parquet_klines", "read_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,31 @@ def import_paths(
     return results
 
 
+def read_path(
+    path: str | Path, *, format: str = "auto", mapping: Mapping[str, str] | None = None,
+    time_unit: str = "auto",
+) -> list[tuple[str, pl.DataFrame, str | None]]:
+    """Read one file as an import would, writing nothing: ``(source, frame, timeframe or None)``.
+
+    Example:
+        >>> read_path("/nonexistent.zip")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: no such file or directory: /nonexistent.zip
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    kind = _kind(path, format)
+    if kind == "binance":
+        tf = (dump_name(path) or (None, None))[1]
+        return [(src, df, tf) for src, df in read_dump(path)]
+    if kind == "parquet":
+        return [(str(path), read_parquet_klines(path), parquet_name(path)[2])]
+    tf = parquet_name(path.with_suffix(".parquet"))[2]
+    return [(str(path), read_csv_klines(path, mapping=mapping, time_unit=time_unit), tf)]
+
+
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
@@ -122,16 +147,17 @@ def _kind(path: Path, format: str) -> str:
 def _read(path: Path, format: str, opts: dict[str, str | None], mapping: Mapping[str, str] | None,
           time_unit: str) -> list[_Piece]:
     kind = _kind(path, format)
+    market: str | None = None
     if kind == "binance":
-        sym, tf = dump_name(path) or (None, None)
-        key = _key(path, opts, "crypto", sym, tf)
-        return [_Piece(key, src, df) for src, df in read_dump(path)]
-    if kind == "parquet":
-        key = _key(path, opts, *parquet_name(path))
-        return [_Piece(key, str(path), read_parquet_klines(path))]
-    _, sym, tf = parquet_name(path.with_suffix(".parquet"))
-    key = _key(path, opts, None, sym if tf else None, tf)
-    return [_Piece(key, str(path), read_csv_klines(path, mapping=mapping, time_unit=time_unit))]
+        market, (sym, tf) = "crypto", dump_name(path) or (None, None)
+    elif kind == "parquet":
+        market, sym, tf = parquet_name(path)
+    else:
+        _, sym, tf = parquet_name(path.with_suffix(".parquet"))
+        sym = sym if tf else None
+    key = _key(path, opts, market, sym, tf)
+    return [_Piece(key, src, df) for src, df, _ in read_path(path, format=kind, mapping=mapping,
+                                                             time_unit=time_unit)]
 
 
 def _key(path: Path, opts: dict[str, str | None], market: str | None, symbol: str | None,
