@@ -517,19 +517,11 @@ def portfolio_sweep_nb(
                     fate[k] = F_COIN_BUSY
                 else:
                     anchor[ci], has_anchor[ci], state[ci], cur[ci] = a, True, 1, k
-                    lo_, hi_ = off[ci], off[ci + 1]
-                    ensure_fill_nb(
-                        memo,
-                        k,
-                        t[lo_:hi_],
-                        o[lo_:hi_],
-                        h[lo_:hi_],
-                        lo[lo_:hi_],
-                        a,
-                        side[k],
-                        limit[k],
-                        t[lo_ + a] + tf_ms + wait_ms,
-                    )
+                    b, z = off[ci], off[ci + 1]
+                    deadline = t[b + a] + tf_ms + wait_ms
+                    ensure_fill_nb(memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline)
+                    if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
+                        fate[k], state[ci] = F_EXPIRED, 0
         value = cash
         for ci in range(nc):
             if state[ci] == 2:

@@ -295,7 +295,7 @@ def test_estimate_full_range_counts_every_candle_one_chunk_per_coin(store: DataS
         "total_candles": 6000,
         "candles_by_coin": {"BTCUSDT": 3000, "ETHUSDT": 3000},
         "estimated_cost_credits": 3,
-        "estimated_duration_seconds": 0.501,
+        "estimated_duration_seconds": 0.502,
     }
 
 
@@ -332,9 +332,9 @@ def test_cost_and_duration_formulas() -> None:
     assert estimate_cost_credits(4_351_448, 44, "range") == 88
     assert estimate_cost_credits(72_540, 25, "full_range") == 26
     assert estimate_cost_credits(60_000, 20, "portfolio") == 23
-    assert estimate_duration_seconds(4_000_000, 1, 1) == 2.5
-    assert estimate_duration_seconds(4_000_000, 4, 4) == 1.0
-    assert estimate_duration_seconds(4_000_000, 4, 3) == 1.5
+    assert estimate_duration_seconds(3_000_000, 1, 1) == 2.5
+    assert estimate_duration_seconds(3_000_000, 4, 4) == 1.0
+    assert estimate_duration_seconds(3_000_000, 4, 3) == 1.5
     with pytest.raises(ValueError, match="unknown mode 'run'"):
         estimate_cost_credits(1, 1, "run")
     with pytest.raises(ValueError, match="chunks and workers must be at least 1, got 0 and 1"):

@@ -1,0 +1,60 @@
+"""Tiny series builders and converters shared by the simulation tests."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+H = 3_600_000
+DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
+
+
+def bars(rows: list[tuple[float, float, float, float]], step: int = H, start: int = 0) -> pl.DataFrame:
+    """A kline frame from (open, high, low, close) rows, one candle per ``step`` ms."""
+    return pl.DataFrame(
+        {
+            "open_time": [start + n * step for n in range(len(rows))],
+            "open": [float(r[0]) for r in rows],
+            "high": [float(r[1]) for r in rows],
+            "low": [float(r[2]) for r in rows],
+            "close": [float(r[3]) for r in rows],
+            "volume": [1.0] * len(rows),
+        }
+    )
+
+
+def sigs(rows: list[tuple[int, str, float | None, float | None, float | None]]) -> pl.DataFrame:
+    """A signals frame from (open_time, side, limit, tp, sl) rows."""
+    return pl.DataFrame(
+        {
+            "open_time": [r[0] for r in rows],
+            "side": [r[1] for r in rows],
+            "limit_price": [r[2] for r in rows],
+            "tp_price": [r[3] for r in rows],
+            "sl_price": [r[4] for r in rows],
+        },
+        schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
+                "sl_price": pl.Float64},
+    )
+
+
+def candle_tuples(k: pl.DataFrame) -> list[tuple]:
+    """Candles as (open_time, open, high, low, close) tuples for the reference."""
+    return list(k.select("open_time", "open", "high", "low", "close").iter_rows())
+
+
+def signal_dicts(s: pl.DataFrame) -> list[dict[str, Any]]:
+    """Signals as dicts for the reference, in input order."""
+    return s.to_dicts()
+
+
+@cache
+def real(name: str) -> pl.DataFrame:
+    """A real series of ``../shared/datasets`` (``crypto/BTCUSDT-1m`` is read in part only)."""
+    path = DATASETS / f"{name}.parquet"
+    if name == "crypto/BTCUSDT-1m":
+        return pl.scan_parquet(path).slice(176_500, 2_000).collect()
+    return pl.read_parquet(path)

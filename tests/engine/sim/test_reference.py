@@ -1,0 +1,157 @@
+"""The engine agrees with the plain reference (tests/reference_sim.py) trade for trade, on slices
+of real series with generated signals and settings: long and short, clamp and reject, gaps,
+expiry, end of data, ranges, leverage; single coin and portfolio."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+import reference_sim as ref
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sim_helpers import DATASETS, candle_tuples, real, signal_dicts
+
+from svc_engine.sim import simulate, simulate_portfolio
+
+pytestmark = pytest.mark.skipif(not (DATASETS / "crypto").is_dir(), reason="real datasets not found")
+
+SERIES = ("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "crypto/BTCUSDT-1m", "crypto/BTCUSDT-4h")
+TF = {"crypto/ETHUSDT-1h": 3_600_000, "crypto/SOLUSDT-1h": 3_600_000, "crypto/BTCUSDT-1m": 60_000,
+      "crypto/BTCUSDT-4h": 14_400_000}
+START = {"crypto/BTCUSDT-4h": 1_800}  # around real gaps of the 4h file
+HYP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def series(draw: st.DrawFn) -> tuple[str, pl.DataFrame]:
+    name = draw(st.sampled_from(SERIES))
+    full = real(name)
+    n = draw(st.integers(20, 400))
+    first = START.get(name, 0) + draw(st.integers(0, min(len(full) - n, 1500)))
+    return name, full.slice(first, n)
+
+
+@st.composite
+def signal_frame(draw: st.DrawFn, k: pl.DataFrame) -> pl.DataFrame:
+    n = draw(st.integers(0, 40))
+    times, closes = k["open_time"].to_list(), k["close"].to_list()
+    rows = []
+    for _ in range(n):
+        at = draw(st.integers(0, len(times) - 1))
+        side = draw(st.sampled_from(["long", "short"]))
+        base = closes[at]
+        limit = draw(st.one_of(st.none(), st.floats(-0.03, 0.03).map(lambda u, b=base: b * (1 + u))))
+        ref_price = base if limit is None else limit
+        up = 1 if side == "long" else -1
+        tp = ref_price * (1 + up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.004, 0.01, 0.02, 0.05, 0.4])))
+        sl = ref_price * (1 - up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.003, 0.01, 0.03, 0.3, 0.7])))
+        if draw(st.integers(0, 30)) == 0:
+            tp = draw(st.sampled_from([None, math.nan, -1.0]))
+        rows.append((times[at], side, limit, tp, sl))
+    return pl.DataFrame(rows, schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64,
+                                      "tp_price": pl.Float64, "sl_price": pl.Float64}, orient="row")
+
+
+@st.composite
+def sim_settings(draw: st.DrawFn, tf_ms: int) -> dict:
+    futures = draw(st.booleans())
+    wait_candles = draw(st.sampled_from([1, 3, 10, 50, 500]))
+    s = {
+        "commission_pct": draw(st.sampled_from([0.0, 0.1, 0.2])),
+        "position_size_pct": draw(st.sampled_from([100.0, 50.0, 10.0])),
+        "min_candles_between_signals": draw(st.integers(0, 6)),
+        "max_wait_days": wait_candles * tf_ms / 86_400_000,
+        "min_profit_pct": draw(st.sampled_from([0.1, 0.5])),
+        "max_profit_pct": draw(st.sampled_from([3.0, 30.0])),
+        "min_loss_pct": draw(st.sampled_from([0.1, 0.5])),
+        "max_loss_pct": draw(st.sampled_from([2.0, 50.0])),
+        "signal_filter_mode": draw(st.sampled_from(["clamp", "reject"])),
+        "spread_pct": draw(st.sampled_from([0.0, 0.05, 0.3])),
+        "initial_balance": draw(st.sampled_from([100.0, 1000.0])),
+        "market_type": "futures" if futures else "spot",
+        "leverage": draw(st.sampled_from([1.0, 3.0, 50.0])) if futures else 1.0,
+    }
+    return s
+
+
+def close(a: float, b: float, tol: float = 1e-12) -> bool:
+    return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+
+
+def assert_same_trades(engine: pl.DataFrame, reference: list[ref.Trade], balance_tol: float = 1e-10) -> None:
+    assert engine.height == len(reference)
+    for row, t in zip(engine.iter_rows(named=True), reference, strict=True):
+        got = (row["signal_time"], row["fill_time"], row["exit_time"], row["side"], row["exit_reason"])
+        assert got == (t.signal_time, t.fill_time, t.exit_time, t.side, t.reason)
+        assert close(row["entry_price"], t.entry_price) and close(row["exit_price"], t.exit_price)
+        assert close(row["return_pct"] / 100, t.return_frac)
+        assert close(row["pnl"], t.pnl, balance_tol) and close(row["balance"], t.balance, balance_tol)
+
+
+def run_both(k: pl.DataFrame, s: pl.DataFrame, cfg: dict, tf_ms: int, rng: tuple | None):
+    start_ts, end_ts = rng if rng else (None, None)
+    engine = simulate(k, s, start_ts=start_ts, end_ts=end_ts, **cfg)
+    other = {x: v for x, v in cfg.items() if x not in ("spread_pct", "market_type")}
+    reference = ref.run_single(candle_tuples(k), signal_dicts(s), other, tf_ms=tf_ms,
+                               half_spread=cfg["spread_pct"] / 200, start_ts=start_ts, end_ts=end_ts)
+    return engine, reference
+
+
+@HYP
+@given(data=st.data())
+def test_single_coin_matches_reference(data: st.DataObject) -> None:
+    name, k = data.draw(series())
+    s = data.draw(signal_frame(k))
+    cfg = data.draw(sim_settings(TF[name]))
+    rng = None
+    if data.draw(st.booleans()):
+        t = k["open_time"].to_list()
+        a = data.draw(st.integers(0, len(t) - 1))
+        b = data.draw(st.integers(a, len(t) - 1))
+        rng = (t[a] // 1000, t[b] // 1000 + 1)
+    engine, reference = run_both(k, s, cfg, TF[name], rng)
+    assert_same_trades(engine.trades, reference.trades)
+    assert engine.all_positions["fate"].to_list() == reference.fates
+    eq = engine.equity["equity"].to_numpy()
+    np.testing.assert_allclose(eq, reference.equity, rtol=1e-10, atol=1e-10)
+    assert close(engine.summary["final_balance"], reference.final_balance, 1e-10)
+    assert close(engine.summary["max_drawdown_pct"], reference.max_drawdown_pct, 1e-9)
+    assert engine.summary["total_signals"] == sum(f in ("traded", "expired", "skipped_no_slot") for f in reference.fates)
+
+
+@HYP
+@given(data=st.data())
+def test_portfolio_matches_reference(data: st.DataObject) -> None:
+    n_coins = data.draw(st.integers(1, 4))
+    pool = data.draw(st.sampled_from([("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h"), ("crypto/BTCUSDT-1m",)]))
+    tf_ms = TF[pool[0]]
+    klines, signals = {}, {}
+    for n in range(n_coins):
+        full = real(pool[n % len(pool)])
+        size = data.draw(st.integers(20, 250))
+        first = data.draw(st.integers(0, min(len(full) - size, 1500)))
+        klines[f"C{n}"] = full.slice(first, size)
+        signals[f"C{n}"] = data.draw(signal_frame(klines[f"C{n}"]))
+    coins = data.draw(st.permutations(list(klines)))
+    divide = data.draw(st.integers(1, n_coins + 1))
+    cfg = data.draw(sim_settings(tf_ms))
+    cfg.pop("position_size_pct")
+    initial = cfg.pop("initial_balance")
+    engine = simulate_portfolio(klines, signals, coins=coins, divide=divide, initial_balance=initial, **cfg)
+    other = {x: v for x, v in cfg.items() if x not in ("spread_pct", "market_type")} | {"initial_balance": initial}
+    kw = {"tf_ms": tf_ms, "half_spread": dict.fromkeys(coins, cfg["spread_pct"] / 200)}
+    by_coin = {c: candle_tuples(k) for c, k in klines.items()}
+    sig_by_coin = {c: signal_dicts(s) for c, s in signals.items()}
+    reference = ref.run_portfolio(by_coin, sig_by_coin, other, coins=coins, divide=divide, **kw)
+    by_key = sorted(reference.trades, key=lambda t: (t.fill_time, coins.index(t.coin)))
+    assert engine.trades["coin"].to_list() == [t.coin for t in by_key]
+    assert_same_trades(engine.trades, by_key)
+    assert engine.all_positions["fate"].to_list() == reference.fates
+    np.testing.assert_allclose(engine.equity["equity"].to_numpy(), reference.equity, rtol=1e-10, atol=1e-10)
+    assert engine.summary["max_concurrent_positions"] == reference.max_open
+    best, conc = ref.recommended_divide(by_coin, sig_by_coin, other, coins=coins, **kw)
+    assert engine.recommended_divide["divide"] == best
+    assert engine.recommended_divide["max_concurrent_signals"] == conc
