@@ -36,7 +36,7 @@ CHUNK_CANDLES = 100_000
 CREDIT_CANDLES = 100_000
 #: Duration model: fixed overhead plus candles at this rate on each worker (measured, see docs).
 OVERHEAD_SECONDS = 0.5
-CANDLES_PER_SECOND_PER_WORKER = 2_000_000.0
+CANDLES_PER_SECOND_PER_WORKER = 1_500_000.0
 MODES = ("range", "full_range", "portfolio")
 
 
@@ -428,11 +428,11 @@ def estimate_cost_credits(total_candles: int, chunks: int, mode: str) -> int:
 
 
 def estimate_duration_seconds(total_candles: int, chunks: int, workers: int) -> float:
-    """Seconds a job should take: ``0.5 + ceil(chunks / workers) * (total_candles / chunks) / 2e6``,
-    i.e. chunks run ``workers`` at a time at 2 M candles per second each.
+    """Seconds a job should take: ``0.5 + ceil(chunks / workers) * (total_candles / chunks) / 1.5e6``,
+    i.e. chunks run ``workers`` at a time at 1.5 M candles per second each (load, evaluate, simulate).
 
     Example:
-        >>> estimate_duration_seconds(4_000_000, 4, 2)  # two waves of 1 M candles
+        >>> estimate_duration_seconds(3_000_000, 4, 2)  # two waves of 750 000 candles
         1.5
     """
     if chunks < 1 or workers < 1:
