@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from svc_engine.trend.api import SNAPSHOT, signal_to_api
 from svc_engine.trend.params import TrendParams
+from svc_engine.trend.sentiment import market_key, sentiment_history, sentiment_item, trend_indicator
 from svc_engine.trend.signals import SIGNAL_SCHEMA, break_events, detect_trends
 
 __all__ = [
@@ -18,5 +19,9 @@ __all__ = [
     "TrendParams",
     "break_events",
     "detect_trends",
+    "market_key",
+    "sentiment_history",
+    "sentiment_item",
     "signal_to_api",
+    "trend_indicator",
 ]
