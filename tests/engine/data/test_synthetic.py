@@ -12,7 +12,7 @@ import pytest
 
 from svc_engine.data.schema import validate_klines
 from svc_engine.data.store import DataStore
-from svc_engine.data.synthetic import END_MS, _regimes_nb, generate_market
+from svc_engine.data.synthetic import END_MS, _aggregate_nb, _log_path_nb, _regimes_nb, generate_market
 from svc_engine.instruments import precision, spread_pct_for, universe, volume_tier
 
 HOUR, DAY = 3_600_000, 86_400_000
@@ -251,3 +251,45 @@ def _avg_quote(path: Path) -> float:
     df = pl.read_parquet(path)
     return float(df.group_by(pl.col("open_time") // DAY).agg((pl.col("volume") * pl.col("close")).sum())
                  ["volume"].mean())
+
+
+# ---- the kernels on hand-computed cases -------------------------------------------------------------
+
+
+def _path(z: np.ndarray, regime: np.ndarray, *, steps: int = 4, sigma: float = 0.01, alpha: float = 0.0,
+          beta: float = 0.0, trend: float = 0.5, kappa: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    return _log_path_nb(z, np.ones(1), steps, sigma, regime.astype(np.int8), trend, kappa, alpha, beta)
+
+
+def test_trend_regime_drifts_by_its_strength() -> None:
+    x, sd = _path(np.zeros(12), np.array([1, 1, -1]))
+    per_step = 0.5 * 0.01 / 2.0  # trend * sigma / sqrt(steps)
+    assert np.allclose(x[[4, 8, 12]], [4 * per_step, 8 * per_step, 4 * per_step])
+    assert np.allclose(sd, 0.01)
+
+
+def test_range_regime_pulls_back_to_where_it_began() -> None:
+    z = np.zeros(16)
+    z[0] = 100.0  # a 1.0 jump in the first step of a ranging stretch
+    x, _ = _path(z, np.zeros(4))
+    assert np.allclose(x[[4, 8, 12, 16]], [1.0, 0.75, 0.5625, 0.421875])  # (1 - kappa) per bar
+
+
+def test_garch_variance_rises_after_a_shock_and_decays() -> None:
+    z = np.zeros(20)
+    z[1] = 4.0
+    _, sd = _path(z, np.zeros(5), alpha=0.1, beta=0.8)
+    per_bar = sd[::4] / 0.01
+    h1 = 0.1 + 0.1 * 4.0 + 0.8  # omega + alpha * (4 / sqrt(4))**2 + beta
+    assert per_bar[0] == 1.0 and per_bar[1] == pytest.approx(np.sqrt(h1))
+    assert per_bar[2] == pytest.approx(np.sqrt(0.1 + 0.8 * h1))
+    assert per_bar[1] > per_bar[2] > per_bar[3] > per_bar[4]  # back towards omega / (1 - beta) without shocks
+
+
+def test_aggregate_skips_the_overnight_step() -> None:
+    o = np.array([10.0, 11.0, 12.0, 13.0, 14.0, 15.0])
+    hi, lo, c = o + 0.5, o - 0.5, o + 0.25
+    v = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    bars = _aggregate_nb(o, hi, lo, c, v, 3, 1)
+    assert bars.tolist() == [[11.0, 14.0], [12.5, 15.5], [10.5, 13.5], [12.25, 15.25], [5.0, 11.0]]
+    assert _aggregate_nb(o, hi, lo, c, v, 3, 0)[:, 0].tolist() == [10.0, 12.5, 9.5, 12.25, 6.0]
