@@ -7,6 +7,8 @@ from decimal import Decimal
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from svc_engine.instruments import (
     FALLBACK_TIER,
@@ -255,3 +257,31 @@ def test_spread_by_tier_for_crypto_fallback_elsewhere() -> None:
         spread_pct_for("crypto", _hourly(2, 1e6), "7m")
     assert spread_pct_for("crypto_futures", _hourly(2, 25e6), "1h") == 0.02  # an imported crypto venue
     assert spread_pct_for("cfd", _hourly(2, 25e6), "1h") == 0.10  # any other dataset market
+
+
+# ---- properties of formatting ------------------------------------------------------------------------
+
+_SYMBOLS = [(i.market, i.symbol) for i in universe()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_SYMBOLS), st.decimals(min_value=0, max_value=10**9, places=9, allow_nan=False))
+def test_formatted_price_is_the_nearest_tick(instrument: tuple[str, str], value: Decimal) -> None:
+    rules = precision(*instrument)
+    text = format_price(*instrument, value)
+    price = Decimal(text)
+    decimals = len(text.partition(".")[2])
+    assert decimals == rules.price_precision
+    assert price % rules.tick_size == 0
+    assert abs(price - value) <= rules.tick_size / 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_SYMBOLS), st.decimals(min_value=0, max_value=10**9, places=9, allow_nan=False))
+def test_formatted_quantity_never_exceeds_the_input(instrument: tuple[str, str], value: Decimal) -> None:
+    rules = precision(*instrument)
+    text = format_quantity(*instrument, value)
+    quantity = Decimal(text)
+    assert len(text.partition(".")[2]) == rules.quantity_precision
+    assert quantity % rules.step_size == 0
+    assert Decimal(0) <= value - quantity < rules.step_size
