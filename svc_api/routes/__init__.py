@@ -58,8 +58,8 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/", platform.root, methods=["GET"]),
         Route("/health", platform.health, methods=["GET"]),
-        Route("/user", USER, methods=["POST"]),
-        Route("/backtest", BACKTEST, methods=["POST"]),
-        Route("/tradingdata", TRADINGDATA, methods=["GET"]),
+        Route("/user", USER.__call__, methods=["POST"]),
+        Route("/backtest", BACKTEST.__call__, methods=["POST"]),
+        Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),
         Mount("/education/v1", app=Router(routes=[])),
     ]

@@ -1,0 +1,144 @@
+"""Fixtures of the service tests: a database on SQLite and on PostgreSQL, the app, an HTTP client.
+
+Every store-backed test runs twice (``sqlite`` and ``postgres``). PostgreSQL tests get a fresh schema
+``t_<hex>`` (selected through ``search_path`` in the URL) that is dropped afterwards; they skip with
+the reason when the server at ``SVC_TEST_POSTGRES`` cannot be reached.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio.from_thread
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from svc_api.app import create_app
+from svc_api.settings import Settings
+
+POSTGRES = os.environ.get("SVC_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+SECRET = b"test-secret-key-0123456789abcdef"
+PASSWORD = "correct horse battery"
+
+
+def _postgres_admin() -> sa.Engine:
+    engine = sa.create_engine(POSTGRES, connect_args={"connect_timeout": 2}, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.OperationalError as exc:
+        pytest.skip(f"PostgreSQL not reachable at {POSTGRES}: {str(exc.orig).splitlines()[0]}")
+    return engine
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL whose connections use a fresh, empty schema (dropped after the test)."""
+    admin = _postgres_admin()
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{POSTGRES}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The same test on an SQLite file and on a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db' / 'svc.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    """Settings of a test service (empty data directory: no supported coins)."""
+    return Settings(
+        database_url=database_url,
+        secret_key=SECRET,
+        var_dir=tmp_path / "var",
+        data_dir=tmp_path / "data",
+    )
+
+
+class Api:
+    """A synchronous client of an app running in a background event loop, lifespan included."""
+
+    def __init__(self, app: Any, ip: str = "127.0.0.1") -> None:
+        self.app = app
+        self._portal_cm = anyio.from_thread.start_blocking_portal()
+        self.portal = self._portal_cm.__enter__()
+        self._lifespan = self.portal.wrap_async_context_manager(app.router.lifespan_context(app))
+        self._lifespan.__enter__()
+        transport = httpx.ASGITransport(app=app, client=(ip, 50000), raise_app_exceptions=False)
+        self.client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        return self.portal.call(partial(self.client.request, method, url, **kwargs))
+
+    def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", url, **kwargs)
+
+    def user(
+        self,
+        request_type: str,
+        body: dict[str, Any] | None = None,
+        *,
+        token: str | None = None,
+        key: tuple[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        """``POST /user?request_type=...`` with a session token or an API key pair."""
+        sent = dict(headers or {})
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        if key is not None:
+            sent["X-API-Key"], sent["X-API-Secret"] = key
+        return self.post("/user", params={"request_type": request_type}, json=body, headers=sent)
+
+    def register(self, email: str | None = None, **extra: Any) -> dict[str, Any]:
+        """Register a new account; returns the ``data`` of the reply."""
+        email = email or f"user-{uuid.uuid4().hex[:10]}@example.com"
+        reply = self.user("register", {"email": email, "password": PASSWORD, **extra})
+        assert reply.status_code == 200, reply.text
+        return reply.json()["data"] | {"email": email}
+
+    def close(self) -> None:
+        self.portal.call(self.client.aclose)
+        self._lifespan.__exit__(None, None, None)
+        self._portal_cm.__exit__(None, None, None)
+
+
+@pytest.fixture
+def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled)."""
+    monkeypatch.setenv("RATE_LIMIT_SCALE", "100")
+    made: list[Api] = []
+
+    def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1") -> Api:
+        api = Api(app if app is not None else create_app(settings), ip=ip)
+        made.append(api)
+        return api
+
+    yield make
+    for api in reversed(made):
+        api.close()
+
+
+@pytest.fixture
+def api(make_api: Any, settings: Settings) -> Api:
+    """A client of the service on the parametrised database."""
+    return make_api(settings)

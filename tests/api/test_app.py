@@ -1,0 +1,159 @@
+"""The app as a whole: platform config, health, dispatch, envelopes, headers of the middleware chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pytest
+
+from svc_api.settings import Settings
+
+if TYPE_CHECKING:
+    from tests.api.conftest import Api
+
+
+def test_platform_config_is_public_and_lists_no_coins_without_data(api: Api) -> None:
+    reply = api.get("/")
+    assert reply.status_code == 200
+    assert reply.json() == {
+        "GENERAL": "Welcome to svc.",
+        "banner_urls": [],
+        "supported_coins": [],
+        "app_version": "1.0.0",
+    }
+    assert reply.headers["x-correlation-id"].startswith("svc-")
+    assert reply.headers["x-ratelimit-limit"] == "2000"  # guest 20/min, scaled x100 in tests
+
+
+def _klines(n: int) -> pl.DataFrame:
+    t = [1_700_000_000_000 + i * 3_600_000 for i in range(n)]
+    return pl.DataFrame(
+        {
+            "open_time": t,
+            "open": [1.0] * n,
+            "high": [2.0] * n,
+            "low": [0.5] * n,
+            "close": [1.5] * n,
+            "volume": [10.0] * n,
+        }
+    )
+
+
+def test_supported_coins_come_from_the_data_store(make_api: Any, tmp_path: Path) -> None:
+    data = pytest.importorskip("svc_engine.data")
+    store = data.DataStore(tmp_path / "data")
+    for symbol in ("BTCUSDT", "ETHUSDT"):
+        store.write_klines("crypto", symbol, "1h", _klines(3))
+    store.write_klines("forex", "EURUSD", "1h", _klines(3))
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+        secret_key=b"k" * 32,
+        data_dir=tmp_path / "data",
+        general_message="Hello",
+        banner_urls=("https://cdn.example.com/b1.png",),
+    )
+    config = make_api(settings).get("/").json()
+    assert config["supported_coins"] == ["BTC", "ETH"]
+    assert config["GENERAL"] == "Hello"
+    assert config["banner_urls"] == ["https://cdn.example.com/b1.png"]
+
+
+def test_health_reports_the_store(api: Api) -> None:
+    assert api.get("/health").json() == {"status": "ok", "store": "ok"}
+
+
+@pytest.mark.parametrize(
+    "request_type", ["no_such_thing", "track_signal", "untrack_signal", "tracked_signals"]
+)
+def test_unknown_and_retired_request_types_are_405(api: Api, request_type: str) -> None:
+    token = api.register()["session_token"]
+    reply = api.user(request_type, token=token)
+    assert reply.status_code == 405
+    assert reply.json() == {
+        "error": "invalid_request_type",
+        "message": f"unknown request_type {request_type!r} for /user",
+    }
+    assert reply.headers["x-correlation-id"].startswith("svc-")
+
+
+def test_tradingdata_and_backtest_unknown_selectors_are_405(api: Api) -> None:
+    assert api.get("/tradingdata", params={"request_type": "tracked_signals"}).status_code == 405
+    assert api.get("/tradingdata").status_code == 405
+    reply = api.post("/backtest", params={"action": "nope"}, json={})
+    assert reply.status_code == 405
+    assert reply.json()["error"] == "invalid_action"
+
+
+def test_user_envelope_and_flat_tradingdata(api: Api) -> None:
+    token = api.register()["session_token"]
+    user = api.user("api_key_status", token=token).json()
+    assert user == {"ok": True, "data": {"has_key": False, "key": None, "max_keys": 1}}
+    flat = api.get("/tradingdata", params={"request_type": "platform_notifications"}).json()
+    assert flat == {"notifications": [], "count": 0}
+
+
+def test_malformed_json_body_is_400(api: Api) -> None:
+    token = api.register()["session_token"]
+    reply = api.post(
+        "/user",
+        params={"request_type": "account_info"},
+        content=b"{not json",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert reply.status_code == 400
+    assert reply.json() == {"error": "invalid_json", "message": "the body must be a JSON object"}
+    array = api.post(
+        "/user",
+        params={"request_type": "account_info"},
+        json=[1],
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert array.status_code == 400
+
+
+def test_wrong_method_and_unknown_path_use_the_error_envelope(api: Api) -> None:
+    assert api.get("/user", params={"request_type": "account_info"}).status_code == 405
+    missing = api.get("/nowhere")
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "not_found"
+    assert "x-ratelimit-remaining" in missing.headers
+
+
+def test_education_is_mounted_and_empty(api: Api) -> None:
+    reply = api.get("/education/v1/courses")
+    assert reply.status_code == 404
+    assert reply.json()["error"] == "not_found"
+
+
+def test_correlation_id_is_echoed_on_errors(api: Api) -> None:
+    reply = api.user("account_info", headers={"X-Correlation-ID": "client-retry-0001"})
+    assert reply.status_code == 401
+    assert reply.headers["x-correlation-id"] == "client-retry-0001"
+    assert "X-RateLimit-Remaining" in reply.headers["access-control-expose-headers"]
+
+
+def test_changelog_is_guest_accessible(api: Api) -> None:
+    log = api.get("/tradingdata", params={"request_type": "changelog"}).json()
+    assert log["current_version"] == "1.2.0"
+    assert log["latest_build"] == 120
+    assert log["min_supported_version"] == "1.0.0"
+    assert [r["version"] for r in log["released"]] == ["1.2.0", "1.1.0", "1.0.0"]
+    assert [e["title"] for e in log["entries"]] == [
+        "Notes",
+        "Developer API keys",
+        "Notifications",
+        "First release",
+    ]
+    assert log["entries"][0]["date"] is None
+    limited = api.get("/tradingdata", params={"request_type": "changelog", "limit": "2"}).json()
+    assert len(limited["entries"]) == 2
+    newer = api.get("/tradingdata", params={"request_type": "changelog", "min_version": "1.1.0"}).json()
+    assert [e["version"] for e in newer["entries"]] == ["1.2.0", "1.2.0", "1.1.0"]
+    clamped = api.get("/tradingdata", params={"request_type": "changelog", "limit": "999"})
+    assert clamped.status_code == 200
+    assert api.get("/tradingdata", params={"request_type": "changelog", "limit": "x"}).status_code == 400
+    assert (
+        api.get("/tradingdata", params={"request_type": "changelog", "min_version": "v1"}).status_code == 400
+    )
