@@ -183,6 +183,8 @@ def check_exit(kind: str, side: str, target: A.Node, direction: str | None, text
         if target.ratio <= 0:
             _error("the reward-to-risk ratio must be positive", *where)
     elif isinstance(target, A.LevelTarget):
+        if isinstance(target.expr, A.Num) and target.expr.value <= 0:
+            _error(f"a {label} price must be positive", *where)
         hint = level_side(target.expr)
         if hint is not None and hint != ("upper" if wanted == "above" else "lower"):
             _error(f"a {side} {label} must lie {wanted} the entry, but this level lies {'above' if hint == 'upper' else 'below'} price", *where)

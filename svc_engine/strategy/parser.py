@@ -131,6 +131,8 @@ class Parser:
         self.accept("either")
         items = [self.conjunction()]
         while self.accept("or"):
+            if self.peek().kind == END:
+                self.fail("expected a condition after 'or'")
             self.accept("either")
             items.append(self.conjunction())
         return items[0] if len(items) == 1 else A.Or(tuple(items))
@@ -140,9 +142,11 @@ class Parser:
         items = [self.negation()]
         while True:
             save = self.i
-            if not self.separator() or self.at_entry_clause() or self.peek().kind == END:
+            if not self.separator() or self.at_entry_clause():
                 self.i = save
                 break
+            if self.peek().kind == END:
+                self.fail(f"expected a condition after {self.toks[self.i - 1].text!r}")
             items.append(self.negation())
         return items[0] if len(items) == 1 else A.And(tuple(items))
 
@@ -176,6 +180,9 @@ class Parser:
                     return inner
             except StrategyCompileError:
                 pass
+            else:
+                if self.peek().kind == END:
+                    self.fail(f"missing ')' to close the '(' at position {self.toks[save].pos}")
             self.i = save  # a parenthesised value such as "(high + low) / 2 above ..."
         return self.predicate()
 
@@ -409,13 +416,26 @@ class Parser:
                 period = self.take()
                 self.accept("candle")
             return self.indicator(period, source=self.subjects[-1] if self.subjects else None)
-        field = self.match(FIELDS)
-        if field is not None:
-            return self.field_suffix(A.Field(field))
+        if self.alias_length() <= 1:
+            field = self.match(FIELDS)
+            if field is not None:
+                return self.field_suffix(A.Field(field))
         return self.indicator(None)
+
+    def alias_length(self) -> int:
+        """Words of the longest indicator name at the cursor ("volume weighted average price" is 4)."""
+        return max((len(key) for key in ALIASES if self.at(*key)), default=0)
 
     def number_primary(self) -> A.Node:
         tok = self.take()
+        if tok.pct and self.at("of"):
+            self.i += 1
+            return A.Arith("*", A.Num(tok.value / 100.0), self.postfix())
+        if not tok.pct and self.at("candle") and self.peek(1).text in ("high", "low", "close"):
+            self.i += 1
+            source = A.Field(self.take().text)
+            key = "min" if source.name == "low" else "max"
+            return check_indicator(key, [tok], "", source, self.text, tok, self.toks[self.i - 1].end)
         if tok.pct and self.at_any(UP_WORDS | DOWN_WORDS):
             sign = 1.0 if self.take().text in UP_WORDS else -1.0
             if tok.value <= 0:
@@ -442,7 +462,7 @@ class Parser:
             self.i += 3
             return A.Lag(node, 1)
         if node.name == "volume" and self.peek().kind == WORD and self.starts_indicator(0) and \
-                self.peek().text not in PREFIX_OUTPUTS | {"highest", "lowest"}:
+                self.peek().text not in {*PREFIX_OUTPUTS, "highest", "lowest"}:
             return self.indicator(None, source=node)
         return node
 
@@ -458,6 +478,8 @@ class Parser:
         key = self.match(ALIASES)
         if key is None and output and self.peek().text in ("band", "channel"):
             key = "bb" if self.peek().text == "band" else "donchian"
+        if key is None and output:
+            self.fail(f"expected a band or channel after {output!r} (Bollinger, Keltner, Donchian)")
         if key is None:
             self.unknown(start)
         assert key is not None
@@ -467,6 +489,8 @@ class Parser:
         output = self.outputs(key, output)
         if spec.sourced and source is None:
             source = self.source()
+        elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM:
+            self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
         return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
 
     def unknown(self, tok: Token) -> None:
@@ -487,6 +511,8 @@ class Parser:
 
     def params(self, period_tok: Token | None) -> list[Token]:
         out = [period_tok] if period_tok is not None else []
+        if self.peek().kind == LPAREN and self.peek(1).text == "-":
+            self.fail("indicator parameters must be positive numbers", self.peek(1))
         if self.peek().kind == LPAREN and self.peek(1).kind == NUM:
             self.i += 1
             out.append(self.take())
@@ -581,7 +607,7 @@ def parse_entry(text: str) -> Entry:
     """
     p = Parser(text)
     if p.peek().kind == END:
-        raise StrategyCompileError("the entry condition is empty", phrase="", position=0)
+        raise StrategyCompileError("the condition is empty", phrase="", position=0)
     side = p.side_prefix()
     if p.peek().kind == END:
         p.fail("expected a condition after the side")
@@ -615,6 +641,8 @@ def parse_exit(text: str) -> Exit:
     first = p.peek()
     if first.kind == END:
         p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
+    if first.text == "-" and p.peek(1).kind == NUM:
+        p.fail("a take-profit or stop-loss distance must be positive; the side sets its direction")
     direction = None
     if p.accept("at"):
         direction = "at"

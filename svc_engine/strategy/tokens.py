@@ -18,12 +18,12 @@ from svc_engine.strategy.errors import StrategyCompileError
 NUM, WORD, OP, LPAREN, RPAREN, COMMA, END = "num", "word", "op", "(", ")", ",", "end"
 
 FILLERS = frozenset(
-    ["the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "do", "did", "its", "it", "their", "than", "to", "that", "which", "currently", "candlestick"]
+    ["the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "do", "did", "it", "their", "than", "to", "that", "which", "currently", "candlestick"]
 )
 
 STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
-    **{w: "break" for w in ("breaks", "broke", "breaking", "broken")},
+    **{w: "break" for w in ("breaks", "broke", "breaking")},
     **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing")},
     **{w: "fall" for w in ("falls", "fell", "falling", "fallen", "decreases", "decrease", "decreasing")},
     **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go")},
@@ -49,7 +49,8 @@ NUMBER_WORDS: dict[str, float] = {
     for i, w in enumerate(
         ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
     )
-} | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0, "twice": 2.0, "double": 2.0}
+} | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0}
+MULTIPLIER_WORDS = {"twice": 2.0, "double": 2.0, "triple": 3.0}
 
 _SYMBOL_WORDS = {"&": "and", "|": "or", "!": "not", ";": ","}
 _OPS = (">=", "<=", "==", "=>", "=<", ">", "<", "=", "+", "-", "*", "/", ":")
@@ -137,7 +138,10 @@ def _word(text: str, i: int, out: list[Token]) -> int:
     while i < len(text) and text[i].isalpha():
         i += 1
     word = text[start:i].lower()
-    if word in NUMBER_WORDS:
+    if word in MULTIPLIER_WORDS:
+        out.append(Token(NUM, word, start, i, value=MULTIPLIER_WORDS[word]))
+        out.append(Token(WORD, "times", start, i))
+    elif word in NUMBER_WORDS:
         out.append(Token(NUM, word, start, i, value=NUMBER_WORDS[word]))
     elif word == "percent" and out and out[-1].kind == NUM and not out[-1].pct:
         last = out.pop()

@@ -199,6 +199,8 @@ def _or(node: A.Or) -> str:
 
 def _not(node: A.Not) -> str:
     inner = node.item
+    if isinstance(inner, A.Compare | A.Between | A.Within) and render(inner).count(" is ") == 1:
+        return render(inner).replace(" is ", " is not ", 1)
     return f"not ({render(inner)})" if isinstance(inner, A.And | A.Or) else f"not {render(inner)}"
 
 
