@@ -11,9 +11,9 @@ consistent with what happened inside them:
 The path has Student-t shocks (fat tails) from a common market factor plus an idiosyncratic part
 (correlated coins), a GARCH(1,1) variance updated every bar (volatility clustering), jumps, an
 intraday volatility and volume cycle, and Markov-switching regimes: trends up, trends down, and
-ranges that mean-revert to where they began. Prices are anchored so that the last close sits at a
-realistic level and rounded to each instrument's tick; volumes follow activity and the hour of day.
-Nothing here is real data.
+ranges that mean-revert to where they began. Each path is pinned to realistic first and last
+closes of its instrument and rounded to its tick; volumes follow activity, the hour of day and the
+weekday, at levels that put the coins in every volume tier. Nothing here is real data.
 
 Example:
     >>> import tempfile
@@ -219,8 +219,9 @@ def _shocks(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.standard_t(_T_DF, n) / math.sqrt(_T_DF / (_T_DF - 2.0))
 
 
-def _factor(seed: int, name: str, n_bars: int, steps: int, regime: _Regime) -> tuple[np.ndarray, np.ndarray]:
-    """A market's common shocks per step and its regime per bar."""
+def _factor(seed: int, name: str, n_bars: int, steps: int,
+            regime: _Regime) -> tuple[np.ndarray, np.ndarray]:
+    """A market's common shocks per step and its regime per bar (shared by its instruments)."""
     rng = _rng(seed, f"factor:{name}")
     z = _shocks(rng, n_bars * steps)
     states = _regimes_nb(rng.random(n_bars), regime.stay_range, regime.stay_trend, regime.reverse)
@@ -353,6 +354,19 @@ def _daily_frame(inst: Instrument, seed: int, span: _Span,
 # ---- the market ---------------------------------------------------------------------------------
 
 
+def _market_factor(seed: int, name: str, span: _Span) -> tuple[np.ndarray, np.ndarray]:
+    if name == "crypto":
+        return _factor(seed, name, span.hours, 60, _HOURLY)
+    return _factor(seed, name, len(_weekdays(span.days)), _DAILY_STEPS, _DAILY_REGIME)
+
+
+def _frames(inst: Instrument, seed: int, span: _Span,
+            factor: tuple[np.ndarray, np.ndarray]) -> dict[str, pl.DataFrame]:
+    if inst.market == "crypto":
+        return _crypto_frames(inst, seed, span, factor)
+    return {"1d": _daily_frame(inst, seed, span, factor)}
+
+
 def _plan(small: bool) -> list[Instrument]:
     if small:
         wanted = set(_SMALL_CRYPTO + _SMALL_DAILY)
@@ -395,13 +409,8 @@ def generate_market(store: DataStore | None = None, *, seed: int = DEFAULT_SEED,
     for done, inst in enumerate(plan, start=1):
         name = _FACTOR[inst.market]
         if name not in factors:
-            factors[name] = (_factor(seed, name, span.hours, 60, _HOURLY) if name == "crypto"
-                             else _factor(seed, name, len(_weekdays(span.days)), _DAILY_STEPS, _DAILY_REGIME))
-        if inst.market == "crypto":
-            frames = _crypto_frames(inst, seed, span, factors[name])
-        else:
-            frames = {"1d": _daily_frame(inst, seed, span, factors[name])}
-        added, written = _write(store, inst, frames)
+            factors[name] = _market_factor(seed, name, span)
+        added, written = _write(store, inst, _frames(inst, seed, span, factors[name]))
         candles, size = candles + added, size + written
         if progress is not None:
             progress(done, len(plan), f"{inst.market}/{inst.symbol}")
