@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -103,10 +104,19 @@ def _build() -> tuple[Instrument, ...]:
 
 
 _UNIVERSE: tuple[Instrument, ...] = _build()
-_BY_NAME: dict[str, tuple[Instrument, ...]] = {}
-for _inst in _UNIVERSE:
-    for _name in {_inst.symbol, _inst.display}:
-        _BY_NAME[_name] = (*_BY_NAME.get(_name, ()), _inst)
+
+
+def _by_name(instruments: Iterable[Instrument]) -> dict[str, tuple[Instrument, ...]]:
+    """Each instrument under its data symbol and its display symbol."""
+    index: dict[str, tuple[Instrument, ...]] = {}
+    for inst in instruments:
+        for name in {inst.symbol, inst.display}:
+            if inst not in index.get(name, ()):
+                index[name] = (*index.get(name, ()), inst)
+    return index
+
+
+_BY_NAME = _by_name(_UNIVERSE)
 
 
 def _norm(value: str) -> str:
@@ -164,11 +174,52 @@ def display_symbol(market: str, symbol: str) -> str:
     return sym
 
 
+# Dataset markets outside the built-in list (imported data) take the asset class of their prefix:
+# ``crypto_futures`` is crypto from the ``futures`` provider, ``us_stocks_yahoo`` stocks from ``yahoo``.
+_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    ("crypto", "crypto", CRYPTO_PROVIDER), ("us_stocks", "stock", DAILY_PROVIDER),
+    ("stocks", "stock", DAILY_PROVIDER), ("etfs", "etf", DAILY_PROVIDER), ("forex", "forex", DAILY_PROVIDER),
+    ("commodities", "commodity", DAILY_PROVIDER), ("cfd", "commodity", DAILY_PROVIDER),
+    ("index", "index", DAILY_PROVIDER),
+)
+_CRYPTO_QUOTES = (CRYPTO_QUOTE, "USDC", "FDUSD", "BUSD", "USD", "EUR", "BTC", "ETH", "BNB")
+
+
+def _classify(market: str) -> tuple[str, str]:
+    for prefix, asset_class, default_provider in _PREFIXES:
+        if market == prefix or market.startswith(prefix + "_"):
+            return asset_class, market[len(prefix) + 1:] or default_provider
+    raise UnknownInstrumentError(f"market {market!r} has no known asset class; name it like "
+                                 f"{', '.join(p + '_<provider>' for p, _, _ in _PREFIXES[:3])}, ...")
+
+
+def instrument_for(market: str, symbol: str) -> Instrument:
+    """The instrument of a stored series: the built-in one, else one derived from the market's prefix.
+
+    Example:
+        >>> instrument_for("crypto", "PEPEUSDT").display
+        'PEPE'
+        >>> instrument_for("us_stocks_yahoo", "orcl").metadata()
+        {'asset_class': 'stock', 'provider': 'yahoo', 'market': 'us_stocks_yahoo', 'symbol': 'ORCL'}
+    """
+    key, sym = str(market).strip().lower(), _norm(symbol)
+    for inst in _BY_NAME.get(sym, ()):
+        if inst.market == key and inst.symbol == sym:
+            return inst
+    asset_class, provider = _classify(key)
+    if asset_class == "crypto":
+        quote = next((q for q in _CRYPTO_QUOTES if sym.endswith(q) and len(sym) > len(q)), "")
+        return Instrument(sym, display_symbol(key, sym), key, asset_class, provider, provider, quote)
+    quote = sym[3:] if asset_class == "forex" and len(sym) == 6 else "USD"
+    return Instrument(sym, sym, key, asset_class, provider, provider, quote)
+
+
 def _filters(asset_class: str | None, market: str | None, provider: str | None,
-             exchange: str | None) -> dict[str, str]:
+             exchange: str | None, markets: set[str]) -> dict[str, str]:
     wanted: dict[str, str] = {}
     if market is not None:
-        wanted["market"] = check_market(market)
+        key = str(market).strip().lower()
+        wanted["market"] = key if key in markets else check_market(market)
     if asset_class is not None:
         cls = str(asset_class).strip().lower()
         if cls not in ASSET_CLASSES:
@@ -186,14 +237,28 @@ def _asked(coin: str | None, symbol: str | None, wanted: dict[str, str]) -> str:
     return ", ".join(parts + [f"{k}={v!r}" for k, v in wanted.items()])
 
 
-def _suggest(name: str) -> str:
-    close = difflib.get_close_matches(name, sorted(_BY_NAME), n=3, cutoff=0.6)
+Index = dict[str, tuple[Instrument, ...]]
+
+
+def _suggest(name: str, names: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(set(names)), n=3, cutoff=0.6)
     return f"; did you mean {', '.join(close)}?" if close else ""
 
 
-def _matches(name: str, wanted: dict[str, str]) -> tuple[Instrument, ...]:
-    found = _BY_NAME.get(name, ())
-    return tuple(i for i in found if all(getattr(i, k) == v for k, v in wanted.items()))
+def _matches(index: Index, name: str, wanted: dict[str, str]) -> tuple[Instrument, ...]:
+    return tuple(i for i in index.get(name, ()) if all(getattr(i, k) == v for k, v in wanted.items()))
+
+
+def _pick(index: Index, names: list[str], wanted: dict[str, str], asked: str) -> Instrument | None:
+    found = {i for n in names for i in _matches(index, n, wanted)}
+    if not found:
+        return None
+    if len(names) == 2 and _matches(index, names[0], wanted) != _matches(index, names[1], wanted):
+        raise UnknownInstrumentError(f"coin and symbol name different instruments: {asked}")
+    if len(found) > 1:
+        where = ", ".join(sorted(f"{i.market}/{i.symbol}" for i in found))
+        raise UnknownInstrumentError(f"ambiguous instrument {asked}: {where}; pass market= to choose")
+    return found.pop()
 
 
 def resolve(
@@ -204,33 +269,38 @@ def resolve(
     market: str | None = None,
     provider: str | None = None,
     exchange: str | None = None,
+    stored: Iterable[tuple[str, str]] = (),
 ) -> Instrument:
     """The one instrument named by a legacy ``coin`` and/or a data ``symbol`` and the optional metadata.
 
     Case, spaces and separators are ignored (``btc/usdt`` is ``BTCUSDT``); a coin may also be given as
-    its data symbol. The metadata filters must all match the instrument.
+    its data symbol. The metadata filters must all match the instrument. ``stored`` lists
+    ``(market, symbol)`` series held by the data store (imported data); they resolve, through
+    :func:`instrument_for`, when no built-in instrument matches.
 
     Example:
         >>> resolve("BTCUSDT") == resolve(symbol="btc", market="crypto")
         True
         >>> resolve(symbol="GOLD", asset_class="commodity").quote
         'USD'
+        >>> resolve("PEPE", stored=[("crypto", "PEPEUSDT")]).symbol
+        'PEPEUSDT'
     """
-    wanted = _filters(asset_class, market, provider, exchange)
+    extra = _by_name(instrument_for(m, s) for m, s in stored)
+    markets = {i.market for found in extra.values() for i in found}
+    wanted = _filters(asset_class, market, provider, exchange, markets)
     names = [_norm(v) for v in (coin, symbol) if v is not None and str(v).strip()]
     if not names:
         raise UnknownInstrumentError(
             "no instrument given: pass a coin (e.g. 'BTC') or a symbol (e.g. 'BTCUSDT')")
     asked = _asked(coin, symbol, wanted)
-    found = {i for n in names for i in _matches(n, wanted)}
-    if len(names) == 2 and _matches(names[0], wanted) != _matches(names[1], wanted):
-        raise UnknownInstrumentError(f"coin and symbol name different instruments: {asked}")
-    if not found:
-        unfiltered = {i for n in names for i in _BY_NAME.get(n, ())}
-        if unfiltered:
-            have = ", ".join(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})" for i in unfiltered)
-            raise UnknownInstrumentError(f"no instrument matches {asked}; that name is {have}")
-        raise UnknownInstrumentError(f"unknown instrument: {asked}{_suggest(names[0])}")
-    if len(found) > 1:
-        raise UnknownInstrumentError(f"ambiguous instrument {asked}: pass market= to choose")
-    return found.pop()
+    for index in (_BY_NAME, extra):
+        chosen = _pick(index, names, wanted, asked)
+        if chosen is not None:
+            return chosen
+    unfiltered = {i for index in (_BY_NAME, extra) for n in names for i in index.get(n, ())}
+    if unfiltered:
+        have = ", ".join(sorted(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})"
+                                for i in unfiltered))
+        raise UnknownInstrumentError(f"no instrument matches {asked}; that name is {have}")
+    raise UnknownInstrumentError(f"unknown instrument: {asked}{_suggest(names[0], [*_BY_NAME, *extra])}")

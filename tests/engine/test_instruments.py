@@ -19,6 +19,7 @@ from svc_engine.instruments import (
     display_symbol,
     format_price,
     format_quantity,
+    instrument_for,
     manifest,
     precision,
     resolve,
@@ -120,6 +121,41 @@ def test_resolve_refuses_conflicts_and_nothing() -> None:
     with pytest.raises(UnknownInstrumentError, match="no instrument given"):
         resolve("  ")
     assert issubclass(UnknownInstrumentError, LookupError)
+
+
+def test_instrument_for_stored_series() -> None:
+    assert instrument_for("crypto", "btcusdt") is resolve("BTC")
+    assert instrument_for("crypto_futures", "XRPUSDT") == Instrument(
+        "XRPUSDT", "XRP", "crypto_futures", "crypto", "futures", "futures", "USDT")
+    assert instrument_for("crypto", "ETHBTC") == Instrument(
+        "ETHBTC", "ETHBTC", "crypto", "crypto", "binance", "binance", "BTC")
+    assert instrument_for("forex_fxcm", "usdjpy") == Instrument(
+        "USDJPY", "USDJPY", "forex_fxcm", "forex", "fxcm", "fxcm", "JPY")
+    assert instrument_for("cfd", "XAUUSD").metadata() == {
+        "asset_class": "commodity", "provider": "svc-daily", "market": "cfd", "symbol": "XAUUSD"}
+    expected = ("market 'weather' has no known asset class; "
+                "name it like crypto_<provider>, us_stocks_<provider>")
+    with pytest.raises(UnknownInstrumentError, match=expected):
+        instrument_for("weather", "RAIN")
+
+
+def test_resolve_imported_series() -> None:
+    stored = [("crypto", "PEPEUSDT"), ("crypto_futures", "BTCUSDT"), ("crypto", "ADABTC"),
+              ("crypto_bittrex", "ADABTC")]
+    assert resolve("pepe", stored=stored).symbol == "PEPEUSDT"
+    assert resolve("BTC", stored=stored) == BTC  # the built-in instrument wins
+    assert resolve("BTC", market="crypto_futures", stored=stored).market == "crypto_futures"
+    assert resolve("ADABTC", market="crypto_bittrex", stored=stored).provider == "bittrex"
+    with pytest.raises(UnknownInstrumentError) as err:
+        resolve("ADABTC", stored=stored)
+    assert str(err.value) == ("ambiguous instrument coin='ADABTC': crypto/ADABTC, crypto_bittrex/ADABTC; "
+                              "pass market= to choose")
+    with pytest.raises(UnknownInstrumentError, match=r"^unknown instrument: coin='PEPE'$"):
+        resolve("PEPE")
+    with pytest.raises(UnknownInstrumentError, match=r"did you mean PEPE, PEPEUSDT\?$"):
+        resolve("PEPEE", stored=stored)
+    with pytest.raises(UnknownInstrumentError, match="unknown market 'crypto_futures'"):
+        resolve("BTC", market="crypto_futures")
 
 
 def test_display_symbol() -> None:
