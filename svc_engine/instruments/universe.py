@@ -104,11 +104,12 @@ def _build() -> tuple[Instrument, ...]:
 
 
 _UNIVERSE: tuple[Instrument, ...] = _build()
+Index = dict[str, tuple[Instrument, ...]]
 
 
-def _by_name(instruments: Iterable[Instrument]) -> dict[str, tuple[Instrument, ...]]:
+def _by_name(instruments: Iterable[Instrument]) -> Index:
     """Each instrument under its data symbol and its display symbol."""
-    index: dict[str, tuple[Instrument, ...]] = {}
+    index: Index = {}
     for inst in instruments:
         for name in {inst.symbol, inst.display}:
             if inst not in index.get(name, ()):
@@ -116,7 +117,7 @@ def _by_name(instruments: Iterable[Instrument]) -> dict[str, tuple[Instrument, .
     return index
 
 
-_BY_NAME = _by_name(_UNIVERSE)
+_BY_NAME: Index = _by_name(_UNIVERSE)
 
 
 def _norm(value: str) -> str:
@@ -235,9 +236,6 @@ def _filters(asset_class: str | None, market: str | None, provider: str | None,
 def _asked(coin: str | None, symbol: str | None, wanted: dict[str, str]) -> str:
     parts = [f"{k}={v!r}" for k, v in (("coin", coin), ("symbol", symbol)) if v is not None]
     return ", ".join(parts + [f"{k}={v!r}" for k, v in wanted.items()])
-
-
-Index = dict[str, tuple[Instrument, ...]]
 
 
 def _suggest(name: str, names: Iterable[str]) -> str:
