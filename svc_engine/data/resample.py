@@ -18,7 +18,9 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
+from numba import njit
 
 from svc_engine.data.schema import COLUMNS, conform, grid_offset_ms, timeframe_ms
 
@@ -38,11 +40,12 @@ def bucket_start(timeframe: str, column: str = "open_time") -> pl.Expr:
 
 
 def resample(df: pl.DataFrame, timeframe: str, *, skip_idle: bool = True) -> pl.DataFrame:
-    """Aggregate a sorted kline frame into ``timeframe`` candles on the UTC grid.
+    """Aggregate a kline frame sorted by ``open_time`` into ``timeframe`` candles on the UTC grid.
 
     ``skip_idle=False`` gives the plain first/max/min/last/sum aggregation. With the default, a
     bucket's open, high and low come from its candles with volume > 0 when it has any; the high
-    and low still bound the open and close, so every output candle is valid.
+    and low still bound the open and close, so every output candle is valid. An unsorted frame
+    is refused with ``ValueError``.
 
     Example:
         >>> import polars as pl
@@ -54,25 +57,60 @@ def resample(df: pl.DataFrame, timeframe: str, *, skip_idle: bool = True) -> pl.
         (0, 10.0, 13.0, 9.0, 12.0, 4.0)
     """
     df = conform(df)
-    traded = pl.col("volume") > 0 if skip_idle else pl.lit(True)
+    t, o, h, lo, c, v = (np.ascontiguousarray(df[col].to_numpy()) for col in COLUMNS)
+    length, offset = timeframe_ms(timeframe), grid_offset_ms(timeframe)
+    count = _count_buckets_nb(t, length, offset)
+    if count < 0:
+        raise ValueError(f"resample needs a series sorted by open_time; row {-count} goes back in time")
+    out = _resample_nb(t, o, h, lo, c, v, length, offset, skip_idle, count)
+    return pl.DataFrame(dict(zip(COLUMNS, out, strict=True)))
 
-    def pick(col: str, how: str) -> pl.Expr:
-        everything = getattr(pl.col(col), how)()
-        return getattr(pl.col(col).filter(traded), how)().fill_null(everything) if skip_idle else everything
 
-    out = (
-        df.lazy()
-        .with_columns(bucket_start(timeframe).alias("_bucket"))
-        .group_by("_bucket", maintain_order=True)
-        .agg(pick("open", "first"), pick("high", "max"), pick("low", "min"),
-             pl.col("close").last(), pl.col("volume").sum())
-        .with_columns(
-            pl.max_horizontal("high", "open", "close").alias("high"),
-            pl.min_horizontal("low", "open", "close").alias("low"),
-        )
-        .rename({"_bucket": "open_time"})
-        .select(COLUMNS)
-        .sort("open_time")
-        .collect()
-    )
-    return out
+@njit(cache=True, nogil=True)
+def _count_buckets_nb(t: np.ndarray, length: int, offset: int) -> int:
+    count = 0
+    for i in range(t.size):
+        if i and t[i] < t[i - 1]:
+            return -i
+        if i == 0 or (t[i] - (t[i] - offset) % length) != (t[i - 1] - (t[i - 1] - offset) % length):
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _resample_nb(t: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray,
+                 length: int, offset: int, skip_idle: bool, count: int) -> tuple[np.ndarray, ...]:
+    ot = np.empty(count, np.int64)
+    oo, oh, ol, oc, ov = np.empty(count), np.empty(count), np.empty(count), np.empty(count), np.empty(count)
+    k = -1
+    a_open = a_high = a_low = t_open = t_high = t_low = 0.0
+    traded_seen = False
+    for i in range(t.size):
+        bucket = t[i] - (t[i] - offset) % length
+        if k < 0 or bucket != ot[k]:
+            if k >= 0:
+                _close_bucket_nb(k, oo, oh, ol, oc, traded_seen, a_open, a_high, a_low, t_open, t_high, t_low)
+            k += 1
+            ot[k], ov[k] = bucket, 0.0
+            a_open, a_high, a_low, traded_seen = o[i], h[i], lo[i], False
+        a_high, a_low = max(a_high, h[i]), min(a_low, lo[i])
+        if v[i] > 0 or not skip_idle:
+            if not traded_seen:
+                t_open, t_high, t_low, traded_seen = o[i], h[i], lo[i], True
+            t_high, t_low = max(t_high, h[i]), min(t_low, lo[i])
+        oc[k] = c[i]
+        ov[k] += v[i]
+    if k >= 0:
+        _close_bucket_nb(k, oo, oh, ol, oc, traded_seen, a_open, a_high, a_low, t_open, t_high, t_low)
+    return ot, oo, oh, ol, oc, ov
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _close_bucket_nb(k: int, oo: np.ndarray, oh: np.ndarray, ol: np.ndarray, oc: np.ndarray, traded: bool,
+                     a_open: float, a_high: float, a_low: float, t_open: float, t_high: float,
+                     t_low: float) -> None:
+    oo[k] = t_open if traded else a_open
+    high, low = (t_high, t_low) if traded else (a_high, a_low)
+    # the close may come from an idle candle outside the traded range: keep the candle valid
+    oh[k] = max(high, oo[k], oc[k])
+    ol[k] = min(low, oo[k], oc[k])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -111,13 +112,48 @@ def test_unwritable_store_still_serves_the_resample(tmp_path, monkeypatch):
     assert not (tmp_path / "crypto" / "XUSDT" / ".cache" / "5m.parquet").exists()
 
 
+def test_unsorted_input_is_refused():
+    df = klines([(M, 1.0, 1.0, 1.0, 1.0, 1.0), (0, 1.0, 1.0, 1.0, 1.0, 1.0)])
+    with pytest.raises(ValueError, match="sorted by open_time; row 1 goes back in time"):
+        resample(df, "5m")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("skip_idle", [True, False])
+def test_kernel_agrees_with_a_group_by_reference(seed, skip_idle):
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.choice(5_000, size=1_500, replace=False)).astype(np.int64) * M
+    o, c = rng.uniform(90, 110, t.size), rng.uniform(90, 110, t.size)
+    h, lo = np.maximum(o, c) + rng.uniform(0, 3, t.size), np.minimum(o, c) - rng.uniform(0, 3, t.size)
+    v = np.where(rng.random(t.size) < 0.3, 0.0, rng.uniform(0, 5, t.size))
+    df = pl.DataFrame({"open_time": t, "open": o, "high": h, "low": lo, "close": c, "volume": v})
+    def pick(col: str, how: str) -> pl.Expr:
+        plain = getattr(pl.col(col), how)()
+        traded = getattr(pl.col(col).filter(pl.col("volume") > 0), how)()
+        return traded.fill_null(plain) if skip_idle else plain
+
+    ref = (df.group_by(pl.col("open_time") - pl.col("open_time") % (15 * M), maintain_order=True).agg(
+        pick("open", "first"), pick("high", "max"), pick("low", "min"), pl.col("close").last(),
+        pl.col("volume").sum(),
+    ).with_columns(pl.max_horizontal("high", "open", "close"), pl.min_horizontal("low", "open", "close")))
+    ours = resample(df, "15m", skip_idle=skip_idle)
+    assert ours["open_time"].equals(ref["open_time"])
+    for col in ("open", "high", "low", "close"):
+        assert ours[col].equals(ref[col]), col
+    assert np.allclose(ours["volume"].to_numpy(), ref["volume"].to_numpy(), rtol=1e-12, atol=0)
+
+
+@pytest.fixture(scope="module")
+def btc_1m(shared_datasets) -> pl.DataFrame:
+    return pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-1m.parquet")
+
+
 @pytest.mark.parametrize("timeframe", ["1h", "4h"])
-def test_real_btcusdt_1m_resamples_to_the_shared_files(shared_datasets, timeframe):
+def test_real_btcusdt_1m_resamples_to_the_shared_files(shared_datasets, btc_1m, timeframe):
     # The shared 1h and 4h files were aggregated from the 1m file with open/high/low from traded
     # minutes only (datasets README), which equals Binance's native klines; so is resample's default.
-    crypto = shared_datasets / "crypto"
-    ours = resample(pl.read_parquet(crypto / "BTCUSDT-1m.parquet"), timeframe)
-    ref = pl.read_parquet(crypto / f"BTCUSDT-{timeframe}.parquet")
+    ours = resample(btc_1m, timeframe)
+    ref = pl.read_parquet(shared_datasets / "crypto" / f"BTCUSDT-{timeframe}.parquet")
     assert ours.height == ref.height
     assert ours["open_time"].equals(ref["open_time"])
     for col in ("open", "high", "low", "close"):
