@@ -229,7 +229,7 @@ def position_value(p: Position, close: float, st: dict, h: float) -> float:
 
 
 def make_trade(p: Position, candles: list[tuple], j: int, X: float, reason: str, st: dict, h: float) -> Trade:
-    ret = trade_return(p.sig.side, p.E, X, st, h)
+    ret = -1.0 if reason == "liquidation" else trade_return(p.sig.side, p.E, X, st, h)
     long = p.sig.side == "long"
     return Trade(
         candles[p.sig.index][0], candles[p.i][0], candles[j][0], p.sig.side,

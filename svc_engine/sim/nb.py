@@ -244,7 +244,8 @@ def close_trade_nb(tr, n, memo, k, comm, lev, hs):
     side = tr[n].side
     tr[n].j, tr[n].reason, tr[n].exit_raw = memo[k].j, memo[k].reason, memo[k].exit_raw
     tr[n].exit = executed_nb(memo[k].exit_raw, side, False, hs)
-    tr[n].ret = levered_return(side, tr[n].entry, tr[n].exit, comm, lev)
+    # a liquidation loses exactly the stake (the formula can miss -1 by a rounding)
+    tr[n].ret = -1.0 if memo[k].reason == R_LIQ else levered_return(side, tr[n].entry, tr[n].exit, comm, lev)
     tr[n].profit = tr[n].stake * tr[n].ret
     return tr[n].profit
 

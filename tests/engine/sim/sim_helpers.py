@@ -6,6 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 H = 3_600_000
@@ -54,7 +55,20 @@ def signal_dicts(s: pl.DataFrame) -> list[dict[str, Any]]:
 @cache
 def real(name: str) -> pl.DataFrame:
     """A real series of ``../shared/datasets`` (``crypto/BTCUSDT-1m`` is read in part only)."""
+    if name == "synthetic/gappy-1h":
+        return gappy_walk()
     path = DATASETS / f"{name}.parquet"
     if name == "crypto/BTCUSDT-1m":
         return pl.scan_parquet(path).slice(176_500, 2_000).collect()
     return pl.read_parquet(path)
+
+
+def gappy_walk(n: int = 2_000, seed: int = 7) -> pl.DataFrame:
+    """An hourly random walk whose candles open away from the previous close (gaps over levels)."""
+    rng = np.random.default_rng(seed)
+    close = 100 * np.exp(np.cumsum(rng.normal(0, 0.01, n)))
+    open_ = np.concatenate([[100.0], close[:-1]]) * np.exp(rng.normal(0, 0.006, n))
+    high = np.maximum(open_, close) * np.exp(np.abs(rng.normal(0, 0.004, n)))
+    low = np.minimum(open_, close) * np.exp(-np.abs(rng.normal(0, 0.004, n)))
+    return pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * H, "open": open_, "high": high, "low": low,
+                         "close": close, "volume": np.ones(n)})

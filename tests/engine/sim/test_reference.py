@@ -5,6 +5,7 @@ expiry, end of data, ranges, leverage; single coin and portfolio."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import polars as pl
@@ -18,11 +19,11 @@ from svc_engine.sim import simulate, simulate_portfolio
 
 pytestmark = pytest.mark.skipif(not (DATASETS / "crypto").is_dir(), reason="real datasets not found")
 
-SERIES = ("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "crypto/BTCUSDT-1m", "crypto/BTCUSDT-4h")
-TF = {"crypto/ETHUSDT-1h": 3_600_000, "crypto/SOLUSDT-1h": 3_600_000, "crypto/BTCUSDT-1m": 60_000,
+SERIES = ("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "crypto/BTCUSDT-1m", "crypto/BTCUSDT-4h", "synthetic/gappy-1h")
+TF = {"synthetic/gappy-1h": 3_600_000, "crypto/ETHUSDT-1h": 3_600_000, "crypto/SOLUSDT-1h": 3_600_000, "crypto/BTCUSDT-1m": 60_000,
       "crypto/BTCUSDT-4h": 14_400_000}
 START = {"crypto/BTCUSDT-4h": 1_800}  # around real gaps of the 4h file
-HYP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HYP = settings(max_examples=int(os.environ.get("SIM_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -126,7 +127,8 @@ def test_single_coin_matches_reference(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_portfolio_matches_reference(data: st.DataObject) -> None:
     n_coins = data.draw(st.integers(1, 4))
-    pool = data.draw(st.sampled_from([("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h"), ("crypto/BTCUSDT-1m",)]))
+    pool = data.draw(st.sampled_from([("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "synthetic/gappy-1h"),
+                                      ("crypto/BTCUSDT-1m",)]))
     tf_ms = TF[pool[0]]
     klines, signals = {}, {}
     for n in range(n_coins):
