@@ -28,6 +28,7 @@ from svc_engine.data.importers import FORMATS, TIME_UNITS, import_paths, read_pa
 from svc_engine.data.schema import TIMEFRAMES
 
 _ERRORS = (ValueError, LookupError, OSError, pl.exceptions.PolarsError)
+_FILE_SUFFIXES = (".csv", ".zip", ".parquet")
 
 
 @contextmanager
@@ -155,6 +156,8 @@ def info(ctx: click.Context, symbol: str, market: str | None) -> None:
     with _one_line_errors():
         market = market or store.find_market(symbol)
         entries = Catalog(store).entries(market=market, symbol=symbol)
+        if entries.height == 0:
+            raise click.ClickException(f"no data for {symbol.upper()} in market {market!r} of {store.root}")
         table = Table("timeframe", "first", "last", "candles", "gaps", "missing", "off grid")
         for e in entries.iter_rows(named=True):
             path = store.root / e["dataset_key"]
@@ -198,7 +201,7 @@ Check = tuple[str, Callable[[], pl.DataFrame], str | None]
 
 
 def _targets(store: DataStore, target: str | None, market: str | None) -> list[Check]:
-    if target is not None and (Path(target).exists() or Path(target).suffix):
+    if target is not None and (Path(target).exists() or Path(target).suffix.lower() in _FILE_SUFFIXES):
         return [(source, (lambda f=frame: f), tf) for source, frame, tf in read_path(target)]
     entries = Catalog(store).entries(market=market)
     if target is not None:

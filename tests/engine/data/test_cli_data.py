@@ -114,6 +114,12 @@ def test_validate_and_info_of_unknown_symbol(tmp_path):
         res = run(root, *args)
         assert res.exit_code == 1
         assert res.output.strip() == f"Error: no market holds symbol 'DOGEUSDT' in {root} (markets: crypto)"
+    res = run(root, "info", "BTCUSDT", "--market", "forex")
+    assert res.exit_code == 1
+    assert res.output.strip() == f"Error: no data for BTCUSDT in market 'forex' of {root}"
+    res = run(root, "validate", str(tmp_path / "missing.zip"))
+    assert res.exit_code == 1
+    assert res.output.strip() == f"Error: no such file or directory: {tmp_path}/missing.zip"
 
 
 def test_list_of_an_empty_store(tmp_path):
