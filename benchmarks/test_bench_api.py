@@ -52,7 +52,8 @@ class Load:
     def line(self, name: str) -> str:
         return (
             f"{name:<34} {self.rps:8.0f} req/s   p50 {self.p50_ms:6.2f} ms   p99 {self.p99_ms:6.2f} ms   "
-            f"({self.requests} requests, {CONCURRENCY} concurrent, statuses {dict(sorted(self.statuses.items()))})"
+            f"({self.requests} requests, {CONCURRENCY} concurrent, "
+            f"statuses {dict(sorted(self.statuses.items()))})"
         )
 
 
@@ -88,10 +89,27 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "RATE_LIMIT_SCALE": "100000",
     }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1",
-           "--port", str(port), "--no-access-log", "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, env=env, cwd=Path(__file__).resolve().parents[1],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "svc_api.app:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_up(url, proc)
@@ -108,7 +126,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _user(url: str, request_type: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
-    r = httpx.post(f"{url}/user", params={"request_type": request_type}, json=body, headers=headers, timeout=10)
+    r = httpx.post(
+        f"{url}/user", params={"request_type": request_type}, json=body, headers=headers, timeout=10
+    )
     if r.status_code != 200:
         raise RuntimeError(f"{request_type} -> {r.status_code} {r.text}")
     return r.json()["data"]
@@ -124,8 +144,15 @@ def key_headers(server: str) -> dict[str, str]:
     return {"X-API-Key": key["api_key"], "X-API-Secret": key["api_secret"]}
 
 
-async def _drive(url: str, method: str, path: str, *, params: dict[str, str] | None = None,
-                 headers: dict[str, str] | None = None, json: Any = None) -> Load:
+async def _drive(
+    url: str,
+    method: str,
+    path: str,
+    *,
+    params: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+    json: Any = None,
+) -> Load:
     """CONCURRENCY workers over one pooled client: warm up, then measure for DURATION_S."""
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
@@ -150,11 +177,17 @@ async def _drive(url: str, method: str, path: str, *, params: dict[str, str] | N
 
 
 def _run(benchmark: Any, name: str, url: str, method: str, path: str, **kw: Any) -> Load:
-    load: Load = benchmark.pedantic(lambda: asyncio.run(_drive(url, method, path, **kw)), rounds=1, iterations=1)
+    load: Load = benchmark.pedantic(
+        lambda: asyncio.run(_drive(url, method, path, **kw)), rounds=1, iterations=1
+    )
     print("\n" + load.line(name))
     benchmark.extra_info.update(
-        rps=round(load.rps), p50_ms=round(load.p50_ms, 2), p99_ms=round(load.p99_ms, 2),
-        requests=load.requests, concurrency=CONCURRENCY, statuses={str(k): v for k, v in load.statuses.items()},
+        rps=round(load.rps),
+        p50_ms=round(load.p50_ms, 2),
+        p99_ms=round(load.p99_ms, 2),
+        requests=load.requests,
+        concurrency=CONCURRENCY,
+        statuses={str(k): v for k, v in load.statuses.items()},
     )
     return load
 
@@ -167,13 +200,29 @@ def test_bench_platform_config(benchmark: Any, server: str) -> None:
 
 def test_bench_account_info_api_key(benchmark: Any, server: str, key_headers: dict[str, str]) -> None:
     """``account_info`` authenticated by ``X-API-Key`` + ``X-API-Secret``."""
-    load = _run(benchmark, "account_info (API key)", server, "POST", "/user",
-                params={"request_type": "account_info"}, headers=key_headers, json={})
+    load = _run(
+        benchmark,
+        "account_info (API key)",
+        server,
+        "POST",
+        "/user",
+        params={"request_type": "account_info"},
+        headers=key_headers,
+        json={},
+    )
     assert load.statuses.get(200, 0) == load.requests
 
 
 def test_bench_credits_history(benchmark: Any, server: str, key_headers: dict[str, str]) -> None:
     """``credits_history`` first page, authenticated by API key."""
-    load = _run(benchmark, "credits_history (API key)", server, "POST", "/user",
-                params={"request_type": "credits_history"}, headers=key_headers, json={})
+    load = _run(
+        benchmark,
+        "credits_history (API key)",
+        server,
+        "POST",
+        "/user",
+        params={"request_type": "credits_history"},
+        headers=key_headers,
+        json={},
+    )
     assert load.statuses.get(200, 0) == load.requests
