@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import uuid
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
@@ -57,13 +56,30 @@ def correlation_id_from(value: str | None) -> str:
     return new_correlation_id()
 
 
-def _merge_expose(headers: MutableHeaders) -> None:
-    """Add our names to ``Access-Control-Expose-Headers`` without duplicating any already listed."""
-    current = headers.get("access-control-expose-headers", "")
-    listed = [h.strip() for h in current.split(",") if h.strip()]
-    known = {h.lower() for h in listed}
-    listed += [h for h in EXPOSE_HEADERS if h.lower() not in known]
-    headers["Access-Control-Expose-Headers"] = ", ".join(listed)
+_EXPOSE_NAME = b"access-control-expose-headers"
+_EXPOSE_VALUE = ", ".join(EXPOSE_HEADERS).encode("latin-1")
+_CORRELATION_NAME = CORRELATION_HEADER.lower().encode("latin-1")
+
+
+def _stamp(raw: list[tuple[bytes, bytes]], cid: bytes) -> list[tuple[bytes, bytes]]:
+    """Response headers with our correlation id and every exposed name listed exactly once.
+
+    Works on the raw ASGI list (cheaper than `MutableHeaders` on every response).
+
+    >>> _stamp([(b"access-control-expose-headers", b"X-Other, retry-after")], b"abcdefgh")[0][1]
+    b'X-Other, retry-after, X-Correlation-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset'
+    """
+    out = [(k, v) for k, v in raw if k.lower() not in (_CORRELATION_NAME, _EXPOSE_NAME)]
+    listed = [v for k, v in raw if k.lower() == _EXPOSE_NAME]
+    if listed:
+        names = [n.strip() for n in b",".join(listed).decode("latin-1").split(",") if n.strip()]
+        known = {n.lower() for n in names}
+        names += [h for h in EXPOSE_HEADERS if h.lower() not in known]
+        out.append((_EXPOSE_NAME, ", ".join(names).encode("latin-1")))
+    else:
+        out.append((_EXPOSE_NAME, _EXPOSE_VALUE))
+    out.append((_CORRELATION_NAME, cid))
+    return out
 
 
 class CorrelationIdMiddleware:
@@ -93,11 +109,11 @@ class CorrelationIdMiddleware:
         cid = correlation_id_from(raw)
         scope.setdefault("state", {})["correlation_id"] = cid
 
+        raw_cid = cid.encode("latin-1")
+
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                headers[CORRELATION_HEADER] = cid
-                _merge_expose(headers)
+                message["headers"] = _stamp(list(message.get("headers", ())), raw_cid)
             await send(message)
 
         await self.app(scope, receive, send_wrapper)

@@ -37,7 +37,6 @@ import limits.storage
 import limits.strategies
 from limits import RateLimitItem
 from limits.util import WindowStats
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from svc_api.http.errors import STICKY_HEADERS, ApiError
@@ -303,9 +302,13 @@ class RateLimitMiddleware:
             await _send_error(exc, headers, scope, receive, send)
             return
 
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        names = {k for k, _ in raw}
+
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).update(headers)
+                kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in names]
+                message["headers"] = kept + raw
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
