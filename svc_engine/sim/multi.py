@@ -269,6 +269,8 @@ def simulate_portfolio(
     """
     s = resolve_settings({**settings, "initial_balance": initial_balance})
     coins = list(klines_by_coin) if coins is None else list(coins)
+    if not coins:
+        raise ValueError("a portfolio needs at least one coin")
     if len(set(coins)) != len(coins):
         raise ValueError(f"coins must be distinct: {coins}")
     divide = min(len(coins), MAX_DIVIDE) if divide is None else divide

@@ -234,7 +234,9 @@ def test_full_range_runs_each_coin_on_its_history_and_reports_errors(store: Data
     assert result.to_dict()["coins"] == ["BTCUSDT", "ETHUSDT"]
     assert result.timeframe == "1h"
     assert len(events) == 3 and {e["total"] for e in events} == {3} and events[-1]["pct"] == 100.0
-    assert sorted(e["item"] for e in events) == ["BTCUSDT", "ETHUSDT", "NOPEUSDT"]
+    assert sorted((e["item"], e["status"]) for e in events) == [
+        ("BTCUSDT", "completed"), ("ETHUSDT", "completed"), ("NOPEUSDT", "failed"),
+    ]  # fmt: skip
 
 
 def test_full_range_with_no_runnable_coin_says_why(store: DataStore, sim: FakeSim) -> None:
