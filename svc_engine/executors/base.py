@@ -10,7 +10,8 @@ written against one runs unchanged on the others:
   unchanged, with a note naming the item.
 - ``progress(event)`` is called in the caller's thread after each item with
   ``{"done", "total", "item", "index", "status", "pct"}`` (``status`` is ``completed`` or ``failed``;
-  ``pct`` is the overall percentage, 100 after the last item).
+  ``pct`` is the overall percentage, 100 after the last item). ``failed(result) -> bool`` marks
+  results that stand for a handled failure (say, a coin without data) as ``failed`` in the events.
 - ``workers`` (how many items run at once), ``busy()`` (load in 0..1, for adaptive concurrency),
   ``close()`` and use as a context manager.
 
@@ -62,6 +63,7 @@ class Executor(abc.ABC):
         shared: Any = None,
         labels: Sequence[str] | None = None,
         progress: ProgressFn | None = None,
+        failed: Callable[[Any], bool] | None = None,
     ) -> list[Any]:
         """``[fn(item) for item in items]`` (or ``fn(shared, item)``), computed on the workers."""
 
@@ -91,13 +93,20 @@ class Tracker:
         ('1', 50.0)
     """
 
-    def __init__(self, total: int, labels: Sequence[str] | None, progress: ProgressFn | None) -> None:
+    def __init__(
+        self,
+        total: int,
+        labels: Sequence[str] | None,
+        progress: ProgressFn | None,
+        failed: Callable[[Any], bool] | None = None,
+    ) -> None:
         if labels is not None and len(labels) != total:
             raise ValueError(f"labels has {len(labels)} entries for {total} items")
         self.total = total
         self.done = 0
         self._labels = labels
         self._progress = progress
+        self._failed = failed
 
     def label(self, index: int) -> str:
         """The item's name in events and error notes: its label, else its position."""
@@ -118,6 +127,10 @@ class Tracker:
                 "pct": round(100.0 * self.done / self.total, 6),
             }
         )
+
+    def succeeded(self, index: int, result: Any) -> None:
+        """Record that item ``index`` returned ``result`` (a handled failure if ``failed`` says so)."""
+        self.finished(index, ok=self._failed is None or not self._failed(result))
 
     def fail(self, index: int, error: BaseException) -> BaseException:
         """Report item ``index`` as failed and name it on its exception, ready to raise."""

@@ -52,8 +52,9 @@ class LocalExecutor(Executor):
         shared: Any = None,
         labels: Sequence[str] | None = None,
         progress: ProgressFn | None = None,
+        failed: Callable[[Any], bool] | None = None,
     ) -> list[Any]:
-        tracker = Tracker(len(items), labels, progress)
+        tracker = Tracker(len(items), labels, progress, failed)
         with_shared = shared is not None
         futures: dict[Future[Any], int] = {}
         for index, item in enumerate(items):
@@ -73,7 +74,7 @@ class LocalExecutor(Executor):
                         other.cancel()
                     raise tracker.fail(index, error) from None
                 results[index] = future.result()
-                tracker.finished(index, ok=True)
+                tracker.succeeded(index, results[index])
         return results
 
     def _enter(self) -> None:

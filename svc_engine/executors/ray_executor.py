@@ -75,9 +75,10 @@ class RayExecutor(Executor):
         shared: Any = None,
         labels: Sequence[str] | None = None,
         progress: ProgressFn | None = None,
+        failed: Callable[[Any], bool] | None = None,
     ) -> list[Any]:
         ray = self._ray
-        tracker = Tracker(len(items), labels, progress)
+        tracker = Tracker(len(items), labels, progress, failed)
         if not items:
             return []
         fn_ref, shared_ref = ray.put(fn), ray.put(shared)
@@ -98,5 +99,5 @@ class RayExecutor(Executor):
                     ray.cancel(ref, force=True)
                 raise tracker.fail(index, value) from None
             results[index] = value
-            tracker.finished(index, ok=True)
+            tracker.succeeded(index, value)
         return results

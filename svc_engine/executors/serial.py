@@ -39,8 +39,9 @@ class SerialExecutor(Executor):
         shared: Any = None,
         labels: Sequence[str] | None = None,
         progress: ProgressFn | None = None,
+        failed: Callable[[Any], bool] | None = None,
     ) -> list[Any]:
-        tracker = Tracker(len(items), labels, progress)
+        tracker = Tracker(len(items), labels, progress, failed)
         results = []
         for index, item in enumerate(items):
             self._running += 1
@@ -50,5 +51,5 @@ class SerialExecutor(Executor):
                 raise tracker.fail(index, error) from None
             finally:
                 self._running -= 1
-            tracker.finished(index, ok=True)
+            tracker.succeeded(index, results[-1])
         return results

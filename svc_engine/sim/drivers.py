@@ -313,6 +313,10 @@ def _full_range_coin(shared: tuple[Any, ...], coin: str) -> tuple[bool, Any]:
     return True, result
 
 
+def _not_ok(outcome: tuple[bool, Any]) -> bool:
+    return not outcome[0]
+
+
 def full_range(
     strategy: Any,
     coins: Sequence[str] | str,
@@ -327,7 +331,8 @@ def full_range(
     """Backtest a strategy on the whole history of each coin, one chunk (one task) per coin.
 
     A coin that cannot run (no data, a bad series) is reported in ``errors`` with its message and
-    the others go on; when no coin runs, ``ValueError`` lists every reason.
+    the others go on (its progress event says ``failed``); when no coin runs, ``ValueError`` lists
+    every reason.
 
     Example:
         >>> full_range("close > open", [], "1h")
@@ -340,7 +345,9 @@ def full_range(
     _check_settings(settings)
     shared = (strategy, timeframe, market, _store(store), settings)
     with _executor(executor, len(coins)) as ex:
-        outcomes = ex.map(_full_range_coin, coins, shared=shared, labels=coins, progress=progress)
+        outcomes = ex.map(
+            _full_range_coin, coins, shared=shared, labels=coins, progress=progress, failed=_not_ok
+        )
     done = {coin: value for coin, (ok, value) in zip(coins, outcomes, strict=True) if ok}
     errors = {coin: value for coin, (ok, value) in zip(coins, outcomes, strict=True) if not ok}
     if not done:

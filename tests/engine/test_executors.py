@@ -65,6 +65,15 @@ def test_an_error_propagates_unchanged_with_the_item_named(executor: Executor) -
     assert events[-1]["item"] == "bad"
 
 
+def test_a_handled_failure_is_reported_as_failed_and_the_map_goes_on(executor: Executor) -> None:
+    events: list[dict] = []
+    out = executor.map(operator.neg, [1, -2, 3], progress=events.append, failed=lambda v: v > 0)
+    assert out == [-1, 2, -3]
+    assert sorted((e["item"], e["status"]) for e in events) == [
+        ("0", "completed"), ("1", "failed"), ("2", "completed"),
+    ]  # fmt: skip
+
+
 def test_labels_must_match_items(executor: Executor) -> None:
     with pytest.raises(ValueError, match="labels has 1 entries for 2 items"):
         executor.map(operator.neg, [1, 2], labels=["x"])
