@@ -180,7 +180,9 @@ def _sim() -> Any:
 
 def _check_settings(settings: Mapping[str, Any]) -> None:
     """Refuse bad settings before any candle is loaded (the kernels check them again)."""
-    _sim().Settings.from_kwargs(**settings)
+    from svc_engine.sim.single import resolve_settings
+
+    resolve_settings(dict(settings))
 
 
 def _coins(coins: Sequence[str] | str) -> list[str]:

@@ -26,7 +26,6 @@ from svc_engine.sim.drivers import (
     plan_chunks,
     portfolio,
 )
-from svc_engine.sim.settings import Settings
 
 H = 3_600_000  # one hour in ms
 
@@ -70,8 +69,6 @@ class FakeResult:
 
 class FakeSim:
     """Stands in for ``svc_engine.sim``: records each call and returns what it was given."""
-
-    Settings = Settings
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
@@ -196,6 +193,10 @@ def test_backtest_of_a_frame_uses_its_earlier_candles_as_warmup(store: DataStore
 def test_backtest_refuses_bad_settings_before_loading(sim: FakeSim) -> None:
     with pytest.raises(ValueError, match=r"unknown setting\(s\) \['comission_pct'\]"):
         backtest(SmaCross(), "NOSUCH", "1h", comission_pct=0.1)
+    with pytest.raises(ValueError, match="intrabar='detail' is not supported by this engine"):
+        full_range(SmaCross(), ["NOSUCH"], "1h", intrabar="detail")
+    with pytest.raises(ValueError, match=r"min_loss_pct \(60.0\) exceeds max_loss_pct \(50.0\)"):
+        portfolio(SmaCross(), ["NOSUCH", "OTHER"], "1h", min_loss_pct=60)
     assert sim.calls == []
 
 
