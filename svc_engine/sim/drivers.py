@@ -151,6 +151,8 @@ def evaluate_signals(
     """
     strategy = as_strategy(strategy)
     stop = klines.height if stop is None else stop
+    if not 0 <= first < stop <= klines.height:
+        raise ValueError(f"rows [{first}, {stop}) select no candle of {klines.height}")
     bounds = chunk_bounds(first, stop, chunks or plan_chunks(stop - first))
     labels = [f"chunk {i + 1}/{len(bounds)}" for i in range(len(bounds))]
     with _executor(executor, len(bounds)) as ex:

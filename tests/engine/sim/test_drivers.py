@@ -139,6 +139,11 @@ def test_chunked_signals_equal_one_piece(store: DataStore, chunks: int) -> None:
         assert chunked.equals(whole)
 
 
+def test_evaluating_no_rows_is_refused(store: DataStore) -> None:
+    with pytest.raises(ValueError, match=r"rows \[5, 5\) select no candle of 3000"):
+        evaluate_signals(SmaCross(), _frame(store, "ETHUSDT"), 5, 5)
+
+
 def test_signals_of_a_chunk_stay_inside_it(store: DataStore) -> None:
     klines = _frame(store, "BTCUSDT")
     signals = evaluate_signals(SmaCross(), klines, 1000, 1200, chunks=3)
