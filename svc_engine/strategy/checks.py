@@ -49,8 +49,11 @@ def check_indicator(
         if param.integer and value != int(value):
             _error(f"the {param.name} of {spec.display} must be a whole number, not {value:g}", *where)
         if not param.low <= value <= param.high:
-            _error(f"the {param.name} of {spec.display} must be between {param.low:g} and "
-                   f"{param.high:g}, not {value:g}", *where)
+            _error(
+                f"the {param.name} of {spec.display} must be between {param.low:g} and "
+                f"{param.high:g}, not {value:g}",
+                *where,
+            )
         values.append(int(value) if param.integer else float(value))
     if key == "macd" and values[0] >= values[1]:
         _error("the fast period of MACD must be shorter than the slow one", *where)
@@ -187,7 +190,8 @@ def check_exit(kind: str, side: str, target: A.Node, direction: str | None, text
             _error(f"a {label} price must be positive", *where)
         hint = level_side(target.expr)
         if hint is not None and hint != ("upper" if wanted == "above" else "lower"):
-            _error(f"a {side} {label} must lie {wanted} the entry, but this level lies {'above' if hint == 'upper' else 'below'} price", *where)
+            lies = "above" if hint == "upper" else "below"
+            _error(f"a {side} {label} must lie {wanted} the entry, but this level lies {lies} price", *where)
 
 
 def level_side(expr: A.Node) -> str | None:

@@ -41,13 +41,17 @@ class Context:
             raise ValueError(f"klines lack column(s) {', '.join(missing)}")
         self.klines = klines
         self.size = klines.height
-        self.arrays: dict[str, np.ndarray] = {
-            name: np.ascontiguousarray(klines[name].cast(pl.Float64).fill_null(np.nan).to_numpy())
-            for name in KLINE_COLUMNS
-        }
-        self.arrays["open_time"] = np.ascontiguousarray(klines["open_time"].cast(pl.Int64).to_numpy())
+        self.arrays: dict[str, np.ndarray] = {}
         self.cache: dict[A.Node, np.ndarray] = {}
         self._trend: dict[str, np.ndarray] | None = None
+
+    def array(self, name: str) -> np.ndarray:
+        """A kline column as a contiguous array, converted on first use."""
+        out = self.arrays.get(name)
+        if out is None:
+            out = _array(self.klines[name], pl.Int64 if name == "open_time" else pl.Float64)
+            self.arrays[name] = out
+        return out
 
     def values(self, node: A.Node) -> np.ndarray:
         """Float64 values of a numeric node."""
@@ -69,7 +73,7 @@ class Context:
     def column(self, name: str) -> np.ndarray:
         if name == "typical":
             return self.values(A.Ind("_typical", ()))
-        return self.arrays[name]
+        return self.array(name)
 
     def trend(self, event: str) -> np.ndarray:
         if self._trend is None:
@@ -83,6 +87,15 @@ class Context:
         if event in ("break", "return"):
             return self._trend[f"{event}_up"] | self._trend[f"{event}_down"]
         return self._trend[event]
+
+
+def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:
+    """The column as a contiguous NumPy array, without a copy when it already is one."""
+    if series.dtype != dtype:
+        series = series.cast(dtype)
+    if series.null_count():
+        series = series.fill_null(np.nan) if dtype == pl.Float64 else series.fill_null(0)
+    return np.ascontiguousarray(series.to_numpy())
 
 
 def shift(x: np.ndarray, n: int) -> np.ndarray:
@@ -133,11 +146,11 @@ def _ind(ctx: Context, node: A.Ind) -> np.ndarray:
 
 
 def _source(ctx: Context, node: A.Ind) -> np.ndarray:
-    return ctx.values(node.source) if node.source is not None else ctx.arrays["close"]
+    return ctx.values(node.source) if node.source is not None else ctx.array("close")
 
 
 def _hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return ctx.arrays["high"], ctx.arrays["low"], ctx.arrays["close"]
+    return ctx.array("high"), ctx.array("low"), ctx.array("close")
 
 
 def _ema(x: np.ndarray, n: int) -> np.ndarray:
@@ -147,7 +160,9 @@ def _ema(x: np.ndarray, n: int) -> np.ndarray:
 def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
     fast, slow, signal = (int(p) for p in node.params)
     close = _source(ctx, node)
-    line = K.ema_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_nb(close, slow, 2.0 / (slow + 1), slow - 1)
+    line = K.ema_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_nb(
+        close, slow, 2.0 / (slow + 1), slow - 1
+    )
     if node.output == "line":
         return line
     sig = K.ema_nb(line, signal, 2.0 / (signal + 1), signal - 1)
@@ -161,7 +176,7 @@ def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
 
 def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
     n, mult = int(node.params[0]), float(node.params[1])
-    close = ctx.arrays["close"]
+    close = ctx.array("close")
     mid = K.sma_nb(close, n)
     if node.output == "middle":
         return mid
@@ -176,7 +191,7 @@ def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
 
 def _keltner(ctx: Context, node: A.Ind) -> np.ndarray:
     n, mult = int(node.params[0]), float(node.params[1])
-    mid = _ema(ctx.arrays["close"], n)
+    mid = _ema(ctx.array("close"), n)
     if node.output == "middle":
         return mid
     atr = K.atr_nb(*_hlc(ctx), n)
@@ -185,8 +200,8 @@ def _keltner(ctx: Context, node: A.Ind) -> np.ndarray:
 
 def _donchian(ctx: Context, node: A.Ind) -> np.ndarray:
     n = int(node.params[0])
-    upper = K.rolling_max_nb(ctx.arrays["high"], n)
-    lower = K.rolling_min_nb(ctx.arrays["low"], n)
+    upper = K.rolling_max_nb(ctx.array("high"), n)
+    lower = K.rolling_min_nb(ctx.array("low"), n)
     if node.output == "upper":
         return upper
     return lower if node.output == "lower" else (upper + lower) / 2.0
@@ -195,8 +210,8 @@ def _donchian(ctx: Context, node: A.Ind) -> np.ndarray:
 def _vwap(ctx: Context, node: A.Ind) -> np.ndarray:
     n = int(node.params[0])
     if n == 0:
-        return K.vwap_session_nb(ctx.arrays["open_time"], *_hlc(ctx), ctx.arrays["volume"])
-    return K.vwap_rolling_nb(*_hlc(ctx), ctx.arrays["volume"], n)
+        return K.vwap_session_nb(ctx.array("open_time"), *_hlc(ctx), ctx.array("volume"))
+    return K.vwap_rolling_nb(*_hlc(ctx), ctx.array("volume"), n)
 
 
 def _period(node: A.Ind) -> int:
@@ -224,7 +239,12 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
 }
 
 _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
-    A.Num: _num, A.Field: _field, A.Lag: _lag, A.Arith: _arith, A.PctOff: _pctoff, A.Ind: _ind,
+    A.Num: _num,
+    A.Field: _field,
+    A.Lag: _lag,
+    A.Arith: _arith,
+    A.PctOff: _pctoff,
+    A.Ind: _ind,
 }
 
 
@@ -248,11 +268,7 @@ def _compare(ctx: Context, node: A.Compare) -> np.ndarray:
 
 
 def _cross(ctx: Context, node: A.Cross) -> np.ndarray:
-    left, right = ctx.values(node.left), ctx.values(node.right)
-    before_l, before_r = shift(left, 1), shift(right, 1)
-    if node.direction == "above":
-        return (left > right) & (before_l <= before_r)
-    return (left < right) & (before_l >= before_r)
+    return K.cross_nb(ctx.values(node.left), ctx.values(node.right), node.direction == "above")
 
 
 def _between(ctx: Context, node: A.Between) -> np.ndarray:
@@ -273,7 +289,7 @@ def _streak(ctx: Context, node: A.Streak) -> np.ndarray:
 
 
 def _candles(ctx: Context, node: A.Candles) -> np.ndarray:
-    close, open_ = ctx.arrays["close"], ctx.arrays["open"]
+    close, open_ = ctx.array("close"), ctx.array("open")
     colored = close > open_ if node.color == "green" else close < open_
     return K.run_length_nb(colored) >= node.n
 
@@ -304,8 +320,16 @@ def _or(ctx: Context, node: A.Or) -> np.ndarray:
 
 
 _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
-    A.Compare: _compare, A.Cross: _cross, A.Between: _between, A.Within: _within, A.Streak: _streak,
-    A.Candles: _candles, A.NewExtreme: _new_extreme, A.After: _after, A.And: _and, A.Or: _or,
+    A.Compare: _compare,
+    A.Cross: _cross,
+    A.Between: _between,
+    A.Within: _within,
+    A.Streak: _streak,
+    A.Candles: _candles,
+    A.NewExtreme: _new_extreme,
+    A.After: _after,
+    A.And: _and,
+    A.Or: _or,
     A.Not: lambda c, n: ~c.truth(n.item),
     A.TrendEvent: lambda c, n: c.trend(n.event),
 }

@@ -45,8 +45,10 @@ class StrategyCompileError(ValueError):
         >>> str(StrategyCompileError("empty condition").in_field("sl"))
         'sl_condition: empty condition'
         """
-        message = self.message if self.message.startswith(f"{field}_condition") else (
-            f"{field}_condition: {self.message}"
+        message = (
+            self.message
+            if self.message.startswith(f"{field}_condition")
+            else (f"{field}_condition: {self.message}")
         )
         return StrategyCompileError(
             message, phrase=self.phrase, position=self.position, suggestion=self.suggestion, field=field

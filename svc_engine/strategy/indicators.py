@@ -187,18 +187,48 @@ def atr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     >>> atr_nb(np.array([2.0, 5.0, 6.0]), np.array([1.0, 4.0, 4.0]), np.array([1.5, 4.5, 5.0]), 1).tolist()
     [nan, 3.5, 2.0]
     """
-    tr = true_range_nb(high, low, close)
     out = np.full(high.size, np.nan)
     if high.size <= n:
         return out
-    seed = sma_nb(tr, n)
-    prev = seed[n]
+    total = 0.0
+    for i in range(1, n + 1):
+        total += _true_range(high[i], low[i], close[i - 1])
+    prev = total / n
     out[n] = prev
     for i in range(n + 1, high.size):
         prev *= n - 1
-        prev += tr[i]
+        prev += _true_range(high[i], low[i], close[i - 1])
         prev /= n
         out[i] = prev
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _true_range(high: float, low: float, prev_close: float) -> float:
+    tr = high - low
+    up = abs(high - prev_close)
+    down = abs(low - prev_close)
+    if up > tr:
+        tr = up
+    if down > tr:
+        tr = down
+    return tr
+
+
+@njit(cache=True, nogil=True)
+def cross_nb(a: np.ndarray, b: np.ndarray, above: bool) -> np.ndarray:
+    """Where `a` crosses `b`: from at-or-below to above (``above``), or from at-or-above to below.
+    Comparisons with NaN are false, as in NumPy.
+
+    >>> cross_nb(np.array([1.0, 3.0, 1.0]), np.array([2.0, 2.0, 2.0]), True).tolist()
+    [False, True, False]
+    """
+    out = np.zeros(a.size, np.bool_)
+    for i in range(1, a.size):
+        if above:
+            out[i] = a[i] > b[i] and a[i - 1] <= b[i - 1]
+        else:
+            out[i] = a[i] < b[i] and a[i - 1] >= b[i - 1]
     return out
 
 
@@ -255,7 +285,8 @@ def stoch_nb(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Slow stochastic %K and %D with simple averages (TA-Lib STOCH, matype SMA).
 
-    >>> kk, dd = stoch_nb(np.array([2.0, 4.0, 6.0]), np.array([1.0, 2.0, 3.0]), np.array([2.0, 3.0, 5.0]), 2, 1, 1)
+    >>> high, low = np.array([2.0, 4.0, 6.0]), np.array([1.0, 2.0, 3.0])
+    >>> kk, dd = stoch_nb(high, low, np.array([2.0, 3.0, 5.0]), 2, 1, 1)
     >>> kk.tolist()
     [nan, 66.66666666666667, 75.0]
     """
@@ -274,7 +305,7 @@ def willr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np
     """Williams %R in [-100, 0] (TA-Lib WILLR).
 
     >>> willr_nb(np.array([2.0, 4.0]), np.array([1.0, 2.0]), np.array([2.0, 3.0]), 2).tolist()
-    [nan, -33.33333333333333]
+    [nan, -33.333333333333336]
     """
     hh = rolling_max_nb(high, n)
     ll = rolling_min_nb(low, n)

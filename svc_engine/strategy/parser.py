@@ -6,8 +6,8 @@ Predicates pair a value with a comparison, a cross, a range or an event; a few e
 ("3 green candles in a row", "a new 55-candle high", "a trend line breaks upward").
 
 Example:
-    >>> parse_entry("RSI(14) crosses above 30").condition
-    Cross(direction='above', left=Ind(name='rsi', params=(14,), output='', source=None), right=Num(value=30.0))
+    >>> parse_entry("RSI(14) crosses above 30").condition.right
+    Num(value=30.0)
 """
 
 from __future__ import annotations
@@ -34,8 +34,14 @@ SIDE_WORDS = {"buy": "long", "long": "long", "sell": "short", "short": "short"}
 ENTRY_WORDS = {"buy", "sell", "limit", "enter", "entry", "place"}
 UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
 DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
-COLORS = {"green": "green", "bullish": "green", "white": "green", "red": "red", "bearish": "red",
-          "black": "red"}
+COLORS = {
+    "green": "green",
+    "bullish": "green",
+    "white": "green",
+    "red": "red",
+    "bearish": "red",
+    "black": "red",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +274,9 @@ class Parser:
 
     def tail_positive(self, left: A.Node) -> A.Node:
         tok = self.peek()
-        if tok.text in ("cross", "break") or (tok.text in ("rise", "fall") and self.peek(1).text in
-                                               UP_WORDS | DOWN_WORDS):
+        if tok.text in ("cross", "break") or (
+            tok.text in ("rise", "fall") and self.peek(1).text in UP_WORDS | DOWN_WORDS
+        ):
             return self.cross(left)
         if tok.text == "turn":
             return self.turn(left)
@@ -368,8 +375,11 @@ class Parser:
     def term(self) -> A.Node:
         node = self.unary()
         while True:
-            if self.accept("times") or self.accept("x") or self.accept("*") or self.accept(
-                "multiplied", "by"
+            if (
+                self.accept("times")
+                or self.accept("x")
+                or self.accept("*")
+                or self.accept("multiplied", "by")
             ):
                 node = A.Arith("*", node, self.unary())
             elif self.accept("divided", "by") or self.accept("/"):
@@ -441,9 +451,13 @@ class Parser:
             if tok.value <= 0:
                 self.fail("a percentage offset must be positive", tok)
             return A.PctOff(sign * tok.value, self.postfix())
-        if not tok.pct and self.peek().kind == WORD and self.peek().text not in ("x", "times", "candle"):
-            if self.starts_indicator(0):
-                return self.indicator(tok)
+        if (
+            not tok.pct
+            and self.peek().kind == WORD
+            and self.peek().text not in ("x", "times", "candle")
+            and self.starts_indicator(0)
+        ):
+            return self.indicator(tok)
         if not tok.pct and self.at("candle") and self.starts_indicator(1):
             self.i += 1
             return self.indicator(tok)
@@ -461,8 +475,12 @@ class Parser:
         if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
             self.i += 3
             return A.Lag(node, 1)
-        if node.name == "volume" and self.peek().kind == WORD and self.starts_indicator(0) and \
-                self.peek().text not in {*PREFIX_OUTPUTS, "highest", "lowest"}:
+        if (
+            node.name == "volume"
+            and self.peek().kind == WORD
+            and self.starts_indicator(0)
+            and self.peek().text not in {*PREFIX_OUTPUTS, "highest", "lowest"}
+        ):
             return self.indicator(None, source=node)
         return node
 
@@ -522,9 +540,12 @@ class Parser:
             if self.peek().kind != RPAREN:
                 self.fail("expected ')' after the parameters")
             self.i += 1
-        elif self.peek().kind == NUM and not self.peek().pct and not (
-            self.peek(1).text == "candle" and self.peek(2).text == "ago"
-        ) and not out:
+        elif (
+            self.peek().kind == NUM
+            and not self.peek().pct
+            and not (self.peek(1).text == "candle" and self.peek(2).text == "ago")
+            and not out
+        ):
             out.append(self.take())
             self.accept("candle")
         elif not out and self.at_period_phrase():
@@ -537,8 +558,9 @@ class Parser:
             return False
         while self.peek(k).text in ("last", "past", "previous", "period"):
             k += 1
-        return self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and \
-            self.peek(k + 2).text != "ago"
+        return (
+            self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and self.peek(k + 2).text != "ago"
+        )
 
     def period_phrase(self) -> Token:
         self.i += 1
@@ -581,11 +603,11 @@ class Parser:
             return None
         self.i += 1
         self.accept("position") or self.accept("entry")
-        if not (self.accept("when") or self.accept("if") or self.accept("once") or self.accept("on")
-                or self.accept(":") or self.peek().kind == COMMA):
-            if self.at_entry_clause() or self.peek().kind == NUM:
-                self.i = save
-                return None
+        said_when = any(self.accept(w) for w in ("when", "if", "once", "on", ":"))
+        # "buy 1% below close" is an entry-price clause, not a side prefix.
+        if not said_when and self.peek().kind != COMMA and (self.at_entry_clause() or self.peek().kind == NUM):
+            self.i = save
+            return None
         while self.peek().kind == COMMA:
             self.i += 1
         return side
@@ -635,8 +657,23 @@ def parse_exit(text: str) -> Exit:
     AtrTarget(mult=2.0, period=14)
     """
     p = Parser(text)
-    while p.peek().text in {"take", "profit", "tp", "target", "stop", "loss", "sl", "stoploss",
-                            "exit", "place", "set", "put", "on", "order", "trailing"}:
+    while p.peek().text in {
+        "take",
+        "profit",
+        "tp",
+        "target",
+        "stop",
+        "loss",
+        "sl",
+        "stoploss",
+        "exit",
+        "place",
+        "set",
+        "put",
+        "on",
+        "order",
+        "trailing",
+    }:
         p.i += 1
     first = p.peek()
     if first.kind == END:
@@ -663,16 +700,15 @@ def _exit_target(p: Parser, direction: str | None) -> A.Node | Exit:
     if first.kind == NUM and p.peek(1).text in ("r", "rr"):
         p.i += 2
         return A.RiskReward(first.value)
-    if first.kind == NUM and p.peek(1).text in ("times", "x", "*") and p.peek(2).text in (
-        "risk", "stop"
-    ):
+    if first.kind == NUM and p.peek(1).text in ("times", "x", "*") and p.peek(2).text in ("risk", "stop"):
         p.i += 3
         p.accept("distance")
         p.accept("loss")
         return A.RiskReward(first.value)
     nxt, after = p.peek(1), p.peek(2)
-    pct_of_entry = not (nxt.text in UP_WORDS | DOWN_WORDS and after.kind != END
-                        and after.text not in ("entry", "from"))
+    pct_of_entry = not (
+        nxt.text in UP_WORDS | DOWN_WORDS and after.kind != END and after.text not in ("entry", "from")
+    )
     if first.kind == NUM and first.pct and pct_of_entry:
         p.i += 1
         for word in ("profit", "gain", "loss", "from", "of"):
@@ -682,8 +718,13 @@ def _exit_target(p: Parser, direction: str | None) -> A.Node | Exit:
     if first.kind == NUM and (p.peek(1).text in ("x", "times", "*", "atr") or p.peek(1).text == "average"):
         return _atr_target(p, direction)
     level = p.value()
-    if isinstance(level, A.Arith) and level.op == "*" and isinstance(level.left, A.Num) and \
-            isinstance(level.right, A.Ind) and level.right.name == "atr":
+    if (
+        isinstance(level, A.Arith)
+        and level.op == "*"
+        and isinstance(level.left, A.Num)
+        and isinstance(level.right, A.Ind)
+        and level.right.name == "atr"
+    ):
         return Exit(A.AtrTarget(level.left.value, int(level.right.params[0])), direction, first)
     return A.LevelTarget(level)
 

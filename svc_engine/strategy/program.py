@@ -4,8 +4,8 @@ Example:
     >>> s = compile_strategy("RSI(14) crosses above 30 and close is above EMA(200)")
     >>> s.candle_count, s.indicators
     (200, ['EMA(200)', 'RSI(14)'])
-    >>> s.describe()
-    'long when RSI(14) crosses above 30 and close is above EMA(200); take profit 2% above entry; stop loss 1% below entry'
+    >>> s.describe().split("; ")[1:]
+    ['take profit 2% above entry', 'stop loss 1% below entry']
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ MARKET_TYPES = ("spot", "futures")
 POSITION_SIDES = ("long", "short")
 SIGNAL_MODES = ("signal_orders", "signal_only", "full")
 SIGNAL_SCHEMA = {
-    "open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
+    "open_time": pl.Int64,
+    "side": pl.Utf8,
+    "limit_price": pl.Float64,
+    "tp_price": pl.Float64,
     "sl_price": pl.Float64,
 }
 
@@ -115,9 +118,13 @@ class Strategy:
         if data.get("version") != VERSION:
             raise ValueError(f"unsupported strategy version {data.get('version')!r}")
         return cls(
-            entry=A.from_data(data["entry"]), tp=A.from_data(data["tp"]), sl=A.from_data(data["sl"]),
-            entry_price=A.from_data(data["entry_price"]), market_type=data["market_type"],
-            position_side=data["position_side"], signal_mode=data["signal_mode"],
+            entry=A.from_data(data["entry"]),
+            tp=A.from_data(data["tp"]),
+            sl=A.from_data(data["sl"]),
+            entry_price=A.from_data(data["entry_price"]),
+            market_type=data["market_type"],
+            position_side=data["position_side"],
+            signal_mode=data["signal_mode"],
         )
 
     @classmethod
@@ -139,8 +146,15 @@ class Strategy:
         >>> s.wording["sl"]
         'stop loss 2 x ATR(14) below entry'
         """
-        return compile_strategy(entry, tp, sl, market_type=market_type, position_side=position_side,
-                                signal_mode=signal_mode, entry_price=entry_price)
+        return compile_strategy(
+            entry,
+            tp,
+            sl,
+            market_type=market_type,
+            position_side=position_side,
+            signal_mode=signal_mode,
+            entry_price=entry_price,
+        )
 
     def signal_mask(self, klines: pl.DataFrame) -> np.ndarray:
         """Bool array: where the entry fires (never before `candle_count` candles)."""
@@ -165,22 +179,28 @@ class Strategy:
         """
         ctx = Context(klines)
         idx = np.flatnonzero(self._mask(ctx))
-        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.arrays["close"])[idx]
+        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
         sign = 1.0 if self.position_side == "long" else -1.0
         sl = self._exit_price(ctx, self.sl, idx, limit, -sign, None)
         tp = self._exit_price(ctx, self.tp, idx, limit, sign, sl)
         return pl.DataFrame(
             {
-                "open_time": ctx.arrays["open_time"][idx],
+                "open_time": ctx.array("open_time")[idx],
                 "side": [self.position_side] * idx.size,
-                "limit_price": limit, "tp_price": tp, "sl_price": sl,
+                "limit_price": limit,
+                "tp_price": tp,
+                "sl_price": sl,
             },
             schema=SIGNAL_SCHEMA,
         )
 
     @staticmethod
     def _exit_price(
-        ctx: Context, target: A.Node, idx: np.ndarray, limit: np.ndarray, sign: float,
+        ctx: Context,
+        target: A.Node,
+        idx: np.ndarray,
+        limit: np.ndarray,
+        sign: float,
         stop: np.ndarray | None,
     ) -> np.ndarray:
         if isinstance(target, A.PctTarget):
@@ -201,13 +221,17 @@ def _node_of(value: Any) -> Any:
 
 def _check_settings(market_type: str, position_side: str, signal_mode: str) -> None:
     if market_type not in MARKET_TYPES:
-        raise StrategyCompileError(f"market_type must be one of {', '.join(MARKET_TYPES)}, not {market_type!r}")
+        raise StrategyCompileError(
+            f"market_type must be one of {', '.join(MARKET_TYPES)}, not {market_type!r}"
+        )
     if position_side not in POSITION_SIDES:
         raise StrategyCompileError(
             f"position_side must be one of {', '.join(POSITION_SIDES)}, not {position_side!r}"
         )
     if signal_mode not in SIGNAL_MODES:
-        raise StrategyCompileError(f"signal_mode must be one of {', '.join(SIGNAL_MODES)}, not {signal_mode!r}")
+        raise StrategyCompileError(
+            f"signal_mode must be one of {', '.join(SIGNAL_MODES)}, not {signal_mode!r}"
+        )
     if market_type == "spot" and position_side == "short":
         raise StrategyCompileError("a spot strategy cannot go short; use market_type 'futures'")
 
@@ -221,7 +245,9 @@ def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | Non
         if parsed.side is not None and parsed.side != position_side:
             raise StrategyCompileError(
                 f"entry_condition: the condition says {parsed.side} but position_side is {position_side}",
-                phrase=entry, position=0, field="entry",
+                phrase=entry,
+                position=0,
+                field="entry",
             )
         return parsed.condition, parsed.price
     node = _node_of(entry)
@@ -274,7 +300,8 @@ def compile_strategy(
     `svc_engine.strategy.build`. A missing take-profit is 2% from the entry, a missing stop-loss 1%.
     Raises `StrategyCompileError` with the phrase, its position and a suggestion.
 
-    >>> compile_strategy("close above SMA(20)", "3%", market_type="futures", position_side="short").wording["tp"]
+    >>> s = compile_strategy("close above SMA(20)", "3%", market_type="futures", position_side="short")
+    >>> s.wording["tp"]
     'take profit 3% below entry'
     """
     _check_settings(market_type, position_side, signal_mode)

@@ -6,7 +6,7 @@ may carry `%`. Positions index the original text so errors can point at it.
 
 Example:
     >>> [t.text for t in tokenize("RSI(14) crosses above 30%")]
-    ['rsi', '(', '14', ')', 'cross', 'above', '30%']
+    ['rsi', '(', '14', ')', 'cross', 'above', '30%', '']
 """
 
 from __future__ import annotations
@@ -18,7 +18,32 @@ from svc_engine.strategy.errors import StrategyCompileError
 NUM, WORD, OP, LPAREN, RPAREN, COMMA, END = "num", "word", "op", "(", ")", ",", "end"
 
 FILLERS = frozenset(
-    ["the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "do", "did", "it", "their", "than", "to", "that", "which", "currently", "candlestick"]
+    [
+        "the",
+        "a",
+        "an",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "does",
+        "do",
+        "did",
+        "it",
+        "their",
+        "than",
+        "to",
+        "that",
+        "which",
+        "currently",
+        "candlestick",
+    ]
 )
 
 STEMS: dict[str, str] = {
@@ -47,7 +72,21 @@ STEMS: dict[str, str] = {
 NUMBER_WORDS: dict[str, float] = {
     w: float(i)
     for i, w in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
     )
 } | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0}
 MULTIPLIER_WORDS = {"twice": 2.0, "double": 2.0, "triple": 3.0}
@@ -73,13 +112,13 @@ def tokenize(text: str) -> list[Token]:
     character.
 
     >>> [t.text for t in tokenize("the 50-period EMA's slope")]
-    ['50', 'candle', 'ema', 'slope']
+    ['50', 'candle', 'ema', 'slope', '']
     """
     out: list[Token] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if ch.isspace() or ch in "\"`":
+        if ch.isspace() or ch in '"`':
             i += 1
         elif ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit()):
             i = _number(text, i, out)

@@ -110,8 +110,11 @@ def _ind(node: A.Ind) -> str:
     elif node.name == "stoch":
         base = f"stochastic {node.output.upper()}({params})"
     elif node.name == "bb":
-        base = (f"Bollinger bandwidth({params})" if node.output == "bandwidth"
-                else f"{node.output} Bollinger band({params})")
+        base = (
+            f"Bollinger bandwidth({params})"
+            if node.output == "bandwidth"
+            else f"{node.output} Bollinger band({params})"
+        )
     elif node.name in ("keltner", "donchian"):
         base = f"{node.output} {spec.display} channel({params})"
     else:
@@ -205,8 +208,22 @@ def _not(node: A.Not) -> str:
 
 
 _RENDERERS = {
-    A.Num: _num, A.Field: _field, A.Ind: _ind, A.Lag: _lag, A.Arith: _arith, A.PctOff: _pctoff,
-    A.Compare: _compare, A.Cross: _cross, A.Between: _between, A.Within: _within, A.Streak: _streak,
-    A.Candles: _candles, A.NewExtreme: _new_extreme, A.TrendEvent: _trend, A.After: _after,
-    A.And: _and, A.Or: _or, A.Not: _not,
+    A.Num: _num,
+    A.Field: _field,
+    A.Ind: _ind,
+    A.Lag: _lag,
+    A.Arith: _arith,
+    A.PctOff: _pctoff,
+    A.Compare: _compare,
+    A.Cross: _cross,
+    A.Between: _between,
+    A.Within: _within,
+    A.Streak: _streak,
+    A.Candles: _candles,
+    A.NewExtreme: _new_extreme,
+    A.TrendEvent: _trend,
+    A.After: _after,
+    A.And: _and,
+    A.Or: _or,
+    A.Not: _not,
 }

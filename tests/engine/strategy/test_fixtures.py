@@ -55,6 +55,8 @@ def test_phrasing(kind: str, side: str, text: str, canonical: str) -> None:
     again = compile_part(kind, side, canonical)
     assert again == strategy
     assert again.to_json() == strategy.to_json()
+
+
 ERRORS = load("errors.txt")
 
 
@@ -81,7 +83,6 @@ def test_error_fields() -> None:
 
 
 def test_settings_errors() -> None:
-
 
     with pytest.raises(StrategyCompileError, match="market_type must be one of spot, futures, not 'margin'"):
         compile_strategy("close above SMA(20)", market_type="margin")

@@ -28,7 +28,7 @@ def ctx(eth: pl.DataFrame) -> Context:
 
 
 def arrays(ctx: Context) -> tuple[np.ndarray, ...]:
-    return tuple(ctx.arrays[c] for c in ("open", "high", "low", "close", "volume"))
+    return tuple(ctx.array(c) for c in ("open", "high", "low", "close", "volume"))
 
 
 def assert_agrees(ctx: Context, node: A.Node, reference: np.ndarray) -> None:
@@ -64,7 +64,7 @@ CLOSE_ONLY = [
 
 @pytest.mark.parametrize(("node", "ref"), CLOSE_ONLY, ids=lambda x: getattr(x, "name", ""))
 def test_close_indicators_agree_with_talib(ctx: Context, node: A.Ind, ref) -> None:  # type: ignore[no-untyped-def]
-    assert_agrees(ctx, node, ref(ctx.arrays["close"]))
+    assert_agrees(ctx, node, ref(ctx.array("close")))
 
 
 def test_candle_indicators_agree_with_talib(ctx: Context) -> None:
@@ -77,7 +77,7 @@ def test_candle_indicators_agree_with_talib(ctx: Context) -> None:
     assert_agrees(ctx, A.Ind("stoch", (14, 3, 3), "%d"), slow_d)
     assert_agrees(ctx, A.Ind("max", (55,), "", A.Field("high")), talib.MAX(h, 55))
     assert_agrees(ctx, A.Ind("min", (10,), "", A.Field("low")), talib.MIN(l, 10))
-    assert_agrees(ctx, A.Ind("sma", (20,), "", A.Field("volume")), talib.SMA(ctx.arrays["volume"], 20))
+    assert_agrees(ctx, A.Ind("sma", (20,), "", A.Field("volume")), talib.SMA(ctx.array("volume"), 20))
     np.testing.assert_allclose(ctx.values(A.Field("typical")), talib.TYPPRICE(h, l, c), rtol=RTOL)
 
 
@@ -113,7 +113,8 @@ def test_keltner_by_hand() -> None:
     close = [10.0, 11.0, 12.0, 11.0]
     k = frame(high=[c + 1 for c in close], low=[c - 1 for c in close], close=close)
     ctx = Context(k)
-    # EMA(2): seed mean(10, 11) = 10.5 at 1, then 10.5 + (12 - 10.5) * 2/3 = 11.5, then 11.5 + (11 - 11.5) * 2/3
+    # EMA(2): seed mean(10, 11) = 10.5 at 1, then 10.5 + (12 - 10.5) * 2/3 = 11.5,
+    # then 11.5 + (11 - 11.5) * 2/3
     ema = [10.5, 11.5, 11.5 - 1.0 / 3.0]
     # TR: [-, 2, 2, 2] -> ATR(2) seeded at index 2 with mean(2, 2) = 2, stays 2
     upper = ctx.values(A.Ind("keltner", (2, 1.5), "upper"))
@@ -146,22 +147,49 @@ def test_consecutive_candles_and_streaks_by_hand() -> None:
     assert ctx.truth(A.Candles("red", 1)).tolist() == [False, False, False, True, False, False]
     # close: 2 2 2 1 2 3 -> rises at 4 and 5
     assert ctx.truth(A.Streak("rise", 2, A.Field("close"))).tolist() == [False] * 5 + [True]
-    assert ctx.truth(A.Streak("fall", 1, A.Field("close"))).tolist() == [False, False, False, True, False, False]
+    assert ctx.truth(A.Streak("fall", 1, A.Field("close"))).tolist() == [
+        False,
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_new_extreme_and_cross_by_hand() -> None:
     ctx = Context(frame(close=[3.0, 1.0, 2.0, 4.0, 4.0, 5.0]))
     assert ctx.truth(A.NewExtreme("high", 2, A.Field("close"))).tolist() == [
-        False, False, False, True, False, True,
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
     ]
     assert ctx.truth(A.NewExtreme("low", 1, A.Field("close"))).tolist() == [
-        False, True, False, False, False, False,
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
     ]
     assert ctx.truth(A.Cross("above", A.Field("close"), A.Num(2.0))).tolist() == [
-        False, False, False, True, False, False,
+        False,
+        False,
+        False,
+        True,
+        False,
+        False,
     ]
     assert ctx.truth(A.Cross("below", A.Field("close"), A.Num(2.0))).tolist() == [
-        False, True, False, False, False, False,
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
     ]
 
 
@@ -176,4 +204,4 @@ def test_indicator_of_indicator_starts_after_both_warmups(ctx: Context) -> None:
     values = ctx.values(node)
     assert lookback(node) == 14 + 9
     assert np.isnan(values[:23]).all() and not np.isnan(values[23:]).any()
-    assert_agrees(ctx, node, talib.EMA(talib.RSI(ctx.arrays["close"], 14), 10))
+    assert_agrees(ctx, node, talib.EMA(talib.RSI(ctx.array("close"), 14), 10))

@@ -21,8 +21,11 @@ SLICE = 2_000
 periods = st.integers(min_value=2, max_value=30)
 fields = st.sampled_from(["open", "high", "low", "close", "typical"]).map(A.Field)
 indicators = st.one_of(
-    st.builds(lambda n, k: A.Ind(k, (n,)), periods,
-              st.sampled_from(["sma", "ema", "wma", "atr", "cci", "willr", "roc", "rsi"])),
+    st.builds(
+        lambda n, k: A.Ind(k, (n,)),
+        periods,
+        st.sampled_from(["sma", "ema", "wma", "atr", "cci", "willr", "roc", "rsi"]),
+    ),
     st.builds(lambda n: A.Ind("vwap", (n,)), st.sampled_from([0, 5, 20])),
     st.builds(lambda o: A.Ind("macd", (12, 26, 9), o), st.sampled_from(["line", "signal", "histogram"])),
     st.builds(lambda o: A.Ind("stoch", (14, 3, 3), o), st.sampled_from(["%k", "%d"])),
@@ -49,8 +52,12 @@ predicates = st.one_of(
     st.builds(A.Compare, st.sampled_from([">", "<", ">=", "<="]), price_values, prices),
     st.builds(A.Cross, st.sampled_from(["above", "below"]), price_values, prices),
     st.builds(A.Cross, st.sampled_from(["above", "below"]), oscillator, levels),
-    st.builds(lambda o, a, b: A.Between(o, A.Num(min(a, b)), A.Num(max(a, b) + 1)), oscillator,
-              st.integers(5, 60).map(float), st.integers(20, 90).map(float)),
+    st.builds(
+        lambda o, a, b: A.Between(o, A.Num(min(a, b)), A.Num(max(a, b) + 1)),
+        oscillator,
+        st.integers(5, 60).map(float),
+        st.integers(20, 90).map(float),
+    ),
     st.builds(A.Within, fields, st.sampled_from([0.5, 1.0, 2.0]), prices),
     st.builds(A.Streak, st.sampled_from(["rise", "fall"]), st.integers(1, 4), price_values),
     st.builds(A.Candles, st.sampled_from(["green", "red"]), st.integers(1, 4)),
@@ -67,11 +74,24 @@ conditions = st.recursive(
     max_leaves=5,
 )
 take_profits = st.one_of(
-    st.sampled_from(["2%", "take profit 3 x ATR(14)", "risk reward 2",
-                     "take profit at the upper Bollinger band", "take profit at the highest high of 20 candles"]),
+    st.sampled_from(
+        [
+            "2%",
+            "take profit 3 x ATR(14)",
+            "risk reward 2",
+            "take profit at the upper Bollinger band",
+            "take profit at the highest high of 20 candles",
+        ]
+    ),
 )
-stop_losses = st.sampled_from(["1%", "stop loss 2 x ATR(10)", "stop loss at the lowest low of the last 10 candles",
-                               "stop loss at the lower Keltner channel"])
+stop_losses = st.sampled_from(
+    [
+        "1%",
+        "stop loss 2 x ATR(10)",
+        "stop loss at the lowest low of the last 10 candles",
+        "stop loss at the lower Keltner channel",
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +100,12 @@ def candles(shared_datasets: Path) -> pl.DataFrame:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cond=conditions, tp=take_profits, sl=stop_losses, cuts=st.lists(st.integers(1, SLICE), min_size=3,
-                                                                       max_size=3))
+@given(
+    cond=conditions,
+    tp=take_profits,
+    sl=stop_losses,
+    cuts=st.lists(st.integers(1, SLICE), min_size=3, max_size=3),
+)
 def test_prefix_signals_equal_whole_series_signals(
     candles: pl.DataFrame, cond: A.Node, tp: str, sl: str, cuts: list[int]
 ) -> None:

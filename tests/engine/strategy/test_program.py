@@ -34,8 +34,15 @@ def test_signals_with_default_exits() -> None:
     s = compile_strategy("close crosses above SMA(3)")
     out = s.evaluate(klines(CLOSES))
     # SMA(3): -, -, 11, 11.33, 11, 11, 11.67, 12.33, 13, 13.67 -> close crosses above at 5 and 8
-    assert out.schema == pl.Schema({"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64,
-                                    "tp_price": pl.Float64, "sl_price": pl.Float64})
+    assert out.schema == pl.Schema(
+        {
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+        }
+    )
     assert out["open_time"].to_list() == [1_700_000_000_000 + i * 60_000 for i in (5, 8)]
     assert out["side"].to_list() == ["long", "long"]
     assert out["limit_price"].to_list() == [12.0, 14.0]
@@ -58,8 +65,13 @@ def test_no_signal_before_candle_count() -> None:
 
 
 def test_short_side_exits_and_entry_price() -> None:
-    s = compile_strategy("close crosses below SMA(3), sell 1% above close", "4%", "2%",
-                         market_type="futures", position_side="short")
+    s = compile_strategy(
+        "close crosses below SMA(3), sell 1% above close",
+        "4%",
+        "2%",
+        market_type="futures",
+        position_side="short",
+    )
     out = s.evaluate(klines(CLOSES))
     assert out["open_time"].to_list() == [1_700_000_000_000 + i * 60_000 for i in (3, 7)]
     limit = np.array([11.0, 12.0]) * 1.01
@@ -71,8 +83,9 @@ def test_short_side_exits_and_entry_price() -> None:
 
 def test_atr_level_and_risk_reward_exits() -> None:
     k = klines(CLOSES)
-    s = compile_strategy("close crosses above SMA(3)", "risk reward 2",
-                         "stop loss at the lowest low of the last 3 candles")
+    s = compile_strategy(
+        "close crosses above SMA(3)", "risk reward 2", "stop loss at the lowest low of the last 3 candles"
+    )
     out = s.evaluate(k)
     # signals at 5 and 8; lowest low of candles 3..5 = 9, of 6..8 = 11; stop distance 3; TP = L + 2 * 3
     assert out["sl_price"].to_list() == [9.0, 11.0]
@@ -88,7 +101,9 @@ def test_atr_level_and_risk_reward_exits() -> None:
 
 
 def test_level_take_profit() -> None:
-    s = compile_strategy("close crosses above SMA(3)", "take profit at the highest high of the last 5 candles")
+    s = compile_strategy(
+        "close crosses above SMA(3)", "take profit at the highest high of the last 5 candles"
+    )
     out = s.evaluate(klines(CLOSES))
     assert out["tp_price"].to_list() == [13.0, 15.0]
 
@@ -105,8 +120,10 @@ def test_missing_columns_are_refused() -> None:
 
 
 def test_json_is_deterministic_and_round_trips() -> None:
-    text = ("the 50 EMA crosses over the 200 EMA while volume is above its 20-candle average, "
-            "limit at 0.5% below close")
+    text = (
+        "the 50 EMA crosses over the 200 EMA while volume is above its 20-candle average, "
+        "limit at 0.5% below close"
+    )
     a = compile_strategy(text, "risk reward 2", "stop loss 2 x ATR(14)")
     b = compile_strategy(text, "risk reward 2", "stop loss 2 x ATR(14)")
     assert a.to_json().encode() == b.to_json().encode()
@@ -143,31 +160,37 @@ def test_builder_builds_the_parser_tree() -> None:
     assert built.node == compile_strategy("RSI(14) crosses above 30 and close is above EMA(200)").entry
     cases = {
         "volume is above 2 times its 20-candle average": sv.volume > 2 * sv.sma(20, sv.volume),
-        "close crosses above upper Bollinger band(20, 2) after 3 red candles in a row":
-            sv.close.crosses_above(sv.bollinger(20, 2, "upper")).after(sv.candles(3, "red")),
-        "MACD histogram turns positive or not close is within 2% of SMA(100)":
-            sv.macd(output="histogram").crosses_above(0) | ~sv.close.within(2, sv.sma(100)),
+        "close crosses above upper Bollinger band(20, 2) after 3 red candles in a row": (
+            sv.close.crosses_above(sv.bollinger(20, 2, "upper")).after(sv.candles(3, "red"))
+        ),
+        "MACD histogram turns positive or not close is within 2% of SMA(100)": (
+            sv.macd(output="histogram").crosses_above(0) | ~sv.close.within(2, sv.sma(100))
+        ),
         "price makes a new 55-candle high": sv.close.new_high(55),
         "close is 2% above previous high": sv.close > sv.high.ago(1).pct_above(2),
         "a trend line breaks upward": sv.trend("break_up"),
         "RSI(14) is between 40 and 60": sv.rsi().between(40, 60),
-        "stochastic %D is below 20 and Williams %R(14) is above -80":
-            (sv.stoch(output="%d") < 20) & (sv.williams_r() > -80),
+        "stochastic %D is below 20 and Williams %R(14) is above -80": (sv.stoch(output="%d") < 20)
+        & (sv.williams_r() > -80),
     }
     for text, cond in cases.items():
         assert cond.node == compile_strategy(text).entry, text
 
 
 def test_from_parts_accepts_builder_exits() -> None:
-    s = Strategy.from_parts(sv.close > sv.sma(50), tp=sv.risk_reward(3), sl=sv.level(sv.lowest(10)),
-                            entry_price=sv.ema(20))
+    s = Strategy.from_parts(
+        sv.close > sv.sma(50), tp=sv.risk_reward(3), sl=sv.level(sv.lowest(10)), entry_price=sv.ema(20)
+    )
     assert s.wording == {
         "entry": "close is above SMA(50), limit at EMA(20)",
         "tp": "take profit at risk reward 3",
         "sl": "stop loss at lowest low of the last 10 candles",
     }
-    assert s == compile_strategy("close is above SMA(50), limit at EMA(20)", "risk reward 3",
-                                 "stop loss at the lowest low of the last 10 candles")
+    assert s == compile_strategy(
+        "close is above SMA(50), limit at EMA(20)",
+        "risk reward 3",
+        "stop loss at the lowest low of the last 10 candles",
+    )
     with pytest.raises(StrategyCompileError, match="a long stop loss must lie below the entry"):
         Strategy.from_parts(sv.close > sv.sma(50), sl=sv.level(sv.highest(10)))
     with pytest.raises(StrategyCompileError, match="expected a condition"):
