@@ -605,7 +605,11 @@ class Parser:
         self.accept("position") or self.accept("entry")
         said_when = any(self.accept(w) for w in ("when", "if", "once", "on", ":"))
         # "buy 1% below close" is an entry-price clause, not a side prefix.
-        if not said_when and self.peek().kind != COMMA and (self.at_entry_clause() or self.peek().kind == NUM):
+        if (
+            not said_when
+            and self.peek().kind != COMMA
+            and (self.at_entry_clause() or self.peek().kind == NUM)
+        ):
             self.i = save
             return None
         while self.peek().kind == COMMA:
