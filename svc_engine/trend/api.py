@@ -49,7 +49,7 @@ def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *
         if row.height != 1:
             raise ValueError(f"signal_to_api takes one signal row, got a frame of {row.height} rows")
         row = row.row(0, named=True)
-    arr = kline_arrays(klines)
+    arr = kline_arrays(klines, ("open", "volume") if with_klines else ())
     times = arr["open_time"]
     end = _locate(times, int(row["open_time"]), "signal candle")
     start = max(0, end - SNAPSHOT + 1)
@@ -81,8 +81,5 @@ def _locate(times: np.ndarray, ms: int, what: str) -> int:
 
 
 def _snapshot(arr: dict[str, np.ndarray], start: int, end: int) -> list[list[float | int]]:
-    missing = [f for f in KLINE_FIELDS if f not in arr]
-    if missing:
-        raise ValueError(f"klines lack the columns {missing} needed for klines_data")
     cols = [arr[f][start:end + 1].tolist() for f in KLINE_FIELDS]
     return [list(r) for r in zip(*cols, strict=True)]

@@ -44,13 +44,20 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
         []
     """
     n = close.shape[0]
-    piv = np.zeros((2, n), dtype=np.uint8)
+    # Confirmed pivots per side in increasing order; those older than the window are skipped for
+    # good by advancing ``first``. np.empty only touches the pages that get written.
+    pivots = np.empty((2, max(n, 1)), dtype=np.int64)
+    first = np.zeros(2, dtype=np.int64)
+    count_piv = np.zeros(2, dtype=np.int64)
     line_p1 = np.full(2, -1, dtype=np.int64)
     line_p2 = np.full(2, -1, dtype=np.int64)
     last_break = np.full(2, -1, dtype=np.int64)
     retest_break = np.full(2, -1, dtype=np.int64)
     retest_p1 = np.full(2, -1, dtype=np.int64)
     retest_p2 = np.full(2, -1, dtype=np.int64)
+    # Anchor-1 price and slope in sign space of the active line and of the pending retest's line.
+    line_c = np.zeros((2, 2))
+    retest_c = np.zeros((2, 2))
     start_p1 = np.full(2, -1, dtype=np.int64)
     start_p2 = np.full(2, -1, dtype=np.int64)
     out = np.empty((64, 8), dtype=np.int64)
@@ -68,9 +75,8 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
             start_p2[s] = line_p2[s]
         for s in range(2):
             if line_p1[s] >= 0:
-                a = high if s == 0 else low
                 sign = 1.0 - 2.0 * s
-                value = _value(a, line_p1[s], line_p2[s], sign, t)
+                value = line_at(line_c[s, 0], line_p1[s], line_c[s, 1], t)
                 if sign * close[t] > value + break_tol * unit:
                     out = _emit(out, count, t, s, 0, t, line_p1[s], line_p2[s], start_p1[1 - s],
                                 start_p2[1 - s])
@@ -78,16 +84,17 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
                     retest_break[s] = t
                     retest_p1[s] = line_p1[s]
                     retest_p2[s] = line_p2[s]
+                    retest_c[s, 0] = line_c[s, 0]
+                    retest_c[s, 1] = line_c[s, 1]
                     last_break[s] = t
                     line_p1[s] = -1
                     line_p2[s] = -1
         for s in range(2):
             b = retest_break[s]
             if b >= 0 and b < t:
-                a = high if s == 0 else low
                 opposite = low if s == 0 else high
                 sign = 1.0 - 2.0 * s
-                value = _value(a, retest_p1[s], retest_p2[s], sign, t)
+                value = line_at(retest_c[s, 0], retest_p1[s], retest_c[s, 1], t)
                 if sign * close[t] <= value:
                     retest_break[s] = -1
                 elif t - b >= retest_min and sign * opposite[t] <= value + retest_tol * unit:
@@ -101,20 +108,19 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
                 a = high if s == 0 else low
                 sign = 1.0 - 2.0 * s
                 if is_pivot_nb(a, p2, left, right, sign):
-                    piv[s, p2] = 1
+                    pivots[s, count_piv[s]] = p2
+                    count_piv[s] += 1
+                    while first[s] < count_piv[s] and pivots[s, first[s]] < t - window:
+                        first[s] += 1
                     lo = max(t - window, last_break[s] + 1)
-                    p1 = best_anchor_nb(a, close, piv[s], p2, t, lo, min_gap, sign, touch_tol * unit,
-                                        min_touches)
+                    p1 = best_anchor_nb(a, close, pivots[s, first[s]:count_piv[s]], p2, t, lo, min_gap,
+                                        sign, touch_tol * unit, min_touches)
                     if p1 >= 0:
                         line_p1[s] = p1
                         line_p2[s] = p2
+                        line_c[s, 0] = sign * a[p1]
+                        line_c[s, 1] = (sign * a[p2] - line_c[s, 0]) / (p2 - p1)
     return out[:count].copy()
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _value(a: np.ndarray, p1: int, p2: int, sign: float, t: int) -> float:
-    price1 = sign * a[p1]
-    return line_at(price1, p1, (sign * a[p2] - price1) / (p2 - p1), t)
 
 
 @njit(cache=True, nogil=True)

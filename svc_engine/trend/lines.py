@@ -61,16 +61,17 @@ def line_fits_nb(a: np.ndarray, close: np.ndarray, p1: int, p2: int, t: int, sig
 
 
 @njit(cache=True, nogil=True)
-def best_anchor_nb(a: np.ndarray, close: np.ndarray, piv: np.ndarray, p2: int, t: int, lo: int,
+def best_anchor_nb(a: np.ndarray, close: np.ndarray, pivots: np.ndarray, p2: int, t: int, lo: int,
                    min_gap: int, sign: float, tol: float, min_touches: int) -> int:
     """Anchor 1 of the tangent line ending at pivot ``p2`` confirmed at ``t``, or -1 if none fits.
 
-    ``piv[i]`` is non-zero where ``i`` is a confirmed pivot of this side.
+    ``pivots`` holds the confirmed pivots of this side in increasing order (older ones may be
+    included; those before ``lo`` are skipped).
 
     Example:
         >>> import numpy as np
-        >>> high = np.array([6.0, 1.0, 5.0, 1.0, 4.0, 1.0]); piv = np.array([1, 0, 1, 0, 1, 0], np.uint8)
-        >>> best_anchor_nb(high, high - 2.0, piv, 4, 5, 0, 2, 1.0, 0.0, 2)
+        >>> high = np.array([6.0, 1.0, 5.0, 1.0, 4.0, 1.0])
+        >>> best_anchor_nb(high, high - 2.0, np.array([0, 2, 4]), 4, 5, 0, 2, 1.0, 0.0, 2)
         0
     """
     price2 = sign * a[p2]
@@ -81,8 +82,9 @@ def best_anchor_nb(a: np.ndarray, close: np.ndarray, piv: np.ndarray, p2: int, t
     while True:
         best_slope = np.inf
         best_p1 = -1
-        for p1 in range(max(lo, 0), p2 - min_gap + 1):
-            if piv[p1] == 0 or sign * a[p1] <= price2:
+        for j in range(pivots.shape[0]):
+            p1 = pivots[j]
+            if p1 < lo or p1 > p2 - min_gap or sign * a[p1] <= price2:
                 continue
             slope = (price2 - sign * a[p1]) / (p2 - p1)
             after = slope > tried_slope or (slope == tried_slope and p1 > tried_p1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from numba import njit
 
 from svc_engine.trend.breaks import detect_nb
 from svc_engine.trend.indicators import atr_nb
@@ -36,8 +37,10 @@ input frame, pivot price), ``low_*`` those of the support line; null where that 
 """
 
 
-def kline_arrays(klines: pl.DataFrame) -> dict[str, np.ndarray]:
-    """``open_time`` (int64) and the prices (float64) as contiguous arrays, after clear checks.
+def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """``open_time`` (int64), ``high``, ``low``, ``close`` (float64) and the ``extra`` columns, checked.
+
+    Arrays are views of the frame where polars allows it (one chunk, no nulls).
 
     Example:
         >>> kline_arrays(pl.DataFrame({"open_time": [0], "high": [2], "low": [1], "close": [1]}))["high"]
@@ -45,24 +48,35 @@ def kline_arrays(klines: pl.DataFrame) -> dict[str, np.ndarray]:
     """
     if not isinstance(klines, pl.DataFrame):
         raise TypeError(f"klines must be a polars DataFrame, got {type(klines).__name__}")
-    missing = [c for c in ("open_time", "high", "low", "close") if c not in klines.columns]
+    wanted = ("open_time", "high", "low", "close", *extra)
+    missing = [c for c in wanted if c not in klines.columns]
     if missing:
         raise ValueError(f"klines lack the columns {missing}")
     out: dict[str, np.ndarray] = {}
-    for name in ("open_time", "open", "high", "low", "close", "volume"):
-        if name not in klines.columns:
-            continue
+    for name in wanted:
         column = klines[name]
         if column.null_count():
             raise ValueError(f"klines column {name!r} has {column.null_count()} missing values")
         dtype = np.int64 if name == "open_time" else np.float64
         out[name] = np.ascontiguousarray(column.to_numpy(), dtype=dtype)
-    for name in ("high", "low", "close"):
-        if not np.isfinite(out[name]).all():
-            raise ValueError(f"klines column {name!r} has NaN or infinite values")
-    if out["open_time"].size > 1 and not (np.diff(out["open_time"]) > 0).all():
-        raise ValueError("klines open_time must be strictly increasing")
+    row, problem = _first_bad_nb(out["open_time"], out["high"], out["low"], out["close"])
+    if problem == 1:
+        raise ValueError(f"klines open_time must be strictly increasing (row {row})")
+    if problem == 2:
+        raise ValueError(f"klines high, low or close has a NaN or infinite value (row {row})")
     return out
+
+
+@njit(cache=True, nogil=True)
+def _first_bad_nb(times: np.ndarray, high: np.ndarray, low: np.ndarray,
+                  close: np.ndarray) -> tuple[int, int]:
+    # One pass instead of several temporary arrays: this check runs on every call of the detector.
+    for i in range(times.shape[0]):
+        if i > 0 and times[i] <= times[i - 1]:
+            return i, 1
+        if not (np.isfinite(high[i]) and np.isfinite(low[i]) and np.isfinite(close[i])):
+            return i, 2
+    return -1, 0
 
 
 def signal_records(klines: pl.DataFrame, **params: object) -> tuple[np.ndarray, dict[str, np.ndarray]]:

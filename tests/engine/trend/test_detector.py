@@ -200,9 +200,9 @@ def test_bad_input_gives_clear_errors() -> None:
     k = frame(flat(30))
     with pytest.raises(ValueError, match="lack the columns \\['close'\\]"):
         detect_trends(k.drop("close"))
-    with pytest.raises(ValueError, match="strictly increasing"):
+    with pytest.raises(ValueError, match="strictly increasing \\(row 1\\)"):
         detect_trends(k.reverse())
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="high, low or close has a NaN or infinite value \\(row 0\\)"):
         detect_trends(k.with_columns(pl.lit(float("nan")).alias("high")))
     with pytest.raises(ValueError, match="unknown trend parameter 'lenght'"):
         detect_trends(k, lenght=3)
