@@ -184,7 +184,7 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
     A null limit price means the close of the signal candle.
 
     Example:
-        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 2.0],
         ...                   "low": [1.0, 1.0], "close": [1.0, 2.0], "volume": [0.0, 0.0]})
         >>> s = pl.DataFrame({"open_time": [60_000], "side": ["long"], "limit_price": [None],
         ...                   "tp_price": [3.0], "sl_price": [1.5]})

@@ -6,8 +6,7 @@ candle indices int64, sides int8 (``LONG`` = 1, ``SHORT`` = -1). Every rule foll
 (``single.py``, ``multi.py``) validates input and wraps the record arrays filled here.
 
 Example:
-    >>> import numpy as np
-    >>> net_return(LONG, 100.0, 110.0, 0.0)
+    >>> round(net_return(LONG, 100.0, 110.0, 0.0), 12)
     0.1
 """
 

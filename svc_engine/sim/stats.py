@@ -5,8 +5,8 @@ profit. A figure over an empty set is ``None`` (JSON ``null``), never NaN.
 
 Example:
     >>> import numpy as np
-    >>> win_rate(np.array([1.0, -2.0, 3.0]))
-    66.66666666666667
+    >>> win_rate(np.array([1.0, -2.0, 3.0, 4.0]))
+    75.0
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def avg_signals_per_month(total_signals: int, first_open_ms: int, last_close_ms:
     """Signals that placed an order per month of 30.4375 days of the series.
 
     Example:
-        >>> avg_signals_per_month(3, 0, 30 * 86_400_000 + 10_800_000)
+        >>> avg_signals_per_month(3, 0, 30 * 86_400_000 + 37_800_000)
         3.0
     """
     days = (last_close_ms - first_open_ms) / MS_PER_DAY
