@@ -108,6 +108,22 @@ def test_local_runs_items_at_the_same_time() -> None:
         assert executor.map(lambda x: barrier.wait() * 0 + x, [1, 2]) == [1, 2]
 
 
+def test_local_serves_maps_from_several_threads_at_once() -> None:
+    results: dict[int, list[int]] = {}
+    with LocalExecutor(max_workers=2) as executor:
+
+        def job(k: int) -> None:
+            results[k] = executor.map(operator.mul, list(range(50)), shared=k)
+
+        threads = [threading.Thread(target=job, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+    assert results == {k: [k * i for i in range(50)] for k in range(4)}
+    assert executor.busy() == 0.0
+
+
 def test_local_refuses_zero_workers() -> None:
     with pytest.raises(ValueError, match="max_workers must be at least 1, got 0"):
         LocalExecutor(max_workers=0)
