@@ -100,7 +100,7 @@ def build_book(
     timeframe: str | None,
     start_ts: int | None,
     end_ts: int | None,
-    market: str,
+    market: str | dict[str, str],
 ) -> Book:
     """Validate every coin, clip it to the range, and concatenate candles and signals.
 
@@ -124,7 +124,8 @@ def build_book(
                 _empty_signals() if frame is None else frame.select(SIGNAL_COLUMNS), candles, window
             )
         )
-        hs.append(half_spread(s, market, klines_by_coin[coin], candles, timeframe))
+        where = market.get(coin, "crypto") if isinstance(market, dict) else market
+        hs.append(half_spread(s, where, klines_by_coin[coin], candles, timeframe))
         windows.append(window)
     tf = {w.tf_ms for w in windows}
     if len(tf) > 1:
@@ -253,13 +254,14 @@ def simulate_portfolio(
     timeframe: str | None = None,
     start_ts: int | None = None,
     end_ts: int | None = None,
-    market: str = "crypto",
+    market: str | dict[str, str] = "crypto",
     **settings: Any,
 ) -> PortfolioResult:
     """Backtest many coins sharing one balance in ``divide`` slots, and search the best divide.
 
     ``coins`` (default: the keys of ``klines_by_coin``) sets the order of fills at one time;
     ``divide`` defaults to the number of coins capped at 20; ``position_size_pct`` does not apply.
+    ``market`` names the market of every coin, or maps coin -> market (it sets the default spread).
 
     Example:
         >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],

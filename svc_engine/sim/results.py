@@ -120,12 +120,12 @@ def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return finite(frame.to_dicts())
 
 
-def _plot(result: Any, path: str | Path | None) -> Any:
+def _plot(result: Any, path: str | Path | None, klines: pl.DataFrame | None) -> Any:
     try:
         from svc_engine.sim.plot import plot_result
     except ImportError as exc:
         raise ImportError(f"plotting needs svc_engine.sim.plot and the 'plot' extra: {exc}") from exc
-    return plot_result(result, path)
+    return plot_result(result, klines, path)
 
 
 @dataclass(slots=True)
@@ -160,9 +160,10 @@ class BacktestResult:
             "total_trades": self.trades.height,
         })  # fmt: skip
 
-    def plot(self, path: str | Path | None = None) -> Any:
-        """Candles with entries and exits, equity and drawdown (needs ``svc_engine.sim.plot``)."""
-        return _plot(self, path)
+    def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None) -> Any:
+        """Candles (when ``klines`` given) with entries, exits and levels, equity and drawdown below;
+        written to ``path`` when given (needs the ``plot`` extra)."""
+        return _plot(self, path, klines)
 
 
 @dataclass(slots=True)
@@ -201,8 +202,8 @@ class PortfolioResult:
         })  # fmt: skip
 
     def plot(self, path: str | Path | None = None) -> Any:
-        """Equity and drawdown of the portfolio (needs ``svc_engine.sim.plot``)."""
-        return _plot(self, path)
+        """Equity and drawdown of the portfolio (needs the ``plot`` extra)."""
+        return _plot(self, path, None)
 
 
 @dataclass(slots=True)

@@ -132,3 +132,13 @@ def test_expiry_frees_the_coin_at_its_last_live_candle() -> None:
               (4 * H, "long", 10.5, 11.0, 9.5)])
     r = simulate(bars(rows), s, max_wait_days=2 / 24, min_candles_between_signals=0, **FREE)
     assert r.all_positions["fate"].to_list() == ["expired", "skipped_busy", "expired", "traded"]
+
+
+def test_no_spread_setting_takes_the_markets_default() -> None:
+    from svc_engine.instruments import spread_pct_for
+
+    k = bars([SIGNAL, (10, 10.2, 9.9, 10.1), (10.5, 11.5, 10.4, 11.2)])
+    h = spread_pct_for("forex", k, "1h") / 200
+    r = simulate(k, sigs([(0, "long", 10.0, 11.0, 9.0)]), market="forex", commission_pct=0)
+    assert (r.trades["entry_price"][0], r.trades["exit_price"][0]) == (10 * (1 + h), 11 * (1 - h))
+    assert h > 0
