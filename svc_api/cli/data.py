@@ -65,10 +65,10 @@ def _print(table: Table) -> None:
 
 
 @click.group(name="data")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--data-dir", default=None, metavar="DIR|s3://BUCKET/PREFIX",
               help="Store root (default: $DATA_DIR, else var/data of the checkout).")
 @click.pass_context
-def command(ctx: click.Context, data_dir: Path | None) -> None:
+def command(ctx: click.Context, data_dir: str | None) -> None:
     """Manage the kline data store: init, import, list, info, validate."""
     ctx.obj = DataStore(data_dir)
 
@@ -160,8 +160,8 @@ def info(ctx: click.Context, symbol: str, market: str | None) -> None:
             raise click.ClickException(f"no data for {symbol.upper()} in market {market!r} of {store.root}")
         table = Table("timeframe", "first", "last", "candles", "gaps", "missing", "off grid")
         for e in entries.iter_rows(named=True):
-            path = store.root / e["dataset_key"]
-            report = validate_klines(pl.read_parquet(path), source=str(path), timeframe=e["timeframe"])
+            where = str(store.location(e["dataset_key"]))
+            report = validate_klines(store._read(e["dataset_key"]), source=where, timeframe=e["timeframe"])
             table.add_row(e["timeframe"], e["first_date"], e["last_date"], f"{report.rows:,}",
                           str(report.gaps), f"{report.missing_candles:,}", str(report.off_grid))
     click.echo(f"{market}/{symbol.upper()} in {store.root}")
@@ -209,5 +209,5 @@ def _targets(store: DataStore, target: str | None, market: str | None) -> list[C
         entries = Catalog(store).entries(market=market, symbol=target)
     if entries.height == 0:
         raise click.ClickException(f"no data in {store.root} to validate")
-    return [(str(store.root / e["dataset_key"]), (lambda p=store.root / e["dataset_key"]: pl.read_parquet(p)),
-             e["timeframe"]) for e in entries.iter_rows(named=True)]
+    keys = entries.select("dataset_key", "timeframe").rows()
+    return [(str(store.location(key)), (lambda k=key: store._read(k)), tf) for key, tf in keys]

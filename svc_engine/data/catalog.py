@@ -1,8 +1,9 @@
 """What the store holds: markets, symbols, timeframes and their ranges, read by DuckDB from the files.
 
-There is no index to keep in sync: DuckDB reads the Parquet footers of ``<root>/*/*/*.parquet``
-(row counts and ``open_time`` statistics, no data pages), so the catalog costs milliseconds even
-for millions of candles. Results are kept in memory until :meth:`Catalog.refresh`.
+There is no index to keep in sync: DuckDB reads the Parquet footers of the series files
+``<root>/<market>/<SYMBOL>/<tf>.parquet`` (row counts and ``open_time`` statistics, no data pages),
+so the catalog costs milliseconds even for millions of candles, on disk or on S3. Results are kept
+in memory until :meth:`Catalog.refresh`.
 
 Example:
     >>> import tempfile, polars as pl
@@ -19,7 +20,6 @@ Example:
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -138,7 +138,8 @@ that divides it (stored: none)
             return rows.select("first_ts", "last_ts", "first_date", "last_date", "total_candles").row(
                 0, named=True)
         src = self.store.path(market, symbol, source_timeframe(self.store, market, symbol, timeframe))
-        n, lo, hi = _query(_BUCKETS, [grid_offset_ms(timeframe), timeframe_ms(timeframe), str(src)])[0]
+        params = [grid_offset_ms(timeframe), timeframe_ms(timeframe), str(src)]
+        n, lo, hi = self._query(_BUCKETS, params)[0]
         return _range_dict(int(n), int(lo), int(hi))
 
     def _market_of(self, symbol: str) -> str:
@@ -151,27 +152,27 @@ that divides it (stored: none)
         raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
                                 "pass market=")
 
+    def _query(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        with self.store._duckdb() as con:
+            return con.execute(sql, params).fetchall()
+
     def _read(self) -> pl.DataFrame:
-        files = self.store._series_files()
-        if not files:
+        keys = {str(self.store.location(k)): k for k in self.store.series_keys()}
+        if not keys:
             return pl.DataFrame(schema=_ENTRY_SCHEMA)
         rows = []
-        for path, n, lo, hi, no_stats in _query(_FOOTERS, [[str(p) for p in files]]):
+        for path, n, lo, hi, no_stats in self._query(_FOOTERS, [list(keys)]):
             if no_stats:
-                n, lo, hi = _query(_SCAN, [path])[0]
+                n, lo, hi = self._query(_SCAN, [path])[0]
             if not n:
                 continue
-            rel = _relative(path, self.store)
+            rel = keys[path]
             market, symbol, name = rel.split("/")
             rows.append({"market": market, "symbol": symbol, "timeframe": name.removesuffix(".parquet"),
                          "dataset_key": rel, **_range_dict(int(n), int(lo), int(hi))})
         order = {tf: i for i, tf in enumerate(TIMEFRAMES)}
         out = pl.DataFrame(rows, schema=_ENTRY_SCHEMA)
         return out.sort("market", "symbol", pl.col("timeframe").replace_strict(order, return_dtype=pl.Int64))
-
-
-def _relative(path: str, store: DataStore) -> str:
-    return Path(path).relative_to(store.root).as_posix()
 
 
 def _range_dict(n: int, lo_ms: int, hi_ms: int) -> dict[str, Any]:
@@ -181,9 +182,3 @@ def _range_dict(n: int, lo_ms: int, hi_ms: int) -> dict[str, Any]:
     return {"first_ts": lo_ms // 1000, "last_ts": hi_ms // 1000, "first_date": day(lo_ms),
             "last_date": day(hi_ms), "total_candles": n}
 
-
-def _query(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    import duckdb  # imported here: loading candles must not pay for DuckDB
-
-    with duckdb.connect() as con:
-        return con.execute(sql, params).fetchall()

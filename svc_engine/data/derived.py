@@ -2,8 +2,8 @@
 
 The cache lives beside the series, ``<root>/<market>/<SYMBOL>/.cache/<timeframe>.parquet``, and
 records the source's timeframe, modification time and size in its Parquet metadata; a source that
-changed makes the cached file stale and it is rebuilt. A store that cannot be written (read-only
-mount) still serves the resampled series, only uncached.
+changed makes the cached file stale and it is rebuilt (on S3 too, under the same key). A store
+that cannot be written (read-only mount) still serves the resampled series, only uncached.
 
 Example:
     >>> import tempfile, polars as pl
@@ -21,12 +21,9 @@ Example:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
+import pyarrow as pa
 
 from svc_engine.data.resample import resample
 from svc_engine.data.schema import TIMEFRAMES, timeframe_ms
@@ -64,46 +61,39 @@ def scan_series(store: DataStore, market: str, symbol: str, timeframe: str) -> t
     Where the cache cannot be written (read-only store), the resample is served from memory.
     """
     src_tf = source_timeframe(store, market, symbol, timeframe)
-    source = store.path(market, symbol, src_tf)
+    source = store.key(market, symbol, src_tf)
     if src_tf == timeframe:
-        return pl.scan_parquet(source), str(source)
-    cache = source.parent / ".cache" / f"{timeframe}.parquet"
-    stamp = _stamp(source, src_tf)
-    if _is_fresh(cache, stamp):
-        return pl.scan_parquet(cache), str(cache)
-    try:
-        with store._locked(cache):
-            if not _is_fresh(cache, stamp):
-                _write(resample(pl.read_parquet(source), timeframe), cache, stamp)
-    except PermissionError:
-        return resample(pl.read_parquet(source), timeframe).lazy(), f"{source} resampled to {timeframe}"
-    return pl.scan_parquet(cache), str(cache)
+        return store._scan(source), str(store.location(source))
+    cache = f"{source.rsplit('/', 1)[0]}/.cache/{timeframe}.parquet"
+    stamp = _stamp(store, source, src_tf)
+    if not _is_fresh(store, cache, stamp):
+        try:
+            with store._locked(cache):
+                if not _is_fresh(store, cache, stamp):
+                    store._write(cache, _stamped(resample(store._read(source), timeframe), stamp))
+        except PermissionError:
+            where = f"{store.location(source)} resampled to {timeframe}"
+            return resample(store._read(source), timeframe).lazy(), where
+    return store._scan(cache), str(store.location(cache))
 
 
-def _stamp(source: Path, src_tf: str) -> bytes:
-    st = source.stat()
-    return json.dumps({"timeframe": src_tf, "mtime_ns": st.st_mtime_ns, "size": st.st_size}).encode()
+def _stamp(store: DataStore, source: str, src_tf: str) -> bytes:
+    stat = store._stat(source)
+    if stat is None:
+        raise DataNotFoundError(f"{store.location(source)} disappeared while it was being read")
+    return json.dumps({"timeframe": src_tf, "mtime_ns": stat[0], "size": stat[1]}).encode()
 
 
-def _is_fresh(cache: Path, stamp: bytes) -> bool:
-    if not cache.is_file():
+def _is_fresh(store: DataStore, cache: str, stamp: bytes) -> bool:
+    if store._stat(cache) is None:
         return False
     try:
-        meta = pq.read_schema(cache).metadata or {}
+        meta = store._schema_metadata(cache)
     except (OSError, ValueError):
         return False  # a damaged cache file is simply rebuilt
     return meta.get(_META_KEY) == stamp
 
 
-def _write(df: pl.DataFrame, path: Path, stamp: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _stamped(df: pl.DataFrame, stamp: bytes) -> pa.Table:
     table = df.to_arrow()
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: stamp})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=65_536)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: stamp})

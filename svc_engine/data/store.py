@@ -1,8 +1,9 @@
 """The Parquet kline store: where a series lives on disk and how it is written safely.
 
 Layout: ``<root>/<market>/<SYMBOL>/<timeframe>.parquet``, one file per instrument and timeframe,
-readable by polars, pyarrow and DuckDB alike. Writes are atomic (temporary file + rename) and
-serialised per file, so a crash or a concurrent import never leaves a half-written series.
+readable by polars, pyarrow and DuckDB alike, on disk or under ``s3://bucket/prefix``. Writes are
+atomic (temporary file + rename, or one PUT) and serialised per file on disk, so a crash or a
+concurrent import never leaves a half-written series.
 
 Example:
     >>> import tempfile, polars as pl
@@ -24,9 +25,13 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from svc_engine.data.remote import S3Location
 from svc_engine.data.schema import TIMEFRAMES, conform, validate_klines
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
@@ -65,25 +70,54 @@ def _check_name(kind: str, value: str) -> str:
 
 
 class DataStore:
-    """A kline store rooted at one directory.
+    """A kline store rooted at a directory, or at ``s3://bucket/prefix`` on S3-compatible storage.
+
+    Series are addressed by their key, ``<market>/<SYMBOL>/<timeframe>.parquet`` relative to the
+    root (the catalog's ``dataset_key``). ``$DATA_DIR`` may be an ``s3://`` URL as well.
 
     Example:
         >>> DataStore("/tmp/x").path("crypto", "btcusdt", "1h").as_posix()
         '/tmp/x/crypto/BTCUSDT/1h.parquet'
+        >>> DataStore("s3://klines/prod").path("crypto", "btcusdt", "1h")
+        's3://klines/prod/crypto/BTCUSDT/1h.parquet'
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
-        self.root = Path(root) if root is not None else default_data_dir()
+        raw = root if root is not None else os.environ.get("DATA_DIR") or None
+        self.remote: S3Location | None = None
+        self.root: Path | str
+        if isinstance(raw, str) and raw.startswith("s3://"):
+            self.remote = S3Location.from_url(raw)
+            self.root = self.remote.url()
+        else:
+            self.root = Path(raw) if raw is not None else default_data_dir()
 
     def __repr__(self) -> str:
         return f"DataStore({str(self.root)!r})"
 
-    def path(self, market: str, symbol: str, timeframe: str) -> Path:
-        """Where the series of one instrument and timeframe lives (whether it exists or not)."""
+    def key(self, market: str, symbol: str, timeframe: str) -> str:
+        """The key of a series relative to the root (its catalog ``dataset_key``).
+
+        Example:
+            >>> DataStore("/tmp/x").key("crypto", "ethusdt", "4h")
+            'crypto/ETHUSDT/4h.parquet'
+        """
         if timeframe not in TIMEFRAMES:
             raise ValueError(f"unknown timeframe {timeframe!r}; supported: {', '.join(TIMEFRAMES)}")
-        return (self.root / _check_name("market", market) / _check_name("symbol", symbol.upper())
-                / f"{timeframe}.parquet")
+        return f"{_check_name('market', market)}/{_check_name('symbol', symbol.upper())}/{timeframe}.parquet"
+
+    def path(self, market: str, symbol: str, timeframe: str) -> Path | str:
+        """Where a series lives, whether it exists or not: a ``Path``, or an ``s3://`` URL on S3."""
+        return self.location(self.key(market, symbol, timeframe))
+
+    def location(self, key: str) -> Path | str:
+        """The file (``Path``) or ``s3://`` URL of a key.
+
+        Example:
+            >>> DataStore("/tmp/x").location("crypto/BTCUSDT/1m.parquet").as_posix()
+            '/tmp/x/crypto/BTCUSDT/1m.parquet'
+        """
+        return self.remote.url(key) if self.remote else Path(self.root) / key
 
     def markets(self) -> list[str]:
         """Markets that hold at least one stored series, sorted.
@@ -92,7 +126,7 @@ class DataStore:
             >>> DataStore("/nonexistent").markets()
             []
         """
-        return sorted({p.parent.parent.name for p in self._series_files()})
+        return sorted({k.split("/")[0] for k in self.series_keys()})
 
     def markets_of(self, symbol: str) -> list[str]:
         """Markets that hold a stored series of ``symbol`` (any timeframe), sorted.
@@ -102,7 +136,7 @@ class DataStore:
             []
         """
         sym = symbol.upper()
-        return sorted({p.parent.parent.name for p in self._series_files() if p.parent.name == sym})
+        return sorted({k.split("/")[0] for k in self.series_keys() if k.split("/")[1] == sym})
 
     def timeframes(self, market: str, symbol: str) -> list[str]:
         """Stored timeframes of one instrument, finest first.
@@ -111,8 +145,12 @@ class DataStore:
             >>> DataStore("/nonexistent").timeframes("crypto", "BTCUSDT")
             []
         """
-        folder = self.root / _check_name("market", market) / _check_name("symbol", symbol.upper())
-        return [tf for tf in TIMEFRAMES if (folder / f"{tf}.parquet").is_file()]
+        if self.remote:
+            folder = self.key(market, symbol, "1m").rsplit("/", 1)[0] + "/"
+            held = {k[len(folder):].removesuffix(".parquet") for k in self.series_keys()
+                    if k.startswith(folder)}
+            return [tf for tf in TIMEFRAMES if tf in held]
+        return [tf for tf in TIMEFRAMES if Path(self.path(market, symbol, tf)).is_file()]
 
     def find_market(self, symbol: str) -> str:
         """The one market that holds ``symbol``; :class:`DataNotFoundError` if none or several do.
@@ -133,13 +171,55 @@ class DataStore:
         raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
                                 "pass market=")
 
-    def _series_files(self) -> list[Path]:
-        if not self.root.is_dir():
+    def series_keys(self) -> list[str]:
+        """Keys of every stored series (``<market>/<SYMBOL>/<tf>.parquet``), sorted.
+
+        Example:
+            >>> DataStore("/nonexistent").series_keys()
+            []
+        """
+        if self.remote:
+            return [k for k in self.remote.list_keys() if _is_series_key(k)]
+        root = Path(self.root)
+        if not root.is_dir():
             return []
-        return [p for p in self.root.glob("*/*/*.parquet") if p.stem in TIMEFRAMES and p.is_file()]
+        return sorted(p.relative_to(root).as_posix() for p in root.glob("*/*/*.parquet")
+                      if p.stem in TIMEFRAMES and p.is_file())
+
+    # I/O by key, shared by the loader, the resample cache and the catalog (local or S3).
+
+    def _stat(self, key: str) -> tuple[int, int] | None:
+        if self.remote:
+            return self.remote.stat(key)
+        path = Path(self.root) / key
+        if not path.is_file():
+            return None
+        st = path.stat()
+        return st.st_mtime_ns, st.st_size
+
+    def _scan(self, key: str) -> pl.LazyFrame:
+        return self.remote.scan(key) if self.remote else pl.scan_parquet(Path(self.root) / key)
+
+    def _read(self, key: str) -> pl.DataFrame:
+        return self._scan(key).collect()
+
+    def _schema_metadata(self, key: str) -> dict[bytes, bytes]:
+        if self.remote:
+            return self.remote.schema_metadata(key)
+        return dict(pq.read_schema(Path(self.root) / key).metadata or {})
+
+    def _write(self, key: str, table: pa.Table) -> None:
+        if self.remote:
+            self.remote.write(key, table, _ROW_GROUP)
+        else:
+            _atomic_write(table, Path(self.root) / key)
 
     @contextmanager
-    def _locked(self, path: Path) -> Iterator[None]:
+    def _locked(self, key: str) -> Iterator[None]:
+        if self.remote:  # S3 has no locks: one writer per series at a time (see remote.py)
+            yield
+            return
+        path = Path(self.root) / key
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.parent / f".{path.name}.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -147,6 +227,13 @@ class DataStore:
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _duckdb(self) -> Any:
+        if self.remote:
+            return self.remote.duckdb()
+        import duckdb  # imported here: loading candles must not pay for DuckDB
+
+        return duckdb.connect()
 
     def write_klines(
         self, market: str, symbol: str, timeframe: str, df: pl.DataFrame, *, replace: bool = False,
@@ -159,26 +246,33 @@ class DataStore:
         (the newer import wins); the merged series is validated before it replaces the file.
         ``replace=True`` drops what was stored first.
         """
-        path = self.path(market, symbol, timeframe)
-        new = conform(df, source or str(path))
-        validate_klines(new, source=source or str(path), timeframe=timeframe)
-        with self._locked(path):
-            old = None if replace or not path.exists() else pl.read_parquet(path)
+        key = self.key(market, symbol, timeframe)
+        where = str(self.location(key))
+        new = conform(df, source or where)
+        validate_klines(new, source=source or where, timeframe=timeframe)
+        with self._locked(key):
+            old = None if replace or self._stat(key) is None else self._read(key)
             merged = new if old is None else (
                 pl.concat([new, old]).unique("open_time", keep="first", maintain_order=True).sort("open_time")
             )
-            validate_klines(merged, source=str(path), timeframe=timeframe)
+            validate_klines(merged, source=where, timeframe=timeframe)
             if old is not None and old.height == merged.height and old.equals(merged):
                 return 0
-            _atomic_write(merged, path)
+            self._write(key, merged.to_arrow())
         return merged.height - (0 if old is None else old.height)
 
 
-def _atomic_write(df: pl.DataFrame, path: Path) -> None:
+def _is_series_key(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 3 and parts[2].endswith(".parquet") and parts[2][:-8] in TIMEFRAMES
+
+
+def _atomic_write(table: pa.Table, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     os.close(fd)
     try:
-        df.write_parquet(tmp, compression="zstd", statistics=True, row_group_size=_ROW_GROUP)
+        pq.write_table(table, tmp, compression="zstd", row_group_size=_ROW_GROUP)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

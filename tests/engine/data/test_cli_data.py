@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import zipfile
 from pathlib import Path
 
@@ -11,22 +9,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
+import svc_api.cli.data as cli
 from svc_engine.data import DataStore
 
-REPO = Path(__file__).resolve().parents[3]
-
-
-def _cli_module():
-    try:
-        return importlib.import_module("svc_api.cli.data")
-    except ImportError:  # the root group's sibling modules (serve, admin) are written elsewhere
-        spec = importlib.util.spec_from_file_location("svc_cli_data", REPO / "svc_api" / "cli" / "data.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-
-cli = _cli_module()
 M = 60_000
 T0 = 1_704_067_200_000
 

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from svc_engine.data import DataStore, derived, load_klines, resample
+from svc_engine.data import DataStore, load_klines, resample
 
 M = 60_000
 D = 86_400_000
@@ -107,7 +107,7 @@ def test_unwritable_store_still_serves_the_resample(tmp_path, monkeypatch):
     def read_only(*args, **kwargs):
         raise PermissionError("read-only file system")
 
-    monkeypatch.setattr(derived, "_write", read_only)
+    monkeypatch.setattr(DataStore, "_write", read_only)
     assert load_klines("XUSDT", "5m", store=store)["volume"].to_list() == [5.0, 5.0]
     assert not (tmp_path / "crypto" / "XUSDT" / ".cache" / "5m.parquet").exists()
 
