@@ -44,7 +44,7 @@ FROM parquet_metadata(?) WHERE path_in_schema = 'open_time' GROUP BY file_name
 _SCAN = "SELECT count(*), min(open_time), max(open_time) FROM read_parquet(?)"
 _BUCKETS = """
 SELECT count(DISTINCT b), min(b), max(b)
-FROM (SELECT open_time - (open_time - ?) % ? AS b FROM read_parquet(?))
+FROM (SELECT open_time - (((open_time - $1) % $2) + $2) % $2 AS b FROM read_parquet($3))
 """
 
 

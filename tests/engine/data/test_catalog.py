@@ -110,3 +110,16 @@ def test_empty_store(tmp_path):
     cat = Catalog(DataStore(tmp_path / "nothing"))
     assert cat.entries().height == 0
     assert cat.markets() == []
+
+
+@pytest.mark.parametrize("timeframe", ["3d", "1w"])
+def test_resampled_range_agrees_with_resample_even_before_1970(tmp_path, timeframe):
+    from svc_engine.data import load_klines
+
+    s = DataStore(tmp_path)
+    s.write_klines("us_stocks", "OLD", "1d", series(-20 * D, D, 40))
+    expected = load_klines("OLD", timeframe, store=s)
+    got = Catalog(s).data_range("OLD", timeframe)
+    assert (got["first_ts"], got["last_ts"], got["total_candles"]) == (
+        expected["open_time"][0] // 1000, expected["open_time"][-1] // 1000, expected.height)
+    assert got["first_ts"] < 0

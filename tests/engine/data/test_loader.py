@@ -153,3 +153,10 @@ def test_range_reads_only_the_row_groups_it_needs(tmp_path, monkeypatch):
     # the range predicate is pushed into the Parquet scan, where row-group statistics skip the rest
     assert plans[0].startswith("Parquet SCAN")
     assert 'SELECTION: col("open_time").is_between' in plans[0]
+
+
+def test_a_store_pickles_for_worker_processes(store):
+    import pickle
+
+    clone = pickle.loads(pickle.dumps(store))
+    assert load_klines("BTCUSDT", "1h", sec(0), sec(1), store=clone).height == 2
