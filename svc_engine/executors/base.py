@@ -3,7 +3,7 @@
 Every executor (threads, Ray tasks, the in-process fake) keeps the same promises, so a driver
 written against one runs unchanged on the others:
 
-- ``map(fn, items, *, shared=None, labels=None, progress=None) -> list``: results in the order of
+- ``map(fn, items, *, shared=None, labels=None, progress=None, failed=None) -> list``: in the order of
   ``items``. With ``shared``, each call is ``fn(shared, item)`` and ``shared`` travels to the workers
   once (Ray puts it in the object store once); without it, ``fn(item)``.
 - The first failing item stops the map: pending items are cancelled and its exception is raised
