@@ -26,7 +26,7 @@ import polars as pl
 
 from svc_engine.data.derived import source_timeframe
 from svc_engine.data.schema import TIMEFRAMES, grid_offset_ms, timeframe_ms
-from svc_engine.data.store import DataNotFoundError, DataStore
+from svc_engine.data.store import DataStore, pick_market
 
 _ENTRY_SCHEMA: dict[str, pl.DataType] = {
     "market": pl.String(), "symbol": pl.String(), "timeframe": pl.String(), "dataset_key": pl.String(),
@@ -144,13 +144,7 @@ that divides it (stored: none)
 
     def _market_of(self, symbol: str) -> str:
         found = sorted(set(self.entries(symbol=symbol)["market"].to_list()))
-        if len(found) == 1:
-            return found[0]
-        if not found:
-            known = ", ".join(self.markets()) or "none"
-            raise DataNotFoundError(f"no market holds symbol {symbol.upper()!r} (markets: {known})")
-        raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
-                                "pass market=")
+        return pick_market(symbol, found, self.markets, self.store.root)
 
     def _query(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         with self.store._duckdb() as con:

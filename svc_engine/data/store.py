@@ -22,7 +22,7 @@ import fcntl
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -161,15 +161,7 @@ class DataStore:
             ...
             svc_engine.data.store.DataNotFoundError: no market holds symbol 'BTCUSDT' in ... (markets: none)
         """
-        found = self.markets_of(symbol)
-        if len(found) == 1:
-            return found[0]
-        if not found:
-            known = ", ".join(self.markets()) or "none"
-            raise DataNotFoundError(
-                f"no market holds symbol {symbol.upper()!r} in {self.root} (markets: {known})")
-        raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
-                                "pass market=")
+        return pick_market(symbol, self.markets_of(symbol), self.markets, self.root)
 
     def series_keys(self) -> list[str]:
         """Keys of every stored series (``<market>/<SYMBOL>/<tf>.parquet``), sorted.
@@ -260,6 +252,24 @@ class DataStore:
                 return 0
             self._write(key, merged.to_arrow())
         return merged.height - (0 if old is None else old.height)
+
+
+def pick_market(symbol: str, found: list[str], known: Callable[[], list[str]], root: object) -> str:
+    """The one market in ``found``; otherwise :class:`DataNotFoundError` naming the options.
+
+    Example:
+        >>> pick_market("ETHUSDT", ["crypto", "crypto_futures"], list, "/data")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        svc_engine.data.store.DataNotFoundError: symbol 'ETHUSDT' is in several markets ...; pass market=
+    """
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise DataNotFoundError(
+            f"no market holds symbol {symbol.upper()!r} in {root} (markets: {', '.join(known()) or 'none'})")
+    raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
+                            "pass market=")
 
 
 def _is_series_key(key: str) -> bool:
