@@ -92,35 +92,48 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
         for s in range(2):
             b = retest_break[s]
             if b >= 0 and b < t:
-                opposite = low if s == 0 else high
+                # Scalars, not arrays, are picked per side: picking an array costs a reference count.
+                wick = low[t] if s == 0 else -high[t]
                 sign = 1.0 - 2.0 * s
                 value = line_at(retest_c[s, 0], retest_p1[s], retest_c[s, 1], t)
                 if sign * close[t] <= value:
                     retest_break[s] = -1
-                elif t - b >= retest_min and sign * opposite[t] <= value + retest_tol * unit:
+                elif t - b >= retest_min and wick <= value + retest_tol * unit:
                     out = _emit(out, count, t, s, 1, b, retest_p1[s], retest_p2[s], start_p1[1 - s],
                                 start_p2[1 - s])
                     count += 1
                     retest_break[s] = -1
         p2 = t - right
         if p2 >= left:
-            for s in range(2):
-                a = high if s == 0 else low
-                sign = 1.0 - 2.0 * s
-                if is_pivot_nb(a, p2, left, right, sign):
-                    pivots[s, count_piv[s]] = p2
-                    count_piv[s] += 1
-                    while first[s] < count_piv[s] and pivots[s, first[s]] < t - window:
-                        first[s] += 1
-                    lo = max(t - window, last_break[s] + 1)
-                    p1 = best_anchor_nb(a, close, pivots[s, first[s]:count_piv[s]], p2, t, lo, min_gap,
-                                        sign, touch_tol * unit, min_touches)
-                    if p1 >= 0:
-                        line_p1[s] = p1
-                        line_p2[s] = p2
-                        line_c[s, 0] = sign * a[p1]
-                        line_c[s, 1] = (sign * a[p2] - line_c[s, 0]) / (p2 - p1)
+            tol = touch_tol * unit
+            if is_pivot_nb(high, p2, left, right, 1.0):
+                _new_pivot(high, close, 0, p2, t, window, min_gap, tol, min_touches, pivots, first,
+                           count_piv, last_break, line_p1, line_p2, line_c)
+            if is_pivot_nb(low, p2, left, right, -1.0):
+                _new_pivot(low, close, 1, p2, t, window, min_gap, tol, min_touches, pivots, first,
+                           count_piv, last_break, line_p1, line_p2, line_c)
     return out[:count].copy()
+
+
+@njit(cache=True, nogil=True)
+def _new_pivot(a: np.ndarray, close: np.ndarray, s: int, p2: int, t: int, window: int, min_gap: int,
+               tol: float, min_touches: int, pivots: np.ndarray, first: np.ndarray, count_piv: np.ndarray,
+               last_break: np.ndarray, line_p1: np.ndarray, line_p2: np.ndarray,
+               line_c: np.ndarray) -> None:
+    # Record pivot p2 of side s, forget pivots older than the window, and draw the tangent if one fits.
+    sign = 1.0 - 2.0 * s
+    pivots[s, count_piv[s]] = p2
+    count_piv[s] += 1
+    while first[s] < count_piv[s] and pivots[s, first[s]] < t - window:
+        first[s] += 1
+    lo = max(t - window, last_break[s] + 1)
+    p1 = best_anchor_nb(a, close, pivots[s, first[s]:count_piv[s]], p2, t, lo, min_gap, sign, tol,
+                        min_touches)
+    if p1 >= 0:
+        line_p1[s] = p1
+        line_p2[s] = p2
+        line_c[s, 0] = sign * a[p1]
+        line_c[s, 1] = (sign * a[p2] - line_c[s, 0]) / (p2 - p1)
 
 
 @njit(cache=True, nogil=True)
