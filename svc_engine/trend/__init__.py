@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from svc_engine.trend.api import SNAPSHOT, signal_to_api
 from svc_engine.trend.params import TrendParams
-from svc_engine.trend.scan import SCAN_SCHEMA, scan_trends
+from svc_engine.trend.scan import SCAN_SCHEMA, scan_trends, signal_detail
 from svc_engine.trend.sentiment import market_key, sentiment_history, sentiment_item, trend_indicator
 from svc_engine.trend.signals import SIGNAL_SCHEMA, break_events, detect_trends
 
@@ -25,6 +25,7 @@ __all__ = [
     "scan_trends",
     "sentiment_history",
     "sentiment_item",
+    "signal_detail",
     "signal_to_api",
     "trend_indicator",
 ]

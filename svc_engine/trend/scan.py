@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
+from svc_engine.trend.api import signal_to_api
 from svc_engine.trend.params import TrendParams
 from svc_engine.trend.signals import SIGNAL_SCHEMA, detect_trends
 
@@ -60,12 +61,13 @@ class StoreLoader:
     since: int | None
     store: Any = None
     warmup: int = WARMUP
+    until: int | None = None
 
     def __call__(self, symbol: str, timeframe: str) -> pl.DataFrame:
         from svc_engine.data import load_klines
 
         try:
-            return load_klines(symbol, timeframe, start_ts=self.since, market=self.market,
+            return load_klines(symbol, timeframe, start_ts=self.since, end_ts=self.until, market=self.market,
                                warmup=self.warmup if self.since is not None else 0, store=self.store)
         except ValueError as exc:
             # A ``since`` after the last candle selects nothing: no candle, so no signal.
@@ -124,3 +126,34 @@ def scan_one(item: tuple[str, str], *, loader: Loader, since: int | None, market
     if since is not None:
         out = out.filter(pl.col("open_time") >= int(since) * 1000)
     return out.select(pl.lit(market, dtype=pl.Utf8()).alias("market"), pl.all())
+
+
+def signal_detail(coin_name: str, graph_type: str, timestamp: int | str, *, store: Any = None,
+                  market: str | None = None, loader: Loader | None = None,
+                  **params: object) -> dict[str, Any]:
+    """The Trend signal object (with ``trend_data`` and ``klines_data``) of the signal at ``timestamp``.
+
+    ``timestamp`` is the signal candle's open time in Unix seconds (the list's ``timestamp``). The
+    candles up to it are loaded with ``WARMUP`` before, the detector is run, and the first signal
+    of that candle is returned (one candle rarely holds two: then breaks before returns, BUY before
+    SELL). Raises ``LookupError`` when that candle has no signal or the series does not exist.
+
+    Example:
+        >>> import numpy as np
+        >>> high = np.r_[np.linspace(20, 10, 40), [30.0]]
+        >>> high[[12, 25]] += 5
+        >>> k = pl.DataFrame({"open_time": np.arange(41) * 60_000, "open": high, "high": high,
+        ...                   "low": high - 1, "close": high - 0.5, "volume": np.ones(41)})
+        >>> signal_detail("BTCUSDT", "1m", "2400", loader=lambda s, tf: k)["way"]
+        'BUY'
+    """
+    ts = int(timestamp)
+    if loader is None:
+        klines = StoreLoader(market=market, since=ts, store=store, until=ts)(coin_name, graph_type)
+    else:
+        klines = loader(coin_name, graph_type)
+    found = detect_trends(klines, symbol=coin_name.upper(), timeframe=graph_type, **params)
+    found = found.filter(pl.col("open_time") == ts * 1000)
+    if found.height == 0:
+        raise LookupError(f"no trend signal of {coin_name.upper()} {graph_type} at timestamp {ts}")
+    return signal_to_api(found.head(1), klines)

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, flat, frame, line, mirror
 
-from svc_engine.trend import detect_trends
+from svc_engine.trend import break_events, detect_trends
 from svc_engine.trend.indicators import atr_nb
 
 COLS = ["index", "way", "is_return_to_trend", "high_p1_index", "high_p1_price", "high_p2_index",
@@ -210,3 +210,19 @@ def test_bad_input_gives_clear_errors() -> None:
         detect_trends(k, window=3)
     with pytest.raises(TypeError, match="polars DataFrame"):
         detect_trends(k.to_dict())  # type: ignore[arg-type]
+
+
+def test_break_events_flag_the_signal_candles() -> None:
+    cols = broken_at_45()
+    for i in (46, 47):
+        candle(cols, i, 12.5, 11.8, 12.2)
+    candle(cols, 48, 12.0, 10.7, 11.5)
+    k = frame(cols)
+    ev = break_events(k)
+    assert ev.height == 60 and ev["open_time"].to_list() == k["open_time"].to_list()
+    assert {c: ev[c].arg_true().to_list() for c in ev.columns[1:]} == {
+        "break_up": [45], "break_down": [], "return_up": [48], "return_down": []}
+    mirrored = break_events(mirror(k))
+    assert mirrored["break_down"].arg_true().to_list() == [45]
+    assert mirrored["return_down"].arg_true().to_list() == [48]
+    assert not mirrored["break_up"].any() and not mirrored["return_up"].any()

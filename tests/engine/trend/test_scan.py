@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import pickle
 from pathlib import Path
 
 import polars as pl
@@ -10,7 +12,8 @@ from test_properties import random_walk
 
 from svc_engine.data import DataStore
 from svc_engine.executors import LocalExecutor
-from svc_engine.trend import detect_trends, scan_trends
+from svc_engine.trend import detect_trends, scan_trends, signal_detail, signal_to_api
+from svc_engine.trend.scan import StoreLoader, scan_one
 
 SERIES = {("AAAUSDT", "1h"): 1, ("AAAUSDT", "4h"): 2, ("BBBUSDT", "1h"): 3, ("BBBUSDT", "4h"): 4}
 
@@ -78,3 +81,25 @@ def test_bad_arguments() -> None:
         scan_trends(["AAAUSDT"], ["7m"], loader=loader)
     with pytest.raises(ValueError, match="unknown trend parameter"):
         scan_trends(["AAAUSDT"], ["1h"], loader=loader, lenght=2)
+
+
+def test_signal_detail_from_the_store(tmp_path: Path, shared_datasets: Path) -> None:
+    store = DataStore(tmp_path)
+    k = pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-1h.parquet").head(6000)
+    store.write_klines("crypto", "BTCUSDT", "1h", k)
+    row = detect_trends(k, symbol="BTCUSDT", timeframe="1h").filter(pl.col("index") > 5000).row(0, named=True)
+    ts = row["open_time"] // 1000
+    detail = signal_detail("btcusdt", "1h", str(ts), store=store)
+    assert detail == signal_to_api(row, k)
+    assert len(detail["klines_data"]) == 200 and detail["klines_data"][-1][0] == ts * 1000
+    with pytest.raises(LookupError, match=f"no trend signal of BTCUSDT 1h at timestamp {ts + 3600}"):
+        signal_detail("BTCUSDT", "1h", ts + 3600, store=store)
+    with pytest.raises(LookupError):
+        signal_detail("ETHUSDT", "1h", ts, store=store)
+
+
+def test_scan_task_pickles_for_ray_workers() -> None:
+    task = functools.partial(scan_one, loader=StoreLoader(market="crypto", since=10), since=10,
+                             market="crypto", params={"window": 50})
+    again = pickle.loads(pickle.dumps(task))
+    assert again.keywords["loader"] == StoreLoader(market="crypto", since=10)
