@@ -141,3 +141,12 @@ def test_store_refuses_a_bad_file_naming_the_source(tmp_path):
         store.write_klines("crypto", "BTCUSDT", "1m", df, source="dump.csv")
     assert str(info.value).startswith("dump.csv: row 3: unsorted_time")
     assert not store.path("crypto", "BTCUSDT", "1m").exists()
+
+
+@pytest.mark.parametrize(("name", "timeframe", "expected"), [
+    ("crypto/BTCUSDT-1h.parquet", "1h", (28, 128, 0)),  # the figures of the datasets README
+    ("crypto/NEOBTC-4h.parquet", "4h", (1, 1, 9)),      # 9 candles 2 h off the 4h grid, kept as served
+])
+def test_gaps_of_real_files_match_the_datasets_readme(shared_datasets, name, timeframe, expected):
+    report = validate_klines(pl.read_parquet(shared_datasets / name), source=name, timeframe=timeframe)
+    assert (report.gaps, report.missing_candles, report.off_grid) == expected
