@@ -128,10 +128,10 @@ class Authenticator:
     async def _by_key(self, key: str | None, secret: str | None, ip: str) -> Principal:
         if not key or not secret or not _API_KEY.fullmatch(key) or len(secret) > 256:
             raise _invalid_credentials()
-        store, secret_key = self.services.store, self.services.settings.secret_key
+        services, secret_key = self.services, self.services.settings.secret_key
 
         def lookup() -> Principal:
-            with store.read() as conn:
+            with services.store.read() as conn:
                 who = authenticate_key(conn, key, secret, secret_key=secret_key)
             return Principal("api_key", who.svc_id, who.plan, False, ip, who.permissions)
 
@@ -147,10 +147,10 @@ class Authenticator:
         token = token.strip()
         if scheme.lower() != "bearer" or not _TOKEN.fullmatch(token):
             raise session_expired("the Authorization header must be 'Bearer <session token>'")
-        store = self.services.store
+        services = self.services
 
         def lookup() -> Principal:
-            with store.read() as conn:
+            with services.store.read() as conn:
                 svc_id, plan = resolve_session(conn, token)
             return Principal("session", svc_id, plan, True, ip, ("read", "trade"))
 

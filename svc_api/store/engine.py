@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -142,7 +143,10 @@ def _create_engine(url: str) -> Engine:
 def _sqlite_engine(url: sa.URL) -> Engine:
     memory = url.database in (None, "", ":memory:")
     if not memory:
-        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        # A directory that cannot be made shows up as "unable to open database file" on first use,
+        # which is reported as an outage like any other.
+        with contextlib.suppress(OSError):
+            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
     if memory:
         kwargs["poolclass"] = StaticPool  # one shared connection, so every caller sees the same data

@@ -7,6 +7,7 @@ import math
 import time
 import uuid
 
+import limits
 import pytest
 import redis
 from starlette.requests import Request
@@ -14,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from svc_api.http.errors import ApiError
-from svc_api.http.ratelimit import RateLimitMiddleware, RateLimitPolicy
+from svc_api.http.ratelimit import RateLimitMiddleware, RateLimitPolicy, _MemoryCounter
 
 pytestmark = pytest.mark.anyio
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -143,6 +144,21 @@ async def test_scale_multiplies_limits(build_app, connect):
         guest = await client.get("/ok")
         pro = await client.get("/ok", headers=account("PRO001", "pro"))
     assert (guest.headers["x-ratelimit-limit"], pro.headers["x-ratelimit-limit"]) == ("30", "1200")
+
+
+async def test_memory_counters_forget_idle_callers():
+    counter = _MemoryCounter()
+    item = limits.RateLimitItemPerSecond(3, 1)
+    for i in range(50):
+        await counter.hit(item, "ip", f"10.0.{i}.1")
+    assert len(counter._hits) == 50
+    await asyncio.sleep(1.05)
+    counter._SWEEP_EVERY = 5
+    results = [await counter.hit(item, "ip", "10.9.9.9") for _ in range(4)]
+    assert [allowed for allowed, _ in results] == [True, True, True, False]
+    allowed, stats = await counter.hit(item, "ip", "10.9.9.9")  # 5th call: the sweep runs
+    assert (allowed, stats.remaining) == (False, 0)
+    assert list(counter._hits) == ["3/1/ip/10.9.9.9"]
 
 
 def test_bad_configuration_is_refused():
