@@ -19,6 +19,7 @@ with ``kind``, ``svc_id``, ``plan``, ``first_party``, ``ip``); none means a gues
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import math
 import os
@@ -33,8 +34,6 @@ import limits
 import limits.aio.storage
 import limits.aio.strategies
 import limits.errors
-import limits.storage
-import limits.strategies
 from limits import RateLimitItem
 from limits.util import WindowStats
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -146,16 +145,45 @@ class _Counter(Protocol):
 
 
 class _MemoryCounter:
-    """Process-local counters. The synchronous `limits` storage is used on purpose: its calls are
-    pure dictionary work, so running them inline on the event loop is cheaper than the async
-    storage's per-call expiry task."""
+    """Process-local moving windows: one deque of hit times per key, trimmed as it is read.
+
+    The same moving-window rule as `limits`' ``MovingWindowRateLimiter``, without its memory
+    storage: that storage starts a short-lived expiry thread (sync) or a thread-pool hop per key
+    (async) every few milliseconds, and starting a thread blocks the event loop (measured at
+    0.1-0.7 ms each on a loaded 2-core host). Here everything happens inline on the event loop,
+    and keys idle for a whole window are dropped every ``_SWEEP_EVERY`` hits, so memory stays
+    bounded by the callers of the last minute.
+    """
+
+    _SWEEP_EVERY = 4096
 
     def __init__(self) -> None:
-        self._limiter = limits.strategies.MovingWindowRateLimiter(limits.storage.MemoryStorage())
+        self._hits: dict[str, collections.deque[float]] = {}
+        self._window: dict[str, float] = {}
+        self._calls = 0
 
     async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
-        allowed = self._limiter.hit(item, *identifiers)
-        return allowed, self._limiter.get_window_stats(item, *identifiers)
+        window, now = float(item.get_expiry()), time.time()
+        key = f"{item.amount}/{window:g}/{'/'.join(identifiers)}"
+        hits = self._hits.get(key)
+        if hits is None:
+            hits = self._hits[key] = collections.deque()
+            self._window[key] = window
+        while hits and hits[0] <= now - window:
+            hits.popleft()
+        allowed = len(hits) < item.amount
+        if allowed:
+            hits.append(now)
+        self._calls += 1
+        if self._calls % self._SWEEP_EVERY == 0:
+            self._sweep(now)
+        reset = hits[0] + window if hits else now + window
+        return allowed, WindowStats(reset, item.amount - len(hits))
+
+    def _sweep(self, now: float) -> None:
+        idle = [k for k, hits in self._hits.items() if not hits or hits[-1] <= now - self._window[k]]
+        for key in idle:
+            del self._hits[key], self._window[key]
 
     async def aclose(self) -> None:
         return None
