@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from datetime import UTC, datetime
 
 import numpy as np
@@ -56,6 +57,8 @@ def load_klines(
         ...
         ValueError: inverted range: start_ts 300 is after end_ts 200
     """
+    _check_ts("start_ts", start_ts)
+    _check_ts("end_ts", end_ts)
     if start_ts is not None and end_ts is not None and start_ts > end_ts:
         raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
@@ -74,6 +77,13 @@ def load_klines(
     body = body.rechunk()
     validate_klines(body, source=f"{source} (loaded range)", timeframe=timeframe)
     return body
+
+
+def _check_ts(name: str, ts: object) -> None:
+    if ts is None:
+        return
+    if isinstance(ts, bool) or not isinstance(ts, numbers.Real) or not math.isfinite(ts):
+        raise ValueError(f"{name} must be a finite number of Unix seconds, got {ts!r}")
 
 
 def _warmup(lf: pl.LazyFrame, before_ms: int, count: int, tf_ms: int) -> pl.DataFrame:

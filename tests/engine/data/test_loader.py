@@ -103,6 +103,16 @@ def test_range_with_no_candle_is_refused_with_the_data_range(store):
         load_klines("BTCUSDT", "1h", sec(100), sec(200), store=store)
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "1704067200", True])
+def test_a_timestamp_that_is_not_a_finite_number_is_refused(store, bad):
+    with pytest.raises(ValueError, match=f"start_ts must be a finite number of Unix seconds, got {bad!r}"):
+        load_klines("BTCUSDT", "1h", bad, None, store=store)
+
+
+def test_numpy_timestamps_are_numbers(store):
+    assert load_klines("BTCUSDT", "1h", np.int64(sec(1)), np.float64(sec(2)), store=store).height == 2
+
+
 def test_unknown_timeframe_is_refused(store):
     with pytest.raises(ValueError, match="unknown timeframe '7m'"):
         load_klines("BTCUSDT", "7m", store=store)
