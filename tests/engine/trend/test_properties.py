@@ -92,7 +92,7 @@ def test_real_series_give_signals_on_both_sides(shared_datasets: Path) -> None:
     assert (out["index"] - out["high_p1_index"].fill_null(out["low_p1_index"])).max() <= 199
 
 
-@PROPS
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(50, 700),
