@@ -130,11 +130,12 @@ def signals_frame(records: np.ndarray, arr: dict[str, np.ndarray], *, symbol: st
     idx, way, ret, brk = (records[:, k] for k in range(4))
     up = way == 1
     columns: dict[str, object] = {
-        "symbol": [symbol] * n,
-        "timeframe": [timeframe] * n,
+        "symbol": pl.repeat(symbol, n, dtype=pl.Utf8(), eager=True),
+        "timeframe": pl.repeat(timeframe, n, dtype=pl.Utf8(), eager=True),
         "open_time": times[idx],
         "index": idx,
-        "way": np.where(up, "BUY", "SELL"),
+        # Mapping a Boolean is far cheaper than building a NumPy unicode array.
+        "way": pl.Series(up).replace_strict({True: "BUY", False: "SELL"}, return_dtype=pl.Utf8()),
         "is_return_to_trend": ret == 1,
         "break_open_time": times[brk],
     }
