@@ -58,40 +58,36 @@ def resample(df: pl.DataFrame, timeframe: str, *, skip_idle: bool = True) -> pl.
     """
     df = conform(df)
     t, o, h, lo, c, v = (np.ascontiguousarray(df[col].to_numpy()) for col in COLUMNS)
-    length, offset = timeframe_ms(timeframe), grid_offset_ms(timeframe)
-    count = _count_buckets_nb(t, length, offset)
+    out = _resample_nb(t, o, h, lo, c, v, timeframe_ms(timeframe), grid_offset_ms(timeframe), skip_idle)
+    count = out[0]
     if count < 0:
         raise ValueError(f"resample needs a series sorted by open_time; row {-count} goes back in time")
-    out = _resample_nb(t, o, h, lo, c, v, length, offset, skip_idle, count)
-    return pl.DataFrame(dict(zip(COLUMNS, out, strict=True)))
-
-
-@njit(cache=True, nogil=True)
-def _count_buckets_nb(t: np.ndarray, length: int, offset: int) -> int:
-    count = 0
-    for i in range(t.size):
-        if i and t[i] < t[i - 1]:
-            return -i
-        if i == 0 or (t[i] - (t[i] - offset) % length) != (t[i - 1] - (t[i - 1] - offset) % length):
-            count += 1
-    return count
+    return pl.DataFrame({col: arr[:count] for col, arr in zip(COLUMNS, out[1:], strict=True)})
 
 
 @njit(cache=True, nogil=True)
 def _resample_nb(t: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray,
-                 length: int, offset: int, skip_idle: bool, count: int) -> tuple[np.ndarray, ...]:
-    ot = np.empty(count, np.int64)
-    oo, oh, ol, oc, ov = np.empty(count), np.empty(count), np.empty(count), np.empty(count), np.empty(count)
+                 length: int, offset: int, skip_idle: bool) -> tuple:
+    # One pass: a sorted series leaves a bucket only forwards, so the modulo runs once per bucket.
+    # Returns (count, arrays...) with count = -row of the first unsorted row.
+    n = t.size
+    for i in range(1, n):
+        if t[i] < t[i - 1]:  # checked first: the capacity below holds for a sorted series only
+            return -i, np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0), np.empty(0), np.empty(0)
+    cap = min(n, (t[n - 1] - t[0]) // length + 2) if n else 0
+    ot = np.empty(cap, np.int64)
+    oo, oh, ol, oc, ov = np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap), np.empty(cap)
     k = -1
+    end = 0
     a_open = a_high = a_low = t_open = t_high = t_low = 0.0
     traded_seen = False
-    for i in range(t.size):
-        bucket = t[i] - (t[i] - offset) % length
-        if k < 0 or bucket != ot[k]:
+    for i in range(n):
+        if k < 0 or t[i] >= end:
             if k >= 0:
                 _close_bucket_nb(k, oo, oh, ol, oc, traded_seen, a_open, a_high, a_low, t_open, t_high, t_low)
             k += 1
-            ot[k], ov[k] = bucket, 0.0
+            ot[k] = t[i] - (t[i] - offset) % length
+            end, ov[k] = ot[k] + length, 0.0
             a_open, a_high, a_low, traded_seen = o[i], h[i], lo[i], False
         a_high, a_low = max(a_high, h[i]), min(a_low, lo[i])
         if v[i] > 0 or not skip_idle:
@@ -102,7 +98,7 @@ def _resample_nb(t: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c:
         ov[k] += v[i]
     if k >= 0:
         _close_bucket_nb(k, oo, oh, ol, oc, traded_seen, a_open, a_high, a_low, t_open, t_high, t_low)
-    return ot, oo, oh, ol, oc, ov
+    return k + 1, ot, oo, oh, ol, oc, ov
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -112,10 +112,15 @@ def test_unwritable_store_still_serves_the_resample(tmp_path, monkeypatch):
     assert not (tmp_path / "crypto" / "XUSDT" / ".cache" / "5m.parquet").exists()
 
 
-def test_unsorted_input_is_refused():
-    df = klines([(M, 1.0, 1.0, 1.0, 1.0, 1.0), (0, 1.0, 1.0, 1.0, 1.0, 1.0)])
-    with pytest.raises(ValueError, match="sorted by open_time; row 1 goes back in time"):
+@pytest.mark.parametrize("times", [[M, 0], [0, 10 * D, 20 * D, M]])
+def test_unsorted_input_is_refused(times):
+    df = klines([(t, 1.0, 1.0, 1.0, 1.0, 1.0) for t in times])
+    with pytest.raises(ValueError, match=f"sorted by open_time; row {len(times) - 1} goes back in time"):
         resample(df, "5m")
+
+
+def test_empty_input_gives_an_empty_frame():
+    assert resample(klines([]), "1h").height == 0
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
