@@ -136,8 +136,12 @@ def apply_filter(sig: Sig, st: dict) -> None:
     above = lambda d, lim: d - lim > EPS  # noqa: E731
     below = lambda d, lim: lim - d > EPS  # noqa: E731
     if st["signal_filter_mode"] == "reject":
-        for cond, name in ((below(tp, min_p), "skipped_tp_below_min"), (above(tp, max_p), "skipped_tp_above_max"),
-                           (below(sl, min_l), "skipped_sl_below_min"), (above(sl, max_l), "skipped_sl_above_max")):
+        for cond, name in (
+            (below(tp, min_p), "skipped_tp_below_min"),
+            (above(tp, max_p), "skipped_tp_above_max"),
+            (below(sl, min_l), "skipped_sl_below_min"),
+            (above(sl, max_l), "skipped_sl_above_max"),
+        ):
             if cond:
                 sig.fate = name
                 return
@@ -188,9 +192,10 @@ def check_exit(candle: tuple, p: Position, j: int) -> tuple[float, str] | None:
             return o, "tp_gap"
     if (long and lo <= stop) or (not long and h >= stop):
         return stop, stop_name
-    if (long and h >= TP) or (not long and lo <= TP):
-        if not fill_candle_intrabar or (long and c >= TP) or (not long and c <= TP):
-            return TP, "tp"
+    reached = (long and h >= TP) or (not long and lo <= TP)
+    closed_beyond = (long and c >= TP) or (not long and c <= TP)
+    if reached and (not fill_candle_intrabar or closed_beyond):
+        return TP, "tp"
     return None
 
 
@@ -232,9 +237,17 @@ def make_trade(p: Position, candles: list[tuple], j: int, X: float, reason: str,
     ret = -1.0 if reason == "liquidation" else trade_return(p.sig.side, p.E, X, st, h)
     long = p.sig.side == "long"
     return Trade(
-        candles[p.sig.index][0], candles[p.i][0], candles[j][0], p.sig.side,
-        buy(p.E, h) if long else sell(p.E, h), sell(X, h) if long else buy(X, h), reason, ret,
-        p.stake * ret, sl_dist=p.sig.sl, tp_dist=p.sig.tp,
+        candles[p.sig.index][0],
+        candles[p.i][0],
+        candles[j][0],
+        p.sig.side,
+        buy(p.E, h) if long else sell(p.E, h),
+        sell(X, h) if long else buy(X, h),
+        reason,
+        ret,
+        p.stake * ret,
+        sl_dist=p.sig.sl,
+        tp_dist=p.sig.tp,
     )
 
 
@@ -249,8 +262,16 @@ def drawdown(equity: list[float], initial: float) -> float:
 # ----------------------------------------------------------------------------- single coin
 
 
-def run_single(all_candles: list[tuple], signals: list[dict], settings: dict, *, tf_ms: int, half_spread: float,
-               start_ts: int | None = None, end_ts: int | None = None) -> Outcome:
+def run_single(
+    all_candles: list[tuple],
+    signals: list[dict],
+    settings: dict,
+    *,
+    tf_ms: int,
+    half_spread: float,
+    start_ts: int | None = None,
+    end_ts: int | None = None,
+) -> Outcome:
     st = DEFAULTS | settings
     candles = cut_range(all_candles, start_ts, end_ts)
     sigs = map_signals(signals, all_candles, candles)
@@ -275,7 +296,9 @@ def run_single(all_candles: list[tuple], signals: list[dict], settings: dict, *,
                 else:
                     order.sig.fate = "traded"
                     E, open_fill = filled
-                    pos = Position(order.sig, k, E, open_fill, stake, liquidation_level(order.sig, E, st["leverage"]))
+                    pos = Position(
+                        order.sig, k, E, open_fill, stake, liquidation_level(order.sig, E, st["leverage"])
+                    )
                 order = None
             elif k == order.e:
                 order.sig.fate, order = "expired", None
@@ -329,9 +352,18 @@ class CoinState:
     latest_close: float = math.nan
 
 
-def run_portfolio(all_by_coin: dict[str, list[tuple]], signals_by_coin: dict[str, list[dict]], settings: dict, *,
-                  coins: list[str], divide: int, tf_ms: int, half_spread: dict[str, float],
-                  start_ts: int | None = None, end_ts: int | None = None) -> Outcome:
+def run_portfolio(
+    all_by_coin: dict[str, list[tuple]],
+    signals_by_coin: dict[str, list[dict]],
+    settings: dict,
+    *,
+    coins: list[str],
+    divide: int,
+    tf_ms: int,
+    half_spread: dict[str, float],
+    start_ts: int | None = None,
+    end_ts: int | None = None,
+) -> Outcome:
     st = DEFAULTS | settings
     states = []
     for name in coins:
@@ -372,9 +404,12 @@ def run_portfolio(all_by_coin: dict[str, list[tuple]], signals_by_coin: dict[str
                 hit = exit_now(cs, k)
                 if hit is not None:
                     close(cs, k, *hit)
-            elif cs.order is not None and k > cs.order.sig.index and try_fill(cs.candles[k], cs.order.sig) is None:
-                if k == cs.order.e:
-                    cs.order.sig.fate, cs.order = "expired", None
+            elif (
+                cs.order is not None
+                and k > cs.order.sig.index
+                and try_fill(cs.candles[k], cs.order.sig) is None
+            ) and k == cs.order.e:
+                cs.order.sig.fate, cs.order = "expired", None
         for cs, k in here:  # fills, coin by coin in the order of coins
             if cs.order is None or k <= cs.order.sig.index:
                 continue
@@ -427,8 +462,14 @@ def score(final_balance: float, max_dd: float) -> float:
     return final_balance * (1 - max_dd / 200)
 
 
-def recommended_divide(all_by_coin: dict[str, list[tuple]], signals_by_coin: dict[str, list[dict]],
-                       settings: dict, *, coins: list[str], **kw: Any) -> tuple[int, int]:
+def recommended_divide(
+    all_by_coin: dict[str, list[tuple]],
+    signals_by_coin: dict[str, list[dict]],
+    settings: dict,
+    *,
+    coins: list[str],
+    **kw: Any,
+) -> tuple[int, int]:
     """(best divide, max_concurrent_signals) by running the sweep for each candidate."""
     best, best_score = None, None
     for d in [x for x in (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20) if x <= len(coins)]:
@@ -436,5 +477,7 @@ def recommended_divide(all_by_coin: dict[str, list[tuple]], signals_by_coin: dic
         sc = score(o.final_balance, o.max_drawdown_pct)
         if best is None or (sc > best_score and abs(sc - best_score) > 1e-12 * max(abs(sc), abs(best_score))):
             best, best_score = d, sc
-    conc = run_portfolio(all_by_coin, signals_by_coin, settings, coins=coins, divide=len(coins), **kw).max_open
+    conc = run_portfolio(
+        all_by_coin, signals_by_coin, settings, coins=coins, divide=len(coins), **kw
+    ).max_open
     return best, conc

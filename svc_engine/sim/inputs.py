@@ -38,22 +38,52 @@ _RULES: tuple[tuple[str, str], ...] = (
 
 @njit(cache=True, nogil=True)
 def _first_bad_row(t, o, h, lo, c, v):
+    """(first offending row or -1, rule number, smallest time step) in one pass."""
+    step = t[1] - t[0] if t.shape[0] > 1 else 0
     for k in range(t.shape[0]):
-        if k > 0 and t[k] <= t[k - 1]:
-            return k, 1
+        if k > 0:
+            gap = t[k] - t[k - 1]
+            if gap <= 0:
+                return k, 1, step
+            step = min(step, gap)
         if not (np.isfinite(o[k]) and np.isfinite(h[k]) and np.isfinite(lo[k]) and np.isfinite(c[k])):
-            return k, 2
+            return k, 2, step
         if o[k] <= 0 or h[k] <= 0 or lo[k] <= 0 or c[k] <= 0:
-            return k, 3
+            return k, 3, step
         if h[k] < max(o[k], c[k]):
-            return k, 4
+            return k, 4, step
         if lo[k] > min(o[k], c[k]):
-            return k, 5
+            return k, 5, step
         if not np.isfinite(v[k]):
-            return k, 6
+            return k, 6, step
         if v[k] < 0:
-            return k, 7
-    return -1, 0
+            return k, 7, step
+    return -1, 0, step
+
+
+@njit(cache=True, nogil=True)
+def locate_sorted_nb(t, keys):
+    """Index of each sorted key in the sorted times ``t`` (-1 where absent), by galloping from the
+    previous key: a sorted sweep touches memory in order, where plain binary searches thrash."""
+    out = np.full(keys.shape[0], -1, np.int64)
+    pos, n = 0, t.shape[0]
+    for x in range(keys.shape[0]):
+        key = keys[x]
+        step = 1
+        while pos + step < n and t[pos + step] <= key:
+            pos += step
+            step *= 2
+        lo, hi = pos, min(pos + step, n - 1)
+        while lo < hi:  # last index with t <= key, within [lo, hi]
+            mid = (lo + hi + 1) // 2
+            if t[mid] <= key:
+                lo = mid
+            else:
+                hi = mid - 1
+        pos = lo
+        if t[pos] == key:
+            out[x] = pos
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +115,11 @@ class Candles:
             raise KlineValidationError(source, None, "empty", "the series has no candle")
         arrays = [_column(klines, col, source) for col in COLUMNS]
         t = arrays[0].astype(np.int64, copy=False)
-        row, rule = _first_bad_row(t, *arrays[1:])
+        row, rule, step = _first_bad_row(t, *arrays[1:])
         if row >= 0:
             name, detail = _RULES[rule]
             raise KlineValidationError(source, int(row), name, detail)
-        return cls(t, *arrays[1:], tf_ms=_timeframe_ms(t, timeframe))
+        return cls(t, *arrays[1:], tf_ms=_timeframe_ms(t, timeframe, int(step)))
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
@@ -142,12 +172,12 @@ def _column(df: pl.DataFrame, name: str, source: str) -> np.ndarray:
     return np.ascontiguousarray(series.cast(pl.Float64).to_numpy(), dtype=np.float64)
 
 
-def _timeframe_ms(t: np.ndarray, timeframe: str | None) -> int:
+def _timeframe_ms(t: np.ndarray, timeframe: str | None, step: int) -> int:
     if timeframe is not None:
         return timeframe_ms(timeframe)
     if t.shape[0] < 2:
         raise ValueError("cannot infer the timeframe of a single candle; pass timeframe=")
-    return int(np.diff(t).min())
+    return step
 
 
 def timeframe_name(tf_ms: int) -> str | None:
@@ -197,11 +227,12 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
         raise ValueError(f"signals frame is missing columns {missing}; expected {list(SIGNAL_COLUMNS)}")
     times = _signal_times(signals)
     side = _sides(signals)
-    _check_on_candles(times, candles.t)
-    inside = (times >= window.t[0]) & (times <= window.t[-1])
-    rows = np.flatnonzero(inside)
-    rows = rows[np.argsort(times[rows], kind="stable")]
-    sidx = np.searchsorted(window.t, times[rows]).astype(np.int64)
+    order = np.argsort(times, kind="stable")
+    pos = locate_sorted_nb(candles.t, times[order])
+    _check_on_candles(times, order, pos)
+    first = int(np.searchsorted(candles.t, window.t[0]))
+    inside = (pos >= first) & (pos < first + len(window))
+    rows, sidx = order[inside], pos[inside] - first
     limit = _prices(signals, "limit_price")[rows]
     null_limit = signals["limit_price"].is_null().to_numpy()[rows]
     limit[null_limit] = window.c[sidx[null_limit]]
@@ -234,11 +265,10 @@ def _sides(signals: pl.DataFrame) -> np.ndarray:
     return np.where((side == "long").to_numpy(), nb.LONG, nb.SHORT).astype(np.int8)
 
 
-def _check_on_candles(times: np.ndarray, t: np.ndarray) -> None:
-    pos = np.minimum(np.searchsorted(t, times), t.shape[0] - 1)
-    off = np.flatnonzero(t[pos] != times)
+def _check_on_candles(times: np.ndarray, order: np.ndarray, pos: np.ndarray) -> None:
+    off = np.flatnonzero(pos < 0)
     if off.size:
-        row = int(off[0])
+        row = int(order[off].min())
         raise ValueError(
             f"signal row {row}: open_time {int(times[row])} is no candle of the series "
             f"({off.size} signal(s) off the candles)"

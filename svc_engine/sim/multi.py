@@ -172,7 +172,7 @@ def _kernel_settings(book: Book, s: Settings) -> tuple[Any, ...]:
         s.leverage,
         book.hs,
         book.tf_ms,
-        int(round(s.max_wait_days * MS_PER_DAY)),
+        round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
     )
 
@@ -229,7 +229,10 @@ def recommend_divide(book: Book, s: Settings) -> dict[str, Any]:
 def _coin_result(book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: Settings) -> dict[str, Any]:
     mine = trades[trades["coin"] == ci]
     w = book.windows[ci]
-    eq = nb.equity_nb(w.c, mine, s.initial_balance, s.commission_pct / 100, s.leverage, float(book.hs[ci]))
+    eq, dd = np.empty(len(w)), np.empty(len(w))
+    max_dd = nb.equity_drawdown_nb(
+        w.c, mine, s.initial_balance, s.commission_pct / 100, s.leverage, float(book.hs[ci]), eq, dd
+    )
     profit = float(mine["profit"].sum())
     counts = signal_counts(fate[book.soff[ci] : book.soff[ci + 1]], portfolio=True)
     figures = summary_figures(
@@ -237,7 +240,7 @@ def _coin_result(book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: S
         counts["placed"],
         s.initial_balance + profit,
         s.initial_balance,
-        nb.max_drawdown_nb(eq, s.initial_balance),
+        max_dd,
         int(w.t[0]),
         int(w.t[-1]) + book.tf_ms,
     )
@@ -329,7 +332,8 @@ def _portfolio_result(
         **summary_figures(trades, counts["placed"], final, s.initial_balance, max_dd, int(book.union[0]),
                           int(book.union[-1]) + book.tf_ms),
         "initial_balance": s.initial_balance, "buy_count": buys, "sell_count": sells,
-        "avg_stop_loss_pct": stats.mean_pct(trades["sl_dist"]), "avg_target_pct": stats.mean_pct(trades["tp_dist"]),
+        "avg_stop_loss_pct": stats.mean_pct(trades["sl_dist"]),
+        "avg_target_pct": stats.mean_pct(trades["tp_dist"]),
         "skipped_no_slot": counts["skipped_no_slot"], "skipped_coin_busy": counts["skipped_coin_busy"],
         "max_concurrent_positions": max_open,
     }  # fmt: skip

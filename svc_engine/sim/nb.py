@@ -220,10 +220,25 @@ def levered_return(side, entry, exit_, commission, leverage):
 
 
 @njit(cache=True, nogil=True)
-def mark_value(stake, side, entry, close, commission, leverage, half_spread):
+def mark_coeffs(side, entry, comm, hs):
+    """(a0, a1) with ``r = a0 + a1 * close``: the net return if closed at ``close`` with all costs
+    (the exit spread included); linear in the close, so a mark is one multiply-add per candle."""
+    if side == LONG:
+        return -1.0, (1 - hs) * (1 - comm) / (entry * (1 + comm))
+    return 1 - comm, -(1 + hs) * (1 + comm) / entry
+
+
+@njit(cache=True, nogil=True)
+def mark_from(stake, a0, a1, close, lev):
+    """Marked value ``max(0, stake * (1 + leverage * r))`` from the coefficients of ``mark_coeffs``."""
+    return stake * (1 + max(lev * (a0 + a1 * close), -1.0))
+
+
+@njit(cache=True, nogil=True)
+def mark_value(stake, side, entry, close, comm, lev, hs):
     """Value of an open position as if closed at ``close`` with all costs (section 5)."""
-    x = executed_nb(close, side, False, half_spread)
-    return stake * (1 + levered_return(side, entry, x, commission, leverage))
+    a0, a1 = mark_coeffs(side, entry, comm, hs)
+    return mark_from(stake, a0, a1, close, lev)
 
 
 @njit(cache=True, nogil=True)
@@ -334,32 +349,49 @@ def single_sweep_nb(
 
 
 @njit(cache=True, nogil=True)
-def equity_nb(c, trades, initial, comm, lev, hs):
+def _dd_segment(eq, dd, start, stop, peak, worst):
+    """Drawdown % of ``eq[start:stop]`` into ``dd`` from the running peak; the reciprocal of the
+    peak is kept because the peak changes rarely and a division per candle is the cost here."""
+    scale = 100.0 / peak
+    for k in range(start, stop):
+        v = eq[k]
+        if v > peak:
+            peak = v
+            scale = 100.0 / peak
+        d = (peak - v) * scale
+        dd[k] = d
+        if d > worst:
+            worst = d
+    return peak, worst
+
+
+@njit(cache=True, nogil=True)
+def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
     """Equity at every candle close after that candle's events, for sequential (non-overlapping)
-    trades of one coin: realised balance, minus the open stake, plus its marked value."""
-    eq = np.empty(c.shape[0])
-    cash, pos = initial, 0
+    trades of one coin (realised balance, minus the open stake, plus its marked value), and the
+    drawdown %, into ``eq`` and ``dd``; returns the max drawdown %. The outputs come from the
+    caller: NumPy's large allocations are cheaper to fault in."""
+    cash, peak, worst, pos = initial, initial, 0.0, 0
     for n in range(trades.shape[0]):
-        i, j, stake, side, entry = trades[n].i, trades[n].j, trades[n].stake, trades[n].side, trades[n].entry
+        i, j, stake = trades[n].i, trades[n].j, trades[n].stake
+        a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs)
         eq[pos:i] = cash
         for k in range(i, j):
-            eq[k] = cash - stake + mark_value(stake, side, entry, c[k], comm, lev, hs)
+            eq[k] = cash - stake + mark_from(stake, a0, a1, c[k], lev)
         cash += trades[n].profit
         eq[j] = cash
+        peak, worst = _dd_segment(eq, dd, pos, j + 1, peak, worst)
         pos = j + 1
     eq[pos:] = cash
-    return eq
+    peak, worst = _dd_segment(eq, dd, pos, eq.shape[0], peak, worst)
+    return worst
 
 
 @njit(cache=True, nogil=True)
 def drawdown_nb(eq, initial):
     """Drawdown in percent below the running peak (which starts at ``initial``), and its max."""
     dd = np.empty(eq.shape[0])
-    peak, worst = initial, 0.0
-    for k in range(eq.shape[0]):
-        peak = max(peak, eq[k])
-        dd[k] = (peak - eq[k]) / peak * 100.0
-        worst = max(worst, dd[k])
+    _, worst = _dd_segment(eq, dd, 0, eq.shape[0], initial, 0.0)
     return dd, worst
 
 
@@ -367,9 +399,13 @@ def drawdown_nb(eq, initial):
 def max_drawdown_nb(eq, initial):
     """The largest drawdown in percent (peak starting at ``initial``)."""
     peak, worst = initial, 0.0
+    scale = 100.0 / peak
     for k in range(eq.shape[0]):
-        peak = max(peak, eq[k])
-        worst = max(worst, (peak - eq[k]) / peak * 100.0)
+        v = eq[k]
+        if v > peak:
+            peak = v
+            scale = 100.0 / peak
+        worst = max(worst, (peak - v) * scale)
     return worst
 
 

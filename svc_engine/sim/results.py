@@ -30,11 +30,14 @@ TRADE_COLUMNS: tuple[str, ...] = (
 
 
 def _names(codes: np.ndarray, names: tuple[str, ...]) -> pl.Series:
-    return pl.Series(np.asarray(names, dtype=object)[codes.astype(np.int64)], dtype=pl.Utf8)
+    mapping = dict(enumerate(names))
+    return pl.Series(codes.astype(np.int64)).replace_strict(mapping, return_dtype=pl.Utf8)
 
 
 def _sides(codes: np.ndarray) -> pl.Series:
-    return pl.Series(np.where(codes == nb.LONG, "long", "short").astype(object), dtype=pl.Utf8)
+    return pl.Series(codes.astype(np.int64)).replace_strict(
+        {nb.LONG: "long", nb.SHORT: "short"}, return_dtype=pl.Utf8
+    )
 
 
 def trades_frame(trades: np.ndarray, times: list[np.ndarray], coins: list[str] | None = None) -> pl.DataFrame:
@@ -45,18 +48,22 @@ def trades_frame(trades: np.ndarray, times: list[np.ndarray], coins: list[str] |
         ['signal_time', 'fill_time', 'exit_time']
     """
     coin = trades["coin"].astype(np.int64)
-    at = [np.concatenate([tc, np.zeros(1, np.int64)]) for tc in times]  # guards empty coins
-    offsets = np.cumsum([0] + [a.shape[0] for a in at])
-    flat = np.concatenate(at)
 
     def time_of(idx: np.ndarray) -> np.ndarray:
-        return flat[offsets[coin] + idx]
+        if len(times) == 1:
+            return times[0][idx]
+        out = np.empty(idx.shape[0], np.int64)
+        for ci, tc in enumerate(times):
+            mine = coin == ci
+            out[mine] = tc[idx[mine]]
+        return out
 
     columns: dict[str, Any] = {}
     if coins is not None:
         columns["coin"] = pl.Series(np.asarray(coins, dtype=object)[coin], dtype=pl.Utf8)
     columns |= {
-        "signal_time": time_of(trades["s"]), "fill_time": time_of(trades["i"]), "exit_time": time_of(trades["j"]),
+        "signal_time": time_of(trades["s"]), "fill_time": time_of(trades["i"]),
+        "exit_time": time_of(trades["j"]),
         "side": _sides(trades["side"]), "limit_price": trades["limit"], "entry_price": trades["entry"],
         "exit_price": trades["exit"], "tp_price": trades["tp"], "sl_price": trades["sl"],
         "exit_reason": _names(trades["reason"], nb.REASONS), "return_pct": trades["ret"] * 100.0,
@@ -195,7 +202,8 @@ class PortfolioResult:
             "coins": self.coins, "divide": self.divide, "timeframe": self.timeframe,
             "initial_balance": self.summary["initial_balance"], "summary": self.summary,
             "signal_counts": self.signal_counts, "coin_results": self.coin_results,
-            "per_coin_contribution": self.per_coin_contribution, "recommended_divide": self.recommended_divide,
+            "per_coin_contribution": self.per_coin_contribution,
+            "recommended_divide": self.recommended_divide,
             "trades": _records(self.trades.head(trades_limit)),
             "trades_truncated": self.trades.height > trades_limit, "total_trades": self.trades.height,
             "total_positions": self.all_positions.height,

@@ -31,10 +31,10 @@ def resolve_settings(settings: dict[str, Any]) -> Settings:
     """Validated settings; ``intrabar="detail"`` is refused (no finer-series replay here).
 
     Example:
-        >>> resolve_settings({"intrabar": "detail"})
+        >>> resolve_settings({"intrabar": "detail"})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: intrabar='detail' is not supported by this engine: it needs a finer series replay; use 'conservative'
+        ValueError: intrabar='detail' is not supported by this engine: ...
     """
     parsed = Settings.from_kwargs(**settings)
     if parsed.intrabar == "detail":
@@ -160,7 +160,7 @@ def simulate(
         fate,
         trades,
         window.tf_ms,
-        int(round(s.max_wait_days * MS_PER_DAY)),
+        round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
         s.position_size_pct / 100,
         s.initial_balance,
@@ -170,8 +170,8 @@ def simulate(
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
-    eq = nb.equity_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs)
-    dd, max_dd = nb.drawdown_nb(eq, s.initial_balance)
+    eq, dd = np.empty(len(window)), np.empty(len(window))
+    max_dd = nb.equity_drawdown_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs, eq, dd)
     counts = signal_counts(fate, portfolio=False)
     summary = summary_figures(
         trades,

@@ -37,8 +37,13 @@ def sigs(rows: list[tuple[int, str, float | None, float | None, float | None]]) 
             "tp_price": [r[3] for r in rows],
             "sl_price": [r[4] for r in rows],
         },
-        schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
-                "sl_price": pl.Float64},
+        schema={
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+        },
     )
 
 
@@ -70,5 +75,13 @@ def gappy_walk(n: int = 2_000, seed: int = 7) -> pl.DataFrame:
     open_ = np.concatenate([[100.0], close[:-1]]) * np.exp(rng.normal(0, 0.006, n))
     high = np.maximum(open_, close) * np.exp(np.abs(rng.normal(0, 0.004, n)))
     low = np.minimum(open_, close) * np.exp(-np.abs(rng.normal(0, 0.004, n)))
-    return pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * H, "open": open_, "high": high, "low": low,
-                         "close": close, "volume": np.ones(n)})
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * H,
+            "open": open_,
+            "high": high,
+            "low": low,
+            "close": close,
+            "volume": np.ones(n),
+        }
+    )

@@ -11,8 +11,14 @@ FREE = {"commission_pct": 0.0, "spread_pct": 0.0}
 SIGNAL = (10, 10, 10, 10)
 
 
-def one_trade(rows: list[tuple], side: str = "long", limit: float | None = 10.0, tp: float = 11.0,
-              sl: float = 9.0, **kw: object) -> dict:
+def one_trade(
+    rows: list[tuple],
+    side: str = "long",
+    limit: float | None = 10.0,
+    tp: float = 11.0,
+    sl: float = 9.0,
+    **kw: object,
+) -> dict:
     r = simulate(bars(rows), sigs([(0, side, limit, tp, sl)]), **(FREE | kw))
     assert r.trades.height == 1, r.all_positions
     return r.trades.row(0, named=True)
@@ -44,10 +50,19 @@ def one_trade(rows: list[tuple], side: str = "long", limit: float | None = 10.0,
         # a long limit above the market fills at the next open (open fill), gap rules apply at once
         ([SIGNAL, (9.8, 9.9, 9.7, 9.85), (10.6, 10.7, 10.5, 10.6)], 1, 2, "end", 9.8, 10.6),
         # waits for the price: fills at candle 2, not 1
-        ([SIGNAL, (10.2, 10.4, 10.1, 10.3), (10.3, 10.4, 9.95, 10.2), (10.2, 11.1, 10.1, 11.0)], 2, 3, "tp", 10.0, 11.0),
+        (
+            [SIGNAL, (10.2, 10.4, 10.1, 10.3), (10.3, 10.4, 9.95, 10.2), (10.2, 11.1, 10.1, 11.0)],
+            2,
+            3,
+            "tp",
+            10.0,
+            11.0,
+        ),
     ],
 )
-def test_long_exit_rules(rows: list[tuple], fill: int, exit_: int, reason: str, entry: float, price: float) -> None:
+def test_long_exit_rules(
+    rows: list[tuple], fill: int, exit_: int, reason: str, entry: float, price: float
+) -> None:
     t = one_trade(rows)
     assert (t["fill_time"], t["exit_time"], t["exit_reason"]) == (fill * H, exit_ * H, reason)
     assert (t["entry_price"], t["exit_price"]) == (entry, price)
@@ -78,7 +93,12 @@ def test_liquidation_replaces_a_farther_stop_and_loses_the_stake() -> None:
     rows = [SIGNAL, (10, 10.2, 9.9, 10.1), (9.5, 9.6, 7.9, 8.2)]
     r = simulate(bars(rows), sigs([(0, "long", 10.0, 11.0, 7.0)]), market_type="futures", leverage=5, **FREE)
     t = r.trades.row(0, named=True)
-    assert (t["exit_reason"], t["exit_price"], t["return_pct"], t["pnl"]) == ("liquidation", 8.0, -100.0, -100.0)
+    assert (t["exit_reason"], t["exit_price"], t["return_pct"], t["pnl"]) == (
+        "liquidation",
+        8.0,
+        -100.0,
+        -100.0,
+    )
     assert r.summary["final_balance"] == 0.0
 
 
@@ -104,8 +124,14 @@ def test_costs_commission_and_spread() -> None:
     e, x = 10 * 1.0005, 11 * 0.9995
     assert (t["entry_price"], t["exit_price"]) == pytest.approx((e, x), rel=1e-15)
     assert t["return_pct"] == pytest.approx((x * 0.998 / (e * 1.002) - 1) * 100, rel=1e-12)
-    short = one_trade([SIGNAL, (10, 10.1, 9.95, 10.0), (9.5, 9.6, 8.9, 9.0)], side="short", tp=9.0, sl=11.0,
-                      commission_pct=0.2, spread_pct=0.1)
+    short = one_trade(
+        [SIGNAL, (10, 10.1, 9.95, 10.0), (9.5, 9.6, 8.9, 9.0)],
+        side="short",
+        tp=9.0,
+        sl=11.0,
+        commission_pct=0.2,
+        spread_pct=0.1,
+    )
     e, x = 10 * 0.9995, 9 * 1.0005
     assert (short["entry_price"], short["exit_price"]) == pytest.approx((e, x), rel=1e-15)
     assert short["return_pct"] == pytest.approx((e * 0.998 - x * 1.002) / e * 100, rel=1e-12)
@@ -119,8 +145,13 @@ def test_open_fill_at_the_stop_loses_exactly_the_costs() -> None:
 def test_expiry_after_max_wait_and_on_the_last_candle() -> None:
     rows = [SIGNAL, (10.5, 10.6, 10.4, 10.5), (10.5, 10.6, 10.4, 10.5), (10.5, 10.6, 9.0, 10.0)]
     # live candles: open before close(0) + 2h = 3h -> candles 1, 2; the dip at 3 is too late
-    r = simulate(bars(rows), sigs([(0, "long", 10.0, 11.0, 9.5), (3 * H, "long", None, 11.0, 9.5)]),
-                 max_wait_days=2 / 24, min_candles_between_signals=0, **FREE)
+    r = simulate(
+        bars(rows),
+        sigs([(0, "long", 10.0, 11.0, 9.5), (3 * H, "long", None, 11.0, 9.5)]),
+        max_wait_days=2 / 24,
+        min_candles_between_signals=0,
+        **FREE,
+    )
     assert r.all_positions["fate"].to_list() == ["expired", "expired"]
     assert r.signal_counts["expired"] == 2 and r.signal_counts["placed"] == 2
     assert r.summary["total_signals"] == 2 and r.summary["total_trades"] == 0
@@ -128,8 +159,14 @@ def test_expiry_after_max_wait_and_on_the_last_candle() -> None:
 
 def test_expiry_frees_the_coin_at_its_last_live_candle() -> None:
     rows = [SIGNAL] + [(10.5, 10.6, 10.4, 10.5)] * 3 + [(10.5, 10.6, 10.05, 10.5), (10.5, 11.5, 10.4, 11)]
-    s = sigs([(0, "long", 10.0, 11.0, 9.5), (1 * H, "long", 10.0, 11.0, 9.5), (2 * H, "long", 10.0, 11.0, 9.5),
-              (4 * H, "long", 10.5, 11.0, 9.5)])
+    s = sigs(
+        [
+            (0, "long", 10.0, 11.0, 9.5),
+            (1 * H, "long", 10.0, 11.0, 9.5),
+            (2 * H, "long", 10.0, 11.0, 9.5),
+            (4 * H, "long", 10.5, 11.0, 9.5),
+        ]
+    )
     r = simulate(bars(rows), s, max_wait_days=2 / 24, min_candles_between_signals=0, **FREE)
     assert r.all_positions["fate"].to_list() == ["expired", "skipped_busy", "expired", "traded"]
 

@@ -38,8 +38,17 @@ def test_invalid_and_too_small_targets_are_skipped(signal: tuple, fate: str) -> 
 
 
 def test_clamp_sets_levels_to_the_limits() -> None:
-    r = simulate(bars(ROWS), sigs([(0, "long", 10.0, 20.0, 2.0), (2 * H, "long", 10.0, 11.0, 9.999),
-                                   (4 * H, "short", 10.0, 1.0, 19.0)]), **FREE)
+    r = simulate(
+        bars(ROWS),
+        sigs(
+            [
+                (0, "long", 10.0, 20.0, 2.0),
+                (2 * H, "long", 10.0, 11.0, 9.999),
+                (4 * H, "short", 10.0, 1.0, 19.0),
+            ]
+        ),
+        **FREE,
+    )
     p = r.all_positions
     assert p["tp_price"].to_list() == pytest.approx([13.0, 11.0, 7.0], rel=1e-15)
     assert p["sl_price"].to_list() == pytest.approx([5.0, 9.99, 15.0], rel=1e-15)
@@ -69,8 +78,12 @@ def test_reject_names_the_first_failed_limit(signal: tuple, fate: str) -> None:
 
 
 def test_reject_counts_every_counter() -> None:
-    r = simulate(bars(ROWS), sigs([(0, "long", 10.0, 14.0, 9.0), (2 * H, "long", 10.0, 11.0, 4.0)]),
-                 signal_filter_mode="reject", **FREE)
+    r = simulate(
+        bars(ROWS),
+        sigs([(0, "long", 10.0, 14.0, 9.0), (2 * H, "long", 10.0, 11.0, 4.0)]),
+        signal_filter_mode="reject",
+        **FREE,
+    )
     c = r.signal_counts
     assert (c["skipped_tp_above_max"], c["skipped_sl_above_max"], c["placed"]) == (1, 1, 0)
 
@@ -85,9 +98,15 @@ def test_signals_are_sorted_and_one_per_candle_is_considered() -> None:
 @pytest.mark.parametrize(
     ("signals", "message"),
     [
-        (sigs([(30 * 60_000, "long", 10.0, 11.0, 9.0)]), r"signal row 0: open_time 1800000 is no candle of the series"),
+        (
+            sigs([(30 * 60_000, "long", 10.0, 11.0, 9.0)]),
+            r"signal row 0: open_time 1800000 is no candle of the series",
+        ),
         (sigs([(0, "buy", 10.0, 11.0, 9.0)]), r"signal row 0: side must be 'long' or 'short' \(got 'buy'\)"),
-        (pl.DataFrame({"open_time": [0], "side": ["long"]}), r"signals frame is missing columns \['limit_price'"),
+        (
+            pl.DataFrame({"open_time": [0], "side": ["long"]}),
+            r"signals frame is missing columns \['limit_price'",
+        ),
     ],
 )
 def test_bad_signals_are_refused(signals: pl.DataFrame, message: str) -> None:
@@ -103,7 +122,10 @@ def test_bad_signals_are_refused(signals: pl.DataFrame, message: str) -> None:
         (bars([(10, 10, 10, 10), (10, 11, 10.5, 10)]), "low_above_open_close"),
         (bars([(10, 10, 10, 10), (0, 11, 0, 10)]), "nonpositive_price"),
         (bars([(10, 10, 10, 10), (float("nan"), 11, 9, 10)]), "nonfinite_price"),
-        (bars([(10, 10, 10, 10)] * 2).with_columns(open_time=pl.Series([5, 5])), "unsorted_or_duplicate_time"),
+        (
+            bars([(10, 10, 10, 10)] * 2).with_columns(open_time=pl.Series([5, 5])),
+            "unsorted_or_duplicate_time",
+        ),
         (bars([(10, 10, 10, 10)] * 2).with_columns(volume=pl.Series([1.0, -1.0])), "negative_volume"),
         (bars([(10, 10, 10, 10)]).drop("volume"), "schema"),
     ],

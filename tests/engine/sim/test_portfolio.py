@@ -12,14 +12,32 @@ from sim_helpers import DATASETS, H, bars, real, sigs
 from svc_engine.sim import simulate, simulate_portfolio
 
 FREE = {"commission_pct": 0.0, "spread_pct": 0.0, "min_candles_between_signals": 0}
-A = bars([(10, 10, 10, 10), (10, 10.2, 9.9, 10.1), (10.5, 11.5, 10.4, 11.2), (11, 11.1, 10.9, 11), (11, 11.1, 10.9, 11)])
-B = bars([(20, 20, 20, 20), (20, 20.2, 19.9, 20.1), (20.5, 23, 20.4, 22.4), (22, 22.1, 21.9, 22), (22, 22.1, 21.9, 22)])
+A = bars(
+    [
+        (10, 10, 10, 10),
+        (10, 10.2, 9.9, 10.1),
+        (10.5, 11.5, 10.4, 11.2),
+        (11, 11.1, 10.9, 11),
+        (11, 11.1, 10.9, 11),
+    ]
+)
+B = bars(
+    [
+        (20, 20, 20, 20),
+        (20, 20.2, 19.9, 20.1),
+        (20.5, 23, 20.4, 22.4),
+        (22, 22.1, 21.9, 22),
+        (22, 22.1, 21.9, 22),
+    ]
+)
 SIG_A = sigs([(0, "long", 10.0, 11.0, 9.0)])
 SIG_B = sigs([(0, "long", 20.0, 22.0, 18.0)])
 
 
 def run(coins: list[str], divide: int, sig_b: pl.DataFrame = SIG_B, **kw: object):
-    return simulate_portfolio({"A": A, "B": B}, {"A": SIG_A, "B": sig_b}, coins=coins, divide=divide, **(FREE | kw))
+    return simulate_portfolio(
+        {"A": A, "B": B}, {"A": SIG_A, "B": sig_b}, coins=coins, divide=divide, **(FREE | kw)
+    )
 
 
 def test_fills_follow_the_coin_order_and_a_full_book_cancels() -> None:
@@ -48,7 +66,7 @@ def test_two_slots_split_the_balance() -> None:
 
 
 def test_the_stake_is_balance_over_divide_capped_by_free_cash() -> None:
-    # A trades 1 -> 2 (+10% of 50), then B fills at 3 with (105) / 2 = 52.5 and ends at 4 (close 22 / entry 22)
+    # A trades 1 -> 2 (+10% of 50), then B fills at 3 with 105 / 2 = 52.5 and ends at 4 (close 22 = entry)
     late_b = sigs([(2 * H, "long", 22.0, 24.0, 20.0)])
     r = run(["A", "B"], 2, sig_b=late_b)
     assert r.trades["coin"].to_list() == ["A", "B"]
@@ -59,7 +77,9 @@ def test_the_stake_is_balance_over_divide_capped_by_free_cash() -> None:
 
 
 def test_a_trade_that_exits_on_its_fill_candle_frees_its_slot_at_once() -> None:
-    a = bars([(10, 10, 10, 10), (10.5, 10.6, 8.9, 9.5), (9.5, 9.6, 9.4, 9.5)])  # intrabar fill at 10, sl 9 on it
+    a = bars(
+        [(10, 10, 10, 10), (10.5, 10.6, 8.9, 9.5), (9.5, 9.6, 9.4, 9.5)]
+    )  # intrabar fill at 10, sl 9 on it
     b = bars([(20, 20, 20, 20), (20, 20.2, 19.9, 20.1), (20.1, 20.2, 20.0, 20.1)])
     r = simulate_portfolio({"A": a, "B": b}, {"A": SIG_A, "B": SIG_B}, coins=["A", "B"], divide=1, **FREE)
     assert r.all_positions["fate"].to_list() == ["traded", "traded"]
@@ -69,7 +89,9 @@ def test_a_trade_that_exits_on_its_fill_candle_frees_its_slot_at_once() -> None:
 
 
 def test_a_busy_coin_skips_its_new_signals() -> None:
-    two = sigs([(0, "long", 10.0, 11.0, 9.0), (1 * H, "long", 10.0, 11.0, 9.0), (2 * H, "long", 11.0, 12.0, 10.0)])
+    two = sigs(
+        [(0, "long", 10.0, 11.0, 9.0), (1 * H, "long", 10.0, 11.0, 9.0), (2 * H, "long", 11.0, 12.0, 10.0)]
+    )
     r = simulate_portfolio({"A": A}, {"A": two}, divide=1, **FREE)
     assert r.all_positions["fate"].to_list() == ["traded", "skipped_coin_busy", "traded"]
     assert r.signal_counts["skipped_coin_busy"] == 1 and "skipped_busy" not in r.signal_counts
@@ -77,8 +99,9 @@ def test_a_busy_coin_skips_its_new_signals() -> None:
 
 def test_coins_with_their_own_ranges_share_the_union_of_times() -> None:
     late = B.with_columns(open_time=pl.col("open_time") + 2 * H)
-    r = simulate_portfolio({"A": A, "B": late}, {"A": SIG_A, "B": SIG_B.with_columns(open_time=pl.lit(2 * H))},
-                           divide=2, **FREE)
+    r = simulate_portfolio(
+        {"A": A, "B": late}, {"A": SIG_A, "B": SIG_B.with_columns(open_time=pl.lit(2 * H))}, divide=2, **FREE
+    )
     assert r.equity["open_time"].to_list() == [k * H for k in range(7)]
     assert r.trades["coin"].to_list() == ["A", "B"] and r.trades["fill_time"].to_list() == [H, 3 * H]
     assert r.summary["avg_signals_per_month"] == pytest.approx(2 / (7 / 24 / 30.4375), rel=1e-12)
@@ -90,15 +113,21 @@ def test_recommended_divide_scores_and_ties() -> None:
     assert [c["divide"] for c in rec["candidates"]] == [1, 2]
     assert [c["final_balance"] for c in rec["candidates"]] == pytest.approx([110.0, 110.0], rel=1e-12)
     assert [c["skipped_no_slot"] for c in rec["candidates"]] == [1, 0]
-    assert rec["candidates"][0]["score"] == pytest.approx(110 * (1 - rec["candidates"][0]["max_drawdown_pct"] / 200))
+    assert rec["candidates"][0]["score"] == pytest.approx(
+        110 * (1 - rec["candidates"][0]["max_drawdown_pct"] / 200)
+    )
     assert (rec["method"], rec["max_concurrent_signals"]) == ("return_dd_score", 2)
     empty = simulate_portfolio({"A": A, "B": B}, {}, **FREE).recommended_divide
     assert (empty["divide"], empty["value"], empty["final_balance"]) == (1, 1, 100.0)  # a tie: the smaller
 
 
 def test_recommended_divide_prefers_less_drawdown() -> None:
-    crash = bars([(20, 20, 20, 20), (20, 20.2, 19.9, 20.1), (20, 20.1, 15, 16), (16, 23, 15.9, 22.5), (22, 22, 22, 22)])
-    r = simulate_portfolio({"A": A, "B": crash}, {"A": SIG_A, "B": sigs([(0, "long", 20.0, 22.0, 10.0)])}, **FREE)
+    crash = bars(
+        [(20, 20, 20, 20), (20, 20.2, 19.9, 20.1), (20, 20.1, 15, 16), (16, 23, 15.9, 22.5), (22, 22, 22, 22)]
+    )
+    r = simulate_portfolio(
+        {"A": A, "B": crash}, {"A": SIG_A, "B": sigs([(0, "long", 20.0, 22.0, 10.0)])}, **FREE
+    )
     scores = {c["divide"]: c["score"] for c in r.recommended_divide["candidates"]}
     assert r.recommended_divide["divide"] == max(scores, key=scores.get)
     d2 = r.recommended_divide["candidates"][1]
@@ -142,8 +171,15 @@ def test_one_coin_with_divide_1_equals_the_single_coin_run(side: str) -> None:
     at = np.sort(rng.choice(800, 120, replace=False))
     c = k["close"].to_numpy()[at]
     up = 1 if side == "long" else -1
-    s = pl.DataFrame({"open_time": k["open_time"].to_numpy()[at], "side": [side] * 120, "limit_price": c * (1 - up * 0.004),
-                      "tp_price": c * (1 + up * 0.02), "sl_price": c * (1 - up * 0.015)})
+    s = pl.DataFrame(
+        {
+            "open_time": k["open_time"].to_numpy()[at],
+            "side": [side] * 120,
+            "limit_price": c * (1 - up * 0.004),
+            "tp_price": c * (1 + up * 0.02),
+            "sl_price": c * (1 - up * 0.015),
+        }
+    )
     kw = {"spread_pct": 0.05, "commission_pct": 0.1, "market_type": "futures", "leverage": 3}
     one = simulate(k, s, **kw)
     port = simulate_portfolio({"ETH": k}, {"ETH": s}, divide=1, **kw)

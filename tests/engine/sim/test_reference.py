@@ -19,11 +19,26 @@ from svc_engine.sim import simulate, simulate_portfolio
 
 pytestmark = pytest.mark.skipif(not (DATASETS / "crypto").is_dir(), reason="real datasets not found")
 
-SERIES = ("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "crypto/BTCUSDT-1m", "crypto/BTCUSDT-4h", "synthetic/gappy-1h")
-TF = {"synthetic/gappy-1h": 3_600_000, "crypto/ETHUSDT-1h": 3_600_000, "crypto/SOLUSDT-1h": 3_600_000, "crypto/BTCUSDT-1m": 60_000,
-      "crypto/BTCUSDT-4h": 14_400_000}
+SERIES = (
+    "crypto/ETHUSDT-1h",
+    "crypto/SOLUSDT-1h",
+    "crypto/BTCUSDT-1m",
+    "crypto/BTCUSDT-4h",
+    "synthetic/gappy-1h",
+)
+TF = {
+    "synthetic/gappy-1h": 3_600_000,
+    "crypto/ETHUSDT-1h": 3_600_000,
+    "crypto/SOLUSDT-1h": 3_600_000,
+    "crypto/BTCUSDT-1m": 60_000,
+    "crypto/BTCUSDT-4h": 14_400_000,
+}
 START = {"crypto/BTCUSDT-4h": 1_800}  # around real gaps of the 4h file
-HYP = settings(max_examples=int(os.environ.get("SIM_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HYP = settings(
+    max_examples=int(os.environ.get("SIM_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @st.composite
@@ -47,13 +62,24 @@ def signal_frame(draw: st.DrawFn, k: pl.DataFrame) -> pl.DataFrame:
         limit = draw(st.one_of(st.none(), st.floats(-0.03, 0.03).map(lambda u, b=base: b * (1 + u))))
         ref_price = base if limit is None else limit
         up = 1 if side == "long" else -1
-        tp = ref_price * (1 + up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.004, 0.01, 0.02, 0.05, 0.4])))
+        tp = ref_price * (
+            1 + up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.004, 0.01, 0.02, 0.05, 0.4]))
+        )
         sl = ref_price * (1 - up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.003, 0.01, 0.03, 0.3, 0.7])))
         if draw(st.integers(0, 30)) == 0:
             tp = draw(st.sampled_from([None, math.nan, -1.0]))
         rows.append((times[at], side, limit, tp, sl))
-    return pl.DataFrame(rows, schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64,
-                                      "tp_price": pl.Float64, "sl_price": pl.Float64}, orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+        },
+        orient="row",
+    )
 
 
 @st.composite
@@ -96,8 +122,15 @@ def run_both(k: pl.DataFrame, s: pl.DataFrame, cfg: dict, tf_ms: int, rng: tuple
     start_ts, end_ts = rng if rng else (None, None)
     engine = simulate(k, s, start_ts=start_ts, end_ts=end_ts, **cfg)
     other = {x: v for x, v in cfg.items() if x not in ("spread_pct", "market_type")}
-    reference = ref.run_single(candle_tuples(k), signal_dicts(s), other, tf_ms=tf_ms,
-                               half_spread=cfg["spread_pct"] / 200, start_ts=start_ts, end_ts=end_ts)
+    reference = ref.run_single(
+        candle_tuples(k),
+        signal_dicts(s),
+        other,
+        tf_ms=tf_ms,
+        half_spread=cfg["spread_pct"] / 200,
+        start_ts=start_ts,
+        end_ts=end_ts,
+    )
     return engine, reference
 
 
@@ -120,15 +153,20 @@ def test_single_coin_matches_reference(data: st.DataObject) -> None:
     np.testing.assert_allclose(eq, reference.equity, rtol=1e-10, atol=1e-10)
     assert close(engine.summary["final_balance"], reference.final_balance, 1e-10)
     assert close(engine.summary["max_drawdown_pct"], reference.max_drawdown_pct, 1e-9)
-    assert engine.summary["total_signals"] == sum(f in ("traded", "expired", "skipped_no_slot") for f in reference.fates)
+    assert engine.summary["total_signals"] == sum(
+        f in ("traded", "expired", "skipped_no_slot") for f in reference.fates
+    )
 
 
 @HYP
 @given(data=st.data())
 def test_portfolio_matches_reference(data: st.DataObject) -> None:
     n_coins = data.draw(st.integers(1, 4))
-    pool = data.draw(st.sampled_from([("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "synthetic/gappy-1h"),
-                                      ("crypto/BTCUSDT-1m",)]))
+    pool = data.draw(
+        st.sampled_from(
+            [("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "synthetic/gappy-1h"), ("crypto/BTCUSDT-1m",)]
+        )
+    )
     tf_ms = TF[pool[0]]
     klines, signals = {}, {}
     for n in range(n_coins):
@@ -143,7 +181,9 @@ def test_portfolio_matches_reference(data: st.DataObject) -> None:
     cfg.pop("position_size_pct")
     initial = cfg.pop("initial_balance")
     engine = simulate_portfolio(klines, signals, coins=coins, divide=divide, initial_balance=initial, **cfg)
-    other = {x: v for x, v in cfg.items() if x not in ("spread_pct", "market_type")} | {"initial_balance": initial}
+    other = {x: v for x, v in cfg.items() if x not in ("spread_pct", "market_type")} | {
+        "initial_balance": initial
+    }
     kw = {"tf_ms": tf_ms, "half_spread": dict.fromkeys(coins, cfg["spread_pct"] / 200)}
     by_coin = {c: candle_tuples(k) for c, k in klines.items()}
     sig_by_coin = {c: signal_dicts(s) for c, s in signals.items()}

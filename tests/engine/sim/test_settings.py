@@ -9,10 +9,21 @@ from svc_engine.sim import Settings
 
 def test_defaults_are_the_apis() -> None:
     s = Settings()
-    assert (s.commission_pct, s.position_size_pct, s.min_candles_between_signals, s.max_wait_days) == (0.2, 100, 4, 30)
+    assert (s.commission_pct, s.position_size_pct, s.min_candles_between_signals, s.max_wait_days) == (
+        0.2,
+        100,
+        4,
+        30,
+    )
     assert (s.min_profit_pct, s.max_profit_pct, s.min_loss_pct, s.max_loss_pct) == (0.1, 30, 0.1, 50)
     assert (s.signal_filter_mode, s.spread_pct, s.intrabar, s.initial_balance, s.leverage, s.market_type) == (
-        "clamp", None, "conservative", 100, 1, "spot")
+        "clamp",
+        None,
+        "conservative",
+        100,
+        1,
+        "spot",
+    )
 
 
 def test_from_kwargs_coerces_numbers() -> None:
@@ -25,7 +36,10 @@ def test_from_kwargs_coerces_numbers() -> None:
     ("kw", "message"),
     [
         ({"comission_pct": 1}, r"unknown setting\(s\) \['comission_pct'\]; known settings: commission_pct, "),
-        ({"min_profit_pct": 2, "max_profit_pct": 1}, r"min_profit_pct \(2.0\) exceeds max_profit_pct \(1.0\)"),
+        (
+            {"min_profit_pct": 2, "max_profit_pct": 1},
+            r"min_profit_pct \(2.0\) exceeds max_profit_pct \(1.0\)",
+        ),
         ({"min_loss_pct": 60}, r"min_loss_pct \(60.0\) exceeds max_loss_pct \(50.0\)"),
         ({"position_size_pct": 0}, r"position_size_pct must be a finite number > 0 and <= 100 \(got 0.0\)"),
         ({"position_size_pct": 101}, r"position_size_pct must be a finite number > 0 and <= 100"),

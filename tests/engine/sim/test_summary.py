@@ -39,8 +39,21 @@ def test_trades(result) -> None:
     np.testing.assert_allclose(t["return_pct"].to_numpy(), [10.0, -10.0, C_RET * 100], rtol=1e-12)
     np.testing.assert_allclose(t["pnl"].to_numpy(), [10.0, -11.0, 99 * C_RET], rtol=1e-12)
     np.testing.assert_allclose(t["balance"].to_numpy(), [110.0, 99.0, 99 * (1 + C_RET)], rtol=1e-12)
-    assert t.columns == ["signal_time", "fill_time", "exit_time", "side", "limit_price", "entry_price", "exit_price",
-                         "tp_price", "sl_price", "exit_reason", "return_pct", "pnl", "balance"]
+    assert t.columns == [
+        "signal_time",
+        "fill_time",
+        "exit_time",
+        "side",
+        "limit_price",
+        "entry_price",
+        "exit_price",
+        "tp_price",
+        "sl_price",
+        "exit_reason",
+        "return_pct",
+        "pnl",
+        "balance",
+    ]
 
 
 def test_equity_marks_open_positions_at_each_close(result) -> None:
@@ -78,7 +91,12 @@ def test_signal_counts_and_positions(result) -> None:
 def test_to_dict_is_strict_json(result) -> None:
     d = result.to_dict()
     text = json.dumps(d, allow_nan=False)
-    assert d["total_trades"] == 3 and d["total_positions"] == 3 and d["coin"] == "TEST" and d["timeframe"] == "1h"
+    assert (
+        d["total_trades"] == 3
+        and d["total_positions"] == 3
+        and d["coin"] == "TEST"
+        and d["timeframe"] == "1h"
+    )
     assert d["summary"]["profit_factor"] == pytest.approx((10 + 99 * C_RET) / 11, rel=1e-12)
     assert d["trades"][0]["exit_reason"] == "tp" and "NaN" not in text
 
@@ -86,9 +104,20 @@ def test_to_dict_is_strict_json(result) -> None:
 def test_no_trades_gives_nulls_never_nan() -> None:
     r = simulate(bars(ROWS), sigs([(0, "long", 10.0, None, 9.0)]), **FREE)
     s = r.summary
-    assert (s["total_trades"], s["win_rate"], s["final_balance"], s["total_return_pct"]) == (0, 0.0, 100.0, 0.0)
-    for name in ("profit_factor", "avg_profit_per_trade_pct", "avg_win_return_pct", "avg_loss_return_pct",
-                 "best_trade_pct", "worst_trade_pct"):
+    assert (s["total_trades"], s["win_rate"], s["final_balance"], s["total_return_pct"]) == (
+        0,
+        0.0,
+        100.0,
+        0.0,
+    )
+    for name in (
+        "profit_factor",
+        "avg_profit_per_trade_pct",
+        "avg_win_return_pct",
+        "avg_loss_return_pct",
+        "best_trade_pct",
+        "worst_trade_pct",
+    ):
         assert s[name] is None
     d = r.to_dict()
     json.dumps(d, allow_nan=False)
@@ -126,17 +155,41 @@ def test_the_busy_rule_and_a_signal_on_the_exit_candle() -> None:
 
 
 def test_min_gap_is_anchored_on_orders_placed() -> None:
-    s = sigs([(0, "long", 10.0, 11.0, 9.0), (1 * H, "long", 10.0, 10.001, 9.0), (2 * H, "long", 11.0, 12.1, 9.9),
-              (3 * H, "long", 11.0, 12.1, 9.9)])
+    s = sigs(
+        [
+            (0, "long", 10.0, 11.0, 9.0),
+            (1 * H, "long", 10.0, 10.001, 9.0),
+            (2 * H, "long", 11.0, 12.1, 9.9),
+            (3 * H, "long", 11.0, 12.1, 9.9),
+        ]
+    )
     # 1 is filtered out (tp below min) and anchors nothing; 2 is only 2 candles after 0; 3 is 3 after 0
     r = simulate(bars(ROWS), s, **(FREE | {"min_candles_between_signals": 3}))
-    assert r.all_positions["fate"].to_list() == ["traded", "skipped_tp_below_min", "skipped_min_gap", "traded"]
+    assert r.all_positions["fate"].to_list() == [
+        "traded",
+        "skipped_tp_below_min",
+        "skipped_min_gap",
+        "traded",
+    ]
 
 
 def test_a_liquidated_balance_cancels_later_fills() -> None:
-    rows = [(10, 10, 10, 10), (10, 10.2, 9.9, 10.1), (9.5, 9.6, 7.9, 8.2), (8.2, 8.3, 8.0, 8.1), (8.1, 8.2, 8.0, 8.1)]
+    rows = [
+        (10, 10, 10, 10),
+        (10, 10.2, 9.9, 10.1),
+        (9.5, 9.6, 7.9, 8.2),
+        (8.2, 8.3, 8.0, 8.1),
+        (8.1, 8.2, 8.0, 8.1),
+    ]
     s = sigs([(0, "long", 10.0, 11.0, 7.0), (2 * H, "long", None, 9.0, 7.5)])
-    r = simulate(bars(rows), s, market_type="futures", leverage=5, commission_pct=0, spread_pct=0,
-                 min_candles_between_signals=1)
+    r = simulate(
+        bars(rows),
+        s,
+        market_type="futures",
+        leverage=5,
+        commission_pct=0,
+        spread_pct=0,
+        min_candles_between_signals=1,
+    )
     assert r.all_positions["fate"].to_list() == ["traded", "skipped_no_slot"]
     assert r.signal_counts["skipped_no_slot"] == 1 and r.summary["total_signals"] == 2
