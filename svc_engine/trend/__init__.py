@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_engine.trend.api import SNAPSHOT, signal_to_api
+from svc_engine.trend.api import SNAPSHOT, signal_summary, signal_to_api
 from svc_engine.trend.params import TrendParams
 from svc_engine.trend.scan import SCAN_SCHEMA, scan_trends, signal_detail
 from svc_engine.trend.sentiment import market_key, sentiment_history, sentiment_item, trend_indicator
@@ -26,6 +26,7 @@ __all__ = [
     "sentiment_history",
     "sentiment_item",
     "signal_detail",
+    "signal_summary",
     "signal_to_api",
     "trend_indicator",
 ]

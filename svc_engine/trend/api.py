@@ -62,14 +62,25 @@ def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *
              float(row[f"{a}_price"])]
             for a in (f"{side}_p1", f"{side}_p2")
         ]
+    return {**signal_summary(row), "trend_data": trend_data,
+            "klines_data": _snapshot(arr, start, end) if with_klines else []}
+
+
+def signal_summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The list record of a signal (``trend_signals``): no lines, no candles, so no klines needed.
+
+    Example:
+        >>> item = signal_summary({"symbol": "ETHUSDT", "timeframe": "1h", "open_time": 1_700_000_000_000,
+        ...                        "way": "SELL", "is_return_to_trend": True})
+        >>> item["coin_name"], item["timestamp"], item["way"], sorted(item)[2]
+        ('ETHUSDT', '1700000000', 'SELL', 'is_return_to_trend')
+    """
     return {
         "coin_name": row.get("symbol", ""),
         "graph_type": row.get("timeframe", ""),
         "timestamp": str(int(row["open_time"]) // 1000),
         "way": row["way"],
         "is_return_to_trend": bool(row["is_return_to_trend"]),
-        "trend_data": trend_data,
-        "klines_data": _snapshot(arr, start, end) if with_klines else [],
     }
 
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, frame
 
-from svc_engine.trend import detect_trends, signal_to_api
+from svc_engine.trend import detect_trends, signal_summary, signal_to_api
 
 
 def test_hand_made_break_in_api_shape() -> None:
@@ -58,3 +58,14 @@ def test_a_row_whose_candles_are_missing_is_refused() -> None:
     with pytest.raises(ValueError, match="lack the columns \\['open', 'volume'\\]"):
         signal_to_api(signals, k.drop("open", "volume"))
     assert np.isfinite(signals["high_p1_price"].to_numpy()).all()
+
+
+def test_list_record_is_the_detail_without_lines_and_candles() -> None:
+    cols = falling_resistance()
+    candle(cols, 45, 12.0, 9.0, 11.5)
+    k = frame(cols)
+    row = detect_trends(k, symbol="BTCUSDT", timeframe="1m").row(0, named=True)
+    detail = signal_to_api(row, k)
+    assert signal_summary(row) == {key: detail[key] for key in
+                                   ("coin_name", "graph_type", "timestamp", "way", "is_return_to_trend")}
+    assert set(detail) - set(signal_summary(row)) == {"trend_data", "klines_data"}
