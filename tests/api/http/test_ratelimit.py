@@ -251,3 +251,72 @@ async def test_unreachable_redis_fails_closed_with_503(build_app, connect, caplo
     assert r.headers["x-correlation-id"].startswith("svc-")
     assert calls["n"] == 0
     assert elapsed < 5
+
+
+class FlakyRedis:
+    """A loopback TCP proxy to the real Redis that can be taken down (connections cut, port closed)
+    and brought back on the same port."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.server: asyncio.Server | None = None
+        self.writers: set[asyncio.StreamWriter] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def up(self) -> None:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def down(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        for writer in list(self.writers):
+            writer.transport.abort()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.server.wait_closed()
+
+    async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)
+        redis_r, redis_w = await asyncio.open_connection("127.0.0.1", 6379)
+        self.writers |= {client_w, redis_w}
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                dst.transport.abort()
+
+        await asyncio.gather(pipe(client_r, redis_w), pipe(redis_r, client_w))
+        self.writers -= {client_w, redis_w}
+        self.tasks.discard(task)
+
+
+@pytest.mark.redis
+@needs_redis
+async def test_redis_outage_fails_closed_then_recovers(build_app, connect, prefix, caplog):
+    caplog.set_level("CRITICAL", logger="svc_api.http")
+    proxy = FlakyRedis()
+    await proxy.up()
+    url = f"redis://127.0.0.1:{proxy.port}/0"
+    app = build_app(ROUTES, ratelimit={"storage_url": url, "key_prefix": prefix, "timeout": 0.5})
+    async with connect(app) as client:
+        calls["n"] = 0
+        before = [(await client.get("/ok")).status_code for _ in range(3)]
+        await proxy.down()
+        during = [await client.get("/ok") for _ in range(3)]
+        reached_app = calls["n"]
+        await proxy.up()
+        after = await client.get("/ok")
+    await proxy.down()
+    assert before == [200, 200, 200]
+    assert [r.status_code for r in during] == [503, 503, 503]
+    assert {r.json()["reason"] for r in during} == {"temporarily_unavailable"}
+    assert reached_app == 3  # nothing reached the app while the counters were unreachable
+    # Back up: the counter kept its state across the outage (3 counted before, this is the 4th).
+    assert (after.status_code, after.headers["x-ratelimit-remaining"]) == (200, "16")
