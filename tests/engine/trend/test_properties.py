@@ -5,11 +5,10 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trend_helpers import mirror
+from trend_helpers import mirror, random_walk
 from trend_reference import reference
 
 from svc_engine.trend import TrendParams, detect_trends
@@ -25,18 +24,6 @@ def real(root: Path, name: str) -> pl.DataFrame:
     if not path.exists():
         path = sorted((root / name.split("/")[0]).glob("*.parquet"))[0]
     return pl.read_parquet(path)
-
-
-def random_walk(seed: int, n: int, tick: float) -> pl.DataFrame:
-    """Candles of a random walk rounded to ``tick``, so equal highs and lows (ties) are common."""
-    rng = np.random.default_rng(seed)
-    close = 100.0 + np.cumsum(rng.normal(0.0, 1.0, n))
-    open_ = np.r_[100.0, close[:-1]]
-    high = np.maximum(open_, close) + np.abs(rng.normal(0.0, 0.6, n))
-    low = np.minimum(open_, close) - np.abs(rng.normal(0.0, 0.6, n))
-    snap = [np.round(x / tick) * tick for x in (open_, high, low, close)]
-    return pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * 60_000, "open": snap[0],
-                         "high": snap[1], "low": snap[2], "close": snap[3], "volume": np.ones(n)})
 
 
 @st.composite

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from test_properties import random_walk
+from trend_helpers import random_walk
 
 from svc_engine.data import DataStore
 from svc_engine.executors import LocalExecutor

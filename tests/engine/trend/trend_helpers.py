@@ -51,3 +51,15 @@ def mirror(k: pl.DataFrame) -> pl.DataFrame:
         (-pl.col("close")).alias("close"),
         "volume",
     )
+
+
+def random_walk(seed: int, n: int, tick: float) -> pl.DataFrame:
+    """Candles of a random walk rounded to ``tick``, so equal highs and lows (ties) are common."""
+    rng = np.random.default_rng(seed)
+    close = 100.0 + np.cumsum(rng.normal(0.0, 1.0, n))
+    open_ = np.r_[100.0, close[:-1]]
+    high = np.maximum(open_, close) + np.abs(rng.normal(0.0, 0.6, n))
+    low = np.minimum(open_, close) - np.abs(rng.normal(0.0, 0.6, n))
+    snap = [np.round(x / tick) * tick for x in (open_, high, low, close)]
+    return pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * 60_000, "open": snap[0],
+                         "high": snap[1], "low": snap[2], "close": snap[3], "volume": np.ones(n)})
