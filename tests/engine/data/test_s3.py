@@ -36,7 +36,7 @@ def endpoint() -> Iterator[str]:
 
 @pytest.fixture
 def store(endpoint: str, request: pytest.FixtureRequest) -> DataStore:
-    bucket = "klines-" + request.node.name.replace("_", "-").lower()[:40]
+    bucket = "klines-" + request.node.name.replace("_", "-").lower()[:40].strip("-")
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
     return DataStore(f"s3://{bucket}/store")
 
