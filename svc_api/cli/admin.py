@@ -56,7 +56,8 @@ def grant_plan(svc_id: str, plan: str, days: int, demo: bool) -> None:
     _run(work)
 
 
-@command.command("credits")
+# ignore_unknown_options lets a negative AMOUNT (-2.5) through as an argument instead of an option.
+@command.command("credits", context_settings={"ignore_unknown_options": True})
 @click.argument("svc_id")
 @click.argument("amount")
 @click.option("--reason", required=True, help="Why (kept in the ledger, never shown to the user).")

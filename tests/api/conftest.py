@@ -20,6 +20,9 @@ import pytest
 import sqlalchemy as sa
 
 from svc_api.app import create_app
+from svc_api.domains import credits
+from svc_api.routes import USER
+from svc_api.routes.dispatch import Call, Operation
 from svc_api.settings import Settings
 
 POSTGRES = os.environ.get("SVC_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -142,3 +145,21 @@ def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 def api(make_api: Any, settings: Settings) -> Api:
     """A client of the service on the parametrised database."""
     return make_api(settings)
+
+
+def spend_operation(call: Call) -> dict[str, Any]:
+    p = call.params
+    return credits.spend_credits(
+        call.store, call.svc_id, p.get("amount", 1), "backtest", "test spend", p.get("idempotency_key")
+    )
+
+
+@pytest.fixture
+def paid_operation(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Adds ``/user?request_type=test_spend`` (idempotent, paid); returns a setter of its handler."""
+
+    def install(handler: Any = spend_operation) -> None:
+        monkeypatch.setitem(USER.operations, "test_spend", Operation(handler, idempotent=True))
+
+    install()
+    return install

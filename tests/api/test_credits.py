@@ -8,13 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import sqlalchemy as sa
-from starlette.routing import Route
 
-from svc_api.app import create_app
 from svc_api.domains import credits
 from svc_api.domains.errors import InsufficientCredits, Invalid
-from svc_api.routes.dispatch import Call, Family, Operation
-from svc_api.settings import Settings
 from svc_api.store import Store, migrate
 from svc_api.store.tables import accounts, credit_transactions
 
@@ -156,29 +152,11 @@ def test_spend_joins_the_callers_transaction(store: Store) -> None:
         assert credits.balance(conn, sid) == 5
 
 
-def _spend_op(call: Call) -> dict[str, Any]:
-    p = call.params
-    return credits.spend_credits(
-        call.store, call.svc_id, p.get("amount", 1), "backtest", "test spend", p.get("idempotency_key")
-    )
-
-
-def spend_app(settings: Settings, handler: Any = _spend_op) -> Any:
-    """The service app plus ``POST /test?request_type=spend``, an idempotent paid operation."""
-    app = create_app(settings)
-    family = Family("test", "request_type", {"spend": Operation(handler, idempotent=True)}, envelope=True)
-    app.router.routes.append(Route("/test", family.__call__, methods=["POST"]))
-    return app
-
-
 def _paid(api: Api, token: str, **body: Any) -> Any:
-    return api.post(
-        "/test", params={"request_type": "spend"}, json=body, headers={"Authorization": f"Bearer {token}"}
-    )
+    return api.user("test_spend", body, token=token)
 
 
-def test_insufficient_credits_is_402_through_http(make_api: Any, settings: Settings) -> None:
-    api = make_api(settings, app=spend_app(settings))
+def test_insufficient_credits_is_402_through_http(api: Api, paid_operation: Any) -> None:
     user = api.register()
     reply = _paid(api, user["session_token"], amount=1)
     assert reply.status_code == 402

@@ -1,0 +1,165 @@
+"""account_info, login_history, plans, and the operator commands ``svc admin``."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from svc_api.cli.admin import command as admin
+from svc_api.domains.identity import login_id
+from svc_api.settings import Settings
+from svc_api.store.tables import credit_transactions, logins, plan_grants, referral_commissions
+
+if TYPE_CHECKING:
+    from tests.api.conftest import Api
+
+PASSWORD = "correct horse battery"
+
+
+def test_account_info_has_every_field_with_real_values(api: Api) -> None:
+    user = api.register()
+    with api.app.state.services.store.write() as conn:
+        conn.execute(
+            referral_commissions.insert().values(
+                commission_id="c1", svc_id=user["svc_id"], amount_usdt="2.50", created_at=10
+            )
+        )
+    reply = api.user("account_info", token=user["session_token"])
+    info = reply.json()["data"]
+    assert info == {
+        "svc_id": user["svc_id"],
+        "plan": "free",
+        "svc_credits": 0,
+        "license_expires_at": 0,
+        "demo_expires_at": 0,
+        "active_own_strategies": 0,
+        "community_role": "member",
+        "connections": {"exchange": False, "messenger": False, "identity_provider": False},
+        "notification_settings": {
+            "app": True,
+            "announcement": True,
+            "account": True,
+            "bot": True,
+            "messenger": True,
+            "mail": True,
+        },
+        "referral": {
+            "code": info["referral"]["code"],
+            "commissions": [{"commission_id": "c1", "amount_usdt": 2.5, "status": "recorded"}],
+            "total_commission_usdt": 2.5,
+        },
+        "strategies": {},
+    }
+
+
+def test_login_history_one_record_per_origin_newest_first(make_api: Any, settings: Settings) -> None:
+    email = "origins@example.com"
+    first = make_api(settings, ip="10.0.0.1")
+    user = first.register(email)
+    second = make_api(settings, ip="10.0.0.2")
+    third = make_api(settings, ip="10.0.0.3")
+    now = int(time.time())
+    for client, at in ((second, now - 200), (third, now - 100), (first, None), (first, None)):
+        reply = client.user("login", {"email": email, "password": PASSWORD, "platform": "ios"})
+        assert reply.status_code == 200
+        if at is not None:  # back-date, so that the order does not hang on seconds ticking
+            with first.app.state.services.store.write() as conn:
+                conn.execute(
+                    logins.update().where(logins.c.ip_address == client_ip(client)).values(login_at=at)
+                )
+    token = user["session_token"]
+    history = first.user("login_history", token=token).json()["data"]
+    assert [r["ip_address"] for r in history["logins"]] == ["10.0.0.1", "10.0.0.3", "10.0.0.2"]
+    assert history["count"] == 3 and history["has_more"] is False and history["last_evaluated_key"] is None
+    record = history["logins"][0]
+    assert record["login_id"] == login_id(user["svc_id"], "10.0.0.1")
+    assert record["platform"] == "ios"
+    assert set(record) == {"login_id", "ip_address", "platform", "login_at"}
+
+    page1 = first.user("login_history", {"limit": 2}, token=token).json()["data"]
+    assert page1["count"] == 2 and page1["has_more"] is True
+    page2 = first.user("login_history", {"limit": 2, "cursor": page1["last_evaluated_key"]}, token=token)
+    rest = page2.json()["data"]
+    assert [r["ip_address"] for r in page1["logins"] + rest["logins"]] == ["10.0.0.1", "10.0.0.3", "10.0.0.2"]
+    assert rest["has_more"] is False and rest["last_evaluated_key"] is None
+    # Stable: the same origin keeps its login_id across logins.
+    again = first.user("login_history", token=token).json()["data"]["logins"]
+    assert [r["login_id"] for r in again] == [r["login_id"] for r in history["logins"]]
+    assert first.user("login_history", {"limit": 0}, token=token).status_code == 400
+
+
+def client_ip(api: Api) -> str:
+    return str(api.client._transport.client[0])
+
+
+@pytest.fixture
+def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    env = {"DATABASE_URL": settings.database_url, "SECRET_KEY": settings.secret_key.decode()}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+def _admin(*args: str) -> Any:
+    result = CliRunner().invoke(admin, list(args))
+    return result
+
+
+def test_admin_grant_plan_stacks_days_and_records_the_grant(api: Api, cli_env: dict[str, str]) -> None:
+    user = api.register()
+    sid, token = user["svc_id"], user["session_token"]
+    start = int(time.time())
+    first = _admin("grant-plan", sid, "pro", "--days", "30")
+    assert first.exit_code == 0, first.output
+    granted = json.loads(first.output)
+    assert granted["plan"] == "pro"
+    assert start + 30 * 86400 <= granted["license_expires_at"] <= int(time.time()) + 30 * 86400
+    second = json.loads(_admin("grant-plan", sid.lower(), "pro", "--days", "365").output)
+    assert second["license_expires_at"] == granted["license_expires_at"] + 365 * 86400
+    info = api.user("account_info", token=token).json()["data"]
+    assert (info["plan"], info["license_expires_at"]) == ("pro", second["license_expires_at"])
+    demo = json.loads(_admin("grant-plan", sid, "plus", "--days", "7", "--demo").output)
+    assert "demo_expires_at" in demo
+    with api.app.state.services.store.read() as conn:
+        grants = conn.execute(sa.select(plan_grants.c.plan, plan_grants.c.days, plan_grants.c.demo)).all()
+    assert [tuple(g) for g in grants] == [("pro", 30, False), ("pro", 365, False), ("plus", 7, True)]
+    # A session's plan decides its rate limit: plus (demo active, licence active) x2 first party, x100.
+    assert api.user("account_info", token=token).headers["x-ratelimit-limit"] == "12000"
+
+
+def test_admin_errors_are_one_line(api: Api, cli_env: dict[str, str]) -> None:
+    unknown = _admin("grant-plan", "NOPE00", "pro", "--days", "30")
+    assert unknown.exit_code == 1
+    assert unknown.output == "Error: unknown account NOPE00\n"
+    assert _admin("grant-plan", "NOPE00", "gold", "--days", "30").exit_code == 2
+    assert _admin("grant-plan", "NOPE00", "pro", "--days", "0").exit_code == 2
+    bad_amount = _admin("credits", "NOPE00", "ten", "--reason", "x")
+    assert bad_amount.output == "Error: amount must be a number, got 'ten'\n"
+
+
+def test_admin_credits_is_an_adjustment_in_the_ledger(api: Api, cli_env: dict[str, str]) -> None:
+    user = api.register()
+    sid, token = user["svc_id"], user["session_token"]
+    added = _admin("credits", sid, "12.5", "--reason", "support ticket 42")
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.output)["balance"] == 12.5
+    removed = json.loads(_admin("credits", sid, "-2.5", "--reason", "correction").output)
+    assert removed["balance"] == 10
+    overdraw = _admin("credits", sid, "--reason", "too much", "--", "-11")
+    assert overdraw.exit_code == 1 and "insufficient credits" in overdraw.output
+    history = api.user("credits_history", token=token).json()["data"]["transactions"]
+    assert [(t["type"], t["action"], t["amount"]) for t in history] == [
+        ("adjustment", "credit_adjustment", -2.5),
+        ("adjustment", "credit_adjustment", 12.5),
+    ]
+    with api.app.state.services.store.read() as conn:
+        reasons = conn.execute(
+            sa.select(credit_transactions.c.reason).order_by(credit_transactions.c.seq)
+        ).scalars()
+        assert list(reasons) == ["support ticket 42", "correction"]
+    assert api.user("account_info", token=token).json()["data"]["svc_credits"] == 10

@@ -1,0 +1,105 @@
+"""Idempotency keys through HTTP, on an idempotent paid operation added to the real app."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from svc_api.domains import credits
+from svc_api.routes.dispatch import Call
+from svc_api.store.tables import idempotency_keys
+
+if TYPE_CHECKING:
+    from tests.api.conftest import Api
+
+KEY = "order-2026-11-22-0001"
+
+
+def _funded(api: Api, amount: int = 10) -> dict[str, Any]:
+    user = api.register()
+    credits.adjust_credits(api.app.state.services.store, user["svc_id"], amount, reason="test")
+    return user
+
+
+def _spend(api: Api, token: str, **body: Any) -> Any:
+    return api.user("test_spend", body, token=token)
+
+
+def test_replay_returns_the_stored_response_and_charges_once(api: Api, paid_operation: Any) -> None:
+    user = _funded(api)
+    first = _spend(api, user["session_token"], amount=3, idempotency_key=KEY)
+    assert first.status_code == 200 and "idempotent-replay" not in first.headers
+    second = _spend(
+        api, user["session_token"], idempotency_key=KEY, amount=3
+    )  # same request, other key order
+    assert second.status_code == 200
+    assert second.headers["idempotent-replay"] == "true"
+    assert second.content == first.content
+    assert api.user("account_info", token=user["session_token"]).json()["data"]["svc_credits"] == 7
+
+
+def test_same_key_for_a_different_request_is_409(api: Api, paid_operation: Any) -> None:
+    user = _funded(api)
+    assert _spend(api, user["session_token"], amount=3, idempotency_key=KEY).status_code == 200
+    other = _spend(api, user["session_token"], amount=4, idempotency_key=KEY)
+    assert other.status_code == 409
+    assert other.json() == {
+        "error": "idempotency_key_reused",
+        "message": "this idempotency_key was used for a different request",
+    }
+    # Keys are per caller: another user may use the same key.
+    stranger = _funded(api)
+    assert _spend(api, stranger["session_token"], amount=4, idempotency_key=KEY).status_code == 200
+
+
+def test_a_request_still_in_flight_gets_409(api: Api, paid_operation: Any) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_spend(call: Call) -> dict[str, Any]:
+        entered.set()
+        release.wait(10)
+        return credits.spend_credits(
+            call.store, call.svc_id, 1, "backtest", "slow", call.params["idempotency_key"]
+        )
+
+    paid_operation(slow_spend)
+    user = _funded(api)
+    results: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: results.append(_spend(api, user["session_token"], idempotency_key=KEY))
+    )
+    worker.start()
+    assert entered.wait(10)
+    busy = _spend(api, user["session_token"], idempotency_key=KEY)
+    release.set()
+    worker.join(10)
+    assert busy.status_code == 409
+    assert busy.json()["error"] == "request_in_progress"
+    assert results[0].status_code == 200
+    assert _spend(api, user["session_token"], idempotency_key=KEY).headers["idempotent-replay"] == "true"
+
+
+def test_failures_that_ask_for_a_retry_are_not_stored(api: Api, paid_operation: Any) -> None:
+    user = api.register()
+    short = _spend(api, user["session_token"], amount=2, idempotency_key=KEY)
+    assert short.status_code == 402  # a 4xx outcome is final and replayed as is
+    assert (
+        _spend(api, user["session_token"], amount=2, idempotency_key=KEY).headers["idempotent-replay"]
+        == "true"
+    )
+    expired = _spend(api, "A" * 43, amount=2, idempotency_key="other-key-0000000001")
+    assert expired.status_code == 401
+    with api.app.state.services.store.read() as conn:
+        keys = conn.execute(sa.select(idempotency_keys.c.key, idempotency_keys.c.state)).all()
+    assert [tuple(k) for k in keys] == [(KEY, "done")]
+
+
+def test_malformed_keys_are_400(api: Api, paid_operation: Any) -> None:
+    user = _funded(api)
+    for key in ("short", "x" * 129, "has spaces in the key!", 12345678901234567):
+        reply = _spend(api, user["session_token"], idempotency_key=key)
+        assert reply.status_code == 400, key
+        assert reply.json()["error"] == "invalid_idempotency_key"
+    assert api.user("account_info", token=user["session_token"]).json()["data"]["svc_credits"] == 10
