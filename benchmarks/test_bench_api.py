@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 CONCURRENCY = int(os.environ.get("BENCH_API_CONCURRENCY", "32"))
+WORKERS = int(os.environ.get("BENCH_API_WORKERS", "1"))  # uvicorn worker processes of the service
 DURATION_S = float(os.environ.get("BENCH_API_SECONDS", "5"))
 WARMUP_S = 1.0
 MAX_REQUESTS = 200_000  # a bound even if the machine is far faster than expected
@@ -64,7 +65,7 @@ class Load:
             f"{name:<34} {self.rps:7.0f} req/s  p50 {self.p50_ms:7.2f} ms  p99 {self.p99_ms:7.2f} ms  "
             f"server CPU {self.server_us:6.0f} us/req (= {per_core:5.0f} req/s per core)  "
             f"client CPU {self.client_cpu_s / self.requests * 1e6:4.0f} us/req  "
-            f"[{self.requests} requests, {CONCURRENCY} concurrent, "
+            f"[{self.requests} requests, {CONCURRENCY} concurrent, {WORKERS} worker(s), "
             f"statuses {dict(sorted(self.statuses.items()))}]"
         )
 
@@ -78,9 +79,19 @@ class Server:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process and all its threads (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of a process, its threads and its live child processes (Linux
+    ``/proc``; uvicorn ``--workers N`` runs the app in children)."""
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rpartition(")")[2].split()
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _free_port() -> int:
@@ -159,7 +170,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     }
     env.pop("REDIS_URL", None)
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1"]
-    cmd += ["--port", str(port), "--no-access-log", "--log-level", "warning"]
+    cmd += ["--port", str(port), "--workers", str(WORKERS), "--no-access-log", "--log-level", "warning"]
     with _serving(cmd, env, port) as running:
         yield running
 
