@@ -104,9 +104,11 @@ def _signal_part(times: np.ndarray, breaks: pl.DataFrame) -> np.ndarray:
         idx = np.searchsorted(times, breaks["open_time"].to_numpy())
         ok = (idx < n) & (times[np.minimum(idx, n - 1)] == breaks["open_time"].to_numpy())
         signs = np.where(breaks["way"].to_numpy() == "BUY", 1.0, -1.0)
-        # Signals come oldest first, so the last one written on a candle is its latest.
-        at[idx[ok]] = idx[ok]
-        way[idx[ok]] = signs[ok]
+        # Signals come oldest first: on a candle with several, the last one is its latest.
+        rows = idx[ok][::-1]
+        candles, last = np.unique(rows, return_index=True)
+        at[candles] = candles
+        way[candles] = signs[ok][::-1][last]
     latest = np.maximum.accumulate(at) if n else at
     age = np.arange(n) - latest
     weight = np.where(latest >= 0, np.maximum(0.0, 1.0 - age / SIGNAL_DECAY), 0.0)

@@ -71,3 +71,11 @@ def test_api_items_and_history_pages() -> None:
     assert second["items"][0]["timestamp"] == 99 * 60 and second["limit"] == 200
     with pytest.raises(ValueError, match="<SYMBOL>#<timeframe>"):
         sentiment_item("BTCUSDT-1m", scores.row(0, named=True))
+
+
+def test_the_last_signal_of_a_candle_counts() -> None:
+    k = ramp(30, 0.0)
+    both = pl.DataFrame({"open_time": [20 * 60_000, 20 * 60_000], "way": ["BUY", "SELL"]})
+    scores = trend_indicator(k, breaks=both)["score"].to_list()
+    assert scores[19] == 0 and scores[20] == -20 and scores[25] == -18  # 20 * (1 - 5 / 50)
+    assert trend_indicator(k, breaks=both.reverse())["score"].to_list()[20] == 20
