@@ -1,4 +1,5 @@
-"""The routes of the service: the three dispatch families, ``GET /``, health, and ``/education/v1``.
+"""The routes of the service: the three dispatch families, ``GET /``, health, the API description,
+and ``/education/v1``.
 
 Each family's table merges the tables of the route modules; a new operation goes in a route module
 and its table is added here.
@@ -7,7 +8,7 @@ Example:
     >>> "account_info" in USER.operations, "changelog" in TRADINGDATA.operations
     (True, True)
     >>> [r.path for r in routes()][:3]
-    ['/', '/health', '/user']
+    ['/', '/health', '/openapi.json']
 """
 
 from __future__ import annotations
@@ -53,11 +54,12 @@ def routes() -> list[BaseRoute]:
 
     Example:
         >>> len(routes())
-        6
+        7
     """
     return [
         Route("/", platform.root, methods=["GET"]),
         Route("/health", platform.health, methods=["GET"]),
+        Route("/openapi.json", platform.openapi, methods=["GET"]),
         Route("/user", USER.__call__, methods=["POST"]),
         Route("/backtest", BACKTEST.__call__, methods=["POST"]),
         Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),

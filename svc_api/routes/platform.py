@@ -1,5 +1,5 @@
-"""Public routes: ``GET /`` (platform config), ``GET /health``, and the ``/tradingdata`` types
-``platform_notifications`` and ``changelog``.
+"""Public routes: ``GET /`` (platform config), ``GET /health``, ``GET /openapi.json``, and the
+``/tradingdata`` types ``platform_notifications`` and ``changelog``.
 
 Example:
     >>> sorted(TRADINGDATA)
@@ -8,12 +8,16 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
+import yaml
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from svc_api.domains import changelog, notifications, platform
 from svc_api.routes.context import Services
@@ -69,6 +73,17 @@ async def health(request: Request) -> JSONResponse:
         status_code=503,
         headers={"Retry-After": str(settings.store_retry_after)},
     )
+
+
+@lru_cache(maxsize=1)
+def _openapi_document() -> bytes:
+    text = resources.files("svc_api").joinpath("openapi.yaml").read_text(encoding="utf-8")
+    return json.dumps(yaml.safe_load(text)).encode()
+
+
+async def openapi(request: Request) -> Response:
+    """``GET /openapi.json``: the API description (``svc_api/openapi.yaml``) as JSON."""
+    return Response(await run_in_threadpool(_openapi_document), media_type="application/json")
 
 
 def _platform_notifications(call: Call) -> dict[str, Any]:
