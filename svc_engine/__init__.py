@@ -24,6 +24,16 @@ _EXPORTS: dict[str, str] = {
     "load_klines": "svc_engine.data",
     "validate_klines": "svc_engine.data",
     "resample": "svc_engine.data",
+    "to_arrays": "svc_engine.data",
+    "DataNotFoundError": "svc_engine.data",
+    "generate_market": "svc_engine.data.synthetic",
+    # instruments
+    "Instrument": "svc_engine.instruments",
+    "resolve": "svc_engine.instruments",
+    "universe": "svc_engine.instruments",
+    "format_price": "svc_engine.instruments",
+    "format_quantity": "svc_engine.instruments",
+    "spread_pct_for": "svc_engine.instruments",
     # strategy language
     "compile_strategy": "svc_engine.strategy",
     "Strategy": "svc_engine.strategy",

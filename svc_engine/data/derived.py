@@ -33,7 +33,8 @@ _META_KEY = b"svc.derived_from"
 
 
 def source_timeframe(store: DataStore, market: str, symbol: str, timeframe: str) -> str:
-    """The stored timeframe a series is read from: itself, else the finest stored one dividing it.
+    """The stored timeframe a series is read from: itself, else the stored one dividing it that
+    reaches furthest back (the finest of those on a tie).
 
     Example:
         >>> source_timeframe(DataStore("/nonexistent"), "crypto", "BTCUSDT", "4h")  # doctest: +ELLIPSIS
@@ -51,7 +52,17 @@ def source_timeframe(store: DataStore, market: str, symbol: str, timeframe: str)
             f"{market}/{symbol.upper()} has no {timeframe} series and none finer that divides it "
             f"(stored: {', '.join(stored) or 'none'})"
         )
-    return finer[0]
+    if len(finer) == 1:
+        return finer[0]
+    # A finer series often covers only recent history (e.g. 30 days of 1m beside years of 1h):
+    # prefer the one reaching furthest back, then the finest.
+    first = {tf: _first_open_time(store, market, symbol, tf) for tf in finer}
+    return min(finer, key=lambda tf: (first[tf], TIMEFRAMES[tf]))
+
+
+def _first_open_time(store: DataStore, market: str, symbol: str, timeframe: str) -> int:
+    key = store.key(market, symbol, timeframe)
+    return int(store._scan(key).select(pl.col("open_time").first()).collect().item())
 
 
 def scan_series(store: DataStore, market: str, symbol: str, timeframe: str) -> tuple[pl.LazyFrame, str]:

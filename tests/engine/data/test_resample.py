@@ -89,6 +89,18 @@ def test_load_resamples_from_the_finest_divisor_and_caches(tmp_path):
     assert cache.stat().st_mtime_ns == stamp  # served from the cache
 
 
+def test_load_prefers_the_divisor_reaching_furthest_back(tmp_path):
+    # the synthetic market's shape: years of 1h, only recent days of 1m
+    store = DataStore(tmp_path)
+    hours = klines([(i * 60 * M, 1.0 + i, 2.0 + i, 0.5 + i, 1.5 + i, 1.0) for i in range(8)])
+    store.write_klines("crypto", "XUSDT", "1h", hours)
+    recent = klines([((420 + i) * M, 8.0, 9.0, 7.5, 8.5, 1.0 / 60) for i in range(60)])
+    store.write_klines("crypto", "XUSDT", "1m", recent)
+    out = load_klines("XUSDT", "4h", store=store)
+    assert out["open_time"].to_list() == [0, 240 * M]
+    assert out.rows()[0] == (0, 1.0, 5.0, 0.5, 4.5, 4.0)
+
+
 def test_cache_is_rebuilt_when_the_source_changes(tmp_path):
     store = DataStore(tmp_path)
     store.write_klines("crypto", "XUSDT", "1m", klines([(i * M, 1.0, 2.0, 0.5, 1.5, 1.0) for i in range(10)]))
