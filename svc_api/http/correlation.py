@@ -1,23 +1,29 @@
 """Correlation ids: echo a valid ``X-Correlation-ID``, otherwise mint ``svc-<uuid4 hex>``.
 
-The id is put in ``scope["state"]["correlation_id"]`` (``request.state.correlation_id`` in a
-handler) before the inner app runs, and set on every response, errors and 500s included, as long
-as this middleware sits outside the error envelope. Every response also lists the correlation and
-rate-limit headers in ``Access-Control-Expose-Headers`` so browser clients can read them.
+Before the inner app runs, the id is put in ``scope["state"]["correlation_id"]``
+(``request.state.correlation_id`` in a handler) and in a context variable (`current_correlation_id`;
+`CorrelationIdFilter` adds it to log records, thread-pool handlers included). It is set on every
+response, errors and 500s included, as long as this middleware sits outside the error envelope.
+Every response also lists the correlation and rate-limit headers in
+``Access-Control-Expose-Headers`` so browser clients can read them.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
+from contextvars import ContextVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "CORRELATION_HEADER",
     "EXPOSE_HEADERS",
+    "CorrelationIdFilter",
     "CorrelationIdMiddleware",
     "correlation_id_from",
+    "current_correlation_id",
     "new_correlation_id",
 ]
 
@@ -31,6 +37,7 @@ EXPOSE_HEADERS = (
     "Retry-After",
 )
 _VALID = re.compile(r"[A-Za-z0-9._:\-]{8,128}")
+_CURRENT: ContextVar[str] = ContextVar("svc_correlation_id", default="-")
 
 
 def new_correlation_id() -> str:
@@ -116,7 +123,36 @@ class CorrelationIdMiddleware:
                 message["headers"] = _stamp(list(message.get("headers", ())), raw_cid)
             await send(message)
 
-        await self.app(scope, receive, send_wrapper)
+        token = _CURRENT.set(cid)
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            _CURRENT.reset(token)
+
+
+class CorrelationIdFilter(logging.Filter):
+    """Logging filter giving every record a ``correlation_id`` attribute (``-`` outside a request).
+
+    The id travels in a context variable, so log lines written by handlers running in the thread
+    pool carry it too. Use it in a format: ``"%(asctime)s %(correlation_id)s %(message)s"``.
+
+    >>> record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", None, None)
+    >>> CorrelationIdFilter().filter(record), record.correlation_id
+    (True, '-')
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.correlation_id = _CURRENT.get()
+        return True
+
+
+def current_correlation_id() -> str:
+    """The correlation id of the request being handled (``-`` outside a request).
+
+    >>> current_correlation_id()
+    '-'
+    """
+    return _CURRENT.get()
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
@@ -11,7 +12,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svc_api.http.correlation import CorrelationIdMiddleware, correlation_id_from
+from svc_api.http.correlation import (
+    CorrelationIdFilter,
+    CorrelationIdMiddleware,
+    correlation_id_from,
+    current_correlation_id,
+)
 from svc_api.http.cors import cors_middleware
 from svc_api.http.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
 
@@ -25,7 +31,13 @@ async def whoami(request: Request) -> JSONResponse:
     return JSONResponse({"correlation_id": request.state.correlation_id})
 
 
-ROUTES = [Route("/whoami", whoami)]
+def log_in_thread(request: Request) -> JSONResponse:
+    # A sync endpoint: Starlette runs it in the thread pool.
+    logging.getLogger("tests.correlation").warning("handled")
+    return JSONResponse({"seen": current_correlation_id()})
+
+
+ROUTES = [Route("/whoami", whoami), Route("/log", log_in_thread)]
 
 
 @pytest.mark.parametrize("value", ["abcdefgh", "a" * 128, "A1._:-zz", "0123-4567-89ab:retry.2"])
@@ -103,3 +115,16 @@ def test_correlation_id_from_accepts_exact_bounds():
     assert correlation_id_from("x" * 8) == "x" * 8
     assert correlation_id_from("x" * 128) == "x" * 128
     assert GENERATED.fullmatch(correlation_id_from("x" * 7))
+
+
+async def test_log_records_of_thread_pool_handlers_carry_the_id(build_app, connect, caplog):
+    caplog.set_level(logging.WARNING, logger="tests.correlation")
+    caplog.handler.addFilter(CorrelationIdFilter())
+    async with connect(build_app(ROUTES, auth=False)) as client:
+        r = await client.get("/log", headers={"X-Correlation-ID": "thread-pool-id-1"})
+        other = await client.get("/log")
+    assert r.json() == {"seen": "thread-pool-id-1"}
+    assert other.json() == {"seen": other.headers["x-correlation-id"]}
+    ids = [rec.correlation_id for rec in caplog.records if rec.name == "tests.correlation"]
+    assert ids == ["thread-pool-id-1", other.headers["x-correlation-id"]]
+    assert current_correlation_id() == "-"  # reset once the request is done
