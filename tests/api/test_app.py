@@ -157,3 +157,26 @@ def test_changelog_is_guest_accessible(api: Api) -> None:
     assert (
         api.get("/tradingdata", params={"request_type": "changelog", "min_version": "v1"}).status_code == 400
     )
+
+
+@pytest.mark.redis
+def test_redis_backed_limits_and_redis_down(make_api: Any, tmp_path: Path) -> None:
+    base = {"database_url": f"sqlite:///{tmp_path / 'svc.db'}", "secret_key": b"k" * 32}
+    try:
+        import redis
+
+        redis.Redis.from_url("redis://127.0.0.1:6379/0", socket_connect_timeout=1).ping()
+    except Exception as exc:  # any failure to reach Redis means: skip
+        pytest.skip(f"Redis not reachable: {exc}")
+    shared = make_api(Settings(**base, redis_url="redis://127.0.0.1:6379/0"), ip=f"10.9.{id(base) % 250}.7")
+    reply = shared.get("/")
+    assert reply.status_code == 200 and reply.headers["x-ratelimit-limit"] == "2000"
+    down = make_api(Settings(**base, redis_url="redis://127.0.0.1:1/0"))
+    refused = down.get("/")
+    assert refused.status_code == 503
+    assert refused.json() == {
+        "error": "service_unavailable",
+        "reason": "temporarily_unavailable",
+        "retry_after": 5,
+    }
+    assert refused.headers["retry-after"] == "5"
