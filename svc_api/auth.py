@@ -97,6 +97,20 @@ def _unavailable(retry_after: int, *, key_store: bool) -> ApiError:
     return ApiError(503, "service_unavailable", reason="store_unavailable", retry_after=retry_after)
 
 
+_KEY_OPERATIONS = frozenset({b"api_key_generate", b"api_key_status", b"api_key_revoke"})
+
+
+def _manages_keys(scope: Scope) -> bool:
+    if scope.get("path") != "/user":
+        return False
+    query = scope.get("query_string", b"")
+    return any(
+        part.partition(b"=")[2] in _KEY_OPERATIONS
+        for part in query.split(b"&")
+        if part.startswith(b"request_type=")
+    )
+
+
 def _client_ip(scope: Scope) -> str:
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
@@ -115,14 +129,18 @@ class Authenticator:
     def __init__(self, services: _Services) -> None:
         self.services = services
 
-    async def principal(self, headers: Headers, ip: str) -> Principal:
-        """The caller described by ``headers``."""
+    async def principal(self, headers: Headers, ip: str, *, key_management: bool = False) -> Principal:
+        """The caller described by ``headers``.
+
+        ``key_management``: the request manages API keys, so an unreachable store is reported as
+        ``api_key_store_unavailable`` even when the caller uses a session token.
+        """
         key, secret = headers.get("x-api-key"), headers.get("x-api-secret")
         if key is not None or secret is not None:
             return await self._by_key(key, secret, ip)
         authorization = headers.get("authorization")
         if authorization is not None:
-            return await self._by_session(authorization, ip)
+            return await self._by_session(authorization, ip, key_management)
         return Principal.guest(ip)
 
     async def _by_key(self, key: str | None, secret: str | None, ip: str) -> Principal:
@@ -142,7 +160,7 @@ class Authenticator:
         except StoreUnavailable as exc:
             raise _unavailable(exc.retry_after, key_store=True) from None
 
-    async def _by_session(self, authorization: str, ip: str) -> Principal:
+    async def _by_session(self, authorization: str, ip: str, key_management: bool) -> Principal:
         scheme, _, token = authorization.strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not _TOKEN.fullmatch(token):
@@ -166,7 +184,7 @@ class Authenticator:
         except SessionInvalid:
             raise session_expired("unknown or ended session token") from None
         except StoreUnavailable as exc:
-            raise _unavailable(exc.retry_after, key_store=False) from None
+            raise _unavailable(exc.retry_after, key_store=key_management) from None
 
 
 class AuthMiddleware:
@@ -184,7 +202,9 @@ class AuthMiddleware:
         state = scope.setdefault("state", {})
         ip = _client_ip(scope)
         try:
-            state["principal"] = await self.authenticator.principal(Headers(scope=scope), ip)
+            state["principal"] = await self.authenticator.principal(
+                Headers(scope=scope), ip, key_management=_manages_keys(scope)
+            )
         except ApiError as exc:
             state["principal"] = Principal.guest(ip)
             state[_PENDING] = exc

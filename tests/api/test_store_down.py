@@ -127,6 +127,10 @@ def test_store_going_down_gives_503_everywhere(
     assert guest_route.status_code == 503  # never downgraded to a guest
     assert guest_route.json()["code"] == "api_key_store_unavailable"
     _expect_store_503(api.user("account_info", token=user["session_token"]))
+    for request_type in ("api_key_generate", "api_key_status", "api_key_revoke"):
+        keys = api.user(request_type, {"label": "x", "api_key_id": pair[0]}, token=user["session_token"])
+        assert keys.status_code == 503
+        assert keys.json()["code"] == "api_key_store_unavailable"
     _expect_store_503(api.user("register", {"email": "late@example.com", "password": "password123"}))
     _expect_store_503(api.get("/tradingdata", params={"request_type": "platform_notifications"}))
     health = api.get("/health")
