@@ -25,6 +25,7 @@ from svc_api.routes import BACKTEST, TRADINGDATA, USER
 from svc_api.settings import Settings
 
 EXAMPLES = 25
+WITH_PARAMETERS = {"POST /user", "POST /backtest", "GET /tradingdata"}  # negative mode needs inputs
 FAMILIES = {"/user": USER, "/backtest": BACKTEST, "/tradingdata": TRADINGDATA}
 
 
@@ -109,11 +110,16 @@ def test_served_at_openapi_json(app):
     assert json.loads(r.content) == document()
 
 
-def fuzz(operation: schemathesis.APIOperation, headers: dict[str, str], seen: dict[str, set[int]]) -> None:
+def fuzz(
+    operation: schemathesis.APIOperation,
+    headers: dict[str, str],
+    seen: dict[str, set[int]],
+    mode: schemathesis.GenerationMode = schemathesis.GenerationMode.POSITIVE,
+) -> None:
     """EXAMPLES generated cases of one operation; fails on a 5xx or a reply outside the schema."""
     checks = [not_a_server_error, response_schema_conformance]
 
-    @given(case=operation.as_strategy())
+    @given(case=operation.as_strategy(generation_mode=mode))
     @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     def run(case: schemathesis.Case) -> None:
         response = case.call_and_validate(headers=headers, checks=checks)
@@ -136,10 +142,12 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app):
         "GET /tradingdata",
     }
     seen: dict[str, set[int]] = {}
-    # Session last: a fuzzed `logout` may end it.
+    # Session last: a fuzzed `logout` may end it. Invalid requests (negative mode) as a guest and by key.
     for name in ("guest", "api_key", "session"):
         for operation in operations:
             fuzz(operation, who[name], seen)
+            if name != "session" and operation.label in WITH_PARAMETERS:
+                fuzz(operation, who[name], seen, schemathesis.GenerationMode.NEGATIVE)
     # The fuzzing reached real replies, not only rejections.
     assert 200 in seen["POST /user"] and 200 in seen["GET /tradingdata"]
     assert 405 in seen["POST /backtest"]
