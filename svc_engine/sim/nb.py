@@ -366,24 +366,43 @@ def _dd_segment(eq, dd, start, stop, peak, worst):
 
 
 @njit(cache=True, nogil=True)
+def _flat_segment(eq, dd, start, stop, cash, peak, worst):
+    """A stretch with no open position: equity is the cash, so its drawdown is one number."""
+    if stop <= start:
+        return peak, worst
+    peak = max(peak, cash)
+    d = (peak - cash) * (100.0 / peak)
+    eq[start:stop] = cash
+    dd[start:stop] = d
+    return peak, max(worst, d)
+
+
+@njit(cache=True, nogil=True)
 def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
     """Equity at every candle close after that candle's events, for sequential (non-overlapping)
     trades of one coin (realised balance, minus the open stake, plus its marked value), and the
-    drawdown %, into ``eq`` and ``dd``; returns the max drawdown %. The outputs come from the
-    caller: NumPy's large allocations are cheaper to fault in."""
+    drawdown %, into ``eq`` and ``dd`` in one pass; returns the max drawdown %. The outputs come
+    from the caller: NumPy's large allocations are cheaper to fault in."""
     cash, peak, worst, pos = initial, initial, 0.0, 0
     for n in range(trades.shape[0]):
         i, j, stake = trades[n].i, trades[n].j, trades[n].stake
         a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs)
-        eq[pos:i] = cash
+        peak, worst = _flat_segment(eq, dd, pos, i, cash, peak, worst)
+        scale = 100.0 / peak
+        base = cash - stake
         for k in range(i, j):
-            eq[k] = cash - stake + mark_from(stake, a0, a1, c[k], lev)
+            v = base + mark_from(stake, a0, a1, c[k], lev)
+            eq[k] = v
+            if v > peak:
+                peak = v
+                scale = 100.0 / peak
+            d = (peak - v) * scale
+            dd[k] = d
+            worst = max(worst, d)
         cash += trades[n].profit
-        eq[j] = cash
-        peak, worst = _dd_segment(eq, dd, pos, j + 1, peak, worst)
+        peak, worst = _flat_segment(eq, dd, j, j + 1, cash, peak, worst)
         pos = j + 1
-    eq[pos:] = cash
-    peak, worst = _dd_segment(eq, dd, pos, eq.shape[0], peak, worst)
+    peak, worst = _flat_segment(eq, dd, pos, eq.shape[0], cash, peak, worst)
     return worst
 
 
