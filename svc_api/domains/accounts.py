@@ -30,6 +30,18 @@ AccountSection = Callable[[Connection, str], dict[str, Any]]
 _SECTIONS: list[AccountSection] = []
 
 
+# Built once: account_info is among the most frequent reads.
+_ACCOUNT = sa.select(accounts).where(accounts.c.svc_id == sa.bindparam("svc_id"))
+_PREFERENCES = sa.select(notification_settings).where(
+    notification_settings.c.svc_id == sa.bindparam("svc_id")
+)
+_COMMISSIONS = (
+    sa.select(referral_commissions)
+    .where(referral_commissions.c.svc_id == sa.bindparam("svc_id"))
+    .order_by(referral_commissions.c.created_at.desc(), referral_commissions.c.commission_id)
+)
+
+
 def add_account_section(section: AccountSection) -> AccountSection:
     """Register a function adding fields to ``account_info`` (called with the connection and svc_id).
 
@@ -83,7 +95,7 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
         ('free', 0, 0)
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(sa.select(accounts).where(accounts.c.svc_id == svc_id)).first()
+    row = conn.execute(_ACCOUNT, {"svc_id": svc_id}).first()
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     info: dict[str, Any] = {
@@ -117,9 +129,7 @@ def notification_preferences(conn: Connection, svc_id: str) -> dict[str, bool]:
         >>> NOTIFICATION_CHANNELS[:2]
         ('app', 'announcement')
     """
-    row = conn.execute(
-        sa.select(notification_settings).where(notification_settings.c.svc_id == svc_id)
-    ).first()
+    row = conn.execute(_PREFERENCES, {"svc_id": svc_id}).first()
     if row is None:
         return dict.fromkeys(NOTIFICATION_CHANNELS, True)
     return {name: bool(getattr(row, name)) for name in NOTIFICATION_CHANNELS}
@@ -153,11 +163,7 @@ def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[st
 
 
 def _referral(conn: Connection, svc_id: str, code: str) -> dict[str, Any]:
-    rows = conn.execute(
-        sa.select(referral_commissions)
-        .where(referral_commissions.c.svc_id == svc_id)
-        .order_by(referral_commissions.c.created_at.desc(), referral_commissions.c.commission_id)
-    ).all()
+    rows = conn.execute(_COMMISSIONS, {"svc_id": svc_id}).all()
     total = sum((Decimal(r.amount_usdt) for r in rows), Decimal(0))
     return {
         "code": code,

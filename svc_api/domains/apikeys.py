@@ -162,6 +162,21 @@ def revoke_key(
     return {"deleted": True}
 
 
+# Built once: constructing a select costs more than running it, and this runs on every request.
+_KEY_LOOKUP = (
+    sa.select(
+        api_keys.c.svc_id,
+        api_keys.c.secret_hash,
+        api_keys.c.permissions,
+        accounts.c.plan,
+        accounts.c.license_expires_at,
+        accounts.c.demo_expires_at,
+    )
+    .join(accounts, accounts.c.svc_id == api_keys.c.svc_id)
+    .where(api_keys.c.api_key == sa.bindparam("api_key"), api_keys.c.revoked_at.is_(None))
+)
+
+
 def authenticate_key(
     conn: Connection, api_key: str, api_secret: str, *, secret_key: bytes, now: int | None = None
 ) -> KeyIdentity:
@@ -180,18 +195,7 @@ def authenticate_key(
         svc_api.domains.apikeys.InvalidCredentials: invalid API key or secret
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(
-        sa.select(
-            api_keys.c.svc_id,
-            api_keys.c.secret_hash,
-            api_keys.c.permissions,
-            accounts.c.plan,
-            accounts.c.license_expires_at,
-            accounts.c.demo_expires_at,
-        )
-        .join(accounts, accounts.c.svc_id == api_keys.c.svc_id)
-        .where(api_keys.c.api_key == api_key, api_keys.c.revoked_at.is_(None))
-    ).first()
+    row = conn.execute(_KEY_LOOKUP, {"api_key": api_key}).first()
     candidate = secret_hash(api_key, api_secret, secret_key=secret_key)
     if row is None or not hmac.compare_digest(candidate, row.secret_hash):
         raise InvalidCredentials("invalid API key or secret")

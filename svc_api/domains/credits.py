@@ -201,6 +201,16 @@ def balance(conn: Connection, svc_id: str) -> int | float:
     return from_units(units)
 
 
+# Built once (a listed page is a frequent read); the limit is a bound parameter too.
+_HISTORY = (
+    sa.select(credit_transactions)
+    .where(credit_transactions.c.svc_id == sa.bindparam("svc_id"))
+    .order_by(credit_transactions.c.seq.desc())
+    .limit(sa.bindparam("n"))
+)
+_HISTORY_BEFORE = _HISTORY.where(credit_transactions.c.seq < sa.bindparam("before"))
+
+
 def credits_history(
     conn: Connection, svc_id: str, *, limit: int, before_seq: int | None = None
 ) -> tuple[list[dict[str, Any]], bool]:
@@ -213,10 +223,8 @@ def credits_history(
         ...     credits_history(conn, "NOPE00", limit=50)
         ([], False)
     """
-    query = sa.select(credit_transactions).where(credit_transactions.c.svc_id == svc_id)
-    if before_seq is not None:
-        query = query.where(credit_transactions.c.seq < before_seq)
-    rows = conn.execute(query.order_by(credit_transactions.c.seq.desc()).limit(limit + 1)).all()
+    params = {"svc_id": svc_id, "before": before_seq, "n": limit + 1}
+    rows = conn.execute(_HISTORY if before_seq is None else _HISTORY_BEFORE, params).all()
     return [_public(row) for row in rows[:limit]], len(rows) > limit
 
 

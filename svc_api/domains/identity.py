@@ -198,6 +198,20 @@ def logout(conn: Connection, token: str) -> bool:
     return result.rowcount > 0
 
 
+# Built once: it runs on every request with a session token.
+_SESSION_LOOKUP = (
+    sa.select(
+        sessions.c.svc_id,
+        sessions.c.expires_at,
+        accounts.c.plan,
+        accounts.c.license_expires_at,
+        accounts.c.demo_expires_at,
+    )
+    .join(accounts, accounts.c.svc_id == sessions.c.svc_id)
+    .where(sessions.c.token_hash == sa.bindparam("token_hash"))
+)
+
+
 def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> tuple[str, str]:
     """The svc_id owning a live session token, and the plan in force.
 
@@ -215,17 +229,7 @@ def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> 
         svc_api.domains.identity.SessionInvalid: unknown session token
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(
-        sa.select(
-            sessions.c.svc_id,
-            sessions.c.expires_at,
-            accounts.c.plan,
-            accounts.c.license_expires_at,
-            accounts.c.demo_expires_at,
-        )
-        .join(accounts, accounts.c.svc_id == sessions.c.svc_id)
-        .where(sessions.c.token_hash == token_hash(token))
-    ).first()
+    row = conn.execute(_SESSION_LOOKUP, {"token_hash": token_hash(token)}).first()
     if row is None:
         raise SessionInvalid("unknown session token")
     if row.expires_at <= now:
