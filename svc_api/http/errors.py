@@ -19,7 +19,7 @@ from http import HTTPStatus
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -200,6 +200,15 @@ def _render(scope: Scope, exc: Exception) -> Response:
         response = _http_error(exc).response()
         response.headers.update(exc.headers or {})
         return response
+    if isinstance(exc, ClientDisconnect):
+        # The client went away mid-request: not a server fault; nobody will read the reply.
+        logger.info(
+            "client disconnected on %s %s [correlation_id=%s]",
+            scope.get("method"),
+            scope.get("path"),
+            _correlation_id(scope),
+        )
+        return ApiError(400, "client_disconnected").response()
     logger.error(
         "unhandled %s on %s %s [correlation_id=%s]",
         type(exc).__name__,

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from svc_api.http.errors import STICKY_HEADERS, ApiError
+from svc_api.http.errors import STICKY_HEADERS, ApiError, ErrorEnvelopeMiddleware
 
 pytestmark = pytest.mark.anyio
 SVC_ID = re.compile(r"svc-[0-9a-f]{32}")
@@ -21,8 +21,13 @@ async def insufficient(request: Request) -> JSONResponse:
 
 
 async def busy(request: Request) -> JSONResponse:
-    raise ApiError(429, "too_many_requests", reason="backtest_concurrency_limit", retry_after=7.2,
-                   extra={"current_running": 2, "max_concurrent": 2})
+    raise ApiError(
+        429,
+        "too_many_requests",
+        reason="backtest_concurrency_limit",
+        retry_after=7.2,
+        extra={"current_running": 2, "max_concurrent": 2},
+    )
 
 
 async def boom(request: Request) -> JSONResponse:
@@ -69,8 +74,13 @@ async def test_retry_after_rounds_up_into_body_and_header(build_app, connect):
     async with connect(build_app(ROUTES, auth=False)) as client:
         r = await client.get("/busy")
     assert r.status_code == 429
-    assert r.json() == {"error": "too_many_requests", "reason": "backtest_concurrency_limit",
-                        "retry_after": 8, "current_running": 2, "max_concurrent": 2}
+    assert r.json() == {
+        "error": "too_many_requests",
+        "reason": "backtest_concurrency_limit",
+        "retry_after": 8,
+        "current_running": 2,
+        "max_concurrent": 2,
+    }
     assert r.headers["retry-after"] == "8"
 
 
@@ -132,3 +142,30 @@ def test_api_error_rejects_non_error_status_and_reserved_extra():
         ApiError(200, "fine")
     with pytest.raises(ValueError, match=r"\['reason'\]"):
         ApiError(400, "bad", extra={"reason": "x"})
+
+
+async def test_client_disconnect_is_not_a_server_error(caplog):
+    caplog.set_level(logging.INFO, logger="svc_api.http")
+
+    async def reads_body(scope, receive, send):
+        await Request(scope, receive).body()
+
+    sent: list[dict] = []
+
+    async def disconnected() -> dict:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/x",
+        "headers": [],
+        "state": {"correlation_id": "gone-1234"},
+    }
+    await ErrorEnvelopeMiddleware(reads_body)(scope, disconnected, send)
+    assert sent[0]["status"] == 400
+    [record] = [r for r in caplog.records if r.name == "svc_api.http"]
+    assert record.levelno == logging.INFO and "gone-1234" in record.getMessage()
