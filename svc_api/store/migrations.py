@@ -87,6 +87,7 @@ MIGRATIONS: list[Migration] = [
             "idempotency_keys",
         ),
     ),
+    Migration(4, "backtest jobs", create_tables("backtest_jobs")),
 ]
 
 
@@ -123,8 +124,8 @@ def applied_versions(store: Store) -> list[int]:
     Example:
         >>> store = Store("sqlite:///:memory:")
         >>> _ = migrate(store)
-        >>> applied_versions(store)
-        [1]
+        >>> applied_versions(store) == sorted(m.version for m in MIGRATIONS)
+        True
     """
     with store.read() as conn:
         if not sa.inspect(conn).has_table("schema_migrations"):

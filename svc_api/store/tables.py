@@ -161,3 +161,5 @@ idempotency_keys = sa.Table(
     sa.Column("body", sa.LargeBinary, nullable=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
 )
+
+from svc_api.store import backtest_tables  # noqa: E402,F401
