@@ -320,3 +320,30 @@ async def test_redis_outage_fails_closed_then_recovers(build_app, connect, prefi
     assert reached_app == 3  # nothing reached the app while the counters were unreachable
     # Back up: the counter kept its state across the outage (3 counted before, this is the 4th).
     assert (after.status_code, after.headers["x-ratelimit-remaining"]) == (200, "16")
+
+
+@pytest.mark.redis
+@needs_redis
+async def test_aclose_releases_the_redis_client_of_the_loop(prefix):
+    async def ok_app(scope, receive, send):
+        await JSONResponse({"ok": True})(scope, receive, send)
+
+    middleware = RateLimitMiddleware(ok_app, storage_url=REDIS_URL, key_prefix=prefix)
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "client": ("10.7.7.7", 1)}
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await middleware(scope, receive, send)
+    counter = middleware._counter
+    assert sent[0]["status"] == 200 and len(counter._by_loop) == 1
+    await middleware.aclose()
+    assert len(counter._by_loop) == 0
+    await middleware.aclose()  # idempotent
+    await middleware(scope, receive, send)  # a later request opens a fresh client
+    assert sent[2]["status"] == 200 and len(counter._by_loop) == 1
+    await middleware.aclose()
