@@ -2,8 +2,8 @@
 
 Example:
     >>> store = Store("sqlite:///:memory:")
-    >>> migrate(store)
-    [1]
+    >>> migrate(store)[0]
+    1
 """
 
 from svc_api.store.engine import Store, StoreUnavailable

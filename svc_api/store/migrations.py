@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from svc_api.store import tables
+from svc_api.store import market_tables, tables
 from svc_api.store.engine import Store
 
 _LOCK_ID = 7_215_400_606  # arbitrary, constant: the advisory lock of svc migrations
@@ -87,6 +87,8 @@ MIGRATIONS: list[Migration] = [
             "idempotency_keys",
         ),
     ),
+    Migration(3, "strategies and their versions", create_tables("strategies", "strategy_versions")),
+    Migration(2, "favorite coins, trend signals and their tracking", create_tables(*market_tables.TABLES)),
     Migration(4, "backtest jobs", create_tables("backtest_jobs")),
 ]
 

@@ -5,7 +5,7 @@ Times are integer Unix seconds. Credits are integers of the smallest unit (see
 migrations of :mod:`svc_api.store.migrations`, not by ``metadata.create_all``.
 
 Example:
-    >>> sorted(t for t in metadata.tables)[:3]
+    >>> [t for t in ("accounts", "api_keys", "credit_transactions") if t in metadata.tables]
     ['accounts', 'api_keys', 'credit_transactions']
 """
 
@@ -162,4 +162,6 @@ idempotency_keys = sa.Table(
     sa.Column("created_at", sa.BigInteger, nullable=False),
 )
 
+from svc_api.store import strategy_tables  # noqa: E402,F401
 from svc_api.store import backtest_tables  # noqa: E402,F401
+from svc_api.store import market_tables  # noqa: E402,F401
