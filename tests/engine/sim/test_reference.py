@@ -4,6 +4,7 @@ expiry, end of data, ranges, leverage; single coin and portfolio."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -147,6 +148,7 @@ def test_single_coin_matches_reference(data: st.DataObject) -> None:
         b = data.draw(st.integers(a, len(t) - 1))
         rng = (t[a] // 1000, t[b] // 1000 + 1)
     engine, reference = run_both(k, s, cfg, TF[name], rng)
+    json.dumps(engine.to_dict(), allow_nan=False)
     assert_same_trades(engine.trades, reference.trades)
     assert engine.all_positions["fate"].to_list() == reference.fates
     eq = engine.equity["equity"].to_numpy()
@@ -180,11 +182,20 @@ def test_portfolio_matches_reference(data: st.DataObject) -> None:
     cfg = data.draw(sim_settings(tf_ms))
     cfg.pop("position_size_pct")
     initial = cfg.pop("initial_balance")
-    engine = simulate_portfolio(klines, signals, coins=coins, divide=divide, initial_balance=initial, **cfg)
+    start_ts = None
+    if data.draw(st.booleans()):  # each coin clipped to its own part of [start_ts, end of data]
+        t = klines["C0"]["open_time"].to_list()
+        start_ts = t[data.draw(st.integers(0, len(t) - 1))] // 1000
+        if any(k["open_time"][-1] < start_ts * 1000 for k in klines.values()):
+            start_ts = None
+    engine = simulate_portfolio(
+        klines, signals, coins=coins, divide=divide, initial_balance=initial, start_ts=start_ts, **cfg
+    )
+    json.dumps(engine.to_dict(), allow_nan=False)
     other = {x: v for x, v in cfg.items() if x not in ("spread_pct", "market_type")} | {
         "initial_balance": initial
     }
-    kw = {"tf_ms": tf_ms, "half_spread": dict.fromkeys(coins, cfg["spread_pct"] / 200)}
+    kw = {"tf_ms": tf_ms, "half_spread": dict.fromkeys(coins, cfg["spread_pct"] / 200), "start_ts": start_ts}
     by_coin = {c: candle_tuples(k) for c, k in klines.items()}
     sig_by_coin = {c: signal_dicts(s) for c, s in signals.items()}
     reference = ref.run_portfolio(by_coin, sig_by_coin, other, coins=coins, divide=divide, **kw)
