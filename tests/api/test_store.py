@@ -12,13 +12,16 @@ import sqlalchemy as sa
 from svc_api.store import MIGRATIONS, Migration, Store, StoreUnavailable, applied_versions, migrate
 from svc_api.store.migrations import schema_migrations
 
+ALL = sorted(m.version for m in MIGRATIONS)
+NEXT = ALL[-1] + 1
+
 
 def test_migrate_applies_each_version_once(database_url: str) -> None:
     store = Store(database_url)
     assert applied_versions(store) == []
-    assert migrate(store) == [1]
+    assert migrate(store) == ALL
     assert migrate(store) == []
-    assert applied_versions(store) == [1]
+    assert applied_versions(store) == ALL
     with store.read() as conn:
         names = set(sa.inspect(conn).get_table_names())
     assert {"accounts", "api_keys", "credit_transactions", "sessions", "idempotency_keys"} <= names
@@ -28,9 +31,9 @@ def test_migrate_applies_each_version_once(database_url: str) -> None:
 def test_later_migration_applies_on_top(database_url: str) -> None:
     store = Store(database_url)
     migrate(store)
-    extra = Migration(2, "add t2", lambda conn: conn.execute(sa.text("CREATE TABLE t2 (x INTEGER)")))
-    assert migrate(store, [*MIGRATIONS, extra]) == [2]
-    assert applied_versions(store) == [1, 2]
+    extra = Migration(NEXT, "add t2", lambda conn: conn.execute(sa.text("CREATE TABLE t2 (x INTEGER)")))
+    assert migrate(store, [*MIGRATIONS, extra]) == [NEXT]
+    assert applied_versions(store) == [*ALL, NEXT]
     store.dispose()
 
 
@@ -42,8 +45,8 @@ def test_failed_migration_leaves_nothing_behind(database_url: str) -> None:
         raise RuntimeError("migration bug")
 
     with pytest.raises(RuntimeError, match="migration bug"):
-        migrate(store, [*MIGRATIONS, Migration(2, "broken", broken)])
-    # The whole run is one transaction: version 1 is not recorded either, and no table was left.
+        migrate(store, [*MIGRATIONS, Migration(NEXT, "broken", broken)])
+    # The whole run is one transaction: no earlier version is recorded either, and no table was left.
     assert applied_versions(store) == []
     with store.read() as conn:
         assert not sa.inspect(conn).has_table("half")
@@ -70,9 +73,9 @@ def test_concurrent_startups_apply_each_migration_exactly_once(database_url: str
     for t in threads:
         t.join()
     assert errors == []
-    assert sorted(results) == [[], [], [], [], [], [1]]
+    assert sorted(results) == [[], [], [], [], [], ALL]
     with stores[0].read() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(schema_migrations)).scalar() == 1
+        assert conn.execute(sa.select(sa.func.count()).select_from(schema_migrations)).scalar() == len(ALL)
     for s in stores:
         s.dispose()
 
