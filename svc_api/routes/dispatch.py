@@ -34,6 +34,7 @@ from svc_api.store.engine import Store, StoreUnavailable
 
 RETIRED = frozenset({"track_signal", "untrack_signal", "tracked_signals"})
 ACCESS = ("public", "identified", "session")
+MAX_BODY = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,10 @@ class Family:
         if not self.body:
             return {k: v for k, v in request.query_params.items() if k != self.selector}
         raw = await request.body()
+        if len(raw) > MAX_BODY:
+            raise ApiError(
+                413, "payload_too_large", extra={"message": f"the body is larger than {MAX_BODY} bytes"}
+            )
         if not raw.strip():
             return {}
         try:

@@ -180,3 +180,40 @@ def test_redis_backed_limits_and_redis_down(make_api: Any, tmp_path: Path) -> No
         "retry_after": 5,
     }
     assert refused.headers["retry-after"] == "5"
+
+
+def test_cors_is_configurable(make_api: Any, tmp_path: Path) -> None:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+        secret_key=b"k" * 32,
+        cors_origins=("https://app.example.com",),
+    )
+    api = make_api(settings)
+    preflight = api.request(
+        "OPTIONS",
+        "/user?request_type=account_info",
+        headers={
+            "Origin": "https://app.example.com",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "X-API-Key, X-API-Secret, Content-Type",
+        },
+    )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://app.example.com"
+    simple = api.get("/", headers={"Origin": "https://app.example.com"})
+    assert simple.headers["access-control-allow-origin"] == "https://app.example.com"
+    assert "X-Correlation-ID" in simple.headers["access-control-expose-headers"]
+    other = api.get("/", headers={"Origin": "https://evil.example.com"})
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_oversized_body_is_413(api: Api) -> None:
+    token = api.register()["session_token"]
+    reply = api.post(
+        "/user",
+        params={"request_type": "account_info"},
+        content=b'{"pad": "' + b"x" * (1 << 20) + b'"}',
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    assert reply.status_code == 413
+    assert reply.json()["error"] == "payload_too_large"
