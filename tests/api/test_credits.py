@@ -219,3 +219,25 @@ def test_credits_history_rejects_bad_paging(api: Api) -> None:
     # Another user's cursor, or one from another list, is refused.
     assert api.user("credits_history", {"cursor": cursor}, token=bob["session_token"]).status_code == 400
     assert api.user("login_history", {"cursor": cursor}, token=alice["session_token"]).status_code == 400
+
+
+def test_concurrent_spends_through_http(api: Api, paid_operation: Any) -> None:
+    """40 concurrent requests against a balance of 13 through the whole app: 13 x 200, 27 x 402."""
+    user = api.register()
+    credits.adjust_credits(api.app.state.services.store, user["svc_id"], 13, reason="seed")
+    barrier = threading.Barrier(40)
+    statuses: list[int] = []
+
+    def spend() -> None:
+        barrier.wait()
+        statuses.append(_paid(api, user["session_token"], amount=1).status_code)
+
+    threads = [threading.Thread(target=spend) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [200] * 13 + [402] * 27
+    history = api.user("credits_history", {"limit": 100}, token=user["session_token"]).json()["data"]
+    assert [t["type"] for t in history["transactions"]] == ["spend"] * 13 + ["adjustment"]
+    assert api.user("account_info", token=user["session_token"]).json()["data"]["svc_credits"] == 0
