@@ -60,8 +60,6 @@ strategy_versions = sa.Table(
     sa.Column("rolled_back_from", sa.Integer, nullable=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("updated_at", sa.BigInteger, nullable=False),
-    sa.ForeignKeyConstraint(
-        ["svc_id", "name"], ["strategies.svc_id", "strategies.name"], ondelete="CASCADE"
-    ),
+    sa.ForeignKeyConstraint(["svc_id", "name"], ["strategies.svc_id", "strategies.name"], ondelete="CASCADE"),
     sa.Index("ix_strategy_versions_status", "status", "claimed_at"),
 )
