@@ -162,6 +162,6 @@ idempotency_keys = sa.Table(
     sa.Column("created_at", sa.BigInteger, nullable=False),
 )
 
-from svc_api.store import strategy_tables  # noqa: E402,F401
-from svc_api.store import backtest_tables  # noqa: E402,F401
-from svc_api.store import market_tables  # noqa: E402,F401
+# The other domains' tables live in their own modules on the same metadata; importing them here
+# means every table is known wherever the metadata is used (migrations, tests).
+from svc_api.store import backtest_tables, market_tables, strategy_tables  # noqa: E402,F401
