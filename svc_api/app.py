@@ -26,6 +26,7 @@ from starlette.middleware import Middleware
 from starlette.types import Scope
 
 from svc_api.auth import AuthGate, AuthMiddleware
+from svc_api.domains.generation import GenerationWorker
 from svc_api.http.correlation import CorrelationIdMiddleware
 from svc_api.http.cors import cors_middleware
 from svc_api.http.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
@@ -60,9 +61,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await run_in_threadpool(services.try_open)
+        generation = GenerationWorker(services)
+        generation.start()
         try:
             yield
         finally:
+            await run_in_threadpool(generation.stop)
             await _close_middleware(app)
             await run_in_threadpool(services.close)
 
