@@ -252,8 +252,9 @@ def track(conn: Connection, svc_id: str, key: SignalKey, *, now: int) -> dict[st
     held = conn.execute(sa.select(trend_signal_tracks.c.ts).where(
         key.where(trend_signal_tracks) & (trend_signal_tracks.c.svc_id == svc_id))).first()
     if held is None:
-        conn.execute(trend_signal_tracks.insert().values(svc_id=svc_id, symbol=key.symbol, timeframe=key.timeframe,
-                                                         ts=key.ts, way=key.way, created_at=now))
+        values = {"svc_id": svc_id, "symbol": key.symbol, "timeframe": key.timeframe, "ts": key.ts,
+                  "way": key.way, "created_at": now}
+        conn.execute(trend_signal_tracks.insert().values(**values))
     conn.execute(trend_signals.update().where(key.where()).values(expires_at=None))
     return {"tracked": True}
 
