@@ -59,6 +59,14 @@ class Call:
         >>> call = Call(None, Principal.guest("::1"), {"limit": "5"}, Headers({}))
         >>> call.page(25, 1, 100)
         5
+        >>> from types import SimpleNamespace
+        >>> from svc_api.settings import Settings
+        >>> services = SimpleNamespace(settings=Settings(database_url="sqlite://", secret_key=b"k" * 32))
+        >>> guest = Call(services, Principal.guest("::1"), {})
+        >>> token = guest.next_cursor("posts", {"t": 7}, personal=False)
+        >>> Call(services, Principal("session", "AB12CD", "pro", True, "::1"), {"cursor": token}).cursor(
+        ...     "posts", personal=False)
+        {'t': 7}
     """
 
     services: Any
@@ -82,23 +90,27 @@ class Call:
         """The page size from ``limit`` (400 when not an integer or out of bounds)."""
         return page_size(self.params.get("limit"), default, lo, hi, clamp=clamp)
 
-    def cursor(self, kind: str) -> dict[str, Any] | None:
-        """The position of the ``cursor`` parameter, checked to belong to this list and caller."""
+    def cursor(self, kind: str, *, personal: bool = True) -> dict[str, Any] | None:
+        """The position of the ``cursor`` parameter, checked to belong to this list (``kind``) and,
+        for a ``personal`` list, to this caller (pass ``personal=False`` for public lists)."""
         raw = self.params.get("cursor")
         if raw is None or raw == "":
             return None
         if not isinstance(raw, str):
             raise ApiError(400, "invalid_cursor", extra={"message": "cursor must be a string"})
         position = decode_cursor(raw, self.services.settings.secret_key)
-        if position.pop("_k", None) != kind or position.pop("_u", None) != self.principal.svc_id:
+        owner = self.principal.svc_id if personal else None
+        if position.pop("_k", None) != kind or position.pop("_u", None) != owner:
             raise ApiError(400, "invalid_cursor", extra={"message": "cursor belongs to another list"})
         return position
 
-    def next_cursor(self, kind: str, position: Mapping[str, Any] | None) -> str | None:
-        """A cursor for the page after ``position`` (None on the last page)."""
+    def next_cursor(
+        self, kind: str, position: Mapping[str, Any] | None, *, personal: bool = True
+    ) -> str | None:
+        """A cursor for the page after ``position`` (None on the last page); see :meth:`cursor`."""
         if position is None:
             return None
-        signed = {**position, "_k": kind, "_u": self.principal.svc_id}
+        signed = {**position, "_k": kind, "_u": self.principal.svc_id if personal else None}
         return encode_cursor(signed, self.services.settings.secret_key)
 
 
