@@ -1,0 +1,181 @@
+"""The background job keeping the stored trend signals fresh as the data store gains candles.
+
+On start-up and then every ``TREND_REFRESH_SECONDS`` (default 300; ``0`` turns the job off) it runs
+the engine's ``scan_trends`` over every crypto coin of the data store on ``TREND_TIMEFRAMES``
+(default ``1h,4h``) with the engine's ``LocalExecutor``, keeps the signals of the last
+``SIGNAL_TTL`` of market time, inserts the new ones and deletes the expired untracked ones, in one
+write transaction. A store without crypto candles is not scanned and the database is not touched.
+
+Example:
+    >>> refresh_settings({"TREND_REFRESH_SECONDS": "60", "TREND_TIMEFRAMES": "1h, 1d"})
+    (60.0, ('1h', '1d'))
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from svc_api.domains.market import crypto_series
+from svc_api.domains.trends import SIGNAL_TTL, market_now, remove_expired, signal_rows, upsert_signals
+from svc_api.store.engine import StoreUnavailable
+
+logger = logging.getLogger("svc_api.trends")
+DEFAULT_INTERVAL = 300.0
+DEFAULT_TIMEFRAMES = ("1h", "4h")
+
+
+def refresh_settings(environ: Mapping[str, str] | None = None) -> tuple[float, tuple[str, ...]]:
+    """``(interval seconds, timeframes)`` from ``TREND_REFRESH_SECONDS`` and ``TREND_TIMEFRAMES``.
+
+    Example:
+        >>> refresh_settings({})
+        (300.0, ('1h', '4h'))
+    """
+    from svc_engine.data import timeframe_ms
+
+    env = os.environ if environ is None else environ
+    raw = env.get("TREND_REFRESH_SECONDS", "")
+    try:
+        interval = float(raw) if raw else DEFAULT_INTERVAL
+    except ValueError:
+        raise ValueError(f"TREND_REFRESH_SECONDS must be a number of seconds, got {raw!r}") from None
+    if interval < 0:
+        raise ValueError(f"TREND_REFRESH_SECONDS must be >= 0, got {raw!r}")
+    frames = tuple(t.strip() for t in env.get("TREND_TIMEFRAMES", "").split(",") if t.strip())
+    for tf in frames:
+        timeframe_ms(tf)
+    return interval, frames or DEFAULT_TIMEFRAMES
+
+
+def refresh_once(store: Any, catalog: Any, *, timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
+                 wall_now: int | None = None, ttl: int = SIGNAL_TTL, workers: int = 2) -> dict[str, int]:
+    """Scan, store the new signals, delete the expired ones; returns counts.
+
+    ``store`` is the service's database, ``catalog`` a fresh ``Catalog`` of the data store.
+
+    Example:
+        >>> import tempfile
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> refresh_once(None, Catalog(DataStore(tempfile.mkdtemp())))
+        {'series': 0, 'found': 0, 'added': 0, 'removed': 0}
+    """
+    from svc_engine.executors import LocalExecutor
+    from svc_engine.trend import scan_trends
+
+    series = crypto_series(catalog)
+    if not series:
+        return {"series": 0, "found": 0, "added": 0, "removed": 0}
+    now = market_now(catalog, int(time.time()) if wall_now is None else wall_now)
+    rows = []
+    with LocalExecutor(max_workers=workers) as executor:
+        for market in sorted({m for m, _ in series}):
+            coins = [s for m, s in series if m == market]
+            scan = scan_trends(coins, timeframes, since=now - ttl, executor=executor,
+                               store=catalog.store, market=market)
+            rows += signal_rows(scan)
+    with store.write() as conn:
+        removed = remove_expired(conn, now=now)
+        added = upsert_signals(conn, rows, now=now, ttl=ttl)
+    return {"series": len(series) * len(timeframes), "found": len(rows), "added": added, "removed": removed}
+
+
+class TrendRefresher:
+    """A daemon thread calling :func:`refresh_once` at start and every ``interval`` seconds.
+
+    ``catalog_factory()`` returns a fresh ``Catalog`` each time, so new candles are seen; ``clock``
+    gives the wall time (injectable for tests). :meth:`stop` wakes the thread and waits for it.
+
+    Example:
+        >>> import tempfile
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> job = TrendRefresher(lambda: None, lambda: Catalog(DataStore(tempfile.mkdtemp())), interval=60)
+        >>> job.start(); job.wait_first(5.0); job.stop()
+        True
+        >>> job.last
+        {'series': 0, 'found': 0, 'added': 0, 'removed': 0}
+    """
+
+    def __init__(self, store_factory: Callable[[], Any], catalog_factory: Callable[[], Any], *,
+                 interval: float = DEFAULT_INTERVAL, timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store_factory = store_factory
+        self.catalog_factory = catalog_factory
+        self.interval = interval
+        self.timeframes = timeframes
+        self.clock = clock
+        self.last: dict[str, int] | None = None
+        self._stop = threading.Event()
+        self._first = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread (once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="trend-refresh", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask the thread to finish and wait for it (a scan under way completes first)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def wait_first(self, timeout: float) -> bool:
+        """Wait until the first refresh has finished (or failed); True when it has."""
+        return self._first.wait(timeout)
+
+    def run_once(self) -> dict[str, int] | None:
+        """One refresh; failures are logged, never raised (the job must outlive a database outage)."""
+        try:
+            catalog = self.catalog_factory()
+            if not crypto_series(catalog):
+                self.last = {"series": 0, "found": 0, "added": 0, "removed": 0}
+                return self.last
+            self.last = refresh_once(self.store_factory(), catalog, timeframes=self.timeframes,
+                                     wall_now=int(self.clock()))
+            logger.info("trend refresh: %s", self.last)
+        except StoreUnavailable as exc:
+            logger.warning("trend refresh skipped, store unavailable: %s", exc)
+        except Exception:
+            logger.exception("trend refresh failed")
+        return self.last
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.run_once()
+            self._first.set()
+            if self._stop.wait(self.interval):
+                break
+
+
+def start_for(services: Any) -> TrendRefresher | None:
+    """The refresher of an app (started), or None when ``TREND_REFRESH_SECONDS`` is 0.
+
+    Example:
+        >>> import os
+        >>> from svc_api.routes.context import Services
+        >>> from svc_api.settings import Settings
+        >>> s = Services(Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32,
+        ...                       data_dir=__import__("pathlib").Path("/nonexistent")))
+        >>> job = start_for(s); job is not None and job.wait_first(5.0)
+        True
+        >>> job.stop()
+    """
+    interval, timeframes = refresh_settings()
+    if interval == 0:
+        return None
+    from svc_engine.data import Catalog, DataStore
+
+    data_dir = services.settings.data_dir
+
+    def catalog() -> Any:
+        return Catalog(DataStore(data_dir) if data_dir is not None else None)
+
+    job = TrendRefresher(lambda: services.store, catalog, interval=interval, timeframes=timeframes)
+    job.start()
+    return job
