@@ -52,6 +52,7 @@ class Position:
     stake: float
     Q: float | None = None
     exit: tuple[int, float, str] | None = None
+    fine_fill: int | None = None  # intrabar detail: index of the fill among the fill candle's fine candles
 
 
 @dataclass
@@ -178,13 +179,20 @@ def try_fill(candle: tuple, sig: Sig) -> tuple[float, bool] | None:
 
 def check_exit(candle: tuple, p: Position, j: int) -> tuple[float, str] | None:
     """Rules 1-3 of section 4 on candle j (mirrored for a short)."""
-    _, o, h, lo, c = candle
-    stop, stop_name, gap_name = p.sig.SL, "sl", "sl_gap"
+    return rules(candle, p, j == p.i and not p.open_fill)
+
+
+def stop_of(p: Position) -> tuple[float, str, str]:
     if p.Q is not None:
-        stop, stop_name, gap_name = p.Q, "liquidation", "liquidation"
+        return p.Q, "liquidation", "liquidation"
+    return p.sig.SL, "sl", "sl_gap"
+
+
+def rules(candle: tuple, p: Position, fill_candle_intrabar: bool) -> tuple[float, str] | None:
+    _, o, h, lo, c = candle
+    stop, stop_name, gap_name = stop_of(p)
     long = p.sig.side == "long"
     TP = p.sig.TP
-    fill_candle_intrabar = j == p.i and not p.open_fill
     if not fill_candle_intrabar:
         if (long and o <= stop) or (not long and o >= stop):
             return o, gap_name
@@ -197,6 +205,27 @@ def check_exit(candle: tuple, p: Position, j: int) -> tuple[float, str] | None:
     if reached and (not fill_candle_intrabar or closed_beyond):
         return TP, "tp"
     return None
+
+
+def check_exit_detail(candle: tuple, p: Position, j: int, inner: list[tuple]) -> tuple[float, str] | None:
+    """Intrabar detail: the fill candle from the fine fill on, and a candle touching both levels,
+    are replayed on the fine candles ``inner`` of candle j; otherwise the conservative rules."""
+    if j == p.i and p.fine_fill is not None:
+        for n in range(p.fine_fill, len(inner)):
+            hit = rules(inner[n], p, n == p.fine_fill and not p.open_fill)
+            if hit is not None:
+                return hit
+        return None
+    stop = stop_of(p)[0]
+    _, _, h, lo, _ = candle
+    long = p.sig.side == "long"
+    both = (lo <= stop and h >= p.sig.TP) if long else (h >= stop and lo <= p.sig.TP)
+    if both and inner and not (j == p.i and not p.open_fill):
+        for fine in inner:
+            hit = rules(fine, p, False)
+            if hit is not None:
+                return hit
+    return check_exit(candle, p, j)
 
 
 def liquidation_level(sig: Sig, E: float, lev: float) -> float | None:
@@ -271,9 +300,14 @@ def run_single(
     half_spread: float,
     start_ts: int | None = None,
     end_ts: int | None = None,
+    fine: list[tuple] | None = None,
 ) -> Outcome:
     st = DEFAULTS | settings
     candles = cut_range(all_candles, start_ts, end_ts)
+    inner: list[list[tuple]] = [[] for _ in candles]
+    if fine is not None:
+        for n, k in enumerate(candles):
+            inner[n] = [f for f in fine if k[0] <= f[0] < k[0] + tf_ms]
     sigs = map_signals(signals, all_candles, candles)
     for sig in sigs:
         apply_filter(sig, st)
@@ -296,14 +330,21 @@ def run_single(
                 else:
                     order.sig.fate = "traded"
                     E, open_fill = filled
+                    fine_fill = None
+                    for n, f in enumerate(inner[k]):
+                        got = try_fill(f, order.sig)
+                        if got is not None:
+                            (E, open_fill), fine_fill = got, n
+                            break
                     pos = Position(
                         order.sig, k, E, open_fill, stake, liquidation_level(order.sig, E, st["leverage"])
                     )
+                    pos.fine_fill = fine_fill
                 order = None
             elif k == order.e:
                 order.sig.fate, order = "expired", None
         if pos is not None:
-            hit = check_exit(candle, pos, k)
+            hit = check_exit(candle, pos, k) if fine is None else check_exit_detail(candle, pos, k, inner[k])
             if hit is None and k == last:
                 hit = (candle[4], "end")
             if hit is not None:

@@ -53,10 +53,11 @@ OUTCOME_DTYPE = np.dtype(
     [
         ("done", np.int8), ("i", np.int64), ("e", np.int64), ("open_fill", np.bool_),
         ("entry_raw", np.float64), ("j", np.int64), ("exit_raw", np.float64), ("reason", np.int8),
+        ("f", np.int64),
     ]
 )  # fmt: skip
 """Memo of one signal's outcome: ``done`` 0 nothing, 1 fill known, 2 exit known; ``i`` = -1 when
-the order expires at candle ``e``."""
+the order expires at candle ``e``; ``f`` the fine candle of the fill (intrabar detail) or -1."""
 
 
 # ---------------------------------------------------------------- (a) filter and outcome
@@ -130,36 +131,54 @@ def find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms):
 
 
 @njit(cache=True, nogil=True)
-def find_exit_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last):
-    """(exit candle, raw exit price, reason) of a trade filled at candle ``i`` (section 4)."""
-    stop, stop_reason, gap_reason = sl, R_SL, R_SL_GAP
+def stop_level_nb(entry, side, sl, leverage):
+    """(stop price, its reason, its gap reason): the liquidation level ``Q`` (from the raw fill
+    price) replaces ``SL`` where it lies between the entry and ``SL``."""
     if leverage > 1:
         q = entry * (1 - side / leverage)
         if (side == LONG and q > sl) or (side == SHORT and q < sl):
-            stop, stop_reason, gap_reason = q, R_LIQ, R_LIQ
+            return q, R_LIQ, R_LIQ
+    return sl, R_SL, R_SL_GAP
+
+
+@njit(cache=True, nogil=True)
+def candle_rules_nb(oj, hj, lj, c_fill, side, at_fill, tp, stop, stop_reason, gap_reason):
+    """Rules 1-3 of section 4 on one candle: (hit?, raw exit price, reason). ``at_fill`` marks an
+    intrabar fill candle (no gap rules; tp only when ``c_fill``, its close, reached TP)."""
+    if side == LONG:
+        if not at_fill:
+            if oj <= stop:
+                return True, oj, gap_reason
+            if oj >= tp:
+                return True, oj, R_TP_GAP
+        if lj <= stop:
+            return True, stop, stop_reason
+        if hj >= tp and (not at_fill or c_fill >= tp):
+            return True, tp, R_TP
+    else:
+        if not at_fill:
+            if oj >= stop:
+                return True, oj, gap_reason
+            if oj <= tp:
+                return True, oj, R_TP_GAP
+        if hj >= stop:
+            return True, stop, stop_reason
+        if lj <= tp and (not at_fill or c_fill <= tp):
+            return True, tp, R_TP
+    return False, 0.0, np.int64(0)
+
+
+@njit(cache=True, nogil=True)
+def find_exit_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last):
+    """(exit candle, raw exit price, reason) of a trade filled at candle ``i`` (section 4)."""
+    stop, stop_reason, gap_reason = stop_level_nb(entry, side, sl, leverage)
     for j in range(i, last + 1):
-        at_fill = j == i and not open_fill
-        if side == LONG:
-            if not at_fill:
-                if o[j] <= stop:
-                    return j, o[j], gap_reason
-                if o[j] >= tp:
-                    return j, o[j], R_TP_GAP
-            if lo[j] <= stop:
-                return j, stop, stop_reason
-            if h[j] >= tp and (not at_fill or c[i] >= tp):
-                return j, tp, R_TP
-        else:
-            if not at_fill:
-                if o[j] >= stop:
-                    return j, o[j], gap_reason
-                if o[j] <= tp:
-                    return j, o[j], R_TP_GAP
-            if h[j] >= stop:
-                return j, stop, stop_reason
-            if lo[j] <= tp and (not at_fill or c[i] <= tp):
-                return j, tp, R_TP
-    return last, c[last], R_END
+        hit, x, reason = candle_rules_nb(
+            o[j], h[j], lo[j], c[i], side, j == i and not open_fill, tp, stop, stop_reason, gap_reason
+        )
+        if hit:
+            return j, x, reason
+    return last, c[last], np.int64(R_END)
 
 
 @njit(cache=True, nogil=True)
@@ -193,6 +212,76 @@ def outcomes_nb(t, o, h, lo, c, sidx, side, limit, tp, sl, fate, tf_ms, wait_ms,
             ensure_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms)
             ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], leverage, last)
     return memo
+
+
+# ---------------------------------------------------------------- intrabar detail
+
+
+@njit(cache=True, nogil=True)
+def fine_fill_nb(fo, fh, flo, a, b, side, limit):
+    """The fill replayed on the fine candles ``a .. b-1`` of the fill candle: (fine candle or -1,
+    price, open fill on that fine candle?)."""
+    for f in range(a, b):
+        if side == LONG and flo[f] <= limit:
+            return f, min(fo[f], limit), fo[f] <= limit
+        if side == SHORT and fh[f] >= limit:
+            return f, max(fo[f], limit), fo[f] >= limit
+    return -1, np.nan, False
+
+
+@njit(cache=True, nogil=True)
+def replay_nb(fo, fh, flo, fc, start, stop_f, fill_f, open_fill_f, side, tp, stop, stop_reason, gap_reason):
+    """Rules 1-3 on fine candles ``start .. stop_f-1`` (``fill_f`` = the fine fill candle, or -1
+    when the fill happened before them): (hit?, raw exit price, reason)."""
+    c_fill = fc[fill_f] if fill_f >= 0 else 0.0
+    for f in range(start, stop_f):
+        hit, x, reason = candle_rules_nb(
+            fo[f],
+            fh[f],
+            flo[f],
+            c_fill,
+            side,
+            f == fill_f and not open_fill_f,
+            tp,
+            stop,
+            stop_reason,
+            gap_reason,
+        )
+        if hit:
+            return True, x, reason
+    return False, 0.0, np.int64(0)
+
+
+@njit(cache=True, nogil=True)
+def find_exit_detail_nb(
+    o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, fo, fh, flo, fc, fs, fe, fill_f
+):
+    """``find_exit_nb`` with the fill candle (from the fine fill on) and every candle that touches
+    both levels replayed on its fine candles ``fs[j] .. fe[j]-1``; where a candle has no fine
+    candles, or the replay finds no exit on a both-touching candle, the conservative rules stand."""
+    stop, stop_reason, gap_reason = stop_level_nb(entry, side, sl, leverage)
+    for j in range(i, last + 1):
+        if j == i and fill_f >= 0:
+            hit, x, reason = replay_nb(
+                fo, fh, flo, fc, fill_f, fe[i], fill_f, open_fill, side, tp, stop, stop_reason, gap_reason
+            )
+            if hit:
+                return j, x, reason
+            continue
+        at_fill = j == i and not open_fill
+        both = (lo[j] <= stop and h[j] >= tp) if side == LONG else (h[j] >= stop and lo[j] <= tp)
+        if both and not at_fill and fe[j] > fs[j]:
+            hit, x, reason = replay_nb(
+                fo, fh, flo, fc, fs[j], fe[j], -1, False, side, tp, stop, stop_reason, gap_reason
+            )
+            if hit:
+                return j, x, reason
+        hit, x, reason = candle_rules_nb(
+            o[j], h[j], lo[j], c[i], side, at_fill, tp, stop, stop_reason, gap_reason
+        )
+        if hit:
+            return j, x, reason
+    return last, c[last], np.int64(R_END)
 
 
 # ---------------------------------------------------------------- money
@@ -291,10 +380,14 @@ def single_sweep_nb(
     comm,
     lev,
     hs,
+    fine,
 ):
     """The sequential sweep of one coin. ``fate`` holds the filter's fates on entry and every
-    signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. Returns
-    (number of trades, final balance)."""
+    signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
+    (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
+    ``intrabar="detail"``; empty arrays otherwise. Returns (number of trades, final balance)."""
+    fs = fine[4]
+    detail = fs.shape[0] > 0
     memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
     last = t.shape[0] - 1
     balance, n_tr = initial, 0
@@ -319,7 +412,10 @@ def single_sweep_nb(
         if stake <= 0:
             fate[k], free_at = F_NO_SLOT, memo[k].i
             continue
-        ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
+        if detail:
+            _detail_outcome_nb(memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine)
+        else:
+            ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
         fill_trade_nb(
             trades,
             n_tr,
@@ -343,6 +439,41 @@ def single_sweep_nb(
         fate[k], free_at = F_TRADED, memo[k].j
         n_tr += 1
     return n_tr, balance
+
+
+@njit(cache=True, nogil=True)
+def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine):
+    """Refine a filled order's entry on the fine candles of its fill candle, then find its exit
+    with ``find_exit_detail_nb``."""
+    fo, fh, flo, fc, fs, fe = fine
+    i = memo[k].i
+    f, price, open_fill = fine_fill_nb(fo, fh, flo, fs[i], fe[i], side, limit)
+    memo[k].f = f
+    if f >= 0:
+        memo[k].entry_raw, memo[k].open_fill = price, open_fill
+    j, x, reason = find_exit_detail_nb(
+        o,
+        h,
+        lo,
+        c,
+        i,
+        side,
+        memo[k].entry_raw,
+        memo[k].open_fill,
+        tp,
+        sl,
+        lev,
+        last,
+        fo,
+        fh,
+        flo,
+        fc,
+        fs,
+        fe,
+        f,
+    )
+    memo[k].j, memo[k].exit_raw, memo[k].reason = j, x, reason
+    memo[k].done = 2
 
 
 # ---------------------------------------------------------------- (c) equity and drawdown

@@ -27,20 +27,21 @@ from svc_engine.sim.settings import Settings
 MS_PER_DAY = 86_400_000
 
 
-def resolve_settings(settings: dict[str, Any]) -> Settings:
-    """Validated settings; ``intrabar="detail"`` is refused (no finer-series replay here).
+def resolve_settings(settings: dict[str, Any], *, allow_detail: bool = False) -> Settings:
+    """Validated settings; ``intrabar="detail"`` is refused unless ``allow_detail`` (only
+    ``simulate`` with ``detail_klines`` replays candles on a finer series).
 
     Example:
         >>> resolve_settings({"intrabar": "detail"})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: intrabar='detail' is not supported by this engine: ...
+        ValueError: intrabar='detail' is not supported by this engine here: ...
     """
     parsed = Settings.from_kwargs(**settings)
-    if parsed.intrabar == "detail":
+    if parsed.intrabar == "detail" and not allow_detail:
         raise ValueError(
-            "intrabar='detail' is not supported by this engine: it needs a finer series replay; "
-            "use 'conservative'"
+            "intrabar='detail' is not supported by this engine here: only simulate(..., detail_klines=) "
+            "replays candles on a finer series; use 'conservative'"
         )
     return parsed
 
@@ -62,6 +63,29 @@ def half_spread(
     if name is None:
         raise ValueError("spread_pct is not set and the timeframe is unknown; pass timeframe= or spread_pct=")
     return float(spread_pct_for(market, klines, name)) / 200.0
+
+
+def fine_arrays(window: Candles, detail: pl.DataFrame | None, wanted: bool) -> tuple[np.ndarray, ...]:
+    """(open, high, low, close, first, stop) of the finer series, ``first[k]:stop[k]`` = the fine
+    candles inside candle ``k``; empty arrays when no detail is wanted.
+
+    Example:
+        >>> [a.shape[0] for a in fine_arrays(None, None, False)]
+        [0, 0, 0, 0, 0, 0]
+    """
+    if not wanted:
+        empty = np.zeros(0)
+        return empty, empty, empty, empty, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if detail is None:
+        raise ValueError("intrabar='detail' needs detail_klines=, a finer series of the same instrument")
+    fine = Candles.from_frame(detail, timeframe=None, source="detail_klines")
+    if fine.tf_ms >= window.tf_ms:
+        raise ValueError(
+            f"detail_klines must be finer than the series ({fine.tf_ms} ms >= {window.tf_ms} ms)"
+        )
+    first = np.searchsorted(fine.t, window.t).astype(np.int64)
+    stop = np.searchsorted(fine.t, window.t + window.tf_ms).astype(np.int64)
+    return fine.o, fine.h, fine.lo, fine.c, first, stop
 
 
 def filter_signals(sig: Signals, s: Settings) -> tuple[np.ndarray, ...]:
@@ -122,12 +146,15 @@ def simulate(
     market: str = "crypto",
     start_ts: int | None = None,
     end_ts: int | None = None,
+    detail_klines: pl.DataFrame | None = None,
     **settings: Any,
 ) -> BacktestResult:
     """Backtest the given signals on one coin (sections 1-5 and 7 of the semantics).
 
     ``start_ts``/``end_ts`` (Unix seconds, inclusive) make a range run: signals inside the range
     only, a flat start, no candle after the range, open trades closed at its last candle (``end``).
+    ``intrabar="detail"`` needs ``detail_klines``, a finer series of the same instrument: the fill
+    candle and every candle touching both levels are replayed on it (see ``docs/sim.md``).
 
     Example:
         >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
@@ -137,9 +164,10 @@ def simulate(
         >>> simulate(k, s, spread_pct=0).all_positions["fate"].to_list()
         ['traded']
     """
-    s = resolve_settings(settings)
+    s = resolve_settings(settings, allow_detail=True)
     candles = Candles.from_frame(klines, timeframe=timeframe)
     window = candles.in_range(start_ts, end_ts)
+    fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
     sig = prepare_signals(signals, candles, window)
     hs = half_spread(s, market, klines, candles, timeframe)
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
@@ -167,6 +195,7 @@ def simulate(
         s.commission_pct / 100,
         s.leverage,
         hs,
+        fine,
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100

@@ -85,3 +85,18 @@ def gappy_walk(n: int = 2_000, seed: int = 7) -> pl.DataFrame:
             "volume": np.ones(n),
         }
     )
+
+
+def aggregate(k: pl.DataFrame, step_ms: int) -> pl.DataFrame:
+    """Coarser candles from a series (a bucket of missing candles is missing too)."""
+    return (
+        k.with_columns(open_time=pl.col("open_time") // step_ms * step_ms)
+        .group_by("open_time", maintain_order=True)
+        .agg(
+            pl.col("open").first(),
+            pl.col("high").max(),
+            pl.col("low").min(),
+            pl.col("close").last(),
+            pl.col("volume").sum(),
+        )
+    )

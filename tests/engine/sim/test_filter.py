@@ -141,7 +141,7 @@ def test_bad_series_are_refused(klines: pl.DataFrame, rule: str) -> None:
     [
         ({"start_ts": 7200, "end_ts": 3600}, r"inverted range: start_ts 7200 is after end_ts 3600"),
         ({"start_ts": 10**9}, r"the range \[1000000000, None\] selects no candle of the series"),
-        ({"intrabar": "detail"}, r"intrabar='detail' is not supported by this engine"),
+        ({"intrabar": "detail"}, r"intrabar='detail' needs detail_klines="),
         ({"bogus": 1}, r"unknown setting\(s\) \['bogus'\]"),
     ],
 )
