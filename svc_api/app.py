@@ -26,6 +26,7 @@ from starlette.middleware import Middleware
 from starlette.types import Scope
 
 from svc_api.auth import AuthGate, AuthMiddleware
+from svc_api.domains import jobs
 from svc_api.domains.generation import GenerationWorker
 from svc_api.http.correlation import CorrelationIdMiddleware
 from svc_api.http.cors import cors_middleware
@@ -63,9 +64,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         await run_in_threadpool(services.try_open)
         generation = GenerationWorker(services)
         generation.start()
+        await run_in_threadpool(jobs.start_runner, services)
         try:
             yield
         finally:
+            await run_in_threadpool(jobs.stop_runner, services)
             await run_in_threadpool(generation.stop)
             await _close_middleware(app)
             await run_in_threadpool(services.close)
