@@ -57,12 +57,22 @@ class Principal:
 
     @property
     def identified(self) -> bool:
-        """True for a session or an API key (a tracked caller identity)."""
+        """True for a session or an API key (a tracked caller identity).
+
+        Example:
+            >>> Principal.guest("::1").identified
+            False
+        """
         return self.kind != "guest" and self.svc_id is not None
 
     @classmethod
     def guest(cls, ip: str) -> Principal:
-        """An unauthenticated caller."""
+        """An unauthenticated caller.
+
+        Example:
+            >>> Principal.guest("::1").plan
+            'guest'
+        """
         return cls("guest", None, "guest", False, ip)
 
 
@@ -189,7 +199,21 @@ class Authenticator:
 
 class AuthMiddleware:
     """Pure ASGI: sets ``scope["state"]["principal"]``; a rejected caller is recorded as a guest with
-    the pending error, which :class:`AuthGate` raises further in."""
+    the pending error, which :class:`AuthGate` raises further in.
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from starlette.responses import PlainTextResponse
+        >>> async def who(scope, receive, send):
+        ...     await PlainTextResponse(scope["state"]["principal"].kind)(scope, receive, send)
+        >>> app = AuthMiddleware(AuthGate(who), services=None)
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/")).text
+        >>> asyncio.run(get())
+        'guest'
+    """
 
     def __init__(self, app: ASGIApp, *, services: _Services) -> None:
         self.app = app
@@ -212,7 +236,13 @@ class AuthMiddleware:
 
 
 class AuthGate:
-    """Pure ASGI: raises the rejection recorded by :class:`AuthMiddleware`, if any."""
+    """Pure ASGI: raises the rejection recorded by :class:`AuthMiddleware`, if any.
+
+    Example:
+        >>> from starlette.responses import PlainTextResponse
+        >>> AuthGate(PlainTextResponse("ok")).app.body
+        b'ok'
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -72,7 +72,14 @@ def fingerprint(method: str, path: str, query: bytes, body: dict[str, Any]) -> s
 
 
 class IdempotencyMiddleware:
-    """Pure ASGI middleware; ``applies(scope)`` says whether the request's operation takes a key."""
+    """Pure ASGI middleware; ``applies(scope)`` says whether the request's operation takes a key.
+
+    Example:
+        >>> from starlette.responses import PlainTextResponse
+        >>> mw = IdempotencyMiddleware(PlainTextResponse("ok"), services=None, applies=lambda scope: False)
+        >>> mw.stale_after
+        600
+    """
 
     def __init__(
         self, app: ASGIApp, *, services: _Services, applies: Applies, stale_after: int = 600

@@ -38,7 +38,12 @@ class Services:
 
     @property
     def store(self) -> Store:
-        """The migrated store (raises :class:`StoreUnavailable` while the database is unreachable)."""
+        """The migrated store (raises :class:`StoreUnavailable` while the database is unreachable).
+
+        Example:
+            >>> Services(Settings(database_url="sqlite://", secret_key=b"k" * 32)).store.dialect
+            'sqlite'
+        """
         if not self._migrated:
             self.open()
         if self._store is None:
@@ -57,7 +62,12 @@ class Services:
                 self._migrated = True
 
     def try_open(self) -> bool:
-        """:meth:`open`, logging instead of raising when the database is down; True when ready."""
+        """:meth:`open`, logging instead of raising when the database is down; True when ready.
+
+        Example:
+            >>> Services(Settings(database_url="sqlite://", secret_key=b"k" * 32)).try_open()
+            True
+        """
         try:
             self.open()
         except StoreUnavailable as exc:

@@ -37,7 +37,21 @@ def _coins(services: Services) -> list[str]:
 
 
 async def root(request: Request) -> JSONResponse:
-    """``GET /``: the Platform config (coins cached for a minute)."""
+    """``GET /``: the Platform config (coins cached for a minute).
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> settings = Settings(database_url="sqlite://", secret_key=b"k" * 32, data_dir="/nonexistent")
+        >>> app = create_app(settings)
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/")).json()["supported_coins"]
+        >>> asyncio.run(get())
+        []
+    """
     services: Services = request.app.state.services
     settings = services.settings
     coins = await run_in_threadpool(services.cached, "supported_coins", _COINS_TTL, lambda: _coins(services))
@@ -52,7 +66,21 @@ async def root(request: Request) -> JSONResponse:
 
 
 async def health(request: Request) -> JSONResponse:
-    """``GET /health``: 200 when the store answers, else 503 with ``reason: store_unavailable``."""
+    """``GET /health``: 200 when the store answers, else 503 with ``reason: store_unavailable``.
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> url = "postgresql+psycopg://u@127.0.0.1:1/x"
+        >>> app = create_app(Settings(database_url=url, secret_key=b"k" * 32))
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/health")).status_code
+        >>> asyncio.run(get())
+        503
+    """
     services: Services = request.app.state.services
     settings = services.settings
 
@@ -82,7 +110,12 @@ def _openapi_document() -> bytes:
 
 
 async def openapi(request: Request) -> Response:
-    """``GET /openapi.json``: the API description (``svc_api/openapi.yaml``) as JSON."""
+    """``GET /openapi.json``: the API description (``svc_api/openapi.yaml``) as JSON.
+
+    Example:
+        >>> json.loads(_openapi_document())["openapi"]
+        '3.1.0'
+    """
     return Response(await run_in_threadpool(_openapi_document), media_type="application/json")
 
 

@@ -108,7 +108,12 @@ class Store:
         return True
 
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection (the next transaction opens a new one).
+
+        Example:
+            >>> store = Store("sqlite:///:memory:")
+            >>> store.dispose()
+        """
         self.engine.dispose()
 
     @contextmanager
