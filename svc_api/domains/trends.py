@@ -282,8 +282,9 @@ def untrack(conn: Connection, svc_id: str, key: SignalKey, *, ttl: int = SIGNAL_
 
 
 def tracked_page(conn: Connection, svc_id: str, *, limit: int,
-                 after: SignalKey | None) -> tuple[list[SignalKey], bool]:
-    """The caller's tracked signals after ``after``, newest signal first; and whether more follow.
+                 after: SignalKey | None) -> tuple[list[tuple[SignalKey, bool]], bool]:
+    """The caller's tracked signals after ``after``, newest signal first, each with its
+    ``is_return_to_trend``; and whether more follow.
 
     Example:
         >>> from svc_api.store.engine import Store
@@ -294,7 +295,10 @@ def tracked_page(conn: Connection, svc_id: str, *, limit: int,
         ([], False)
     """
     t = trend_signal_tracks.c
-    query = sa.select(t.symbol, t.timeframe, t.ts, t.way).where(t.svc_id == svc_id)
+    same = sa.and_(*(t[n] == trend_signals.c[n] for n in ("symbol", "timeframe", "ts", "way")))
+    joined = trend_signal_tracks.join(trend_signals, same)
+    query = (sa.select(t.symbol, t.timeframe, t.ts, t.way, trend_signals.c.is_return_to_trend)
+             .select_from(joined).where(t.svc_id == svc_id))
     if after is not None:
         query = query.where(sa.or_(
             t.ts < after.ts,
@@ -304,7 +308,8 @@ def tracked_page(conn: Connection, svc_id: str, *, limit: int,
                     t.way > after.way),
         ))
     rows = conn.execute(query.order_by(t.ts.desc(), t.symbol, t.timeframe, t.way).limit(limit + 1)).all()
-    keys = [SignalKey(r.symbol, r.timeframe, int(r.ts), r.way) for r in rows[:limit]]
+    keys = [(SignalKey(r.symbol, r.timeframe, int(r.ts), r.way), bool(r.is_return_to_trend))
+            for r in rows[:limit]]
     return keys, len(rows) > limit
 
 
