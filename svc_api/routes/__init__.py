@@ -17,17 +17,25 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 
 from svc_api.routes import account, keys, platform
 from svc_api.routes import backtests as backtest_routes
+from svc_api.routes import market as market_routes
 from svc_api.routes import strategies as strategy_routes
+from svc_api.routes import trends as trend_routes
 from svc_api.routes.dispatch import Family, Operation, merge
 
 USER = Family(
     "user",
     "request_type",
-    merge(account.USER, keys.USER, strategy_routes.USER, backtest_routes.USER),
+    merge(account.USER, keys.USER, strategy_routes.USER, backtest_routes.USER, market_routes.USER),
     envelope=True,
 )
 BACKTEST = Family("backtest", "action", merge(backtest_routes.BACKTEST), envelope=False)
-TRADINGDATA = Family("tradingdata", "request_type", merge(platform.TRADINGDATA), envelope=False, body=False)
+TRADINGDATA = Family(
+    "tradingdata",
+    "request_type",
+    merge(platform.TRADINGDATA, market_routes.TRADINGDATA, trend_routes.TRADINGDATA),
+    envelope=False,
+    body=False,
+)
 
 _FAMILIES = {"/user": USER, "/backtest": BACKTEST, "/tradingdata": TRADINGDATA}
 

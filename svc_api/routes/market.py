@@ -1,0 +1,155 @@
+"""Market data over HTTP: ``/tradingdata`` ``market_ticker``, ``market_quote``, ``get_klines``,
+``market_symbol_info`` (guest-accessible) and ``/user`` ``available_coins`` and ``favorite_coin``.
+
+Parameter names and reply shapes are listed in ``docs/market-api.md``.
+
+Example:
+    >>> sorted(TRADINGDATA)
+    ['get_klines', 'market_quote', 'market_symbol_info', 'market_ticker']
+    >>> sorted(USER)
+    ['available_coins', 'favorite_coin']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from svc_api.domains import market
+from svc_api.domains.errors import Invalid, NotFound
+from svc_api.routes.dispatch import Call, Operation
+
+TICKER_TTL = 5.0
+"""Seconds the ticker rows (and the last prices of quotes) are reused."""
+CATALOG_TTL = 30.0
+"""Seconds a catalog of the data store is reused before new series and candles are looked for."""
+SPREAD_TTL = 300.0
+COINS_TTL = 60.0
+
+clock: Callable[[], float] = time.time
+"""The wall clock of quotes (replaceable in tests)."""
+
+
+def catalog_of(services: Any) -> Any:
+    """The app's catalog of the data store (``settings.data_dir``), renewed every ``CATALOG_TTL`` s.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from svc_api.routes.context import Services
+        >>> from svc_api.settings import Settings
+        >>> s = Services(Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32,
+        ...                       data_dir=Path("/nonexistent")))
+        >>> catalog_of(s).markets()
+        []
+    """
+
+    def make() -> Any:
+        from svc_engine.data import Catalog, DataStore
+
+        data_dir = services.settings.data_dir
+        return Catalog(DataStore(data_dir) if data_dir is not None else None)
+
+    return services.cached("market:catalog", CATALOG_TTL, make)
+
+
+def ticker_rows(services: Any) -> list[dict[str, Any]]:
+    """The ticker rows of every crypto series, computed at most every ``TICKER_TTL`` seconds."""
+    return services.cached("market:ticker", TICKER_TTL, lambda: market.ticker_rows(catalog_of(services)))
+
+
+def _favorites(call: Call) -> list[str]:
+    if not call.principal.identified:
+        return []
+    with call.store.read() as conn:
+        return market.favorites(conn, call.svc_id)
+
+
+def _market_ticker(call: Call) -> dict[str, Any]:
+    p = call.params
+    kind = market.market_type(p.get("market"))
+    search = market.check_name(p.get("search"), "search", required=False)
+    priority = market.parse_priority(p.get("priority"))
+    page = market.page_number(p.get("page"))
+    limit = call.page(500, 1, 1000, clamp=True)
+    rows = ticker_rows(call.services)
+    return market.ticker_page(rows, kind=kind, search=search, priority=priority, favorites=_favorites(call),
+                              page=page, limit=limit)
+
+
+def _market_quote(call: Call) -> dict[str, Any]:
+    from svc_engine.sim import Settings as SimSettings
+
+    p = call.params
+    symbol = market.check_name(p.get("symbol"), "symbol") or ""
+    if not symbol.endswith("USDT") or symbol == "USDT":
+        raise Invalid(f"symbol must be a USDT pair such as BTCUSDT, got {symbol!r}")
+    kind = market.market_type(p.get("market"))
+    row = next((r for r in ticker_rows(call.services) if r["symbol"] == symbol), None)
+    if row is None:
+        raise NotFound(f"no market data for {symbol}")
+    catalog = catalog_of(call.services)
+    spread = call.services.cached(f"market:spread:{row['market']}:{symbol}", SPREAD_TTL,
+                                  lambda: market.spread_pct(catalog, row["market"], symbol))
+    return market.quote(row["market"], symbol, kind=kind, last=float(row["last_price"]), spread=spread,
+                        commission_pct=SimSettings().commission_pct, now_ms=int(clock() * 1000))
+
+
+def _series(call: Call) -> tuple[Any, str, str]:
+    catalog = catalog_of(call.services)
+    name = market.check_name(call.params.get("symbol"), "symbol") or ""
+    found_market, symbol = market.find_series(catalog, name)
+    return catalog, found_market, symbol
+
+
+def _get_klines(call: Call) -> dict[str, Any]:
+    p = call.params
+    catalog, found_market, symbol = _series(call)
+    interval = p.get("interval") or "1h"
+    if not isinstance(interval, str):
+        raise Invalid("interval must be a timeframe such as 1h")
+    return market.klines(catalog, found_market, symbol, interval,
+                         start_ms=market.parse_ms(p.get("start_time"), "start_time"),
+                         end_ms=market.parse_ms(p.get("end_time"), "end_time"),
+                         limit=call.page(market.KLINES_DEFAULT, 1, market.KLINES_MAX, clamp=True))
+
+
+def _market_symbol_info(call: Call) -> dict[str, Any]:
+    catalog, found_market, symbol = _series(call)
+    return market.symbol_info(catalog, found_market, symbol)
+
+
+def _available_coins(call: Call) -> dict[str, Any]:
+    services = call.services
+    return services.cached("market:coins", COINS_TTL, lambda: market.available_coins(catalog_of(services)))
+
+
+def _favorite_coin(call: Call) -> dict[str, Any]:
+    p = call.params
+    with call.store.write() as conn:
+        return market.set_favorite(conn, call.svc_id, p.get("symbol"), p.get("action"), now=int(clock()))
+
+
+def _guarded(handler: Callable[[Call], Any]) -> Callable[[Call], Any]:
+    """Engine lookups that fail (a series removed under a cached catalog) become a 404, not a 500."""
+
+    def run(call: Call) -> Any:
+        try:
+            return handler(call)
+        except LookupError as exc:
+            raise NotFound(str(exc)) from None
+
+    return run
+
+
+TRADINGDATA: dict[str, Operation] = {
+    "market_ticker": Operation(_guarded(_market_ticker), access="public"),
+    "market_quote": Operation(_guarded(_market_quote), access="public"),
+    "get_klines": Operation(_guarded(_get_klines), access="public"),
+    "market_symbol_info": Operation(_guarded(_market_symbol_info), access="public"),
+}
+
+USER: dict[str, Operation] = {
+    "available_coins": Operation(_guarded(_available_coins)),
+    "favorite_coin": Operation(_favorite_coin),
+}
