@@ -26,7 +26,7 @@ from starlette.middleware import Middleware
 from starlette.types import Scope
 
 from svc_api.auth import AuthGate, AuthMiddleware
-from svc_api.domains import jobs
+from svc_api.domains import jobs, trend_refresh
 from svc_api.domains.generation import GenerationWorker
 from svc_api.http.correlation import CorrelationIdMiddleware
 from svc_api.http.cors import cors_middleware
@@ -65,9 +65,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         generation = GenerationWorker(services)
         generation.start()
         await run_in_threadpool(jobs.start_runner, services)
+        trend_job = trend_refresh.start_for(services)
         try:
             yield
         finally:
+            if trend_job is not None:
+                await run_in_threadpool(trend_job.stop)
             await run_in_threadpool(jobs.stop_runner, services)
             await run_in_threadpool(generation.stop)
             await _close_middleware(app)
