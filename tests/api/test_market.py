@@ -96,7 +96,8 @@ def test_ticker_paging_search_priority_and_errors(sapi: Api) -> None:
     first = get(sapi, "market_ticker", priority="INJUSDT,dotusdt,NOPEUSDT").json()["items"]
     assert [i["symbol"] for i in first] == ["INJUSDT", "DOTUSDT", "BTCUSDT", "ETHUSDT", "SOLUSDT"]
     assert get(sapi, "market_ticker", limit=5000).json()["count"] == 5  # clamped to 1000
-    assert {i["market_type"] for i in get(sapi, "market_ticker", market="futures").json()["items"]} == {"futures"}
+    futures = get(sapi, "market_ticker", market="futures").json()["items"]
+    assert {i["market_type"] for i in futures} == {"futures"}
     for bad in ({"search": "ET-H"}, {"priority": "BTC/USDT"}, {"limit": "x"}, {"limit": 0}, {"page": -1},
                 {"page": "1.5"}, {"market": "margin"}):
         reply = get(sapi, "market_ticker", **bad)
@@ -137,7 +138,9 @@ def test_favorite_coin_add_remove_uppercase_and_errors(mapi: Api) -> None:
     removed = fav({"symbol": "Btc", "action": "remove"}).json()["data"]
     assert removed == {"symbol": "BTC", "action": "remove", "favorites": ["ETHUSDT"]}
     assert fav({"symbol": "BTC", "action": "remove"}).json()["data"]["favorites"] == ["ETHUSDT"]
-    for bad in ({}, {"symbol": ""}, {"symbol": "BTC/USDT"}, {"symbol": 5}, {"symbol": "BTC", "action": "toggle"}):
+    bad_bodies = ({}, {"symbol": ""}, {"symbol": "BTC/USDT"}, {"symbol": 5},
+                  {"symbol": "BTC", "action": "toggle"})
+    for bad in bad_bodies:
         reply = fav(bad)
         assert reply.status_code == 400, (bad, reply.text)
     assert mapi.user("favorite_coin", {"symbol": "BTC"}).status_code == 401
