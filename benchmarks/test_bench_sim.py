@@ -110,6 +110,25 @@ def bare_loop(o, h, lo, c, at, up, limit, tp, sl, gap, wait, comm):
     return balance
 
 
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+    raise OSError(field)
+
+
+def _extra_peak_bytes(fn: Callable[[], Any]) -> int | None:
+    """Peak resident memory that ``fn`` adds above the resident memory before it (Linux: reset
+    the high-water mark, run, read it); None where /proc does not allow it."""
+    try:
+        before = _status_kib("VmRSS:")
+        Path("/proc/self/clear_refs").write_text("5")
+        fn()
+        return (_status_kib("VmHWM:") - before) * 1024
+    except OSError:
+        return None
+
+
 def test_bench_simulate_vs_references(benchmark: Any, market: dict[str, Any]) -> None:
     k, s, n = market["klines"], market["signals"], market["n"]
     settings = {"spread_pct": 0.0, "commission_pct": 0.02}
@@ -134,6 +153,13 @@ def test_bench_simulate_vs_references(benchmark: Any, market: dict[str, Any]) ->
         f"  ratios: simulate / bare {sim_t / bare_t:.1f}x; vectorbt / simulate {vbt_t / sim_t:.1f}x; "
         f"backtesting.py / simulate {bt_t / sim_t:.0f}x"
     )
+    candles_bytes = k.estimated_size()
+    extra = _extra_peak_bytes(lambda: simulate(k, s, **settings))
+    if extra is not None:
+        print(
+            f"  memory: simulate adds at most {extra / 2**20:,.0f} MiB to the loaded candles "
+            f"({candles_bytes / 2**20:,.0f} MiB): peak = {1 + extra / candles_bytes:.1f}x the candles"
+        )
     print(f"  final balance: simulate {result.summary['final_balance']:.4f}, bare loop {bare_bal:.4f}")
     assert result.summary["total_trades"] > 0
 

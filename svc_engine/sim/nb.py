@@ -572,19 +572,6 @@ def _open_stakes(state, slot, trades):
 
 
 @njit(cache=True, nogil=True)
-def _advance_clock(u, off, upos, nxt, at, latest):
-    """Mark which coins have a candle at union time ``u`` (local index, else -1)."""
-    for ci in range(at.shape[0]):
-        g = nxt[ci]
-        if g < off[ci + 1] and upos[g] == u:
-            at[ci] = g - off[ci]
-            latest[ci] = at[ci]
-            nxt[ci] = g + 1
-        else:
-            at[ci] = -1
-
-
-@njit(cache=True, nogil=True)
 def portfolio_sweep_nb(
     t,
     o,
@@ -625,14 +612,18 @@ def portfolio_sweep_nb(
     nxt, sp = off[:-1].copy(), soff[:-1].copy()
     at, latest = np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
-    anchor, has_anchor = np.zeros(nc, np.int64), np.zeros(nc, np.bool_)
+    anchor = np.full(nc, -1, np.int64)
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
     for u in range(n_times):
-        _advance_clock(u, off, upos, nxt, at, latest)
-        for ci in range(nc):  # exits and expiries of earlier candles
-            a, k = at[ci], cur[ci]
-            if a < 0 or state[ci] == 0:
+        # the clock, then exits and expiries of positions and orders from earlier candles
+        for ci in range(nc):
+            g = nxt[ci]
+            if g >= off[ci + 1] or upos[g] != u:
+                at[ci] = -1
                 continue
+            a = g - off[ci]
+            at[ci], latest[ci], nxt[ci] = a, a, g + 1
+            k = cur[ci]
             if state[ci] == 2 and memo[k].j == a:
                 cash += trades[slot[ci]].stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
                 state[ci] = 0
@@ -640,79 +631,71 @@ def portfolio_sweep_nb(
                 trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
             elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
                 fate[k], state[ci] = F_EXPIRED, 0
-        for ci in range(nc):  # fills, in the order of the coins
+        # fills coin by coin, then each coin's new signals (they touch only their own coin)
+        for ci in range(nc):
             a, k = at[ci], cur[ci]
-            if a < 0 or state[ci] != 1 or memo[k].i != a:
+            if a < 0:
                 continue
-            stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
-            if n_open >= divide or stake <= 0:
-                fate[k], state[ci] = F_NO_SLOT, 0
-                continue
-            lo_, hi_ = off[ci], off[ci + 1]
-            ensure_exit_nb(
-                memo,
-                k,
-                o[lo_:hi_],
-                h[lo_:hi_],
-                lo[lo_:hi_],
-                c[lo_:hi_],
-                side[k],
-                tp[k],
-                sl[k],
-                lev,
-                hi_ - lo_ - 1,
-            )
-            fill_trade_nb(
-                trades,
-                n_tr,
-                ci,
-                k,
-                sidx[k],
-                side[k],
-                limit[k],
-                tp[k],
-                sl[k],
-                tp_d[k],
-                sl_d[k],
-                memo,
-                stake,
-                comm,
-                lev,
-                hs[ci],
-            )
-            fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
-            cash -= stake
-            n_open += 1
-            n_tr += 1
-            max_open = max(max_open, n_open)
-            if memo[k].j == a:
-                cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
-                state[ci] = 0
-                n_open -= 1
-                trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
-        for ci in range(nc):  # new signals: minimum gap, then busy
-            a = at[ci]
-            while a >= 0 and sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:
+            b, z = off[ci], off[ci + 1]
+            if state[ci] == 1 and memo[k].i == a:
+                stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
+                if n_open >= divide or stake <= 0:
+                    fate[k], state[ci] = F_NO_SLOT, 0
+                else:
+                    ensure_exit_nb(
+                        memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
+                    )
+                    fill_trade_nb(
+                        trades,
+                        n_tr,
+                        ci,
+                        k,
+                        sidx[k],
+                        side[k],
+                        limit[k],
+                        tp[k],
+                        sl[k],
+                        tp_d[k],
+                        sl_d[k],
+                        memo,
+                        stake,
+                        comm,
+                        lev,
+                        hs[ci],
+                    )
+                    fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
+                    cash -= stake
+                    n_open += 1
+                    n_tr += 1
+                    max_open = max(max_open, n_open)
+                    if memo[k].j == a:  # closes right after its own fill
+                        cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
+                        state[ci] = 0
+                        n_open -= 1
+                        trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+            while sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:  # minimum gap, then busy
                 k = sp[ci]
                 sp[ci] += 1
                 if fate[k] != F_OK:
                     continue
-                if has_anchor[ci] and a - anchor[ci] < gap:
+                if anchor[ci] >= 0 and a - anchor[ci] < gap:
                     fate[k] = F_MIN_GAP
                 elif state[ci] != 0:
                     fate[k] = F_COIN_BUSY
                 else:
-                    anchor[ci], has_anchor[ci], state[ci], cur[ci] = a, True, 1, k
-                    b, z = off[ci], off[ci + 1]
+                    anchor[ci], state[ci], cur[ci] = a, 1, k
                     deadline = t[b + a] + tf_ms + wait_ms
                     ensure_fill_nb(memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline)
                     if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
                         fate[k], state[ci] = F_EXPIRED, 0
         value = cash
-        for ci in range(nc):
-            if state[ci] == 2:
-                tr = trades[slot[ci]]
-                value += mark_value(tr.stake, tr.side, tr.entry, c[off[ci] + latest[ci]], comm, lev, hs[ci])
+        if n_open > 0:
+            for ci in range(nc):
+                if state[ci] == 2:
+                    tr = trades[slot[ci]]
+                    value += mark_value(
+                        tr.stake, tr.side, tr.entry, c[off[ci] + latest[ci]], comm, lev, hs[ci]
+                    )
         eq[u] = value
     return n_tr, cash, max_open
 
