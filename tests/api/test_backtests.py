@@ -431,10 +431,14 @@ def test_history_filters_and_cursor(bt_api: Api) -> None:
     store = bt_api.app.state.services.store
     made = []
     with store.write() as conn:
-        for i, (name, coins, tf) in enumerate(
-            [("alpha", ["BTCUSDT"], "1h"), ("alpha", ["ETHUSDT", "BTCUSDT"], "4h"), ("beta", ["SOLUSDT"], "1h"),
-             ("alpha", ["SOLUSDT"], "1h"), ("beta", ["BTCUSDT"], "1d")]
-        ):  # fmt: skip
+        rows = [
+            ("alpha", ["BTCUSDT"], "1h"),
+            ("alpha", ["ETHUSDT", "BTCUSDT"], "4h"),
+            ("beta", ["SOLUSDT"], "1h"),
+            ("alpha", ["SOLUSDT"], "1h"),
+            ("beta", ["BTCUSDT"], "1d"),
+        ]
+        for i, (name, coins, tf) in enumerate(rows):
             launch = backtests.Launch("full_range", name, 1, coins, "crypto", tf, {}, len(coins), 2, 1.0)
             made.append(
                 backtests.create_job(conn, svc_id, launch, limit=99, now=1_800_000_000 + i // 2)["job_id"]
@@ -450,7 +454,7 @@ def test_history_filters_and_cursor(bt_api: Api) -> None:
             assert cursor is None
             break
     assert [len(p) for p in pages] == [2, 2, 1]
-    assert sum(pages, []) == newest_first
+    assert [j for page in pages for j in page] == newest_first
 
     def ids(**filters: Any) -> list[str]:
         data = _ok(bt_api.user("backtest_history", filters, token=token))["data"]
