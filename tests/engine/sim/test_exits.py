@@ -179,3 +179,45 @@ def test_no_spread_setting_takes_the_markets_default() -> None:
     r = simulate(k, sigs([(0, "long", 10.0, 11.0, 9.0)]), market="forex", commission_pct=0)
     assert (r.trades["entry_price"][0], r.trades["exit_price"][0]) == (10 * (1 + h), 11 * (1 - h))
     assert h > 0
+
+
+def test_each_candidates_outcome_is_computed_independently() -> None:
+    from svc_engine.sim import nb
+    from svc_engine.sim.inputs import Candles, prepare_signals
+    from svc_engine.sim.single import filter_signals, resolve_settings
+
+    rows = [
+        SIGNAL,
+        (10, 10.2, 9.9, 10.1),
+        (10.5, 11.5, 10.4, 11.2),
+        (11.2, 11.3, 8.0, 8.5),
+        (8.5, 8.6, 8.4, 8.5),
+    ]
+    k = bars(rows)
+    # the second signal overlaps the first: the sweep skips it, its own outcome still exists
+    s = sigs(
+        [(0, "long", 10.0, 11.0, 9.0), (1 * H, "long", 10.2, 11.5, 9.5), (2 * H, "short", 11.2, 9.0, 12.0)]
+    )
+    candles = Candles.from_frame(k, timeframe="1h")
+    sig = prepare_signals(s, candles)
+    fate, tp, sl, _, _ = filter_signals(sig, resolve_settings(FREE))
+    memo = nb.outcomes_nb(
+        candles.t,
+        candles.o,
+        candles.h,
+        candles.lo,
+        candles.c,
+        sig.sidx,
+        sig.side,
+        sig.limit,
+        tp,
+        sl,
+        fate,
+        H,
+        30 * 86_400_000,
+        1.0,
+    )
+    got = [
+        (m["i"], m["j"], float(m["entry_raw"]), float(m["exit_raw"]), nb.REASONS[m["reason"]]) for m in memo
+    ]
+    assert got == [(1, 2, 10.0, 11.0, "tp"), (3, 3, 10.2, 9.5, "sl"), (3, 3, 11.2, 9.0, "tp")]

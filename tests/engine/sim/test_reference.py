@@ -158,6 +158,9 @@ def test_single_coin_matches_reference(data: st.DataObject) -> None:
     assert engine.summary["total_signals"] == sum(
         f in ("traded", "expired", "skipped_no_slot") for f in reference.fates
     )
+    counts = engine.signal_counts
+    assert counts["placed"] == counts["filled"] + counts["expired"] + counts["skipped_no_slot"]
+    assert sum(v for name, v in counts.items() if name != "placed") == engine.all_positions.height
 
 
 @HYP
