@@ -30,7 +30,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from svc_api.domains import credits
+from svc_api.domains import backtests, credits
 from svc_api.domains.accounts import add_account_section, current_plan
 from svc_api.domains.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
 from svc_api.store.strategy_tables import strategies, strategy_versions
@@ -648,26 +648,11 @@ def _coin_key(coin: str) -> tuple[str, str]:
 def _full_range_returns(
     conn: Connection, svc_id: str, strategy_name: str, timeframe: str
 ) -> dict[str, float] | None:
-    backtests = _backtests_domain()
-    if backtests is None or not hasattr(backtests, "full_range_returns"):
-        return None
     return backtests.full_range_returns(conn, svc_id, strategy_name, timeframe=timeframe)
 
 
 def _delete_backtests(conn: Connection, svc_id: str, strategy_name: str) -> int:
-    backtests = _backtests_domain()
-    if backtests is None or not hasattr(backtests, "delete_for_strategy"):
-        return 0
     return int(backtests.delete_for_strategy(conn, svc_id, strategy_name))
-
-
-def _backtests_domain() -> Any:
-    # Imported late: the backtests domain loads strategies through this module.
-    try:
-        from svc_api.domains import backtests
-    except ImportError:
-        return None
-    return backtests
 
 
 def _add_generation(

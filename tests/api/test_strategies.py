@@ -3,13 +3,18 @@ rollback, delete, visibility, plan limits, credits, the generation cap and ``acc
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from svc_api.domains import accounts, credits, generation, strategies
+from svc_engine.data import DataStore
+from svc_engine.data.synthetic import generate_market
+from svc_engine.sim import drivers
 from svc_engine.strategy import compile_strategy
 
 if TYPE_CHECKING:
@@ -521,3 +526,87 @@ def test_account_info_lists_strategies(api: Api) -> None:
             "leverage": 1,
         },
     }
+
+
+@pytest.fixture(scope="session")
+def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small synthetic market, made once per session."""
+    root = tmp_path_factory.mktemp("strategies-market")
+    generate_market(DataStore(root), small=True)
+    return root
+
+
+def test_public_after_a_real_full_range_then_delete_with_its_backtest(
+    make_api: Any, settings: Any, market_dir: Path
+) -> None:
+    api = make_api(dataclasses.replace(settings, data_dir=market_dir))
+    _, token = _user(api, balance=20)
+    body = RSI | {
+        "strategy_name": "rsiseven",
+        "timeframe": "1h",
+        "entry_condition": "RSI(7) crosses above 30",
+    }
+    _ok(api.user("strategy_generate", body | {"tp_condition": "3%", "sl_condition": "2%"}, token=token))
+    assert _settled(api, token, "rsiseven")["status"] == "active"
+    public = {"strategy_name": "rsiseven", "visibility": "public", "credits_per_signal": 2, "timeframe": "1h"}
+    early = api.user("strategy_visibility", public | {"coins": ["BTC"]}, token=token)
+    assert (early.status_code, early.json()["message"]) == (
+        400,
+        "strategy 'rsiseven' has no completed full_range backtest on 1h; run one first",
+    )
+
+    headers = {"Authorization": f"Bearer {token}"}
+    launch = api.post(
+        "/backtest",
+        params={"action": "full_range"},
+        json={"strategy_name": "rsiseven", "coins": ["BTC", "ETH", "SOL"], "timeframe": "1h"},
+        headers=headers,
+    )
+    assert launch.status_code == 200, launch.text
+    deadline = time.monotonic() + 30
+    while True:
+        status = api.post(
+            "/backtest",
+            params={"action": "status"},
+            json={"job_id": launch.json()["job_id"]},
+            headers=headers,
+        )
+        if status.json()["status"] != "running" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert status.json()["status"] == "completed", status.text
+
+    engine = drivers.full_range(
+        compile_strategy("RSI(7) crosses above 30", "3%", "2%"),
+        ["BTCUSDT", "ETHUSDT", "SOLUSDT"],
+        "1h",
+        store=DataStore(market_dir),
+    ).to_dict()
+    returns = {c: r["summary"]["total_return_pct"] for c, r in engine["results"].items()}
+    assert [c for c, r in returns.items() if r > 0] == ["BTCUSDT", "SOLUSDT"]
+    reply = _ok(
+        api.user("strategy_visibility", public | {"coins": ["BTC", "ETH", "SOL", "DOT"]}, token=token)
+    )
+    assert reply == {
+        "strategy_name": "rsiseven",
+        "visibility": "public",
+        "credits_per_signal": 2,
+        "timeframe": "1h",
+        "eligible_coins": ["BTC", "SOL"],
+        "rejected_coins": {"ETH": "negative_return", "DOT": "no_backtest"},
+    }
+    other_tf = api.user("strategy_visibility", public | {"timeframe": "4h", "coins": ["BTC"]}, token=token)
+    assert other_tf.status_code == 400
+
+    done = _ok(
+        api.user("strategy_delete", {"strategy_name": "rsiseven", "confirm_name": "rsiseven"}, token=token)
+    )
+    assert done == {
+        "strategy_name": "rsiseven",
+        "deleted": True,
+        "deleted_objects": 2,
+    }  # 1 version + 1 backtest
+    gone = api.post(
+        "/backtest", params={"action": "status"}, json={"job_id": launch.json()["job_id"]}, headers=headers
+    )
+    assert gone.status_code == 404
