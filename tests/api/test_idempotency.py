@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import sqlalchemy as sa
 
 from svc_api.domains import credits
+from svc_api.http.errors import ApiError
+from svc_api.http.idempotency import claim, finish
 from svc_api.routes.dispatch import Call
 from svc_api.store.tables import idempotency_keys
 
@@ -103,3 +107,20 @@ def test_malformed_keys_are_400(api: Api, paid_operation: Any) -> None:
         assert reply.status_code == 400, key
         assert reply.json()["error"] == "invalid_idempotency_key"
     assert api.user("account_info", token=user["session_token"]).json()["data"]["svc_credits"] == 10
+
+
+def test_a_claim_left_by_a_crash_is_taken_over_after_stale_after(api: Api) -> None:
+    store = api.app.state.services.store
+    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600) is None
+    with pytest.raises(ApiError) as busy:
+        claim(store, "AB12CD", KEY, "print-1", stale_after=600)
+    assert busy.value.status == 409 and busy.value.error == "request_in_progress"
+    with store.write() as conn:
+        conn.execute(idempotency_keys.update().values(created_at=int(time.time()) - 601))
+    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600) is None  # taken over: runs again
+    finish(store, "AB12CD", KEY, (201, "application/json", b'{"ok":true}'))
+    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600) == {
+        "status": 201,
+        "content_type": "application/json",
+        "body": b'{"ok":true}',
+    }
