@@ -64,7 +64,12 @@ def _first_bad_row(t, o, h, lo, c, v):
 @njit(cache=True, nogil=True)
 def locate_sorted_nb(t, keys):
     """Index of each sorted key in the sorted times ``t`` (-1 where absent), by galloping from the
-    previous key: a sorted sweep touches memory in order, where plain binary searches thrash."""
+    previous key: a sorted sweep touches memory in order, where plain binary searches thrash.
+
+    Example:
+        >>> locate_sorted_nb(np.array([1, 3, 5], np.int64), np.array([3, 4, 5], np.int64)).tolist()
+        [1, -1, 2]
+    """
     out = np.full(keys.shape[0], -1, np.int64)
     pos, n = 0, t.shape[0]
     for x in range(keys.shape[0]):

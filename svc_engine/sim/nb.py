@@ -66,7 +66,15 @@ the order expires at candle ``e``; ``f`` the fine candle of the fill (intrabar d
 @njit(cache=True, nogil=True)
 def filter_signals_nb(side, limit, tp, sl, dup, min_profit, max_profit, min_loss, max_loss, reject):
     """Fate after validity and the min/max filter (``F_OK`` where the signal goes on); adjusted
-    TP and SL prices, and the recorded distances."""
+    TP and SL prices, and the recorded distances.
+
+    Example:
+        >>> one = lambda x, t=np.float64: np.array([x], t)
+        >>> fate, tp, sl, td, sd = filter_signals_nb(one(1, np.int8), one(10.0), one(20.0), one(9.0),
+        ...                                          one(False, np.bool_), 0.001, 0.3, 0.001, 0.5, False)
+        >>> int(fate[0]), float(tp[0]), float(td[0])
+        (-1, 13.0, 0.3)
+    """
     n = limit.shape[0]
     fate = np.full(n, F_OK, np.int8)
     tp_out, sl_out = tp.copy(), sl.copy()
@@ -118,7 +126,13 @@ def _reject_fate(td, sd, min_profit, max_profit, min_loss, max_loss):
 @njit(cache=True, nogil=True)
 def find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms):
     """(fill candle or -1, fill price, open fill?, last live candle e) of an order placed at ``s``;
-    live candles open strictly before ``deadline_ms``."""
+    live candles open strictly before ``deadline_ms``.
+
+    Example:
+        >>> t = np.array([0, 1, 2], np.int64); p = np.array([10.0, 10.5, 9.8])
+        >>> find_fill_nb(t, p, p + 0.1, p - 0.1, 0, LONG, 10.0, 10)
+        (2, 9.8, True, 2)
+    """
     n = t.shape[0]
     k = s + 1
     while k < n and t[k] < deadline_ms:
@@ -133,7 +147,12 @@ def find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms):
 @njit(cache=True, nogil=True)
 def stop_level_nb(entry, side, sl, leverage):
     """(stop price, its reason, its gap reason): the liquidation level ``Q`` (from the raw fill
-    price) replaces ``SL`` where it lies between the entry and ``SL``."""
+    price) replaces ``SL`` where it lies between the entry and ``SL``.
+
+    Example:
+        >>> stop_level_nb(10.0, LONG, 7.0, 5.0)
+        (8.0, 4, 4)
+    """
     if leverage > 1:
         q = entry * (1 - side / leverage)
         if (side == LONG and q > sl) or (side == SHORT and q < sl):
@@ -144,7 +163,12 @@ def stop_level_nb(entry, side, sl, leverage):
 @njit(cache=True, nogil=True)
 def candle_rules_nb(oj, hj, lj, c_fill, side, at_fill, tp, stop, stop_reason, gap_reason):
     """Rules 1-3 of section 4 on one candle: (hit?, raw exit price, reason). ``at_fill`` marks an
-    intrabar fill candle (no gap rules; tp only when ``c_fill``, its close, reached TP)."""
+    intrabar fill candle (no gap rules; tp only when ``c_fill``, its close, reached TP).
+
+    Example:
+        >>> candle_rules_nb(10.0, 11.5, 8.5, 10.0, LONG, False, 11.0, 9.0, R_SL, R_SL_GAP)
+        (True, 9.0, 0)
+    """
     if side == LONG:
         if not at_fill:
             if oj <= stop:
@@ -170,7 +194,13 @@ def candle_rules_nb(oj, hj, lj, c_fill, side, at_fill, tp, stop, stop_reason, ga
 
 @njit(cache=True, nogil=True)
 def find_exit_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last):
-    """(exit candle, raw exit price, reason) of a trade filled at candle ``i`` (section 4)."""
+    """(exit candle, raw exit price, reason) of a trade filled at candle ``i`` (section 4).
+
+    Example:
+        >>> o = np.array([10.0, 10.0, 11.5]); h = o + 0.2; lo = o - 0.2
+        >>> find_exit_nb(o, h, lo, o, 1, LONG, 10.0, True, 11.0, 9.0, 1.0, 2)
+        (2, 11.5, 3)
+    """
     stop, stop_reason, gap_reason = stop_level_nb(entry, side, sl, leverage)
     for j in range(i, last + 1):
         hit, x, reason = candle_rules_nb(
@@ -220,7 +250,13 @@ def outcomes_nb(t, o, h, lo, c, sidx, side, limit, tp, sl, fate, tf_ms, wait_ms,
 @njit(cache=True, nogil=True)
 def fine_fill_nb(fo, fh, flo, a, b, side, limit):
     """The fill replayed on the fine candles ``a .. b-1`` of the fill candle: (fine candle or -1,
-    price, open fill on that fine candle?)."""
+    price, open fill on that fine candle?).
+
+    Example:
+        >>> p = np.array([10.5, 9.8])
+        >>> fine_fill_nb(p, p + 0.1, p - 0.1, 0, 2, LONG, 10.0)
+        (1, 9.8, True)
+    """
     for f in range(a, b):
         if side == LONG and flo[f] <= limit:
             return f, min(fo[f], limit), fo[f] <= limit
@@ -289,7 +325,12 @@ def find_exit_detail_nb(
 
 @njit(cache=True, nogil=True)
 def executed_nb(price, side, is_entry, half_spread):
-    """Executed price: a buy at ``price * (1 + h)``, a sell at ``price * (1 - h)``."""
+    """Executed price: a buy at ``price * (1 + h)``, a sell at ``price * (1 - h)``.
+
+    Example:
+        >>> executed_nb(100.0, SHORT, True, 0.001)
+        99.9
+    """
     buy = (side == LONG) == is_entry
     return price * (1 + half_spread) if buy else price * (1 - half_spread)
 
@@ -304,7 +345,12 @@ def net_return(side, entry, exit_, commission):
 
 @njit(cache=True, nogil=True)
 def levered_return(side, entry, exit_, commission, leverage):
-    """``max(leverage * r, -1)``: the trade's return on its stake (a stake is never lost twice)."""
+    """``max(leverage * r, -1)``: the trade's return on its stake (a stake is never lost twice).
+
+    Example:
+        >>> levered_return(LONG, 100.0, 50.0, 0.0, 3.0)
+        -1.0
+    """
     return max(leverage * net_return(side, entry, exit_, commission), -1.0)
 
 
@@ -325,7 +371,12 @@ def mark_from(stake, a0, a1, close, lev):
 
 @njit(cache=True, nogil=True)
 def mark_value(stake, side, entry, close, comm, lev, hs):
-    """Value of an open position as if closed at ``close`` with all costs (section 5)."""
+    """Value of an open position as if closed at ``close`` with all costs (section 5).
+
+    Example:
+        >>> mark_value(100.0, LONG, 10.0, 11.0, 0.0, 1.0, 0.0)
+        110.00000000000001
+    """
     a0, a1 = mark_coeffs(side, entry, comm, hs)
     return mark_from(stake, a0, a1, close, lev)
 
@@ -539,7 +590,12 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
 
 @njit(cache=True, nogil=True)
 def drawdown_nb(eq, initial):
-    """Drawdown in percent below the running peak (which starts at ``initial``), and its max."""
+    """Drawdown in percent below the running peak (which starts at ``initial``), and its max.
+
+    Example:
+        >>> drawdown_nb(np.array([100.0, 120.0, 90.0]), 100.0)[1]
+        25.0
+    """
     dd = np.empty(eq.shape[0])
     _, worst = _dd_segment(eq, dd, 0, eq.shape[0], initial, 0.0)
     return dd, worst
@@ -547,7 +603,12 @@ def drawdown_nb(eq, initial):
 
 @njit(cache=True, nogil=True)
 def max_drawdown_nb(eq, initial):
-    """The largest drawdown in percent (peak starting at ``initial``)."""
+    """The largest drawdown in percent (peak starting at ``initial``).
+
+    Example:
+        >>> max_drawdown_nb(np.array([100.0, 120.0, 90.0]), 100.0)
+        25.0
+    """
     peak, worst = initial, 0.0
     scale = 100.0 / peak
     for k in range(eq.shape[0]):
