@@ -112,6 +112,9 @@ def build_book(
     """
     if not coins:
         raise ValueError("a portfolio needs at least one coin")
+    stray = sorted(set(signals_by_coin) - set(coins))
+    if stray:
+        raise ValueError(f"signals for coins that are not in the portfolio: {stray}")
     windows, sigs, hs = [], [], []
     for coin in coins:
         if coin not in klines_by_coin:

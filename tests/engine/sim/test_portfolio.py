@@ -150,11 +150,13 @@ def test_to_dict_keeps_the_first_trades_and_flags_the_rest() -> None:
         ({"coins": ["A", "A"]}, r"coins must be distinct"),
         ({"coins": ["A", "Z"]}, r"no klines for coin 'Z'"),
         ({"coins": []}, r"a portfolio needs at least one coin"),
+        ({"coins": ["B"], "signals": {"A": SIG_A}}, r"signals for coins that are not in the portfolio: \['A'\]"),
     ],
 )
 def test_bad_portfolios_are_refused(kw: dict, message: str) -> None:
+    signals = kw.pop("signals", {})
     with pytest.raises(ValueError, match=message):
-        simulate_portfolio({"A": A, "B": B}, {}, **(FREE | kw))
+        simulate_portfolio({"A": A, "B": B}, signals, **(FREE | kw))
 
 
 def test_coins_must_share_a_timeframe() -> None:
