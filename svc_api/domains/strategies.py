@@ -560,7 +560,7 @@ def _generation_fields(params: Mapping[str, Any]) -> dict[str, Any]:
     if signal_mode not in SIGNAL_MODES:
         raise Invalid(f"signal_mode is required: one of {', '.join(SIGNAL_MODES)}, got {signal_mode!r}")
     timeframe = params.get("timeframe")
-    if timeframe not in TIMEFRAMES:
+    if not isinstance(timeframe, str) or timeframe not in TIMEFRAMES:
         raise Invalid(f"timeframe is required: one of {', '.join(TIMEFRAMES)}, got {timeframe!r}")
     side = params.get("position_side")
     if side is None and market_type == "futures" and signal_mode == "signal_orders":
@@ -609,7 +609,7 @@ def _public_fields(params: Mapping[str, Any]) -> tuple[int, str, list[str]]:
     if not credits.to_units("0.01") <= price <= credits.to_units(10):
         raise Invalid(f"credits_per_signal must be from 0.01 to 10, got {raw_price!r}")
     timeframe = params["timeframe"]
-    if timeframe not in TIMEFRAMES:
+    if not isinstance(timeframe, str) or timeframe not in TIMEFRAMES:
         raise Invalid(f"timeframe must be one of {', '.join(TIMEFRAMES)}, got {timeframe!r}")
     coins = params["coins"]
     if not isinstance(coins, list) or not all(isinstance(c, str) for c in coins):

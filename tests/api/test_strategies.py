@@ -138,6 +138,9 @@ BAD_FIELDS = [
     ({"market_type": "margin"}, "market_type is required"),
     ({"signal_mode": None}, "signal_mode is required"),
     ({"timeframe": "7m"}, "timeframe is required"),
+    ({"timeframe": ["4h"]}, "timeframe is required"),
+    ({"market_type": ["spot"]}, "market_type is required"),
+    ({"strategy_name": ["rsidip"]}, "4-20 lowercase"),
     ({"position_side": "up"}, "position_side must be 'long' or 'short'"),
     ({"position_side": "short"}, "spot strategy cannot go short"),
     ({"market_type": "futures"}, "position_side is required for futures signal_orders"),
@@ -439,6 +442,10 @@ def test_visibility_rules(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
         ({"credits_per_signal": 10.5}, "from 0.01 to 10"),
         ({"credits_per_signal": True}, "must be a number"),
         ({"timeframe": "2d"}, "timeframe must be one of"),
+        ({"timeframe": {"tf": "4h"}}, "timeframe must be one of"),
+        ({"coins": ["BTC", 7]}, "coins must be a list"),
+        ({"coins": ["BTC USDT"]}, "invalid coin name(s): BTC USDT"),
+        ({"credits_per_signal": "lots"}, "must be a number"),
         ({"coins": "BTC"}, "coins must be a list"),
         ({"visibility": "hidden"}, "visibility must be"),
     ):
@@ -610,3 +617,14 @@ def test_public_after_a_real_full_range_then_delete_with_its_backtest(
         "/backtest", params={"action": "status"}, json={"job_id": launch.json()["job_id"]}, headers=headers
     )
     assert gone.status_code == 404
+
+
+def test_generate_with_an_idempotency_key_charges_once(api: Api) -> None:
+    _, token = _user(api, balance=3)
+    body = RSI | {"idempotency_key": "generate-rsidip-0001"}
+    first = api.user("strategy_generate", body, token=token)
+    again = api.user("strategy_generate", body, token=token)
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replay"] == "true"
+    assert again.json()["data"] == first.json()["data"]
+    assert _balance(api, token) == 2
