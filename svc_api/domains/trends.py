@@ -170,7 +170,8 @@ def upsert_signals(conn: Connection, rows: list[dict[str, Any]], *, now: int, tt
     added = 0
     for row in rows:
         stmt = insert(trend_signals).values(**row, detected_at=now, expires_at=row["ts"] + ttl)
-        added += conn.execute(stmt.on_conflict_do_nothing()).rowcount or 0
+        # RETURNING, not rowcount: psycopg reports -1 for a skipped ON CONFLICT DO NOTHING.
+        added += len(conn.execute(stmt.on_conflict_do_nothing().returning(trend_signals.c.ts)).all())
     return added
 
 
@@ -401,12 +402,15 @@ def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, 
     finest = catalog.timeframes(symbol, market=market)[0]
     newest = int(catalog.data_range(symbol, finest, market=market)["last_ts"]) * 1000
     hi = newest if before is None else min(newest, before * 1000 - 1)
-    lo = hi - (count + SENTIMENT_WARMUP) * step
+    lo = max(0, hi - (count + SENTIMENT_WARMUP) * step)
+    empty = pl.DataFrame(schema={"open_time": pl.Int64(), "score": pl.Int64(), "direction": pl.Utf8()})
+    if hi < lo:
+        return empty
     try:
-        klines = load_klines(symbol, timeframe, start_ts=max(lo, 0) / 1000, end_ts=hi / 1000, market=market,
+        klines = load_klines(symbol, timeframe, start_ts=lo / 1000, end_ts=hi / 1000, market=market,
                              store=catalog.store)
     except ValueError as exc:
         if "selects no candle" in str(exc):
-            return pl.DataFrame(schema={"open_time": pl.Int64(), "score": pl.Int64(), "direction": pl.Utf8()})
+            return empty
         raise Invalid(str(exc)) from None
     return trend_indicator(klines)
