@@ -222,8 +222,8 @@ def ensure_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms):
 
 @njit(cache=True, nogil=True)
 def ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last):
-    """Compute (once) the exit of the filled signal ``k`` into ``memo``."""
-    if memo[k].done == 1:
+    """Compute (once) the exit of the filled signal ``k`` into ``memo`` (nothing for an expiry)."""
+    if memo[k].done == 1 and memo[k].i >= 0:
         j, x, reason = find_exit_nb(
             o, h, lo, c, memo[k].i, side, memo[k].entry_raw, memo[k].open_fill, tp, sl, leverage, last
         )
@@ -233,7 +233,8 @@ def ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last):
 
 @njit(cache=True, nogil=True)
 def outcomes_nb(t, o, h, lo, c, sidx, side, limit, tp, sl, fate, tf_ms, wait_ms, leverage):
-    """Every candidate's outcome (signals with ``fate == F_OK``), independently per signal."""
+    """Every candidate's outcome (signals with ``fate == F_OK``), independently per signal;
+    ``done`` stays 1 with ``i = -1`` for an order that expires at ``e``."""
     memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
     last = t.shape[0] - 1
     for k in range(sidx.shape[0]):

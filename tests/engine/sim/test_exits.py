@@ -196,7 +196,12 @@ def test_each_candidates_outcome_is_computed_independently() -> None:
     k = bars(rows)
     # the second signal overlaps the first: the sweep skips it, its own outcome still exists
     s = sigs(
-        [(0, "long", 10.0, 11.0, 9.0), (1 * H, "long", 10.2, 11.5, 9.5), (2 * H, "short", 11.2, 9.0, 12.0)]
+        [
+            (0, "long", 10.0, 11.0, 9.0),
+            (1 * H, "long", 10.2, 11.5, 9.5),
+            (2 * H, "short", 11.2, 9.0, 12.0),
+            (3 * H, "long", 7.0, 8.0, 6.0),
+        ]
     )
     candles = Candles.from_frame(k, timeframe="1h")
     sig = prepare_signals(s, candles)
@@ -220,4 +225,5 @@ def test_each_candidates_outcome_is_computed_independently() -> None:
     got = [
         (m["i"], m["j"], float(m["entry_raw"]), float(m["exit_raw"]), nb.REASONS[m["reason"]]) for m in memo
     ]
-    assert got == [(1, 2, 10.0, 11.0, "tp"), (3, 3, 10.2, 9.5, "sl"), (3, 3, 11.2, 9.0, "tp")]
+    assert got[:3] == [(1, 2, 10.0, 11.0, "tp"), (3, 3, 10.2, 9.5, "sl"), (3, 3, 11.2, 9.0, "tp")]
+    assert (memo[3]["i"], memo[3]["e"], memo[3]["done"]) == (-1, 4, 1)  # expires at the last candle
