@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -33,11 +34,14 @@ from sqlalchemy.engine import Connection
 from svc_api.domains import backtests, credits
 from svc_api.domains.accounts import add_account_section, current_plan
 from svc_api.domains.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
+from svc_api.store.engine import StoreUnavailable
 from svc_api.store.strategy_tables import strategies, strategy_versions
 from svc_api.store.tables import accounts
 from svc_engine.data.schema import TIMEFRAMES
 from svc_engine.instruments import UnknownInstrumentError, resolve
 from svc_engine.strategy import Strategy
+
+logger = logging.getLogger("svc_api.strategies")
 
 GENERATION_COST = 1
 MAX_ACTIVE = {"free": 0, "starter": 1, "plus": 2, "pro": 5, "investor": 10}
@@ -78,6 +82,13 @@ class GenerationBusy(DomainError):
         self.in_progress = in_progress
         self.max_concurrent = max_concurrent
         self.retry_after = GENERATION_RETRY_AFTER
+
+
+class DeleteUnavailable(DomainError):
+    """A store needed to delete a strategy's backtests failed: nothing was deleted (503)."""
+
+    status = 503
+    error = "service_unavailable"
 
 
 class NotEligible(Invalid):
@@ -652,7 +663,17 @@ def _full_range_returns(
 
 
 def _delete_backtests(conn: Connection, svc_id: str, strategy_name: str) -> int:
-    return int(backtests.delete_for_strategy(conn, svc_id, strategy_name))
+    try:
+        return int(backtests.delete_for_strategy(conn, svc_id, strategy_name))
+    except (DomainError, StoreUnavailable, sa.exc.SQLAlchemyError):
+        raise
+    except Exception as exc:
+        # The object store failed: raising rolls the transaction back, so no row is deleted.
+        logger.exception("deleting the backtests of strategy %r failed", strategy_name)
+        raise DeleteUnavailable(
+            f"strategy {strategy_name!r} could not be deleted safely (result store unavailable); "
+            "nothing was deleted, retry shortly"
+        ) from exc
 
 
 def _add_generation(

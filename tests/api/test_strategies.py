@@ -628,3 +628,24 @@ def test_generate_with_an_idempotency_key_charges_once(api: Api) -> None:
     assert again.headers["Idempotent-Replay"] == "true"
     assert again.json()["data"] == first.json()["data"]
     assert _balance(api, token) == 2
+
+
+def test_delete_is_503_and_deletes_nothing_when_the_result_store_fails(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, token = _user(api)
+    _ok(api.user("strategy_generate", RSI, token=token))
+    _settled(api, token, "rsidip")
+
+    def broken(*args: Any) -> int:
+        raise OSError("object store unreachable")
+
+    monkeypatch.setattr(strategies.backtests, "delete_for_strategy", broken)
+    reply = api.user("strategy_delete", {"strategy_name": "rsidip", "confirm_name": "rsidip"}, token=token)
+    assert reply.status_code == 503
+    assert reply.json() == {
+        "error": "service_unavailable",
+        "message": "strategy 'rsidip' could not be deleted safely (result store unavailable); "
+        "nothing was deleted, retry shortly",
+    }
+    assert _ok(api.user("strategy_detail", {"strategy_name": "rsidip"}, token=token))["status"] == "active"
