@@ -120,7 +120,10 @@ def build_book(
         if coin not in klines_by_coin:
             raise ValueError(f"no klines for coin {coin!r}")
         candles = Candles.from_frame(klines_by_coin[coin], timeframe=timeframe, source=f"klines[{coin}]")
-        window = candles.in_range(start_ts, end_ts)
+        try:
+            window = candles.in_range(start_ts, end_ts)
+        except ValueError as exc:
+            raise ValueError(f"coin {coin!r}: {exc}") from None
         frame = signals_by_coin.get(coin)
         sigs.append(
             prepare_signals(

@@ -150,7 +150,8 @@ def test_to_dict_keeps_the_first_trades_and_flags_the_rest() -> None:
         ({"coins": ["A", "A"]}, r"coins must be distinct"),
         ({"coins": ["A", "Z"]}, r"no klines for coin 'Z'"),
         ({"coins": []}, r"a portfolio needs at least one coin"),
-        ({"coins": ["B"], "signals": {"A": SIG_A}}, r"signals for coins that are not in the portfolio: \['A'\]"),
+        ({"start_ts": 10 * 3600}, r"coin 'A': the range \[36000, None\] selects no candle of the series"),
+        ({"coins": ["B"], "signals": {"A": SIG_A}}, r"signals for coins that are not in the portfolio"),
     ],
 )
 def test_bad_portfolios_are_refused(kw: dict, message: str) -> None:
