@@ -494,3 +494,29 @@ def test_legacy_delete_pair_and_running_jobs(bt_api: Api) -> None:
     )
     assert (deleted["job_id"], deleted["deleted_objects"]) == (job_id, 0)
     assert json.loads(json.dumps(deleted))["success"] is True
+
+
+def test_concurrent_launches_respect_the_limit(
+    monkeypatch: pytest.MonkeyPatch, make_api: Any, bt_settings: Settings, blocked: threading.Event
+) -> None:
+    monkeypatch.setenv("BACKTEST_MAX_CONCURRENT", "1")
+    api = make_api(bt_settings)
+    svc_id, token = _user(api, balance=20)
+    body = {"strategy_name": "smacross", "coins": ["BTC"], "timeframe": "1h"}
+    replies: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda: replies.append(_bt(api, "full_range", body, token))) for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r.status_code for r in replies) == [200, 429, 429, 429]
+    assert _balance(api, svc_id) == 18
+    job_id = next(r.json()["job_id"] for r in replies if r.status_code == 200)
+    running = _bt(api, "result", {"job_id": job_id}, token)
+    assert running.status_code == 409 and "running" in running.json()["message"]
+    estimate = _ok(_bt(api, "estimate", {**body, "coins": ["BTC", "ETH", "SOL", "DOT", "INJ"]}, token))
+    assert (estimate["mode"], estimate["total_candles"], estimate["chunks"]) == ("full_range", 5 * 1440, 5)
+    assert (estimate["estimated_cost_credits"], estimate["current_credits"]) == (6, 18)
+    assert estimate["can_afford"] is True
