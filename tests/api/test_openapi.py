@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,172 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app):
     # The fuzzing reached real replies, not only rejections.
     assert 200 in seen["POST /user"] and 200 in seen["GET /tradingdata"]
     assert 405 in seen["POST /backtest"]
+
+
+START_TS, END_TS = 1_789_862_400, 1_792_886_400
+STRATEGY = {
+    "strategy_name": "smacross",
+    "market_type": "spot",
+    "signal_mode": "signal_orders",
+    "timeframe": "1h",
+    "entry_condition": "close crosses above SMA(20)",
+    "tp_condition": "3%",
+    "sl_condition": "2%",
+}
+
+
+@pytest.fixture
+def market_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The app over the small synthetic market (5 crypto pairs, 60 days of 1h)."""
+    from svc_engine.data import DataStore
+    from svc_engine.data.synthetic import generate_market
+
+    monkeypatch.setenv("RATE_LIMIT_SCALE", "1000")
+    generate_market(DataStore(tmp_path / "data"), small=True)
+    settings_ = Settings(
+        database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+        secret_key=b"k" * 32,
+        var_dir=tmp_path,
+        data_dir=tmp_path / "data",
+    )
+    return create_app(settings_)
+
+
+class Contract:
+    """Calls operations through schemathesis and validates each reply against its schema."""
+
+    def __init__(self, app: Any) -> None:
+        self.schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+        self.headers: dict[str, str] = {}
+        self.ok: set[str] = set()
+
+    def call(self, label: str, selector: str, value: str, fields: dict[str, Any] | None = None) -> Any:
+        operation = self.schema.find_operation_by_label(label)
+        assert operation is not None, label
+        fields = fields or {}
+        if label.startswith("GET"):
+            case = operation.Case(query={selector: value, **fields}, headers=dict(self.headers))
+        else:
+            case = operation.Case(
+                query={selector: value},
+                body=fields,
+                headers=dict(self.headers),
+                media_type="application/json",
+            )
+        response = case.call_and_validate(checks=[not_a_server_error, response_schema_conformance])
+        assert response.status_code == 200, (label, value, response.text)
+        self.ok.add(f"{label}:{value}")
+        body = response.json()
+        return body["data"] if label == "POST /user" else body
+
+    def user(self, request_type: str, **fields: Any) -> Any:
+        return self.call("POST /user", "request_type", request_type, fields)
+
+    def backtest(self, action: str, **fields: Any) -> Any:
+        return self.call("POST /backtest", "action", action, fields)
+
+    def data(self, request_type: str, **params: Any) -> Any:
+        return self.call("GET /tradingdata", "request_type", request_type, params)
+
+    def until_done(self, job_id: str) -> None:
+        deadline = time.monotonic() + 60
+        while self.backtest("status", job_id=job_id)["status"] not in ("completed", "failed"):
+            assert time.monotonic() < deadline, f"backtest {job_id} did not finish"
+            time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_real_replies_of_every_operation_match_the_schema(market_app):
+    from svc_api.domains import accounts, credits
+
+    api = Contract(market_app)
+    grant = api.user("register", email="contract@example.com", password="contract-pw-1")
+    api.user("login", email="contract@example.com", password="contract-pw-1")
+    with market_app.state.services.store.write() as conn:
+        accounts.grant_plan(conn, grant["svc_id"], "pro", 30)
+        credits.deposit_credits(conn, grant["svc_id"], 100)
+    api.headers = {"Authorization": f"Bearer {grant['session_token']}"}
+    for request_type in (
+        "account_info",
+        "login_history",
+        "credits_history",
+        "notifications_list",
+        "notification_settings",
+        "api_key_status",
+        "available_coins",
+    ):
+        api.user(request_type)
+    api.user("notification_settings", mail=False)
+    api.user("notifications_mark_read", all=True)
+    key = api.user("api_key_generate", label="contract")
+    api.user("favorite_coin", symbol="btcusdt")
+
+    api.user("strategy_generate", **STRATEGY)
+    deadline = time.monotonic() + 30
+    while api.user("strategy_detail", strategy_name="smacross")["status"] == "generating":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    api.user("strategy_edit", strategy_name="smacross", tp_condition="4%")
+    api.user("strategy_versions", strategy_name="smacross")
+    api.user("strategy_visibility", strategy_name="smacross", visibility="private")
+    api.user("strategy_rollback", strategy_name="smacross", target_version=1)
+
+    body = {"strategy_name": "smacross", "timeframe": "1h", "start_ts": START_TS, "end_ts": END_TS}
+    api.backtest("estimate", **body, coins=["BTC"])
+    api.backtest("info", strategy_name="smacross", coin="BTC", timeframe="1h")
+    api.backtest("list_timeframes", coin="ETH")
+    # One job at a time: launches beyond the concurrency limit are a 429 by design.
+    run = api.backtest("run", **body, coin="BTC")
+    api.until_done(run["job_id"])
+    full = api.backtest("full_range", strategy_name="smacross", coins=["BTC", "ETH"], timeframe="1h")
+    api.until_done(full["job_id"])
+    folio = api.backtest("portfolio", **body, coins=["BTC", "ETH"], divide=2, initial_balance=1000)
+    api.until_done(folio["job_id"])
+    for job in (run, full, folio):
+        api.backtest("result", job_id=job["job_id"])
+    api.backtest("coin_result", job_id=full["job_id"], coin="ETH")
+    api.backtest("coin_result", job_id=folio["job_id"], coin="BTC")
+    api.user("backtest_history")
+    api.backtest("delete_backtest", job_id=run["job_id"])
+
+    api.headers = {"X-API-Key": key["api_key"], "X-API-Secret": key["api_secret"]}
+    for request_type in (
+        "platform_notifications",
+        "changelog",
+        "market_ticker",
+        "trend_signals",
+        "trend_indicator",
+        "tracked_trend_break_signals",
+    ):
+        api.data(request_type)
+    api.data("market_quote", symbol="BTCUSDT")
+    api.data("get_klines", symbol="BTCUSDT", limit=3)
+    api.data("market_symbol_info", symbol="BTCUSDT")
+    api.data("trend_indicator_history", limit=3)
+    signal = api.data("trend_signals")["items"][0]
+    api.data(
+        "trend_signal_detail",
+        coin_name=signal["coin_name"],
+        graph_type=signal["graph_type"],
+        timestamp=signal["timestamp"],
+    )
+    tracked = {
+        "coin_name": signal["coin_name"],
+        "timeframe": "60",
+        "way": signal["way"],
+        "timestamp": signal["timestamp"],
+    }
+    api.data("track_trend_break_signal", **tracked)
+    assert api.data("tracked_trend_break_signals")["items"]
+    api.data("untrack_trend_break_signal", **tracked)
+
+    api.headers = {"Authorization": f"Bearer {grant['session_token']}"}
+    api.user("strategy_delete", strategy_name="smacross", confirm_name="smacross")
+    api.user("api_key_revoke", api_key_id=key["api_key"])
+    api.user("logout")
+    api.headers = {}
+    documented = {f"POST /user:{t}" for t in USER.operations}
+    documented |= {f"POST /backtest:{a}" for a in BACKTEST.operations}
+    documented |= {f"GET /tradingdata:{t}" for t in TRADINGDATA.operations}
+    # Every operation that exists was called successfully and its reply matched the description.
+    assert sorted(documented - api.ok) == []
