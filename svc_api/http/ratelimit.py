@@ -131,7 +131,11 @@ class RateLimitStatus:
     allowed: bool
 
     def headers(self) -> dict[str, str]:
-        """The three ``X-RateLimit-*`` headers (reset as whole Unix seconds, rounded up)."""
+        """The three ``X-RateLimit-*`` headers (reset as whole Unix seconds, rounded up).
+
+        >>> RateLimitStatus(limit=5, remaining=-1, reset=10.2, allowed=False).headers()
+        {'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '11'}
+        """
         return {
             "X-RateLimit-Limit": str(self.limit),
             "X-RateLimit-Remaining": str(max(0, self.remaining)),
@@ -294,7 +298,14 @@ class RateLimitMiddleware:
 
     async def check(self, scope: Scope) -> RateLimitStatus:
         """Count this request; the status says whether it may proceed. Raises `ApiError` 503 when
-        the storage cannot be reached."""
+        the storage cannot be reached.
+
+        >>> import asyncio
+        >>> limiter = RateLimitMiddleware(None, policy=RateLimitPolicy(guest_limit=1))
+        >>> scope = {"type": "http", "client": ("10.0.0.9", 1)}
+        >>> [asyncio.run(limiter.check(scope)).allowed for _ in range(2)]
+        [True, False]
+        """
         amount, identifiers = self._identity(scope)
         try:
             allowed, stats = await self._counter.hit(self._item(amount), *identifiers)
@@ -343,7 +354,12 @@ class RateLimitMiddleware:
         await self.app(scope, receive, send_wrapper)
 
     async def aclose(self) -> None:
-        """Close the storage client of the running event loop (call from the app's lifespan)."""
+        """Close the storage client of the running event loop (call from the app's lifespan).
+
+        >>> import asyncio
+        >>> asyncio.run(RateLimitMiddleware(None).aclose()) is None
+        True
+        """
         await self._counter.aclose()
 
 
