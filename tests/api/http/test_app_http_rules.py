@@ -135,3 +135,32 @@ async def test_redis_down_refuses_everything_with_503(make, caplog):
         }
         assert reply.headers["retry-after"] == "5"
         assert reply.headers["x-ratelimit-remaining"] == "0"
+
+
+async def test_cors_from_settings(tmp_path, monkeypatch):
+    monkeypatch.delenv("RATE_LIMIT_SCALE", raising=False)
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'cors.db'}",
+        secret_key=b"k" * 32,
+        var_dir=tmp_path,
+        cors_origins=("https://app.example.com",),
+    )
+    async with client(create_app(settings)) as c:
+        preflight = await c.options(
+            "/user",
+            headers={
+                "Origin": "https://app.example.com",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type, x-correlation-id",
+            },
+        )
+        simple = await c.get("/", headers={"Origin": "https://app.example.com"})
+        foreign = await c.get("/", headers={"Origin": "https://elsewhere.example"})
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://app.example.com"
+    assert simple.headers["access-control-allow-origin"] == "https://app.example.com"
+    exposed = [h.strip() for h in simple.headers["access-control-expose-headers"].split(",")]
+    assert sorted(exposed) == sorted(
+        ["X-Correlation-ID", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]
+    )
+    assert "access-control-allow-origin" not in foreign.headers
