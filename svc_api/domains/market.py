@@ -149,6 +149,34 @@ def _fixed(value: float | Decimal, digits: int) -> str:
 # ---- ticker ---------------------------------------------------------------------------------------
 
 
+def freshest(catalog: Any, market: str, symbol: str) -> tuple[str, int]:
+    """The stored timeframe whose last candle closes latest (the finest on a tie), and that candle's
+    open in ms: a stale 1m import next to an up-to-date 1h series does not hide the newer candles.
+
+    Example:
+        >>> import tempfile
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> store = DataStore(tempfile.mkdtemp())
+        >>> one = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+        ...                     "close": [1.0], "volume": [1.0]})
+        >>> _ = store.write_klines("crypto", "BTCUSDT", "1m", one)
+        >>> _ = store.write_klines("crypto", "BTCUSDT", "1h", one.with_columns(open_time=pl.lit(3_600_000)))
+        >>> freshest(Catalog(store), "crypto", "BTCUSDT")
+        ('1h', 3600000)
+    """
+    from svc_engine.data import timeframe_ms
+
+    rows = catalog.entries(market=market, symbol=symbol)
+    if rows.height == 0:
+        raise NotFound(f"no candles are stored for {symbol} ({market})")
+    def rank(r: dict[str, Any]) -> tuple[int, int]:
+        step = timeframe_ms(r["timeframe"])
+        return r["last_ts"] * 1000 + step, -step
+
+    best = max(rows.iter_rows(named=True), key=rank)
+    return str(best["timeframe"]), int(best["last_ts"]) * 1000
+
+
 @dataclass(frozen=True)
 class Stats24h:
     """Last close, 24 h change and 24 h quote volume of one series, from its finest stored candles.
@@ -182,9 +210,8 @@ def stats_24h(catalog: Any, market: str, symbol: str) -> Stats24h:
     """
     from svc_engine.data import load_klines, timeframe_ms
 
-    timeframe = catalog.timeframes(symbol, market=market)[0]
+    timeframe, last_open = freshest(catalog, market, symbol)
     step = timeframe_ms(timeframe)
-    last_open = int(catalog.data_range(symbol, timeframe, market=market)["last_ts"]) * 1000
     start_ms = min(last_open + step - DAY_MS, last_open)
     window = load_klines(symbol, timeframe, start_ts=start_ms / 1000, market=market, store=catalog.store)
     first_open, last = float(window["open"][0]), float(window["close"][-1])
@@ -422,8 +449,7 @@ def klines(catalog: Any, market: str, symbol: str, interval: str, *, start_ms: i
 
 
 def _last_ms(catalog: Any, market: str, symbol: str) -> int:
-    finest = catalog.timeframes(symbol, market=market)[0]
-    return int(catalog.data_range(symbol, finest, market=market)["last_ts"]) * 1000
+    return freshest(catalog, market, symbol)[1]
 
 
 def _rows(frame: pl.DataFrame, precision: Any) -> list[list[Any]]:

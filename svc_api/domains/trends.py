@@ -24,7 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from svc_api.domains.errors import Invalid, NotFound
-from svc_api.domains.market import check_name, find_series
+from svc_api.domains.market import check_name, find_series, freshest
 from svc_api.store.market_tables import trend_signal_tracks, trend_signals
 
 SIGNAL_TTL = 7 * 86_400
@@ -399,8 +399,7 @@ def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, 
     from svc_engine.trend import trend_indicator
 
     step = timeframe_ms(timeframe)
-    finest = catalog.timeframes(symbol, market=market)[0]
-    newest = int(catalog.data_range(symbol, finest, market=market)["last_ts"]) * 1000
+    newest = freshest(catalog, market, symbol)[1]
     hi = newest if before is None else min(newest, before * 1000 - 1)
     lo = max(0, hi - (count + SENTIMENT_WARMUP) * step)
     empty = pl.DataFrame(schema={"open_time": pl.Int64(), "score": pl.Int64(), "direction": pl.Utf8()})
