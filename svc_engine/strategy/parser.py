@@ -70,6 +70,7 @@ class Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.subjects: list[A.Node] = []
+        self.range_depth = 0  # inside "highest X of the last N candles" the period phrase is the range's
 
     # ---- token helpers -----------------------------------------------------------------------
 
@@ -302,7 +303,7 @@ class Parser:
             self.accept("of")
             return A.Within(left, pct.value, self.value())
         if tok.kind == NUM and tok.pct and self.peek(1).text in UP_WORDS | DOWN_WORDS:
-            right = self.value()
+            right = self.number_primary()
             assert isinstance(right, A.PctOff)
             return A.Compare(">" if right.pct > 0 else "<", left, right)
         self.accept("stay")
@@ -410,7 +411,11 @@ class Parser:
             return self.number_primary()
         if tok.kind == LPAREN:
             self.i += 1
-            inner = self.value()
+            depth, self.range_depth = self.range_depth, 0
+            try:
+                inner = self.value()
+            finally:
+                self.range_depth = depth
             if self.peek().kind != RPAREN:
                 self.fail("expected ')'")
             self.i += 1
@@ -418,14 +423,17 @@ class Parser:
         if self.at("previous") or self.at("prior") or self.at("last"):
             self.i += 1
             self.accept("candle")
-            return A.Lag(self.primary(), 1)
+            inner = self.primary()
+            return A.Lag(inner.expr, inner.n + 1) if isinstance(inner, A.Lag) else A.Lag(inner, 1)
         if self.at("its"):
+            if not self.subjects or isinstance(self.subjects[-1], A.Num):
+                self.fail("'its' must follow the value it refers to, as in 'volume is above its average'")
             self.i += 1
             period = None
             if self.peek().kind == NUM and not self.peek().pct:
                 period = self.take()
                 self.accept("candle")
-            return self.indicator(period, source=self.subjects[-1] if self.subjects else None)
+            return self.indicator(period, source=self.subjects[-1])
         if self.alias_length() <= 1:
             field = self.match(FIELDS)
             if field is not None:
@@ -507,7 +515,7 @@ class Parser:
         output = self.outputs(key, output)
         if spec.sourced and source is None:
             source = self.source()
-        elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM:
+        elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
         return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
 
@@ -548,7 +556,7 @@ class Parser:
         ):
             out.append(self.take())
             self.accept("candle")
-        elif not out and self.at_period_phrase():
+        elif not out and not self.range_depth and self.at_period_phrase():
             out.append(self.period_phrase())
         return out
 
@@ -571,7 +579,7 @@ class Parser:
         return tok
 
     def source(self) -> A.Node | None:
-        if self.at("of") and self.peek(1).kind != NUM:
+        if self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.i += 1
             return self.postfix()
         if self.at("volume"):
@@ -581,8 +589,13 @@ class Parser:
 
     def range_indicator(self, period_tok: Token | None, start: Token) -> A.Node:
         key = "max" if self.take().text == "highest" else "min"
-        field = self.match(FIELDS)
-        source: A.Node = A.Field(field or ("high" if key == "max" else "low"))
+        source: A.Node = A.Field("high" if key == "max" else "low")
+        if self.peek().kind in (WORD, LPAREN) and not self.at_period_phrase():
+            self.range_depth += 1
+            try:
+                source = self.postfix()
+            finally:
+                self.range_depth -= 1
         params = self.params(period_tok)
         return check_indicator(key, params, "", source, self.text, start, self.toks[self.i - 1].end)
 

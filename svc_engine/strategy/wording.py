@@ -101,7 +101,9 @@ def _ind(node: A.Ind) -> str:
     spec = SPECS[node.name]
     params = ", ".join(fmt(p) for p in node.params)
     if node.name in ("max", "min"):
-        source = render(node.source) if node.source is not None else "close"
+        source = _wrap(node.source, _ATOM) if node.source is not None else "close"
+        if isinstance(node.source, A.Ind) and node.source.name in ("max", "min"):
+            source = f"({source})"  # the inner range's period phrase would otherwise end the outer one
         return f"{spec.display} {source} of the last {params} candles"
     if node.name == "vwap":
         base = "VWAP" if node.params == (0,) else f"VWAP({params})"
@@ -128,12 +130,17 @@ def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
     unit = "candle" if node.n == 1 else "candles"
-    return f"{_wrap(node.expr, _ATOM)} {node.n} {unit} ago"
+    # "EMA(10) of RSI(14) 1 candle ago" would lag the source; parenthesise the whole indicator.
+    sourced = (
+        isinstance(node.expr, A.Ind) and node.expr.source is not None and node.expr.name not in ("max", "min")
+    )
+    inner = f"({render(node.expr)})" if sourced else _wrap(node.expr, _ATOM)
+    return f"{inner} {node.n} {unit} ago"
 
 
 def _arith(node: A.Arith) -> str:
     own = _level(node)
-    right_min = own + 1 if node.op in "-/" else own
+    right_min = own + 1  # operators associate to the left
     return f"{_wrap(node.left, own)} {ARITH_WORDS[node.op]} {_wrap(node.right, right_min)}"
 
 

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from svc_engine.strategy import Strategy, StrategyCompileError, compile_strategy
 
@@ -90,3 +92,43 @@ def test_settings_errors() -> None:
         compile_strategy("close above SMA(20)", market_type="futures", position_side="both")
     with pytest.raises(StrategyCompileError, match="signal_mode must be one of"):
         compile_strategy("close above SMA(20)", signal_mode="loud")
+
+
+mutations = st.tuples(
+    st.sampled_from(["delete", "insert", "swap", "truncate"]), st.integers(0, 50), st.integers(0, 50)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    source=st.sampled_from(PHRASINGS),
+    donor=st.sampled_from(PHRASINGS),
+    edits=st.lists(mutations, min_size=1, max_size=3),
+    kind=st.sampled_from(["entry", "tp", "sl"]),
+)
+def test_mangled_phrasings_fail_cleanly_or_compile_to_a_fixed_point(
+    source: tuple[str, ...], donor: tuple[str, ...], edits: list[tuple[str, int, int]], kind: str
+) -> None:
+    words = source[2].split()
+    extra = donor[2].split()
+    for op, i, j in edits:
+        if not words:
+            break
+        i %= len(words)
+        if op == "delete":
+            del words[i]
+        elif op == "insert" and extra:
+            words.insert(i, extra[j % len(extra)])
+        elif op == "swap":
+            j %= len(words)
+            words[i], words[j] = words[j], words[i]
+        else:
+            words[i] = words[i][: j % (len(words[i]) + 1)]
+    text = " ".join(words)
+    try:
+        strategy = compile_part(kind, "long", text)
+    except StrategyCompileError as err:
+        assert str(err)
+        return
+    again = compile_part(kind, "long", strategy.wording[kind])
+    assert again == strategy
