@@ -675,6 +675,7 @@ def portfolio_sweep_nb(
     at, latest = np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     anchor = np.full(nc, -1, np.int64)
+    m_stake, m_a0, m_a1 = np.zeros(nc), np.zeros(nc), np.zeros(nc)  # marks of open positions
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
     for u in range(n_times):
         # the clock, then exits and expiries of positions and orders from earlier candles
@@ -726,6 +727,8 @@ def portfolio_sweep_nb(
                         hs[ci],
                     )
                     fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
+                    m_stake[ci] = stake
+                    m_a0[ci], m_a1[ci] = mark_coeffs(side[k], trades[n_tr].entry, comm, hs[ci])
                     cash -= stake
                     n_open += 1
                     n_tr += 1
@@ -754,10 +757,7 @@ def portfolio_sweep_nb(
         if n_open > 0:
             for ci in range(nc):
                 if state[ci] == 2:
-                    tr = trades[slot[ci]]
-                    value += mark_value(
-                        tr.stake, tr.side, tr.entry, c[off[ci] + latest[ci]], comm, lev, hs[ci]
-                    )
+                    value += mark_from(m_stake[ci], m_a0[ci], m_a1[ci], c[off[ci] + latest[ci]], lev)
         eq[u] = value
     return n_tr, cash, max_open
 
