@@ -12,18 +12,22 @@ Example:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 from svc_api.domains import market
 from svc_api.domains.errors import Invalid, NotFound
+from svc_api.http.errors import ApiError
 from svc_api.routes.dispatch import Call, Operation
 
 TICKER_TTL = 5.0
 """Seconds the ticker rows (and the last prices of quotes) are reused."""
 CATALOG_TTL = 30.0
 """Seconds a catalog of the data store is reused before new series and candles are looked for."""
+STALE_MAX = 300.0
+"""Seconds the last ticker rows may still be served (``_cache.stale``) while the data store fails."""
 SPREAD_TTL = 300.0
 COINS_TTL = 60.0
 
@@ -53,9 +57,25 @@ def catalog_of(services: Any) -> Any:
     return services.cached("market:catalog", CATALOG_TTL, make)
 
 
-def ticker_rows(services: Any) -> list[dict[str, Any]]:
-    """The ticker rows of every crypto series, computed at most every ``TICKER_TTL`` seconds."""
-    return services.cached("market:ticker", TICKER_TTL, lambda: market.ticker_rows(catalog_of(services)))
+def ticker_rows(services: Any) -> tuple[list[dict[str, Any]], float | None]:
+    """The ticker rows of every crypto series, computed at most every ``TICKER_TTL`` seconds, and
+    None; or, while the data store cannot be read, the last rows computed within ``STALE_MAX``
+    seconds and their age (a 503 when there are none)."""
+    last: dict[str, Any] = services.cached("market:ticker:last", math.inf, dict)
+
+    def compute() -> list[dict[str, Any]]:
+        rows = market.ticker_rows(catalog_of(services))
+        last.update(rows=rows, at=time.monotonic())
+        return rows
+
+    try:
+        return services.cached("market:ticker", TICKER_TTL, compute), None
+    except OSError as exc:
+        age = time.monotonic() - last.get("at", -math.inf)
+        if age > STALE_MAX:
+            raise ApiError(503, "service_unavailable", reason="data_store_unavailable", retry_after=5,
+                           extra={"message": f"the data store cannot be read: {exc}"}) from None
+        return last["rows"], age
 
 
 def _favorites(call: Call) -> list[str]:
@@ -72,9 +92,12 @@ def _market_ticker(call: Call) -> dict[str, Any]:
     priority = market.parse_priority(p.get("priority"))
     page = market.page_number(p.get("page"))
     limit = call.page(500, 1, 1000, clamp=True)
-    rows = ticker_rows(call.services)
-    return market.ticker_page(rows, kind=kind, search=search, priority=priority, favorites=_favorites(call),
-                              page=page, limit=limit)
+    rows, stale_for = ticker_rows(call.services)
+    reply = market.ticker_page(rows, kind=kind, search=search, priority=priority, favorites=_favorites(call),
+                               page=page, limit=limit)
+    if stale_for is not None:
+        reply["_cache"] = {"stale": True, "age_seconds": round(stale_for, 1)}
+    return reply
 
 
 def _market_quote(call: Call) -> dict[str, Any]:
@@ -85,7 +108,11 @@ def _market_quote(call: Call) -> dict[str, Any]:
     if not symbol.endswith("USDT") or symbol == "USDT":
         raise Invalid(f"symbol must be a USDT pair such as BTCUSDT, got {symbol!r}")
     kind = market.market_type(p.get("market"))
-    row = next((r for r in ticker_rows(call.services) if r["symbol"] == symbol), None)
+    rows, stale_for = ticker_rows(call.services)
+    if stale_for is not None:  # a quote is a price to act on: never an old one
+        raise ApiError(503, "service_unavailable", reason="data_store_unavailable", retry_after=5,
+                       extra={"message": "the data store cannot be read; no fresh price"})
+    row = next((r for r in rows if r["symbol"] == symbol), None)
     if row is None:
         raise NotFound(f"no market data for {symbol}")
     catalog = catalog_of(call.services)

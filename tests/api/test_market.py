@@ -3,6 +3,7 @@ available_coins and favorite_coin, on the small synthetic market."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,26 @@ def test_ticker_rows_are_cached_briefly(sapi: Api, monkeypatch: pytest.MonkeyPat
     assert calls == []
 
 
+def test_ticker_serves_recent_rows_marked_stale_while_the_data_store_fails(
+        sapi: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = get(sapi, "market_ticker").json()
+    assert "_cache" not in fresh
+
+    def broken(catalog: Any) -> list[dict[str, Any]]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(market, "ticker_rows", broken)
+    sapi.app.state.services._cache.pop("market:ticker")  # as if the 5 s had passed
+    stale = get(sapi, "market_ticker").json()
+    assert stale["items"] == fresh["items"] and stale["_cache"]["stale"] is True
+    assert 0 <= stale["_cache"]["age_seconds"] < 60
+    quote = get(sapi, "market_quote", symbol="BTCUSDT")
+    assert quote.status_code == 503 and quote.json()["reason"] == "data_store_unavailable"
+    monkeypatch.setattr(market_routes, "STALE_MAX", 0.0)
+    gone = get(sapi, "market_ticker")
+    assert gone.status_code == 503 and gone.headers["Retry-After"] == "5"
+
+
 def test_ticker_flags_the_callers_favorites(mapi: Api) -> None:
     user, other = mapi.register(), mapi.register()
     token = user["session_token"]
@@ -161,6 +182,19 @@ def test_favorite_coin_holds_at_most_100(mapi: Api) -> None:
     with mapi.app.state.services.store.read() as conn:
         count = conn.execute(sa.select(sa.func.count()).select_from(favorite_coins)).scalar_one()
     assert count == 100
+
+
+def test_the_100_limit_holds_under_concurrent_adds(mapi: Api) -> None:
+    user = mapi.register()
+    with mapi.app.state.services.store.write() as conn:
+        conn.execute(favorite_coins.insert(), [
+            {"svc_id": user["svc_id"], "symbol": f"C{i:03d}", "created_at": i} for i in range(99)])
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        replies = list(pool.map(lambda n: mapi.user("favorite_coin", {"symbol": f"NEW{n}"},
+                                                    token=user["session_token"]), range(6)))
+    assert sorted(r.status_code for r in replies) == [200, 400, 400, 400, 400, 400]
+    with mapi.app.state.services.store.read() as conn:
+        assert len(market.favorites(conn, user["svc_id"])) == 100
 
 
 def test_available_coins(mapi: Api) -> None:
