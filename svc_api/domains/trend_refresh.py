@@ -153,20 +153,23 @@ class TrendRefresher:
                 break
 
 
-def start_for(services: Any) -> TrendRefresher | None:
+def start_for(services: Any, environ: Mapping[str, str] | None = None) -> TrendRefresher | None:
     """The refresher of an app (started), or None when ``TREND_REFRESH_SECONDS`` is 0.
 
     Example:
-        >>> import os
+        >>> from pathlib import Path
         >>> from svc_api.routes.context import Services
         >>> from svc_api.settings import Settings
         >>> s = Services(Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32,
-        ...                       data_dir=__import__("pathlib").Path("/nonexistent")))
-        >>> job = start_for(s); job is not None and job.wait_first(5.0)
+        ...                       data_dir=Path("/nonexistent")))
+        >>> start_for(s, {"TREND_REFRESH_SECONDS": "0"}) is None
         True
+        >>> job = start_for(s, {"TREND_REFRESH_SECONDS": "60"})
+        >>> job.wait_first(5.0), job.last
+        (True, {'series': 0, 'found': 0, 'added': 0, 'removed': 0})
         >>> job.stop()
     """
-    interval, timeframes = refresh_settings()
+    interval, timeframes = refresh_settings(environ)
     if interval == 0:
         return None
     from svc_engine.data import Catalog, DataStore
