@@ -33,6 +33,7 @@ import pytest
 
 CONCURRENCY = int(os.environ.get("BENCH_API_CONCURRENCY", "32"))
 WORKERS = int(os.environ.get("BENCH_API_WORKERS", "1"))  # uvicorn worker processes of the service
+REDIS_URL = os.environ.get("BENCH_API_REDIS_URL")  # rate limits in Redis instead of memory when set
 DURATION_S = float(os.environ.get("BENCH_API_SECONDS", "5"))
 WARMUP_S = 1.0
 MAX_REQUESTS = 200_000  # a bound even if the machine is far faster than expected
@@ -66,6 +67,7 @@ class Load:
             f"server CPU {self.server_us:6.0f} us/req (= {per_core:5.0f} req/s per core)  "
             f"client CPU {self.client_cpu_s / self.requests * 1e6:4.0f} us/req  "
             f"[{self.requests} requests, {CONCURRENCY} concurrent, {WORKERS} worker(s), "
+            f"limits in {'Redis' if REDIS_URL else 'memory'}, "
             f"statuses {dict(sorted(self.statuses.items()))}]"
         )
 
@@ -169,6 +171,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "RATE_LIMIT_SCALE": "100000",
     }
     env.pop("REDIS_URL", None)
+    if REDIS_URL:
+        env["REDIS_URL"] = REDIS_URL
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1"]
     cmd += ["--port", str(port), "--workers", str(WORKERS), "--no-access-log", "--log-level", "warning"]
     with _serving(cmd, env, port) as running:
