@@ -67,7 +67,7 @@ class Strategy:
         for root in (self.entry, self.tp, self.sl, self.entry_price):
             for node in root.walk() if root is not None else []:
                 if isinstance(node, A.Ind):
-                    names.add(render(A.Ind(node.name, node.params, node.output)))
+                    names.add(render(node))
                 elif isinstance(node, A.AtrTarget):
                     names.add(f"ATR({node.period})")
         return sorted(names)
@@ -290,7 +290,7 @@ def compile_strategy(
     sl_condition: Any = None,
     *,
     market_type: str = "spot",
-    position_side: str = "long",
+    position_side: str | None = "long",
     signal_mode: str = "signal_orders",
     entry_price: Any = None,
 ) -> Strategy:
@@ -304,6 +304,7 @@ def compile_strategy(
     >>> s.wording["tp"]
     'take profit 3% below entry'
     """
+    position_side = position_side or "long"  # the API leaves it out for spot strategies
     _check_settings(market_type, position_side, signal_mode)
     entry, price = _compile_entry(entry_condition, position_side)
     if entry_price is not None:
