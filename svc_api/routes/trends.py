@@ -74,9 +74,12 @@ def _trend_signal_detail(call: Call) -> dict[str, Any]:
     symbol = check_name(p["coin_name"], "coin_name") or ""
     timeframe = _timeframe(p["graph_type"], "graph_type")
     ts = trends.parse_seconds(p["timestamp"], "timestamp")
+    way = None if p.get("way") in (None, "") else str(p["way"]).upper()
+    if way is not None and way not in trends.WAYS:
+        raise Invalid(f"way must be BUY or SELL, got {p['way']!r}")
     store = catalog_of(call.services).store
-    item = call.services.cached(f"trends:detail:{symbol}:{timeframe}:{ts}", DETAIL_TTL,
-                                lambda: trends.detail(store, symbol, timeframe, ts))
+    item = call.services.cached(f"trends:detail:{symbol}:{timeframe}:{ts}:{way}", DETAIL_TTL,
+                                lambda: trends.detail(store, symbol, timeframe, ts, way))
     return {"item": item}
 
 

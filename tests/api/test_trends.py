@@ -126,6 +126,14 @@ def test_signal_detail_is_the_engines(tapi: Api, expected: list[Any], market_dir
     assert len(item["klines_data"]) == 200 and item["trend_data"]
     assert {k: item[k] for k in ("coin_name", "graph_type", "timestamp", "way")} == {
         k: first[k] for k in ("coin_name", "graph_type", "timestamp", "way")}
+    same = get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
+               timestamp=first["timestamp"], way=first["way"].lower())
+    assert same.json()["item"] == engine
+    other = "SELL" if first["way"] == "BUY" else "BUY"
+    assert get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
+               timestamp=first["timestamp"], way=other).status_code == 404
+    assert get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
+               timestamp=first["timestamp"], way="UP").status_code == 400
     missing = get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="1h")
     assert missing.status_code == 400 and "timestamp" in missing.json()["message"]
     assert get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="60",
