@@ -35,22 +35,32 @@ def first_valid_nb(x: np.ndarray) -> int:
 
 @njit(cache=True, nogil=True)
 def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
-    """Simple moving average (TA-Lib SMA: running sum).
+    """Simple moving average (TA-Lib SMA: running sum). A window holding a NaN (a missing volume)
+    is NaN; later windows recover, where TA-Lib would stay NaN for good.
 
-    >>> sma_nb(np.array([1.0, 2.0, 3.0]), 3).tolist()
-    [nan, nan, 2.0]
+    >>> sma_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), 2).tolist()
+    [nan, 1.5, 2.5, nan, nan, 5.5]
     """
     out = np.full(x.size, np.nan)
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
         return out
     total = 0.0
-    for i in range(start, start + n - 1):
-        total += x[i]
-    for i in range(start + n - 1, x.size):
-        total += x[i]
-        out[i] = total / n
-        total -= x[i - n + 1]
+    missing = 0
+    for i in range(start, x.size):
+        if np.isnan(x[i]):
+            missing += 1
+        else:
+            total += x[i]
+        if i < start + n - 1:
+            continue
+        if missing == 0:
+            out[i] = total / n
+        old = x[i - n + 1]
+        if np.isnan(old):
+            missing -= 1
+        else:
+            total -= old
     return out
 
 

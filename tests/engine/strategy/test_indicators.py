@@ -205,3 +205,11 @@ def test_indicator_of_indicator_starts_after_both_warmups(ctx: Context) -> None:
     assert lookback(node) == 14 + 9
     assert np.isnan(values[:23]).all() and not np.isnan(values[23:]).any()
     assert_agrees(ctx, node, talib.EMA(talib.RSI(ctx.array("close"), 14), 10))
+
+
+def test_missing_volume_only_blanks_the_windows_that_hold_it() -> None:
+    k = frame(close=[1.0] * 6, volume=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    k = k.with_columns(pl.Series("volume", [1.0, 2.0, None, 4.0, 5.0, 6.0]))
+    got = Context(k).values(A.Ind("sma", (2,), "", A.Field("volume"))).tolist()
+    assert got[1] == 1.5 and got[4:] == [4.5, 5.5]
+    assert np.isnan(got[0]) and np.isnan(got[2]) and np.isnan(got[3])

@@ -211,3 +211,33 @@ def test_division_by_zero_is_quiet() -> None:
     # 1 / 0 = inf is above 0; 0 / 0 = NaN compares false; neither warns (warnings are errors here)
     assert compile_strategy("close divided by (high minus low) is above 0").evaluate(k).height == 4
     assert compile_strategy("(high minus low) divided by (high minus low) is above 0").evaluate(k).height == 0
+
+
+def test_json_bytes_do_not_depend_on_the_process() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "from svc_engine.strategy import compile_strategy as c;"
+        "print(c('(RSI(14) below 30 or stochastic %K below 20) and close > SMA(200), buy 0.5% below close',"
+        "'take profit at the upper Keltner channel', '1.5 x ATR(14) below entry').to_json())"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outputs) == 1
+    assert (
+        outputs.pop().strip()
+        == compile_strategy(
+            "(RSI(14) below 30 or stochastic %K below 20) and close > SMA(200), buy 0.5% below close",
+            "take profit at the upper Keltner channel",
+            "1.5 x ATR(14) below entry",
+        ).to_json()
+    )
