@@ -49,7 +49,8 @@ def bt_settings(settings: Settings, market_dir: Path) -> Settings:
 
 
 @pytest.fixture
-def bt_api(make_api: Any, bt_settings: Settings) -> Api:
+def bt_api(bt_settings: Settings, make_api: Any) -> Api:
+    # The database fixture first: apps (and their job threads) stop before its schema is dropped.
     return make_api(bt_settings)
 
 
@@ -345,7 +346,7 @@ def blocked(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 
 def test_concurrency_limit_then_failure_refunds(
-    monkeypatch: pytest.MonkeyPatch, make_api: Any, bt_settings: Settings, blocked: threading.Event
+    monkeypatch: pytest.MonkeyPatch, bt_settings: Settings, make_api: Any, blocked: threading.Event
 ) -> None:
     monkeypatch.setenv("BACKTEST_MAX_CONCURRENT", "1")
     api = make_api(bt_settings)
@@ -376,7 +377,7 @@ def test_concurrency_limit_then_failure_refunds(
 
 
 def test_capacity_exceeded(
-    monkeypatch: pytest.MonkeyPatch, make_api: Any, bt_settings: Settings, blocked: threading.Event
+    monkeypatch: pytest.MonkeyPatch, bt_settings: Settings, make_api: Any, blocked: threading.Event
 ) -> None:
     monkeypatch.setenv("BACKTEST_QUEUE_CAPACITY", "1")
     api = make_api(bt_settings)
@@ -394,7 +395,7 @@ def test_adaptive_limit_follows_executor_load() -> None:
 
 
 def test_a_job_left_running_by_a_crash_is_failed_and_refunded_at_start_up(
-    make_api: Any, bt_settings: Settings
+    bt_settings: Settings, make_api: Any
 ) -> None:
     api = make_api(bt_settings)
     svc_id, token = _user(api, balance=5, strategy=False)
@@ -497,7 +498,7 @@ def test_legacy_delete_pair_and_running_jobs(bt_api: Api) -> None:
 
 
 def test_concurrent_launches_respect_the_limit(
-    monkeypatch: pytest.MonkeyPatch, make_api: Any, bt_settings: Settings, blocked: threading.Event
+    monkeypatch: pytest.MonkeyPatch, bt_settings: Settings, make_api: Any, blocked: threading.Event
 ) -> None:
     monkeypatch.setenv("BACKTEST_MAX_CONCURRENT", "1")
     api = make_api(bt_settings)
