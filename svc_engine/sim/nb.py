@@ -672,94 +672,129 @@ def portfolio_sweep_nb(
     Returns (trades, final cash, most open positions)."""
     nc = off.shape[0] - 1
     nxt, sp = off[:-1].copy(), soff[:-1].copy()
-    at, latest = np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
+    at = np.full(nc, -1, np.int64)
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     anchor = np.full(nc, -1, np.int64)
     m_stake, m_a0, m_a1 = np.zeros(nc), np.zeros(nc), np.zeros(nc)  # marks of open positions
+    nxt_ev = np.empty(nc, np.int64)  # union time of each coin's next event (signal, fill, expiry, exit)
+    for ci in range(nc):
+        nxt_ev[ci] = _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, n_times)
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
     for u in range(n_times):
-        # the clock, then exits and expiries of positions and orders from earlier candles
-        for ci in range(nc):
-            g = nxt[ci]
-            if g >= off[ci + 1] or upos[g] != u:
+        if nxt_ev.min() == u:
+            # exits and expiries of positions and orders from earlier candles
+            for ci in range(nc):
                 at[ci] = -1
-                continue
-            a = g - off[ci]
-            at[ci], latest[ci], nxt[ci] = a, a, g + 1
-            k = cur[ci]
-            if state[ci] == 2 and memo[k].j == a:
-                cash += trades[slot[ci]].stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
-                state[ci] = 0
-                n_open -= 1
-                trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
-            elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
-                fate[k], state[ci] = F_EXPIRED, 0
-        # fills coin by coin, then each coin's new signals (they touch only their own coin)
-        for ci in range(nc):
-            a, k = at[ci], cur[ci]
-            if a < 0:
-                continue
-            b, z = off[ci], off[ci + 1]
-            if state[ci] == 1 and memo[k].i == a:
-                stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
-                if n_open >= divide or stake <= 0:
-                    fate[k], state[ci] = F_NO_SLOT, 0
-                else:
-                    ensure_exit_nb(
-                        memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
-                    )
-                    fill_trade_nb(
-                        trades,
-                        n_tr,
-                        ci,
-                        k,
-                        sidx[k],
-                        side[k],
-                        limit[k],
-                        tp[k],
-                        sl[k],
-                        tp_d[k],
-                        sl_d[k],
-                        memo,
-                        stake,
-                        comm,
-                        lev,
-                        hs[ci],
-                    )
-                    fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
-                    m_stake[ci] = stake
-                    m_a0[ci], m_a1[ci] = mark_coeffs(side[k], trades[n_tr].entry, comm, hs[ci])
-                    cash -= stake
-                    n_open += 1
-                    n_tr += 1
-                    max_open = max(max_open, n_open)
-                    if memo[k].j == a:  # closes right after its own fill
-                        cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
-                        state[ci] = 0
-                        n_open -= 1
-                        trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
-            while sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:  # minimum gap, then busy
-                k = sp[ci]
-                sp[ci] += 1
-                if fate[k] != F_OK:
+                if nxt_ev[ci] != u:
                     continue
-                if anchor[ci] >= 0 and a - anchor[ci] < gap:
-                    fate[k] = F_MIN_GAP
-                elif state[ci] != 0:
-                    fate[k] = F_COIN_BUSY
-                else:
-                    anchor[ci], state[ci], cur[ci] = a, 1, k
-                    deadline = t[b + a] + tf_ms + wait_ms
-                    ensure_fill_nb(memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline)
-                    if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
-                        fate[k], state[ci] = F_EXPIRED, 0
+                a = _candle_at(ci, u, off, upos, nxt)
+                at[ci] = a
+                k = cur[ci]
+                if state[ci] == 2 and memo[k].j == a:
+                    cash += trades[slot[ci]].stake + close_trade_nb(
+                        trades, slot[ci], memo, k, comm, lev, hs[ci]
+                    )
+                    state[ci] = 0
+                    n_open -= 1
+                    trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+                elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
+                    fate[k], state[ci] = F_EXPIRED, 0
+            # fills coin by coin, then each coin's new signals (they touch only their own coin)
+            for ci in range(nc):
+                a, k = at[ci], cur[ci]
+                if a < 0:
+                    continue
+                b, z = off[ci], off[ci + 1]
+                if state[ci] == 1 and memo[k].i == a:
+                    stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
+                    if n_open >= divide or stake <= 0:
+                        fate[k], state[ci] = F_NO_SLOT, 0
+                    else:
+                        ensure_exit_nb(
+                            memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
+                        )
+                        fill_trade_nb(
+                            trades,
+                            n_tr,
+                            ci,
+                            k,
+                            sidx[k],
+                            side[k],
+                            limit[k],
+                            tp[k],
+                            sl[k],
+                            tp_d[k],
+                            sl_d[k],
+                            memo,
+                            stake,
+                            comm,
+                            lev,
+                            hs[ci],
+                        )
+                        fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
+                        m_stake[ci] = stake
+                        m_a0[ci], m_a1[ci] = mark_coeffs(side[k], trades[n_tr].entry, comm, hs[ci])
+                        cash -= stake
+                        n_open += 1
+                        n_tr += 1
+                        max_open = max(max_open, n_open)
+                        if memo[k].j == a:  # closes right after its own fill
+                            cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
+                            state[ci] = 0
+                            n_open -= 1
+                            trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+                while sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:  # minimum gap, then busy
+                    k = sp[ci]
+                    sp[ci] += 1
+                    if fate[k] != F_OK:
+                        continue
+                    if anchor[ci] >= 0 and a - anchor[ci] < gap:
+                        fate[k] = F_MIN_GAP
+                    elif state[ci] != 0:
+                        fate[k] = F_COIN_BUSY
+                    else:
+                        anchor[ci], state[ci], cur[ci] = a, 1, k
+                        deadline = t[b + a] + tf_ms + wait_ms
+                        ensure_fill_nb(
+                            memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline
+                        )
+                        if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
+                            fate[k], state[ci] = F_EXPIRED, 0
+                nxt_ev[ci] = _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, n_times)
         value = cash
         if n_open > 0:
             for ci in range(nc):
                 if state[ci] == 2:
-                    value += mark_from(m_stake[ci], m_a0[ci], m_a1[ci], c[off[ci] + latest[ci]], lev)
+                    a = _candle_at(ci, u, off, upos, nxt)
+                    value += mark_from(m_stake[ci], m_a0[ci], m_a1[ci], c[off[ci] + a], lev)
         eq[u] = value
     return n_tr, cash, max_open
+
+
+@njit(cache=True, nogil=True)
+def _candle_at(ci, u, off, upos, nxt):
+    """Local index of coin ``ci``'s latest candle at or before union time ``u`` (its pointer only
+    moves forward, so a whole sweep walks each coin's candles once)."""
+    g = nxt[ci]
+    while g < off[ci + 1] and upos[g] <= u:
+        g += 1
+    nxt[ci] = g
+    return g - 1 - off[ci]
+
+
+@njit(cache=True, nogil=True)
+def _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, never):
+    """Union time of the next thing that can happen on coin ``ci``: its next signal, and the fill,
+    expiry or exit of what it holds."""
+    ev = never
+    if sp[ci] < soff[ci + 1]:
+        ev = upos[off[ci] + sidx[sp[ci]]]
+    k = cur[ci]
+    if state[ci] == 1:
+        ev = min(ev, upos[off[ci] + (memo[k].i if memo[k].i >= 0 else memo[k].e)])
+    elif state[ci] == 2:
+        ev = min(ev, upos[off[ci] + memo[k].j])
+    return ev
 
 
 # ---------------------------------------------------------------- (e) divide search
