@@ -1,6 +1,8 @@
 """The background job keeping the stored trend signals fresh as the data store gains candles.
 
-On start-up and then every ``TREND_REFRESH_SECONDS`` (default 300; ``0`` turns the job off) it runs
+Shortly after start-up (``TREND_REFRESH_DELAY_SECONDS``, default 2, so that it does not compete with
+the start itself and an app that lives a moment scans nothing) and then every
+``TREND_REFRESH_SECONDS`` (default 300; ``0`` turns the job off) it runs
 the engine's ``scan_trends`` over every crypto coin of the data store on ``TREND_TIMEFRAMES``
 (default ``1h,4h``) with the engine's ``LocalExecutor``, keeps the signals of the last
 ``SIGNAL_TTL`` of market time, inserts the new ones and deletes the expired untracked ones, in one
@@ -26,7 +28,29 @@ from svc_api.store.engine import StoreUnavailable
 
 logger = logging.getLogger("svc_api.trends")
 DEFAULT_INTERVAL = 300.0
+DEFAULT_DELAY = 2.0
 DEFAULT_TIMEFRAMES = ("1h", "4h")
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not value >= 0:
+        raise ValueError(f"{name} must be >= 0, got {raw!r}")
+    return value
+
+
+def refresh_delay(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds between start-up and the first refresh (``TREND_REFRESH_DELAY_SECONDS``, default 2).
+
+    Example:
+        >>> refresh_delay({}), refresh_delay({"TREND_REFRESH_DELAY_SECONDS": "0"})
+        (2.0, 0.0)
+    """
+    return _seconds(os.environ if environ is None else environ, "TREND_REFRESH_DELAY_SECONDS", DEFAULT_DELAY)
 
 
 def refresh_settings(environ: Mapping[str, str] | None = None) -> tuple[float, tuple[str, ...]]:
@@ -39,13 +63,7 @@ def refresh_settings(environ: Mapping[str, str] | None = None) -> tuple[float, t
     from svc_engine.data import timeframe_ms
 
     env = os.environ if environ is None else environ
-    raw = env.get("TREND_REFRESH_SECONDS", "")
-    try:
-        interval = float(raw) if raw else DEFAULT_INTERVAL
-    except ValueError:
-        raise ValueError(f"TREND_REFRESH_SECONDS must be a number of seconds, got {raw!r}") from None
-    if interval < 0:
-        raise ValueError(f"TREND_REFRESH_SECONDS must be >= 0, got {raw!r}")
+    interval = _seconds(env, "TREND_REFRESH_SECONDS", DEFAULT_INTERVAL)
     frames = tuple(t.strip() for t in env.get("TREND_TIMEFRAMES", "").split(",") if t.strip())
     for tf in frames:
         timeframe_ms(tf)
@@ -85,7 +103,7 @@ def refresh_once(store: Any, catalog: Any, *, timeframes: tuple[str, ...] = DEFA
 
 
 class TrendRefresher:
-    """A daemon thread calling :func:`refresh_once` at start and every ``interval`` seconds.
+    """A daemon thread calling :func:`refresh_once` ``delay`` seconds after start, then every ``interval``.
 
     ``catalog_factory()`` returns a fresh ``Catalog`` each time, so new candles are seen; ``clock``
     gives the wall time (injectable for tests). :meth:`stop` wakes the thread and waits for it.
@@ -102,12 +120,13 @@ class TrendRefresher:
 
     def __init__(self, store_factory: Callable[[], Any], catalog_factory: Callable[[], Any], *,
                  interval: float = DEFAULT_INTERVAL, timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, delay: float = 0.0) -> None:
         self.store_factory = store_factory
         self.catalog_factory = catalog_factory
         self.interval = interval
         self.timeframes = timeframes
         self.clock = clock
+        self.delay = delay
         self.last: dict[str, int] | None = None
         self._stop = threading.Event()
         self._first = threading.Event()
@@ -126,7 +145,7 @@ class TrendRefresher:
             self._thread.join(timeout)
 
     def wait_first(self, timeout: float) -> bool:
-        """Wait until the first refresh has finished (or failed); True when it has."""
+        """Wait until the first refresh has finished (or failed, or the job was stopped before it)."""
         return self._first.wait(timeout)
 
     def run_once(self) -> dict[str, int] | None:
@@ -146,6 +165,9 @@ class TrendRefresher:
         return self.last
 
     def _run(self) -> None:
+        if self._stop.wait(self.delay):
+            self._first.set()
+            return
         while not self._stop.is_set():
             self.run_once()
             self._first.set()
@@ -164,7 +186,7 @@ def start_for(services: Any, environ: Mapping[str, str] | None = None) -> TrendR
         ...                       data_dir=Path("/nonexistent")))
         >>> start_for(s, {"TREND_REFRESH_SECONDS": "0"}) is None
         True
-        >>> job = start_for(s, {"TREND_REFRESH_SECONDS": "60"})
+        >>> job = start_for(s, {"TREND_REFRESH_SECONDS": "60", "TREND_REFRESH_DELAY_SECONDS": "0"})
         >>> job.wait_first(5.0), job.last
         (True, {'series': 0, 'found': 0, 'added': 0, 'removed': 0})
         >>> job.stop()
@@ -179,6 +201,7 @@ def start_for(services: Any, environ: Mapping[str, str] | None = None) -> TrendR
     def catalog() -> Any:
         return Catalog(DataStore(data_dir) if data_dir is not None else None)
 
-    job = TrendRefresher(lambda: services.store, catalog, interval=interval, timeframes=timeframes)
+    job = TrendRefresher(lambda: services.store, catalog, interval=interval, timeframes=timeframes,
+                         delay=refresh_delay(environ))
     job.start()
     return job

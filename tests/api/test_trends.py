@@ -315,6 +315,17 @@ def test_refresh_settings_are_checked() -> None:
     for env in bad:
         with pytest.raises(ValueError):
             trend_refresh.refresh_settings(env)
+    with pytest.raises(ValueError, match="TREND_REFRESH_DELAY_SECONDS"):
+        trend_refresh.refresh_delay({"TREND_REFRESH_DELAY_SECONDS": "nan"})
+
+
+def test_an_app_closed_before_the_delay_scans_nothing(market_dir: Path) -> None:
+    scanned: list[int] = []
+    job = trend_refresh.TrendRefresher(lambda: None, lambda: scanned.append(1), interval=60, delay=30)
+    job.start()
+    began = time.monotonic()
+    job.stop()
+    assert time.monotonic() - began < 5 and scanned == [] and job.last is None
 
 
 def test_signal_rows_keep_the_first_signal_of_a_key() -> None:
