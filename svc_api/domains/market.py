@@ -287,6 +287,27 @@ def last_page(total: int, limit: int) -> int:
     return max(0, math.ceil(total / limit) - 1)
 
 
+def for_market_type(rows: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """One row per symbol for ``kind``: ``futures`` prefers a stored futures venue (a dataset market
+    named ``*futures*``, e.g. an imported ``crypto_futures``), ``spot`` the others; the order is kept.
+
+    Example:
+        >>> rows = [{"symbol": "BTCUSDT", "market": m} for m in ("crypto", "crypto_futures")]
+        >>> rows.append({"symbol": "ETHUSDT", "market": "crypto"})
+        >>> [r["market"] for r in for_market_type(rows, "futures")], len(for_market_type(rows, "spot"))
+        (['crypto_futures', 'crypto'], 2)
+    """
+    def preferred(row: dict[str, Any]) -> bool:
+        return ("futures" in row["market"]) == (kind == "futures")
+
+    best: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        held = best.get(row["symbol"])
+        if held is None or (preferred(row) and not preferred(held)):
+            best[row["symbol"]] = row
+    return [r for r in rows if best[r["symbol"]] is r]
+
+
 def ticker_page(rows: Sequence[dict[str, Any]], *, kind: str, search: str | None, priority: Sequence[str],
                 favorites: Iterable[str], page: int, limit: int) -> dict[str, Any]:
     """One page of ``market_ticker``: search, priority symbols first (in their order), then the rest.
@@ -295,13 +316,15 @@ def ticker_page(rows: Sequence[dict[str, Any]], *, kind: str, search: str | None
 
     Example:
         >>> rows = [{"symbol": s, "display": s[:-4], "last_price": "1", "change_percent_24h": "0.00",
-        ...          "quote_volume_24h": "0.00", "price_precision": 2} for s in ("ETHUSDT", "BTCUSDT")]
+        ...          "quote_volume_24h": "0.00", "price_precision": 2, "market": "crypto"}
+        ...         for s in ("ETHUSDT", "BTCUSDT")]
         >>> page = ticker_page(rows, kind="spot", search=None, priority=["BTCUSDT"], favorites=["ETH"],
         ...                    page=0, limit=1)
         >>> [(i["symbol"], i["favorite"]) for i in page["items"]], page["total"], page["last_page"]
         ([('BTCUSDT', False)], 2, 1)
     """
     chosen = [r for r in rows if search is None or search in r["symbol"] or search in r["display"]]
+    chosen = for_market_type(chosen, kind)
     rank = {name: i for i, name in enumerate(dict.fromkeys(priority))}
     chosen.sort(key=lambda r: min(rank.get(r["symbol"], len(rank)), rank.get(r["display"], len(rank))))
     wanted = set(favorites)

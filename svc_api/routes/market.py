@@ -112,7 +112,7 @@ def _market_quote(call: Call) -> dict[str, Any]:
     if stale_for is not None:  # a quote is a price to act on: never an old one
         raise ApiError(503, "service_unavailable", reason="data_store_unavailable", retry_after=5,
                        extra={"message": "the data store cannot be read; no fresh price"})
-    row = next((r for r in rows if r["symbol"] == symbol), None)
+    row = next((r for r in market.for_market_type(rows, kind) if r["symbol"] == symbol), None)
     if row is None:
         raise NotFound(f"no market data for {symbol}")
     catalog = catalog_of(call.services)

@@ -286,3 +286,22 @@ def test_market_symbol_info(sapi: Api) -> None:
     assert get(sapi, "market_symbol_info", symbol="EURUSD").json()["asset_class"] == "forex"
     assert get(sapi, "market_symbol_info").status_code == 400
     assert get(sapi, "market_symbol_info", symbol="TSLA").status_code == 404  # known, but no candles stored
+
+
+def test_a_stored_futures_venue_serves_the_futures_ticker_and_quote(make_api: Any, tmp_path: Path,
+                                                                     no_refresh: None) -> None:
+    store = DataStore(tmp_path / "data")
+    hours = [1_793_404_800_000 + i * 3_600_000 for i in range(24)]
+    for venue, close in (("crypto", 100.0), ("crypto_futures", 101.0)):
+        store.write_klines(venue, "BTCUSDT", "1h", pl.DataFrame({
+            "open_time": hours, "open": [close - 1] * 24, "high": [close + 1] * 24, "low": [close - 2] * 24,
+            "close": [close] * 24, "volume": [10.0] * 24}))
+    api = make_api(Settings(database_url=f"sqlite:///{tmp_path / 'svc.db'}", secret_key=SECRET,
+                            var_dir=tmp_path / "var", data_dir=tmp_path / "data"))
+    spot, futures = (get(api, "market_ticker", market=m).json() for m in ("spot", "futures"))
+    assert [(i["symbol"], i["last_price"]) for i in spot["items"]] == [("BTCUSDT", "100.00")]
+    assert [(i["symbol"], i["last_price"]) for i in futures["items"]] == [("BTCUSDT", "101.00")]
+    assert futures["items"][0]["change_percent_24h"] == "1.00"  # first open 100, last close 101
+    assert futures["items"][0]["quote_volume_24h"] == "24240.00"
+    quote = get(api, "market_quote", symbol="BTCUSDT", market="futures").json()
+    assert (quote["last_price"], quote["mark_price"], quote["spread_percent"]) == ("101.00", "101.00", "0.20")
