@@ -521,3 +521,25 @@ def test_concurrent_launches_respect_the_limit(
     assert (estimate["mode"], estimate["total_candles"], estimate["chunks"]) == ("full_range", 5 * 1440, 5)
     assert (estimate["estimated_cost_credits"], estimate["current_credits"]) == (6, 18)
     assert estimate["can_afford"] is True
+
+
+def test_every_market_of_the_data_store(bt_api: Api, market_dir: Path) -> None:
+    _, token = _user(bt_api)
+    coins = ["AAPL", "SPY", "EURUSD", "GOLD", "BTC"]
+    launch = _ok(
+        _bt(bt_api, "full_range", {"strategy_name": "smacross", "coins": coins, "timeframe": "1d"}, token)
+    )
+    assert launch["coins"] == coins and "market" not in launch
+    assert launch["symbols"] == ["AAPL", "SPY", "EURUSD", "GOLD", "BTCUSDT"]
+    status, _ = _finished(bt_api, token, launch["job_id"])
+    assert status["status"] == "completed", status
+    result = _ok(_bt(bt_api, "result", {"job_id": launch["job_id"]}, token))
+    symbols = launch["symbols"]
+    expected = drivers.full_range(_engine_strategy(), symbols, "1d", store=DataStore(market_dir)).to_dict()
+    assert {k: result[k] for k in expected} == expected
+    assert result["summary"]["completed"] == 5
+    daily = {"strategy_name": "smacross", "timeframe": "1d", "market": "forex"}
+    forex = _ok(_bt(bt_api, "full_range", {**daily, "coins": ["EURUSD"]}, token))
+    assert (forex["market"], forex["asset_class"], forex["provider"]) == ("forex", "forex", "svc-daily")
+    wrong = _bt(bt_api, "full_range", {**daily, "coins": ["AAPL"]}, token)
+    assert wrong.status_code == 400 and "AAPL" in wrong.json()["message"]
