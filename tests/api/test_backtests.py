@@ -543,3 +543,21 @@ def test_every_market_of_the_data_store(bt_api: Api, market_dir: Path) -> None:
     assert (forex["market"], forex["asset_class"], forex["provider"]) == ("forex", "forex", "svc-daily")
     wrong = _bt(bt_api, "full_range", {**daily, "coins": ["AAPL"]}, token)
     assert wrong.status_code == 400 and "AAPL" in wrong.json()["message"]
+
+
+def test_a_retried_launch_with_an_idempotency_key_runs_once(bt_api: Api) -> None:
+    svc_id, token = _user(bt_api, balance=10)
+    body = {
+        "strategy_name": "smacross",
+        "coins": ["BTC"],
+        "timeframe": "1h",
+        "idempotency_key": "launch-0001-abcdef",
+    }
+    first = _bt(bt_api, "full_range", body, token)
+    again = _bt(bt_api, "full_range", body, token)
+    assert first.status_code == again.status_code == 200
+    assert again.headers.get("Idempotent-Replay") == "true"
+    assert again.json()["job_id"] == first.json()["job_id"]
+    _finished(bt_api, token, first.json()["job_id"])
+    assert _balance(bt_api, svc_id) == 8
+    assert _ok(bt_api.user("backtest_history", token=token))["data"]["count"] == 1
