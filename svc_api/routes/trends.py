@@ -77,10 +77,14 @@ def _trend_signal_detail(call: Call) -> dict[str, Any]:
     way = None if p.get("way") in (None, "") else str(p["way"]).upper()
     if way is not None and way not in trends.WAYS:
         raise Invalid(f"way must be BUY or SELL, got {p['way']!r}")
+    return {"item": _detail(call, symbol, timeframe, ts, way)}
+
+
+def _detail(call: Call, symbol: str, timeframe: str, ts: int, way: str | None) -> dict[str, Any]:
+    """The engine's detail of one signal, reused for ``DETAIL_TTL`` seconds (lists ask for many)."""
     store = catalog_of(call.services).store
-    item = call.services.cached(f"trends:detail:{symbol}:{timeframe}:{ts}:{way}", DETAIL_TTL,
+    return call.services.cached(f"trends:detail:{symbol}:{timeframe}:{ts}:{way}", DETAIL_TTL,
                                 lambda: trends.detail(store, symbol, timeframe, ts, way))
-    return {"item": item}
 
 
 def _trend_indicator(call: Call) -> dict[str, Any]:
@@ -137,11 +141,10 @@ def _tracked(call: Call) -> dict[str, Any]:
     after = _after(call.cursor(TRACKED))
     with call.store.read() as conn:
         page, more = trends.tracked_page(conn, call.svc_id, limit=limit, after=after)
-    store = catalog_of(call.services).store
     items = []
     for key, is_return in page:
         try:
-            items.append(trends.detail(store, key.symbol, key.timeframe, key.ts, key.way))
+            items.append(_detail(call, key.symbol, key.timeframe, key.ts, key.way))
         except NotFound:  # its candles left the data store: the record without chart
             row = {"symbol": key.symbol, "timeframe": key.timeframe, "ts": key.ts, "way": key.way,
                    "is_return_to_trend": is_return}
