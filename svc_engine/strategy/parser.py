@@ -34,6 +34,8 @@ SIDE_WORDS = {"buy": "long", "long": "long", "sell": "short", "short": "short"}
 ENTRY_WORDS = {"buy", "sell", "limit", "enter", "entry", "place"}
 UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
 DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
+# Oversold / overbought thresholds, the usual ones for each oscillator.
+ZONES = {"rsi": (30.0, 70.0), "stoch": (20.0, 80.0), "willr": (-80.0, -20.0), "cci": (-100.0, 100.0)}
 COLORS = {
     "green": "green",
     "bullish": "green",
@@ -142,7 +144,7 @@ class Parser:
                 self.fail("expected a condition after 'or'")
             self.accept("either")
             items.append(self.conjunction())
-        return items[0] if len(items) == 1 else A.Or(tuple(items))
+        return items[0] if len(items) == 1 else A.Or(_flatten(A.Or, items))
 
     def conjunction(self) -> A.Node:
         self.accept("both")
@@ -155,7 +157,7 @@ class Parser:
             if self.peek().kind == END:
                 self.fail(f"expected a condition after {self.toks[self.i - 1].text!r}")
             items.append(self.negation())
-        return items[0] if len(items) == 1 else A.And(tuple(items))
+        return items[0] if len(items) == 1 else A.And(_flatten(A.And, items))
 
     def separator(self) -> bool:
         found = False
@@ -174,6 +176,9 @@ class Parser:
         if self.accept("after"):
             prior = self.atom()
             return A.After(cond, prior)
+        if self.at("then") and not (self.peek(1).text in ENTRY_WORDS and self.peek(1).kind == WORD):
+            self.i += 1
+            return A.After(self.atom(), cond)
         return cond
 
     def atom(self) -> A.Node:
@@ -208,6 +213,10 @@ class Parser:
 
     def subjectless(self) -> A.Node | None:
         tok = self.peek()
+        if self.at("golden", "cross") or self.at("death", "cross"):
+            self.i += 2
+            way = "above" if tok.text == "golden" else "below"
+            return A.Cross(way, A.Ind("sma", (50,)), A.Ind("sma", (200,)))
         if tok.kind == NUM and not tok.pct:
             k = 1
             if self.peek(1).text == "consecutive":
@@ -275,6 +284,14 @@ class Parser:
 
     def tail_positive(self, left: A.Node) -> A.Node:
         tok = self.peek()
+        if tok.text in ("oversold", "overbought"):
+            return self.zone(left)
+        if tok.text == "touch":
+            self.i += 1
+            level = self.value()
+            if left != A.Field("close"):
+                self.fail("only price touches a level, as in 'price touches the lower Bollinger band'", tok)
+            return A.And((A.Compare("<=", A.Field("low"), level), A.Compare(">=", A.Field("high"), level)))
         if tok.text in ("cross", "break") or (
             tok.text in ("rise", "fall") and self.peek(1).text in UP_WORDS | DOWN_WORDS
         ):
@@ -328,6 +345,16 @@ class Parser:
             self.skip_trend_line()
             return A.TrendEvent("break_up" if direction == "above" else "break_down")
         return A.Cross(direction, left, self.value())
+
+    def zone(self, left: A.Node) -> A.Node:
+        tok = self.take()
+        name = left.name if isinstance(left, A.Ind) else ""
+        if name not in ZONES:
+            self.fail(f"{tok.text!r} applies to RSI, stochastic, Williams %R and CCI", tok)
+        low, high = ZONES[name]
+        if tok.text == "oversold":
+            return A.Compare("<", left, A.Num(low))
+        return A.Compare(">", left, A.Num(high))
 
     def turn(self, left: A.Node) -> A.Node:
         self.i += 1
@@ -636,6 +663,14 @@ class Parser:
         for skip in ("limit", "order", "at", "=", "on"):
             self.accept(skip)
         return self.value(), side
+
+
+def _flatten(kind: type[A.And] | type[A.Or], items: list[A.Node]) -> tuple[A.Node, ...]:
+    """`(a and b) and c` is `a and b and c`: one flat list per operator keeps the tree canonical."""
+    out: list[A.Node] = []
+    for item in items:
+        out.extend(item.items if isinstance(item, kind) else (item,))
+    return tuple(out)
 
 
 def parse_entry(text: str) -> Entry:

@@ -66,6 +66,9 @@ STEMS: dict[str, str] = {
     "averages": "average",
     "equals": "equal",
     "stays": "stay",
+    "touches": "touch",
+    "touched": "touch",
+    "touching": "touch",
     "remains": "stay",
 }
 

@@ -316,6 +316,11 @@ VOCABULARY: frozenset[str] = frozenset(
             "limit",
             "enter",
             "percent",
+            "oversold",
+            "overbought",
+            "touch",
+            "golden",
+            "death",
         ]
     )
 )
