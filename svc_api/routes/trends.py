@@ -11,7 +11,10 @@ Example:
 
 from __future__ import annotations
 
+import math
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -80,11 +83,43 @@ def _trend_signal_detail(call: Call) -> dict[str, Any]:
     return {"item": _detail(call, symbol, timeframe, ts, way)}
 
 
+class RecentDetails:
+    """The last ``size`` signal details, each for ``ttl`` seconds: new signals keep coming, so the
+    cache of an app that runs for months must forget (the app's general cache never does).
+
+    Example:
+        >>> cache = RecentDetails(size=2, ttl=60)
+        >>> [cache.get(k, lambda k=k: k * 10) for k in (1, 2, 1, 3)], sorted(cache._items)
+        ([10, 20, 10, 30], [1, 3])
+    """
+
+    def __init__(self, size: int = 512, ttl: float = DETAIL_TTL) -> None:
+        self.size, self.ttl = size, ttl
+        self._items: OrderedDict[Any, tuple[float, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """The value of ``key``, computed when absent or older than ``ttl``."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and hit[0] > now:
+                self._items.move_to_end(key)
+                return hit[1]
+        value = compute()
+        with self._lock:
+            self._items[key] = (now + self.ttl, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
 def _detail(call: Call, symbol: str, timeframe: str, ts: int, way: str | None) -> dict[str, Any]:
     """The engine's detail of one signal, reused for ``DETAIL_TTL`` seconds (lists ask for many)."""
     store = catalog_of(call.services).store
-    return call.services.cached(f"trends:detail:{symbol}:{timeframe}:{ts}:{way}", DETAIL_TTL,
-                                lambda: trends.detail(store, symbol, timeframe, ts, way))
+    cache: RecentDetails = call.services.cached("trends:details", math.inf, RecentDetails)
+    return cache.get((symbol, timeframe, ts, way), lambda: trends.detail(store, symbol, timeframe, ts, way))
 
 
 def _trend_indicator(call: Call) -> dict[str, Any]:
