@@ -9,6 +9,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -561,3 +562,24 @@ def test_a_retried_launch_with_an_idempotency_key_runs_once(bt_api: Api) -> None
     _finished(bt_api, token, first.json()["job_id"])
     assert _balance(bt_api, svc_id) == 8
     assert _ok(bt_api.user("backtest_history", token=token))["data"]["count"] == 1
+
+
+def test_job_status_times_and_remaining_estimate() -> None:
+    base = {"job_id": "bt_1", "coin_progress": None, "error": None, "estimated_seconds": 8.0}
+    queued = SimpleNamespace(**base, status="running", progress_pct=0.0, started_at=None, finished_at=None)
+    assert backtests.job_status(queued, now=100.0)["estimated_remaining_seconds"] == 8.0
+    early = SimpleNamespace(**base, status="running", progress_pct=0.0, started_at=97.0, finished_at=None)
+    assert backtests.job_status(early, now=100.0)["estimated_remaining_seconds"] == 5.0
+    half = SimpleNamespace(**base, status="running", progress_pct=25.0, started_at=96.0, finished_at=None)
+    status = backtests.job_status(half, now=100.0)
+    assert (status["elapsed_seconds"], status["estimated_remaining_seconds"]) == (4.0, 12.0)
+    done = SimpleNamespace(**base, status="failed", progress_pct=50.0, started_at=90.0, finished_at=92.5)
+    assert backtests.job_status(done, now=100.0) == {
+        "action": "status",
+        "job_id": "bt_1",
+        "status": "failed",
+        "progress_pct": 50.0,
+        "elapsed_seconds": 2.5,
+        "estimated_remaining_seconds": 0.0,
+        "error": "failed",
+    }
