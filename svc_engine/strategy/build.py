@@ -89,12 +89,20 @@ class Cond:
         return Cond(A.Not(self.node))
 
     def after(self, prior: Cond) -> Cond:
-        """This now, and `prior` on the previous candle."""
+        """This now, and `prior` on the previous candle.
+
+        >>> (close > open).after(candles(2, 'red')).wording
+        'close is above open after 2 red candles in a row'
+        """
         return Cond(A.After(self.node, _node(prior)))
 
     @property
     def wording(self) -> str:
-        """Canonical wording."""
+        """Canonical wording.
+
+        >>> (~(close > open)).wording
+        'close is not above open'
+        """
         return render(self.node)
 
     def __repr__(self) -> str:
@@ -150,56 +158,108 @@ class Value:
         return Cond(A.Compare("<=", self.node, _node(o)))
 
     def equals(self, o: Any) -> Cond:
-        """Equal to `o`."""
+        """Equal to `o`.
+
+        >>> rsi().equals(50).wording
+        'RSI(14) equals 50'
+        """
         return Cond(A.Compare("=", self.node, _node(o)))
 
     def crosses_above(self, o: Any) -> Cond:
-        """Crosses `o` from below."""
+        """Crosses `o` from below.
+
+        >>> rsi().crosses_above(30).wording
+        'RSI(14) crosses above 30'
+        """
         return Cond(A.Cross("above", self.node, _node(o)))
 
     def crosses_below(self, o: Any) -> Cond:
-        """Crosses `o` from above."""
+        """Crosses `o` from above.
+
+        >>> close.crosses_below(sma(20)).wording
+        'close crosses below SMA(20)'
+        """
         return Cond(A.Cross("below", self.node, _node(o)))
 
     def between(self, low: Any, high: Any) -> Cond:
-        """Inside [low, high]."""
+        """Inside [low, high].
+
+        >>> rsi().between(40, 60).wording
+        'RSI(14) is between 40 and 60'
+        """
         return Cond(A.Between(self.node, _node(low), _node(high)))
 
     def within(self, pct: float, ref: Any) -> Cond:
-        """Within `pct` percent of `ref`."""
+        """Within `pct` percent of `ref`.
+
+        >>> close.within(2, sma(100)).wording
+        'close is within 2% of SMA(100)'
+        """
         return Cond(A.Within(self.node, float(pct), _node(ref)))
 
     def rises(self, n: int) -> Cond:
-        """Rose on each of the last `n` candles."""
+        """Rose on each of the last `n` candles.
+
+        >>> close.rises(3).wording
+        'close rises for 3 candles in a row'
+        """
         return Cond(A.Streak("rise", n, self.node))
 
     def falls(self, n: int) -> Cond:
-        """Fell on each of the last `n` candles."""
+        """Fell on each of the last `n` candles.
+
+        >>> volume.falls(2).wording
+        'volume falls for 2 candles in a row'
+        """
         return Cond(A.Streak("fall", n, self.node))
 
     def new_high(self, n: int) -> Cond:
-        """Above the highest of its previous `n` values."""
+        """Above the highest of its previous `n` values.
+
+        >>> new_high(55).wording
+        'high makes a new 55-candle high'
+        """
         return Cond(A.NewExtreme("high", n, self.node))
 
     def new_low(self, n: int) -> Cond:
-        """Below the lowest of its previous `n` values."""
+        """Below the lowest of its previous `n` values.
+
+        >>> new_low(20).wording
+        'low makes a new 20-candle low'
+        """
         return Cond(A.NewExtreme("low", n, self.node))
 
     def ago(self, n: int) -> Value:
-        """The value `n` candles ago."""
+        """The value `n` candles ago.
+
+        >>> close.ago(3).wording
+        'close 3 candles ago'
+        """
         return Value(A.Lag(self.node, n))
 
     def pct_above(self, pct: float) -> Value:
-        """This value raised by `pct` percent."""
+        """This value raised by `pct` percent.
+
+        >>> close.pct_above(2).wording
+        '2% above close'
+        """
         return Value(A.PctOff(float(pct), self.node))
 
     def pct_below(self, pct: float) -> Value:
-        """This value lowered by `pct` percent."""
+        """This value lowered by `pct` percent.
+
+        >>> high.pct_below(1).wording
+        '1% below high'
+        """
         return Value(A.PctOff(-float(pct), self.node))
 
     @property
     def wording(self) -> str:
-        """Canonical wording."""
+        """Canonical wording.
+
+        >>> (high - low).wording
+        'high minus low'
+        """
         return render(self.node)
 
     def __repr__(self) -> str:
@@ -221,120 +281,216 @@ def _src(source: Value | None) -> A.Node | None:
 
 
 def sma(period: int = 20, source: Value | None = None) -> Value:
-    """Simple moving average (of close unless `source`)."""
+    """Simple moving average (of close unless `source`).
+
+    >>> sma(50, volume).wording
+    'SMA(50) of volume'
+    """
     return Value(A.Ind("sma", (int(period),), "", _src(source)))
 
 
 def ema(period: int = 20, source: Value | None = None) -> Value:
-    """Exponential moving average."""
+    """Exponential moving average.
+
+    >>> ema(200).wording
+    'EMA(200)'
+    """
     return Value(A.Ind("ema", (int(period),), "", _src(source)))
 
 
 def wma(period: int = 20, source: Value | None = None) -> Value:
-    """Linearly weighted moving average."""
+    """Linearly weighted moving average.
+
+    >>> wma(10).wording
+    'WMA(10)'
+    """
     return Value(A.Ind("wma", (int(period),), "", _src(source)))
 
 
 def vwap(period: int = 0) -> Value:
-    """VWAP: of the UTC day when `period` is 0, else of the last `period` candles."""
+    """VWAP: of the UTC day when `period` is 0, else of the last `period` candles.
+
+    >>> vwap().wording, vwap(30).wording
+    ('VWAP', 'VWAP(30)')
+    """
     return Value(A.Ind("vwap", (int(period),)))
 
 
 def rsi(period: int = 14, source: Value | None = None) -> Value:
-    """Wilder's RSI."""
+    """Wilder's RSI.
+
+    >>> rsi().wording
+    'RSI(14)'
+    """
     return Value(A.Ind("rsi", (int(period),), "", _src(source)))
 
 
 def roc(period: int = 10, source: Value | None = None) -> Value:
-    """Rate of change in percent."""
+    """Rate of change in percent.
+
+    >>> roc(5).wording
+    'ROC(5)'
+    """
     return Value(A.Ind("roc", (int(period),), "", _src(source)))
 
 
 def atr(period: int = 14) -> Value:
-    """Wilder's average true range."""
+    """Wilder's average true range.
+
+    >>> atr(10).wording
+    'ATR(10)'
+    """
     return Value(A.Ind("atr", (int(period),)))
 
 
 def cci(period: int = 20) -> Value:
-    """Commodity channel index."""
+    """Commodity channel index.
+
+    >>> cci().wording
+    'CCI(20)'
+    """
     return Value(A.Ind("cci", (int(period),)))
 
 
 def williams_r(period: int = 14) -> Value:
-    """Williams %R."""
+    """Williams %R.
+
+    >>> williams_r().wording
+    'Williams %R(14)'
+    """
     return Value(A.Ind("willr", (int(period),)))
 
 
 def macd(fast: int = 12, slow: int = 26, signal: int = 9, output: str = "line") -> Value:
-    """MACD ``line``, ``signal`` or ``histogram``."""
+    """MACD ``line``, ``signal`` or ``histogram``.
+
+    >>> macd(output='histogram').wording
+    'MACD histogram(12, 26, 9)'
+    """
     return Value(A.Ind("macd", (int(fast), int(slow), int(signal)), output))
 
 
 def stoch(k: int = 14, slow_k: int = 3, slow_d: int = 3, output: str = "%k") -> Value:
-    """Slow stochastic ``%k`` or ``%d``."""
+    """Slow stochastic ``%k`` or ``%d``.
+
+    >>> stoch(output='%d').wording
+    'stochastic %D(14, 3, 3)'
+    """
     return Value(A.Ind("stoch", (int(k), int(slow_k), int(slow_d)), output))
 
 
 def bollinger(period: int = 20, mult: float = 2.0, band: str = "middle") -> Value:
-    """Bollinger ``upper``, ``middle``, ``lower`` band or ``bandwidth``."""
+    """Bollinger ``upper``, ``middle``, ``lower`` band or ``bandwidth``.
+
+    >>> bollinger(band='upper').wording
+    'upper Bollinger band(20, 2)'
+    """
     return Value(A.Ind("bb", (int(period), float(mult)), band))
 
 
 def keltner(period: int = 20, mult: float = 2.0, band: str = "middle") -> Value:
-    """Keltner channel: EMA(period) +/- mult x ATR(period)."""
+    """Keltner channel: EMA(period) +/- mult x ATR(period).
+
+    >>> keltner(band='lower').wording
+    'lower Keltner channel(20, 2)'
+    """
     return Value(A.Ind("keltner", (int(period), float(mult)), band))
 
 
 def donchian(period: int = 20, band: str = "middle") -> Value:
-    """Donchian channel: highest high / lowest low of the last `period` candles."""
+    """Donchian channel: highest high / lowest low of the last `period` candles.
+
+    >>> donchian(55, 'upper').wording
+    'upper Donchian channel(55)'
+    """
     return Value(A.Ind("donchian", (int(period),), band))
 
 
 def highest(period: int, source: Value = high) -> Value:
-    """Highest `source` of the last `period` candles (the current one included)."""
+    """Highest `source` of the last `period` candles (the current one included).
+
+    >>> highest(20).wording
+    'highest high of the last 20 candles'
+    """
     return Value(A.Ind("max", (int(period),), "", _src(source)))
 
 
 def lowest(period: int, source: Value = low) -> Value:
-    """Lowest `source` of the last `period` candles (the current one included)."""
+    """Lowest `source` of the last `period` candles (the current one included).
+
+    >>> lowest(10, close).wording
+    'lowest close of the last 10 candles'
+    """
     return Value(A.Ind("min", (int(period),), "", _src(source)))
 
 
 def candles(n: int, color: str) -> Cond:
-    """The last `n` candles all ``green`` or all ``red``."""
+    """The last `n` candles all ``green`` or all ``red``.
+
+    >>> candles(3, 'red').wording
+    '3 red candles in a row'
+    """
     return Cond(A.Candles(color, n))
 
 
 def new_high(n: int) -> Cond:
-    """High above the highest high of the previous `n` candles."""
+    """High above the highest high of the previous `n` candles.
+
+    >>> new_high(55).wording
+    'high makes a new 55-candle high'
+    """
     return high.new_high(n)
 
 
 def new_low(n: int) -> Cond:
-    """Low below the lowest low of the previous `n` candles."""
+    """Low below the lowest low of the previous `n` candles.
+
+    >>> new_low(20).wording
+    'low makes a new 20-candle low'
+    """
     return low.new_low(n)
 
 
 def trend(event: str) -> Cond:
-    """Trend-line event: break_up, break_down, break, return_up, return_down or return."""
+    """Trend-line event: break_up, break_down, break, return_up, return_down or return.
+
+    >>> trend('break_up').wording
+    'a trend line breaks upward'
+    """
     return Cond(A.TrendEvent(event))
 
 
 def pct(value: float) -> A.PctTarget:
-    """Exit `value` percent from the entry."""
+    """Exit `value` percent from the entry.
+
+    >>> pct(2)
+    PctTarget(pct=2.0)
+    """
     return A.PctTarget(float(value))
 
 
 def atr_target(mult: float, period: int = 14) -> A.AtrTarget:
-    """Exit `mult` x ATR(`period`) from the entry."""
+    """Exit `mult` x ATR(`period`) from the entry.
+
+    >>> atr_target(2)
+    AtrTarget(mult=2.0, period=14)
+    """
     return A.AtrTarget(float(mult), int(period))
 
 
 def level(value: Value) -> A.LevelTarget:
-    """Exit at the value of an expression on the signal candle."""
+    """Exit at the value of an expression on the signal candle.
+
+    >>> level(ema(20)).expr == ema(20).node
+    True
+    """
     return A.LevelTarget(value.node)
 
 
 def risk_reward(ratio: float) -> A.RiskReward:
-    """Take profit at `ratio` times the stop distance."""
+    """Take profit at `ratio` times the stop distance.
+
+    >>> risk_reward(2)
+    RiskReward(ratio=2.0)
+    """
     return A.RiskReward(float(ratio))

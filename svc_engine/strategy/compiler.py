@@ -46,7 +46,12 @@ class Context:
         self._trend: dict[str, np.ndarray] | None = None
 
     def array(self, name: str) -> np.ndarray:
-        """A kline column as a contiguous array, converted on first use."""
+        """A kline column as a contiguous array, converted on first use.
+
+        >>> Context(pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+        ...     "close": [2.0], "volume": [0.0]})).array("close").tolist()
+        [2.0]
+        """
         out = self.arrays.get(name)
         if out is None:
             out = _array(self.klines[name], pl.Int64 if name == "open_time" else pl.Float64)
@@ -54,7 +59,13 @@ class Context:
         return out
 
     def values(self, node: A.Node) -> np.ndarray:
-        """Float64 values of a numeric node."""
+        """Float64 values of a numeric node (cached).
+
+        >>> k = pl.DataFrame({"open_time": [0, 1], "open": [1.0, 2.0], "high": [1.0, 2.0], "low": [1.0, 2.0],
+        ...     "close": [1.0, 3.0], "volume": [0.0, 0.0]})
+        >>> Context(k).values(A.Arith("-", A.Field("close"), A.Field("open"))).tolist()
+        [0.0, 1.0]
+        """
         cached = self.cache.get(node)
         if cached is None:
             cached = _VALUE[type(node)](self, node)
@@ -62,7 +73,13 @@ class Context:
         return cached
 
     def truth(self, node: A.Node) -> np.ndarray:
-        """Bool values of a condition node."""
+        """Bool values of a condition node (cached).
+
+        >>> k = pl.DataFrame({"open_time": [0, 1], "open": [1.0, 2.0], "high": [1.0, 2.0], "low": [1.0, 2.0],
+        ...     "close": [1.0, 3.0], "volume": [0.0, 0.0]})
+        >>> Context(k).truth(A.Candles("green", 1)).tolist()
+        [False, True]
+        """
         cached = self.cache.get(node)
         if cached is None:
             with np.errstate(invalid="ignore"):
@@ -71,11 +88,13 @@ class Context:
         return cached
 
     def column(self, name: str) -> np.ndarray:
+        """A field's values; ``typical`` is computed."""
         if name == "typical":
             return self.values(A.Ind("_typical", ()))
         return self.array(name)
 
     def trend(self, event: str) -> np.ndarray:
+        """Flags of a trend-line event from `svc_engine.trend.break_events`, computed once."""
         if self._trend is None:
             from svc_engine.trend import break_events  # another package; imported only when used
 

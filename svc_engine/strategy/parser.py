@@ -1,4 +1,4 @@
-"""Parser: tokens -> strategy tree, by recursive descent over precedence levels.
+"""_Parser: tokens -> strategy tree, by recursive descent over precedence levels.
 
 Conditions: ``or`` < ``and``/``while``/``with``/``,`` < ``not`` < ``after`` < predicate.
 Values: plus/minus < times/divided by < unary minus < ``N candles ago`` < primary.
@@ -64,7 +64,7 @@ class Exit:
     token: Token
 
 
-class Parser:
+class _Parser:
     """One parser per condition text; methods consume tokens left to right."""
 
     def __init__(self, text: str) -> None:
@@ -679,7 +679,7 @@ def parse_entry(text: str) -> Entry:
     >>> parse_entry("buy when close is above SMA(20), limit at EMA(20)").side
     'long'
     """
-    p = Parser(text)
+    p = _Parser(text)
     if p.peek().kind == END:
         raise StrategyCompileError("the condition is empty", phrase="", position=0)
     side = p.side_prefix()
@@ -708,7 +708,7 @@ def parse_exit(text: str) -> Exit:
     >>> parse_exit("take profit at 2 x ATR(14)").target
     AtrTarget(mult=2.0, period=14)
     """
-    p = Parser(text)
+    p = _Parser(text)
     while p.peek().text in {
         "take",
         "profit",
@@ -745,7 +745,7 @@ def parse_exit(text: str) -> Exit:
     return Exit(target, direction, first)
 
 
-def _exit_target(p: Parser, direction: str | None) -> A.Node | Exit:
+def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
     first = p.peek()
     if p.at("risk") or p.at("rr") or p.at("reward"):
         return _risk_reward(p)
@@ -781,7 +781,7 @@ def _exit_target(p: Parser, direction: str | None) -> A.Node | Exit:
     return A.LevelTarget(level)
 
 
-def _entry_direction(p: Parser) -> str | None:
+def _entry_direction(p: _Parser) -> str | None:
     way = None
     if p.at_any(UP_WORDS | DOWN_WORDS):
         way = "above" if p.take().text in UP_WORDS else "below"
@@ -790,7 +790,7 @@ def _entry_direction(p: Parser) -> str | None:
     return way
 
 
-def _atr_target(p: Parser, direction: str | None) -> Exit:
+def _atr_target(p: _Parser, direction: str | None) -> Exit:
     first = p.take()
     p.accept("x") or p.accept("times") or p.accept("*")
     atr = p.primary()
@@ -801,7 +801,7 @@ def _atr_target(p: Parser, direction: str | None) -> Exit:
     return Exit(A.AtrTarget(first.value, int(atr.params[0])), way or direction, first)
 
 
-def _risk_reward(p: Parser) -> A.Node:
+def _risk_reward(p: _Parser) -> A.Node:
     for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
         p.accept(word)
     tok = p.number("the reward-to-risk ratio")

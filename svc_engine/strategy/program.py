@@ -54,7 +54,11 @@ class Strategy:
 
     @property
     def candle_count(self) -> int:
-        """Candles needed before the first signal: the warm-up of every indicator, plus one."""
+        """Candles needed before the first signal: the warm-up of every indicator, plus one.
+
+        >>> compile_strategy("RSI(14) crosses above 30").candle_count
+        16
+        """
         nodes = [self.entry, self.tp, self.sl]
         if self.entry_price is not None:
             nodes.append(self.entry_price)
@@ -62,7 +66,11 @@ class Strategy:
 
     @property
     def indicators(self) -> list[str]:
-        """Canonical names of the indicators used, sorted."""
+        """Canonical names of the indicators used, sorted.
+
+        >>> compile_strategy("close above EMA(20)", "2 x ATR(14)").indicators
+        ['ATR(14)', 'EMA(20)']
+        """
         names: set[str] = set()
         for root in (self.entry, self.tp, self.sl, self.entry_price):
             for node in root.walk() if root is not None else []:
@@ -74,7 +82,11 @@ class Strategy:
 
     @property
     def wording(self) -> dict[str, str]:
-        """Canonical wording of each part: ``entry``, ``tp``, ``sl``."""
+        """Canonical wording of each part: ``entry``, ``tp``, ``sl``.
+
+        >>> compile_strategy("price > SMA 20", "risk reward 2").wording["tp"]
+        'take profit at risk reward 2'
+        """
         entry = render(self.entry)
         if self.entry_price is not None:
             entry += f", limit at {render(self.entry_price)}"
@@ -85,12 +97,20 @@ class Strategy:
         }
 
     def describe(self) -> str:
-        """The whole strategy in canonical words."""
+        """The whole strategy in canonical words.
+
+        >>> compile_strategy("rsi(14) under 30", "3%", "2%").describe()
+        'long when RSI(14) is below 30; take profit 3% above entry; stop loss 2% below entry'
+        """
         w = self.wording
         return f"{self.position_side} when {w['entry']}; {w['tp']}; {w['sl']}"
 
     def to_data(self) -> dict[str, Any]:
-        """The stored program as plain data (see `to_json`)."""
+        """The stored program as plain data (see `to_json`).
+
+        >>> compile_strategy("close above 1").to_data()["tp"]
+        {'node': 'PctTarget', 'pct': 2.0}
+        """
         return {
             "version": VERSION,
             "market_type": self.market_type,
@@ -103,7 +123,11 @@ class Strategy:
         }
 
     def to_json(self) -> str:
-        """Deterministic JSON of the program: same strategy, same bytes."""
+        """Deterministic JSON of the program: same strategy, same bytes.
+
+        >>> compile_strategy("close above 1").to_json()[:40]
+        '{"entry":{"left":{"name":"close","node":'
+        """
         return json.dumps(self.to_data(), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
     @classmethod
@@ -157,7 +181,14 @@ class Strategy:
         )
 
     def signal_mask(self, klines: pl.DataFrame) -> np.ndarray:
-        """Bool array: where the entry fires (never before `candle_count` candles)."""
+        """Bool array: where the entry fires (never before `candle_count` candles).
+
+        >>> import polars as pl
+        >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 1.0, 1.0], "high": [2.0, 2.0, 2.0],
+        ...     "low": [0.5, 0.5, 0.5], "close": [1.5, 1.0, 1.8], "volume": [1.0, 1.0, 1.0]})
+        >>> compile_strategy("close rises for 1 candle").signal_mask(k).tolist()
+        [False, False, True]
+        """
         ctx = Context(klines)
         return self._mask(ctx)
 

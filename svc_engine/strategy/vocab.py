@@ -43,7 +43,11 @@ class IndSpec:
     warmup: Callable[[tuple[float, ...], str], int] = lambda p, o: int(p[0]) - 1
 
     def lookback(self, params: tuple[float, ...], output: str) -> int:
-        """Index of the first defined value on a series defined from index 0."""
+        """Index of the first defined value on a series defined from index 0.
+
+        >>> SPECS["sma"].lookback((20,), "")
+        19
+        """
         return self.warmup(params, output)
 
 
