@@ -1,6 +1,7 @@
 """A new user's whole journey through HTTP against a real uvicorn server: register, credits, a
 strategy from words, estimate, run, poll, result (equal to the engine's), full_range, portfolio,
-public visibility from the full_range returns, history, deletion; a second user sees none of it."""
+public visibility from the full_range returns, history, deletion; a second user sees none of it.
+On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -42,10 +43,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Any, Path]]:
+def server(database_url: str, tmp_path: Path) -> Iterator[tuple[str, Any, Path]]:
     generate_market(DataStore(tmp_path / "data"), small=True)
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+        database_url=database_url,
         secret_key=b"journey-secret-0123456789abcdef",
         var_dir=tmp_path / "var",
         data_dir=tmp_path / "data",
