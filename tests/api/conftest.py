@@ -127,8 +127,11 @@ class Api:
 
 @pytest.fixture
 def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled)."""
+    """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled; no trend
+    refresh job)."""
     monkeypatch.setenv("RATE_LIMIT_SCALE", "100")
+    # apps of tests scan no trends in the background unless a test asks for it
+    monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
     made: list[Api] = []
 
     def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1") -> Api:
