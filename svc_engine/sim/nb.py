@@ -667,21 +667,22 @@ def portfolio_sweep_nb(
     """One sweep over the union of candle times with ``divide`` slots (section 6). Candles and
     signals of all coins are concatenated coin by coin (``off``, ``soff``); ``upos`` maps each
     candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
-    fates on entry and final fates on exit; ``eq`` receives equity per union time; ``hs`` is the
-    half spread of each coin.
+    fates on entry and final fates on exit; ``eq`` receives equity per union time (cash after the
+    events, then every open position's mark added trade by trade); ``hs`` is the half spread of
+    each coin. Work is done only at times where some coin has an event.
     Returns (trades, final cash, most open positions)."""
     nc = off.shape[0] - 1
     nxt, sp = off[:-1].copy(), soff[:-1].copy()
     at = np.full(nc, -1, np.int64)
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     anchor = np.full(nc, -1, np.int64)
-    m_stake, m_a0, m_a1 = np.zeros(nc), np.zeros(nc), np.zeros(nc)  # marks of open positions
     nxt_ev = np.empty(nc, np.int64)  # union time of each coin's next event (signal, fill, expiry, exit)
     for ci in range(nc):
         nxt_ev[ci] = _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, n_times)
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
+    next_u = nxt_ev.min() if nc else n_times
     for u in range(n_times):
-        if nxt_ev.min() == u:
+        if next_u == u:
             # exits and expiries of positions and orders from earlier candles
             for ci in range(nc):
                 at[ci] = -1
@@ -732,8 +733,6 @@ def portfolio_sweep_nb(
                             hs[ci],
                         )
                         fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
-                        m_stake[ci] = stake
-                        m_a0[ci], m_a1[ci] = mark_coeffs(side[k], trades[n_tr].entry, comm, hs[ci])
                         cash -= stake
                         n_open += 1
                         n_tr += 1
@@ -761,14 +760,24 @@ def portfolio_sweep_nb(
                         if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
                             fate[k], state[ci] = F_EXPIRED, 0
                 nxt_ev[ci] = _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, n_times)
-        value = cash
-        if n_open > 0:
-            for ci in range(nc):
-                if state[ci] == 2:
-                    a = _candle_at(ci, u, off, upos, nxt)
-                    value += mark_from(m_stake[ci], m_a0[ci], m_a1[ci], c[off[ci] + a], lev)
-        eq[u] = value
+            next_u = nxt_ev.min()
+        eq[u] = cash
+    _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs)
     return n_tr, cash, max_open
+
+
+@njit(cache=True, nogil=True)
+def _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs):
+    """Add each position's marked value to the cash in ``eq`` at every union time it is open,
+    valued at its coin's latest close (held until the coin's next candle)."""
+    for n in range(n_tr):
+        ci, i, j, stake = trades[n].coin, trades[n].i, trades[n].j, trades[n].stake
+        a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs[ci])
+        b = off[ci]
+        for g in range(i, j):
+            v = mark_from(stake, a0, a1, c[b + g], lev)
+            for u in range(upos[b + g], upos[b + g + 1]):
+                eq[u] += v
 
 
 @njit(cache=True, nogil=True)
