@@ -48,9 +48,14 @@ price_values = st.one_of(
 oscillator = st.sampled_from([A.Ind("rsi", (14,)), A.Ind("stoch", (14, 3, 3), "%k")])
 levels = st.integers(10, 90).map(float).map(A.Num)
 
+
+def _distinct(node: A.Compare | A.Cross) -> bool:
+    return node.left != node.right
+
+
 predicates = st.one_of(
-    st.builds(A.Compare, st.sampled_from([">", "<", ">=", "<="]), price_values, prices),
-    st.builds(A.Cross, st.sampled_from(["above", "below"]), price_values, prices),
+    st.builds(A.Compare, st.sampled_from([">", "<", ">=", "<="]), price_values, prices).filter(_distinct),
+    st.builds(A.Cross, st.sampled_from(["above", "below"]), price_values, prices).filter(_distinct),
     st.builds(A.Cross, st.sampled_from(["above", "below"]), oscillator, levels),
     st.builds(
         lambda o, a, b: A.Between(o, A.Num(min(a, b)), A.Num(max(a, b) + 1)),
@@ -99,17 +104,23 @@ def candles(shared_datasets: Path) -> pl.DataFrame:
     return pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet").slice(1_000, SLICE)
 
 
+entry_prices = st.sampled_from(
+    ["", ", limit at 0.5% below close", ", limit at EMA(20)", ", limit at lower Bollinger band(20, 2)"]
+)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     cond=conditions,
+    price=entry_prices,
     tp=take_profits,
     sl=stop_losses,
     cuts=st.lists(st.integers(1, SLICE), min_size=3, max_size=3),
 )
 def test_prefix_signals_equal_whole_series_signals(
-    candles: pl.DataFrame, cond: A.Node, tp: str, sl: str, cuts: list[int]
+    candles: pl.DataFrame, cond: A.Node, price: str, tp: str, sl: str, cuts: list[int]
 ) -> None:
-    text = render(cond)
+    text = render(cond) + price
     try:
         strategy = compile_strategy(text, tp, sl)
     except StrategyCompileError:
