@@ -23,12 +23,6 @@ from svc_engine.sim.stats import finite
 API_TRADES_LIMIT = 500
 """A portfolio's ``to_dict()`` keeps this many trades (flag ``trades_truncated``)."""
 
-TRADE_COLUMNS: tuple[str, ...] = (
-    "signal_time", "fill_time", "exit_time", "side", "limit_price", "entry_price", "exit_price",
-    "tp_price", "sl_price", "exit_reason", "return_pct", "pnl", "balance",
-)  # fmt: skip
-
-
 def _names(codes: np.ndarray, names: tuple[str, ...]) -> pl.Series:
     mapping = dict(enumerate(names))
     return pl.Series(codes.astype(np.int64)).replace_strict(mapping, return_dtype=pl.Utf8)
