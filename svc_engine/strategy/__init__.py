@@ -7,7 +7,7 @@ Example:
     >>> s == sv.compile_strategy(sv.rsi(14).crosses_above(30) & (sv.close > sv.ema(200)), 3)
     True
 
-Stages, one module each: `tokens` -> `parser` (+ `checks`) -> `ast` -> `compiler` (with the
+Stages, one module each: `tokens` -> `parser` and `exits` (+ `checks`) -> `ast` -> `compiler` (with the
 `indicators` kernels) and `wording`; `program` holds `Strategy`, `build` the Python builder.
 """
 

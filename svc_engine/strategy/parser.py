@@ -1,4 +1,4 @@
-"""_Parser: tokens -> strategy tree, by recursive descent over precedence levels.
+"""Parser: tokens -> strategy tree, by recursive descent over precedence levels.
 
 Conditions: ``or`` < ``and``/``while``/``with``/``,`` < ``not`` < ``after`` < predicate.
 Values: plus/minus < times/divided by < unary minus < ``N candles ago`` < primary.
@@ -53,15 +53,6 @@ class Entry:
     condition: A.Node
     price: A.Node | None
     side: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Exit:
-    """A parsed take-profit or stop-loss: the target and the direction word if one was said."""
-
-    target: A.Node
-    direction: str | None
-    token: Token
 
 
 class _Parser:
@@ -700,114 +691,3 @@ def parse_entry(text: str) -> Entry:
     if p.peek().kind != END:
         p.fail("expected 'and', 'or' or the end of the condition")
     return Entry(condition, price, side)
-
-
-def parse_exit(text: str) -> Exit:
-    """Parse a take-profit or stop-loss condition into a target.
-
-    >>> parse_exit("take profit at 2 x ATR(14)").target
-    AtrTarget(mult=2.0, period=14)
-    """
-    p = _Parser(text)
-    while p.peek().text in {
-        "take",
-        "profit",
-        "tp",
-        "target",
-        "stop",
-        "loss",
-        "sl",
-        "stoploss",
-        "exit",
-        "place",
-        "set",
-        "put",
-        "on",
-        "order",
-        "trailing",
-    }:
-        p.i += 1
-    first = p.peek()
-    if first.kind == END:
-        p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
-    if first.text == "-" and p.peek(1).kind == NUM:
-        p.fail("a take-profit or stop-loss distance must be positive; the side sets its direction")
-    direction = None
-    if p.accept("at"):
-        direction = "at"
-    elif p.at_any(UP_WORDS | DOWN_WORDS) and first.kind == WORD:
-        direction = "above" if p.take().text in UP_WORDS else "below"
-    target = _exit_target(p, direction)
-    if isinstance(target, Exit):
-        return target
-    if p.peek().kind != END:
-        p.fail("expected the end of the condition")
-    return Exit(target, direction, first)
-
-
-def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
-    first = p.peek()
-    if p.at("risk") or p.at("rr") or p.at("reward"):
-        return _risk_reward(p)
-    if first.kind == NUM and p.peek(1).text in ("r", "rr"):
-        p.i += 2
-        return A.RiskReward(first.value)
-    if first.kind == NUM and p.peek(1).text in ("times", "x", "*") and p.peek(2).text in ("risk", "stop"):
-        p.i += 3
-        p.accept("distance")
-        p.accept("loss")
-        return A.RiskReward(first.value)
-    nxt, after = p.peek(1), p.peek(2)
-    pct_of_entry = not (
-        nxt.text in UP_WORDS | DOWN_WORDS and after.kind != END and after.text not in ("entry", "from")
-    )
-    if first.kind == NUM and first.pct and pct_of_entry:
-        p.i += 1
-        for word in ("profit", "gain", "loss", "from", "of"):
-            p.accept(word)
-        way = _entry_direction(p)
-        return Exit(A.PctTarget(first.value), way or direction, first)
-    if first.kind == NUM and (p.peek(1).text in ("x", "times", "*", "atr") or p.peek(1).text == "average"):
-        return _atr_target(p, direction)
-    level = p.value()
-    if (
-        isinstance(level, A.Arith)
-        and level.op == "*"
-        and isinstance(level.left, A.Num)
-        and isinstance(level.right, A.Ind)
-        and level.right.name == "atr"
-    ):
-        return Exit(A.AtrTarget(level.left.value, int(level.right.params[0])), direction, first)
-    return A.LevelTarget(level)
-
-
-def _entry_direction(p: _Parser) -> str | None:
-    way = None
-    if p.at_any(UP_WORDS | DOWN_WORDS):
-        way = "above" if p.take().text in UP_WORDS else "below"
-        p.accept("from")
-    p.accept("entry") and (p.accept("price") or True)
-    return way
-
-
-def _atr_target(p: _Parser, direction: str | None) -> Exit:
-    first = p.take()
-    p.accept("x") or p.accept("times") or p.accept("*")
-    atr = p.primary()
-    if not (isinstance(atr, A.Ind) and atr.name == "atr"):
-        p.fail("expected ATR after the multiplier, as in '2 x ATR(14)'", first)
-    assert isinstance(atr, A.Ind)
-    way = _entry_direction(p)
-    return Exit(A.AtrTarget(first.value, int(atr.params[0])), way or direction, first)
-
-
-def _risk_reward(p: _Parser) -> A.Node:
-    for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
-        p.accept(word)
-    tok = p.number("the reward-to-risk ratio")
-    if p.accept(":"):
-        second = p.number("the second number of the ratio")
-        if tok.value <= 0:
-            p.fail("the risk part of a ratio must be positive", tok)
-        return A.RiskReward(second.value / tok.value)
-    return A.RiskReward(tok.value)

@@ -21,7 +21,8 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_exit
 from svc_engine.strategy.compiler import Context, lookback
 from svc_engine.strategy.errors import StrategyCompileError
-from svc_engine.strategy.parser import parse_entry, parse_exit
+from svc_engine.strategy.exits import parse_exit
+from svc_engine.strategy.parser import parse_entry
 from svc_engine.strategy.tokens import Token
 from svc_engine.strategy.wording import render, render_exit
 
