@@ -192,3 +192,21 @@ def test_one_coin_with_divide_1_equals_the_single_coin_run(side: str) -> None:
     assert port.equity.equals(one.equity)
     assert {k: port.summary[k] for k in one.summary} == one.summary
     assert port.coin_results["ETH"]["final_balance"] == pytest.approx(one.summary["final_balance"], rel=1e-12)
+
+
+def test_each_coin_pays_its_own_markets_default_spread() -> None:
+    from svc_engine.instruments import spread_pct_for
+
+    markets = {"A": "forex", "B": "crypto"}
+    r = simulate_portfolio(
+        {"A": A, "B": B},
+        {"A": SIG_A, "B": SIG_B},
+        divide=2,
+        market=markets,
+        commission_pct=0.0,
+        min_candles_between_signals=0,
+    )
+    for coin, limit in (("A", 10.0), ("B", 20.0)):
+        h = spread_pct_for(markets[coin], {"A": A, "B": B}[coin], "1h") / 200
+        entry = r.trades.filter(pl.col("coin") == coin)["entry_price"][0]
+        assert entry == pytest.approx(limit * (1 + h), rel=1e-15)
