@@ -311,6 +311,13 @@ def _stranger(client: Client, job_ids: list[str]) -> None:
     """A second user sees none of the first one's strategy or jobs."""
     _, token = client.register(f"stranger-{uuid.uuid4().hex[:8]}@example.com")
     assert client.user("strategy_detail", {"strategy_name": NAME}, token).status_code == 404
+    assert client.user("strategy_versions", {"strategy_name": NAME}, token).status_code == 404
+    gone = client.user("strategy_delete", {"strategy_name": NAME, "confirm_name": NAME}, token)
+    assert gone.status_code == 404, gone.text
+    borrowed = {"strategy_name": NAME, "coins": ["BTC"], "timeframe": "1h"}
+    for action in ("estimate", "full_range"):
+        reply = client.backtest(action, borrowed, token)
+        assert reply.status_code == 404, (action, reply.text)
     for job_id in job_ids:
         for action in ("status", "result", "delete_backtest"):
             reply = client.backtest(action, {"job_id": job_id}, token)
@@ -342,6 +349,14 @@ def _delete(client: Client, token: str, job_ids: list[str]) -> None:
     assert client.data("backtest_history", {}, token)["count"] == 0
     info = client.data("account_info", token=token)
     assert (info["strategies"], info["svc_credits"]) == ({}, 86)
+    ledger = client.data("credits_history", token=token)["transactions"]
+    assert [(t["action"], t["amount"]) for t in ledger] == [
+        ("backtest", -5),
+        ("backtest", -6),
+        ("backtest", -2),
+        ("strategy_generate", -1),
+        ("credit_adjustment", 100),
+    ]
 
 
 def test_a_new_users_journey(live: tuple[Client, dict[str, str]], market_dir: Path) -> None:
