@@ -212,3 +212,23 @@ def level_side(expr: A.Node) -> str | None:
         if expr.name == "min" and expr.source in (A.Field("low"), None):
             return "lower"
     return None
+
+
+def check_tree(node: A.Node, text: str) -> None:
+    """Run the parser's checks on a tree built in Python (builder or JSON); `text` is its wording.
+
+    >>> try:
+    ...     check_tree(A.Ind("rsi", (0,)), "RSI(0)")
+    ... except StrategyCompileError as err:
+    ...     print(err.message)
+    the period of RSI must be between 1 and 10000, not 0 in 'RSI(0)' (position 0)
+    """
+    whole = Token("word", text, 0, len(text))
+    for item in node.walk():
+        if isinstance(item, A.Ind) and item.name in SPECS:
+            params = [Token("num", str(v), 0, 0, value=float(v)) for v in item.params]
+            check_indicator(item.name, params, item.output, item.source, text, whole, len(text))
+        elif isinstance(item, A.Lag | A.Streak | A.Candles | A.NewExtreme) and item.n < 1:
+            _error("a number of candles must be at least 1", text, 0, len(text))
+        elif isinstance(item, A.CONDITIONS):
+            check_condition(item, text, whole, len(text))

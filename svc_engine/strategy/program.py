@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.checks import check_exit
+from svc_engine.strategy.checks import check_exit, check_tree
 from svc_engine.strategy.compiler import Context, lookback
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.exits import parse_exit
@@ -287,6 +287,10 @@ def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | Non
         raise StrategyCompileError(
             f"entry_condition: expected a condition, got {type(entry).__name__}", field="entry"
         )
+    try:
+        check_tree(node, render(node))
+    except StrategyCompileError as err:
+        raise err.in_field("entry") from None
     return node, None
 
 
@@ -309,7 +313,8 @@ def _compile_exit(kind: str, value: Any, side: str) -> A.Node:
                 target = A.LevelTarget(node)
             else:
                 raise StrategyCompileError(f"expected a level or a target, got {type(value).__name__}")
-        text = repr(value)
+        text = render_exit(kind, side, target)
+        check_tree(target, text)
         check_exit(kind, side, target, None, text, Token("word", text, 0, len(text)))
         return target
     except StrategyCompileError as err:
@@ -341,6 +346,9 @@ def compile_strategy(
     entry, price = _compile_entry(entry_condition, position_side)
     if entry_price is not None:
         price = _node_of(entry_price)
+        if not isinstance(price, A.NUMERIC):
+            raise StrategyCompileError("entry_price must be a value such as sv.ema(20)", field="entry")
+        check_tree(price, render(price))
     tp = _compile_exit("tp", tp_condition, position_side)
     sl = _compile_exit("sl", sl_condition, position_side)
     return Strategy(entry, tp, sl, price, market_type, position_side, signal_mode)

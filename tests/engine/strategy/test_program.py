@@ -241,3 +241,24 @@ def test_json_bytes_do_not_depend_on_the_process() -> None:
             "1.5 x ATR(14) below entry",
         ).to_json()
     )
+
+
+def test_builder_trees_get_the_parser_checks() -> None:
+    with pytest.raises(StrategyCompileError, match="the period of RSI must be between 1 and 10000, not 0"):
+        compile_strategy(sv.rsi(0) > 5)
+    with pytest.raises(
+        StrategyCompileError, match="the fast period of MACD must be shorter than the slow one"
+    ):
+        compile_strategy(sv.macd(26, 12, 9) > 0)
+    with pytest.raises(
+        StrategyCompileError, match=r"this can never be true: the value stays within \[0, 100\]"
+    ):
+        compile_strategy(sv.rsi(14) > 120)
+    with pytest.raises(StrategyCompileError, match="a number of candles must be at least 1"):
+        compile_strategy(sv.close.rises(0))
+    with pytest.raises(
+        StrategyCompileError, match="sl_condition: the period of ATR must be between 1 and 10000"
+    ):
+        compile_strategy(sv.close > 1, None, sv.atr_target(2, 0))
+    with pytest.raises(StrategyCompileError, match="the period of SMA must be between 1 and 10000"):
+        compile_strategy(sv.close > 1, None, None, entry_price=sv.sma(0))
