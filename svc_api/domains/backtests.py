@@ -378,7 +378,7 @@ class Launch:
 
 def create_job(
     conn: Connection, svc_id: str, launch: Launch, *, limit: int, now: float | None = None
-) -> dict:
+) -> dict[str, Any]:
     """Charge the launch and write its row (status ``running``), in the caller's transaction.
 
     The charge comes first: it updates (locks) the account row, so concurrent launches of one

@@ -179,16 +179,17 @@ def _delete(call: Call) -> dict[str, Any]:
 
 def _launch(call: Call, runner: jobs.JobRunner, launch: bt.Launch, work: jobs.Work) -> dict[str, Any]:
     try:
-        with runner.reserve(), call.store.write() as conn:
-            made = bt.create_job(conn, call.svc_id, launch, limit=runner.limit_now())
+        with runner.reserve():  # held until the job is queued, so the queue never overfills
+            with call.store.write() as conn:
+                made = bt.create_job(conn, call.svc_id, launch, limit=runner.limit_now())
+            work.job_id, work.svc_id = made["job_id"], call.svc_id
+            runner.submit(work)
     except jobs.CapacityExceeded:
         raise _rejected(
             bt.LaunchRejected("backtest_capacity_exceeded", "the backtest queue is full; retry shortly")
         ) from None
     except bt.LaunchRejected as error:
         raise _rejected(error) from None
-    work.job_id, work.svc_id = made["job_id"], call.svc_id
-    runner.submit(work)
     return {
         "action": launch.kind,
         "job_id": made["job_id"],
