@@ -142,10 +142,11 @@ class Strategy:
         data = json.loads(text)
         if data.get("version") != VERSION:
             raise ValueError(f"unsupported strategy version {data.get('version')!r}")
-        return cls(
-            entry=A.from_data(data["entry"]),
-            tp=A.from_data(data["tp"]),
-            sl=A.from_data(data["sl"]),
+        # Rebuilt through the compiler so a hand-edited program gets every check a sentence gets.
+        return compile_strategy(
+            A.from_data(data["entry"]),
+            A.from_data(data["tp"]),
+            A.from_data(data["sl"]),
             entry_price=A.from_data(data["entry_price"]),
             market_type=data["market_type"],
             position_side=data["position_side"],

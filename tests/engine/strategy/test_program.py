@@ -262,3 +262,10 @@ def test_builder_trees_get_the_parser_checks() -> None:
         compile_strategy(sv.close > 1, None, sv.atr_target(2, 0))
     with pytest.raises(StrategyCompileError, match="the period of SMA must be between 1 and 10000"):
         compile_strategy(sv.close > 1, None, None, entry_price=sv.sma(0))
+
+
+def test_from_json_checks_a_hand_edited_program() -> None:
+    data = json.loads(compile_strategy("RSI(14) crosses above 30").to_json())
+    data["entry"]["left"]["params"] = [0]
+    with pytest.raises(StrategyCompileError, match="the period of RSI must be between 1 and 10000, not 0"):
+        Strategy.from_json(json.dumps(data))
