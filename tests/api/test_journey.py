@@ -100,6 +100,14 @@ def live(
         assert "Application shutdown complete." in server.tail(), server.tail()
 
 
+def _objects(env: dict[str, str], svc_id: str, job_ids: list[str]) -> list[str]:
+    """The result objects the server keeps (default local object store under ``SVC_VAR_DIR``), as
+    ``<job index>/<path under the job>``."""
+    root = Path(env["SVC_VAR_DIR"]) / "objects" / "backtests" / svc_id
+    found = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+    return sorted(f"{job_ids.index(f.split('/')[0])}/{f.split('/', 1)[1]}" for f in found)
+
+
 def _engine_strategy() -> Any:
     return compile_strategy(STRATEGY["entry_condition"], STRATEGY["tp_condition"], STRATEGY["sl_condition"])
 
@@ -362,7 +370,7 @@ def _delete(client: Client, token: str, job_ids: list[str]) -> None:
 def test_a_new_users_journey(live: tuple[Client, dict[str, str]], market_dir: Path) -> None:
     client, env = live
     store = DataStore(market_dir)
-    _, token = _new_user(client, env)
+    svc_id, token = _new_user(client, env)
     _generate(client, token)
     run_id = _run(client, token, store)
     full_id, full = _full_range(client, token, store)
@@ -370,7 +378,15 @@ def test_a_new_users_journey(live: tuple[Client, dict[str, str]], market_dir: Pa
     _publish(client, token, full)
     job_ids = [run_id, full_id, portfolio_id]
     _history(client, token, job_ids)
+    assert _objects(env, svc_id, job_ids) == [
+        "0/result.json",
+        "1/result.json",
+        "2/coins/BTCUSDT.json",
+        "2/coins/ETHUSDT.json",
+        "2/result.json",
+    ]
     notes = client.data("notifications_list", token=token)["notifications"]
     assert [n["event_type"] for n in notes].count("backtest_complete") == 3
     _stranger(client, job_ids)
     _delete(client, token, job_ids)
+    assert _objects(env, svc_id, job_ids) == []
