@@ -8,8 +8,11 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, fields
 from typing import Any
+
+import numpy as np
 
 FILTER_MODES: tuple[str, ...] = ("clamp", "reject")
 INTRABAR_MODES: tuple[str, ...] = ("conservative", "detail")
@@ -107,7 +110,7 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string (got {value!r})")
         return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number (got {value!r})")
     if name == "min_candles_between_signals":
         if float(value) != int(value):

@@ -64,3 +64,12 @@ def test_bad_settings_are_refused(kw: dict, message: str) -> None:
 
 def test_futures_allow_leverage() -> None:
     assert Settings.from_kwargs(market_type="futures", leverage=10).leverage == 10.0
+
+
+def test_numpy_numbers_are_numbers() -> None:
+    import numpy as np
+
+    s = Settings.from_kwargs(commission_pct=np.float32(0.5), min_candles_between_signals=np.int64(2))
+    assert (s.commission_pct, s.min_candles_between_signals) == (0.5, 2)
+    with pytest.raises(ValueError, match="commission_pct must be a number"):
+        Settings.from_kwargs(commission_pct=np.bool_(True))
