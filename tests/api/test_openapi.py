@@ -173,6 +173,7 @@ def market_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     from svc_engine.data.synthetic import generate_market
 
     monkeypatch.setenv("RATE_LIMIT_SCALE", "1000")
+    monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")  # no background refresh: the test runs one
     generate_market(DataStore(tmp_path / "data"), small=True)
     settings_ = Settings(
         database_url=f"sqlite:///{tmp_path / 'svc.db'}",
@@ -228,7 +229,8 @@ class Contract:
 
 @pytest.mark.slow
 def test_real_replies_of_every_operation_match_the_schema(market_app):
-    from svc_api.domains import accounts, credits
+    from svc_api.domains import accounts, credits, trend_refresh
+    from svc_api.routes.market import catalog_of
 
     api = Contract(market_app)
     grant = api.user("register", email="contract@example.com", password="contract-pw-1")
@@ -280,6 +282,8 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.user("backtest_history")
     api.backtest("delete_backtest", job_id=run["job_id"])
 
+    services = market_app.state.services
+    assert trend_refresh.refresh_once(services.store, catalog_of(services))["found"] > 0
     api.headers = {"X-API-Key": key["api_key"], "X-API-Secret": key["api_secret"]}
     for request_type in (
         "platform_notifications",
