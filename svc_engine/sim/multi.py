@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -285,8 +286,9 @@ def simulate_portfolio(
     if len(set(coins)) != len(coins):
         raise ValueError(f"coins must be distinct: {coins}")
     divide = min(len(coins), MAX_DIVIDE) if divide is None else divide
-    if isinstance(divide, bool) or not isinstance(divide, int) or divide < 1:
+    if isinstance(divide, bool) or not isinstance(divide, numbers.Integral) or divide < 1:
         raise ValueError(f"divide must be a whole number >= 1 (got {divide!r})")
+    divide = int(divide)
     book = build_book(
         klines_by_coin,
         signals_by_coin,

@@ -51,7 +51,7 @@ def test_fills_follow_the_coin_order_and_a_full_book_cancels() -> None:
 
 
 def test_two_slots_split_the_balance() -> None:
-    r = run(["A", "B"], 2)
+    r = run(["A", "B"], np.int64(2))
     s = r.summary
     assert r.trades["pnl"].to_list() == pytest.approx([5.0, 5.0], rel=1e-12)
     assert s["final_balance"] == pytest.approx(110.0, rel=1e-12)
