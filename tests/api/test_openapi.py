@@ -37,10 +37,16 @@ def document() -> dict[str, Any]:
 
 @pytest.fixture
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The app on an empty data directory (no background trend scan)."""
     # Fuzzing sends hundreds of requests from one client: lift the per-minute limits.
     monkeypatch.setenv("RATE_LIMIT_SCALE", "1000")
+    monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
+    (tmp_path / "data").mkdir()
     settings_ = Settings(
-        database_url=f"sqlite:///{tmp_path / 'svc.db'}", secret_key=b"k" * 32, var_dir=tmp_path
+        database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+        secret_key=b"k" * 32,
+        var_dir=tmp_path,
+        data_dir=tmp_path / "data",
     )
     return create_app(settings_)
 
