@@ -169,6 +169,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "SVC_VAR_DIR": str(var),
         "SECRET_KEY": "bench-secret-key-0123456789abcdef",
         "RATE_LIMIT_SCALE": "100000",
+        "TREND_REFRESH_SECONDS": "0",  # no background trend scan competing with the load
     }
     env.pop("REDIS_URL", None)
     if REDIS_URL:

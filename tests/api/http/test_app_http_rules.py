@@ -31,6 +31,7 @@ def _redis_up() -> bool:
 def make(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.delenv("RATE_LIMIT_SCALE", raising=False)
     monkeypatch.delenv("RATE_LIMIT_GUEST", raising=False)
+    monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
 
     def build(redis_url: str | None = None, db: str = "svc.db") -> Any:
         settings = Settings(
