@@ -3,8 +3,10 @@
 Policy (spec, Limits): ``free`` 30, ``starter`` 30, ``plus`` 60, ``pro`` 120, ``investor`` 240
 requests per minute per account (``svc_id``), twice that for first-party session tokens, and 20 per
 minute per client IP for guests (the spec leaves the guest value to us; a guest shares nothing with
-accounts). The window is a *moving* minute: a burst at a minute boundary cannot get twice the limit
-through, and ``X-RateLimit-Reset`` / ``Retry-After`` say when the oldest request in the window stops
+accounts). An account's API-key budget and its first-party session budget are counted apart.
+
+The window is a *moving* minute: a burst at a minute boundary cannot get twice the limit through,
+and ``X-RateLimit-Reset`` / ``Retry-After`` say when the oldest request in the window stops
 counting, i.e. when one more request will be accepted.
 
 Counters live in process memory by default (one deque of hit times per caller) and in Redis when a
