@@ -36,6 +36,29 @@ UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
 DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
 # Oversold / overbought thresholds, the usual ones for each oscillator.
 ZONES = {"rsi": (30.0, 70.0), "stoch": (20.0, 80.0), "willr": (-80.0, -20.0), "cci": (-100.0, 100.0)}
+# Words that can open a predicate whose subject was left out.
+ELIDED_STARTS = {
+    "cross",
+    "break",
+    "rise",
+    "fall",
+    "turn",
+    "above",
+    "below",
+    "under",
+    "over",
+    "between",
+    "within",
+    "make",
+    "greater",
+    "less",
+    "higher",
+    "lower",
+    "stay",
+    "at",
+    "equal",
+    "back",
+}
 COLORS = {
     "green": "green",
     "bullish": "green",
@@ -63,6 +86,7 @@ class _Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.subjects: list[A.Node] = []
+        self.last_subject: A.Node | None = None
         self.range_depth = 0  # inside "highest X of the last N candles" the period phrase is the range's
 
     # ---- token helpers -----------------------------------------------------------------------
@@ -147,6 +171,10 @@ class _Parser:
                 break
             if self.peek().kind == END:
                 self.fail(f"expected a condition after {self.toks[self.i - 1].text!r}")
+            if self.at("then") and not self.at_entry_clause_after(1):
+                self.i += 1
+                items[-1] = A.After(self.negation(), items[-1])
+                continue
             items.append(self.negation())
         return items[0] if len(items) == 1 else A.And(_flatten(A.And, items))
 
@@ -167,14 +195,14 @@ class _Parser:
         if self.accept("after"):
             prior = self.atom()
             return A.After(cond, prior)
-        if self.at("then") and not (self.peek(1).text in ENTRY_WORDS and self.peek(1).kind == WORD):
+        if self.at("then") and not self.at_entry_clause_after(1):
             self.i += 1
             return A.After(self.atom(), cond)
         return cond
 
     def atom(self) -> A.Node:
         if self.peek().kind == LPAREN:
-            save = self.i
+            save, subject = self.i, self.last_subject
             self.i += 1
             try:
                 inner = self.condition()
@@ -186,14 +214,18 @@ class _Parser:
             else:
                 if self.peek().kind == END:
                     self.fail(f"missing ')' to close the '(' at position {self.toks[save].pos}")
-            self.i = save  # a parenthesised value such as "(high + low) / 2 above ..."
+            self.i, self.last_subject = save, subject  # a value such as "(high + low) / 2 above ..."
         return self.predicate()
 
     def predicate(self) -> A.Node:
         start = self.peek()
         node = self.subjectless()
         if node is None:
-            left = self.value()
+            # "RSI(14) is above 30 and below 70": a predicate without a subject reuses the last one.
+            elided = self.last_subject is not None and self.peek().text in ELIDED_STARTS
+            left = self.last_subject if elided else self.value()
+            assert left is not None
+            self.last_subject = left
             self.subjects.append(left)
             try:
                 node = self.tail(left)
@@ -204,6 +236,9 @@ class _Parser:
 
     def subjectless(self) -> A.Node | None:
         tok = self.peek()
+        colored = self.candle_color()
+        if colored is not None:
+            return colored
         if self.at("golden", "cross") or self.at("death", "cross"):
             self.i += 2
             way = "above" if tok.text == "golden" else "below"
@@ -224,6 +259,19 @@ class _Parser:
         if self.at_trend_line() or self.at("resistance") or self.at("support"):
             return self.trend_break()
         return None
+
+    def candle_color(self) -> A.Node | None:
+        """ "the previous candle is red", "the candle is green" -> close vs open."""
+        k = 1 if self.peek().text in ("previous", "prior", "current", "this", "last") else 0
+        if self.peek(k).text != "candle" or self.peek(k + 1).text not in COLORS:
+            return None
+        lag = self.peek().text in ("previous", "prior", "last")
+        color = COLORS[self.peek(k + 1).text]
+        self.i += k + 2
+        close, open_ = A.Field("close"), A.Field("open")
+        if lag:
+            close, open_ = A.Lag(close, 1), A.Lag(open_, 1)
+        return A.Compare(">" if color == "green" else "<", close, open_)
 
     def positive_int(self, tok: Token, what: str) -> int:
         if tok.value != int(tok.value) or tok.value < 1:
@@ -268,6 +316,11 @@ class _Parser:
             return A.TrendEvent(f"{event}_down")
         return A.TrendEvent(f"{event}_{default}" if default else event)
 
+    def directional(self, k: int) -> bool:
+        """Whether an above/below word follows at offset `k` (after an optional "back")."""
+        k += self.peek(k).text == "back"
+        return self.peek(k).text in UP_WORDS | DOWN_WORDS
+
     def tail(self, left: A.Node) -> A.Node:
         negate = self.accept("not")
         node = self.tail_positive(left)
@@ -275,6 +328,12 @@ class _Parser:
 
     def tail_positive(self, left: A.Node) -> A.Node:
         tok = self.peek()
+        if tok.text == "back":
+            self.i += 1
+            tok = self.peek()
+        if tok.text == "close" and left == A.Field("close"):
+            self.i += 1  # "price closes above ..."
+            tok = self.peek()
         if tok.text in ("oversold", "overbought"):
             return self.zone(left)
         if tok.text == "touch":
@@ -283,9 +342,7 @@ class _Parser:
             if left != A.Field("close"):
                 self.fail("only price touches a level, as in 'price touches the lower Bollinger band'", tok)
             return A.And((A.Compare("<=", A.Field("low"), level), A.Compare(">=", A.Field("high"), level)))
-        if tok.text in ("cross", "break") or (
-            tok.text in ("rise", "fall") and self.peek(1).text in UP_WORDS | DOWN_WORDS
-        ):
+        if tok.text in ("cross", "break") or (tok.text in ("rise", "fall") and self.directional(1)):
             return self.cross(left)
         if tok.text == "turn":
             return self.turn(left)
@@ -323,6 +380,7 @@ class _Parser:
 
     def cross(self, left: A.Node) -> A.Node:
         verb = self.take()
+        self.accept("back")
         if self.at_any(UP_WORDS):
             direction = "above"
         elif self.at_any(DOWN_WORDS):
@@ -524,6 +582,8 @@ class _Parser:
             key = "bb" if self.peek().text == "band" else "donchian"
         if key is None and output:
             self.fail(f"expected a band or channel after {output!r} (Bollinger, Keltner, Donchian)")
+        if key is None and self.at("signal"):
+            return self.signal_line()
         if key is None:
             self.unknown(start)
         assert key is not None
@@ -536,6 +596,14 @@ class _Parser:
         elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
         return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
+
+    def signal_line(self) -> A.Node:
+        """ "MACD crosses above (its) signal (line)": the signal of the subject's MACD."""
+        self.i += 1
+        self.accept("line")
+        macd = next((s for s in reversed(self.subjects) if isinstance(s, A.Ind) and s.name == "macd"), None)
+        params = macd.params if macd is not None else SPECS["macd"].defaults()
+        return A.Ind("macd", params, "signal")
 
     def unknown(self, tok: Token) -> None:
         if tok.kind == END:
@@ -619,6 +687,9 @@ class _Parser:
 
     # ---- entry ---------------------------------------------------------------------------------
 
+    def at_entry_clause_after(self, k: int) -> bool:
+        return self.peek(k).text in ENTRY_WORDS and self.peek(k).kind == WORD
+
     def at_entry_clause(self) -> bool:
         word = self.peek().text
         if word not in ENTRY_WORDS or self.peek().kind != WORD:
@@ -674,6 +745,8 @@ def parse_entry(text: str) -> Entry:
     if p.peek().kind == END:
         raise StrategyCompileError("the condition is empty", phrase="", position=0)
     side = p.side_prefix()
+    if side is None and (p.at("when") or p.at("if")):
+        p.i += 1
     if p.peek().kind == END:
         p.fail("expected a condition after the side")
     condition = p.condition()

@@ -43,6 +43,8 @@ FILLERS = frozenset(
         "which",
         "currently",
         "candlestick",
+        "fast",
+        "slow",
     ]
 )
 
@@ -50,7 +52,24 @@ STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
     **{w: "break" for w in ("breaks", "broke", "breaking")},
     **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing")},
-    **{w: "fall" for w in ("falls", "fell", "falling", "fallen", "decreases", "decrease", "decreasing")},
+    **{
+        w: "fall"
+        for w in (
+            "falls",
+            "fell",
+            "falling",
+            "fallen",
+            "decreases",
+            "decrease",
+            "decreasing",
+            "drops",
+            "dropped",
+            "drop",
+            "dropping",
+            "dips",
+            "dipped",
+        )
+    },
     **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go")},
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
@@ -66,6 +85,7 @@ STEMS: dict[str, str] = {
     "averages": "average",
     "equals": "equal",
     "stays": "stay",
+    "closed": "close",
     "touches": "touch",
     "touched": "touch",
     "touching": "touch",

@@ -42,6 +42,14 @@ class IndSpec:
     bounds: tuple[float, float] = (-INF, INF)
     warmup: Callable[[tuple[float, ...], str], int] = lambda p, o: int(p[0]) - 1
 
+    def defaults(self) -> tuple[float, ...]:
+        """Default parameters.
+
+        >>> SPECS["macd"].defaults()
+        (12, 26, 9)
+        """
+        return tuple(int(p.default) if p.integer else float(p.default) for p in self.params)
+
     def lookback(self, params: tuple[float, ...], output: str) -> int:
         """Index of the first defined value on a series defined from index 0.
 
@@ -179,6 +187,7 @@ FIELDS: dict[tuple[str, ...], str] = {
     ("close",): "close",
     ("closing", "price"): "close",
     ("close", "price"): "close",
+    ("candle", "close"): "close",
     ("price",): "close",
     ("volume",): "volume",
     ("typical", "price"): "typical",
