@@ -53,6 +53,8 @@ _EXPORTS: dict[str, str] = {
     "RayExecutor": "svc_engine.executors",
     # trend
     "detect_trends": "svc_engine.trend",
+    "break_events": "svc_engine.trend",
+    "signal_to_api": "svc_engine.trend",
     "scan_trends": "svc_engine.trend",
     "trend_indicator": "svc_engine.trend",
 }
