@@ -5,8 +5,8 @@ as a portfolio, and detect trend breaks, all on plain polars frames and NumPy ar
 
 Example:
     >>> import svc_engine as sv
-    >>> sorted(sv.__all__)[:3]
-    ['BacktestResult', 'DataStore', 'FullRangeResult']
+    >>> "backtest" in sv.__all__ and sv.compile_strategy is sv.strategy.compile_strategy
+    True
 
 The names below are imported on first use, so ``import svc_engine`` stays cheap.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -80,6 +81,10 @@ def test_labels_must_match_items(executor: Executor) -> None:
 
 
 def test_idle_executor_is_not_busy(executor: Executor) -> None:
+    # Ray reports freed CPUs asynchronously after earlier tasks: give it a moment, boundedly
+    deadline = time.monotonic() + 10
+    while executor.busy() != 0.0 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert executor.busy() == 0.0
     assert executor.workers >= 1
 
