@@ -5,6 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 PYTEST_ARGS ?= -n auto
+BENCH_ARGS  ?=
 
 .PHONY: run test bench lint data clean
 
@@ -35,7 +36,7 @@ test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev-installed
-	$(BIN)/python -m pytest benchmarks -p no:randomly --benchmark-only -s $(PYTEST_ARGS)
+	$(BIN)/python -m pytest benchmarks -p no:randomly --benchmark-only -s $(BENCH_ARGS)
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
