@@ -23,11 +23,16 @@ import polars as pl
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy import indicators as K
-from svc_engine.strategy.vocab import SPECS
+from svc_engine.strategy.vocab import SPECS, wilder_settle
 
 # Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
 # pivot (10 candles left, 5 right).
 TREND_LOOKBACK = 15
+# Candles after which trend-line events no longer depend on where the series starts: the break
+# tolerance's ATR(14) settles (Wilder, 100/alpha), then lines live at most `window` (199) candles
+# after pivots confirmed `left + right` (15) candles late, and "after the last break" chains a few
+# lines back (three spans), plus the longest retest wait (20).
+TREND_SETTLE = 14 + 100 * 14 + 3 * (199 + 15) + 20
 
 KLINE_COLUMNS = ("open", "high", "low", "close", "volume")
 
@@ -384,3 +389,36 @@ def lookback(node: A.Node) -> int:
     if isinstance(node, A.AtrTarget):
         return node.period
     return max((lookback(c) for c in node.children()), default=0)
+
+
+def settle(node: A.Node) -> int:
+    """Index from which `node`, evaluated on a series that starts anywhere earlier, has the whole
+    history's values bit for bit: `lookback` plus the stabilisation of every recursive smoothing on
+    the way (``ceil(100 / alpha)`` each, composed along sources).
+
+    >>> from svc_engine.strategy import ast as A
+    >>> settle(A.Cross("above", A.Ind("rsi", (14,)), A.Num(30.0)))
+    1415
+    >>> settle(A.Ind("sma", (20,), "", A.Ind("rsi", (14,))))
+    1433
+    """
+    if isinstance(node, A.Num | A.Field):
+        return 0
+    if isinstance(node, A.Ind):
+        own = SPECS[node.name].settle(node.params, node.output) if node.name in SPECS else 0
+        return own + (settle(node.source) if node.source is not None else 0)
+    if isinstance(node, A.Lag):
+        return settle(node.expr) + node.n
+    if isinstance(node, A.Cross):
+        return max(settle(node.left), settle(node.right)) + 1
+    if isinstance(node, A.Streak | A.NewExtreme):
+        return settle(node.expr) + node.n
+    if isinstance(node, A.Candles):
+        return node.n - 1
+    if isinstance(node, A.TrendEvent):
+        return TREND_SETTLE
+    if isinstance(node, A.After):
+        return max(settle(node.cond), settle(node.prior) + 1)
+    if isinstance(node, A.AtrTarget):
+        return node.period + wilder_settle(node.period)
+    return max((settle(c) for c in node.children()), default=0)

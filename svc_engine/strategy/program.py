@@ -19,7 +19,7 @@ import polars as pl
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_exit, check_tree
-from svc_engine.strategy.compiler import Context, lookback
+from svc_engine.strategy.compiler import Context, lookback, settle
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.exits import parse_exit
 from svc_engine.strategy.parser import parse_entry
@@ -64,6 +64,25 @@ class Strategy:
         if self.entry_price is not None:
             nodes.append(self.entry_price)
         return max(lookback(n) for n in nodes) + 1
+
+    @property
+    def warmup_candles(self) -> int:
+        """Candles of history that make every value, hence every signal, equal to the whole
+        history's: `candle_count`, plus ``ceil(100 / alpha)`` for each recursive smoothing (EMA,
+        Wilder's RSI/ATR, MACD, Keltner), composed through sources. Drivers warm chunks up with it.
+
+        >>> compile_strategy("RSI(14) crosses above 30").warmup_candles
+        1416
+        >>> compile_strategy("SMA(10) crosses above SMA(30)").warmup_candles
+        31
+        """
+        return max(settle(n) for n in self._roots()) + 1
+
+    def _roots(self) -> list[A.Node]:
+        nodes = [self.entry, self.tp, self.sl]
+        if self.entry_price is not None:
+            nodes.append(self.entry_price)
+        return nodes
 
     @property
     def indicators(self) -> list[str]:
