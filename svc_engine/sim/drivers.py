@@ -1,8 +1,10 @@
 """Drivers: load candles, evaluate a strategy in parallel chunks, and hand the signals to the kernels.
 
 ``backtest`` cuts one series into time chunks; ``full_range`` and ``portfolio`` use one chunk per
-coin. Every chunk is evaluated with ``candle_count`` candles of warm-up before it and keeps only the
-signals inside it, so a chunked job equals the same job in one piece, trade for trade. Work runs on
+coin. Every chunk (and a range's first chunk) is evaluated with :func:`warmup_of` candles of warm-up
+before it and keeps only the signals inside it: a strategy's ``warmup_candles`` (enough history for
+its recursive EMA/Wilder indicators to reach the whole history's values bit for bit), else its
+``candle_count``. So a chunked job equals the same job in one piece, trade for trade. Work runs on
 any :class:`~svc_engine.executors.Executor` (threads by default, Ray, or in process).
 
 ``estimate`` sizes a job without running it, with the 400-style checks of the API's ``estimate``.
@@ -47,6 +49,18 @@ class StrategyLike(Protocol):
     candle_count: int
 
     def evaluate(self, klines: pl.DataFrame) -> pl.DataFrame: ...
+
+
+def warmup_of(strategy: StrategyLike) -> int:
+    """Candles of warm-up a chunk gets: ``warmup_candles`` when the strategy has it (compiled
+    strategies do), else ``candle_count`` (a strategy of plain windows needs no more).
+
+    Example:
+        >>> warmup_of(as_strategy("RSI(14) crosses above 30")), warmup_of(as_strategy("close > SMA(20)"))
+        (1416, 20)
+    """
+    warmup = getattr(strategy, "warmup_candles", None)
+    return int(strategy.candle_count if warmup is None else max(warmup, strategy.candle_count))
 
 
 def as_strategy(strategy: Any) -> StrategyLike:
@@ -120,7 +134,7 @@ def first_and_stop(klines: pl.DataFrame, start_ts: float | None, end_ts: float |
 def _evaluate_chunk(shared: tuple[StrategyLike, pl.DataFrame], bounds: tuple[int, int]) -> pl.DataFrame:
     strategy, klines = shared
     lo, hi = bounds
-    begin = max(0, lo - strategy.candle_count)
+    begin = max(0, lo - warmup_of(strategy))
     signals = strategy.evaluate(klines.slice(begin, hi - begin))
     times = klines["open_time"]
     return signals.filter(pl.col("open_time").is_between(times[lo], times[hi - 1]))
@@ -221,7 +235,7 @@ def backtest(
 ) -> Any:
     """Backtest a strategy on one series over ``[start_ts, end_ts]`` (Unix seconds, inclusive).
 
-    ``symbol_or_klines`` is a data symbol (loaded from ``store`` with ``candle_count`` candles of
+    ``symbol_or_klines`` is a data symbol (loaded from ``store`` with :func:`warmup_of` candles of
     warm-up before ``start_ts``) or a kline frame (its candles before ``start_ts`` are the warm-up).
     Signals are evaluated in ``chunks`` time chunks on ``executor``, then simulated once.
     Returns a :class:`~svc_engine.sim.BacktestResult`.
@@ -242,7 +256,7 @@ def backtest(
     else:
         symbol, store = symbol_or_klines, _store(store)
         market = market or store.find_market(symbol)
-        klines = load_klines(symbol, timeframe, start_ts, end_ts, market, strategy.candle_count, store=store)
+        klines = load_klines(symbol, timeframe, start_ts, end_ts, market, warmup_of(strategy), store=store)
     first, stop = first_and_stop(klines, start_ts, end_ts)
     signals = evaluate_signals(
         strategy, klines, first, stop, chunks=chunks, executor=executor, progress=progress
@@ -366,7 +380,7 @@ def full_range(
 def _portfolio_coin(shared: tuple[Any, ...], coin: str) -> tuple[pl.DataFrame, pl.DataFrame, str]:
     strategy, timeframe, start_ts, market, store = shared
     market = market or store.find_market(coin)
-    klines = load_klines(coin, timeframe, start_ts, None, market, strategy.candle_count, store=store)
+    klines = load_klines(coin, timeframe, start_ts, None, market, warmup_of(strategy), store=store)
     first, stop = first_and_stop(klines, start_ts, None)
     signals = _evaluate_chunk((strategy, klines), (first, stop))
     return klines.slice(first), signals, market

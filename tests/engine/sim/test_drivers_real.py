@@ -12,9 +12,17 @@ import polars as pl
 import pytest
 
 import svc_engine.sim as sim
-from svc_engine.data import DataStore
+from svc_engine.data import DataStore, load_klines
 from svc_engine.executors import LocalExecutor, RayExecutor, SerialExecutor
-from svc_engine.sim.drivers import backtest, full_range, portfolio
+from svc_engine.sim.drivers import (
+    backtest,
+    evaluate_signals,
+    first_and_stop,
+    full_range,
+    portfolio,
+    warmup_of,
+)
+from svc_engine.strategy import Strategy, compile_strategy
 
 COINS = ["BTCUSDT", "ETHUSDT", "SOLUSDT"]
 SLICES = {"BTCUSDT": (-3000, 3000), "ETHUSDT": (0, 3000), "SOLUSDT": (500, 3000)}
@@ -151,21 +159,14 @@ def test_ray_progress_counts_coins(store: DataStore, ray_executor: RayExecutor) 
     assert {e["total"] for e in events} == {3} and events[-1]["pct"] == 100.0
 
 
-RECURSIVE = pytest.mark.xfail(
-    strict=True,
-    reason="the strategy's EMA/RSI are seeded recursive filters: a value depends on more than candle_count"
-    " earlier candles, so time chunks (and a range's warm-up) change signals (engine-semantics 1 and 8)",
-)
-
-
 @pytest.mark.parametrize(
     "entry",
     [
         "price makes a new 20-candle high",
         "SMA(10) crosses above SMA(30)",
         "close crosses above the upper Bollinger band (20, 2)",
-        pytest.param("RSI(14) crosses above 30", marks=RECURSIVE),
-        pytest.param("EMA(12) crosses above EMA(26)", marks=RECURSIVE),
+        "RSI(14) crosses above 30",
+        "EMA(12) crosses above EMA(26)",
     ],
 )
 def test_compiled_strategy_chunked_equals_one_piece(store: DataStore, entry: str) -> None:
@@ -202,3 +203,113 @@ def test_ray_equals_local_with_a_compiled_strategy(store: DataStore, ray_executo
     for coin in COINS:
         assert on_ray.results[coin].trades.height > 0
         assert on_ray.results[coin].trades.equals(local.results[coin].trades)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Recursive indicators (EMA, Wilder RSI/ATR, MACD, Keltner) on real data: chunks and ranges get
+# `warmup_candles` of history, so they reproduce the whole history's signals exactly.
+
+RECURSIVE = {
+    "rsi_ema_atr": (
+        "RSI(14) crosses above 30 and close is above EMA(200)",
+        "2 x ATR(14) above entry",
+        "1.5 x ATR(14) below entry",
+    ),
+    "rsi_atr": ("RSI(14) crosses above 30", "2 x ATR(14) above entry", "1.5 x ATR(14) below entry"),
+    "macd": ("MACD line crosses above MACD signal line", "3%", "2%"),
+    "keltner": ("close crosses above the upper Keltner channel (20, 2)", "2 x ATR(20) above entry", "1%"),
+    "ema_of_rsi": ("EMA(9) of RSI(14) crosses above 50", "2%", "1%"),
+}
+
+
+@dataclass(frozen=True)
+class CandleCountOnly:
+    """A foreign strategy object: only ``candle_count`` and ``evaluate`` (the drivers' fallback)."""
+
+    inner: Strategy
+
+    @property
+    def candle_count(self) -> int:
+        return self.inner.candle_count
+
+    def evaluate(self, klines: pl.DataFrame) -> pl.DataFrame:
+        return self.inner.evaluate(klines)
+
+
+@pytest.fixture(scope="module")
+def btc_1m(shared_datasets: Path) -> pl.DataFrame:
+    frame = pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-1m.parquet")
+    return frame.slice(2_000_000, 300_000)
+
+
+@pytest.fixture(scope="module")
+def eth_1h(shared_datasets: Path) -> pl.DataFrame:
+    return pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet")
+
+
+def _compiled(key: str) -> Strategy:
+    return compile_strategy(*RECURSIVE[key])
+
+
+@pytest.mark.parametrize("key", ["rsi_ema_atr", "macd", "keltner"])
+def test_recursive_strategy_chunked_equals_one_piece_on_300k_btc_1m(btc_1m: pl.DataFrame, key: str) -> None:
+    strategy = _compiled(key)
+    start = btc_1m["open_time"][15_000] // 1000  # past EMA(200)'s 10 250-candle warm-up
+    one = backtest(strategy, btc_1m, "1m", start, None, chunks=1, **SETTINGS)
+    assert one.summary["total_signals"] > 100
+    for chunks in (3, 17):
+        many = backtest(strategy, btc_1m, "1m", start, None, chunks=chunks, **SETTINGS)
+        assert many.trades.equals(one.trades)
+        assert many.signal_counts == one.signal_counts
+        assert many.summary == one.summary
+
+
+@pytest.mark.parametrize("key", ["rsi_ema_atr", "rsi_atr", "macd", "keltner", "ema_of_rsi"])
+def test_recursive_strategy_chunked_equals_one_piece_on_eth_1h(eth_1h: pl.DataFrame, key: str) -> None:
+    strategy = _compiled(key)
+    one = backtest(strategy, eth_1h, "1h", chunks=1, **SETTINGS)
+    assert one.summary["total_trades"] > 5
+    for chunks in (4, 9, 23):
+        many = backtest(strategy, eth_1h, "1h", chunks=chunks, executor=SerialExecutor(), **SETTINGS)
+        assert many.trades.equals(one.trades)
+        assert many.summary == one.summary
+
+
+def test_candle_count_warmup_alone_changes_rsi_signals(btc_1m: pl.DataFrame) -> None:
+    """The premise, on the brief's example: TA-Lib-seeded RSI needs more than candle_count."""
+    strategy = compile_strategy("RSI(14) crosses above 30", "3%", "2%")
+    foreign = CandleCountOnly(strategy)
+    assert warmup_of(foreign) == 16 and warmup_of(strategy) == 1416
+    one = evaluate_signals(strategy, btc_1m, chunks=1)
+    assert evaluate_signals(strategy, btc_1m, chunks=40).equals(one)
+    assert not evaluate_signals(foreign, btc_1m, chunks=40).equals(one)
+
+
+@pytest.fixture(scope="module")
+def eth_store(eth_1h: pl.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> DataStore:
+    data = DataStore(tmp_path_factory.mktemp("drivers-eth"))
+    data.write_klines("crypto", "ETHUSDT", "1h", eth_1h)
+    return data
+
+
+@pytest.mark.parametrize("key", ["rsi_atr", "macd", "keltner", "ema_of_rsi"])
+def test_range_signals_equal_whole_history_signals_inside_the_range(
+    eth_store: DataStore, eth_1h: pl.DataFrame, key: str
+) -> None:
+    strategy = _compiled(key)
+    times = eth_1h["open_time"]
+    start, end = times[3000] // 1000, times[5200] // 1000
+    inside = pl.col("open_time").is_between(start * 1000, end * 1000)
+    whole = strategy.evaluate(eth_1h).filter(inside)
+    assert whole.height > 5
+    loaded = load_klines("ETHUSDT", "1h", start, end, "crypto", warmup_of(strategy), store=eth_store)
+    first, stop = first_and_stop(loaded, start, end)
+    assert first == min(3000, strategy.warmup_candles)
+    for chunks in (1, 5):
+        assert evaluate_signals(strategy, loaded, first, stop, chunks=chunks).equals(whole)
+    ranged = backtest(strategy, "ETHUSDT", "1h", start, end, store=eth_store, chunks=3, **SETTINGS)
+    direct = sim.simulate(
+        eth_1h.filter(inside), whole, timeframe="1h", symbol="ETHUSDT", start_ts=start, end_ts=end, **SETTINGS
+    )
+    assert ranged.trades.equals(direct.trades)
+    assert ranged.summary == direct.summary

@@ -40,7 +40,9 @@ from svc_engine.strategy.compiler import TREND_SETTLE, Context, lookback, settle
         ("a trend line breaks upward", None, 16, TREND_SETTLE + 1),
     ],
 )
-def test_warmup_candles_of_recursive_programs(entry: str, tp: str | None, candle_count: int, warmup: int) -> None:
+def test_warmup_candles_of_recursive_programs(
+    entry: str, tp: str | None, candle_count: int, warmup: int
+) -> None:
     strategy = compile_strategy(entry, tp)
     assert strategy.candle_count == candle_count
     assert strategy.warmup_candles == warmup
