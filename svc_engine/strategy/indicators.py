@@ -34,9 +34,58 @@ def first_valid_nb(x: np.ndarray) -> int:
 
 
 @njit(cache=True, nogil=True)
+def two_sum_nb(a: float, b: float) -> tuple[float, float]:
+    """``a + b`` rounded and its exact rounding error (Knuth's TwoSum).
+
+    >>> two_sum_nb(1.0, 1e-17)
+    (1.0, 1e-17)
+    """
+    total = a + b
+    b_part = total - a
+    return total, (a - (total - b_part)) + (b - b_part)
+
+
+@njit(cache=True, nogil=True)
+def two_prod_nb(a: float, b: float) -> tuple[float, float]:
+    """``a * b`` rounded and its exact rounding error (Dekker's product, no FMA needed).
+
+    >>> two_prod_nb(0.1, 3.0)
+    (0.30000000000000004, -2.7755575615628914e-17)
+    """
+    product = a * b
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    return product, ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+@njit(cache=True, nogil=True)
+def _split(a: float) -> tuple[float, float]:
+    c = 134217729.0 * a  # 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@njit(cache=True, nogil=True)
+def add_exact_nb(hi: float, lo: float, value: float) -> tuple[float, float]:
+    """Add ``value`` to the running sum ``hi + lo``; ``hi`` stays the sum rounded to nearest.
+
+    A running sum keeps every rounding it ever made, so its value at a candle depends on where the
+    series starts; ``hi + lo`` holds the window sum exactly (while the summed values span less than
+    ~2**50 in magnitude), so ``hi`` depends on the window's values only and a restart anywhere gives
+    the same floats, bit for bit.
+
+    >>> add_exact_nb(*add_exact_nb(0.0, 0.0, 0.1), 0.2)[0]
+    0.30000000000000004
+    """
+    total, err = two_sum_nb(hi, value)
+    return two_sum_nb(total, lo + err)
+
+
+@njit(cache=True, nogil=True)
 def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
-    """Simple moving average (TA-Lib SMA: running sum). A window holding a NaN (a missing volume)
-    is NaN; later windows recover, where TA-Lib would stay NaN for good.
+    """Simple moving average: the window sum, rounded once, over ``n`` (TA-Lib SMA to round-off;
+    TA-Lib's naive running sum drifts with the series' start, this one does not). A window holding
+    a NaN (a missing volume) is NaN; later windows recover, where TA-Lib would stay NaN for good.
 
     >>> sma_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), 2).tolist()
     [nan, 1.5, 2.5, nan, nan, 5.5]
@@ -45,22 +94,23 @@ def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
         return out
-    total = 0.0
+    hi = 0.0
+    lo = 0.0
     missing = 0
     for i in range(start, x.size):
         if np.isnan(x[i]):
             missing += 1
         else:
-            total += x[i]
+            hi, lo = add_exact_nb(hi, lo, x[i])
         if i < start + n - 1:
             continue
         if missing == 0:
-            out[i] = total / n
+            out[i] = hi / n
         old = x[i - n + 1]
         if np.isnan(old):
             missing -= 1
         else:
-            total -= old
+            hi, lo = add_exact_nb(hi, lo, -old)
     return out
 
 
@@ -90,7 +140,8 @@ def ema_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def wma_nb(x: np.ndarray, n: int) -> np.ndarray:
-    """Linearly weighted moving average, weights 1..n (TA-Lib WMA running form).
+    """Linearly weighted moving average, weights 1..n (TA-Lib WMA's running form, to round-off; its
+    sums are kept exact, see `add_exact_nb`, so the value does not depend on the series' start).
 
     >>> wma_nb(np.array([1.0, 2.0, 3.0]), 2).tolist()
     [nan, 1.6666666666666667, 2.6666666666666665]
@@ -100,25 +151,30 @@ def wma_nb(x: np.ndarray, n: int) -> np.ndarray:
     if start < 0 or x.size - start < n:
         return out
     divider = (n * (n + 1)) / 2.0
-    period_sub = 0.0
-    period_sum = 0.0
-    weight = 1
+    sub_hi, sub_lo, sum_hi, sum_lo = 0.0, 0.0, 0.0, 0.0
     for i in range(start, start + n - 1):
-        period_sub += x[i]
-        period_sum += x[i] * weight
-        weight += 1
+        sub_hi, sub_lo = add_exact_nb(sub_hi, sub_lo, x[i])
+        sum_hi, sum_lo = _add_product(sum_hi, sum_lo, x[i], float(i - start + 1))
     trailing = 0.0
     trailing_idx = start
     for i in range(start + n - 1, x.size):
         value = x[i]
-        period_sub += value
-        period_sub -= trailing
-        period_sum += value * n
+        sub_hi, sub_lo = add_exact_nb(sub_hi, sub_lo, value)
+        sub_hi, sub_lo = add_exact_nb(sub_hi, sub_lo, -trailing)
+        sum_hi, sum_lo = _add_product(sum_hi, sum_lo, value, float(n))
         trailing = x[trailing_idx]
         trailing_idx += 1
-        out[i] = period_sum / divider
-        period_sum -= period_sub
+        out[i] = sum_hi / divider
+        sum_hi, sum_lo = add_exact_nb(sum_hi, sum_lo, -sub_hi)
+        sum_hi, sum_lo = add_exact_nb(sum_hi, sum_lo, -sub_lo)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _add_product(hi: float, lo: float, value: float, weight: float) -> tuple[float, float]:
+    product, err = two_prod_nb(value, weight)
+    hi, lo = add_exact_nb(hi, lo, product)
+    return add_exact_nb(hi, lo, err)
 
 
 @njit(cache=True, nogil=True)
@@ -341,7 +397,9 @@ def typical_price_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np
 
 @njit(cache=True, nogil=True)
 def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
-    """Commodity channel index; sums in TA-Lib's circular-buffer order (TA-Lib CCI).
+    """Commodity channel index (TA-Lib CCI to round-off). The window's sums are exact and rounded
+    once (`add_exact_nb`), so they do not depend on the summation order: TA-Lib's circular buffer
+    orders them by the index since the series' start, which would tie a value to where it starts.
 
     >>> cci_nb(np.array([2.0, 4.0]), np.array([0.0, 2.0]), np.array([1.0, 3.0]), 2).tolist()
     [nan, 66.66666666666667]
@@ -349,15 +407,15 @@ def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     tp = typical_price_nb(high, low, close)
     out = np.full(high.size, np.nan)
     for t in range(n - 1, high.size):
-        mean = 0.0
-        for j in range(n):
-            mean += tp[t - ((t - j) % n)]
-        mean /= n
-        dev = 0.0
-        for j in range(n):
-            dev += abs(tp[t - ((t - j) % n)] - mean)
+        hi, lo = 0.0, 0.0
+        for j in range(t - n + 1, t + 1):
+            hi, lo = add_exact_nb(hi, lo, tp[j])
+        mean = hi / n
+        hi, lo = 0.0, 0.0
+        for j in range(t - n + 1, t + 1):
+            hi, lo = add_exact_nb(hi, lo, abs(tp[j] - mean))
         diff = tp[t] - mean
-        out[t] = diff / (0.015 * (dev / n)) if diff != 0.0 and dev != 0.0 else 0.0
+        out[t] = diff / (0.015 * (hi / n)) if diff != 0.0 and hi != 0.0 else 0.0
     return out
 
 
