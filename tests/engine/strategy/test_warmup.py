@@ -105,6 +105,7 @@ def btc_closes(shared_datasets: Path) -> pl.DataFrame:
         A.Ind("macd", (12, 26, 9), "histogram"),
         A.Ind("ema", (9,), "", A.Ind("rsi", (14,))),
         A.Ind("keltner", (20, 2.0), "upper"),
+        A.Ind("vwap", (0,)),
     ],
 )
 def test_a_restart_settle_candles_back_is_bit_identical(btc_closes: pl.DataFrame, node: A.Node) -> None:
@@ -130,6 +131,11 @@ def test_a_restart_settle_candles_back_is_bit_identical(btc_closes: pl.DataFrame
         A.Ind("bb", (20, 2.0), "upper"),
         A.Ind("stoch", (14, 3, 3), "%d"),
         A.Ind("cci", (20,)),
+        A.Ind("willr", (14,)),
+        A.Ind("roc", (10,)),
+        A.Ind("donchian", (20,), "middle"),
+        A.Ind("bb", (20, 2.0), "bandwidth"),
+        A.Ind("vwap", (30,)),
     ],
 )
 def test_window_indicators_restart_bit_identical_after_their_lookback(
@@ -142,3 +148,15 @@ def test_window_indicators_restart_bit_identical_after_their_lookback(
     for start in (12_000, 25_000, 41_000):
         part = Context(btc_closes.slice(start - back)).values(node)
         np.testing.assert_array_equal(part[back:], whole[start:])
+
+
+def test_trend_events_restart_identical_after_trend_settle(btc_closes: pl.DataFrame) -> None:
+    events = ("break_up", "break_down", "return_up", "return_down")
+    whole = Context(btc_closes.slice(0, 30_000))
+    fired = {e: whole.truth(A.TrendEvent(e)) for e in events}
+    assert sum(int(f.sum()) for f in fired.values()) > 100
+    for start in (5_000, 21_000):
+        part = Context(btc_closes.slice(start - TREND_SETTLE, 30_000 - start + TREND_SETTLE))
+        for event in events:
+            restarted = part.truth(A.TrendEvent(event))
+            np.testing.assert_array_equal(restarted[TREND_SETTLE:], fired[event][start:])
