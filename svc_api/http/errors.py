@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -109,7 +110,7 @@ class ApiError(Exception):
 def _http_error(exc: HTTPException) -> ApiError:
     """Translate Starlette's 404/405 (and any other HTTPException) into the envelope."""
     phrase = HTTPStatus(exc.status_code).phrase
-    error = phrase.lower().replace(" ", "_").replace("-", "_")
+    error = re.sub(r"[^a-z0-9]+", "_", phrase.lower()).strip("_")
     extra = {} if exc.detail == phrase else {"message": str(exc.detail)}
     return ApiError(exc.status_code, error, extra=extra)
 
@@ -136,6 +137,10 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     """
     if not isinstance(exc, HTTPException):
         raise exc
+    return _http_response(exc)
+
+
+def _http_response(exc: HTTPException) -> Response:
     if exc.status_code in _NO_BODY or exc.status_code < 400:
         return Response(status_code=exc.status_code, headers=exc.headers)
     response = _http_error(exc).response()
@@ -197,9 +202,7 @@ def _render(scope: Scope, exc: Exception) -> Response:
     if isinstance(exc, ApiError):
         return exc.response()
     if isinstance(exc, HTTPException):
-        response = _http_error(exc).response()
-        response.headers.update(exc.headers or {})
-        return response
+        return _http_response(exc)
     if isinstance(exc, ClientDisconnect):
         # The client went away mid-request: not a server fault; nobody will read the reply.
         logger.info(

@@ -169,3 +169,21 @@ async def test_client_disconnect_is_not_a_server_error(caplog):
     assert sent[0]["status"] == 400
     [record] = [r for r in caplog.records if r.name == "svc_api.http"]
     assert record.levelno == logging.INFO and "gone-1234" in record.getMessage()
+
+
+async def test_http_exception_below_the_router_keeps_its_status(connect):
+    from starlette.exceptions import HTTPException
+
+    async def not_modified(scope, receive, send):
+        raise HTTPException(304)
+
+    async def teapot(scope, receive, send):
+        raise HTTPException(418, detail="short and stout")
+
+    async with connect(ErrorEnvelopeMiddleware(not_modified)) as client:
+        r304 = await client.get("/")
+    async with connect(ErrorEnvelopeMiddleware(teapot)) as client:
+        r418 = await client.get("/")
+    assert (r304.status_code, r304.content) == (304, b"")
+    assert r418.status_code == 418
+    assert r418.json() == {"error": "i_m_a_teapot", "message": "short and stout"}
