@@ -397,9 +397,9 @@ def typical_price_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np
 
 @njit(cache=True, nogil=True)
 def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
-    """Commodity channel index (TA-Lib CCI to round-off). The window's sums are exact and rounded
-    once (`add_exact_nb`), so they do not depend on the summation order: TA-Lib's circular buffer
-    orders them by the index since the series' start, which would tie a value to where it starts.
+    """Commodity channel index (TA-Lib CCI to round-off). Sums run oldest to newest in the window:
+    TA-Lib's circular buffer orders them by the index since the series' start, which would tie a
+    value's rounding to where the series starts.
 
     >>> cci_nb(np.array([2.0, 4.0]), np.array([0.0, 2.0]), np.array([1.0, 3.0]), 2).tolist()
     [nan, 66.66666666666667]
@@ -407,15 +407,15 @@ def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     tp = typical_price_nb(high, low, close)
     out = np.full(high.size, np.nan)
     for t in range(n - 1, high.size):
-        hi, lo = 0.0, 0.0
+        mean = 0.0
         for j in range(t - n + 1, t + 1):
-            hi, lo = add_exact_nb(hi, lo, tp[j])
-        mean = hi / n
-        hi, lo = 0.0, 0.0
+            mean += tp[j]
+        mean /= n
+        dev = 0.0
         for j in range(t - n + 1, t + 1):
-            hi, lo = add_exact_nb(hi, lo, abs(tp[j] - mean))
+            dev += abs(tp[j] - mean)
         diff = tp[t] - mean
-        out[t] = diff / (0.015 * (hi / n)) if diff != 0.0 and hi != 0.0 else 0.0
+        out[t] = diff / (0.015 * (dev / n)) if diff != 0.0 and dev != 0.0 else 0.0
     return out
 
 
