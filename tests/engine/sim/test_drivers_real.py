@@ -58,7 +58,7 @@ def store(shared_datasets: Path, tmp_path_factory: pytest.TempPathFactory) -> Da
 @pytest.fixture(scope="session")
 def ray_executor() -> Iterator[RayExecutor]:
     pytest.importorskip("ray")
-    import cloudpickle
+    from ray import cloudpickle  # the copy Ray serialises tasks with
 
     # Ray workers cannot import this test module: ship its classes (Breakout) by value.
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
