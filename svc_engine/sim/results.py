@@ -151,6 +151,8 @@ class BacktestResult:
     settings: Settings
     symbol: str | None = None
     timeframe: str | None = None
+    klines: pl.DataFrame | None = field(default=None, repr=False, compare=False)
+    """The candles the run saw (a reference, not a copy), so that :meth:`plot` can draw them."""
 
     def to_dict(self) -> dict[str, Any]:
         """The API's result shape (no NaN or infinity: ``None`` instead); equity is left out."""
@@ -162,8 +164,11 @@ class BacktestResult:
         })  # fmt: skip
 
     def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None) -> Any:
-        """Candles (when ``klines`` given) with entries, exits and levels, equity and drawdown below;
-        written to ``path`` when given (needs the ``plot`` extra)."""
+        """Candles with entries, exits and levels, equity and drawdown below; written to ``path``
+        when given (needs the ``plot`` extra). The candles default to those of the run."""
+        if klines is None and self.klines is not None and self.equity.height:
+            span = self.equity["open_time"]
+            klines = self.klines.filter(pl.col("open_time").is_between(span[0], span[-1]))
         return _plot(self, path, klines)
 
 

@@ -220,4 +220,5 @@ def simulate(
         settings=s,
         symbol=symbol,
         timeframe=timeframe or timeframe_name(window.tf_ms),
+        klines=klines,
     )

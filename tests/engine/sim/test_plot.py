@@ -77,6 +77,25 @@ def test_a_path_in_place_of_klines_is_the_path_and_result_plot_writes_it(
     assert [t.name for t in fig.data][-2:] == ["equity", "drawdown"]
 
 
+def test_result_plot_draws_the_candles_of_its_own_run(
+    result: sim.BacktestResult, klines: pl.DataFrame
+) -> None:
+    fig = result.plot()
+    candles = next(t for t in fig.data if t.name == "candles")
+    assert len(candles.x) == 400
+    assert list(candles.close) == klines["close"].to_list()
+
+
+def test_a_range_run_plots_only_the_candles_of_its_range(klines: pl.DataFrame) -> None:
+    times = klines["open_time"]
+    run = sim.simulate(klines, klines.head(0).select("open_time", side=pl.lit("long"),
+                                                        limit_price=pl.lit(None, pl.Float64),
+                                                        tp_price=pl.lit(1.0), sl_price=pl.lit(1.0)),
+                       timeframe="1h", start_ts=times[100] // 1000, end_ts=times[199] // 1000, spread_pct=0)
+    candles = next(t for t in run.plot().data if t.name == "candles")
+    assert len(candles.x) == 100
+
+
 def test_portfolio_gets_equity_and_drawdown(klines: pl.DataFrame) -> None:
     signals = klines.filter(pl.col("close") > pl.col("open") * 1.01).select(
         "open_time", side=pl.lit("long"), limit_price=pl.lit(None, pl.Float64),
