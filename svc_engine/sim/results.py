@@ -154,6 +154,14 @@ class BacktestResult:
     klines: pl.DataFrame | None = field(default=None, repr=False, compare=False)
     """The candles the run saw (a reference, not a copy), so that :meth:`plot` can draw them."""
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        # Results cross process boundaries (Ray); the candles stay where they were loaded.
+        return tuple(None if f == "klines" else getattr(self, f) for f in self.__slots__)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            object.__setattr__(self, name, value)
+
     def to_dict(self) -> dict[str, Any]:
         """The API's result shape (no NaN or infinity: ``None`` instead); equity is left out."""
         return finite({

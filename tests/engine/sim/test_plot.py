@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -119,3 +120,11 @@ def test_full_range_gets_one_bar_per_coin(result: sim.BacktestResult) -> None:
 def test_something_else_is_refused() -> None:
     with pytest.raises(TypeError, match="cannot plot dict: want a BacktestResult"):
         plot_result({})
+
+
+def test_a_pickled_result_leaves_its_candles_behind(result: sim.BacktestResult) -> None:
+    # results come back from Ray workers by pickling: no candles on the way
+    copy = pickle.loads(pickle.dumps(result))
+    assert result.klines is not None and copy.klines is None
+    assert copy.summary == result.summary and copy.trades.equals(result.trades)
+    assert copy.to_dict() == result.to_dict()
