@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from svc_api.auth import Principal, session_expired
-from svc_api.domains.errors import DomainError
+from svc_api.domains.errors import DomainError, NotFound
 from svc_api.http.cursors import decode_cursor, encode_cursor, page_size
 from svc_api.http.errors import ApiError
 from svc_api.routes.context import Services
@@ -115,6 +115,28 @@ class Call:
 
 
 Handler = Callable[[Call], Any]
+
+
+def lookups_as_404(handler: Handler) -> Handler:
+    """``handler`` with engine lookups that fail (``LookupError``: a series or instrument removed
+    under a cached catalog) answered as 404, not 500.
+
+    Example:
+        >>> def missing(call):
+        ...     raise KeyError("BTCUSDT")
+        >>> lookups_as_404(missing)(None)
+        Traceback (most recent call last):
+        ...
+        svc_api.domains.errors.NotFound: 'BTCUSDT'
+    """
+
+    def run(call: Call) -> Any:
+        try:
+            return handler(call)
+        except LookupError as exc:
+            raise NotFound(str(exc)) from None
+
+    return run
 
 
 @dataclass(frozen=True)

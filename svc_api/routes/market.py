@@ -20,7 +20,7 @@ from typing import Any
 from svc_api.domains import market
 from svc_api.domains.errors import Invalid, NotFound
 from svc_api.http.errors import ApiError
-from svc_api.routes.dispatch import Call, Operation
+from svc_api.routes.dispatch import Call, Operation, lookups_as_404
 
 TICKER_TTL = 5.0
 """Seconds the ticker rows (and the last prices of quotes) are reused."""
@@ -157,26 +157,14 @@ def _favorite_coin(call: Call) -> dict[str, Any]:
         return market.set_favorite(conn, call.svc_id, p.get("symbol"), p.get("action"), now=int(clock()))
 
 
-def _guarded(handler: Callable[[Call], Any]) -> Callable[[Call], Any]:
-    """Engine lookups that fail (a series removed under a cached catalog) become a 404, not a 500."""
-
-    def run(call: Call) -> Any:
-        try:
-            return handler(call)
-        except LookupError as exc:
-            raise NotFound(str(exc)) from None
-
-    return run
-
-
 TRADINGDATA: dict[str, Operation] = {
-    "market_ticker": Operation(_guarded(_market_ticker), access="public"),
-    "market_quote": Operation(_guarded(_market_quote), access="public"),
-    "get_klines": Operation(_guarded(_get_klines), access="public"),
-    "market_symbol_info": Operation(_guarded(_market_symbol_info), access="public"),
+    "market_ticker": Operation(lookups_as_404(_market_ticker), access="public"),
+    "market_quote": Operation(lookups_as_404(_market_quote), access="public"),
+    "get_klines": Operation(lookups_as_404(_get_klines), access="public"),
+    "market_symbol_info": Operation(lookups_as_404(_market_symbol_info), access="public"),
 }
 
 USER: dict[str, Operation] = {
-    "available_coins": Operation(_guarded(_available_coins)),
+    "available_coins": Operation(lookups_as_404(_available_coins)),
     "favorite_coin": Operation(_favorite_coin),
 }

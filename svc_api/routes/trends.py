@@ -21,7 +21,7 @@ from typing import Any
 from svc_api.domains import trends
 from svc_api.domains.errors import Forbidden, Invalid, NotFound
 from svc_api.domains.market import check_name, last_page, page_number
-from svc_api.routes.dispatch import Call, Operation
+from svc_api.routes.dispatch import Call, Operation, lookups_as_404
 from svc_api.routes.market import catalog_of
 
 LIST_TTL = 5.0
@@ -189,23 +189,11 @@ def _tracked(call: Call) -> dict[str, Any]:
     return {"items": items, "last_key": call.next_cursor(TRACKED, position)}
 
 
-def _guarded(handler: Callable[[Call], Any]) -> Callable[[Call], Any]:
-    """Engine lookups that fail (a series removed under a cached catalog) become a 404, not a 500."""
-
-    def run(call: Call) -> Any:
-        try:
-            return handler(call)
-        except LookupError as exc:
-            raise NotFound(str(exc)) from None
-
-    return run
-
-
 TRADINGDATA: dict[str, Operation] = {
     "trend_signals": Operation(_trend_signals, access="public"),
-    "trend_signal_detail": Operation(_guarded(_trend_signal_detail), access="public"),
-    "trend_indicator": Operation(_guarded(_trend_indicator), access="public"),
-    "trend_indicator_history": Operation(_guarded(_trend_indicator_history), access="public"),
+    "trend_signal_detail": Operation(lookups_as_404(_trend_signal_detail), access="public"),
+    "trend_indicator": Operation(lookups_as_404(_trend_indicator), access="public"),
+    "trend_indicator_history": Operation(lookups_as_404(_trend_indicator_history), access="public"),
     "track_trend_break_signal": Operation(_track),
     "untrack_trend_break_signal": Operation(_untrack),
     TRACKED: Operation(_tracked),
