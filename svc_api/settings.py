@@ -11,11 +11,14 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,6 +44,19 @@ class Settings:
     general_message: str = "Welcome to svc."
     banner_urls: tuple[str, ...] = ()
     app_version: str = "1.0.0"
+    max_concurrent_generations: int = 2
+    generation_threads: int = 2
+    backtest_max_concurrent: int = 3
+    backtest_queue_capacity: int = 16
+    backtest_threads: int = 2
+    backtest_stale_seconds: float = 60.0
+    object_store_url: str | None = None
+    s3_endpoint_url: str | None = None
+    trend_refresh_seconds: float = 300.0
+    trend_refresh_delay_seconds: float = 2.0
+    trend_timeframes: tuple[str, ...] = ("1h", "4h")
+    rate_limit_scale: float = 1.0
+    rate_limit_guest: int = 20
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -49,7 +65,8 @@ class Settings:
         Variables: ``DATABASE_URL``, ``SVC_VAR_DIR``, ``DATA_DIR``, ``REDIS_URL``, ``RAY_ADDRESS``,
         ``CORS_ORIGINS`` (comma-separated), ``SECRET_KEY`` (generated once and kept in
         ``<var>/secret_key`` when unset), ``SESSION_TTL_SECONDS``, ``STORE_RETRY_AFTER``,
-        ``SVC_GENERAL_MESSAGE``, ``SVC_BANNER_URLS`` (comma-separated), ``SVC_APP_VERSION``.
+        ``SVC_GENERAL_MESSAGE``, ``SVC_BANNER_URLS`` (comma-separated), ``SVC_APP_VERSION``, and
+        the tunables of :data:`TUNABLES` (see :func:`tunables_from_env`). docs/api.md has the table.
 
         Example:
             >>> Settings.from_env({"SECRET_KEY": "s" * 32, "CORS_ORIGINS": "https://a.io, https://b.io"}).cors_origins
@@ -71,7 +88,87 @@ class Settings:
             general_message=env.get("SVC_GENERAL_MESSAGE", "Welcome to svc."),
             banner_urls=_csv(env.get("SVC_BANNER_URLS")),
             app_version=env.get("SVC_APP_VERSION", "1.0.0"),
+            **tunables_from_env(env),
         )
+
+
+def tunables_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The :data:`TUNABLES` set (non-empty) in ``environ``, parsed: ``{field name: value}``.
+
+    A bad value raises ``ValueError`` naming the variable.
+
+    Example:
+        >>> tunables_from_env({"BACKTEST_THREADS": "4", "TREND_TIMEFRAMES": "1h, 1d", "HOME": "/root"})
+        {'backtest_threads': 4, 'trend_timeframes': ('1h', '1d')}
+        >>> tunables_from_env({"RATE_LIMIT_SCALE": "lots"})
+        Traceback (most recent call last):
+        ...
+        ValueError: RATE_LIMIT_SCALE must be a number > 0, got 'lots'
+    """
+    out: dict[str, Any] = {}
+    for name, (field_name, parse) in TUNABLES.items():
+        raw = environ.get(name)
+        if raw is not None and raw.strip() != "":
+            out[field_name] = parse(name, raw.strip())
+    return out
+
+
+def _int_at_least(low: int) -> Callable[[str, str], int]:
+    def parse(name: str, raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _number(*, positive: bool) -> Callable[[str, str], float]:
+    def parse(name: str, raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+            raise ValueError(f"{name} must be a number {'> 0' if positive else '>= 0'}, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _text(name: str, raw: str) -> str:
+    return raw
+
+
+def _timeframes(name: str, raw: str) -> tuple[str, ...]:
+    from svc_engine.data.schema import TIMEFRAMES
+
+    frames = _csv(raw)
+    unknown = [tf for tf in frames if tf not in TIMEFRAMES]
+    if unknown or not frames:
+        raise ValueError(f"{name} must be comma-separated timeframes of {', '.join(TIMEFRAMES)}, got {raw!r}")
+    return frames
+
+
+#: Tunables read from the environment: variable -> (``Settings`` field, parser of the raw text).
+TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType({
+    "SVC_MAX_CONCURRENT_GENERATIONS": ("max_concurrent_generations", _int_at_least(1)),
+    "SVC_GENERATION_THREADS": ("generation_threads", _int_at_least(0)),
+    "BACKTEST_MAX_CONCURRENT": ("backtest_max_concurrent", _int_at_least(1)),
+    "BACKTEST_QUEUE_CAPACITY": ("backtest_queue_capacity", _int_at_least(1)),
+    "BACKTEST_THREADS": ("backtest_threads", _int_at_least(1)),
+    "BACKTEST_STALE_SECONDS": ("backtest_stale_seconds", _number(positive=True)),
+    "OBJECT_STORE_URL": ("object_store_url", _text),
+    "S3_ENDPOINT_URL": ("s3_endpoint_url", _text),
+    "TREND_REFRESH_SECONDS": ("trend_refresh_seconds", _number(positive=False)),
+    "TREND_REFRESH_DELAY_SECONDS": ("trend_refresh_delay_seconds", _number(positive=False)),
+    "TREND_TIMEFRAMES": ("trend_timeframes", _timeframes),
+    "RATE_LIMIT_SCALE": ("rate_limit_scale", _number(positive=True)),
+    "RATE_LIMIT_GUEST": ("rate_limit_guest", _int_at_least(1)),
+})  # fmt: skip
 
 
 def _csv(value: str | None) -> tuple[str, ...]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import uuid
@@ -298,7 +297,7 @@ class GenerationWorker:
         recover_every: float = 10.0,
     ) -> None:
         self.services = services
-        self.threads = _threads_from_env() if threads is None else threads
+        self.threads = services.settings.generation_threads if threads is None else threads
         self.poll_seconds = poll_seconds
         self.stale_after = stale_after
         self.recover_every = recover_every
@@ -362,8 +361,3 @@ class GenerationWorker:
                 worked = False
             if not worked:
                 _WAKEUP.wait(seen, self.poll_seconds, self._stopping)
-
-
-def _threads_from_env() -> int:
-    raw = os.environ.get("SVC_GENERATION_THREADS", "")
-    return int(raw) if raw.isdigit() else 2

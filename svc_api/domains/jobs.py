@@ -12,11 +12,9 @@ Crash recovery: the runner refreshes ``heartbeat_at`` of its jobs every ``heartb
 start-up and at every heartbeat, ``running`` rows whose heartbeat is older than ``stale_seconds``
 (their process died) are failed and refunded.
 
-Configuration (environment): ``BACKTEST_MAX_CONCURRENT`` (running jobs per account, default 3),
-``BACKTEST_QUEUE_CAPACITY`` (jobs queued or running in this process, default 16),
-``BACKTEST_THREADS`` (jobs executing at once, default 2), ``BACKTEST_STALE_SECONDS`` (60),
-``OBJECT_STORE_URL`` (see :func:`svc_api.objectstore.open_object_store`), ``RAY_ADDRESS``
-(through the settings).
+Configuration (``svc_api.settings.Settings``, from ``BACKTEST_MAX_CONCURRENT``,
+``BACKTEST_QUEUE_CAPACITY``, ``BACKTEST_THREADS``, ``BACKTEST_STALE_SECONDS``, ``OBJECT_STORE_URL``,
+``S3_ENDPOINT_URL``, ``RAY_ADDRESS``; docs/api.md lists them): :meth:`RunnerConfig.from_settings`.
 
 Example:
     >>> adaptive_limit(4, busy=0.0), adaptive_limit(4, busy=1.0), adaptive_limit(1, busy=1.0)
@@ -28,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +39,7 @@ import sqlalchemy as sa
 
 from svc_api.domains import credits, notifications
 from svc_api.objectstore import ObjectStore, open_object_store
+from svc_api.settings import Settings, tunables_from_env
 from svc_api.store.backtest_tables import backtest_jobs
 from svc_engine.data import Catalog, DataStore
 from svc_engine.executors import Executor, LocalExecutor
@@ -74,37 +72,36 @@ class RunnerConfig:
     s3_endpoint_url: str | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> RunnerConfig:
-        """Read the ``BACKTEST_*``, ``OBJECT_STORE_URL`` and ``S3_ENDPOINT_URL`` variables.
+    def from_settings(cls, settings: Settings) -> RunnerConfig:
+        """The runner's part of the service settings.
+
+        Example:
+            >>> s = Settings(database_url="sqlite://", secret_key=b"k" * 32, backtest_threads=4)
+            >>> RunnerConfig.from_settings(s).threads
+            4
+        """
+        return cls(
+            max_concurrent=settings.backtest_max_concurrent,
+            queue_capacity=settings.backtest_queue_capacity,
+            threads=settings.backtest_threads,
+            stale_seconds=settings.backtest_stale_seconds,
+            object_store_url=settings.object_store_url,
+            s3_endpoint_url=settings.s3_endpoint_url,
+        )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RunnerConfig:
+        """Parse the ``BACKTEST_*``, ``OBJECT_STORE_URL`` and ``S3_ENDPOINT_URL`` variables of ``env``
+        (the parsers of :data:`svc_api.settings.TUNABLES`; unset ones keep the defaults).
 
         Example:
             >>> RunnerConfig.from_env({"BACKTEST_THREADS": "0"})
             Traceback (most recent call last):
             ...
-            ValueError: BACKTEST_THREADS must be a positive number, got '0'
+            ValueError: BACKTEST_THREADS must be an integer >= 1, got '0'
         """
-        env = os.environ if env is None else env
-        return cls(
-            max_concurrent=int(_positive(env, "BACKTEST_MAX_CONCURRENT", 3)),
-            queue_capacity=int(_positive(env, "BACKTEST_QUEUE_CAPACITY", 16)),
-            threads=int(_positive(env, "BACKTEST_THREADS", 2)),
-            stale_seconds=_positive(env, "BACKTEST_STALE_SECONDS", 60.0),
-            object_store_url=env.get("OBJECT_STORE_URL") or None,
-            s3_endpoint_url=env.get("S3_ENDPOINT_URL") or None,
-        )
-
-
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {raw!r}")
-    return value
+        tunables = tunables_from_env(env)
+        return cls.from_settings(Settings(database_url="", secret_key=b"", **tunables))
 
 
 def adaptive_limit(max_concurrent: int, *, busy: float) -> int:
@@ -580,7 +577,7 @@ def runner_of(services: Any) -> JobRunner:
         if runner is None:
             settings = services.settings
             runner = JobRunner(
-                services.store, config=RunnerConfig.from_env(), data_dir=settings.data_dir,
+                services.store, config=RunnerConfig.from_settings(settings), data_dir=settings.data_dir,
                 ray_address=settings.ray_address, secret=settings.secret_key, var_dir=settings.var_dir,
             )  # fmt: skip
             runner.start()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 import uuid
@@ -34,6 +33,7 @@ from sqlalchemy.engine import Connection
 from svc_api.domains import backtests, credits
 from svc_api.domains.accounts import add_account_section, current_plan
 from svc_api.domains.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
+from svc_api.settings import Settings
 from svc_api.store.engine import StoreUnavailable
 from svc_api.store.strategy_tables import strategies, strategy_versions
 from svc_api.store.tables import accounts
@@ -44,6 +44,9 @@ from svc_engine.strategy import Strategy
 logger = logging.getLogger("svc_api.strategies")
 
 GENERATION_COST = 1
+#: Default per-user cap on generations in progress (``Settings.max_concurrent_generations``; the
+#: route passes the setting as ``max_generations``).
+MAX_GENERATIONS = Settings.max_concurrent_generations
 MAX_ACTIVE = {"free": 0, "starter": 1, "plus": 2, "pro": 5, "investor": 10}
 MAX_COINS = {"free": 0, "starter": 5, "plus": 10, "pro": 25, "investor": 50}
 MARKET_TYPES = ("spot", "futures")
@@ -130,17 +133,6 @@ class StrategyRecord:
         return Strategy.from_json(self.program_json)
 
 
-def max_concurrent_generations() -> int:
-    """The per-user cap on generations in progress: ``SVC_MAX_CONCURRENT_GENERATIONS`` (default 2).
-
-    Example:
-        >>> max_concurrent_generations() >= 1
-        True
-    """
-    raw = os.environ.get("SVC_MAX_CONCURRENT_GENERATIONS", "")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else 2
-
-
 def check_name(value: Any, field: str = "strategy_name") -> str:
     """A valid strategy name: 4-20 lowercase letters and digits, at least one letter.
 
@@ -201,12 +193,14 @@ def load_strategy(
 
 
 def generate(
-    conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int | None = None
+    conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int | None = None,
+    max_generations: int = MAX_GENERATIONS,
 ) -> dict[str, Any]:
     """Create a strategy (version 1, private, ``generating``) and charge the generation upfront.
 
     Checks, in order: fields (400), plan limit on active strategies (403), name taken (409),
-    generations in progress (:class:`GenerationBusy`, 429), credits (402).
+    generations in progress (``max_generations``, from ``SVC_MAX_CONCURRENT_GENERATIONS``;
+    :class:`GenerationBusy`, 429), credits (402).
 
     Example:
         >>> from svc_api.store import Store, migrate
@@ -224,7 +218,7 @@ def generate(
     _check_plan_limit(conn, svc_id, exclude=None)
     if _find(conn, svc_id, name) is not None:
         raise Conflict(f"you already have a strategy named {name!r}")
-    _check_generation_cap(conn, svc_id)
+    _check_generation_cap(conn, svc_id, max_generations)
     conn.execute(
         strategies.insert().values(
             svc_id=svc_id, name=name, current_version=1, created_at=now, updated_at=now
@@ -242,7 +236,8 @@ def generate(
 
 
 def edit(
-    conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int | None = None
+    conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int | None = None,
+    max_generations: int = MAX_GENERATIONS,
 ) -> dict[str, Any]:
     """A new version with changed conditions, regenerated (and charged) like a new strategy.
 
@@ -278,7 +273,7 @@ def edit(
     spec.update(_conditions({**spec, **changes}, spec["signal_mode"]))
     if current.status not in LIVE:
         _check_plan_limit(conn, svc_id, exclude=name)
-    _check_generation_cap(conn, svc_id)
+    _check_generation_cap(conn, svc_id, max_generations)
     version = _next_version(conn, svc_id, name)
     _add_generation(conn, svc_id, name, version, spec, now)
     _set_head(conn, svc_id, name, current_version=version, updated_at=now)
@@ -726,8 +721,7 @@ def _check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> 
         )
 
 
-def _check_generation_cap(conn: Connection, svc_id: str) -> None:
-    cap = max_concurrent_generations()
+def _check_generation_cap(conn: Connection, svc_id: str, cap: int) -> None:
     running = int(
         conn.execute(
             sa.select(sa.func.count()).where(

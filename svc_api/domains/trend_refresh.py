@@ -1,5 +1,6 @@
 """The background job keeping the stored trend signals fresh as the data store gains candles.
 
+Configured by the service settings (``svc_api.settings.Settings``; docs/api.md lists the variables).
 Shortly after start-up (``TREND_REFRESH_DELAY_SECONDS``, default 2, so that it does not compete with
 the start itself and an app that lives a moment scans nothing) and then every
 ``TREND_REFRESH_SECONDS`` (default 300; ``0`` turns the job off) it runs
@@ -16,7 +17,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +24,7 @@ from typing import Any
 
 from svc_api.domains.market import crypto_series
 from svc_api.domains.trends import SIGNAL_TTL, market_now, remove_expired, signal_rows, upsert_signals
+from svc_api.settings import tunables_from_env
 from svc_api.store.engine import StoreUnavailable
 
 logger = logging.getLogger("svc_api.trends")
@@ -32,42 +33,28 @@ DEFAULT_DELAY = 2.0
 DEFAULT_TIMEFRAMES = ("1h", "4h")
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "")
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not value >= 0:
-        raise ValueError(f"{name} must be >= 0, got {raw!r}")
-    return value
-
-
-def refresh_delay(environ: Mapping[str, str] | None = None) -> float:
-    """Seconds between start-up and the first refresh (``TREND_REFRESH_DELAY_SECONDS``, default 2).
+def refresh_delay(environ: Mapping[str, str]) -> float:
+    """Seconds between start-up and the first refresh from ``TREND_REFRESH_DELAY_SECONDS`` of
+    ``environ`` (default 2; the service reads it once, into its settings).
 
     Example:
         >>> refresh_delay({}), refresh_delay({"TREND_REFRESH_DELAY_SECONDS": "0"})
         (2.0, 0.0)
     """
-    return _seconds(os.environ if environ is None else environ, "TREND_REFRESH_DELAY_SECONDS", DEFAULT_DELAY)
+    return float(tunables_from_env(environ).get("trend_refresh_delay_seconds", DEFAULT_DELAY))
 
 
-def refresh_settings(environ: Mapping[str, str] | None = None) -> tuple[float, tuple[str, ...]]:
-    """``(interval seconds, timeframes)`` from ``TREND_REFRESH_SECONDS`` and ``TREND_TIMEFRAMES``.
+def refresh_settings(environ: Mapping[str, str]) -> tuple[float, tuple[str, ...]]:
+    """``(interval seconds, timeframes)`` from ``TREND_REFRESH_SECONDS`` and ``TREND_TIMEFRAMES`` of
+    ``environ`` (the parsers of ``Settings.from_env``).
 
     Example:
         >>> refresh_settings({})
         (300.0, ('1h', '4h'))
     """
-    from svc_engine.data import timeframe_ms
-
-    env = os.environ if environ is None else environ
-    interval = _seconds(env, "TREND_REFRESH_SECONDS", DEFAULT_INTERVAL)
-    frames = tuple(t.strip() for t in env.get("TREND_TIMEFRAMES", "").split(",") if t.strip())
-    for tf in frames:
-        timeframe_ms(tf)
-    return interval, frames or DEFAULT_TIMEFRAMES
+    tunables = tunables_from_env(environ)
+    return (float(tunables.get("trend_refresh_seconds", DEFAULT_INTERVAL)),
+            tuple(tunables.get("trend_timeframes", DEFAULT_TIMEFRAMES)))
 
 
 def refresh_once(store: Any, catalog: Any, *, timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
@@ -175,33 +162,35 @@ class TrendRefresher:
                 break
 
 
-def start_for(services: Any, environ: Mapping[str, str] | None = None) -> TrendRefresher | None:
-    """The refresher of an app (started), or None when ``TREND_REFRESH_SECONDS`` is 0.
+def start_for(services: Any) -> TrendRefresher | None:
+    """The refresher of an app (started), or None when ``settings.trend_refresh_seconds`` is 0.
 
     Example:
         >>> from pathlib import Path
         >>> from svc_api.routes.context import Services
         >>> from svc_api.settings import Settings
-        >>> s = Services(Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32,
-        ...                       data_dir=Path("/nonexistent")))
-        >>> start_for(s, {"TREND_REFRESH_SECONDS": "0"}) is None
+        >>> def services(**tunables):
+        ...     return Services(Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32,
+        ...                              data_dir=Path("/nonexistent"), **tunables))
+        >>> start_for(services(trend_refresh_seconds=0)) is None
         True
-        >>> job = start_for(s, {"TREND_REFRESH_SECONDS": "60", "TREND_REFRESH_DELAY_SECONDS": "0"})
+        >>> job = start_for(services(trend_refresh_seconds=60, trend_refresh_delay_seconds=0))
         >>> job.wait_first(5.0), job.last
         (True, {'series': 0, 'found': 0, 'added': 0, 'removed': 0})
         >>> job.stop()
     """
-    interval, timeframes = refresh_settings(environ)
+    settings = services.settings
+    interval, timeframes = settings.trend_refresh_seconds, settings.trend_timeframes
     if interval == 0:
         return None
     from svc_engine.data import Catalog, DataStore
 
-    data_dir = services.settings.data_dir
+    data_dir = settings.data_dir
 
     def catalog() -> Any:
         return Catalog(DataStore(data_dir) if data_dir is not None else None)
 
     job = TrendRefresher(lambda: services.store, catalog, interval=interval, timeframes=timeframes,
-                         delay=refresh_delay(environ))
+                         delay=settings.trend_refresh_delay_seconds)
     job.start()
     return job

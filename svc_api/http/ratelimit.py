@@ -42,6 +42,7 @@ from limits.util import WindowStats
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from svc_api.http.errors import STICKY_HEADERS, ApiError
+from svc_api.settings import Settings, tunables_from_env
 
 __all__ = [
     "PLAN_LIMITS",
@@ -102,20 +103,26 @@ class RateLimitPolicy:
         return max(1, round(self.guest_limit * self.scale))
 
     @classmethod
+    def from_settings(cls, settings: Settings) -> RateLimitPolicy:
+        """The policy of the service settings (``rate_limit_scale``, ``rate_limit_guest``).
+
+        >>> s = Settings(database_url="sqlite://", secret_key=b"k" * 32, rate_limit_scale=100)
+        >>> RateLimitPolicy.from_settings(s).limit_for("free", first_party=False)
+        3000
+        """
+        return cls(scale=settings.rate_limit_scale, guest_limit=settings.rate_limit_guest)
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RateLimitPolicy:
-        """Read ``RATE_LIMIT_SCALE`` (float, default 1) and ``RATE_LIMIT_GUEST`` (per minute, default 20).
+        """``RATE_LIMIT_SCALE`` (number > 0, default 1) and ``RATE_LIMIT_GUEST`` (per minute, default
+        20) of ``environ`` (default ``os.environ``), parsed as ``Settings.from_env`` does. Prefer
+        :meth:`from_settings` where the settings are at hand.
 
         >>> RateLimitPolicy.from_env({"RATE_LIMIT_SCALE": "100"}).limit_for("free", first_party=False)
         3000
         """
-        env = os.environ if environ is None else environ
-        try:
-            scale = float(env.get("RATE_LIMIT_SCALE") or 1.0)
-            guest = int(env.get("RATE_LIMIT_GUEST") or 20)
-        except ValueError:
-            raise ValueError("RATE_LIMIT_SCALE must be a number and RATE_LIMIT_GUEST an integer") from None
-        if not math.isfinite(scale):
-            raise ValueError("RATE_LIMIT_SCALE must be finite")
+        tunables = tunables_from_env(os.environ if environ is None else environ)
+        scale, guest = tunables.get("rate_limit_scale", 1.0), tunables.get("rate_limit_guest", 20)
         return cls(scale=scale, guest_limit=guest)
 
 

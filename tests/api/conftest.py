@@ -7,6 +7,7 @@ the reason when the server at ``SVC_TEST_POSTGRES`` cannot be reached.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from svc_api.app import create_app
 from svc_api.domains import credits
 from svc_api.routes import USER
 from svc_api.routes.dispatch import Call, Operation
-from svc_api.settings import Settings
+from svc_api.settings import Settings, tunables_from_env
 
 POSTGRES = os.environ.get("SVC_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 SECRET = b"test-secret-key-0123456789abcdef"
@@ -128,14 +129,17 @@ class Api:
 @pytest.fixture
 def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled; no trend
-    refresh job)."""
+    refresh job). Tunables a test sets in the environment (``monkeypatch.setenv("BACKTEST_THREADS",
+    ...)``) are applied to the settings it passes, as ``Settings.from_env`` would read them."""
     monkeypatch.setenv("RATE_LIMIT_SCALE", "100")
     # apps of tests scan no trends in the background unless a test asks for it
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
     made: list[Api] = []
 
     def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1") -> Api:
-        api = Api(app if app is not None else create_app(settings), ip=ip)
+        if app is None:
+            app = create_app(dataclasses.replace(settings, **tunables_from_env(os.environ)))
+        api = Api(app, ip=ip)
         made.append(api)
         return api
 

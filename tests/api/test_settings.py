@@ -1,0 +1,102 @@
+"""Every tunable of the service is a typed ``Settings`` field read once by ``Settings.from_env``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from svc_api.domains import jobs
+from svc_api.http.ratelimit import RateLimitPolicy
+from svc_api.settings import TUNABLES, Settings
+
+BASE = {"SECRET_KEY": "s" * 32, "DATABASE_URL": "sqlite:///:memory:"}
+
+
+def test_defaults_without_variables(tmp_path: Path) -> None:
+    s = Settings.from_env({**BASE, "SVC_VAR_DIR": str(tmp_path)})
+    assert (s.max_concurrent_generations, s.generation_threads) == (2, 2)
+    assert (s.backtest_max_concurrent, s.backtest_queue_capacity, s.backtest_threads) == (3, 16, 2)
+    assert (s.backtest_stale_seconds, s.object_store_url, s.s3_endpoint_url) == (60.0, None, None)
+    assert (s.trend_refresh_seconds, s.trend_refresh_delay_seconds, s.trend_timeframes) == (
+        300.0,
+        2.0,
+        ("1h", "4h"),
+    )
+    assert (s.rate_limit_scale, s.rate_limit_guest) == (1.0, 20)
+    assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path)
+
+
+def test_every_variable_is_read() -> None:
+    env = {
+        "SVC_MAX_CONCURRENT_GENERATIONS": "5", "SVC_GENERATION_THREADS": "0", "BACKTEST_MAX_CONCURRENT": "4",
+        "BACKTEST_QUEUE_CAPACITY": "8", "BACKTEST_THREADS": "3", "BACKTEST_STALE_SECONDS": "90.5",
+        "OBJECT_STORE_URL": "s3://b/p", "S3_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "TREND_REFRESH_SECONDS": "0",
+        "TREND_REFRESH_DELAY_SECONDS": "0.5", "TREND_TIMEFRAMES": "4h, 1d", "RATE_LIMIT_SCALE": "2.5",
+        "RATE_LIMIT_GUEST": "7",
+    }  # fmt: skip
+    assert sorted(env) == sorted(TUNABLES)
+    s = Settings.from_env({**BASE, **env})
+    assert (s.max_concurrent_generations, s.generation_threads, s.backtest_max_concurrent) == (5, 0, 4)
+    assert (s.backtest_queue_capacity, s.backtest_threads, s.backtest_stale_seconds) == (8, 3, 90.5)
+    assert (s.object_store_url, s.s3_endpoint_url) == ("s3://b/p", "http://127.0.0.1:9000")
+    assert (s.trend_refresh_seconds, s.trend_refresh_delay_seconds, s.trend_timeframes) == (
+        0.0,
+        0.5,
+        ("4h", "1d"),
+    )
+    assert RateLimitPolicy.from_settings(s).limit_for("pro", first_party=True) == 600
+    assert RateLimitPolicy.from_settings(s).guest() == 18
+    config = jobs.RunnerConfig.from_settings(s)
+    assert (config.max_concurrent, config.queue_capacity, config.threads, config.stale_seconds) == (
+        4,
+        8,
+        3,
+        90.5,
+    )
+    assert (config.object_store_url, config.s3_endpoint_url) == ("s3://b/p", "http://127.0.0.1:9000")
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "message"),
+    [
+        (
+            "SVC_MAX_CONCURRENT_GENERATIONS",
+            "0",
+            "SVC_MAX_CONCURRENT_GENERATIONS must be an integer >= 1, got '0'",
+        ),
+        ("SVC_GENERATION_THREADS", "two", "SVC_GENERATION_THREADS must be an integer >= 0, got 'two'"),
+        ("BACKTEST_QUEUE_CAPACITY", "1.5", "BACKTEST_QUEUE_CAPACITY must be an integer >= 1, got '1.5'"),
+        ("BACKTEST_STALE_SECONDS", "0", "BACKTEST_STALE_SECONDS must be a number > 0, got '0'"),
+        ("TREND_REFRESH_SECONDS", "-1", "TREND_REFRESH_SECONDS must be a number >= 0, got '-1'"),
+        (
+            "TREND_REFRESH_DELAY_SECONDS",
+            "nan",
+            "TREND_REFRESH_DELAY_SECONDS must be a number >= 0, got 'nan'",
+        ),
+        ("TREND_TIMEFRAMES", "1h,7h", "TREND_TIMEFRAMES must be comma-separated timeframes of 1m, "),
+        ("RATE_LIMIT_SCALE", "inf", "RATE_LIMIT_SCALE must be a number > 0, got 'inf'"),
+        ("RATE_LIMIT_GUEST", "-3", "RATE_LIMIT_GUEST must be an integer >= 1, got '-3'"),
+    ],
+)
+def test_bad_values_name_the_variable(name: str, raw: str, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        Settings.from_env({**BASE, name: raw})
+    assert str(caught.value).startswith(message)
+
+
+def test_empty_values_keep_the_defaults() -> None:
+    s = Settings.from_env({**BASE, "BACKTEST_THREADS": "", "OBJECT_STORE_URL": " "})
+    assert (s.backtest_threads, s.object_store_url) == (2, None)
+
+
+def test_make_api_applies_tunables_set_by_a_test(
+    make_api, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SVC_GENERATION_THREADS", "0")
+    monkeypatch.setenv("BACKTEST_QUEUE_CAPACITY", "5")
+    applied = make_api(settings).app.state.services.settings
+    assert (applied.rate_limit_scale, applied.trend_refresh_seconds) == (100.0, 0.0)
+    assert (applied.generation_threads, applied.backtest_queue_capacity) == (0, 5)
+    assert applied.database_url == settings.database_url
