@@ -669,98 +669,92 @@ def portfolio_sweep_nb(
     candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
     fates on entry and final fates on exit; ``eq`` receives equity per union time (cash after the
     events, then every open position's mark added trade by trade); ``hs`` is the half spread of
-    each coin. Work is done only at times where some coin has an event.
+    each coin. Only event times are visited: each coin is filed under the union time of its next
+    event (a coin's events touch only itself, and coins sharing a time go in coin order).
     Returns (trades, final cash, most open positions)."""
     nc = off.shape[0] - 1
-    nxt, sp = off[:-1].copy(), soff[:-1].copy()
-    at = np.full(nc, -1, np.int64)
+    sp = soff[:-1].copy()
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     anchor = np.full(nc, -1, np.int64)
-    nxt_ev = np.empty(nc, np.int64)  # union time of each coin's next event (signal, fill, expiry, exit)
+    at = np.empty(nc, np.int64)  # local candle of each coin's pending event
+    head, link = np.full(n_times, -1, np.int64), np.empty(nc, np.int64)
+    ready = np.empty(nc, np.int64)
     for ci in range(nc):
-        nxt_ev[ci] = _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, n_times)
+        _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo)
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
-    next_u = nxt_ev.min() if nc else n_times
     for u in range(n_times):
-        if next_u == u:
-            # exits and expiries of positions and orders from earlier candles
-            for ci in range(nc):
-                at[ci] = -1
-                if nxt_ev[ci] != u:
-                    continue
-                a = _candle_at(ci, u, off, upos, nxt)
-                at[ci] = a
-                k = cur[ci]
-                if state[ci] == 2 and memo[k].j == a:
-                    cash += trades[slot[ci]].stake + close_trade_nb(
-                        trades, slot[ci], memo, k, comm, lev, hs[ci]
+        if head[u] < 0:
+            eq[u] = cash
+            continue
+        m = _take_bucket(head, link, u, ready)
+        # exits and expiries of positions and orders from earlier candles
+        for q in range(m):
+            ci = ready[q]
+            a, k = at[ci], cur[ci]
+            if state[ci] == 2 and memo[k].j == a:
+                cash += trades[slot[ci]].stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
+                state[ci] = 0
+                n_open -= 1
+                trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+            elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
+                fate[k], state[ci] = F_EXPIRED, 0
+        # fills coin by coin, then each coin's new signals (they touch only their own coin)
+        for q in range(m):
+            ci = ready[q]
+            a, k = at[ci], cur[ci]
+            b, z = off[ci], off[ci + 1]
+            if state[ci] == 1 and memo[k].i == a:
+                stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
+                if n_open >= divide or stake <= 0:
+                    fate[k], state[ci] = F_NO_SLOT, 0
+                else:
+                    ensure_exit_nb(
+                        memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
                     )
-                    state[ci] = 0
-                    n_open -= 1
-                    trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
-                elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
-                    fate[k], state[ci] = F_EXPIRED, 0
-            # fills coin by coin, then each coin's new signals (they touch only their own coin)
-            for ci in range(nc):
-                a, k = at[ci], cur[ci]
-                if a < 0:
+                    fill_trade_nb(
+                        trades,
+                        n_tr,
+                        ci,
+                        k,
+                        sidx[k],
+                        side[k],
+                        limit[k],
+                        tp[k],
+                        sl[k],
+                        tp_d[k],
+                        sl_d[k],
+                        memo,
+                        stake,
+                        comm,
+                        lev,
+                        hs[ci],
+                    )
+                    fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
+                    cash -= stake
+                    n_open += 1
+                    n_tr += 1
+                    max_open = max(max_open, n_open)
+                    if memo[k].j == a:  # closes right after its own fill
+                        cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
+                        state[ci] = 0
+                        n_open -= 1
+                        trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+            while sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:  # minimum gap, then busy
+                k = sp[ci]
+                sp[ci] += 1
+                if fate[k] != F_OK:
                     continue
-                b, z = off[ci], off[ci + 1]
-                if state[ci] == 1 and memo[k].i == a:
-                    stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
-                    if n_open >= divide or stake <= 0:
-                        fate[k], state[ci] = F_NO_SLOT, 0
-                    else:
-                        ensure_exit_nb(
-                            memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
-                        )
-                        fill_trade_nb(
-                            trades,
-                            n_tr,
-                            ci,
-                            k,
-                            sidx[k],
-                            side[k],
-                            limit[k],
-                            tp[k],
-                            sl[k],
-                            tp_d[k],
-                            sl_d[k],
-                            memo,
-                            stake,
-                            comm,
-                            lev,
-                            hs[ci],
-                        )
-                        fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
-                        cash -= stake
-                        n_open += 1
-                        n_tr += 1
-                        max_open = max(max_open, n_open)
-                        if memo[k].j == a:  # closes right after its own fill
-                            cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
-                            state[ci] = 0
-                            n_open -= 1
-                            trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
-                while sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:  # minimum gap, then busy
-                    k = sp[ci]
-                    sp[ci] += 1
-                    if fate[k] != F_OK:
-                        continue
-                    if anchor[ci] >= 0 and a - anchor[ci] < gap:
-                        fate[k] = F_MIN_GAP
-                    elif state[ci] != 0:
-                        fate[k] = F_COIN_BUSY
-                    else:
-                        anchor[ci], state[ci], cur[ci] = a, 1, k
-                        deadline = t[b + a] + tf_ms + wait_ms
-                        ensure_fill_nb(
-                            memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline
-                        )
-                        if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
-                            fate[k], state[ci] = F_EXPIRED, 0
-                nxt_ev[ci] = _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, n_times)
-            next_u = nxt_ev.min()
+                if anchor[ci] >= 0 and a - anchor[ci] < gap:
+                    fate[k] = F_MIN_GAP
+                elif state[ci] != 0:
+                    fate[k] = F_COIN_BUSY
+                else:
+                    anchor[ci], state[ci], cur[ci] = a, 1, k
+                    deadline = t[b + a] + tf_ms + wait_ms
+                    ensure_fill_nb(memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline)
+                    if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
+                        fate[k], state[ci] = F_EXPIRED, 0
+            _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo)
         eq[u] = cash
     _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs)
     return n_tr, cash, max_open
@@ -780,30 +774,41 @@ def _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs):
                 eq[u] += v
 
 
-@njit(cache=True, nogil=True)
-def _candle_at(ci, u, off, upos, nxt):
-    """Local index of coin ``ci``'s latest candle at or before union time ``u`` (its pointer only
-    moves forward, so a whole sweep walks each coin's candles once)."""
-    g = nxt[ci]
-    while g < off[ci + 1] and upos[g] <= u:
-        g += 1
-    nxt[ci] = g
-    return g - 1 - off[ci]
-
-
-@njit(cache=True, nogil=True)
-def _next_event(ci, state, cur, sp, soff, sidx, off, upos, memo, never):
-    """Union time of the next thing that can happen on coin ``ci``: its next signal, and the fill,
-    expiry or exit of what it holds."""
-    ev = never
+@njit(cache=True, nogil=True, inline="always")
+def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo):
+    """File coin ``ci`` under the union time of its next event (its next signal, or the fill,
+    expiry or exit of what it holds), always a later time than the present one; its local
+    candle goes into ``at``."""
+    a = np.int64(-1)
     if sp[ci] < soff[ci + 1]:
-        ev = upos[off[ci] + sidx[sp[ci]]]
+        a = sidx[sp[ci]]
     k = cur[ci]
-    if state[ci] == 1:
-        ev = min(ev, upos[off[ci] + (memo[k].i if memo[k].i >= 0 else memo[k].e)])
-    elif state[ci] == 2:
-        ev = min(ev, upos[off[ci] + memo[k].j])
-    return ev
+    if state[ci] != 0:
+        if state[ci] == 1:
+            x = memo[k].i if memo[k].i >= 0 else memo[k].e
+        else:
+            x = memo[k].j
+        a = x if a < 0 else min(a, x)
+    if a >= 0:
+        at[ci] = a
+        u = upos[off[ci] + a]
+        link[ci], head[u] = head[u], ci
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take_bucket(head, link, u, ready):
+    """The coins filed under time ``u`` into ``ready`` in coin order (an insertion sort: few
+    coins share a time); returns how many."""
+    m, ci = 0, head[u]
+    while ci >= 0:
+        x = m
+        while x > 0 and ready[x - 1] > ci:
+            ready[x] = ready[x - 1]
+            x -= 1
+        ready[x] = ci
+        m += 1
+        ci = link[ci]
+    return m
 
 
 # ---------------------------------------------------------------- (e) divide search
