@@ -533,18 +533,7 @@ def account_section(conn: Connection, svc_id: str) -> dict[str, Any]:
         ...     account_section(conn, "NOPE00")
         {'strategies': {}, 'active_own_strategies': 0}
     """
-    rows = conn.execute(
-        sa.select(
-            strategies.c.name,
-            strategies.c.leverage,
-            strategy_versions.c.status,
-            strategy_versions.c.candle_count,
-            strategy_versions.c.market_type,
-        )
-        .join(strategy_versions, _current_join())
-        .where(strategies.c.svc_id == svc_id)
-        .order_by(strategies.c.name)
-    ).all()
+    rows = conn.execute(_ACCOUNT_SECTION, {"svc_id": svc_id}).all()
     mapping = {
         r.name: {
             "name": r.name,
@@ -739,6 +728,22 @@ def _current_join() -> sa.ColumnElement[bool]:
         strategy_versions.c.name == strategies.c.name,
         strategy_versions.c.version == strategies.c.current_version,
     )
+
+
+# Built once: account_info (one of the most frequent reads) runs it on every call, and building
+# the select cost more than running it.
+_ACCOUNT_SECTION = (
+    sa.select(
+        strategies.c.name,
+        strategies.c.leverage,
+        strategy_versions.c.status,
+        strategy_versions.c.candle_count,
+        strategy_versions.c.market_type,
+    )
+    .join(strategy_versions, _current_join())
+    .where(strategies.c.svc_id == sa.bindparam("svc_id"))
+    .order_by(strategies.c.name)
+)
 
 
 def _lock_account(conn: Connection, svc_id: str) -> None:
