@@ -782,12 +782,12 @@ def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo):
     a = np.int64(-1)
     if sp[ci] < soff[ci + 1]:
         a = sidx[sp[ci]]
-    k = cur[ci]
-    if state[ci] != 0:
-        if state[ci] == 1:
-            x = memo[k].i if memo[k].i >= 0 else memo[k].e
-        else:
-            x = memo[k].j
+    k, x = cur[ci], np.int64(-1)
+    if state[ci] == 1:
+        x = memo[k].i if memo[k].i >= 0 else memo[k].e
+    elif state[ci] == 2:
+        x = memo[k].j
+    if x >= 0:
         a = x if a < 0 else min(a, x)
     if a >= 0:
         at[ci] = a
