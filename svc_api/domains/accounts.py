@@ -32,6 +32,9 @@ _SECTIONS: list[AccountSection] = []
 
 # Built once: account_info is among the most frequent reads.
 _ACCOUNT = sa.select(accounts).where(accounts.c.svc_id == sa.bindparam("svc_id"))
+_PLAN = sa.select(accounts.c.plan, accounts.c.license_expires_at, accounts.c.demo_expires_at).where(
+    accounts.c.svc_id == sa.bindparam("svc_id")
+)
 _PREFERENCES = sa.select(notification_settings).where(
     notification_settings.c.svc_id == sa.bindparam("svc_id")
 )
@@ -69,11 +72,7 @@ def current_plan(conn: Connection, svc_id: str, *, now: int | None = None) -> st
         svc_api.domains.errors.NotFound: unknown account NOPE00
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(
-        sa.select(accounts.c.plan, accounts.c.license_expires_at, accounts.c.demo_expires_at).where(
-            accounts.c.svc_id == svc_id
-        )
-    ).first()
+    row = conn.execute(_PLAN, {"svc_id": svc_id}).first()
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     return effective_plan(
