@@ -680,7 +680,7 @@ def portfolio_sweep_nb(
     head, link = np.full(n_times, -1, np.int64), np.empty(nc, np.int64)
     ready = np.empty(nc, np.int64)
     for ci in range(nc):
-        _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo)
+        _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap)
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
     for u in range(n_times):
         if head[u] < 0:
@@ -708,9 +708,10 @@ def portfolio_sweep_nb(
                 if n_open >= divide or stake <= 0:
                     fate[k], state[ci] = F_NO_SLOT, 0
                 else:
-                    ensure_exit_nb(
-                        memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
-                    )
+                    if memo[k].done == 1:  # slices only when needed: views cost reference counting
+                        ensure_exit_nb(
+                            memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
+                        )
                     fill_trade_nb(
                         trades,
                         n_tr,
@@ -750,11 +751,14 @@ def portfolio_sweep_nb(
                     fate[k] = F_COIN_BUSY
                 else:
                     anchor[ci], state[ci], cur[ci] = a, 1, k
-                    deadline = t[b + a] + tf_ms + wait_ms
-                    ensure_fill_nb(memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline)
+                    if memo[k].done == 0:
+                        deadline = t[b + a] + tf_ms + wait_ms
+                        ensure_fill_nb(
+                            memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline
+                        )
                     if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
                         fate[k], state[ci] = F_EXPIRED, 0
-            _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo)
+            _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap)
         eq[u] = cash
     _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs)
     return n_tr, cash, max_open
@@ -774,28 +778,34 @@ def _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs):
                 eq[u] += v
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo):
+@njit(cache=True, nogil=True)
+def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap):
     """File coin ``ci`` under the union time of its next event (its next signal, or the fill,
     expiry or exit of what it holds), always a later time than the present one; its local
-    candle goes into ``at``."""
-    a = np.int64(-1)
-    if sp[ci] < soff[ci + 1]:
-        a = sidx[sp[ci]]
+    candle goes into ``at``. A busy coin's signals before its next event are decided here at
+    once (minimum gap, else busy), as the sweep would decide them one by one."""
     k, x = cur[ci], np.int64(-1)
     if state[ci] == 1:
         x = memo[k].i if memo[k].i >= 0 else memo[k].e
     elif state[ci] == 2:
         x = memo[k].j
+    end = soff[ci + 1]
     if x >= 0:
-        a = x if a < 0 else min(a, x)
+        while sp[ci] < end and sidx[sp[ci]] < x:
+            q = sp[ci]
+            sp[ci] += 1
+            if fate[q] == F_OK:
+                fate[q] = F_MIN_GAP if sidx[q] - anchor[ci] < gap else F_COIN_BUSY
+    a = x
+    if sp[ci] < end:
+        a = sidx[sp[ci]] if x < 0 else min(x, sidx[sp[ci]])
     if a >= 0:
         at[ci] = a
         u = upos[off[ci] + a]
         link[ci], head[u] = head[u], ci
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _take_bucket(head, link, u, ready):
     """The coins filed under time ``u`` into ``ready`` in coin order (an insertion sort: few
     coins share a time); returns how many."""
