@@ -625,11 +625,12 @@ def max_drawdown_nb(eq, initial):
 
 
 @njit(cache=True, nogil=True)
-def _open_stakes(state, slot, trades):
+def _open_stakes(staked):
+    """The stakes of the open positions summed in coin order; a free coin holds 0.0, which
+    leaves the sum exactly as skipping it would, without reading the trades."""
     total = 0.0
-    for ci in range(state.shape[0]):
-        if state[ci] == 2:
-            total += trades[slot[ci]].stake
+    for ci in range(staked.shape[0]):
+        total += staked[ci]
     return total
 
 
@@ -675,7 +676,7 @@ def portfolio_sweep_nb(
     nc = off.shape[0] - 1
     sp = soff[:-1].copy()
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
-    anchor = np.full(nc, -1, np.int64)
+    anchor, staked = np.full(nc, -1, np.int64), np.zeros(nc)
     at = np.empty(nc, np.int64)  # local candle of each coin's pending event
     head, link = np.full(n_times, -1, np.int64), np.empty(nc, np.int64)
     ready = np.empty(nc, np.int64)
@@ -693,9 +694,9 @@ def portfolio_sweep_nb(
             a, k = at[ci], cur[ci]
             if state[ci] == 2 and memo[k].j == a:
                 cash += trades[slot[ci]].stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
-                state[ci] = 0
+                state[ci], staked[ci] = 0, 0.0
                 n_open -= 1
-                trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+                trades[slot[ci]].balance = cash + _open_stakes(staked)
             elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
                 fate[k], state[ci] = F_EXPIRED, 0
         # fills coin by coin, then each coin's new signals (they touch only their own coin)
@@ -704,7 +705,7 @@ def portfolio_sweep_nb(
             a, k = at[ci], cur[ci]
             b, z = off[ci], off[ci + 1]
             if state[ci] == 1 and memo[k].i == a:
-                stake = min((cash + _open_stakes(state, slot, trades)) / divide, cash)
+                stake = min((cash + _open_stakes(staked)) / divide, cash)
                 if n_open >= divide or stake <= 0:
                     fate[k], state[ci] = F_NO_SLOT, 0
                 else:
@@ -730,16 +731,16 @@ def portfolio_sweep_nb(
                         lev,
                         hs[ci],
                     )
-                    fate[k], state[ci], slot[ci] = F_TRADED, 2, n_tr
+                    fate[k], state[ci], slot[ci], staked[ci] = F_TRADED, 2, n_tr, stake
                     cash -= stake
                     n_open += 1
                     n_tr += 1
                     max_open = max(max_open, n_open)
                     if memo[k].j == a:  # closes right after its own fill
                         cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
-                        state[ci] = 0
+                        state[ci], staked[ci] = 0, 0.0
                         n_open -= 1
-                        trades[slot[ci]].balance = cash + _open_stakes(state, slot, trades)
+                        trades[slot[ci]].balance = cash + _open_stakes(staked)
             while sp[ci] < soff[ci + 1] and sidx[sp[ci]] == a:  # minimum gap, then busy
                 k = sp[ci]
                 sp[ci] += 1
