@@ -140,7 +140,11 @@ def test_bench_simulate_vs_references(benchmark: Any, market: dict[str, Any]) ->
     lim, tp, sl = (s[col].to_numpy() for col in ("limit_price", "tp_price", "sl_price"))
     wait = 30 * 24 * 60
     bare_t, bare_bal = best_of(lambda: bare_loop(*arrays, market["at"], up, lim, tp, sl, 4, wait, 0.0002))
-    vbt_t = _vectorbt_time(k, market)
+    try:
+        vbt_t = _vectorbt_time(k, market)
+    except ImportError as exc:  # the comparison is reported as missing, the rest still measured
+        print(f"\n  vectorbt not importable here ({exc}); its row and ratio are left out")
+        vbt_t = float("nan")
     bt_t, bt_n = _backtesting_time(k, market)
 
     print(f"\n  candles {n:,}, signals {N_SIGNALS:,}, trades {result.summary['total_trades']:,}")
