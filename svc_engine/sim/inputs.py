@@ -92,32 +92,49 @@ def _first_bad_row_scan(t, o, h, lo, c, v):
 
 @njit(cache=True, nogil=True)
 def locate_sorted_nb(t, keys):
-    """Index of each sorted key in the sorted times ``t`` (-1 where absent), by galloping from the
-    previous key: a sorted sweep touches memory in order, where plain binary searches thrash.
+    """Index of each sorted key in the sorted times ``t`` (-1 where absent).
+
+    Candles mostly come at a regular pace, so each key is first looked for where that pace puts
+    it (corrected by the gaps met so far): these probes do not depend on each other's loads, so
+    the processor overlaps their cache misses. A failed probe gallops from the previous key.
 
     Example:
         >>> locate_sorted_nb(np.array([1, 3, 5], np.int64), np.array([3, 4, 5], np.int64)).tolist()
         [1, -1, 2]
     """
     out = np.full(keys.shape[0], -1, np.int64)
-    pos, n = 0, t.shape[0]
+    n = t.shape[0]
+    pace = max(t[1] - t[0], 1) if n > 1 else 1
+    pos, shift = 0, 0
     for x in range(keys.shape[0]):
         key = keys[x]
-        step = 1
-        while pos + step < n and t[pos + step] <= key:
-            pos += step
-            step *= 2
-        lo, hi = pos, min(pos + step, n - 1)
-        while lo < hi:  # last index with t <= key, within [lo, hi]
-            mid = (lo + hi + 1) // 2
-            if t[mid] <= key:
-                lo = mid
-            else:
-                hi = mid - 1
-        pos = lo
+        slots = (key - t[0]) // pace
+        guess = slots - shift
+        if pos <= guess < n and t[guess] == key:
+            out[x] = pos = guess
+            continue
+        pos = _gallop(t, key, pos)
         if t[pos] == key:
             out[x] = pos
+            shift = slots - pos
     return out
+
+
+@njit(cache=True, nogil=True)
+def _gallop(t, key, pos):
+    """The last index at or after ``pos`` with ``t <= key`` (``t[pos] <= key``), galloping."""
+    n, step = t.shape[0], 1
+    while pos + step < n and t[pos + step] <= key:
+        pos += step
+        step *= 2
+    lo, hi = pos, min(pos + step, n - 1)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if t[mid] <= key:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 @dataclass(frozen=True, slots=True)
