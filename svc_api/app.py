@@ -84,7 +84,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Middleware(ErrorEnvelopeMiddleware),
             Middleware(AuthMiddleware, services=services),
             Middleware(
-                RateLimitMiddleware, storage_url=settings.redis_url, policy=RateLimitPolicy.from_env()
+                RateLimitMiddleware,
+                storage_url=settings.redis_url,
+                policy=RateLimitPolicy.from_settings(settings),
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -18,10 +18,14 @@ from svc_api.http.errors import ApiError
 from svc_api.routes.dispatch import Call, Operation
 
 
+def _cap(call: Call) -> int:
+    return int(call.services.settings.max_concurrent_generations)
+
+
 def _generate(call: Call) -> dict[str, Any]:
     try:
         with call.store.write() as conn:
-            reply = strategies.generate(conn, call.svc_id, call.params)
+            reply = strategies.generate(conn, call.svc_id, call.params, max_generations=_cap(call))
     except strategies.GenerationBusy as busy:
         raise _busy(busy) from None
     generation.notify()
@@ -31,7 +35,7 @@ def _generate(call: Call) -> dict[str, Any]:
 def _edit(call: Call) -> dict[str, Any]:
     try:
         with call.store.write() as conn:
-            reply = strategies.edit(conn, call.svc_id, call.params)
+            reply = strategies.edit(conn, call.svc_id, call.params, max_generations=_cap(call))
     except strategies.GenerationBusy as busy:
         raise _busy(busy) from None
     generation.notify()

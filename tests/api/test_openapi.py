@@ -36,17 +36,17 @@ def document() -> dict[str, Any]:
 
 
 @pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def app(tmp_path: Path) -> Any:
     """The app on an empty data directory (no background trend scan)."""
     # Fuzzing sends hundreds of requests from one client: lift the per-minute limits.
-    monkeypatch.setenv("RATE_LIMIT_SCALE", "1000")
-    monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
     (tmp_path / "data").mkdir()
     settings_ = Settings(
         database_url=f"sqlite:///{tmp_path / 'svc.db'}",
         secret_key=b"k" * 32,
         var_dir=tmp_path,
         data_dir=tmp_path / "data",
+        rate_limit_scale=1000,
+        trend_refresh_seconds=0,  # no background scan: a test runs the refresh itself
     )
     return create_app(settings_)
 
@@ -173,19 +173,19 @@ STRATEGY = {
 
 
 @pytest.fixture
-def market_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def market_app(tmp_path: Path) -> Any:
     """The app over the small synthetic market (5 crypto pairs, 60 days of 1h)."""
     from svc_engine.data import DataStore
     from svc_engine.data.synthetic import generate_market
 
-    monkeypatch.setenv("RATE_LIMIT_SCALE", "1000")
-    monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")  # no background refresh: the test runs one
     generate_market(DataStore(tmp_path / "data"), small=True)
     settings_ = Settings(
         database_url=f"sqlite:///{tmp_path / 'svc.db'}",
         secret_key=b"k" * 32,
         var_dir=tmp_path,
         data_dir=tmp_path / "data",
+        rate_limit_scale=1000,
+        trend_refresh_seconds=0,  # no background scan: a test runs the refresh itself
     )
     return create_app(settings_)
 

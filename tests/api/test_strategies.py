@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from svc_api.domains import accounts, credits, generation, strategies
+from svc_api.settings import Settings
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.sim import drivers
@@ -266,6 +267,27 @@ def test_generation_cap_is_429_with_retry_after(api: Api, monkeypatch: pytest.Mo
     assert _settled(api, token, "first")["status"] == "active"
     assert _settled(api, token, "second")["status"] == "active"
     _ok(api.user("strategy_generate", RSI | {"strategy_name": "third"}, token=token))
+
+
+def test_generation_cap_comes_from_the_settings(
+    make_api: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    real = generation.compile_strategy
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(generation, "compile_strategy", slow)
+    api = make_api(dataclasses.replace(settings, max_concurrent_generations=1))
+    _, token = _user(api)
+    _ok(api.user("strategy_generate", RSI | {"strategy_name": "first"}, token=token))
+    busy = api.user("strategy_generate", RSI | {"strategy_name": "second"}, token=token)
+    assert busy.status_code == 429
+    assert (busy.json()["in_progress"], busy.json()["max_concurrent"]) == (1, 1)
+    release.set()
+    assert _settled(api, token, "first")["status"] == "active"
 
 
 def test_edit_makes_a_new_version_and_versions_page(api: Api) -> None:
