@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,6 +66,10 @@ class Store:
         self.retry_after = retry_after
         self.engine = _create_engine(url)
         self.dialect = self.engine.dialect.name
+        # An in-memory SQLite database is one shared connection: its transactions must take turns.
+        self._turns: contextlib.AbstractContextManager[Any] = (
+            threading.RLock() if _is_memory(sa.make_url(url)) else contextlib.nullcontext()
+        )
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -119,7 +124,7 @@ class Store:
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
         try:
-            with self.engine.connect() as conn:
+            with self._turns, self.engine.connect() as conn:
                 conn.execution_options(**{_WRITE: write})
                 with conn.begin():
                     yield conn
@@ -145,8 +150,12 @@ def _create_engine(url: str) -> Engine:
     )
 
 
+def _is_memory(url: sa.URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
 def _sqlite_engine(url: sa.URL) -> Engine:
-    memory = url.database in (None, "", ":memory:")
+    memory = _is_memory(url)
     if not memory:
         # A directory that cannot be made shows up as "unable to open database file" on first use,
         # which is reported as an outage like any other.

@@ -95,7 +95,15 @@ def test_sqlite_uses_wal_and_foreign_keys(tmp_path: Path) -> None:
 
 def test_concurrent_read_modify_write_loses_no_update(database_url: str) -> None:
     """Read-then-write in one write transaction: BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL)."""
-    store = Store(database_url)
+    _bump_from_eight_threads(Store(database_url))
+
+
+def test_in_memory_sqlite_transactions_take_turns() -> None:
+    """One shared connection: concurrent transactions neither collide nor lose an update."""
+    _bump_from_eight_threads(Store("sqlite:///:memory:"))
+
+
+def _bump_from_eight_threads(store: Store) -> None:
     with store.write() as conn:
         conn.execute(sa.text("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)"))
         conn.execute(sa.text("INSERT INTO counter VALUES (1, 0)"))
