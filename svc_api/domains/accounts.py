@@ -30,8 +30,29 @@ AccountSection = Callable[[Connection, str], dict[str, Any]]
 _SECTIONS: list[AccountSection] = []
 
 
-# Built once: account_info is among the most frequent reads.
-_ACCOUNT = sa.select(accounts).where(accounts.c.svc_id == sa.bindparam("svc_id"))
+_WITH_SWITCHES = accounts.outerjoin(
+    notification_settings, notification_settings.c.svc_id == accounts.c.svc_id
+)
+# Built once: account_info is among the most frequent reads. The channel switches come in the same
+# round trip (outer join: no row means every channel on); their columns are all NOT NULL, so a NULL
+# ``switch_*`` value can only mean the row is absent.
+_ACCOUNT = (
+    sa.select(
+        accounts.c.svc_id,
+        accounts.c.plan,
+        accounts.c.license_expires_at,
+        accounts.c.demo_expires_at,
+        accounts.c.credits,
+        accounts.c.community_role,
+        accounts.c.exchange_linked,
+        accounts.c.messenger_linked,
+        accounts.c.identity_linked,
+        accounts.c.referral_code,
+        *(notification_settings.c[name].label(f"switch_{name}") for name in NOTIFICATION_CHANNELS),
+    )
+    .select_from(_WITH_SWITCHES)
+    .where(accounts.c.svc_id == sa.bindparam("svc_id"))
+)
 _PLAN = sa.select(accounts.c.plan, accounts.c.license_expires_at, accounts.c.demo_expires_at).where(
     accounts.c.svc_id == sa.bindparam("svc_id")
 )
@@ -112,7 +133,10 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
             "messenger": bool(row.messenger_linked),
             "identity_provider": bool(row.identity_linked),
         },
-        "notification_settings": notification_preferences(conn, svc_id),
+        "notification_settings": {
+            name: True if (value := getattr(row, f"switch_{name}")) is None else bool(value)
+            for name in NOTIFICATION_CHANNELS
+        },
         "referral": _referral(conn, row.svc_id, row.referral_code),
         "strategies": {},
     }
