@@ -49,6 +49,8 @@ _ACCOUNT = (
         accounts.c.identity_linked,
         accounts.c.referral_code,
         *(notification_settings.c[name].label(f"switch_{name}") for name in NOTIFICATION_CHANNELS),
+        # Most accounts earned no commission: this flag spares them the commissions query.
+        sa.exists().where(referral_commissions.c.svc_id == accounts.c.svc_id).label("has_commissions"),
     )
     .select_from(_WITH_SWITCHES)
     .where(accounts.c.svc_id == sa.bindparam("svc_id"))
@@ -137,7 +139,7 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
             name: True if (value := getattr(row, f"switch_{name}")) is None else bool(value)
             for name in NOTIFICATION_CHANNELS
         },
-        "referral": _referral(conn, row.svc_id, row.referral_code),
+        "referral": _referral(conn, row.svc_id, row.referral_code, bool(row.has_commissions)),
         "strategies": {},
     }
     for section in _SECTIONS:
@@ -185,8 +187,8 @@ def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[st
     return notification_preferences(conn, svc_id)
 
 
-def _referral(conn: Connection, svc_id: str, code: str) -> dict[str, Any]:
-    rows = conn.execute(_COMMISSIONS, {"svc_id": svc_id}).all()
+def _referral(conn: Connection, svc_id: str, code: str, any_commission: bool) -> dict[str, Any]:
+    rows = conn.execute(_COMMISSIONS, {"svc_id": svc_id}).all() if any_commission else []
     total = sum((Decimal(r.amount_usdt) for r in rows), Decimal(0))
     return {
         "code": code,
