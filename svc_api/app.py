@@ -20,6 +20,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -61,6 +62,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The limiter belongs to this event loop, so the size applies to this app's requests only.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         await run_in_threadpool(services.try_open)
         generation = GenerationWorker(services)
         generation.start()

@@ -217,3 +217,26 @@ def test_oversized_body_is_413(api: Api) -> None:
     )
     assert reply.status_code == 413
     assert reply.json()["error"] == "payload_too_large"
+
+
+def test_request_thread_pool_is_sized_by_settings(tmp_path: Path) -> None:
+    import asyncio
+
+    import anyio.to_thread
+
+    from svc_api.app import create_app
+
+    settings = Settings(
+        database_url="sqlite:///:memory:",
+        secret_key=b"k" * 32,
+        var_dir=tmp_path,
+        request_threads=3,
+        trend_refresh_seconds=0.0,
+    )
+    app = create_app(settings)
+
+    async def tokens_while_serving() -> float:
+        async with app.router.lifespan_context(app):
+            return anyio.to_thread.current_default_thread_limiter().total_tokens
+
+    assert asyncio.run(tokens_while_serving()) == 3

@@ -23,7 +23,7 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
         2.0,
         ("1h", "4h"),
     )
-    assert (s.rate_limit_scale, s.rate_limit_guest) == (1.0, 20)
+    assert (s.rate_limit_scale, s.rate_limit_guest, s.request_threads) == (1.0, 20, 8)
     assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path)
 
 
@@ -34,7 +34,7 @@ def test_every_variable_is_read() -> None:
         "OBJECT_STORE_URL": "s3://b/p", "S3_ENDPOINT_URL": "http://127.0.0.1:9000",
         "TREND_REFRESH_SECONDS": "0",
         "TREND_REFRESH_DELAY_SECONDS": "0.5", "TREND_TIMEFRAMES": "4h, 1d", "RATE_LIMIT_SCALE": "2.5",
-        "RATE_LIMIT_GUEST": "7",
+        "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -46,6 +46,7 @@ def test_every_variable_is_read() -> None:
         0.5,
         ("4h", "1d"),
     )
+    assert s.request_threads == 6
     assert RateLimitPolicy.from_settings(s).limit_for("pro", first_party=True) == 600
     assert RateLimitPolicy.from_settings(s).guest() == 18
     config = jobs.RunnerConfig.from_settings(s)
@@ -78,6 +79,7 @@ def test_every_variable_is_read() -> None:
         ("TREND_TIMEFRAMES", "1h,7h", "TREND_TIMEFRAMES must be comma-separated timeframes of 1m, "),
         ("RATE_LIMIT_SCALE", "inf", "RATE_LIMIT_SCALE must be a number > 0, got 'inf'"),
         ("RATE_LIMIT_GUEST", "-3", "RATE_LIMIT_GUEST must be an integer >= 1, got '-3'"),
+        ("REQUEST_THREADS", "0", "REQUEST_THREADS must be an integer >= 1, got '0'"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, raw: str, message: str) -> None:
