@@ -59,8 +59,9 @@ class Settings:
     rate_limit_guest: int = 20
     # Threads that run request handlers and store look-ups. Each request holds one only for a short
     # store transaction (backtests and generations have threads of their own); AnyIO's default of 40
-    # made 32 concurrent requests fight over the GIL: 2.4 ms of server CPU per account_info, 1.0 ms at 4.
-    request_threads: int = 8
+    # made 32 concurrent requests fight over the GIL: 2.4 ms of server CPU per account_info, 1.2 ms at 4
+    # (8 threads: 1.4-1.8 ms; 2: the same as 4, with less room for store waits).
+    request_threads: int = 4
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

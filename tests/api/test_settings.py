@@ -23,7 +23,7 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
         2.0,
         ("1h", "4h"),
     )
-    assert (s.rate_limit_scale, s.rate_limit_guest, s.request_threads) == (1.0, 20, 8)
+    assert (s.rate_limit_scale, s.rate_limit_guest, s.request_threads) == (1.0, 20, 4)
     assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path)
 
 
