@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -369,26 +370,7 @@ def lookback(node: A.Node) -> int:
     >>> lookback(A.Cross("above", A.Ind("rsi", (14,)), A.Num(30.0)))
     15
     """
-    if isinstance(node, A.Num | A.Field):
-        return 0
-    if isinstance(node, A.Ind):
-        own = SPECS[node.name].lookback(node.params, node.output) if node.name in SPECS else 0
-        return own + (lookback(node.source) if node.source is not None else 0)
-    if isinstance(node, A.Lag):
-        return lookback(node.expr) + node.n
-    if isinstance(node, A.Cross):
-        return max(lookback(node.left), lookback(node.right)) + 1
-    if isinstance(node, A.Streak | A.NewExtreme):
-        return lookback(node.expr) + node.n
-    if isinstance(node, A.Candles):
-        return node.n - 1
-    if isinstance(node, A.TrendEvent):
-        return TREND_LOOKBACK
-    if isinstance(node, A.After):
-        return max(lookback(node.cond), lookback(node.prior) + 1)
-    if isinstance(node, A.AtrTarget):
-        return node.period
-    return max((lookback(c) for c in node.children()), default=0)
+    return _reach(node, _LOOKBACK)
 
 
 def settle(node: A.Node) -> int:
@@ -402,23 +384,42 @@ def settle(node: A.Node) -> int:
     >>> settle(A.Ind("sma", (20,), "", A.Ind("rsi", (14,))))
     1433
     """
+    return _reach(node, _SETTLE)
+
+
+class _Reach(NamedTuple):
+    """What one warm-up measure counts for the leaves: an indicator, trend events, an ATR exit."""
+
+    indicator: Callable[[A.Ind], int]
+    trend: int
+    atr_target: Callable[[int], int]
+
+
+_LOOKBACK = _Reach(lambda n: SPECS[n.name].lookback(n.params, n.output), TREND_LOOKBACK, lambda p: p)
+_SETTLE = _Reach(lambda n: SPECS[n.name].settle(n.params, n.output), TREND_SETTLE,
+                 lambda p: p + wilder_settle(p))
+
+
+def _reach(node: A.Node, m: _Reach) -> int:
+    # The same composition for both warm-ups: sources add up, lags and runs add their length,
+    # a cross needs one candle more, a condition "after" another needs the other one candle earlier.
     if isinstance(node, A.Num | A.Field):
         return 0
     if isinstance(node, A.Ind):
-        own = SPECS[node.name].settle(node.params, node.output) if node.name in SPECS else 0
-        return own + (settle(node.source) if node.source is not None else 0)
+        own = m.indicator(node) if node.name in SPECS else 0
+        return own + (_reach(node.source, m) if node.source is not None else 0)
     if isinstance(node, A.Lag):
-        return settle(node.expr) + node.n
+        return _reach(node.expr, m) + node.n
     if isinstance(node, A.Cross):
-        return max(settle(node.left), settle(node.right)) + 1
+        return max(_reach(node.left, m), _reach(node.right, m)) + 1
     if isinstance(node, A.Streak | A.NewExtreme):
-        return settle(node.expr) + node.n
+        return _reach(node.expr, m) + node.n
     if isinstance(node, A.Candles):
         return node.n - 1
     if isinstance(node, A.TrendEvent):
-        return TREND_SETTLE
+        return m.trend
     if isinstance(node, A.After):
-        return max(settle(node.cond), settle(node.prior) + 1)
+        return max(_reach(node.cond, m), _reach(node.prior, m) + 1)
     if isinstance(node, A.AtrTarget):
-        return node.period + wilder_settle(node.period)
-    return max((settle(c) for c in node.children()), default=0)
+        return m.atr_target(node.period)
+    return max((_reach(c, m) for c in node.children()), default=0)
