@@ -70,12 +70,7 @@ def _login_history(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         page, more = accounts.login_history(conn, call.svc_id, limit=limit, after=after)
     last = {"t": page[-1]["login_at"], "i": page[-1]["login_id"]} if more else None
-    return {
-        "logins": page,
-        "count": len(page),
-        "last_evaluated_key": call.next_cursor("login_history", last),
-        "has_more": more,
-    }
+    return call.user_page("login_history", "logins", page, more, last)
 
 
 def _credits_history(call: Call) -> dict[str, Any]:
@@ -87,12 +82,7 @@ def _credits_history(call: Call) -> dict[str, Any]:
     last = {"s": page[-1]["seq"]} if more else None
     for entry in page:
         del entry["seq"]
-    return {
-        "transactions": page,
-        "count": len(page),
-        "last_evaluated_key": call.next_cursor("credits_history", last),
-        "has_more": more,
-    }
+    return call.user_page("credits_history", "transactions", page, more, last)
 
 
 def _notification_settings(call: Call) -> dict[str, Any]:
@@ -111,12 +101,7 @@ def _notifications_list(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         page, more = notifications.list_notifications(conn, call.svc_id, limit=limit, after=after)
     last = {"t": page[-1]["timestamp"], "i": page[-1]["id"]} if more else None
-    return {
-        "notifications": page,
-        "count": len(page),
-        "last_evaluated_key": call.next_cursor("notifications", last),
-        "has_more": more,
-    }
+    return call.user_page("notifications", "notifications", page, more, last)
 
 
 def _notifications_mark_read(call: Call) -> dict[str, Any]:

@@ -337,12 +337,7 @@ def _history(call: Call) -> dict[str, Any]:
             timeframe=timeframe,
         )
     last = {"t": int(rows[-1].created_at), "i": rows[-1].job_id} if more else None
-    return {
-        "backtests": [bt.history_entry(r) for r in rows],
-        "count": len(rows),
-        "last_evaluated_key": call.next_cursor("backtest_history", last),
-        "has_more": more,
-    }
+    return call.user_page("backtest_history", "backtests", [bt.history_entry(r) for r in rows], more, last)
 
 
 BACKTEST: dict[str, Operation] = {

@@ -104,6 +104,27 @@ class Call:
             raise ApiError(400, "invalid_cursor", extra={"message": "cursor belongs to another list"})
         return position
 
+    def user_page(
+        self, kind: str, items_name: str, items: list[Any], more: bool, last: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """The ``/user`` list reply: ``{<items_name>: items, count, last_evaluated_key, has_more}``,
+        the cursor pointing after ``last`` (ignored on the last page).
+
+        Example:
+            >>> from types import SimpleNamespace
+            >>> from svc_api.settings import Settings
+            >>> services = SimpleNamespace(settings=Settings(database_url="sqlite://", secret_key=b"k" * 32))
+            >>> call = Call(services, Principal("session", "AB12CD", "pro", True, "::1"), {})
+            >>> call.user_page("logins", "logins", [1, 2], False, {"t": 2})
+            {'logins': [1, 2], 'count': 2, 'last_evaluated_key': None, 'has_more': False}
+        """
+        return {
+            items_name: items,
+            "count": len(items),
+            "last_evaluated_key": self.next_cursor(kind, last if more else None),
+            "has_more": more,
+        }
+
     def next_cursor(
         self, kind: str, position: Mapping[str, Any] | None, *, personal: bool = True
     ) -> str | None:

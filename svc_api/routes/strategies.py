@@ -59,11 +59,7 @@ def _versions(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         body, more = strategies.versions(conn, call.svc_id, name, limit=limit, before=before)
     last = {"v": body["versions"][-1]["version"], "n": name} if more else None
-    return body | {
-        "count": len(body["versions"]),
-        "last_evaluated_key": call.next_cursor("strategy_versions", last),
-        "has_more": more,
-    }
+    return body | call.user_page("strategy_versions", "versions", body["versions"], more, last)
 
 
 def _rollback(call: Call) -> dict[str, Any]:
