@@ -36,6 +36,9 @@ from svc_api.core.prepared import Prepared
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
+# NUL, the other control characters and the bidirectional overrides make an address that reads
+# differently from what it is (spoofing in admin views and mails): never part of an e-mail.
+_HIDDEN = re.compile("[\x00-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 LOGIN_RETENTION_SECONDS = 180 * 24 * 3600
 
@@ -288,7 +291,9 @@ def _record_login(conn: Connection, svc_id: str, *, ip: str, platform: str, now:
 
 
 def _email(value: object) -> str:
-    if not isinstance(value, str) or not _EMAIL.match(value.strip()) or len(value) > 320:
+    if not isinstance(value, str) or len(value) > 320 or _HIDDEN.search(value):
+        raise Invalid("email must be a valid e-mail address")
+    if not _EMAIL.match(value.strip()):
         raise Invalid("email must be a valid e-mail address")
     return value.strip().lower()
 

@@ -153,7 +153,7 @@ def timeframe_of(params: Mapping[str, Any]) -> str:
     value = params.get("timeframe")
     if value is None or value == "":
         raise Invalid("timeframe is required")
-    if value not in TIMEFRAMES:
+    if not isinstance(value, str) or value not in TIMEFRAMES:
         raise Invalid(f"timeframe must be one of {', '.join(TIMEFRAMES)}; got {value!r}")
     return str(value)
 
