@@ -25,9 +25,13 @@ CASES = [
     ("backtest", "status", "read", {"job_id": "nosuch"}),
     ("backtest", "run", "trade", {"strategy_name": "nosuch1", "coin": "BTC", "timeframe": "1h"}),
     ("backtest", "delete_backtest", "trade", {"job_id": "nosuch"}),
-    ("tradingdata", "track_trend_break_signal", "trade",
-     {"coin_name": "BTCUSDT", "timeframe": "60", "timestamp": "1700000000", "way": "BUY"}),
-]  # fmt: skip
+    (
+        "tradingdata",
+        "track_trend_break_signal",
+        "trade",
+        {"coin_name": "BTCUSDT", "timeframe": "60", "timestamp": "1700000000", "way": "BUY"},
+    ),
+]
 
 
 def _key(api: Api, token: str, permissions: list[str]) -> tuple[str, str]:
@@ -75,8 +79,9 @@ def test_a_read_key_spends_nothing_and_creates_nothing(api: Api) -> None:
     token = user["session_token"]
     key = _key(api, token, ["read"])
     before = api.user("account_info", token=token).json()["data"]
-    reply = api.user("strategy_generate", {"strategy_name": "nospend1", "long_entry_condition": "RSI(14) < 30"},
-                     key=key)  # fmt: skip
+    reply = api.user(
+        "strategy_generate", {"strategy_name": "nospend1", "long_entry_condition": "RSI(14) < 30"}, key=key
+    )
     assert reply.status_code == 403
     after = api.user("account_info", token=token).json()["data"]
     assert after["svc_credits"] == before["svc_credits"] and after["strategies"] == {}
