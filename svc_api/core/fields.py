@@ -22,6 +22,7 @@ from svc_engine.data import TIMEFRAMES
 
 _NAME = re.compile(r"^[A-Z0-9]{1,32}$")
 _DIGITS = re.compile(r"^[0-9]{1,12}$")
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 
 
 def position_int(position: Mapping[str, Any], key: str) -> int:
@@ -194,3 +195,49 @@ def coins_of(params: Mapping[str, Any], lo: int = 1, hi: int = 50) -> list[str]:
     if not lo <= len(coins) <= hi:
         raise Invalid(f"coins must list {lo} to {hi} coins, got {len(coins)}")
     return coins
+
+
+def non_empty(value: object, field: str) -> str:
+    """A required string of at least one character (an id sent back by a client); else 400.
+
+    Example:
+        >>> non_empty("n1", "notification_id")
+        'n1'
+        >>> non_empty("", "notification_id")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: notification_id must be a non-empty string
+    """
+    if not isinstance(value, str) or not value:
+        raise Invalid(f"{field} must be a non-empty string")
+    return value
+
+
+def email_address(value: object, field: str = "email") -> str:
+    """An e-mail address (at most 320 characters), trimmed and lower-cased; else 400.
+
+    Example:
+        >>> email_address(" Ana@Example.com ")
+        'ana@example.com'
+        >>> email_address("ana")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: email must be a valid e-mail address
+    """
+    if not isinstance(value, str) or not _EMAIL.match(value.strip()) or len(value) > 320:
+        raise Invalid(f"{field} must be a valid e-mail address")
+    return value.strip().lower()
+
+
+def platform_of(params: Mapping[str, Any]) -> str:
+    """The client ``platform`` of a login or registration (default ``api``; 1-32 characters).
+
+    Example:
+        >>> platform_of({}), platform_of({"platform": "ios"})
+        ('api', 'ios')
+        >>> platform_of({"platform": None})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: platform must be a string of 1-32 characters
+    """
+    return text(params.get("platform", "api"), "platform", hi=32) or "api"

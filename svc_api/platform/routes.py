@@ -166,8 +166,7 @@ async def openapi(request: Request) -> Response:
 
 def _platform_notifications(call: Call) -> dict[str, Any]:
     limit = call.page(20, 1, 50, clamp=True)
-    with call.store.read() as conn:
-        items = notifications.platform_announcements(conn, limit=limit)
+    items = notifications.latest_announcements(call.store, limit=limit)
     return {"notifications": items, "count": len(items)}
 
 
