@@ -241,3 +241,47 @@ def platform_of(params: Mapping[str, Any]) -> str:
         svc_api.core.errors.Invalid: platform must be a string of 1-32 characters
     """
     return text(params.get("platform", "api"), "platform", hi=32) or "api"
+
+
+def market_type(value: object) -> str:
+    """``spot`` (default) or ``futures``; anything else is a 400.
+
+    Example:
+        >>> market_type(None), market_type("futures")
+        ('spot', 'futures')
+    """
+    if value is None or value == "":
+        return "spot"
+    if value not in ("spot", "futures"):
+        raise Invalid(f"market must be spot or futures, got {value!r}")
+    return str(value)
+
+
+def symbol_list(value: object, field: str) -> list[str]:
+    """A comma-separated list of symbols, each checked as by :func:`check_name` (empty parts skipped).
+
+    Example:
+        >>> symbol_list("btcusdt, ETHUSDT,", "priority"), symbol_list(None, "priority")
+        (['BTCUSDT', 'ETHUSDT'], [])
+    """
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str):
+        raise Invalid(f"{field} must be a comma-separated list of symbols")
+    names = [check_name(part, field) for part in value.split(",") if part.strip()]
+    return [n for n in names if n is not None]
+
+
+def unix_ms(value: object, field: str) -> int | None:
+    """An optional non-negative integer of Unix milliseconds (None when absent); else 400.
+
+    Example:
+        >>> unix_ms("1700000000000", "start_time"), unix_ms(None, "end_time")
+        (1700000000000, None)
+    """
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit():
+        raise Invalid(f"{field} must be Unix milliseconds (a non-negative integer), got {value!r}")
+    return int(text)
