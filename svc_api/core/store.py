@@ -77,7 +77,9 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A read transaction (a consistent snapshot on both databases).
+        """A read transaction that sees one consistent snapshot: SQLite's deferred transaction reads
+        one WAL snapshot; PostgreSQL runs it as ``REPEATABLE READ, READ ONLY`` (its default READ
+        COMMITTED would let each statement see a different moment).
 
         Example:
             >>> with Store("sqlite:///:memory:").read() as conn:
@@ -130,6 +132,8 @@ class Store:
         try:
             with self._turns, self.engine.connect() as conn:
                 conn.execution_options(**{_WRITE: write})
+                if not write and self.dialect == "postgresql":
+                    conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
                 with conn.begin():
                     yield conn
         except _OUTAGES as exc:
