@@ -285,3 +285,20 @@ def unix_ms(value: object, field: str) -> int | None:
     if isinstance(value, bool) or not text.isdigit():
         raise Invalid(f"{field} must be Unix milliseconds (a non-negative integer), got {value!r}")
     return int(text)
+
+
+def listed_timeframe(value: object, field: str) -> str:
+    """One of the data store's timeframes by name (``1h``), for fields named otherwise; else 400.
+
+    Example:
+        >>> listed_timeframe("4h", "graph_type")
+        '4h'
+        >>> listed_timeframe("60", "graph_type")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: graph_type must be a timeframe as in the list (1m, 3m, 5m, 15m, 30m, \
+1h, 2h, 4h, 6h, 8h, 12h, 1d, 3d, 1w), got '60'
+    """
+    if value not in TIMEFRAMES:
+        raise Invalid(f"{field} must be a timeframe as in the list ({', '.join(TIMEFRAMES)}), got {value!r}")
+    return str(value)
