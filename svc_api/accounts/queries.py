@@ -1,12 +1,38 @@
-"""Every SQL statement of the accounts domain (identity included), one small function each.
+"""Every SQL statement of the accounts domain (identity included), one small function each. They join
+the caller's transaction and hold no rules (hashing, plans in force and limits are the service's).
+The example runs each of them.
 
 Example:
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-    >>> with store.read() as conn:
-    ...     account_with_switches(conn, "NOPE00"), plan_columns(conn, "NOPE00")
-    (None, None)
+    >>> with store.write() as conn:
+    ...     insert_account(conn, svc_id="AB12CD", email="a@example.com", password_hash="h", password_salt="s",
+    ...                    referral_code="REF12345", created_at=1)
+    ...     svc_id_of_email(conn, "a@example.com"), svc_id_of_referral(conn, "REF12345")
+    ...     code_taken(conn, "svc_id", "AB12CD"), code_taken(conn, "referral_code", "X")
+    ...     credentials(conn, "b@example.com"), credentials(conn, "a@example.com").svc_id
+    ...     set_plan(conn, "AB12CD", "pro", license_expires_at=99)
+    ...     insert_plan_grant(conn, svc_id="AB12CD", plan="pro", days=1, demo=False, expires_at=99,
+    ...                       source="test", created_at=1)
+    ...     tuple(plan_columns(conn, "AB12CD")), account_row(conn, "AB12CD").email
+    ...     row = account_with_switches(conn, "AB12CD")
+    ...     row.switch_mail, row.has_commissions, commissions(conn, "AB12CD")
+    ...     set_switches(conn, "AB12CD", {"mail": False}); switches(conn, "AB12CD").mail
+    ...     insert_session(conn, token_hash="t1", svc_id="AB12CD", now=1, expires_at=5)
+    ...     session_with_plan(conn, "t1").expires_at, delete_sessions_before(conn, "AB12CD", 6)
+    ...     delete_session(conn, "t1")
+    ...     record_login(conn, login_id="L1", svc_id="AB12CD", ip="::1", platform="api", now=7, keep_after=0)
+    ...     [r.login_id for r in logins_after(conn, "AB12CD", limit=5, after=None)]
+    ('AB12CD', 'AB12CD')
+    (True, False)
+    (None, 'AB12CD')
+    (('pro', 99, 0), 'a@example.com')
+    (True, False, [])
+    False
+    (5, None)
+    False
+    ['L1']
 """
 
 from __future__ import annotations

@@ -1,12 +1,23 @@
-"""Every SQL statement of the credits domain, one small function each.
+"""Every SQL statement of the credits domain, one small function each. They join the caller's
+transaction and hold no rules (the service decides what a refused balance move means). The example
+runs each of them.
 
 Example:
+    >>> from svc_api.accounts.service import register
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-    >>> with store.read() as conn:
-    ...     balance_units(conn, "NOPE00"), history(conn, "NOPE00", limit=5)
-    (None, [])
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     tuple(move_balance(conn, sid, 500)), move_balance(conn, sid, -501), balance_units(conn, sid)
+    ...     insert_entry(conn, {"transaction_id": f"{sid}-1", "svc_id": sid, "seq": 1, "type": "deposit",
+    ...                         "amount": 500, "balance_after": 500, "action": "deposit", "description": "d",
+    ...                         "idempotency_key": "k1", "created_at": 9})
+    ...     entry_by_key(conn, sid, "k1").seq, entry_by_key(conn, sid, "k2")
+    ...     [r.seq for r in history(conn, sid, limit=5)], history(conn, sid, limit=5, before_seq=1)
+    ((1, 500), None, 500)
+    (1, None)
+    ([1], [])
 """
 
 from __future__ import annotations

@@ -1,11 +1,20 @@
-"""Every SQL statement of the API keys domain, one small function each.
+"""Every SQL statement of the API keys domain, one small function each. They join the caller's
+transaction and hold no rules. The example runs each of them.
 
 Example:
+    >>> from svc_api.accounts.service import register
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-    >>> with store.read() as conn:
-    ...     active_key(conn, "AB12CD"), key_with_owner(conn, "svk_x")
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "k@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     insert_key(conn, api_key="svk_1", svc_id=sid, active_owner=sid, secret_hash="h", label="bot",
+    ...                permissions="read", created_at=1)
+    ...     active_key(conn, sid).label, key_with_owner(conn, "svk_1").plan
+    ...     revoke(conn, sid, "svk_1", now=2), revoke(conn, sid, "svk_1", now=3)
+    ...     active_key(conn, sid), key_with_owner(conn, "svk_1")
+    ('bot', 'free')
+    (1, 0)
     (None, None)
 """
 

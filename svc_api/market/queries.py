@@ -1,12 +1,20 @@
-"""Every SQL statement of the market domain (the favorite coins), one small function each.
+"""Every SQL statement of the market domain (the favorite coins), one small function each. They join
+the caller's transaction and hold no rules (the limit of favorites is the service's). The example
+runs each of them.
 
 Example:
+    >>> from svc_api.accounts.service import register
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-    >>> with store.read() as conn:
-    ...     favorite_symbols(conn, "AB12CD")
-    []
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "f@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     lock_account(conn, sid)
+    ...     insert_favorite(conn, sid, "ETH", now=2); insert_favorite(conn, sid, "BTC", now=1)
+    ...     favorite_symbols(conn, sid)
+    ...     delete_favorite(conn, sid, "BTC"); favorite_symbols(conn, sid)
+    ['BTC', 'ETH']
+    ['ETH']
 """
 
 from __future__ import annotations

@@ -1,12 +1,26 @@
-"""Every SQL statement of the notifications domain, one small function each.
+"""Every SQL statement of the notifications domain, one small function each. They join the caller's
+transaction and hold no rules (the service decides what a missing row means). The example runs each of them.
 
 Example:
+    >>> from svc_api.accounts.service import register
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-    >>> with store.read() as conn:
-    ...     notification_exists(conn, "nope"), announcements(conn, limit=5)
-    (False, [])
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     insert_notification(conn, id="n1", svc_id=sid, title="Hi", body="b", event_type="e", created_at=5)
+    ...     notification_exists(conn, "n1"), read_state(conn, sid, "n1").read_at, read_state(conn, "X", "n1")
+    ...     set_read(conn, "n1", now=6); set_all_read(conn, sid, now=7)
+    ...     [(r.id, r.read_at) for r in notifications_after(conn, sid, limit=5, after=None)]
+    ...     notifications_after(conn, sid, limit=5, after=(5, "n1"))
+    ...     insert_announcement(conn, title="Up", body="b", type_="announcement", now=1)
+    ...     [r.title for r in announcements(conn, limit=5)]
+    (True, None, None)
+    0
+    [('n1', 6)]
+    []
+    1
+    ['Up']
 """
 
 from __future__ import annotations

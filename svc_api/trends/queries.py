@@ -1,15 +1,34 @@
-"""Every SQL statement of the trends domain, one small function each.
+"""Every SQL statement of the trends domain, one small function each. They join the caller's
+transaction and hold no rules (expiry and tracking are the service's). The example runs each of them.
 
 A signal is named by ``(symbol, timeframe, ts, way)``, the four fields of
 :class:`~svc_api.trends.service.SignalKey` (any object with those attributes will do here).
 
 Example:
+    >>> from svc_api.accounts.service import register
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
+    >>> from svc_api.trends.service import SignalKey
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-    >>> with store.read() as conn:
-    ...     count_live(conn, now=0), live_page(conn, now=0, offset=0, limit=5)
-    (0, [])
+    >>> key = SignalKey("BTCUSDT", "1h", 3600, "BUY")
+    >>> row = {"symbol": "BTCUSDT", "timeframe": "1h", "ts": 3600, "way": "BUY", "market": "crypto",
+    ...        "is_return_to_trend": False}
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "t@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     [insert_if_new(conn, row, detected_at=1, expires_at=9) for _ in range(2)]
+    ...     count_live(conn, now=5), [r.ts for r in live_page(conn, now=5, offset=0, limit=5)]
+    ...     lock_signal(conn, key, live_at=5), lock_signal(conn, key, live_at=9)
+    ...     insert_track(conn, sid, key, now=5); set_expiry(conn, key, None)
+    ...     is_tracked_by(conn, sid, key), count_trackers(conn, key)
+    ...     [tuple(r) for r in tracked_after(conn, sid, limit=5, after=None)]
+    ...     delete_track(conn, sid, key); set_expiry(conn, key, 9, only_if_tracked=True)
+    ...     delete_expired(conn, now=8), delete_expired(conn, now=9)
+    [True, False]
+    (1, [3600])
+    (True, False)
+    (True, 1)
+    [('BTCUSDT', '1h', 3600, 'BUY', False)]
+    (0, 1)
 """
 
 from __future__ import annotations
