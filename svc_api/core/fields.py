@@ -302,3 +302,17 @@ def listed_timeframe(value: object, field: str) -> str:
     if value not in TIMEFRAMES:
         raise Invalid(f"{field} must be a timeframe as in the list ({', '.join(TIMEFRAMES)}), got {value!r}")
     return str(value)
+
+
+def require(params: Mapping[str, Any], *names: str) -> None:
+    """A 400 naming every field of ``names`` that is absent or empty in ``params``.
+
+    Example:
+        >>> require({"coin_name": "BTC", "timestamp": ""}, "coin_name", "graph_type", "timestamp")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: missing required fields: graph_type, timestamp
+    """
+    missing = [name for name in names if params.get(name) in (None, "")]
+    if missing:
+        raise Invalid(f"missing required fields: {', '.join(missing)}")

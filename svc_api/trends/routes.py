@@ -25,6 +25,7 @@ from svc_api.core.fields import (
     parse_timeframe,
     position_int,
     position_str,
+    require,
 )
 from svc_api.trends import service as trends
 
@@ -34,15 +35,9 @@ clock: Callable[[], float] = time.time
 """The wall clock (replaceable in tests); trend signals age in market time, at most this."""
 
 
-def _required(params: Mapping[str, Any], *names: str) -> None:
-    missing = [f for f in names if params.get(f) in (None, "")]
-    if missing:
-        raise Invalid(f"missing required fields: {', '.join(missing)}")
-
-
 def _signal_key(params: Mapping[str, Any]) -> trends.SignalKey:
     """The signal named by ``coin_name``, ``timeframe`` (minutes or name), ``way`` and ``timestamp``."""
-    _required(params, "coin_name", "timeframe", "way", "timestamp")
+    require(params, "coin_name", "timeframe", "way", "timestamp")
     way = str(params["way"]).strip().upper()
     if way not in trends.WAYS:
         raise Invalid(f"way must be BUY or SELL, got {params['way']!r}")
@@ -60,7 +55,7 @@ def _trend_signals(call: Call) -> dict[str, Any]:
 
 def _trend_signal_detail(call: Call) -> dict[str, Any]:
     p = call.params
-    _required(p, "coin_name", "graph_type", "timestamp")
+    require(p, "coin_name", "graph_type", "timestamp")
     symbol = check_name(p["coin_name"], "coin_name") or ""
     timeframe = listed_timeframe(p["graph_type"], "graph_type")
     ts = parse_seconds(p["timestamp"], "timestamp")
