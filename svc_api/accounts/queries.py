@@ -51,6 +51,7 @@ from svc_api.accounts.tables import (
     referral_commissions,
     sessions,
 )
+from svc_api.core.prepared import Prepared
 
 _a = accounts.c
 
@@ -114,7 +115,7 @@ _WITH_SWITCHES = accounts.outerjoin(notification_settings, notification_settings
 # Built once: account_info is among the most frequent reads. The channel switches come in the same
 # round trip (outer join: no row means every channel on); their columns are all NOT NULL, so a NULL
 # ``switch_*`` value can only mean the row is absent.
-_ACCOUNT = (
+_ACCOUNT = Prepared(
     sa.select(
         _a.svc_id,
         _a.plan,
@@ -138,7 +139,7 @@ _ACCOUNT = (
 def account_with_switches(conn: Connection, svc_id: str) -> Row[Any] | None:
     """The columns of the Account resource, ``switch_<channel>`` (None: no settings row) and
     ``has_commissions``; None for an unknown account."""
-    return conn.execute(_ACCOUNT, {"svc_id": svc_id}).first()
+    return _ACCOUNT.first(conn, {"svc_id": svc_id})
 
 
 _COMMISSIONS = (
@@ -194,7 +195,7 @@ def delete_session(conn: Connection, token_hash: str) -> bool:
 
 
 # Built once: it runs on every request with a session token.
-_SESSION_LOOKUP = (
+_SESSION_LOOKUP = Prepared(
     sa.select(
         sessions.c.svc_id,
         sessions.c.expires_at,
@@ -209,7 +210,7 @@ _SESSION_LOOKUP = (
 
 def session_with_plan(conn: Connection, token_hash: str) -> Row[Any] | None:
     """Owner, expiry and the owner's plan columns of a stored session, or None."""
-    return conn.execute(_SESSION_LOOKUP, {"token_hash": token_hash}).first()
+    return _SESSION_LOOKUP.first(conn, {"token_hash": token_hash})
 
 
 # ---- logins ---------------------------------------------------------------------------------------

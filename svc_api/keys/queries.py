@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.service import ACCOUNTS as accounts
+from svc_api.core.prepared import Prepared
 from svc_api.keys.tables import api_keys
 
 _k = api_keys.c
@@ -52,7 +53,7 @@ def revoke(conn: Connection, svc_id: str, api_key: str, *, now: int) -> int:
 
 
 # Built once: constructing a select costs more than running it, and this runs on every request.
-_KEY_LOOKUP = (
+_KEY_LOOKUP = Prepared(
     sa.select(
         _k.svc_id,
         _k.secret_hash,
@@ -68,4 +69,4 @@ _KEY_LOOKUP = (
 
 def key_with_owner(conn: Connection, api_key: str) -> Row[Any] | None:
     """Owner, secret hash, permissions and the owner's plan columns of an unrevoked key."""
-    return conn.execute(_KEY_LOOKUP, {"api_key": api_key}).first()
+    return _KEY_LOOKUP.first(conn, {"api_key": api_key})
