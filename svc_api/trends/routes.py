@@ -62,7 +62,7 @@ def _trend_signal_detail(call: Call) -> dict[str, Any]:
     way = None if p.get("way") in (None, "") else str(p["way"]).upper()
     if way is not None and way not in trends.WAYS:
         raise Invalid(f"way must be BUY or SELL, got {p['way']!r}")
-    return {"item": trends.signal_detail(call.services, (symbol, timeframe, ts, way))}
+    return {"item": trends.signal_detail(call.services, symbol, timeframe, ts, way)}
 
 
 def _trend_indicator(call: Call) -> dict[str, Any]:

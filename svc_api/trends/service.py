@@ -107,7 +107,9 @@ def signals_page(services: Any, *, plan: str, page: int, limit: int, wall_now: i
     return compute()
 
 
-def signal_detail(services: Any, key: SignalKey | tuple[str, str, int, str | None]) -> dict[str, Any]:
+def signal_detail(
+    services: Any, symbol: str, timeframe: str, ts: int, way: str | None = None
+) -> dict[str, Any]:
     """The engine's detail of one signal (``way`` None: either way), reused for a while (lists ask
     for many; see :class:`~svc_api.trends.detail.RecentDetails`).
 
@@ -117,14 +119,11 @@ def signal_detail(services: Any, key: SignalKey | tuple[str, str, int, str | Non
         >>> from svc_api.settings import Settings
         >>> services = Services(Settings(database_url="sqlite://", secret_key=b"k" * 32,
         ...                              data_dir="/nonexistent"), migrate=migrate)
-        >>> signal_detail(services, ("BTCUSDT", "1h", 3600, None))
+        >>> signal_detail(services, "BTCUSDT", "1h", 3600)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: no trend signal of BTCUSDT 1h at timestamp 3600
     """
-    symbol, timeframe, ts, way = (
-        (key.symbol, key.timeframe, key.ts, key.way) if isinstance(key, SignalKey) else key
-    )
     store = catalog_of(services).store
     cache: RecentDetails = services.cached("trends:details", math.inf, RecentDetails)
     return cache.get((symbol, timeframe, ts, way), lambda: detail(store, symbol, timeframe, ts, way))
@@ -236,7 +235,7 @@ def tracked_signals(services: Any, svc_id: str, *, limit: int,
     items = []
     for key, is_return in page:
         try:
-            items.append(signal_detail(services, key))
+            items.append(signal_detail(services, key.symbol, key.timeframe, key.ts, key.way))
         except NotFound:
             row = {"symbol": key.symbol, "timeframe": key.timeframe, "ts": key.ts, "way": key.way,
                    "is_return_to_trend": is_return}
