@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.sim import nb, stats
+from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
@@ -318,7 +318,16 @@ def simulate_portfolio(
         int(max_open),
         recommended,
         timeframe or timeframe_name(book.tf_ms),
+        _calendar_market(market),
     )
+
+
+def _calendar_market(market: str | dict[str, str]) -> str:
+    """The market whose calendar annualises a portfolio: the coins' one market, else crypto's."""
+    if isinstance(market, str):
+        return market
+    names = set(market.values())
+    return names.pop() if len(names) == 1 else "crypto"
 
 
 def _portfolio_result(
@@ -332,6 +341,7 @@ def _portfolio_result(
     max_open: int,
     recommended: dict[str, Any],
     timeframe: str | None,
+    market: str = "crypto",
 ) -> PortfolioResult:
     dd, max_dd = nb.drawdown_nb(eq, s.initial_balance)
     counts = signal_counts(fate, portfolio=True)
@@ -351,9 +361,14 @@ def _portfolio_result(
     profits = {
         coin: float(trades["profit"][trades["coin"] == ci].sum()) for ci, coin in enumerate(book.coins)
     }
+    trades_df = trades_frame(trades, [w.t for w in book.windows], book.coins)
+    summary |= perf.run_figures(
+        trades_df, eq, book.union, book.tf_ms, s.initial_balance, max_dd, [w.c for w in book.windows],
+        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+    )  # fmt: skip
     return PortfolioResult(
         summary=summary,
-        trades=trades_frame(trades, [w.t for w in book.windows], book.coins),
+        trades=trades_df,
         signal_counts=counts,
         all_positions=positions_frame(
             sig_time,

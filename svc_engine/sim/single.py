@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.sim import nb, stats
+from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import BacktestResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
@@ -211,9 +211,14 @@ def simulate(
         int(window.t[0]),
         int(window.t[-1]) + window.tf_ms,
     )
+    trades_df = trades_frame(trades, [window.t])
+    summary |= perf.run_figures(
+        trades_df, eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
+        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+    )  # fmt: skip
     return BacktestResult(
         summary=summary,
-        trades=trades_frame(trades, [window.t]),
+        trades=trades_df,
         signal_counts=counts,
         all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, tp, sl, fate),
         equity=pl.DataFrame({"open_time": window.t, "equity": eq, "drawdown_pct": dd}),
