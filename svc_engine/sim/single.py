@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -164,12 +165,82 @@ def simulate(
         >>> simulate(k, s, spread_pct=0).all_positions["fate"].to_list()
         ['traded']
     """
+    return simulate_prepared(
+        prepare(
+            klines,
+            timeframe=timeframe,
+            symbol=symbol,
+            market=market,
+            start_ts=start_ts,
+            end_ts=end_ts,
+            detail_klines=detail_klines,
+            **settings,
+        ),
+        signals,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One coin's candles made ready once for many sets of signals (a sweep runs thousands):
+    validated arrays, the range's window, the half spread and the finer series.
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> len(prepare(k, spread_pct=0).window), prepare(k, spread_pct=0.2).hs
+        (2, 0.001)
+    """
+
+    settings: Settings
+    candles: Candles
+    window: Candles
+    hs: float
+    fine: tuple[np.ndarray, ...]
+    klines: pl.DataFrame
+    symbol: str | None
+    timeframe: str | None
+    market: str
+
+
+def prepare(
+    klines: pl.DataFrame,
+    *,
+    timeframe: str | None = None,
+    symbol: str | None = None,
+    market: str = "crypto",
+    start_ts: int | None = None,
+    end_ts: int | None = None,
+    detail_klines: pl.DataFrame | None = None,
+    **settings: Any,
+) -> Prepared:
+    """Validate and cut a coin's candles once, with the arguments of :func:`simulate`."""
     s = resolve_settings(settings, allow_detail=True)
     candles = Candles.from_frame(klines, timeframe=timeframe)
     window = candles.in_range(start_ts, end_ts)
     fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
-    sig = prepare_signals(signals, candles, window)
     hs = half_spread(s, market, klines, candles, timeframe)
+    return Prepared(s, candles, window, hs, fine, klines, symbol, timeframe, market)
+
+
+def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | None = None) -> BacktestResult:
+    """:func:`simulate` on prepared candles; ``settings`` replace the prepared ones (the half
+    spread is worked out again only when ``spread_pct`` changes).
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> from svc_engine.strategy.program import SIGNAL_SCHEMA
+        >>> none = pl.DataFrame(schema=SIGNAL_SCHEMA)
+        >>> simulate_prepared(prepare(k, spread_pct=0), none).summary["total_trades"]
+        0
+    """
+    s = p.settings if settings is None else settings
+    window, candles, fine, timeframe, klines = p.window, p.candles, p.fine, p.timeframe, p.klines
+    hs = p.hs
+    if s.spread_pct != p.settings.spread_pct:
+        hs = half_spread(s, p.market, klines, candles, timeframe)
+    sig = prepare_signals(signals, candles, window)
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
     trades = np.zeros(len(sig), nb.TRADE_DTYPE)
     n_tr, final = nb.single_sweep_nb(
@@ -214,7 +285,7 @@ def simulate(
     trades_df = trades_frame(trades, [window.t])
     summary |= perf.run_figures(
         trades_df, eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
-        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+        market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
     )  # fmt: skip
     return BacktestResult(
         summary=summary,
@@ -223,7 +294,7 @@ def simulate(
         all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, tp, sl, fate),
         equity=pl.DataFrame({"open_time": window.t, "equity": eq, "drawdown_pct": dd}),
         settings=s,
-        symbol=symbol,
+        symbol=p.symbol,
         timeframe=timeframe or timeframe_name(window.tf_ms),
         klines=klines,
     )
