@@ -218,10 +218,12 @@ class Strategy:
         fired[: min(self.candle_count - 1, ctx.size)] = False
         return fired
 
-    def evaluate(self, klines: pl.DataFrame) -> pl.DataFrame:
+    def evaluate(self, klines: pl.DataFrame, *, context: Context | None = None) -> pl.DataFrame:
         """Signals: one row per candle where the entry fires, evaluated at that candle's close.
 
-        Columns ``open_time``, ``side``, ``limit_price``, ``tp_price``, ``sl_price``.
+        Columns ``open_time``, ``side``, ``limit_price``, ``tp_price``, ``sl_price``. A ``context``
+        of the same ``klines`` (``compiler.Context``) shares its computed indicators between
+        strategies (a sweep computes each indicator once per coin).
 
         >>> import polars as pl
         >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 2.0, 2.0], "high": [2.0, 3.0, 3.0],
@@ -229,7 +231,7 @@ class Strategy:
         >>> compile_strategy("close crosses above previous close").evaluate(k)["tp_price"].to_list()
         [2.55]
         """
-        ctx = Context(klines)
+        ctx = Context(klines) if context is None else context
         idx = np.flatnonzero(self._mask(ctx))
         limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
         sign = 1.0 if self.position_side == "long" else -1.0
