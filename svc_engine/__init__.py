@@ -51,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     # research
     "sweep": "svc_engine.research",
     "SweepResult": "svc_engine.research",
+    "walk_forward": "svc_engine.research",
+    "WalkForwardResult": "svc_engine.research",
     # executors
     "LocalExecutor": "svc_engine.executors",
     "RayExecutor": "svc_engine.executors",
