@@ -38,6 +38,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data import DataStore, load_klines
+from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
 from svc_engine.research.params import Template, combinations, split_settings
 from svc_engine.research.results import SweepResult
@@ -271,10 +272,10 @@ def sweep(
     condition, or a mapping with ``entry``/``tp``/``sl`` and ``compile_strategy`` options.
     ``params`` is a grid (name -> values) or a list of combinations. ``coins`` are symbols of the
     data store, or a mapping name -> kline frame (then ``timeframes`` is that frame's one
-    timeframe). ``start_ts``/``end_ts`` (Unix seconds) and ``settings`` are those of
-    :func:`svc_engine.sim.backtest`. ``progress`` is a callback of the executors' events, or
-    ``True`` for a progress bar. ``sink`` is a directory for Parquet part files (resumable).
-    ``stop_after`` stops after that many chunks (what a kill would do; for tests).
+    timeframe). ``start_ts``/``end_ts`` (Unix seconds, a ``datetime`` or an ISO string) and
+    ``settings`` are those of :func:`svc_engine.sim.backtest`. ``progress`` is a callback of the
+    executors' events, or ``True`` for a progress bar. ``sink`` is a directory for Parquet part
+    files (resumable). ``stop_after`` stops after that many chunks (what a kill would do; tests).
 
     Returns a :class:`SweepResult`: one row per combination, coin and timeframe.
 
@@ -284,6 +285,7 @@ def sweep(
         ...
         ValueError: coins must name distinct symbols, at least one (got [])
     """
+    start_ts, end_ts = to_seconds(start_ts), to_seconds(end_ts)
     names, frames = _coins(coins)
     tfs = [timeframes] if isinstance(timeframes, str) else list(timeframes)
     if not tfs:

@@ -38,6 +38,7 @@ import polars as pl
 
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.schema import timeframe_ms
+from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor
 from svc_engine.research.params import Template, combinations, split_settings
 from svc_engine.research.sweep import sweep
@@ -209,6 +210,7 @@ def walk_forward(
     """
     from svc_engine.sim.drivers import backtest, first_and_stop
 
+    start_ts, end_ts = to_seconds(start_ts), to_seconds(end_ts)
     tf_ms = timeframe_ms(timeframe)
     template = Template.of(strategy)
     combos = combinations(params)
