@@ -50,6 +50,8 @@ from svc_engine.sim.single import prepare, resolve_settings, simulate_prepared
 INT_FIGURES: frozenset[str] = frozenset({"total_signals", "total_trades", "gain_count", "loss_count"})
 #: Chunks per wave and worker: a wave's rows are written (or kept) before the next wave starts.
 WAVE_PER_WORKER = 2
+#: Workers the default chunk plan assumes when results go to a sink (resumable on any machine).
+SINK_WORKERS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +242,11 @@ def _executor(executor: Executor | None, items: int) -> Iterator[Executor]:
 @contextmanager
 def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[ProgressFn | None]:
     if progress is True:
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=False) as bar:
+        console = Console(stderr=True)  # a bar on a terminal only: in logs and pipes it is noise
+        with Progress(console=console, disable=not console.is_terminal) as bar:
             task = bar.add_task("sweep", total=total)
             yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
         return
@@ -310,7 +314,9 @@ def sweep(
     )
     combos_frame = pl.DataFrame(combos).with_row_index("combo").with_columns(pl.col("combo").cast(pl.Int64))
     with _executor(executor, len(names) * len(tfs) * len(combos)) as ex:
-        chunks = plan_chunks(names, tfs, len(combos), ex.workers, chunk_combos)
+        # with a sink the plan must not depend on the machine, or a resumed run would not match
+        workers = ex.workers if sink is None else SINK_WORKERS
+        chunks = plan_chunks(names, tfs, len(combos), workers, chunk_combos)
         spec = {
             "strategy": dict(template.parts) | dict(template.options),
             "combos": combos,
