@@ -22,8 +22,8 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from svc_engine import indicators as K
 from svc_engine.strategy import ast as A
-from svc_engine.strategy import indicators as K
 from svc_engine.strategy.vocab import SPECS, wilder_settle
 
 # Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
@@ -179,18 +179,18 @@ def _hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _ema(x: np.ndarray, n: int) -> np.ndarray:
-    return K.ema_nb(x, n, 2.0 / (n + 1), n - 1)
+    return K.ema_nb(x, n)
 
 
 def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
     fast, slow, signal = (int(p) for p in node.params)
     close = _source(ctx, node)
-    line = K.ema_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_nb(
+    line = K.ema_seeded_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_seeded_nb(
         close, slow, 2.0 / (slow + 1), slow - 1
     )
     if node.output == "line":
         return line
-    sig = K.ema_nb(line, signal, 2.0 / (signal + 1), signal - 1)
+    sig = K.ema_nb(line, signal)
     return sig if node.output == "signal" else line - sig
 
 
