@@ -22,7 +22,6 @@ import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -31,7 +30,7 @@ import polars as pl
 from svc_engine.data import Catalog, DataStore, load_klines
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
-from svc_engine.sim import results
+from svc_engine.sim.results import FullRangeResult
 
 #: Candles per time chunk of a ``backtest``: big enough that a chunk's warm-up and dispatch are noise.
 CHUNK_CANDLES = 100_000
@@ -279,47 +278,6 @@ def backtest(
 
 # ----------------------------------------------------------------------------------------------------
 # full_range
-
-
-@dataclass(slots=True)
-class FullRangeResult(results.FullRangeResult):
-    """``svc_engine.sim.FullRangeResult`` plus the coins that could not run and an aggregate.
-
-    ``errors`` maps a coin to its error message. ``summary`` aggregates the coins that ran:
-    ``coins``, ``completed``, ``failed``, ``total_trades``, ``total_signals``, ``profitable_coins``,
-    ``avg_return_pct``, ``best_coin``, ``worst_coin``.
-
-    Example:
-        >>> r = FullRangeResult(results={}, errors={"XUSDT": "DataNotFoundError: no data"})
-        >>> r.summary["failed"], r.to_dict()["errors"]
-        (1, {'XUSDT': 'DataNotFoundError: no data'})
-    """
-
-    errors: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        """The aggregate over coins (see the class docstring)."""
-        return _full_range_summary(self.results, self.errors)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The base shape (``coins``, ``results``) plus ``summary`` and ``errors``."""
-        return results.FullRangeResult.to_dict(self) | {"summary": self.summary, "errors": dict(self.errors)}
-
-
-def _full_range_summary(results: Mapping[str, Any], errors: Mapping[str, str]) -> dict[str, Any]:
-    returns = {coin: float(r.summary["total_return_pct"]) for coin, r in results.items()}
-    return {
-        "coins": len(results) + len(errors),
-        "completed": len(results),
-        "failed": len(errors),
-        "total_trades": sum(int(r.summary["total_trades"]) for r in results.values()),
-        "total_signals": sum(int(r.summary["total_signals"]) for r in results.values()),
-        "profitable_coins": sum(v > 0 for v in returns.values()),
-        "avg_return_pct": sum(returns.values()) / len(returns) if returns else None,
-        "best_coin": max(returns, key=returns.__getitem__) if returns else None,
-        "worst_coin": min(returns, key=returns.__getitem__) if returns else None,
-    }
 
 
 def _full_range_coin(shared: tuple[Any, ...], coin: str) -> tuple[bool, Any]:

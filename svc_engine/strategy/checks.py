@@ -18,7 +18,15 @@ from svc_engine.strategy.tokens import Token
 from svc_engine.strategy.vocab import FIELD_BOUNDS, SPECS
 
 INF = math.inf
-DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k"}
+DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k", "dmi": "adx", "supertrend": "line", "stochrsi": "%k"}
+# Ranges of single lines where they differ from their indicator's.
+OUTPUT_BOUNDS = {
+    ("aroon", "oscillator"): (-100.0, 100.0),
+    ("supertrend", "direction"): (-1.0, 1.0),
+    ("supertrend", "line"): (0.0, INF),
+    ("bb", "%b"): (-INF, INF),
+    ("bb", "bandwidth"): (0.0, INF),
+}
 
 
 def _error(message: str, text: str, start: int, end: int, suggestion: str | None = None) -> None:
@@ -93,9 +101,10 @@ def value_bounds(node: A.Node) -> tuple[float, float]:
     if isinstance(node, A.Field):
         return FIELD_BOUNDS.get(node.name, (-INF, INF))
     if isinstance(node, A.Ind):
-        if node.name == "bb" and node.output == "bandwidth":
-            return (0.0, INF)
-        if node.name in ("max", "min", "sma", "ema", "wma") and node.source is not None:
+        if (node.name, node.output) in OUTPUT_BOUNDS:
+            return OUTPUT_BOUNDS[(node.name, node.output)]
+        averages = ("max", "min", "sma", "ema", "wma", "dema", "tema", "hma")
+        if node.name in averages and node.source is not None:
             return value_bounds(node.source)
         return SPECS[node.name].bounds
     return (-INF, INF)
@@ -116,6 +125,9 @@ def check_condition(node: A.Node, text: str, start: Token, end: int) -> None:
     >>> check_condition(A.Compare(">", A.Ind("rsi", (14,)), A.Num(50.0)), "", Token("num", "", 0, 0), 0)
     """
     where = (text, start.pos, end)
+    for item in node.walk():
+        if isinstance(item, A.Ind) and item.name == "ichimoku" and item.output == "cloud":
+            _error("the Ichimoku cloud is a zone: say 'above the cloud' or 'below the cloud'", *where)
     if isinstance(node, A.Compare | A.Cross):
         _check_pair(node, where)
     elif isinstance(node, A.Between):
@@ -142,8 +154,10 @@ def _check_pair(node: A.Compare | A.Cross, where: tuple[str, int, int]) -> None:
     if isinstance(right, A.Num):
         lo, hi = value_bounds(left)
         c = right.value
-        if (node.direction == "above" and not (lo <= c < hi)) or (
-            node.direction == "below" and not (lo < c <= hi)
+        if (
+            (node.direction == "above" and not (lo <= c < hi))
+            or (node.direction == "below" and not (lo < c <= hi))
+            or (node.direction == "either" and not (lo < c < hi))
         ):
             _error(f"this can never happen: the value stays within [{lo:g}, {hi:g}]", *where)
     elif isinstance(left, A.Num):

@@ -22,8 +22,11 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from svc_engine import indicators as K
+from svc_engine.indicators import derived as KD
+from svc_engine.indicators import directional as KT
+from svc_engine.indicators import volume as KV
 from svc_engine.strategy import ast as A
-from svc_engine.strategy import indicators as K
 from svc_engine.strategy.vocab import SPECS, wilder_settle
 
 # Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
@@ -179,18 +182,18 @@ def _hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _ema(x: np.ndarray, n: int) -> np.ndarray:
-    return K.ema_nb(x, n, 2.0 / (n + 1), n - 1)
+    return K.ema_nb(x, n)
 
 
 def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
     fast, slow, signal = (int(p) for p in node.params)
     close = _source(ctx, node)
-    line = K.ema_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_nb(
+    line = K.ema_seeded_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_seeded_nb(
         close, slow, 2.0 / (slow + 1), slow - 1
     )
     if node.output == "line":
         return line
-    sig = K.ema_nb(line, signal, 2.0 / (signal + 1), signal - 1)
+    sig = K.ema_nb(line, signal)
     return sig if node.output == "signal" else line - sig
 
 
@@ -202,6 +205,8 @@ def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
 def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
     n, mult = int(node.params[0]), float(node.params[1])
     close = ctx.array("close")
+    if node.output == "%b":
+        return KD.percent_b_nb(close, n, mult)
     mid = K.sma_nb(close, n)
     if node.output == "middle":
         return mid
@@ -239,6 +244,44 @@ def _vwap(ctx: Context, node: A.Ind) -> np.ndarray:
     return K.vwap_rolling_nb(*_hlc(ctx), ctx.array("volume"), n)
 
 
+def _hlcv(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return ctx.array("high"), ctx.array("low"), ctx.array("close"), ctx.array("volume")
+
+
+def _dmi(ctx: Context, node: A.Ind) -> np.ndarray:
+    plus, minus, adx = KT.dmi_nb(*_hlc(ctx), _period(node))
+    return {"+di": plus, "-di": minus}.get(node.output, adx)
+
+
+def _aroon(ctx: Context, node: A.Ind) -> np.ndarray:
+    up, down, osc = KT.aroon_nb(ctx.array("high"), ctx.array("low"), _period(node))
+    return {"up": up, "down": down}.get(node.output, osc)
+
+
+def _supertrend(ctx: Context, node: A.Ind) -> np.ndarray:
+    line, way = KT.supertrend_nb(*_hlc(ctx), _period(node), float(node.params[1]))
+    return way if node.output == "direction" else line
+
+
+def _ichimoku(ctx: Context, node: A.Ind) -> np.ndarray:
+    tenkan_n, kijun_n, senkou_n = (int(p) for p in node.params)
+    tenkan, kijun, span_a, span_b = KT.ichimoku_nb(
+        ctx.array("high"), ctx.array("low"), tenkan_n, kijun_n, senkou_n, kijun_n
+    )
+    lines = {"tenkan": tenkan, "kijun": kijun, "senkou a": span_a, "senkou b": span_b}
+    if node.output in lines:
+        return lines[node.output]
+    if node.output == "cloud":
+        raise ValueError("the Ichimoku cloud is a zone: compare with its top or its bottom")
+    # The cloud exists where both spans do.
+    return np.maximum(span_a, span_b) if node.output == "cloud top" else np.minimum(span_a, span_b)
+
+
+def _stochrsi(ctx: Context, node: A.Ind) -> np.ndarray:
+    k, d = KD.stochrsi_nb(_source(ctx, node), *(int(p) for p in node.params))
+    return k if node.output == "%k" else d
+
+
 def _period(node: A.Ind) -> int:
     return int(node.params[0])
 
@@ -261,6 +304,23 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
     "keltner": _keltner,
     "donchian": _donchian,
     "vwap": _vwap,
+    "dmi": _dmi,
+    "aroon": _aroon,
+    "sar": lambda c, n: KT.sar_nb(c.array("high"), c.array("low"), float(n.params[0]), float(n.params[1])),
+    "supertrend": _supertrend,
+    "ichimoku": _ichimoku,
+    "obv": lambda c, n: KV.obv_nb(c.array("close"), c.array("volume")),
+    "ad": lambda c, n: KV.ad_nb(*_hlcv(c)),
+    "mfi": lambda c, n: KV.mfi_nb(*_hlcv(c), _period(n)),
+    "cmf": lambda c, n: KV.cmf_nb(*_hlcv(c), _period(n)),
+    "stochrsi": _stochrsi,
+    "mom": lambda c, n: KD.mom_nb(_source(c, n), _period(n)),
+    "dema": lambda c, n: KD.dema_nb(_source(c, n), _period(n)),
+    "tema": lambda c, n: KD.tema_nb(_source(c, n), _period(n)),
+    "hma": lambda c, n: KD.hma_nb(_source(c, n), _period(n)),
+    "stddev": lambda c, n: KD.stddev_nb(_source(c, n), _period(n)),
+    "zscore": lambda c, n: KD.zscore_nb(_source(c, n), _period(n)),
+    "natr": lambda c, n: KD.natr_nb(*_hlc(c), _period(n)),
 }
 
 _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
@@ -293,7 +353,10 @@ def _compare(ctx: Context, node: A.Compare) -> np.ndarray:
 
 
 def _cross(ctx: Context, node: A.Cross) -> np.ndarray:
-    return K.cross_nb(ctx.values(node.left), ctx.values(node.right), node.direction == "above")
+    left, right = ctx.values(node.left), ctx.values(node.right)
+    if node.direction == "either":
+        return K.cross_nb(left, right, True) | K.cross_nb(left, right, False)
+    return K.cross_nb(left, right, node.direction == "above")
 
 
 def _between(ctx: Context, node: A.Between) -> np.ndarray:

@@ -22,6 +22,7 @@ from svc_engine.strategy.vocab import (
     ALIASES,
     COMPARATORS,
     FIELDS,
+    NAMED_OUTPUTS,
     NOISE_AFTER,
     OUTPUT_WORDS,
     PREFIX_OUTPUTS,
@@ -29,6 +30,8 @@ from svc_engine.strategy.vocab import (
     VOCABULARY,
 )
 
+# Words long enough to be worth suggesting ("on" of "on balance volume" is no answer to "moon").
+SUGGESTABLE = frozenset(w for w in VOCABULARY if len(w) >= 3)
 AND_WORDS = {"and", "while", "with", ",", "but", "also", "plus_and"}
 SIDE_WORDS = {"buy": "long", "long": "long", "sell": "short", "short": "short"}
 ENTRY_WORDS = {"buy", "sell", "limit", "enter", "entry", "place"}
@@ -59,6 +62,9 @@ ELIDED_STARTS = {
     "equal",
     "back",
 }
+BULL_WORDS = {"positive", "bullish", "green", "up", "upward", "uptrend", "long"}
+BEAR_WORDS = {"negative", "bearish", "red", "down", "downward", "downtrend", "short"}
+CONNECTIVES = {"and", "or", "while", "with", "but", "also", "then", "after"}
 COLORS = {
     "green": "green",
     "bullish": "green",
@@ -135,7 +141,7 @@ class _Parser:
         else:
             message = f"{message} at {phrase!r} (position {tok.pos})"
             if suggestion is None and tok.kind == WORD and tok.text not in VOCABULARY:
-                suggestion = closest(tok.text, VOCABULARY)
+                suggestion = closest(tok.text, SUGGESTABLE)
         raise StrategyCompileError(message, phrase=phrase, position=tok.pos, suggestion=suggestion)
 
     def number(self, what: str) -> Token:
@@ -231,6 +237,7 @@ class _Parser:
                 node = self.tail(left)
             finally:
                 self.subjects.pop()
+        node = _resolve_cloud(node)
         check_condition(node, self.text, start, self.toks[self.i - 1].end)
         return node
 
@@ -252,6 +259,9 @@ class _Parser:
                 self.i += k + 2
                 self.accept("in", "row")
                 return A.Candles(color, self.positive_int(tok, "the number of candles"))
+        cloud = self.cloud_color()
+        if cloud is not None:
+            return cloud
         if self.at("new"):
             self.i += 1
             n, kind = self.new_extreme()
@@ -259,6 +269,27 @@ class _Parser:
         if self.at_trend_line() or self.at("resistance") or self.at("support"):
             return self.trend_break()
         return None
+
+    def cloud_color(self) -> A.Node | None:
+        """ "the (Ichimoku) cloud is green": span A above span B (red: below)."""
+        k = 1 if self.at("ichimoku") else 0
+        if self.peek(k).text not in ("cloud", "kumo"):
+            return None
+        j = k + 1
+        params: tuple[float, ...] = SPECS["ichimoku"].defaults()
+        if self.peek(j).kind == LPAREN:
+            save = self.i
+            self.i += j
+            toks = self.params(None)
+            node = check_indicator("ichimoku", toks, "senkou a", None, self.text, self.toks[save],
+                                   self.toks[self.i - 1].end)
+            params, j, self.i = node.params, self.i - save, save
+        if self.peek(j).text not in COLORS:
+            return None
+        green = COLORS[self.peek(j).text] == "green"
+        self.i += j + 1
+        span_a, span_b = A.Ind("ichimoku", params, "senkou a"), A.Ind("ichimoku", params, "senkou b")
+        return A.Compare(">" if green else "<", span_a, span_b)
 
     def candle_color(self) -> A.Node | None:
         """ "the previous candle is red", "the candle is green" -> close vs open."""
@@ -336,6 +367,10 @@ class _Parser:
             tok = self.peek()
         if tok.text in ("oversold", "overbought"):
             return self.zone(left)
+        if isinstance(left, A.Ind) and left.name == "supertrend" and self.at_any(BULL_WORDS | BEAR_WORDS):
+            # "Supertrend is bullish": its direction is up.
+            op = ">" if self.take().text in BULL_WORDS else "<"
+            return A.Compare(op, _direction_of(left), A.Num(0.0))
         if tok.text == "touch":
             self.i += 1
             level = self.value()
@@ -372,10 +407,12 @@ class _Parser:
             assert isinstance(right, A.PctOff)
             return A.Compare(">" if right.pct > 0 else "<", left, right)
         self.accept("stay")
+        start = self.i
         op = self.match(COMPARATORS)
         if op is None:
             self.fail("expected a comparison (above, below, crosses above, between, ...)")
         self.accept("or", "equal")
+        self.no_second_side(self.raw(self.toks[start], self.toks[self.i - 1]))
         return A.Compare(op or ">", left, self.value())
 
     def cross(self, left: A.Node) -> A.Node:
@@ -385,6 +422,10 @@ class _Parser:
             direction = "above"
         elif self.at_any(DOWN_WORDS):
             direction = "below"
+        elif verb.text == "cross":
+            # "tenkan crosses kijun": either way.
+            self.no_second_side(self.raw(verb, verb))
+            return A.Cross("either", left, self.value())
         else:
             self.fail(f"expected 'above' or 'below' after {verb.text!r}")
         self.i += 1
@@ -393,7 +434,21 @@ class _Parser:
             self.accept("broken")
             self.skip_trend_line()
             return A.TrendEvent("break_up" if direction == "above" else "break_down")
+        self.no_second_side(self.raw(verb, self.toks[self.i - 1]))
         return A.Cross(direction, left, self.value())
+
+    def raw(self, first: Token, last: Token) -> str:
+        """The words from `first` to `last` as the trader wrote them."""
+        return self.text[first.pos : last.end]
+
+    def no_second_side(self, what: str) -> None:
+        """Refuse a comparison whose second side is missing ("close is above and ...")."""
+        tok = self.peek()
+        if tok.kind == END or (tok.text in AND_WORDS | {"or", "then", "after"} and tok.kind in (WORD, COMMA)):
+            self.fail(
+                f"the comparison {what!r} has no second side: say what it compares with, as in "
+                f"'close {what} SMA(20)'"
+            )
 
     def zone(self, left: A.Node) -> A.Node:
         tok = self.take()
@@ -407,9 +462,12 @@ class _Parser:
 
     def turn(self, left: A.Node) -> A.Node:
         self.i += 1
-        if self.accept("positive") or self.accept("bullish"):
+        left = _direction_of(left)
+        if self.at_any(BULL_WORDS):
+            self.i += 1
             return A.Cross("above", left, A.Num(0.0))
-        if self.accept("negative") or self.accept("bearish"):
+        if self.at_any(BEAR_WORDS):
+            self.i += 1
             return A.Cross("below", left, A.Num(0.0))
         self.fail("expected 'positive' or 'negative' after 'turns'")
         raise AssertionError
@@ -553,7 +611,7 @@ class _Parser:
             return True
         if word == "volume" and self.peek(k + 1).text in {w[0] for w in ALIASES}:
             return True
-        return any(key[0] == word for key in ALIASES)
+        return any(key[0] == word for key in ALIASES) or any(key[0] == word for key in NAMED_OUTPUTS)
 
     def field_suffix(self, node: A.Field) -> A.Node:
         if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
@@ -577,6 +635,11 @@ class _Parser:
             output = PREFIX_OUTPUTS[self.take().text]
         if self.peek().text in ("highest", "lowest"):
             return self.range_indicator(period_tok, start)
+        named = self.match(NAMED_OUTPUTS) if not output else None
+        if named is not None:
+            key, output = named
+            params = self.params(period_tok)
+            return check_indicator(key, params, output, None, self.text, start, self.toks[self.i - 1].end)
         key = self.match(ALIASES)
         if key is None and output and self.peek().text in ("band", "channel"):
             key = "bb" if self.peek().text == "band" else "donchian"
@@ -593,6 +656,8 @@ class _Parser:
         output = self.outputs(key, output)
         if spec.sourced and source is None:
             source = self.source()
+            if source is not None and not params and not self.range_depth and self.at_period_phrase():
+                params.append(self.period_phrase())  # "standard deviation of close over 20 candles"
         elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
         return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
@@ -725,6 +790,39 @@ class _Parser:
         for skip in ("limit", "order", "at", "=", "on"):
             self.accept(skip)
         return self.value(), side
+
+
+def _direction_of(node: A.Node) -> A.Node:
+    """A Supertrend turns by its direction line, not by its price line."""
+    if isinstance(node, A.Ind) and node.name == "supertrend":
+        return A.Ind("supertrend", node.params, "direction")
+    return node
+
+
+_CLOUD_SIDE = {">": "cloud top", ">=": "cloud top", "<": "cloud bottom", "<=": "cloud bottom",
+               "above": "cloud top", "below": "cloud bottom"}
+
+
+def _resolve_cloud(node: A.Node) -> A.Node:
+    """ "above the cloud" means above its top, "below the cloud" below its bottom."""
+    if isinstance(node, A.Not):
+        return A.Not(_resolve_cloud(node.item))
+    if not isinstance(node, A.Compare | A.Cross):
+        return node
+    way = node.op if isinstance(node, A.Compare) else node.direction
+    flipped = {"cloud top": "cloud bottom", "cloud bottom": "cloud top"}
+
+    def fix(side: A.Node, flip: bool) -> A.Node:
+        is_cloud = isinstance(side, A.Ind) and side.name == "ichimoku" and side.output == "cloud"
+        if is_cloud and way in _CLOUD_SIDE:
+            out = _CLOUD_SIDE[way]
+            return A.Ind("ichimoku", side.params, flipped[out] if flip else out)
+        return side
+
+    left, right = fix(node.left, True), fix(node.right, False)
+    if isinstance(node, A.Compare):
+        return A.Compare(node.op, left, right)
+    return A.Cross(node.direction, left, right)
 
 
 def _flatten(kind: type[A.And] | type[A.Or], items: list[A.Node]) -> tuple[A.Node, ...]:

@@ -70,7 +70,8 @@ STEMS: dict[str, str] = {
             "dipped",
         )
     },
-    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go")},
+    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips",
+                           "flipped", "flip")},
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
     **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},
@@ -149,6 +150,9 @@ def tokenize(text: str) -> list[Token]:
             i = _word(text, i, out)
         elif ch == "'":
             i = _apostrophe(text, i)
+        elif ch in "+-" and _signed_di(text, i):
+            out.append(Token(WORD, ch + "di", i, i + 3))
+            i += 3
         elif ch == "-" and _is_hyphen(text, i):
             i += 1
         elif ch in "()[]":
@@ -200,6 +204,16 @@ def _word(text: str, i: int, out: list[Token]) -> int:
     while i < len(text) and text[i].isalpha():
         i += 1
     word = text[start:i].lower()
+    after = text[i + 1 : i + 2]
+    if word == "di" and text[i : i + 1] in ("+", "-") and not after.isalnum():
+        word = text[i] + word  # "DI+" is "+DI"
+        i += 1
+    elif word == "a" and text[i : i + 2].lower() == "/d" and not text[i + 2 : i + 3].isalpha():
+        word = "a/d"
+        i += 2
+    elif text[i : i + 1] == "%" and not after.isalnum():
+        word += "%"  # "ATR%"
+        i += 1
     if word in MULTIPLIER_WORDS:
         out.append(Token(NUM, word, start, i, value=MULTIPLIER_WORDS[word]))
         out.append(Token(WORD, "times", start, i))
@@ -208,6 +222,8 @@ def _word(text: str, i: int, out: list[Token]) -> int:
     elif word == "percent" and out and out[-1].kind == NUM and not out[-1].pct:
         last = out.pop()
         out.append(Token(NUM, last.text + "%", last.pos, i, value=last.value, pct=True))
+    elif word == "a" and out and out[-1].text in ("senkou", "span"):
+        out.append(Token(WORD, word, start, i))  # "senkou span A" names a line
     elif word not in FILLERS:
         out.append(Token(WORD, STEMS.get(word, word), start, i))
     return i
@@ -218,6 +234,12 @@ def _apostrophe(text: str, i: int) -> int:
     if text[i + 1 : i + 2].lower() == "s" and not text[i + 2 : i + 3].isalpha():
         return i + 2
     return i + 1
+
+
+def _signed_di(text: str, i: int) -> bool:
+    """ "+DI" / "-DI" written as one word (not "close - DI ...", which has a space)."""
+    before = text[i - 1] if i > 0 else " "
+    return text[i + 1 : i + 3].lower() == "di" and not text[i + 3 : i + 4].isalpha() and not before.isalnum()
 
 
 def _is_hyphen(text: str, i: int) -> bool:

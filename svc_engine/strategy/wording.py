@@ -111,6 +111,8 @@ def _ind(node: A.Ind) -> str:
         base = f"MACD {node.output}({params})"
     elif node.name == "stoch":
         base = f"stochastic {node.output.upper()}({params})"
+    elif node.name == "bb" and node.output == "%b":
+        base = f"Bollinger %B({params})"
     elif node.name == "bb":
         base = (
             f"Bollinger bandwidth({params})"
@@ -119,6 +121,16 @@ def _ind(node: A.Ind) -> str:
         )
     elif node.name in ("keltner", "donchian"):
         base = f"{node.output} {spec.display} channel({params})"
+    elif node.name == "dmi":
+        base = f"{node.output.upper()}({params})"
+    elif node.name == "supertrend":
+        base = f"Supertrend({params})" if node.output == "line" else f"Supertrend direction({params})"
+    elif node.name == "stochrsi":
+        base = f"StochRSI {node.output.upper()}({params})"
+    elif node.name in ("aroon", "ichimoku"):
+        base = f"{spec.display} {node.output}({params})"
+    elif not node.params:
+        base = spec.display
     else:
         base = f"{spec.display}({params})"
     if node.source is not None:
@@ -160,6 +172,8 @@ def _compare(node: A.Compare) -> str:
 
 
 def _cross(node: A.Cross) -> str:
+    if node.direction == "either":
+        return f"{render(node.left)} crosses {render(node.right)}"
     return f"{render(node.left)} crosses {node.direction} {render(node.right)}"
 
 
