@@ -194,8 +194,9 @@ def divide_candidates(n_coins: int) -> list[int]:
     return [d for d in DIVIDE_CANDIDATES if d <= n_coins]
 
 
-def recommend_divide(book: Book, s: Settings) -> dict[str, Any]:
-    """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6).
+def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> dict[str, Any]:
+    """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6). The divide
+    the caller ``requested`` is always a candidate, so the recommendation never scores worse.
 
     Example:
         >>> recommend_divide.__name__
@@ -203,6 +204,8 @@ def recommend_divide(book: Book, s: Settings) -> dict[str, Any]:
     """
     n = len(book.coins)
     tried = divide_candidates(n)
+    if requested is not None and requested not in tried:
+        tried = sorted([*tried, requested])
     todo = np.asarray(tried + ([] if n in tried else [n]), np.int64)
     finals, dds, n_tr, no_slot, max_open = nb.divide_search_nb(
         *book.sweep_args(), todo, *_kernel_settings(book, s)
@@ -299,7 +302,7 @@ def simulate_portfolio(
         end_ts=end_ts,
         market=market,
     )
-    recommended = recommend_divide(book, s)
+    recommended = recommend_divide(book, s, divide)
     fate = book.filtered[0].copy()
     trades = np.zeros(book.sidx.shape[0], nb.TRADE_DTYPE)
     eq = np.empty(book.union.shape[0])
