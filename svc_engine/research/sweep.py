@@ -42,9 +42,11 @@ from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
 from svc_engine.research.params import Template, combinations, split_settings
 from svc_engine.research.results import SweepResult
+from svc_engine.sim import nb
 from svc_engine.sim.drivers import first_and_stop, warmup_of
+from svc_engine.sim.inputs import Signals
 from svc_engine.sim.settings import Settings
-from svc_engine.sim.single import prepare, resolve_settings, simulate_prepared
+from svc_engine.sim.single import prepare, resolve_settings, run_kernels
 
 #: Summary figures that are counts; every other figure is a Float64 column.
 INT_FIGURES: frozenset[str] = frozenset({"total_signals", "total_trades", "gain_count", "loss_count"})
@@ -162,16 +164,48 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
         **plan.base,
     )
     ctx = Context(klines)
-    times = klines["open_time"]
-    lo_t, hi_t = times[first], times[stop - 1]
     rows = []
     for k in range(chunk.lo, chunk.hi):
-        signals = plan.strategies[k].evaluate(klines, context=ctx)
-        signals = signals.filter(pl.col("open_time").is_between(lo_t, hi_t))
-        result = simulate_prepared(prepared, signals, plan.settings[k])
-        rows.append({"combo": k, **result.summary})
+        arrays = plan.strategies[k].signal_arrays(ctx)
+        run = run_kernels(
+            prepared, strategy_signals(arrays, first, stop, plan.strategies[k]), plan.settings[k]
+        )
+        rows.append({"combo": k, **run.summary})
         _prune(ctx)
     return _frame(rows, chunk)
+
+
+def strategy_signals(arrays: tuple[np.ndarray, ...], first: int, stop: int, strategy: Any) -> Signals:
+    """The kernels' arrays of a compiled strategy's signals (``Strategy.signal_arrays`` over the
+    loaded candles) inside rows ``[first, stop)``: what ``prepare_signals`` gives for the same
+    signals as a frame, without its checks, which such signals pass by construction (one per
+    candle, sorted, one side).
+
+    Example:
+        >>> from svc_engine.research.demo import random_walk
+        >>> from svc_engine.sim.inputs import Candles, prepare_signals
+        >>> from svc_engine.strategy import compile_strategy
+        >>> from svc_engine.strategy.compiler import Context
+        >>> k = random_walk(300, seed=2)
+        >>> c, st = Candles.from_frame(k, timeframe="1h"), compile_strategy("RSI(14) crosses above 40")
+        >>> a = strategy_signals(st.signal_arrays(Context(k)), 100, 300, st)
+        >>> b = prepare_signals(st.evaluate(k), c, c.slice(100, 300))
+        >>> all(np.array_equal(getattr(a, f), getattr(b, f)) for f in Signals.__slots__)
+        True
+    """
+    idx, limit, tp, sl = arrays
+    lo, hi = np.searchsorted(idx, first, "left"), np.searchsorted(idx, stop, "left")
+    m = int(hi - lo)
+    side = nb.LONG if strategy.position_side == "long" else nb.SHORT
+    return Signals(
+        np.arange(lo, hi, dtype=np.int64),
+        (idx[lo:hi] - first).astype(np.int64),
+        np.full(m, side, np.int8),
+        np.ascontiguousarray(limit[lo:hi], dtype=np.float64),
+        np.ascontiguousarray(tp[lo:hi], dtype=np.float64),
+        np.ascontiguousarray(sl[lo:hi], dtype=np.float64),
+        np.zeros(m, np.bool_),
+    )
 
 
 def _frame(rows: list[dict[str, Any]], chunk: Chunk) -> pl.DataFrame:

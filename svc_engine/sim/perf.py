@@ -381,9 +381,10 @@ def run_figures(
     risk_free_rate: float = 0.0,
     periods: float | None = None,
 ) -> dict[str, Any]:
-    """:func:`statistics` of a run from its trades frame (``return_pct``, ``pnl``, ``fill_time``,
-    ``exit_time``), its equity at ``times_ms`` and the closes of its coins over the run (the
-    buy-and-hold return of several coins is the mean of theirs: equal weights).
+    """:func:`statistics` of a run from its trades (a frame or a mapping of arrays with
+    ``return_pct``, ``pnl``, ``fill_time``, ``exit_time``), its equity at ``times_ms`` and the
+    closes of its coins over the run (the buy-and-hold return of several coins is the mean of
+    theirs: equal weights).
 
     Example:
         >>> import polars as pl
@@ -395,8 +396,8 @@ def run_figures(
         >>> round(f["exposure_pct"], 9), round(f["buy_and_hold_return_pct"], 9)
         (66.666666667, 20.0)
     """
-    fill_ms = trades["fill_time"].to_numpy()
-    exit_ms = trades["exit_time"].to_numpy()
+    fill_ms = np.asarray(trades["fill_time"])
+    exit_ms = np.asarray(trades["exit_time"])
     t = np.ascontiguousarray(times_ms, dtype=np.int64)
     holds = [buy_and_hold_return_pct(c) for c in closes if c.shape[0]]
     return statistics(
@@ -405,8 +406,8 @@ def run_figures(
         tf_ms=tf_ms,
         initial=initial,
         max_drawdown_pct=max_drawdown_pct,
-        trade_returns=trades["return_pct"].to_numpy() / 100.0,
-        trade_profits=trades["pnl"].to_numpy(),
+        trade_returns=np.asarray(trades["return_pct"]) / 100.0,
+        trade_profits=np.asarray(trades["pnl"]),
         fill_ms=fill_ms,
         exit_ms=exit_ms,
         fill_idx=np.searchsorted(t, fill_ms),

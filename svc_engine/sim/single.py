@@ -236,11 +236,49 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
         0
     """
     s = p.settings if settings is None else settings
-    window, candles, fine, timeframe, klines = p.window, p.candles, p.fine, p.timeframe, p.klines
+    sig = prepare_signals(signals, p.candles, p.window)
+    run = run_kernels(p, sig, s)
+    window = p.window
+    return BacktestResult(
+        summary=run.summary,
+        trades=trades_frame(run.trades, [window.t]),
+        signal_counts=run.counts,
+        all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, run.tp, run.sl, run.fate),
+        equity=pl.DataFrame({"open_time": window.t, "equity": run.eq, "drawdown_pct": run.dd}),
+        settings=s,
+        symbol=p.symbol,
+        timeframe=p.timeframe or timeframe_name(window.tf_ms),
+        klines=p.klines,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """What the kernels give for one set of signals: trade records, fates, levels after the
+    filter, equity and drawdown per candle, signal counts and every summary figure."""
+
+    trades: np.ndarray
+    fate: np.ndarray
+    tp: np.ndarray
+    sl: np.ndarray
+    eq: np.ndarray
+    dd: np.ndarray
+    counts: dict[str, int]
+    summary: dict[str, Any]
+
+
+def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
+    """Filter, sweep, mark equity and compute the summary: everything but the frames, so a sweep
+    gets each combination's figures without building trades or equity frames.
+
+    Example:
+        >>> run_kernels.__name__
+        'run_kernels'
+    """
+    window, fine = p.window, p.fine
     hs = p.hs
     if s.spread_pct != p.settings.spread_pct:
-        hs = half_spread(s, p.market, klines, candles, timeframe)
-    sig = prepare_signals(signals, candles, window)
+        hs = half_spread(s, p.market, p.klines, p.candles, p.timeframe)
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
     trades = np.zeros(len(sig), nb.TRADE_DTYPE)
     n_tr, final = nb.single_sweep_nb(
@@ -282,19 +320,24 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
         int(window.t[0]),
         int(window.t[-1]) + window.tf_ms,
     )
-    trades_df = trades_frame(trades, [window.t])
     summary |= perf.run_figures(
-        trades_df, eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
+        trade_columns(trades, window.t), eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
         market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
     )  # fmt: skip
-    return BacktestResult(
-        summary=summary,
-        trades=trades_df,
-        signal_counts=counts,
-        all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, tp, sl, fate),
-        equity=pl.DataFrame({"open_time": window.t, "equity": eq, "drawdown_pct": dd}),
-        settings=s,
-        symbol=p.symbol,
-        timeframe=timeframe or timeframe_name(window.tf_ms),
-        klines=klines,
-    )
+    return Run(trades, fate, tp, sl, eq, dd, counts, summary)
+
+
+def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+    """The trades frame's ``return_pct``, ``pnl``, ``fill_time`` and ``exit_time`` as arrays, computed
+    as :func:`~svc_engine.sim.results.trades_frame` computes them (so statistics are the same).
+
+    Example:
+        >>> trade_columns(np.zeros(0, nb.TRADE_DTYPE), np.zeros(0, np.int64))["pnl"].shape
+        (0,)
+    """
+    return {
+        "return_pct": trades["ret"] * 100.0,
+        "pnl": trades["profit"],
+        "fill_time": t[trades["fill_candle"]],
+        "exit_time": t[trades["exit_candle"]],
+    }

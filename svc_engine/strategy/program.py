@@ -232,21 +232,38 @@ class Strategy:
         [2.55]
         """
         ctx = Context(klines) if context is None else context
-        idx = np.flatnonzero(self._mask(ctx))
-        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
-        sign = 1.0 if self.position_side == "long" else -1.0
-        sl = self._exit_price(ctx, self.sl, idx, limit, -sign, None)
-        tp = self._exit_price(ctx, self.tp, idx, limit, sign, sl)
+        idx, limit, tp, sl = self.signal_arrays(ctx)
         return pl.DataFrame(
             {
                 "open_time": ctx.array("open_time")[idx],
-                "side": [self.position_side] * idx.size,
+                "side": pl.Series([self.position_side], dtype=pl.Utf8).extend_constant(
+                    self.position_side, idx.size - 1
+                )
+                if idx.size
+                else pl.Series([], dtype=pl.Utf8),
                 "limit_price": limit,
                 "tp_price": tp,
                 "sl_price": sl,
             },
             schema=SIGNAL_SCHEMA,
         )
+
+    def signal_arrays(self, ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(candle rows, limit, take-profit, stop-loss) of the signals, as arrays (``evaluate``
+        without the frame; every signal has the strategy's ``position_side``).
+
+        >>> import polars as pl
+        >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 2.0, 2.0], "high": [2.0, 3.0, 3.0],
+        ...     "low": [1.0, 1.0, 1.0], "close": [2.0, 1.0, 2.5], "volume": [1.0, 1.0, 1.0]})
+        >>> compile_strategy("close crosses above previous close").signal_arrays(Context(k))[0].tolist()
+        [2]
+        """
+        idx = np.flatnonzero(self._mask(ctx))
+        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
+        sign = 1.0 if self.position_side == "long" else -1.0
+        sl = self._exit_price(ctx, self.sl, idx, limit, -sign, None)
+        tp = self._exit_price(ctx, self.tp, idx, limit, sign, sl)
+        return idx, limit, tp, sl
 
     @staticmethod
     def _exit_price(
