@@ -40,7 +40,7 @@ import polars as pl
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
-from svc_engine.research.params import Template, combinations, split_settings
+from svc_engine.research.params import PARTS, Template, combinations, split_settings
 from svc_engine.research.results import SweepResult
 from svc_engine.sim import nb
 from svc_engine.sim.drivers import first_and_stop, warmup_of
@@ -380,27 +380,57 @@ def _frames_key(frames: dict[str, pl.DataFrame] | None) -> Any:
 def _compile(
     template: Template, combos: list[dict[str, Any]], base: Mapping[str, Any]
 ) -> tuple[list[Any], list[Settings]]:
-    from svc_engine.strategy import compile_strategy
-
-    compiled: dict[str, Any] = {}
+    parts = PartsCache()
+    settings_seen: dict[str, Settings] = {}
     strategies, resolved = [], []
     for k, combo in enumerate(combos):
-        values, settings = split_settings(template, combo, base)
-        kwargs = template.render(values)
-        key = json.dumps(kwargs, sort_keys=True, default=str)
-        if key not in compiled:
-            try:
-                compiled[key] = compile_strategy(**kwargs)
-            except ValueError as error:
-                error.add_note(f"in combination {k}: {combo}")
-                raise
-        strategies.append(compiled[key])
         try:
-            resolved.append(resolve_settings(settings))
+            values, settings = split_settings(template, combo, base)
+            strategies.append(parts.compile(template.render(values)))
+            key = json.dumps(settings, sort_keys=True, default=str)
+            if key not in settings_seen:
+                settings_seen[key] = resolve_settings(settings)
+            resolved.append(settings_seen[key])
         except ValueError as error:
             error.add_note(f"in combination {k}: {combo}")
             raise
     return strategies, resolved
+
+
+class PartsCache:
+    """Compiles a grid's strategies part by part: an entry condition is parsed once per distinct
+    wording, the exits once per distinct pair, and each strategy assembled from them. A strategy's
+    parts are checked independently of each other, so this equals ``compile_strategy`` of the whole.
+
+    Example:
+        >>> from svc_engine.strategy import compile_strategy
+        >>> c = PartsCache()
+        >>> c.compile({"entry_condition": "RSI(7) crosses above 30", "tp_condition": "3%"}) == (
+        ...     compile_strategy("RSI(7) crosses above 30", "3%"))
+        True
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], Any] = {}
+        self.exits: dict[tuple[str, Any, Any], Any] = {}
+
+    def compile(self, kwargs: Mapping[str, Any]) -> Any:
+        """The ``compile_strategy(**kwargs)`` strategy, from cached parts."""
+        from dataclasses import replace
+
+        from svc_engine.strategy import compile_strategy
+
+        options = {k: v for k, v in kwargs.items() if k not in PARTS}
+        okey = json.dumps(options, sort_keys=True, default=str)
+        ekey = (okey, kwargs["entry_condition"])
+        if ekey not in self.entries:
+            self.entries[ekey] = compile_strategy(kwargs["entry_condition"], **options)
+        tp, sl = kwargs.get("tp_condition"), kwargs.get("sl_condition")
+        xkey = (okey, tp, sl)
+        if xkey not in self.exits:
+            self.exits[xkey] = compile_strategy("close > open", tp, sl, **options)
+        exits = self.exits[xkey]
+        return replace(self.entries[ekey], tp=exits.tp, sl=exits.sl)
 
 
 def _run(

@@ -15,6 +15,7 @@ from svc_engine.executors import LocalExecutor, RayExecutor, SerialExecutor
 from svc_engine.research import Template, combinations, sweep
 from svc_engine.research.demo import random_walk
 from svc_engine.research.sweep import part_path, plan_chunks
+from svc_engine.strategy import ema
 
 H = 3_600_000
 STRATEGY = {"entry": "RSI({n}) crosses above {level}", "tp": "{tp}%", "sl": "1.5%"}
@@ -166,3 +167,20 @@ def test_default_chunks_keep_a_coin_whole_when_coins_fill_the_workers() -> None:
     assert [c.label for c in plan_chunks(["A", "B", "C", "D"], ["1h"], 100, 2, None)] == [
         "A 1h #0-99", "B 1h #0-99", "C 1h #0-99", "D 1h #0-99",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"market_type": "futures", "position_side": "short"}, {"entry_price": ema(20)}],
+)
+def test_strategies_compiled_part_by_part_equal_whole_compiles(options) -> None:
+    from svc_engine.research.sweep import PartsCache
+
+    cache = PartsCache()
+    side = "below" if options.get("position_side") == "short" else "above"
+    for n in (7, 14):
+        for tp in ("2%", "1.5 x ATR(14)", "risk reward 2"):
+            kwargs = {"entry_condition": f"RSI({n}) crosses {side} 30", "tp_condition": tp,
+                      "sl_condition": "2%", **options}  # fmt: skip
+            assert cache.compile(kwargs) == sv.compile_strategy(**kwargs)
+    assert len(cache.entries) == 2 and len(cache.exits) == 3
