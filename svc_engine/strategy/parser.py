@@ -30,6 +30,10 @@ from svc_engine.strategy.vocab import (
     VOCABULARY,
 )
 
+# Names of indicators and prices, the nearest of which is suggested for an unknown one.
+KNOWN_PHRASES = frozenset(
+    [" ".join(k) for k in ALIASES] + [" ".join(k) for k in FIELDS] + [" ".join(k) for k in NAMED_OUTPUTS]
+)
 # Words long enough to be worth suggesting ("on" of "on balance volume" is no answer to "moon").
 SUGGESTABLE = frozenset(w for w in VOCABULARY if len(w) >= 3)
 AND_WORDS = {"and", "while", "with", ",", "but", "also", "plus_and"}
@@ -64,6 +68,7 @@ ELIDED_STARTS = {
 }
 BULL_WORDS = {"positive", "bullish", "green", "up", "upward", "uptrend", "long"}
 BEAR_WORDS = {"negative", "bearish", "red", "down", "downward", "downtrend", "short"}
+SPEED_NAMED = {"sma", "ema", "wma", "dema", "tema", "hma", "vwap"}
 CONNECTIVES = {"and", "or", "while", "with", "but", "also", "then", "after"}
 COLORS = {
     "green": "green",
@@ -94,6 +99,7 @@ class _Parser:
         self.subjects: list[A.Node] = []
         self.last_subject: A.Node | None = None
         self.range_depth = 0  # inside "highest X of the last N candles" the period phrase is the range's
+        self.speeds: dict[A.Node, tuple[str, Token]] = {}  # indicators said "fast" or "slow"
 
     # ---- token helpers -----------------------------------------------------------------------
 
@@ -185,10 +191,17 @@ class _Parser:
         return items[0] if len(items) == 1 else A.And(_flatten(A.And, items))
 
     def separator(self) -> bool:
+        """One joining word, optionally after a comma (", and"); "and also" is one too. A second
+        connective is refused by `predicate` ("and and", "and or")."""
         found = False
-        while self.peek().text in AND_WORDS and self.peek().kind in (WORD, COMMA):
+        if self.peek().kind == COMMA:
             self.i += 1
             found = True
+        if self.peek().text in AND_WORDS and self.peek().kind == WORD:
+            self.i += 1
+            found = True
+            if self.toks[self.i - 1].text in ("and", "but") and self.at("also"):
+                self.i += 1
         return found
 
     def negation(self) -> A.Node:
@@ -225,6 +238,8 @@ class _Parser:
 
     def predicate(self) -> A.Node:
         start = self.peek()
+        if start.kind in (WORD, COMMA) and start.text in CONNECTIVES | {","}:
+            self.dangling(start)
         node = self.subjectless()
         if node is None:
             # "RSI(14) is above 30 and below 70": a predicate without a subject reuses the last one.
@@ -238,6 +253,7 @@ class _Parser:
             finally:
                 self.subjects.pop()
         node = _resolve_cloud(node)
+        self.check_speeds(node)
         check_condition(node, self.text, start, self.toks[self.i - 1].end)
         return node
 
@@ -269,6 +285,16 @@ class _Parser:
         if self.at_trend_line() or self.at("resistance") or self.at("support"):
             return self.trend_break()
         return None
+
+    def dangling(self, tok: Token) -> None:
+        """A connective where a condition should be: at the start, or right after another one."""
+        before = self.toks[self.i - 1] if self.i > 0 else None
+        if before is None or before.pos < 0:
+            self.fail(f"the condition starts with {tok.text!r}, which joins two conditions: remove it", tok)
+        if before.text in CONNECTIVES | {","}:
+            pair = self.text[before.pos : tok.end]
+            self.fail(f"doubled connective {pair!r}: there is no condition between them, remove one", tok)
+        self.fail(f"expected a condition before {tok.text!r}", tok)
 
     def cloud_color(self) -> A.Node | None:
         """ "the (Ichimoku) cloud is green": span A above span B (red: below)."""
@@ -392,8 +418,10 @@ class _Parser:
             return self.trend_return(left)
         if tok.text == "between":
             self.i += 1
+            self.no_second_side("between")
             low = self.value()
             self.expect("and", "'and' in 'between X and Y'")
+            self.no_second_side(self.raw(tok, self.toks[self.i - 1]))
             return A.Between(left, low, self.value())
         if tok.text == "within":
             self.i += 1
@@ -446,8 +474,8 @@ class _Parser:
         tok = self.peek()
         if tok.kind == END or (tok.text in AND_WORDS | {"or", "then", "after"} and tok.kind in (WORD, COMMA)):
             self.fail(
-                f"the comparison {what!r} has no second side: say what it compares with, as in "
-                f"'close {what} SMA(20)'"
+                f"the comparison {what!r} has no second side: say what it is compared with "
+                "(a number, a price or an indicator)"
             )
 
     def zone(self, left: A.Node) -> A.Node:
@@ -629,6 +657,8 @@ class _Parser:
     # ---- indicators ----------------------------------------------------------------------------
 
     def indicator(self, period_tok: Token | None, source: A.Node | None = None) -> A.Node:
+        if self.at("fast") or self.at("slow"):
+            return self.qualified(period_tok, source)
         start = self.peek()
         output = ""
         while self.peek().text in PREFIX_OUTPUTS:
@@ -662,6 +692,45 @@ class _Parser:
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
         return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
 
+    def qualified(self, period_tok: Token | None, source: A.Node | None) -> A.Node:
+        """ "fast EMA(12)", "slow SMA 50", "fast stochastic": the word must agree with what follows."""
+        word = self.take()
+        node = self.indicator(period_tok, source)
+        stoch = isinstance(node, A.Ind) and node.name == "stoch"
+        if stoch and node.params[1:] == (3, 3) and word.text == "fast":  # type: ignore[union-attr]
+            # The fast stochastic is %K without smoothing (TA-Lib STOCHF): slow_k = 1.
+            return A.Ind("stoch", (node.params[0], 1, 3), node.output, node.source)  # type: ignore[union-attr]
+        if stoch and word.text == "slow":
+            return node
+        if not (isinstance(node, A.Ind) and node.name in SPEED_NAMED):
+            self.fail(f"{word.text!r} applies to moving averages and the stochastic, not here", word)
+        assert isinstance(node, A.Ind)
+        said = self.text[word.end : self.toks[self.i - 1].end]
+        if not any(ch.isdigit() for ch in said):
+            self.fail(
+                f"{word.text!r} {SPECS[node.name].display} names no period: write it, as in "
+                f"'EMA(12) crosses above EMA(26)'",
+                word,
+            )
+        self.speeds[node] = (word.text, word)
+        return node
+
+    def check_speeds(self, node: A.Node) -> None:
+        """In "fast X crosses above slow Y" the fast one must have the shorter period."""
+        if not isinstance(node, A.Compare | A.Cross):
+            return
+        sides = [self.speeds.get(n) for n in (node.left, node.right)]
+        if None in sides or sides[0][0] == sides[1][0]:  # type: ignore[index]
+            return
+        fast, slow = (node.left, node.right) if sides[0][0] == "fast" else (node.right, node.left)  # type: ignore[index]
+        assert isinstance(fast, A.Ind) and isinstance(slow, A.Ind)
+        if fast.params[0] >= slow.params[0]:
+            self.fail(
+                f"the 'fast' {SPECS[fast.name].display}({fmt_num(fast.params[0])}) is not faster than the "
+                f"'slow' {SPECS[slow.name].display}({fmt_num(slow.params[0])}): swap the periods",
+                sides[0][1],  # type: ignore[index]
+            )
+
     def signal_line(self) -> A.Node:
         """ "MACD crosses above (its) signal (line)": the signal of the subject's MACD."""
         self.i += 1
@@ -673,7 +742,13 @@ class _Parser:
     def unknown(self, tok: Token) -> None:
         if tok.kind == END:
             self.fail("expected a value (a price, an indicator or a number)")
-        self.fail(f"unknown word {tok.text!r}" if tok.kind == WORD else "expected a value", tok)
+        if tok.kind == WORD and tok.text in CONNECTIVES:
+            self.dangling(tok)
+        if tok.kind != WORD:
+            self.fail("expected a value", tok)
+        self.fail(
+            f"unknown indicator or value {tok.text!r}", tok, suggestion=closest(tok.text, KNOWN_PHRASES)
+        )
 
     def outputs(self, key: str, output: str) -> str:
         table = OUTPUT_WORDS.get(key, {})
@@ -790,6 +865,10 @@ class _Parser:
         for skip in ("limit", "order", "at", "=", "on"):
             self.accept(skip)
         return self.value(), side
+
+
+def fmt_num(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
 
 
 def _direction_of(node: A.Node) -> A.Node:

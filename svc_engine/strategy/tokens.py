@@ -43,8 +43,6 @@ FILLERS = frozenset(
         "which",
         "currently",
         "candlestick",
-        "fast",
-        "slow",
     ]
 )
 

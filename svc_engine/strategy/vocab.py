@@ -595,6 +595,9 @@ VOCABULARY: frozenset[str] = frozenset(
             "touch",
             "golden",
             "death",
+            "fast",
+            "slow",
+            "trailing",
         ]
     )
 )
