@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 import svc_engine.sim.drivers as drivers
+from svc_api.accounts import service as accounts
 from svc_api.app import create_app
-from svc_api.domains import accounts, credits, jobs
+from svc_api.backtests import jobs
+from svc_api.credits import service as credits
 from svc_api.settings import Settings
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market

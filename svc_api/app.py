@@ -26,17 +26,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.types import Scope
 
-from svc_api.auth import AuthGate, AuthMiddleware
-from svc_api.domains import jobs, trend_refresh
-from svc_api.domains.generation import GenerationWorker
-from svc_api.http.correlation import CorrelationIdMiddleware
-from svc_api.http.cors import cors_middleware
-from svc_api.http.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
-from svc_api.http.idempotency import IdempotencyMiddleware
-from svc_api.http.ratelimit import RateLimitMiddleware, RateLimitPolicy
-from svc_api.routes import operation_for, routes, selector_of
-from svc_api.routes.context import Services
+from svc_api.auth.middleware import AuthGate, AuthMiddleware
+from svc_api.core.correlation import CorrelationIdMiddleware
+from svc_api.core.cors import cors_middleware
+from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
+from svc_api.core.idempotency import IdempotencyMiddleware
+from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
+from svc_api.core.services import Services
+from svc_api.migrations import migrate
+from svc_api.routing import operation_for, routes, selector_of
 from svc_api.settings import Settings
+from svc_api.workers import REGISTRY
 
 
 def _takes_idempotency_key(scope: Scope) -> bool:
@@ -58,24 +58,20 @@ def create_app(settings: Settings | None = None) -> Starlette:
         2592000
     """
     settings = settings if settings is not None else Settings.from_env()
-    services = Services(settings)
+    services = Services(settings, migrate=migrate)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # The limiter belongs to this event loop, so the size applies to this app's requests only.
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         await run_in_threadpool(services.try_open)
-        generation = GenerationWorker(services)
-        generation.start()
-        await run_in_threadpool(jobs.start_runner, services)
-        trend_job = trend_refresh.start_for(services)
+        if settings.run_workers:
+            services.workers = await run_in_threadpool(REGISTRY.start, services)
         try:
             yield
         finally:
-            if trend_job is not None:
-                await run_in_threadpool(trend_job.stop)
-            await run_in_threadpool(jobs.stop_runner, services)
-            await run_in_threadpool(generation.stop)
+            if services.workers is not None:
+                await run_in_threadpool(services.workers.stop)
             await _close_middleware(app)
             await run_in_threadpool(services.close)
 

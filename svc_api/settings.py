@@ -62,6 +62,8 @@ class Settings:
     # made 32 concurrent requests fight over the GIL: 2.4 ms of server CPU per account_info, 1.2 ms at 4
     # (8 threads: 1.4-1.8 ms; 2: the same as 4, with less room for store waits).
     request_threads: int = 4
+    # 0: this server process runs no background workers (they run in `svc worker` instead).
+    run_workers: int = 1
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -174,6 +176,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "RATE_LIMIT_SCALE": ("rate_limit_scale", _number(positive=True)),
     "RATE_LIMIT_GUEST": ("rate_limit_guest", _int_at_least(1)),
     "REQUEST_THREADS": ("request_threads", _int_at_least(1)),
+    "SVC_RUN_WORKERS": ("run_workers", _int_at_least(0)),
 })  # fmt: skip
 
 

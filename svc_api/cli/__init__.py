@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from svc_api.cli import admin, data, serve
+from svc_api.cli import admin, data, serve, worker
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,3 +25,4 @@ def main() -> None:
 main.add_command(data.command)
 main.add_command(serve.command)
 main.add_command(admin.command)
+main.add_command(worker.command)

@@ -17,16 +17,19 @@ from typing import Any
 
 import click
 
-from svc_api.domains import accounts, credits, notifications
-from svc_api.domains.errors import DomainError
-from svc_api.domains.plans import PLANS
-from svc_api.routes.context import Services
+from svc_api.accounts import service as accounts
+from svc_api.accounts.plans import PLANS
+from svc_api.core.errors import DomainError
+from svc_api.core.services import Services
+from svc_api.core.store import StoreUnavailable
+from svc_api.credits import service as credits
+from svc_api.migrations import migrate
+from svc_api.notifications import service as notifications
 from svc_api.settings import Settings
-from svc_api.store.engine import StoreUnavailable
 
 
 def _run(work: Callable[[Services], Any]) -> None:
-    services = Services(Settings.from_env())
+    services = Services(Settings.from_env(), migrate=migrate)
     try:
         result = work(services)
     except (DomainError, StoreUnavailable, ValueError) as exc:

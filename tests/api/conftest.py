@@ -21,9 +21,9 @@ import pytest
 import sqlalchemy as sa
 
 from svc_api.app import create_app
-from svc_api.domains import credits
-from svc_api.routes import USER
-from svc_api.routes.dispatch import Call, Operation
+from svc_api.core.dispatch import Call, Operation
+from svc_api.credits import service as credits
+from svc_api.routing import USER
 from svc_api.settings import Settings, tunables_from_env
 
 POSTGRES = os.environ.get("SVC_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

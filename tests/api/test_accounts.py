@@ -10,10 +10,11 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
+from svc_api.accounts.identity import login_id
+from svc_api.accounts.tables import logins, plan_grants, referral_commissions
 from svc_api.cli.admin import command as admin
-from svc_api.domains.identity import login_id
+from svc_api.credits.tables import credit_transactions
 from svc_api.settings import Settings
-from svc_api.store.tables import credit_transactions, logins, plan_grants, referral_commissions
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

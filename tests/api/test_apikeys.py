@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from svc_api.store.tables import api_keys
+from svc_api.keys.tables import api_keys
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import svc_engine.sim.drivers as drivers
-from svc_api.domains import accounts, backtests, credits, jobs, pricing
+from svc_api.accounts import service as accounts
+from svc_api.backtests import jobs, pricing
+from svc_api.backtests import service as backtests
+from svc_api.credits import service as credits
 from svc_api.settings import Settings
 from svc_engine.data import Catalog, DataStore
 from svc_engine.data.synthetic import generate_market

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import sqlalchemy as sa
 
-from svc_api.domains import credits
-from svc_api.domains.errors import InsufficientCredits, Invalid
-from svc_api.store import Store, migrate
-from svc_api.store.tables import accounts, credit_transactions
+from svc_api.accounts.tables import accounts
+from svc_api.core.errors import InsufficientCredits, Invalid
+from svc_api.core.store import Store
+from svc_api.credits import service as credits
+from svc_api.credits.tables import credit_transactions
+from svc_api.migrations import migrate
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

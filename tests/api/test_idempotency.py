@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import sqlalchemy as sa
 
-from svc_api.domains import credits
-from svc_api.http.errors import ApiError
-from svc_api.http.idempotency import claim, finish
-from svc_api.routes.dispatch import Call
-from svc_api.store.tables import idempotency_keys
+from svc_api.core.dispatch import Call
+from svc_api.core.errors import ApiError
+from svc_api.core.idempotency import claim, finish
+from svc_api.core.tables import idempotency_keys
+from svc_api.credits import service as credits
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from svc_api.domains.identity import token_hash
-from svc_api.store.tables import accounts, sessions
+from svc_api.accounts.identity import token_hash
+from svc_api.accounts.tables import accounts, sessions
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

@@ -11,10 +11,10 @@ import polars as pl
 import pytest
 import sqlalchemy as sa
 
-from svc_api.domains import market
-from svc_api.routes import market as market_routes
+from svc_api.market import routes as market_routes
+from svc_api.market import service as market
+from svc_api.market.tables import favorite_coins
 from svc_api.settings import Settings
-from svc_api.store.market_tables import favorite_coins
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market
 

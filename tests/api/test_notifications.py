@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from svc_api.domains.notifications import announce, notify
+from svc_api.notifications.service import announce, notify
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from svc_api.objectstore import (
+from svc_api.core.objectstore import (
     LocalObjectStore,
     ObjectNotFound,
     ObjectStore,
@@ -138,8 +138,12 @@ def test_open_object_store_urls(tmp_path: Path) -> None:
 def test_runner_stores_results_in_s3(
     s3_store: S3ObjectStore, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from svc_api.domains import backtests, credits, identity, jobs
-    from svc_api.store import Store, migrate
+    from svc_api.accounts import identity
+    from svc_api.backtests import jobs
+    from svc_api.backtests import service as backtests
+    from svc_api.core.store import Store
+    from svc_api.credits import service as credits
+    from svc_api.migrations import migrate
     from svc_engine.data import DataStore
     from svc_engine.data.synthetic import generate_market
 

@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from starlette.routing import Mount, Route
 
 from svc_api.app import create_app
-from svc_api.routes import BACKTEST, TRADINGDATA, USER
+from svc_api.routing import BACKTEST, TRADINGDATA, USER
 from svc_api.settings import Settings
 
 EXAMPLES = 25
@@ -144,6 +144,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app):
     assert {op.label for op in operations} == {
         "GET /",
         "GET /health",
+        "GET /healthz",
+        "GET /readyz",
         "POST /user",
         "POST /backtest",
         "GET /tradingdata",
@@ -235,8 +237,10 @@ class Contract:
 
 @pytest.mark.slow
 def test_real_replies_of_every_operation_match_the_schema(market_app):
-    from svc_api.domains import accounts, credits, trend_refresh
-    from svc_api.routes.market import catalog_of
+    from svc_api.accounts import service as accounts
+    from svc_api.credits import service as credits
+    from svc_api.market.service import catalog_of
+    from svc_api.trends import refresh as trend_refresh
 
     api = Contract(market_app)
     grant = api.user("register", email="contract@example.com", password="contract-pw-1")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from svc_api.domains import jobs
-from svc_api.http.ratelimit import RateLimitPolicy
+from svc_api.backtests import jobs
+from svc_api.core.ratelimit import RateLimitPolicy
 from svc_api.settings import TUNABLES, Settings
 
 BASE = {"SECRET_KEY": "s" * 32, "DATABASE_URL": "sqlite:///:memory:"}
@@ -34,7 +34,7 @@ def test_every_variable_is_read() -> None:
         "OBJECT_STORE_URL": "s3://b/p", "S3_ENDPOINT_URL": "http://127.0.0.1:9000",
         "TREND_REFRESH_SECONDS": "0",
         "TREND_REFRESH_DELAY_SECONDS": "0.5", "TREND_TIMEFRAMES": "4h, 1d", "RATE_LIMIT_SCALE": "2.5",
-        "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6",
+        "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6", "SVC_RUN_WORKERS": "0",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})

@@ -1,5 +1,5 @@
-"""The store: migrations (idempotent, concurrent start-ups), SQLite pragmas, write serialisation,
-rollback, and outage detection."""
+"""The store: SQLite pragmas, write serialisation, rollback, and outage detection (migrations:
+test_migrations.py)."""
 
 from __future__ import annotations
 
@@ -9,75 +9,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from svc_api.store import MIGRATIONS, Migration, Store, StoreUnavailable, applied_versions, migrate
-from svc_api.store.migrations import schema_migrations
-
-ALL = sorted(m.version for m in MIGRATIONS)
-NEXT = ALL[-1] + 1
-
-
-def test_migrate_applies_each_version_once(database_url: str) -> None:
-    store = Store(database_url)
-    assert applied_versions(store) == []
-    assert migrate(store) == ALL
-    assert migrate(store) == []
-    assert applied_versions(store) == ALL
-    with store.read() as conn:
-        names = set(sa.inspect(conn).get_table_names())
-    assert {"accounts", "api_keys", "credit_transactions", "sessions", "idempotency_keys"} <= names
-    store.dispose()
-
-
-def test_later_migration_applies_on_top(database_url: str) -> None:
-    store = Store(database_url)
-    migrate(store)
-    extra = Migration(NEXT, "add t2", lambda conn: conn.execute(sa.text("CREATE TABLE t2 (x INTEGER)")))
-    assert migrate(store, [*MIGRATIONS, extra]) == [NEXT]
-    assert applied_versions(store) == [*ALL, NEXT]
-    store.dispose()
-
-
-def test_failed_migration_leaves_nothing_behind(database_url: str) -> None:
-    store = Store(database_url)
-
-    def broken(conn: sa.Connection) -> None:
-        conn.execute(sa.text("CREATE TABLE half (x INTEGER)"))
-        raise RuntimeError("migration bug")
-
-    with pytest.raises(RuntimeError, match="migration bug"):
-        migrate(store, [*MIGRATIONS, Migration(NEXT, "broken", broken)])
-    # The whole run is one transaction: no earlier version is recorded either, and no table was left.
-    assert applied_versions(store) == []
-    with store.read() as conn:
-        assert not sa.inspect(conn).has_table("half")
-        assert not sa.inspect(conn).has_table("accounts")
-    store.dispose()
-
-
-def test_concurrent_startups_apply_each_migration_exactly_once(database_url: str) -> None:
-    stores = [Store(database_url) for _ in range(6)]
-    barrier = threading.Barrier(len(stores))
-    results: list[list[int]] = []
-    errors: list[BaseException] = []
-
-    def start(store: Store) -> None:
-        barrier.wait()
-        try:
-            results.append(migrate(store))
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=start, args=(s,)) for s in stores]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    assert sorted(results) == [[], [], [], [], [], ALL]
-    with stores[0].read() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(schema_migrations)).scalar() == len(ALL)
-    for s in stores:
-        s.dispose()
+from svc_api.core.store import Store, StoreUnavailable
+from svc_api.migrations import migrate
 
 
 def test_sqlite_uses_wal_and_foreign_keys(tmp_path: Path) -> None:
@@ -151,3 +84,26 @@ def test_unopenable_sqlite_raises_store_unavailable(tmp_path: Path) -> None:
     (tmp_path / "db").write_text("a file where the directory was")
     with pytest.raises(StoreUnavailable, match="unable to open database file"):
         migrate(store)
+
+
+def test_a_read_sees_one_snapshot_while_others_commit(database_url: str) -> None:
+    """Two statements of one read transaction agree although a write committed between them."""
+    store = Store(database_url)
+    with store.write() as conn:
+        conn.execute(sa.text("CREATE TABLE snap (x INTEGER)"))
+        conn.execute(sa.text("INSERT INTO snap VALUES (1)"))
+    with store.read() as conn:
+        first = conn.execute(sa.text("SELECT count(*) FROM snap")).scalar()
+        writer = threading.Thread(target=_insert_one, args=(store,))
+        writer.start()
+        writer.join(10)
+        second = conn.execute(sa.text("SELECT count(*) FROM snap")).scalar()
+    with store.read() as conn:
+        after = conn.execute(sa.text("SELECT count(*) FROM snap")).scalar()
+    assert (first, second, after) == (1, 1, 2)
+    store.dispose()
+
+
+def _insert_one(store: Store) -> None:
+    with store.write() as conn:
+        conn.execute(sa.text("INSERT INTO snap VALUES (2)"))

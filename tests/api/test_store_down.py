@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import sqlalchemy as sa
 
+from svc_api.accounts.tables import accounts
 from svc_api.settings import Settings
-from svc_api.store.tables import accounts
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

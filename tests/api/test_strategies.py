@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from svc_api.domains import accounts, credits, generation, strategies
+from svc_api.accounts import service as accounts
+from svc_api.backtests import service as backtests_service
+from svc_api.credits import service as credits
 from svc_api.settings import Settings
+from svc_api.strategies import generation
+from svc_api.strategies import service as strategies
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.sim import drivers
@@ -662,7 +666,7 @@ def test_delete_is_503_and_deletes_nothing_when_the_result_store_fails(
     def broken(*args: Any) -> int:
         raise OSError("object store unreachable")
 
-    monkeypatch.setattr(strategies.backtests, "delete_for_strategy", broken)
+    monkeypatch.setattr(backtests_service, "delete_for_strategy", broken)
     reply = api.user("strategy_delete", {"strategy_name": "rsidip", "confirm_name": "rsidip"}, token=token)
     assert reply.status_code == 503
     assert reply.json() == {

@@ -10,12 +10,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import sqlalchemy as sa
 
-from svc_api.domains import accounts, credits, generation, strategies
-from svc_api.domains.errors import DomainError, Forbidden, NotFound
-from svc_api.domains.identity import register
-from svc_api.store import Store, migrate
-from svc_api.store.strategy_tables import strategy_versions
-from svc_api.store.tables import credit_transactions
+from svc_api.accounts import service as accounts
+from svc_api.accounts.identity import register
+from svc_api.core.errors import DomainError, Forbidden, NotFound
+from svc_api.core.store import Store
+from svc_api.credits import service as credits
+from svc_api.credits.tables import credit_transactions
+from svc_api.migrations import migrate
+from svc_api.strategies import generation
+from svc_api.strategies import service as strategies
+from svc_api.strategies.tables import strategy_versions
 from svc_engine.strategy import compile_strategy
 
 if TYPE_CHECKING:

@@ -11,12 +11,13 @@ import polars as pl
 import pytest
 import sqlalchemy as sa
 
-from svc_api.domains import trend_refresh, trends
-from svc_api.routes import trends as trend_routes
-from svc_api.routes.market import catalog_of
+from svc_api.accounts.tables import accounts
+from svc_api.market.service import catalog_of
 from svc_api.settings import Settings
-from svc_api.store.market_tables import trend_signals
-from svc_api.store.tables import accounts
+from svc_api.trends import refresh as trend_refresh
+from svc_api.trends import routes as trend_routes
+from svc_api.trends import service as trends
+from svc_api.trends.tables import trend_signals
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.synthetic import generate_market
 from svc_engine.trend import scan_trends, sentiment_history, sentiment_item, signal_detail, trend_indicator
@@ -214,8 +215,8 @@ def test_expiry_in_market_time_with_an_injected_clock(tapi: Api, monkeypatch: py
 
 
 def test_expired_signals_are_removed_only_when_untracked() -> None:
-    from svc_api.store.engine import Store
-    from svc_api.store.migrations import migrate
+    from svc_api.core.store import Store
+    from svc_api.migrations import migrate
 
     store = Store("sqlite:///:memory:")
     migrate(store)

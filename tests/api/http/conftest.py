@@ -14,14 +14,14 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from svc_api.http.correlation import CorrelationIdMiddleware
-from svc_api.http.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
-from svc_api.http.ratelimit import RateLimitMiddleware
+from svc_api.core.correlation import CorrelationIdMiddleware
+from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
+from svc_api.core.ratelimit import RateLimitMiddleware
 
 
 @dataclass(frozen=True)
 class FakePrincipal:
-    """Same fields as `svc_api.auth.Principal` (the rate limiter reads them by name)."""
+    """Same fields as `svc_api.core.principal.Principal` (the rate limiter reads them by name)."""
 
     kind: str
     svc_id: str | None

@@ -12,19 +12,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svc_api.http.correlation import (
+from svc_api.core.correlation import (
     CorrelationIdFilter,
     CorrelationIdMiddleware,
     correlation_id_from,
     current_correlation_id,
 )
-from svc_api.http.cors import cors_middleware
-from svc_api.http.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
+from svc_api.core.cors import cors_middleware
+from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
 
 pytestmark = pytest.mark.anyio
 GENERATED = re.compile(r"svc-[0-9a-f]{32}")
 EXPOSED = ["X-Correlation-ID", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
-           "Retry-After"]
+           "Retry-After", "ETag"]
 
 
 async def whoami(request: Request) -> JSONResponse:

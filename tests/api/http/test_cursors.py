@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svc_api.http import cursors
-from svc_api.http.cursors import MAX_CURSOR_LENGTH, decode_cursor, encode_cursor, page_size
-from svc_api.http.errors import ApiError
+from svc_api.core import cursors
+from svc_api.core.cursors import MAX_CURSOR_LENGTH, decode_cursor, encode_cursor, page_size
+from svc_api.core.errors import ApiError
 
 SECRET = b"s3cret-key-for-tests-0123456789"
 ROWS = [{"ts": 1700000000 - i, "id": f"tx{i:03d}"} for i in range(7)]

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from svc_api.http.errors import STICKY_HEADERS, ApiError, ErrorEnvelopeMiddleware
+from svc_api.core.errors import STICKY_HEADERS, ApiError, ErrorEnvelopeMiddleware
 
 pytestmark = pytest.mark.anyio
 SVC_ID = re.compile(r"svc-[0-9a-f]{32}")

@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svc_api.http.errors import ApiError
-from svc_api.http.ratelimit import RateLimitMiddleware, RateLimitPolicy, _MemoryCounter
+from svc_api.core.errors import ApiError
+from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy, _MemoryCounter
 
 pytestmark = pytest.mark.anyio
 REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -1,0 +1,208 @@
+"""Authentication: who is calling, as a :class:`Principal` in ``scope["state"]["principal"]``.
+
+Credentials, checked in this order:
+
+- ``X-API-Key`` + ``X-API-Secret``: a developer key (``kind="api_key"``). Missing half, unknown,
+  revoked or wrong: 401 ``invalid_credentials``. Key store unreachable: 503
+  ``api_key_store_unavailable`` (never a downgrade to guest).
+- ``Authorization: Bearer <session token>``: an app session (``kind="session"``, first party).
+  Missing, malformed, unknown or ended: 401 ``session_expired``; expired: the dedicated
+  ``{error: "token_expired", code: "session_expired", message}``.
+- nothing: a guest, identified by client IP.
+
+:class:`AuthMiddleware` only records the outcome; a rejection is raised by :class:`AuthGate`, placed
+after the rate limiter, so that failed attempts are counted and carry the rate-limit headers too.
+
+Example:
+    >>> Principal.guest("10.0.0.1")
+    Principal(kind='guest', svc_id=None, plan='guest', first_party=False, ip='10.0.0.1', permissions=())
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from svc_api.accounts.service import SessionExpired, SessionInvalid, resolve_session
+from svc_api.core.errors import ApiError, session_expired
+from svc_api.core.principal import Principal
+from svc_api.core.store import Store, StoreUnavailable
+from svc_api.keys.service import InvalidCredentials, authenticate_key
+from svc_api.settings import Settings
+
+_TOKEN = re.compile(r"[A-Za-z0-9_\-]{20,128}")
+_API_KEY = re.compile(r"svk_[0-9a-f]{32}")
+_PENDING = "auth_error"
+
+
+class _Services(Protocol):
+    settings: Settings
+
+    @property
+    def store(self) -> Store: ...
+
+
+def _invalid_credentials() -> ApiError:
+    return ApiError(
+        401, "invalid_credentials", code="invalid_credentials", extra={"message": "invalid API key or secret"}
+    )
+
+
+def _unavailable(retry_after: int, *, key_store: bool) -> ApiError:
+    if key_store:
+        return ApiError(
+            503, "api_key_store_unavailable", code="api_key_store_unavailable", retry_after=retry_after
+        )
+    return ApiError(503, "service_unavailable", reason="store_unavailable", retry_after=retry_after)
+
+
+_KEY_OPERATIONS = frozenset({b"api_key_generate", b"api_key_status", b"api_key_revoke"})
+
+
+def _manages_keys(scope: Scope) -> bool:
+    if scope.get("path") != "/user":
+        return False
+    query = scope.get("query_string", b"")
+    return any(
+        part.partition(b"=")[2] in _KEY_OPERATIONS
+        for part in query.split(b"&")
+        if part.startswith(b"request_type=")
+    )
+
+
+def _client_ip(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+class Authenticator:
+    """Resolves request headers to a :class:`Principal` (raises ``ApiError`` on rejection).
+
+    Example:
+        >>> import asyncio
+        >>> auth = Authenticator(services=None)
+        >>> asyncio.run(auth.principal(Headers({}), "1.2.3.4")).kind
+        'guest'
+    """
+
+    def __init__(self, services: _Services) -> None:
+        self.services = services
+
+    async def principal(self, headers: Headers, ip: str, *, key_management: bool = False) -> Principal:
+        """The caller described by ``headers``.
+
+        ``key_management``: the request manages API keys, so an unreachable store is reported as
+        ``api_key_store_unavailable`` even when the caller uses a session token.
+        """
+        key, secret = headers.get("x-api-key"), headers.get("x-api-secret")
+        if key is not None or secret is not None:
+            return await self._by_key(key, secret, ip)
+        authorization = headers.get("authorization")
+        if authorization is not None:
+            return await self._by_session(authorization, ip, key_management)
+        return Principal.guest(ip)
+
+    async def _by_key(self, key: str | None, secret: str | None, ip: str) -> Principal:
+        if not key or not secret or not _API_KEY.fullmatch(key) or len(secret) > 256:
+            raise _invalid_credentials()
+        services, secret_key = self.services, self.services.settings.secret_key
+
+        def lookup() -> Principal:
+            with services.store.read() as conn:
+                who = authenticate_key(conn, key, secret, secret_key=secret_key)
+            return Principal("api_key", who.svc_id, who.plan, False, ip, who.permissions)
+
+        try:
+            return await run_in_threadpool(lookup)
+        except InvalidCredentials:
+            raise _invalid_credentials() from None
+        except StoreUnavailable as exc:
+            raise _unavailable(exc.retry_after, key_store=True) from None
+
+    async def _by_session(self, authorization: str, ip: str, key_management: bool) -> Principal:
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not _TOKEN.fullmatch(token):
+            raise session_expired("the Authorization header must be 'Bearer <session token>'")
+        services = self.services
+
+        def lookup() -> Principal:
+            with services.store.read() as conn:
+                svc_id, plan = resolve_session(conn, token)
+            return Principal("session", svc_id, plan, True, ip, ("read", "trade"))
+
+        try:
+            return await run_in_threadpool(lookup)
+        except SessionExpired:
+            raise ApiError(
+                401,
+                "token_expired",
+                code="session_expired",
+                extra={"message": "the session has expired; log in again"},
+            ) from None
+        except SessionInvalid:
+            raise session_expired("unknown or ended session token") from None
+        except StoreUnavailable as exc:
+            raise _unavailable(exc.retry_after, key_store=key_management) from None
+
+
+class AuthMiddleware:
+    """Pure ASGI: sets ``scope["state"]["principal"]``; a rejected caller is recorded as a guest with
+    the pending error, which :class:`AuthGate` raises further in.
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from starlette.responses import PlainTextResponse
+        >>> async def who(scope, receive, send):
+        ...     await PlainTextResponse(scope["state"]["principal"].kind)(scope, receive, send)
+        >>> app = AuthMiddleware(AuthGate(who), services=None)
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/")).text
+        >>> asyncio.run(get())
+        'guest'
+    """
+
+    def __init__(self, app: ASGIApp, *, services: _Services) -> None:
+        self.app = app
+        self.authenticator = Authenticator(services)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        ip = _client_ip(scope)
+        try:
+            state["principal"] = await self.authenticator.principal(
+                Headers(scope=scope), ip, key_management=_manages_keys(scope)
+            )
+        except ApiError as exc:
+            state["principal"] = Principal.guest(ip)
+            state[_PENDING] = exc
+        await self.app(scope, receive, send)
+
+
+class AuthGate:
+    """Pure ASGI: raises the rejection recorded by :class:`AuthMiddleware`, if any.
+
+    Example:
+        >>> from starlette.responses import PlainTextResponse
+        >>> AuthGate(PlainTextResponse("ok")).app.body
+        b'ok'
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            pending = scope.get("state", {}).pop(_PENDING, None)
+            if pending is not None:
+                raise pending
+        await self.app(scope, receive, send)

@@ -1,0 +1,303 @@
+"""Dispatch of the route families: one endpoint per family, a table from selector to operation.
+
+``/user`` (POST, ``request_type``), ``/backtest`` (POST, ``action``) and ``/tradingdata`` (GET,
+``request_type``) each map the selector to an :class:`Operation`. An unknown or retired selector is a
+405. The family checks access, parses the parameters, runs the (synchronous) handler in the thread
+pool, maps domain failures to error envelopes and shapes the reply: ``{ok: true, data}`` for
+``/user``, the bare object for the others.
+
+Example:
+    >>> op = Operation(lambda call: {"pong": True}, access="public")
+    >>> family = Family("user", "request_type", {"ping": op}, envelope=True)
+    >>> sorted(family.operations)
+    ['ping']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
+from svc_api.core.errors import ApiError, NotFound, ServiceError, session_expired
+from svc_api.core.principal import Principal
+from svc_api.core.services import Services
+from svc_api.core.store import Store, StoreUnavailable
+
+RETIRED = frozenset({"track_signal", "untrack_signal", "tracked_signals"})
+ACCESS = ("public", "identified", "session")
+MAX_BODY = 1 << 20
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A handler result with options: HTTP status, and a top-level ``timestamp`` on ``/user``.
+
+    Example:
+        >>> Reply({"x": 1}, timestamp=True).status
+        200
+    """
+
+    data: Any
+    status: int = 200
+    timestamp: int | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """Everything a handler receives.
+
+    Example:
+        >>> call = Call(None, Principal.guest("::1"), {"limit": "5"}, Headers({}))
+        >>> call.page(25, 1, 100)
+        5
+        >>> from types import SimpleNamespace
+        >>> from svc_api.settings import Settings
+        >>> services = SimpleNamespace(settings=Settings(database_url="sqlite://", secret_key=b"k" * 32))
+        >>> guest = Call(services, Principal.guest("::1"), {})
+        >>> token = guest.next_cursor("posts", {"t": 7}, personal=False)
+        >>> Call(services, Principal("session", "AB12CD", "pro", True, "::1"), {"cursor": token}).cursor(
+        ...     "posts", personal=False)
+        {'t': 7}
+    """
+
+    services: Any
+    principal: Principal
+    params: Mapping[str, Any]
+    headers: Headers = field(default_factory=lambda: Headers({}))
+
+    @property
+    def store(self) -> Store:
+        """The migrated store."""
+        return self.services.store
+
+    @property
+    def svc_id(self) -> str:
+        """The caller's account (the family has already required an identity)."""
+        if self.principal.svc_id is None:
+            raise session_expired()
+        return self.principal.svc_id
+
+    def page(self, default: int, lo: int, hi: int, *, clamp: bool = False) -> int:
+        """The page size from ``limit`` (400 when not an integer or out of bounds)."""
+        return page_size(self.params.get("limit"), default, lo, hi, clamp=clamp)
+
+    def cursor(self, kind: str, *, personal: bool = True) -> dict[str, Any] | None:
+        """The position of the ``cursor`` parameter, checked to belong to this list (``kind``) and,
+        for a ``personal`` list, to this caller (pass ``personal=False`` for public lists)."""
+        raw = self.params.get("cursor")
+        if raw is None or raw == "":
+            return None
+        if not isinstance(raw, str):
+            raise ApiError(400, "invalid_cursor", extra={"message": "cursor must be a string"})
+        position = decode_cursor(raw, self.services.settings.secret_key)
+        owner = self.principal.svc_id if personal else None
+        if position.pop("_k", None) != kind or position.pop("_u", None) != owner:
+            raise ApiError(400, "invalid_cursor", extra={"message": "cursor belongs to another list"})
+        return position
+
+    def user_page(
+        self, kind: str, items_name: str, items: list[Any], more: bool, last: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """The ``/user`` list reply: ``{<items_name>: items, count, last_evaluated_key, has_more}``,
+        the cursor pointing after ``last`` (ignored on the last page).
+
+        Example:
+            >>> from types import SimpleNamespace
+            >>> from svc_api.settings import Settings
+            >>> services = SimpleNamespace(settings=Settings(database_url="sqlite://", secret_key=b"k" * 32))
+            >>> call = Call(services, Principal("session", "AB12CD", "pro", True, "::1"), {})
+            >>> call.user_page("logins", "logins", [1, 2], False, {"t": 2})
+            {'logins': [1, 2], 'count': 2, 'last_evaluated_key': None, 'has_more': False}
+        """
+        return {
+            items_name: items,
+            "count": len(items),
+            "last_evaluated_key": self.next_cursor(kind, last if more else None),
+            "has_more": more,
+        }
+
+    def next_cursor(
+        self, kind: str, position: Mapping[str, Any] | None, *, personal: bool = True
+    ) -> str | None:
+        """A cursor for the page after ``position`` (None on the last page); see :meth:`cursor`."""
+        if position is None:
+            return None
+        signed = {**position, "_k": kind, "_u": self.principal.svc_id if personal else None}
+        return encode_cursor(signed, self.services.settings.secret_key)
+
+
+Handler = Callable[[Call], Any]
+
+
+def lookups_as_404(handler: Handler) -> Handler:
+    """``handler`` with engine lookups that fail (``LookupError``: a series or instrument removed
+    under a cached catalog) answered as 404, not 500.
+
+    Example:
+        >>> def missing(call):
+        ...     raise KeyError("BTCUSDT")
+        >>> lookups_as_404(missing)(None)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: 'BTCUSDT'
+    """
+
+    def run(call: Call) -> Any:
+        try:
+            return handler(call)
+        except LookupError as exc:
+            raise NotFound(str(exc)) from None
+
+    return run
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One ``request_type`` / ``action``.
+
+    ``access``: ``public`` (anyone, guests included), ``identified`` (session or API key),
+    ``session`` (session token only; an API key gets 403). ``idempotent``: the operation takes an
+    ``idempotency_key`` (see :mod:`svc_api.core.idempotency`).
+
+    Example:
+        >>> Operation(lambda call: {}, access="session").idempotent
+        False
+    """
+
+    handler: Handler
+    access: str = "identified"
+    idempotent: bool = False
+    unavailable: Callable[[int], ServiceError] | None = None
+    """The error answered when the store is down, when this operation's is not the generic 503."""
+
+    def __post_init__(self) -> None:
+        if self.access not in ACCESS:
+            raise ValueError(f"access must be one of {ACCESS}, got {self.access!r}")
+
+
+class Family:
+    """The endpoint of one route family.
+
+    Args:
+        name: ``user``, ``backtest`` or ``tradingdata`` (used in messages).
+        selector: the query parameter naming the operation.
+        operations: selector value -> :class:`Operation`.
+        envelope: wrap replies as ``{ok: true, data}``.
+        body: read parameters from the JSON body (POST) instead of the query string (GET).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        selector: str,
+        operations: Mapping[str, Operation],
+        *,
+        envelope: bool,
+        body: bool = True,
+    ) -> None:
+        self.name = name
+        self.selector = selector
+        self.operations = dict(operations)
+        self.envelope = envelope
+        self.body = body
+
+    def operation(self, value: str | None) -> Operation | None:
+        """The operation of a selector value (None for unknown or retired names).
+
+        Example:
+            >>> Family("user", "request_type", {}, envelope=True).operation("track_signal") is None
+            True
+        """
+        if value is None or value in RETIRED:
+            return None
+        return self.operations.get(value)
+
+    async def __call__(self, request: Request) -> Response:
+        """The Starlette endpoint."""
+        value = request.query_params.get(self.selector)
+        op = self.operation(value)
+        if op is None:
+            raise ApiError(
+                405,
+                f"invalid_{self.selector}",
+                extra={"message": f"unknown {self.selector} {value!r} for /{self.name}"},
+            )
+        principal: Principal = request.state.principal
+        _authorise(op, principal)
+        params = await self._params(request)
+        call = Call(request.app.state.services, principal, params, request.headers)
+        try:
+            result = await run_in_threadpool(op.handler, call)
+        except StoreUnavailable as exc:
+            if op.unavailable is not None:
+                raise op.unavailable(exc.retry_after) from None
+            raise
+        return self._shape(result)
+
+    async def _params(self, request: Request) -> dict[str, Any]:
+        if not self.body:
+            return {k: v for k, v in request.query_params.items() if k != self.selector}
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            raise ApiError(
+                413, "payload_too_large", extra={"message": f"the body is larger than {MAX_BODY} bytes"}
+            )
+        if not raw.strip():
+            return {}
+        try:
+            params = json.loads(raw)
+        except (UnicodeDecodeError, ValueError):
+            raise ApiError(400, "invalid_json", extra={"message": "the body must be a JSON object"}) from None
+        if not isinstance(params, dict):
+            raise ApiError(400, "invalid_json", extra={"message": "the body must be a JSON object"})
+        return params
+
+    def _shape(self, result: Any) -> Response:
+        reply = result if isinstance(result, Reply) else Reply(result)
+        if not self.envelope:
+            return JSONResponse(reply.data, status_code=reply.status)
+        body: dict[str, Any] = {"ok": True, "data": reply.data}
+        if reply.timestamp is not None:
+            body["timestamp"] = reply.timestamp
+        return JSONResponse(body, status_code=reply.status)
+
+
+def _authorise(op: Operation, principal: Principal) -> None:
+    if op.access == "public":
+        return
+    if not principal.identified:
+        raise session_expired("this operation needs a session token or an API key")
+    if op.access == "session" and principal.kind != "session":
+        raise ApiError(
+            403, "forbidden", extra={"message": "this operation needs a session token; API keys are refused"}
+        )
+
+
+def merge(*tables: Mapping[str, Operation]) -> dict[str, Operation]:
+    """One dispatch table from several; a name defined twice is an error.
+
+    Example:
+        >>> op = Operation(lambda call: {})
+        >>> merge({"a": op}, {"a": op})
+        Traceback (most recent call last):
+        ...
+        ValueError: operation 'a' is defined twice
+    """
+    out: dict[str, Operation] = {}
+    for table in tables:
+        for name, op in table.items():
+            if name in out:
+                raise ValueError(f"operation {name!r} is defined twice")
+            out[name] = op
+    return out
+
+
+__all__ = ["Call", "Family", "Operation", "Reply", "Services", "merge"]

@@ -1,0 +1,350 @@
+"""The one error hierarchy (`ServiceError` and its kinds) and the middleware that renders failures.
+
+Every error leaves the service as ``{error, code?, reason?, retry_after?, ...extra}``; a
+``retry_after`` also sets the ``Retry-After`` header. Anything that is not an `ApiError` becomes a
+bare ``500 {error: "internal_error"}``: the traceback goes to the log (with the correlation id),
+never to the client.
+
+Inner middleware that promised headers on *every* response (the rate limiter) leaves them in
+``scope["state"]["sticky_headers"]``; the envelope copies them onto the error response it renders,
+because an exception unwinds past the ``send`` wrapper that would otherwise have added them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = [
+    "EXCEPTION_HANDLERS",
+    "STICKY_HEADERS",
+    "ApiError",
+    "Conflict",
+    "DomainError",
+    "ErrorEnvelopeMiddleware",
+    "Forbidden",
+    "InsufficientCredits",
+    "Invalid",
+    "NotFound",
+    "ServiceError",
+    "Unauthenticated",
+    "Unavailable",
+    "api_error_handler",
+    "http_exception_handler",
+]
+
+logger = logging.getLogger("svc_api.http")
+
+#: Key in ``scope["state"]`` of a ``dict[str, str]`` of headers every response must carry.
+STICKY_HEADERS = "sticky_headers"
+
+_RESERVED = frozenset({"error", "code", "reason", "retry_after"})
+_NO_BODY = frozenset({204, 304})
+
+
+class ServiceError(Exception):
+    """Base of every failure the service answers with: the class carries its status and body.
+
+    A subclass names its ``status``, ``error`` and (optionally) ``code`` and ``reason``; raising it
+    anywhere below the error middleware renders ``{error, code?, reason?, retry_after?, message?,
+    ...extra}``, with ``Retry-After`` when ``retry_after`` is set. No route converts errors.
+
+    >>> class Gone(ServiceError):
+    ...     status, error = 410, "gone"
+    >>> Gone("the export expired").body()
+    {'error': 'gone', 'message': 'the export expired'}
+    """
+
+    status: int = 400
+    error: str = "invalid_request"
+    code: str | None = None
+    reason: str | None = None
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        code: str | None = None,
+        reason: str | None = None,
+        retry_after: float | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        clash = _RESERVED.intersection(extra or {})
+        if clash:
+            raise ValueError(f"error extra must not redefine {sorted(clash)}")
+        super().__init__(message if message is not None else f"{self.status} {self.error}")
+        self.message = message
+        if code is not None:
+            self.code = code
+        if reason is not None:
+            self.reason = reason
+        # Whole seconds, rounded up: a client that waits the advertised time must not be early.
+        self.retry_after = None if retry_after is None else max(0, math.ceil(retry_after))
+        self.extra: dict[str, Any] = dict(extra or {})
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body: ``error`` first, optional markers only when set, then the message and ``extra``.
+
+        >>> Invalid("limit must be 1-100").body()
+        {'error': 'invalid_request', 'message': 'limit must be 1-100'}
+        """
+        out: dict[str, Any] = {"error": self.error}
+        for name in ("code", "reason", "retry_after"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.message is not None:
+            out["message"] = self.message
+        out.update(self.extra)
+        return out
+
+    def headers(self) -> dict[str, str]:
+        """Headers the error implies (``Retry-After``).
+
+        >>> ApiError(400, "bad").headers()
+        {}
+        """
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+
+    def response(self) -> Response:
+        """The rendered Starlette response.
+
+        >>> ApiError(402, "insufficient_credits", code="insufficient_credits").response().status_code
+        402
+        """
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers())
+
+
+class ApiError(ServiceError):
+    """A one-off error with an explicit status and ``error`` (for the HTTP layer's own answers).
+
+    >>> e = ApiError(429, "too_many_requests", reason="rate_limit_exceeded", retry_after=1.2)
+    >>> e.body(), e.headers()
+    ({'error': 'too_many_requests', 'reason': 'rate_limit_exceeded', 'retry_after': 2}, {'Retry-After': '2'})
+    >>> ApiError(404, "not_found", extra={"message": "no such notification"}).body()
+    {'error': 'not_found', 'message': 'no such notification'}
+    >>> ApiError(401, "invalid credentials", code="invalid_credentials").body()
+    {'error': 'invalid credentials', 'code': 'invalid_credentials'}
+    """
+
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        *,
+        code: str | None = None,
+        reason: str | None = None,
+        retry_after: float | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not 400 <= status <= 599:
+            raise ValueError(f"ApiError status must be 4xx or 5xx, got {status}")
+        self.status = status
+        self.error = error
+        super().__init__(None, code=code, reason=reason, retry_after=retry_after, extra=extra)
+        Exception.__init__(self, f"{status} {error}")
+
+
+class Invalid(ServiceError):
+    """A request field breaks a rule (400)."""
+
+    status = 400
+
+
+class Unauthenticated(ServiceError):
+    """Wrong e-mail or password: a business 401 without ``code`` (it does not sign anyone out)."""
+
+    status = 401
+    error = "invalid_login"
+
+
+class Forbidden(ServiceError):
+    """The caller may not do this (403)."""
+
+    status = 403
+    error = "forbidden"
+
+
+class NotFound(ServiceError):
+    """No such record for this caller (404).
+
+    >>> NotFound("no such job").status
+    404
+    """
+
+    status = 404
+    error = "not_found"
+
+
+class Conflict(ServiceError):
+    """Duplicate or conflicting state (409)."""
+
+    status = 409
+    error = "conflict"
+
+
+class InsufficientCredits(ServiceError):
+    """The balance does not cover the amount (402).
+
+    >>> err = InsufficientCredits("need 5 credits, have 2")
+    >>> err.status, err.code, str(err)
+    (402, 'insufficient_credits', 'need 5 credits, have 2')
+    """
+
+    status = 402
+    error = "insufficient_credits"
+    code = "insufficient_credits"
+
+
+class Unavailable(ServiceError):
+    """A store or service this request needs is unreachable right now (503 with ``Retry-After``).
+
+    >>> Unavailable(retry_after=5).body()
+    {'error': 'service_unavailable', 'reason': 'store_unavailable', 'retry_after': 5}
+    """
+
+    status = 503
+    error = "service_unavailable"
+    reason = "store_unavailable"
+
+
+DomainError = ServiceError
+"""The name the domain services raise under (the same class)."""
+
+
+def session_expired(message: str = "a valid session token is required") -> ApiError:
+    """The 401 that signs the user out.
+
+    >>> session_expired().body()["code"]
+    'session_expired'
+    """
+    return ApiError(401, "session_expired", code="session_expired", extra={"message": message})
+
+
+def _http_error(exc: HTTPException) -> ApiError:
+    """Translate Starlette's 404/405 (and any other HTTPException) into the envelope."""
+    phrase = HTTPStatus(exc.status_code).phrase
+    error = re.sub(r"[^a-z0-9]+", "_", phrase.lower()).strip("_")
+    extra = {} if exc.detail == phrase else {"message": str(exc.detail)}
+    return ApiError(exc.status_code, error, extra=extra)
+
+
+async def api_error_handler(request: Request, exc: Exception) -> Response:
+    """Starlette exception handler for `ApiError` (register it so routes render in-band).
+
+    >>> import asyncio
+    >>> asyncio.run(api_error_handler(None, ApiError(409, "conflict"))).body
+    b'{"error":"conflict"}'
+    """
+    if not isinstance(exc, ServiceError):
+        raise exc
+    return exc.response()
+
+
+async def http_exception_handler(request: Request, exc: Exception) -> Response:
+    """Starlette exception handler: 404/405 and friends in the service envelope (``Allow`` kept).
+
+    >>> import asyncio
+    >>> r = asyncio.run(http_exception_handler(None, HTTPException(405, headers={"Allow": "GET"})))
+    >>> r.status_code, r.body, r.headers["allow"]
+    (405, b'{"error":"method_not_allowed"}', 'GET')
+    """
+    if not isinstance(exc, HTTPException):
+        raise exc
+    return _http_response(exc)
+
+
+def _http_response(exc: HTTPException) -> Response:
+    if exc.status_code in _NO_BODY or exc.status_code < 400:
+        return Response(status_code=exc.status_code, headers=exc.headers)
+    response = _http_error(exc).response()
+    response.headers.update(exc.headers or {})
+    return response
+
+
+#: Pass as ``Starlette(exception_handlers=EXCEPTION_HANDLERS)``.
+EXCEPTION_HANDLERS = {ServiceError: api_error_handler, HTTPException: http_exception_handler}
+
+
+class ErrorEnvelopeMiddleware:
+    """Pure ASGI middleware: any exception below it becomes a JSON error response.
+
+    `ApiError` renders as itself, Starlette's `HTTPException` in the same envelope, anything else
+    as ``500 {error: "internal_error"}`` logged with ``scope["state"]["correlation_id"]``. If the
+    response had already started, the exception is logged and re-raised (the server drops the
+    connection; a second response cannot be sent).
+
+    >>> import asyncio, httpx
+    >>> async def boom(scope, receive, send):
+    ...     raise ApiError(418, "teapot")
+    >>> async def get():
+    ...     transport = httpx.ASGITransport(app=ErrorEnvelopeMiddleware(boom))
+    ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+    ...         return await client.get("/")
+    >>> r = asyncio.run(get())
+    >>> r.status_code, r.json()
+    (418, {'error': 'teapot'})
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        except Exception as exc:
+            if started:
+                logger.exception("error after the response started [%s]", _correlation_id(scope))
+                raise
+            response = _render(scope, exc)
+            response.headers.update(scope.get("state", {}).get(STICKY_HEADERS, {}))
+            await response(scope, receive, send)
+
+
+def _render(scope: Scope, exc: Exception) -> Response:
+    if isinstance(exc, ServiceError):
+        return exc.response()
+    if isinstance(exc, HTTPException):
+        return _http_response(exc)
+    if isinstance(exc, ClientDisconnect):
+        # The client went away mid-request: not a server fault; nobody will read the reply.
+        logger.info(
+            "client disconnected on %s %s [correlation_id=%s]",
+            scope.get("method"),
+            scope.get("path"),
+            _correlation_id(scope),
+        )
+        return ApiError(400, "client_disconnected").response()
+    logger.error(
+        "unhandled %s on %s %s [correlation_id=%s]",
+        type(exc).__name__,
+        scope.get("method"),
+        scope.get("path"),
+        _correlation_id(scope),
+        exc_info=exc,
+    )
+    return ApiError(500, "internal_error").response()
+
+
+def _correlation_id(scope: Scope) -> str:
+    return str(scope.get("state", {}).get("correlation_id", "-"))

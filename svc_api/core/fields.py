@@ -1,0 +1,196 @@
+"""Request field validators, declared once and used by every route: symbols, timeframes, times,
+page sizes and numbers, cursor positions, coin lists, names, text lengths and URLs.
+
+Each takes the raw JSON or query value and returns the clean value, or raises
+:class:`~svc_api.core.errors.Invalid` (a 400 whose message names the field and quotes at most a short
+prefix of what was sent).
+
+Example:
+    >>> check_name("btcusdt", "symbol"), page_number("2"), parse_timeframe("60")
+    ('BTCUSDT', 2, '1h')
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from svc_api.core.errors import Invalid
+from svc_engine.data import TIMEFRAMES
+
+_NAME = re.compile(r"^[A-Z0-9]{1,32}$")
+_DIGITS = re.compile(r"^[0-9]{1,12}$")
+
+
+def position_int(position: Mapping[str, Any], key: str) -> int:
+    """An integer field of a decoded cursor position (400 when the cursor was not made for this list).
+
+    Example:
+        >>> position_int({"t": 5}, "t")
+        5
+    """
+    value = position.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Invalid("cursor is not valid for this list")
+    return value
+
+
+def position_str(position: Mapping[str, Any], key: str) -> str:
+    """A string field of a decoded cursor position (400 when the cursor was not made for this list).
+
+    Example:
+        >>> position_str({"i": "x"}, "i")
+        'x'
+    """
+    value = position.get(key)
+    if not isinstance(value, str):
+        raise Invalid("cursor is not valid for this list")
+    return value
+
+
+def text(value: object, field: str, *, lo: int = 1, hi: int, required: bool = True) -> str | None:
+    """A string of ``lo``..``hi`` characters (None when absent and optional).
+
+    Example:
+        >>> text("api", "platform", hi=32)
+        'api'
+        >>> text("", "platform", hi=32)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: platform must be a string of 1-32 characters
+    """
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not lo <= len(value) <= hi:
+        raise Invalid(f"{field} must be a string of {lo}-{hi} characters")
+    return value
+
+
+def check_name(value: object, field: str, *, required: bool = True) -> str | None:
+    """An upper-cased alphanumeric symbol (1-32 characters), None when absent and optional; else 400.
+
+    Example:
+        >>> check_name("btcusdt", "symbol"), check_name(None, "search", required=False)
+        ('BTCUSDT', None)
+    """
+    if value is None or value == "":
+        if required:
+            raise Invalid(f"{field} is required")
+        return None
+    if not isinstance(value, str) or not _NAME.match(value.strip().upper()):
+        raise Invalid(f"{field} must be 1-32 letters or digits, got {value!r}")
+    return value.strip().upper()
+
+
+def page_number(value: object) -> int:
+    """A page index (default 0); a non-integer or negative value is a 400.
+
+    Example:
+        >>> page_number(None), page_number("3")
+        (0, 3)
+    """
+    if value is None or value == "":
+        return 0
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit():
+        raise Invalid(f"page must be an integer >= 0, got {value!r}")
+    return int(text)
+
+
+def last_page(total: int, limit: int) -> int:
+    """The index of the last page (pages count from 0; 0 when there is nothing).
+
+    Example:
+        >>> last_page(0, 50), last_page(50, 50), last_page(51, 50)
+        (0, 0, 1)
+    """
+    return max(0, math.ceil(total / limit) - 1)
+
+
+def parse_timeframe(value: object) -> str:
+    """A timeframe given as minutes (``"60"``) or by name (``"1h"``); else 400.
+
+    Example:
+        >>> parse_timeframe("1440")
+        '1d'
+    """
+    text = str(value).strip() if value is not None else ""
+    if text.isdigit():
+        for name, ms in TIMEFRAMES.items():
+            if ms == int(text) * 60_000:
+                return name
+    elif text in TIMEFRAMES:
+        return text
+    minutes = ", ".join(str(ms // 60_000) for ms in TIMEFRAMES.values())
+    raise Invalid(f"timeframe must be minutes ({minutes}) or a name such as 1h, got {value!r}")
+
+
+def parse_seconds(value: object, field: str) -> int:
+    """Unix seconds given as an integer or a string of digits; else 400.
+
+    Example:
+        >>> parse_seconds("1700000000", "timestamp")
+        1700000000
+    """
+    text = str(value).strip() if value is not None and not isinstance(value, bool) else ""
+    if not _DIGITS.match(text):
+        raise Invalid(f"{field} must be Unix seconds (digits), got {value!r}")
+    return int(text)
+
+
+def timeframe_of(params: Mapping[str, Any]) -> str:
+    """The required ``timeframe`` (one of the data store's timeframes).
+
+    Example:
+        >>> timeframe_of({"timeframe": "3h"})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: timeframe must be one of 1m, 3m, 5m, 15m, 30m, 1h, 2h, 4h, 6h, \
+8h, 12h, 1d, 3d, 1w; got '3h'
+    """
+    value = params.get("timeframe")
+    if value is None or value == "":
+        raise Invalid("timeframe is required")
+    if value not in TIMEFRAMES:
+        raise Invalid(f"timeframe must be one of {', '.join(TIMEFRAMES)}; got {value!r}")
+    return str(value)
+
+
+def timestamp_of(params: Mapping[str, Any], name: str, *, required: bool = False) -> float | None:
+    """A Unix-seconds field (a finite number), or None when absent and optional.
+
+    Example:
+        >>> timestamp_of({"start_ts": "x"}, "start_ts")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: start_ts must be a number of Unix seconds, got 'x'
+    """
+    value = params.get(name)
+    if value is None:
+        if required:
+            raise Invalid(f"{name} is required")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) > 1e11:
+        raise Invalid(f"{name} must be a number of Unix seconds, got {value!r}")
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def coins_of(params: Mapping[str, Any], lo: int = 1, hi: int = 50) -> list[str]:
+    """The required ``coins`` list (``lo``..``hi`` non-empty strings).
+
+    Example:
+        >>> coins_of({"coins": ["BTC"]}, lo=2)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coins must list 2 to 50 coins, got 1
+    """
+    coins = params.get("coins")
+    if coins is None:
+        raise Invalid("coins is required")
+    if not isinstance(coins, list) or not all(isinstance(c, str) and c.strip() for c in coins):
+        raise Invalid("coins must be a list of coin names such as ['BTC', 'ETH']")
+    if not lo <= len(coins) <= hi:
+        raise Invalid(f"coins must list {lo} to {hi} coins, got {len(coins)}")
+    return coins

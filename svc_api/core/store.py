@@ -1,0 +1,193 @@
+"""The database handle: one SQLAlchemy engine, read and write transactions, outage detection.
+
+SQLite (the default) runs in WAL mode with foreign keys on, and every write transaction starts with
+``BEGIN IMMEDIATE``: a plain ``BEGIN`` takes the write lock late and loses updates under concurrency.
+PostgreSQL goes through psycopg 3. A database that cannot be reached raises :class:`StoreUnavailable`,
+which the HTTP layer turns into a 503; the transaction is rolled back, so nothing is half written.
+
+Example:
+    >>> import sqlalchemy as sa
+    >>> store = Store("sqlite:///:memory:")
+    >>> with store.read() as conn:
+    ...     conn.execute(sa.text("select 1")).scalar()
+    1
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+from svc_api.core.errors import Unavailable
+
+_WRITE = "svc_write"
+
+
+class StoreUnavailable(Unavailable):
+    """The database could not be reached or refused the operation for a transient reason (a 503).
+
+    Example:
+        >>> StoreUnavailable("connection refused").retry_after
+        5
+        >>> StoreUnavailable("connection refused").body()
+        {'error': 'service_unavailable', 'reason': 'store_unavailable', 'retry_after': 5}
+    """
+
+    def __init__(self, detail: str, retry_after: int = 5) -> None:
+        super().__init__(None, retry_after=retry_after)
+        Exception.__init__(self, detail)
+
+
+# Errors that mean "the database is not there or not usable right now", as opposed to a bug or a
+# constraint violation. SQLite reports a missing file, a read-only file and a lock timeout this way.
+_OUTAGES = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError)
+
+
+class Store:
+    """A database with short read and write transactions.
+
+    Args:
+        url: SQLAlchemy URL (``sqlite:///path.db`` or ``postgresql+psycopg://...``).
+        retry_after: seconds a client is told to wait when the database is unreachable.
+
+    Example:
+        >>> store = Store("sqlite:///:memory:")
+        >>> store.dialect
+        'sqlite'
+    """
+
+    def __init__(self, url: str, *, retry_after: int = 5) -> None:
+        self.url = url
+        self.retry_after = retry_after
+        self.engine = _create_engine(url)
+        self.dialect = self.engine.dialect.name
+        # An in-memory SQLite database is one shared connection: its transactions must take turns.
+        self._turns: contextlib.AbstractContextManager[Any] = (
+            threading.RLock() if _is_memory(sa.make_url(url)) else contextlib.nullcontext()
+        )
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction that sees one consistent snapshot: SQLite's deferred transaction reads
+        one WAL snapshot; PostgreSQL runs it as ``REPEATABLE READ, READ ONLY`` (its default READ
+        COMMITTED would let each statement see a different moment).
+
+        Example:
+            >>> with Store("sqlite:///:memory:").read() as conn:
+            ...     conn.execute(sa.text("select 2")).scalar()
+            2
+        """
+        with self._transaction(write=False) as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction: committed when the block ends, rolled back on any exception.
+
+        Example:
+            >>> store = Store("sqlite:///:memory:")
+            >>> with store.write() as conn:
+            ...     _ = conn.execute(sa.text("create table t (x integer)"))
+            >>> with store.read() as conn:
+            ...     conn.execute(sa.text("select count(*) from t")).scalar()
+            0
+        """
+        with self._transaction(write=True) as conn:
+            yield conn
+
+    def ping(self) -> bool:
+        """True when the database answers a trivial query.
+
+        Example:
+            >>> Store("sqlite:///:memory:").ping()
+            True
+        """
+        try:
+            with self.read() as conn:
+                conn.execute(sa.text("select 1"))
+        except StoreUnavailable:
+            return False
+        return True
+
+    def dispose(self) -> None:
+        """Close every pooled connection (the next transaction opens a new one).
+
+        Example:
+            >>> store = Store("sqlite:///:memory:")
+            >>> store.dispose()
+        """
+        self.engine.dispose()
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        try:
+            with self._turns, self.engine.connect() as conn:
+                conn.execution_options(**{_WRITE: write})
+                if not write and self.dialect == "postgresql":
+                    conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+                with conn.begin():
+                    yield conn
+        except _OUTAGES as exc:
+            raise StoreUnavailable(_describe(exc), self.retry_after) from exc
+
+
+def _describe(exc: BaseException) -> str:
+    return str(getattr(exc, "orig", exc)).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _create_engine(url: str) -> Engine:
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed)
+    return sa.create_engine(
+        parsed,
+        pool_size=10,
+        max_overflow=30,
+        pool_timeout=10,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": 3},
+    )
+
+
+def _is_memory(url: sa.URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+def _sqlite_engine(url: sa.URL) -> Engine:
+    memory = _is_memory(url)
+    if not memory:
+        # A directory that cannot be made shows up as "unable to open database file" on first use,
+        # which is reported as an outage like any other.
+        with contextlib.suppress(OSError):
+            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
+    if memory:
+        kwargs["poolclass"] = StaticPool  # one shared connection, so every caller sees the same data
+    engine = sa.create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event emit BEGIN itself instead of pysqlite's implicit one.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        if not memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+
+    return engine

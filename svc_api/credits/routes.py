@@ -1,0 +1,31 @@
+"""``/user`` credits operations: the caller's ledger, newest first.
+
+Example:
+    >>> sorted(USER)
+    ['credits_history']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_api.core.dispatch import Call, Operation
+from svc_api.core.fields import position_int
+from svc_api.credits import service as credits
+
+
+def _credits_history(call: Call) -> dict[str, Any]:
+    limit = call.page(50, 1, 100)
+    position = call.cursor("credits_history")
+    before = None if position is None else position_int(position, "s")
+    with call.store.read() as conn:
+        page, more = credits.credits_history(conn, call.svc_id, limit=limit, before_seq=before)
+    last = {"s": page[-1]["seq"]} if more else None
+    for entry in page:
+        del entry["seq"]
+    return call.user_page("credits_history", "transactions", page, more, last)
+
+
+USER: dict[str, Operation] = {
+    "credits_history": Operation(_credits_history),
+}

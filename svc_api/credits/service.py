@@ -1,0 +1,321 @@
+"""The credits ledger: every change of a balance is a transaction row written with it, atomically.
+
+Balances and amounts are integers of 1/``CREDIT_SCALE`` credit. A spend is one conditional
+``UPDATE ... WHERE credits >= amount``: under any concurrency the balance never goes below zero and
+no spend is lost or doubled (the database serialises the row). The transaction id is deterministic:
+the account and its ledger sequence number, ``<svc_id>-<seq>``.
+
+Functions take either an open connection (joining the caller's transaction) or a
+:class:`~svc_api.core.store.Store` (then they run in their own write transaction).
+
+Example:
+    >>> from svc_api.core.store import Store
+    >>> from svc_api.migrations import migrate
+    >>> from svc_api.accounts.identity import register
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60).svc_id
+    >>> adjust_credits(store, sid, 10, reason="welcome")["amount"]
+    10
+    >>> spend_credits(store, sid, "2.5", "backtest", "BTC 1h backtest")["balance"]
+    7.5
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from svc_api.accounts.service import ACCOUNTS as accounts
+from svc_api.core.errors import InsufficientCredits, Invalid, NotFound
+from svc_api.core.money import Amount, from_units, to_units
+from svc_api.core.store import Store
+from svc_api.credits.tables import credit_transactions
+
+TYPES = ("adjustment", "spend", "deposit")
+ACTIONS = (
+    "deposit",
+    "backtest",
+    "credit_adjustment",
+    "strategy_generate",
+    "strategy_refund",
+    "marketplace_signal",
+)
+
+def spend_credits(
+    conn_or_store: Connection | Store,
+    svc_id: str,
+    amount: Amount,
+    action: str,
+    description: str,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """Take ``amount`` (> 0) credits from ``svc_id``; the ledger row and the balance change together.
+
+    With an ``idempotency_key`` a repeated call returns the first transaction and charges nothing.
+
+    Raises:
+        InsufficientCredits: the balance does not cover ``amount`` (nothing is written).
+        NotFound: unknown account.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> spend_credits(store, "NOPE00", 1, "backtest", "x")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    units = _positive(amount)
+    return _post(conn_or_store, svc_id, -units, "spend", action, description, idempotency_key=idempotency_key)
+
+
+def refund_credits(
+    conn_or_store: Connection | Store,
+    svc_id: str,
+    amount: Amount,
+    action: str = "strategy_refund",
+    description: str = "Refund",
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """Give back ``amount`` (> 0) credits after a failed paid operation (an ``adjustment`` entry).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> refund_credits(store, "NOPE00", 0)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: amount must be positive, got 0
+    """
+    units = _positive(amount)
+    return _post(
+        conn_or_store, svc_id, units, "adjustment", action, description, idempotency_key=idempotency_key
+    )
+
+
+def deposit_credits(
+    conn_or_store: Connection | Store,
+    svc_id: str,
+    amount: Amount,
+    description: str = "Deposit",
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """Add purchased credits (a ``deposit`` entry).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> deposit_credits(store, "NOPE00", -1)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: amount must be positive, got -1
+    """
+    units = _positive(amount)
+    return _post(
+        conn_or_store, svc_id, units, "deposit", "deposit", description, idempotency_key=idempotency_key
+    )
+
+
+def adjust_credits(
+    conn_or_store: Connection | Store, svc_id: str, amount: Amount, *, reason: str
+) -> dict[str, Any]:
+    """Operator correction, signed; the reason is stored but never shown to the user.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> adjust_credits(store, "NOPE00", 0, reason="x")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: amount must not be zero
+    """
+    units = to_units(amount)
+    if units == 0:
+        raise Invalid("amount must not be zero")
+    if not reason.strip():
+        raise Invalid("reason must not be empty")
+    return _post(
+        conn_or_store,
+        svc_id,
+        units,
+        "adjustment",
+        "credit_adjustment",
+        "Balance correction",
+        reason=reason.strip(),
+    )
+
+
+def balance(conn: Connection, svc_id: str) -> int | float:
+    """Current balance of ``svc_id`` in credits.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     balance(conn, "NOPE00")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    units = conn.execute(sa.select(accounts.c.credits).where(accounts.c.svc_id == svc_id)).scalar()
+    if units is None:
+        raise NotFound(f"unknown account {svc_id}")
+    return from_units(units)
+
+
+# Built once (a listed page is a frequent read); the limit is a bound parameter too.
+_HISTORY = (
+    sa.select(credit_transactions)
+    .where(credit_transactions.c.svc_id == sa.bindparam("svc_id"))
+    .order_by(credit_transactions.c.seq.desc())
+    .limit(sa.bindparam("n"))
+)
+_HISTORY_BEFORE = _HISTORY.where(credit_transactions.c.seq < sa.bindparam("before"))
+
+
+def credits_history(
+    conn: Connection, svc_id: str, *, limit: int, before_seq: int | None = None
+) -> tuple[list[dict[str, Any]], bool]:
+    """Ledger entries newest first, keyset-paged on the sequence number; returns (page, has_more).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     credits_history(conn, "NOPE00", limit=50)
+        ([], False)
+    """
+    params = {"svc_id": svc_id, "before": before_seq, "n": limit + 1}
+    rows = conn.execute(_HISTORY if before_seq is None else _HISTORY_BEFORE, params).all()
+    return [_public(row) for row in rows[:limit]], len(rows) > limit
+
+
+def _positive(amount: Amount) -> int:
+    units = to_units(amount)
+    if units <= 0:
+        raise Invalid(f"amount must be positive, got {amount!r}")
+    return units
+
+
+def _public(row: Any) -> dict[str, Any]:
+    return {
+        "transaction_id": row.transaction_id,
+        "type": row.type,
+        "amount": from_units(row.amount),
+        "action": row.action,
+        "description": row.description,
+        "timestamp": int(row.created_at),
+        "seq": int(row.seq),
+    }
+
+
+@contextmanager
+def _connection(conn_or_store: Connection | Store) -> Iterator[Connection]:
+    if isinstance(conn_or_store, Store):
+        with conn_or_store.write() as conn:
+            yield conn
+    else:
+        yield conn_or_store
+
+
+def _post(
+    conn_or_store: Connection | Store,
+    svc_id: str,
+    units: int,
+    type_: str,
+    action: str,
+    description: str,
+    *,
+    idempotency_key: str | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    if action not in ACTIONS:
+        raise Invalid(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
+    with _connection(conn_or_store) as conn:
+        if idempotency_key is not None:
+            done = _by_key(conn, svc_id, idempotency_key)
+            if done is not None:
+                return done
+        try:
+            # A savepoint, so that losing an idempotency race undoes only this entry, not the caller's work.
+            with conn.begin_nested():
+                return _apply(conn, svc_id, units, type_, action, description, idempotency_key, reason)
+        except sa.exc.IntegrityError:
+            done = _by_key(conn, svc_id, idempotency_key) if idempotency_key is not None else None
+            if done is None:
+                raise
+            return done
+
+
+def _apply(
+    conn: Connection,
+    svc_id: str,
+    units: int,
+    type_: str,
+    action: str,
+    description: str,
+    idempotency_key: str | None,
+    reason: str | None,
+) -> dict[str, Any]:
+    update = (
+        accounts.update()
+        .where(accounts.c.svc_id == svc_id, accounts.c.credits + units >= 0)
+        .values(credits=accounts.c.credits + units, ledger_seq=accounts.c.ledger_seq + 1)
+        .returning(accounts.c.ledger_seq, accounts.c.credits)
+    )
+    row = conn.execute(update).first()
+    if row is None:
+        have = conn.execute(sa.select(accounts.c.credits).where(accounts.c.svc_id == svc_id)).scalar()
+        if have is None:
+            raise NotFound(f"unknown account {svc_id}")
+        raise InsufficientCredits(f"insufficient credits: need {from_units(-units)}, have {from_units(have)}")
+    seq, after = int(row.ledger_seq), int(row.credits)
+    entry = {
+        "transaction_id": f"{svc_id}-{seq:08d}",
+        "svc_id": svc_id,
+        "seq": seq,
+        "type": type_,
+        "amount": units,
+        "balance_after": after,
+        "action": action,
+        "description": description[:500],
+        "reason": reason,
+        "idempotency_key": idempotency_key,
+        "created_at": int(time.time()),
+    }
+    conn.execute(credit_transactions.insert().values(**entry))
+    return _result(entry)
+
+
+def _by_key(conn: Connection, svc_id: str, key: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        sa.select(credit_transactions).where(
+            credit_transactions.c.svc_id == svc_id, credit_transactions.c.idempotency_key == key
+        )
+    ).first()
+    return None if row is None else _result(row._asdict(), replayed=True)
+
+
+def _result(entry: dict[str, Any], *, replayed: bool = False) -> dict[str, Any]:
+    return {
+        "transaction_id": entry["transaction_id"],
+        "type": entry["type"],
+        "amount": from_units(entry["amount"]),
+        "action": entry["action"],
+        "description": entry["description"],
+        "timestamp": int(entry["created_at"]),
+        "balance": from_units(entry["balance_after"]),
+        "replayed": replayed,
+    }

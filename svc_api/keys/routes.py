@@ -1,0 +1,50 @@
+"""``/user`` developer API key operations (session token only; an API key gets 403).
+
+The key store is the database: when it is unreachable these operations answer 503
+``api_key_store_unavailable`` and change nothing.
+
+Example:
+    >>> sorted(USER)
+    ['api_key_generate', 'api_key_revoke', 'api_key_status']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_api.core.dispatch import Call, Operation
+from svc_api.core.errors import ApiError
+from svc_api.keys import service as apikeys
+
+
+def _key_store_unavailable(retry_after: int) -> ApiError:
+    code = "api_key_store_unavailable"
+    return ApiError(503, code, code=code, retry_after=retry_after)
+
+
+def _generate(call: Call) -> dict[str, str]:
+    with call.store.write() as conn:
+        return apikeys.generate_key(
+            conn,
+            call.svc_id,
+            call.params.get("label"),
+            call.params.get("permissions"),
+            secret_key=call.services.settings.secret_key,
+        )
+
+
+def _status(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        return apikeys.key_status(conn, call.svc_id)
+
+
+def _revoke(call: Call) -> dict[str, bool]:
+    with call.store.write() as conn:
+        return apikeys.revoke_key(conn, call.svc_id, call.params.get("api_key_id"))
+
+
+USER: dict[str, Operation] = {
+    "api_key_generate": Operation(_generate, access="session", unavailable=_key_store_unavailable),
+    "api_key_status": Operation(_status, unavailable=_key_store_unavailable),
+    "api_key_revoke": Operation(_revoke, access="session", unavailable=_key_store_unavailable),
+}

@@ -1,0 +1,222 @@
+"""Developer API keys: one active key per user, the secret shown once and stored only as an HMAC.
+
+Example:
+    >>> from svc_api.core.store import Store
+    >>> from svc_api.migrations import migrate
+    >>> from svc_api.accounts.identity import register
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     pair = generate_key(conn, sid, "bot", None, secret_key=b"k" * 32)
+    >>> with store.read() as conn:
+    ...     authenticate_key(conn, pair["api_key"], pair["api_secret"], secret_key=b"k" * 32).svc_id == sid
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from svc_api.accounts.service import ACCOUNTS as accounts
+from svc_api.accounts.service import effective_plan
+from svc_api.core.errors import Forbidden, Invalid
+from svc_api.keys.tables import api_keys
+
+SCOPES = ("read", "trade")
+MAX_KEYS = 1
+
+
+class InvalidCredentials(Exception):
+    """Key unknown, revoked, or the secret does not match."""
+
+
+@dataclass(frozen=True)
+class KeyIdentity:
+    """The owner and permissions of an authenticated key.
+
+    Example:
+        >>> KeyIdentity("AB12CD", ("read",)).plan
+        'free'
+    """
+
+    svc_id: str
+    permissions: tuple[str, ...]
+    plan: str = "free"
+
+
+def secret_hash(api_key: str, api_secret: str, *, secret_key: bytes) -> str:
+    """HMAC-SHA256 of the key's secret under the server secret (bound to the key id).
+
+    Example:
+        >>> len(secret_hash("svk_x", "s", secret_key=b"k"))
+        64
+    """
+    return hmac.new(secret_key, f"{api_key}:{api_secret}".encode(), hashlib.sha256).hexdigest()
+
+
+def generate_key(
+    conn: Connection,
+    svc_id: str,
+    label: object,
+    permissions: object,
+    *,
+    secret_key: bytes,
+    now: int | None = None,
+) -> dict[str, str]:
+    """Create the user's key; returns ``{api_key, api_secret}`` (the only time the secret is seen).
+
+    Raises:
+        Invalid: label not 1-64 characters, unknown scope, or a key already exists.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     generate_key(conn, "AB12CD", "", None, secret_key=b"k")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: label must be a string of 1-64 characters
+    """
+    now = int(time.time()) if now is None else now
+    if not isinstance(label, str) or not 1 <= len(label) <= 64:
+        raise Invalid("label must be a string of 1-64 characters")
+    scopes = _scopes(permissions)
+    if conn.execute(sa.select(api_keys.c.api_key).where(api_keys.c.active_owner == svc_id)).first():
+        raise Invalid("an API key already exists; revoke it before generating a new one")
+    api_key = "svk_" + secrets.token_hex(16)
+    api_secret = secrets.token_urlsafe(32)
+    try:
+        with conn.begin_nested():
+            conn.execute(
+                api_keys.insert().values(
+                    api_key=api_key,
+                    svc_id=svc_id,
+                    active_owner=svc_id,
+                    secret_hash=secret_hash(api_key, api_secret, secret_key=secret_key),
+                    label=label,
+                    permissions=",".join(scopes),
+                    created_at=now,
+                )
+            )
+    except sa.exc.IntegrityError:
+        raise Invalid("an API key already exists; revoke it before generating a new one") from None
+    return {"api_key": api_key, "api_secret": api_secret}
+
+
+def key_status(conn: Connection, svc_id: str) -> dict[str, Any]:
+    """``{has_key, key, max_keys}`` for the user's active key (never the secret).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     key_status(conn, "AB12CD")
+        {'has_key': False, 'key': None, 'max_keys': 1}
+    """
+    row = conn.execute(sa.select(api_keys).where(api_keys.c.active_owner == svc_id)).first()
+    key = None
+    if row is not None:
+        key = {
+            "api_key": row.api_key,
+            "label": row.label,
+            "permissions": row.permissions.split(",") if row.permissions else [],
+            "created_at": int(row.created_at),
+        }
+    return {"has_key": key is not None, "key": key, "max_keys": MAX_KEYS}
+
+
+def revoke_key(
+    conn: Connection, svc_id: str, api_key_id: object, *, now: int | None = None
+) -> dict[str, bool]:
+    """Revoke the user's key at once and for good.
+
+    Raises:
+        Invalid: ``api_key_id`` missing.
+        Forbidden: no such active key of this user.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     revoke_key(conn, "AB12CD", "svk_unknown")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Forbidden: API key not found or not owned by the caller
+    """
+    now = int(time.time()) if now is None else now
+    if not isinstance(api_key_id, str) or not api_key_id:
+        raise Invalid("api_key_id is required")
+    result = conn.execute(
+        api_keys.update()
+        .where(api_keys.c.api_key == api_key_id, api_keys.c.active_owner == svc_id)
+        .values(active_owner=None, revoked_at=now)
+    )
+    if result.rowcount == 0:
+        raise Forbidden("API key not found or not owned by the caller")
+    return {"deleted": True}
+
+
+# Built once: constructing a select costs more than running it, and this runs on every request.
+_KEY_LOOKUP = (
+    sa.select(
+        api_keys.c.svc_id,
+        api_keys.c.secret_hash,
+        api_keys.c.permissions,
+        accounts.c.plan,
+        accounts.c.license_expires_at,
+        accounts.c.demo_expires_at,
+    )
+    .join(accounts, accounts.c.svc_id == api_keys.c.svc_id)
+    .where(api_keys.c.api_key == sa.bindparam("api_key"), api_keys.c.revoked_at.is_(None))
+)
+
+
+def authenticate_key(
+    conn: Connection, api_key: str, api_secret: str, *, secret_key: bytes, now: int | None = None
+) -> KeyIdentity:
+    """The owner of an active key whose secret matches, compared in constant time.
+
+    Raises:
+        InvalidCredentials: unknown, revoked or mismatching.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     authenticate_key(conn, "svk_x", "y", secret_key=b"k")
+        Traceback (most recent call last):
+        ...
+        svc_api.keys.service.InvalidCredentials: invalid API key or secret
+    """
+    now = int(time.time()) if now is None else now
+    row = conn.execute(_KEY_LOOKUP, {"api_key": api_key}).first()
+    candidate = secret_hash(api_key, api_secret, secret_key=secret_key)
+    if row is None or not hmac.compare_digest(candidate, row.secret_hash):
+        raise InvalidCredentials("invalid API key or secret")
+    plan = effective_plan(
+        row.plan, license_expires_at=row.license_expires_at, demo_expires_at=row.demo_expires_at, now=now
+    )
+    return KeyIdentity(str(row.svc_id), tuple(p for p in row.permissions.split(",") if p), plan)
+
+
+def _scopes(permissions: object) -> list[str]:
+    if permissions is None:
+        return ["read"]
+    if not isinstance(permissions, list) or not all(isinstance(p, str) for p in permissions):
+        raise Invalid("permissions must be an array of strings")
+    unknown = sorted(set(permissions) - set(SCOPES))
+    if unknown:
+        raise Invalid(f"unknown permission(s): {', '.join(unknown)}; allowed: {', '.join(SCOPES)}")
+    return sorted(set(permissions), key=SCOPES.index) or ["read"]

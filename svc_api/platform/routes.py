@@ -1,0 +1,182 @@
+"""Public routes: ``GET /`` (platform config), ``GET /health``, ``GET /openapi.json``, and the
+``/tradingdata`` types ``platform_notifications`` and ``changelog``.
+
+Example:
+    >>> sorted(TRADINGDATA)
+    ['changelog', 'platform_notifications']
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from svc_api.core.dispatch import Call, Operation
+from svc_api.core.services import Services
+from svc_api.core.store import StoreUnavailable
+from svc_api.notifications import service as notifications
+from svc_api.platform import changelog
+from svc_api.platform import service as platform
+
+logger = logging.getLogger("svc_api")
+_COINS_TTL = 60.0
+
+
+def _coins(services: Services) -> list[str]:
+    try:
+        return platform.supported_coins(services.settings.data_dir)
+    except (ImportError, OSError) as exc:
+        logger.warning("supported coins unavailable: %s", exc)
+        return []
+
+
+async def root(request: Request) -> JSONResponse:
+    """``GET /``: the Platform config (coins cached for a minute).
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> settings = Settings(database_url="sqlite://", secret_key=b"k" * 32, data_dir="/nonexistent")
+        >>> app = create_app(settings)
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/")).json()["supported_coins"]
+        >>> asyncio.run(get())
+        []
+    """
+    services: Services = request.app.state.services
+    settings = services.settings
+    coins = await run_in_threadpool(services.cached, "supported_coins", _COINS_TTL, lambda: _coins(services))
+    return JSONResponse(
+        platform.platform_config(
+            general=settings.general_message,
+            banner_urls=settings.banner_urls,
+            app_version=settings.app_version,
+            coins=coins,
+        )
+    )
+
+
+async def health(request: Request) -> JSONResponse:
+    """``GET /health``: 200 when the store answers, else 503 with ``reason: store_unavailable``.
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> url = "postgresql+psycopg://u@127.0.0.1:1/x"
+        >>> app = create_app(Settings(database_url=url, secret_key=b"k" * 32))
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/health")).status_code
+        >>> asyncio.run(get())
+        503
+    """
+    services: Services = request.app.state.services
+    settings = services.settings
+
+    if await run_in_threadpool(_store_ok, services):
+        return JSONResponse({"status": "ok", "store": "ok"})
+    return JSONResponse(
+        {
+            "error": "service_unavailable",
+            "reason": "store_unavailable",
+            "retry_after": settings.store_retry_after,
+        },
+        status_code=503,
+        headers={"Retry-After": str(settings.store_retry_after)},
+    )
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """``GET /healthz``: liveness, always 200 while the process serves: the store's state and the
+    health of each background worker this process runs (``{}`` when they run in ``svc worker``).
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> app = create_app(Settings(database_url="sqlite://", secret_key=b"k" * 32))
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/healthz")).json()
+        >>> asyncio.run(get())
+        {'status': 'ok', 'store': 'ok', 'workers': {}}
+    """
+    services: Services = request.app.state.services
+    store_ok = await run_in_threadpool(_store_ok, services)
+    running = services.workers
+    workers = {} if running is None else await run_in_threadpool(running.health)
+    return JSONResponse({"status": "ok", "store": "ok" if store_ok else "unavailable", "workers": workers})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """``GET /readyz``: readiness, 200 when the store answers, else 503 (take the process out of rotation).
+
+    Example:
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> url = "postgresql+psycopg://u@127.0.0.1:1/x"
+        >>> app = create_app(Settings(database_url=url, secret_key=b"k" * 32))
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/readyz")).status_code
+        >>> asyncio.run(get())
+        503
+    """
+    return await health(request)
+
+
+def _store_ok(services: Services) -> bool:
+    try:
+        return services.store.ping()
+    except StoreUnavailable:
+        return False
+
+
+@lru_cache(maxsize=1)
+def _openapi_document() -> bytes:
+    text = resources.files("svc_api").joinpath("openapi.yaml").read_text(encoding="utf-8")
+    return json.dumps(yaml.safe_load(text)).encode()
+
+
+async def openapi(request: Request) -> Response:
+    """``GET /openapi.json``: the API description (``svc_api/openapi.yaml``) as JSON.
+
+    Example:
+        >>> json.loads(_openapi_document())["openapi"]
+        '3.1.0'
+    """
+    return Response(await run_in_threadpool(_openapi_document), media_type="application/json")
+
+
+def _platform_notifications(call: Call) -> dict[str, Any]:
+    limit = call.page(20, 1, 50, clamp=True)
+    with call.store.read() as conn:
+        items = notifications.platform_announcements(conn, limit=limit)
+    return {"notifications": items, "count": len(items)}
+
+
+def _changelog(call: Call) -> dict[str, Any]:
+    limit = call.page(50, 1, 200, clamp=True)
+    return changelog.changelog(limit=limit, min_version=call.params.get("min_version"))
+
+
+TRADINGDATA: dict[str, Operation] = {
+    "platform_notifications": Operation(_platform_notifications, access="public"),
+    "changelog": Operation(_changelog, access="public"),
+}

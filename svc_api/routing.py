@@ -1,0 +1,96 @@
+"""The routes of the service: the three dispatch families, ``GET /``, health, the API description,
+and ``/education/v1``.
+
+Each family's table merges the tables of the route modules; a new operation goes in a route module
+and its table is added here.
+
+Example:
+    >>> "account_info" in USER.operations, "changelog" in TRADINGDATA.operations
+    (True, True)
+    >>> [r.path for r in routes()][:3]
+    ['/', '/health', '/healthz']
+"""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute, Mount, Route, Router
+
+from svc_api.accounts import routes as account
+from svc_api.backtests import routes as backtest_routes
+from svc_api.core.dispatch import Family, Operation, merge
+from svc_api.credits import routes as credit_routes
+from svc_api.keys import routes as keys
+from svc_api.market import routes as market_routes
+from svc_api.notifications import routes as notification_routes
+from svc_api.platform import routes as platform
+from svc_api.strategies import routes as strategy_routes
+from svc_api.trends import routes as trend_routes
+
+USER = Family(
+    "user",
+    "request_type",
+    merge(
+        account.USER,
+        credit_routes.USER,
+        notification_routes.USER,
+        keys.USER,
+        strategy_routes.USER,
+        backtest_routes.USER,
+        market_routes.USER,
+    ),
+    envelope=True,
+)
+BACKTEST = Family("backtest", "action", merge(backtest_routes.BACKTEST), envelope=False)
+TRADINGDATA = Family(
+    "tradingdata",
+    "request_type",
+    merge(platform.TRADINGDATA, market_routes.TRADINGDATA, trend_routes.TRADINGDATA),
+    envelope=False,
+    body=False,
+)
+
+_FAMILIES = {"/user": USER, "/backtest": BACKTEST, "/tradingdata": TRADINGDATA}
+
+
+def operation_for(path: str, selector_value: str | None) -> Operation | None:
+    """The operation a request path and selector value dispatch to (None when unknown).
+
+    Example:
+        >>> operation_for("/user", "login").access
+        'public'
+        >>> operation_for("/elsewhere", "login") is None
+        True
+    """
+    family = _FAMILIES.get(path)
+    return None if family is None else family.operation(selector_value)
+
+
+def selector_of(path: str) -> str | None:
+    """The query parameter naming the operation on ``path``.
+
+    Example:
+        >>> selector_of("/backtest")
+        'action'
+    """
+    family = _FAMILIES.get(path)
+    return None if family is None else family.selector
+
+
+def routes() -> list[BaseRoute]:
+    """Every route of the app.
+
+    Example:
+        >>> len(routes())
+        9
+    """
+    return [
+        Route("/", platform.root, methods=["GET"]),
+        Route("/health", platform.health, methods=["GET"]),
+        Route("/healthz", platform.healthz, methods=["GET"]),
+        Route("/readyz", platform.readyz, methods=["GET"]),
+        Route("/openapi.json", platform.openapi, methods=["GET"]),
+        Route("/user", USER.__call__, methods=["POST"]),
+        Route("/backtest", BACKTEST.__call__, methods=["POST"]),
+        Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),
+        Mount("/education/v1", app=Router(routes=[])),
+    ]

@@ -1,0 +1,84 @@
+"""``/user`` strategy operations: generate, detail, edit, versions, rollback, delete, visibility.
+
+Generation and edits are compiled by the background worker; the handlers wake it after their
+transaction commits. See docs/strategies-api.md for the fields and errors.
+
+Example:
+    >>> sorted(USER)[:3]
+    ['strategy_delete', 'strategy_detail', 'strategy_edit']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_api.core.dispatch import Call, Operation
+from svc_api.core.errors import Invalid
+from svc_api.strategies import generation
+from svc_api.strategies import service as strategies
+
+
+def _cap(call: Call) -> int:
+    return int(call.services.settings.max_concurrent_generations)
+
+
+def _generate(call: Call) -> dict[str, Any]:
+    with call.store.write() as conn:
+        reply = strategies.generate(conn, call.svc_id, call.params, max_generations=_cap(call))
+    generation.notify()
+    return reply
+
+
+def _edit(call: Call) -> dict[str, Any]:
+    with call.store.write() as conn:
+        reply = strategies.edit(conn, call.svc_id, call.params, max_generations=_cap(call))
+    generation.notify()
+    return reply
+
+
+def _detail(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        return strategies.detail(conn, call.svc_id, call.params.get("strategy_name"))
+
+
+def _versions(call: Call) -> dict[str, Any]:
+    limit = call.page(25, 1, 100)
+    position = call.cursor("strategy_versions")
+    before = None if position is None else position.get("v")
+    if position is not None and (not isinstance(before, int) or isinstance(before, bool)):
+        raise Invalid("cursor is not valid for this list")
+    name = call.params.get("strategy_name")
+    if position is not None and position.get("n") != name:
+        raise Invalid("cursor belongs to another strategy")
+    with call.store.read() as conn:
+        body, more = strategies.versions(conn, call.svc_id, name, limit=limit, before=before)
+    last = {"v": body["versions"][-1]["version"], "n": name} if more else None
+    return body | call.user_page("strategy_versions", "versions", body["versions"], more, last)
+
+
+def _rollback(call: Call) -> dict[str, Any]:
+    p = call.params
+    with call.store.write() as conn:
+        return strategies.rollback(conn, call.svc_id, p.get("strategy_name"), p.get("target_version"))
+
+
+def _delete(call: Call) -> dict[str, Any]:
+    p = call.params
+    with call.store.write() as conn:
+        return strategies.delete(conn, call.svc_id, p.get("strategy_name"), p.get("confirm_name"))
+
+
+def _visibility(call: Call) -> dict[str, Any]:
+    with call.store.write() as conn:
+        return strategies.set_visibility(conn, call.svc_id, call.params)
+
+
+USER: dict[str, Operation] = {
+    "strategy_generate": Operation(_generate, idempotent=True),
+    "strategy_detail": Operation(_detail),
+    "strategy_edit": Operation(_edit, idempotent=True),
+    "strategy_versions": Operation(_versions),
+    "strategy_rollback": Operation(_rollback, idempotent=True),
+    "strategy_delete": Operation(_delete),
+    "strategy_visibility": Operation(_visibility),
+}

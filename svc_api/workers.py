@@ -1,0 +1,21 @@
+"""The registry of the service's background workers: every worker of every domain is named here.
+
+``create_app``'s lifespan starts them in each server process (unless ``SVC_RUN_WORKERS=0``, for
+deployments that run ``svc worker`` separately) and ``GET /healthz`` reports each one.
+
+Example:
+    >>> REGISTRY.names()
+    ['strategy_generation', 'backtest_runner', 'trend_refresh']
+"""
+
+from __future__ import annotations
+
+from svc_api.backtests.jobs import RunnerWorker
+from svc_api.core.workers import Registry
+from svc_api.strategies.generation import GenerationWorker
+from svc_api.trends.refresh import start_for
+
+REGISTRY = Registry()
+REGISTRY.register("strategy_generation", GenerationWorker)
+REGISTRY.register("backtest_runner", RunnerWorker)
+REGISTRY.register("trend_refresh", start_for)
