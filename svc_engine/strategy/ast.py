@@ -177,10 +177,13 @@ class TrendEvent(Node):
 
 @dataclass(frozen=True, slots=True)
 class After(Node):
-    """`cond` now, and `prior` true on the previous candle."""
+    """`cond` now, and `prior` true on at least one of the `window` candles before this one
+    ("X then Y", "Y after X", "Y within 5 candles after X"; window 1: "right after"). A program
+    stored before the window existed meant the previous candle, which is what the default keeps."""
 
     cond: Node
     prior: Node
+    window: int = 1
 
 
 @dataclass(frozen=True, slots=True)

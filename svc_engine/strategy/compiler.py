@@ -390,7 +390,12 @@ def _new_extreme(ctx: Context, node: A.NewExtreme) -> np.ndarray:
 
 
 def _after(ctx: Context, node: A.After) -> np.ndarray:
-    return ctx.truth(node.cond) & shift(ctx.truth(node.prior), 1)
+    prior = ctx.truth(node.prior)
+    index = np.arange(prior.size)
+    # The latest candle before this one where `prior` held (-window - 1 when none yet).
+    latest = np.maximum.accumulate(np.where(prior, index, -node.window - 1))
+    before = np.r_[-node.window - 1, latest[:-1]] if prior.size else latest
+    return ctx.truth(node.cond) & (index - before <= node.window)
 
 
 def _and(ctx: Context, node: A.And) -> np.ndarray:
@@ -482,7 +487,7 @@ def _reach(node: A.Node, m: _Reach) -> int:
     if isinstance(node, A.TrendEvent):
         return m.trend
     if isinstance(node, A.After):
-        return max(_reach(node.cond, m), _reach(node.prior, m) + 1)
+        return max(_reach(node.cond, m), _reach(node.prior, m) + node.window)
     if isinstance(node, A.AtrTarget):
         return m.atr_target(node.period)
     return max((_reach(c, m) for c in node.children()), default=0)

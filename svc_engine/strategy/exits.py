@@ -34,6 +34,7 @@ def parse_exit(text: str) -> Exit:
     AtrTarget(mult=2.0, period=14)
     """
     p = _Parser(text)
+    p.in_exit = True
     while p.peek().text in {
         "take",
         "profit",

@@ -27,8 +27,12 @@ from svc_engine.strategy.vocab import (
     OUTPUT_WORDS,
     PREFIX_OUTPUTS,
     SPECS,
+    THEN_WINDOW,
     VOCABULARY,
 )
+
+MAX_WINDOW = 1000
+PERIOD_WORDS = ("last", "past", "previous", "prior", "period")
 
 # Names of indicators and prices, the nearest of which is suggested for an unknown one.
 KNOWN_PHRASES = frozenset(
@@ -100,6 +104,9 @@ class _Parser:
         self.last_subject: A.Node | None = None
         self.range_depth = 0  # inside "highest X of the last N candles" the period phrase is the range's
         self.speeds: dict[A.Node, tuple[str, Token]] = {}  # indicators said "fast" or "slow"
+        self.period_word = ""  # "last", "past", "previous" or "prior" of the latest period phrase
+        self.in_exit = False  # parsing a take-profit or stop level (see `range_window`)
+        self.implicit_lags: set[int] = set()  # ids of the Lag nodes `range_window` added
 
     # ---- token helpers -----------------------------------------------------------------------
 
@@ -185,7 +192,8 @@ class _Parser:
                 self.fail(f"expected a condition after {self.toks[self.i - 1].text!r}")
             if self.at("then") and not self.at_entry_clause_after(1):
                 self.i += 1
-                items[-1] = A.After(self.negation(), items[-1])
+                window = self.then_window()
+                items[-1] = A.After(self.negation(), items[-1], window)
                 continue
             items.append(self.negation())
         return items[0] if len(items) == 1 else A.And(_flatten(A.And, items))
@@ -211,13 +219,48 @@ class _Parser:
 
     def after(self) -> A.Node:
         cond = self.atom()
-        if self.accept("after"):
-            prior = self.atom()
-            return A.After(cond, prior)
+        window = self.after_window()
+        if window is not None:
+            return A.After(cond, self.atom(), window)
         if self.at("then") and not self.at_entry_clause_after(1):
             self.i += 1
-            return A.After(self.atom(), cond)
+            window = self.then_window()
+            return A.After(self.atom(), cond, window)
         return cond
+
+    def after_window(self) -> int | None:
+        """ "after" (THEN_WINDOW), "right/immediately after" (1), "within N candles after" (N)."""
+        if self.accept("after"):
+            return THEN_WINDOW
+        if (self.at("right", "after") or self.at("immediately", "after") or self.at("just", "after")):
+            self.i += 2
+            return 1
+        if (
+            self.at("within")
+            and self.peek(1).kind == NUM
+            and self.peek(2).text == "candle"
+            and self.peek(3).text == "after"
+        ):
+            self.i += 1
+            n = self.integer("the number of candles of 'within ... after'")
+            if n > MAX_WINDOW:
+                self.fail(f"the window of 'after' is at most {MAX_WINDOW} candles", self.toks[self.i - 1])
+            self.i += 2
+            return n
+        return None
+
+    def then_window(self) -> int:
+        """ "then X" (THEN_WINDOW), "then within N candles X", "then right away / on the next candle X"."""
+        if self.at("within") and self.peek(1).kind == NUM and self.peek(2).text == "candle":
+            self.i += 1
+            n = self.integer("the number of candles of 'then within'")
+            if n > MAX_WINDOW:
+                self.fail(f"the window of 'then' must be at most {MAX_WINDOW} candles", self.toks[self.i - 1])
+            self.i += 1
+            return n
+        if self.accept("on", "next", "candle") or self.accept("immediately") or self.accept("right", "away"):
+            return 1
+        return THEN_WINDOW
 
     def atom(self) -> A.Node:
         if self.peek().kind == LPAREN:
@@ -564,7 +607,10 @@ class _Parser:
         while self.peek().kind == NUM and self.peek(1).text == "candle" and self.peek(2).text == "ago":
             n = self.integer("the number of candles ago")
             self.i += 2
-            node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
+            if id(node) in self.implicit_lags:
+                node = A.Lag(node.expr, n)  # type: ignore[attr-defined]
+            else:
+                node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
         return node
 
     def primary(self) -> A.Node:
@@ -615,7 +661,9 @@ class _Parser:
             self.i += 1
             source = A.Field(self.take().text)
             key = "min" if source.name == "low" else "max"
-            return check_indicator(key, [tok], "", source, self.text, tok, self.toks[self.i - 1].end)
+            including = self.accept_including()
+            node = check_indicator(key, [tok], "", source, self.text, tok, self.toks[self.i - 1].end)
+            return self.range_window(node, "", including, tok)
         if tok.pct and self.at_any(UP_WORDS | DOWN_WORDS):
             sign = 1.0 if self.take().text in UP_WORDS else -1.0
             if tok.value <= 0:
@@ -682,6 +730,7 @@ class _Parser:
         assert key is not None
         spec = SPECS[key]
         output = self.outputs(key, output)
+        self.period_word = ""
         params = self.params(period_tok)
         output = self.outputs(key, output)
         if spec.sourced and source is None:
@@ -690,7 +739,9 @@ class _Parser:
                 params.append(self.period_phrase())  # "standard deviation of close over 20 candles"
         elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
-        return check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
+        node = check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
+        # "SMA of the previous 20 candles": the 20 before the current one.
+        return A.Lag(node, 1) if self.period_word in ("previous", "prior") else node
 
     def qualified(self, period_tok: Token | None, source: A.Node | None) -> A.Node:
         """ "fast EMA(12)", "slow SMA 50", "fast stochastic": the word must agree with what follows."""
@@ -790,7 +841,7 @@ class _Parser:
         k = 1 if self.peek().text in ("of", "over", "for", "in", "with") else 0
         if k == 0:
             return False
-        while self.peek(k).text in ("last", "past", "previous", "period"):
+        while self.peek(k).text in PERIOD_WORDS:
             k += 1
         return (
             self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and self.peek(k + 2).text != "ago"
@@ -798,7 +849,9 @@ class _Parser:
 
     def period_phrase(self) -> Token:
         self.i += 1
-        while self.peek().text in ("last", "past", "previous", "period"):
+        while self.peek().text in PERIOD_WORDS:
+            if self.peek().text != "period":
+                self.period_word = self.peek().text
             self.i += 1
         tok = self.take()
         self.i += 1  # "candle"
@@ -822,8 +875,40 @@ class _Parser:
                 source = self.postfix()
             finally:
                 self.range_depth -= 1
+        self.period_word = ""
         params = self.params(period_tok)
-        return check_indicator(key, params, "", source, self.text, start, self.toks[self.i - 1].end)
+        word = self.period_word
+        including = self.accept_including()
+        node = check_indicator(key, params, "", source, self.text, start, self.toks[self.i - 1].end)
+        return self.range_window(node, word, including, start)
+
+    def accept_including(self) -> bool:
+        """ "... including the current candle" / "including this one"."""
+        if not self.accept("including"):
+            return False
+        self.accept("this") or self.accept("current")
+        one = self.peek().kind == NUM and self.peek().value == 1
+        if not (self.accept("candle") or (one and self.take())):
+            self.fail("expected 'the current candle' after 'including'")
+        return True
+
+    def range_window(self, node: A.Node, word: str, including: bool, start: Token) -> A.Node:
+        """Which candles a highest/lowest covers. In a condition, "the last N candles" are the N before
+        the current one (the current candle is what is compared with them); "including the current
+        candle" adds it. In a take-profit or stop level "the last N" include the signal candle.
+        "previous N" always excludes the current candle."""
+        if including:
+            if word in ("previous", "prior"):
+                self.fail(f"'the {word} N candles' exclude the current one; say 'the last N candles "
+                          "including the current candle'", start)
+            return node
+        if word in ("previous", "prior"):
+            return A.Lag(node, 1)
+        if not self.in_exit:
+            lag = A.Lag(node, 1)
+            self.implicit_lags.add(id(lag))  # "the 20-candle high 3 candles ago" ends the window there
+            return lag
+        return node
 
     # ---- entry ---------------------------------------------------------------------------------
 

@@ -25,6 +25,9 @@ INF = math.inf
 STABILISE = 100
 #: Candles of one UTC day at the finest timeframe (1m): what a session VWAP can reach back.
 DAY_CANDLES = 1440
+#: "X then Y" / "Y after X": Y fires when X held on one of this many candles before it (settable:
+#: "Y within 3 candles after X", "X then within 3 candles Y"; "right after" is 1).
+THEN_WINDOW = 10
 #: The warm-up of a running total or a path-dependent stop (OBV, A/D, Parabolic SAR, Supertrend):
 #: its value depends on where the series starts, so a restart must read the whole history.
 WHOLE_HISTORY = 1_000_000_000
@@ -598,6 +601,13 @@ VOCABULARY: frozenset[str] = frozenset(
             "fast",
             "slow",
             "trailing",
+            "including",
+            "current",
+            "right",
+            "immediately",
+            "just",
+            "next",
+            "then",
         ]
     )
 )
