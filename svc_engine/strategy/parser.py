@@ -49,6 +49,7 @@ DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "benea
 ZONES = {"rsi": (30.0, 70.0), "stoch": (20.0, 80.0), "willr": (-80.0, -20.0), "cci": (-100.0, 100.0)}
 # Words that can open a predicate whose subject was left out.
 ELIDED_STARTS = {
+    "gap",
     "cross",
     "break",
     "rise",
@@ -321,6 +322,9 @@ class _Parser:
         cloud = self.cloud_color()
         if cloud is not None:
             return cloud
+        if self.at("gap") or self.at("candle", "gap"):
+            self.accept("candle")
+            return self.gap(A.Field("close"))
         if self.at("new"):
             self.i += 1
             n, kind = self.new_extreme()
@@ -450,8 +454,13 @@ class _Parser:
             return self.cross(left)
         if tok.text == "turn":
             return self.turn(left)
+        pct_next = self.peek(1).kind == NUM and self.peek(1).pct
+        if tok.text in ("rise", "fall") and (pct_next or (self.peek(1).text == "by" and self.peek(2).pct)):
+            return self.move(left)
         if tok.text in ("rise", "fall"):
             return self.streak(left)
+        if tok.text == "gap":
+            return self.gap(left)
         if tok.text == "make" or (tok.text == "new"):
             self.accept("make")
             self.expect("new", "'new' (as in 'makes a new 20-candle high')")
@@ -477,6 +486,10 @@ class _Parser:
             right = self.number_primary()
             assert isinstance(right, A.PctOff)
             return A.Compare(">" if right.pct > 0 else "<", left, right)
+        if tok.kind == NUM and not tok.pct and self.peek(1).text == "point" and self.at_points_offset():
+            right = self.number_primary()  # "close is 50 points above SMA(20)"
+            assert isinstance(right, A.Arith)
+            return A.Compare(">" if right.op == "+" else "<", left, right)
         self.accept("stay")
         start = self.i
         op = self.match(COMPARATORS)
@@ -484,7 +497,80 @@ class _Parser:
             self.fail("expected a comparison (above, below, crosses above, between, ...)")
         self.accept("or", "equal")
         self.no_second_side(self.raw(self.toks[start], self.toks[self.i - 1]))
-        return A.Compare(op or ">", left, self.value())
+        right = self.value()
+        if self.at("by") and op in (">", "<"):
+            return self.margin(op, left, right)
+        return A.Compare(op or ">", left, right)
+
+    def at_points_offset(self) -> bool:
+        return self.peek(1).text == "point" and self.peek(2).text in UP_WORDS | DOWN_WORDS
+
+    def margin(self, op: str, left: A.Node, right: A.Node) -> A.Node:
+        """ "close is above SMA(50) by at least 2%" (or "by more than 50 points")."""
+        by = self.take()
+        strict = False
+        if self.accept("at", "least"):
+            strict = False
+        elif self.accept("more") or self.accept("over"):
+            strict = True
+        tok = self.number("a margin after 'by' (a percentage or a number of points)")
+        if tok.value <= 0:
+            self.fail("a margin must be positive", tok)
+        up = op == ">"
+        if tok.pct:
+            level: A.Node = A.PctOff(tok.value if up else -tok.value, right)
+        else:
+            self.accept("point")
+            level = A.Arith("+" if up else "-", right, A.Num(tok.value))
+        del by
+        return A.Compare((">" if up else "<") + ("" if strict else "="), left, level)
+
+    def move(self, left: A.Node) -> A.Node:
+        """ "price rises 2% in one candle", "drops by 5% in the last 3 candles": the close's change
+        over N candles (ROC, in percent), at least X up (down)."""
+        verb = self.take()
+        self.accept("by")
+        tok = self.number("a percentage")
+        if tok.value <= 0:
+            self.fail("a move must be a positive percentage; 'rises' or 'drops' gives its direction", tok)
+        n = 1
+        if self.at("in") or self.at("over") or self.at("within"):
+            k = 1
+            while self.peek(k).text in PERIOD_WORDS or self.peek(k).text == "single":
+                k += 1
+            if self.peek(k).kind == NUM and self.peek(k + 1).text == "candle":
+                self.i += k
+                n = self.integer("the number of candles of the move")
+                self.i += 1
+            elif self.peek(k).text == "candle":
+                self.i += k + 1  # "in a single candle"
+        roc = check_indicator("roc", [Token(NUM, str(n), tok.pos, tok.end, value=float(n))], "", left,
+                              self.text, verb, self.toks[self.i - 1].end)
+        if verb.text == "rise":
+            return A.Compare(">=", roc, A.Num(tok.value))
+        return A.Compare("<=", roc, A.Num(-tok.value))
+
+    def gap(self, left: A.Node) -> A.Node:
+        """ "price gaps up (by 1%)": the open above the previous close (by at least 1%)."""
+        tok = self.take()
+        if left not in (A.Field("close"), A.Field("open")):
+            self.fail("only price gaps, as in 'price gaps up by 1%'", tok)
+        if self.at_any(UP_WORDS):
+            up = True
+        elif self.at_any(DOWN_WORDS):
+            up = False
+        else:
+            self.fail("expected 'up' or 'down' after 'gaps'")
+        self.i += 1
+        self.accept("by")
+        previous = A.Lag(A.Field("close"), 1)
+        if self.peek().kind == NUM and self.peek().pct:
+            pct = self.take()
+            if pct.value <= 0:
+                self.fail("a gap must be a positive percentage", pct)
+            level = A.PctOff(pct.value if up else -pct.value, previous)
+            return A.Compare(">=" if up else "<=", A.Field("open"), level)
+        return A.Compare(">" if up else "<", A.Field("open"), previous)
 
     def cross(self, left: A.Node) -> A.Node:
         verb = self.take()
@@ -664,6 +750,10 @@ class _Parser:
             including = self.accept_including()
             node = check_indicator(key, [tok], "", source, self.text, tok, self.toks[self.i - 1].end)
             return self.range_window(node, "", including, tok)
+        if not tok.pct and self.at("point") and self.peek(1).text in UP_WORDS | DOWN_WORDS:
+            self.i += 1
+            op = "+" if self.take().text in UP_WORDS else "-"
+            return A.Arith(op, self.postfix(), A.Num(tok.value))  # "50 points above SMA(20)"
         if tok.pct and self.at_any(UP_WORDS | DOWN_WORDS):
             sign = 1.0 if self.take().text in UP_WORDS else -1.0
             if tok.value <= 0:
