@@ -15,7 +15,7 @@ import math
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.tokens import Token
-from svc_engine.strategy.vocab import FIELD_BOUNDS, SPECS
+from svc_engine.strategy.vocab import FIELD_BOUNDS, PATTERNS, SPECS
 
 INF = math.inf
 DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k", "dmi": "adx", "supertrend": "line", "stochrsi": "%k"}
@@ -270,6 +270,10 @@ def check_tree(node: A.Node, text: str) -> None:
         if isinstance(item, A.Ind) and item.name in SPECS:
             params = [Token("num", str(v), 0, 0, value=float(v)) for v in item.params]
             check_indicator(item.name, params, item.output, item.source, text, whole, len(text))
+        elif isinstance(item, A.Pattern) and (
+            item.name not in PATTERNS or (item.side or "") not in PATTERNS[item.name].sides
+        ):
+            _error(f"no candle pattern {item.side} {item.name}".replace("  ", " "), text, 0, len(text))
         elif isinstance(item, A.Lag | A.Streak | A.Candles | A.NewExtreme) and item.n < 1:
             _error("a number of candles must be at least 1", text, 0, len(text))
         elif isinstance(item, A.CONDITIONS):

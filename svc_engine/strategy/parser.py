@@ -25,6 +25,8 @@ from svc_engine.strategy.vocab import (
     NAMED_OUTPUTS,
     NOISE_AFTER,
     OUTPUT_WORDS,
+    PATTERN_WORDS,
+    PATTERNS,
     PREFIX_OUTPUTS,
     SPECS,
     THEN_WINDOW,
@@ -302,6 +304,9 @@ class _Parser:
         return node
 
     def subjectless(self) -> A.Node | None:
+        pattern = self.pattern()
+        if pattern is not None:
+            return pattern
         tok = self.peek()
         colored = self.candle_color()
         if colored is not None:
@@ -342,6 +347,36 @@ class _Parser:
             pair = self.text[before.pos : tok.end]
             self.fail(f"doubled connective {pair!r}: there is no condition between them, remove one", tok)
         self.fail(f"expected a condition before {tok.text!r}", tok)
+
+    def pattern(self) -> A.Node | None:
+        """ "a bullish engulfing (candle / pattern)", "hammer", "three white soldiers", "doji"."""
+        lead = 0  # "the (current) candle is a hammer"
+        while self.peek(lead).text in ("this", "current") or (self.peek(lead).text == "candle" and lead < 2):
+            lead += 1
+        start = self.peek(lead)
+        k = lead + (1 if start.text in ("bullish", "bearish") else 0)
+        words = []
+        j = k
+        while self.peek(j).kind in (WORD, NUM) and j - k < 3:
+            tok = self.peek(j)
+            words.append("three" if tok.kind == NUM and tok.value == 3 and not tok.pct else tok.text)
+            j += 1
+        name = next((PATTERN_WORDS[w] for n in (3, 2, 1) if (w := tuple(words[:n])) in PATTERN_WORDS), None)
+        if name is None:
+            return None
+        spec = PATTERNS[name]
+        side = start.text if k > lead else ""
+        self.i += k + len(name.split())
+        self.accept("pattern") or self.accept("candle")
+        if side and side not in spec.sides:
+            if spec.sides == ("",):
+                self.fail(f"a {name} pattern is neither bullish nor bearish: say '{name} pattern'", start)
+            self.fail(f"a {name} pattern is {spec.sides[0]} only (TA-Lib's definition)", start)
+        if not side and "" not in spec.sides:
+            if len(spec.sides) > 1:
+                self.fail(f"say 'bullish {name}' or 'bearish {name}'", start)
+            side = ""
+        return A.Pattern(name, side)
 
     def cloud_color(self) -> A.Node | None:
         """ "the (Ichimoku) cloud is green": span A above span B (red: below)."""

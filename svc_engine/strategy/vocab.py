@@ -408,6 +408,32 @@ SPECS: dict[str, IndSpec] = {
     )
 }
 
+@dataclass(frozen=True, slots=True)
+class PatternSpec:
+    """A candle pattern: its words, the sides it has, its TA-Lib lookback (first candle it can fire)."""
+
+    key: str
+    sides: tuple[str, ...]
+    lookback: int
+
+
+PATTERNS: dict[str, PatternSpec] = {
+    p.key: p
+    for p in (
+        PatternSpec("engulfing", ("bullish", "bearish"), 2),
+        PatternSpec("harami", ("bullish", "bearish"), 11),
+        PatternSpec("doji", ("",), 10),
+        PatternSpec("hammer", ("bullish",), 11),
+        PatternSpec("inverted hammer", ("bullish",), 11),
+        PatternSpec("shooting star", ("bearish",), 11),
+        PatternSpec("morning star", ("bullish",), 12),
+        PatternSpec("evening star", ("bearish",), 12),
+        PatternSpec("three white soldiers", ("bullish",), 12),
+        PatternSpec("three black crows", ("bearish",), 13),
+    )
+}
+PATTERN_WORDS: dict[tuple[str, ...], str] = {tuple(k.split()): k for k in PATTERNS}
+
 ALIASES: dict[tuple[str, ...], str] = {
     tuple(alias.split()): spec.key for spec in SPECS.values() for alias in spec.aliases
 }
@@ -528,6 +554,8 @@ VOCABULARY: frozenset[str] = frozenset(
     | {w for key in FIELDS for w in key}
     | {w for table in OUTPUT_WORDS.values() for key in table for w in key}
     | {w for key in NAMED_OUTPUTS for w in key}
+    | {w for key in PATTERN_WORDS for w in key}
+    | {"pattern"}
     | {w for key in COMPARATORS for w in key if w.isalpha()}
     | set(PREFIX_OUTPUTS)
     | set(

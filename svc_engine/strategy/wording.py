@@ -206,6 +206,10 @@ def _trend(node: A.TrendEvent) -> str:
     return TREND_WORDS[node.event]
 
 
+def _pattern(node: A.Pattern) -> str:
+    return f"{node.side} {node.name} pattern" if node.side else f"{node.name} pattern"
+
+
 def _compound(node: A.Node) -> bool:
     return isinstance(node, A.And | A.Or | A.Not | A.After)
 
@@ -249,6 +253,7 @@ _RENDERERS = {
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,
+    A.Pattern: _pattern,
     A.After: _after,
     A.And: _and,
     A.Or: _or,
