@@ -121,12 +121,12 @@ def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return finite(frame.to_dicts())
 
 
-def _plot(result: Any, path: str | Path | None, klines: pl.DataFrame | None) -> Any:
+def _plot(result: Any, path: str | Path | None, klines: pl.DataFrame | None, **options: Any) -> Any:
     try:
         from svc_engine.sim.plot import plot_result
     except ImportError as exc:
         raise ImportError(f"plotting needs svc_engine.sim.plot and the 'plot' extra: {exc}") from exc
-    return plot_result(result, klines, path)
+    return plot_result(result, klines, path, **options)
 
 
 @dataclass(slots=True)
@@ -171,13 +171,14 @@ class BacktestResult:
             "total_trades": self.trades.height,
         })  # fmt: skip
 
-    def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None) -> Any:
+    def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None, **options: Any) -> Any:
         """Candles with entries, exits and levels, equity and drawdown below; written to ``path``
-        when given (needs the ``plot`` extra). The candles default to those of the run."""
+        when given (needs the ``plot`` extra). The candles default to those of the run. ``options``:
+        ``plotlyjs`` (``True``, ``"cdn"`` or a ``.js`` path) and ``max_points`` per line."""
         if klines is None and self.klines is not None and self.equity.height:
             span = self.equity["open_time"]
             klines = self.klines.filter(pl.col("open_time").is_between(span[0], span[-1]))
-        return _plot(self, path, klines)
+        return _plot(self, path, klines, **options)
 
 
 @dataclass(slots=True)
@@ -216,9 +217,10 @@ class PortfolioResult:
             "total_positions": self.all_positions.height,
         })  # fmt: skip
 
-    def plot(self, path: str | Path | None = None) -> Any:
-        """Equity and drawdown of the portfolio (needs the ``plot`` extra)."""
-        return _plot(self, path, None)
+    def plot(self, path: str | Path | None = None, **options: Any) -> Any:
+        """Equity and drawdown of the portfolio (needs the ``plot`` extra); ``options`` as for
+        :meth:`BacktestResult.plot`."""
+        return _plot(self, path, None, **options)
 
 
 @dataclass(slots=True)
@@ -264,6 +266,16 @@ class FullRangeResult:
             "summary": self.summary,
             "errors": dict(self.errors),
         }
+
+    def plot(self, path: str | Path | None = None, **options: Any) -> Any:
+        """The total return of each coin as bars (needs the ``plot`` extra); written to ``path``
+        when given; ``options`` as for :meth:`BacktestResult.plot`.
+
+        Example:
+            >>> FullRangeResult(results={}).plot().data[0].type
+            'bar'
+        """
+        return _plot(self, path, None, **options)
 
     def summaries(self) -> pl.DataFrame:
         """One row per coin with its summary figures.

@@ -43,6 +43,10 @@ class Settings:
     initial_balance: float = 100.0
     leverage: float = 1.0
     market_type: str = "spot"
+    risk_free_rate: float = 0.0
+    """Yearly risk-free rate as a fraction (0.04 = 4 %), for Sharpe and Sortino."""
+    periods_per_year: float | None = None
+    """Candles per year for annualising; ``None``: from the timeframe and the market's calendar."""
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -68,8 +72,9 @@ class Settings:
         if unknown:
             raise ValueError(f"unknown setting(s) {unknown}; known settings: {', '.join(cls.names())}")
         values = {name: _coerce(name, value) for name, value in kw.items() if value is not None}
-        if "spread_pct" in kw and kw["spread_pct"] is None:
-            values["spread_pct"] = None
+        for nullable in ("spread_pct", "periods_per_year"):
+            if nullable in kw and kw[nullable] is None:
+                values[nullable] = None
         settings = cls(**values)
         settings.validate()
         return settings
@@ -94,6 +99,12 @@ class Settings:
             raise ValueError(
                 f"min_candles_between_signals must be >= 0 (got {self.min_candles_between_signals})"
             )
+        if not (math.isfinite(self.risk_free_rate) and -1.0 < self.risk_free_rate < 1.0):
+            raise ValueError(
+                f"risk_free_rate must be a yearly fraction in (-1, 1) (got {self.risk_free_rate!r})"
+            )
+        if self.periods_per_year is not None:
+            _check_range("periods_per_year", self.periods_per_year, 0.0, math.inf, low_open=True)
         if self.spread_pct is not None:
             _check_range("spread_pct", self.spread_pct, 0.0, 100.0, low_open=False)
         _check_pair("min_profit_pct", self.min_profit_pct, "max_profit_pct", self.max_profit_pct)
