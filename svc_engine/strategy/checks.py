@@ -15,7 +15,7 @@ import math
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.tokens import Token
-from svc_engine.strategy.vocab import FIELD_BOUNDS, SPECS
+from svc_engine.strategy.vocab import FIELD_BOUNDS, PATTERNS, SPECS
 
 INF = math.inf
 DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k", "dmi": "adx", "supertrend": "line", "stochrsi": "%k"}
@@ -136,8 +136,34 @@ def check_condition(node: A.Node, text: str, start: Token, end: int) -> None:
         _error("'within' needs a positive percentage", *where)
 
 
+# Candle fields that can never exceed (fall below) a range's own source on the same candle.
+_WITHIN_HIGH = {"high": {"open", "high", "low", "close", "typical"}, "close": {"close"}}
+_WITHIN_LOW = {"low": {"open", "high", "low", "close", "typical"}, "close": {"close"}}
+
+
+def _beyond_own_range(op: str, left: A.Node, right: A.Node) -> bool:
+    """`close > highest high of the last N candles including the current one` can never hold."""
+    if not (isinstance(left, A.Field) and isinstance(right, A.Ind) and right.name in ("max", "min")):
+        return False
+    source = right.source.name if isinstance(right.source, A.Field) else ""
+    source = "close" if right.source is None else source
+    if right.name == "max" and op in (">", "above"):
+        return left.name in _WITHIN_HIGH.get(source, set())
+    if right.name == "min" and op in ("<", "below"):
+        return left.name in _WITHIN_LOW.get(source, set())
+    return False
+
+
 def _check_pair(node: A.Compare | A.Cross, where: tuple[str, int, int]) -> None:
     left, right = node.left, node.right
+    op = node.op if isinstance(node, A.Compare) else node.direction
+    if _beyond_own_range(op, left, right) or _beyond_own_range(_FLIP.get(op, op), right, left):
+        _error(
+            "this can never be true: the range includes the current candle, so price cannot pass it; "
+            "say 'the previous N candles' (or 'the last N candles', which in a condition are the N before "
+            "the current one)",
+            *where,
+        )
     if isinstance(left, A.Num) and isinstance(right, A.Num):
         _error("this compares two numbers, which is always true or always false", *where)
     if left == right:
@@ -214,6 +240,8 @@ def level_side(expr: A.Node) -> str | None:
     >>> level_side(A.Ind("bb", (20, 2.0), "upper"))
     'upper'
     """
+    if isinstance(expr, A.Lag):
+        return level_side(expr.expr)
     if isinstance(expr, A.PctOff):
         inner = level_side(expr.expr)
         sign = "upper" if expr.pct > 0 else "lower"
@@ -242,6 +270,10 @@ def check_tree(node: A.Node, text: str) -> None:
         if isinstance(item, A.Ind) and item.name in SPECS:
             params = [Token("num", str(v), 0, 0, value=float(v)) for v in item.params]
             check_indicator(item.name, params, item.output, item.source, text, whole, len(text))
+        elif isinstance(item, A.Pattern) and (
+            item.name not in PATTERNS or (item.side or "") not in PATTERNS[item.name].sides
+        ):
+            _error(f"no candle pattern {item.side} {item.name}".replace("  ", " "), text, 0, len(text))
         elif isinstance(item, A.Lag | A.Streak | A.Candles | A.NewExtreme) and item.n < 1:
             _error("a number of candles must be at least 1", text, 0, len(text))
         elif isinstance(item, A.CONDITIONS):

@@ -25,9 +25,10 @@ import polars as pl
 from svc_engine import indicators as K
 from svc_engine.indicators import derived as KD
 from svc_engine.indicators import directional as KT
+from svc_engine.indicators import patterns as KP
 from svc_engine.indicators import volume as KV
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.vocab import SPECS, wilder_settle
+from svc_engine.strategy.vocab import PATTERNS, SPECS, wilder_settle
 
 # Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
 # pivot (10 candles left, 5 right).
@@ -389,8 +390,40 @@ def _new_extreme(ctx: Context, node: A.NewExtreme) -> np.ndarray:
     return x < shift(K.rolling_min_nb(x, node.n), 1)
 
 
+_PATTERN_KERNELS: dict[str, Callable[..., np.ndarray]] = {
+    "engulfing": KP.engulfing_nb,
+    "harami": KP.harami_nb,
+    "doji": KP.doji_nb,
+    "hammer": KP.hammer_nb,
+    "inverted hammer": KP.inverted_hammer_nb,
+    "shooting star": KP.shooting_star_nb,
+    "morning star": lambda o, h, lo, c: KP.star_nb(o, h, lo, c, True),
+    "evening star": lambda o, h, lo, c: KP.star_nb(o, h, lo, c, False),
+    "three white soldiers": KP.three_soldiers_nb,
+    "three black crows": KP.three_crows_nb,
+}
+
+
+def _pattern(ctx: Context, node: A.Pattern) -> np.ndarray:
+    key = A.Ind(f"_pattern {node.name}", ())
+    values = ctx.cache.get(key)
+    if values is None:
+        values = _PATTERN_KERNELS[node.name](ctx.array("open"), *_hlc(ctx))
+        ctx.cache[key] = values
+    if node.side == "bullish":
+        return values > 0
+    if node.side == "bearish":
+        return values < 0
+    return values != 0
+
+
 def _after(ctx: Context, node: A.After) -> np.ndarray:
-    return ctx.truth(node.cond) & shift(ctx.truth(node.prior), 1)
+    prior = ctx.truth(node.prior)
+    index = np.arange(prior.size)
+    # The latest candle before this one where `prior` held (-window - 1 when none yet).
+    latest = np.maximum.accumulate(np.where(prior, index, -node.window - 1))
+    before = np.r_[-node.window - 1, latest[:-1]] if prior.size else latest
+    return ctx.truth(node.cond) & (index - before <= node.window)
 
 
 def _and(ctx: Context, node: A.And) -> np.ndarray:
@@ -416,6 +449,7 @@ _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.After: _after,
+    A.Pattern: _pattern,
     A.And: _and,
     A.Or: _or,
     A.Not: lambda c, n: ~c.truth(n.item),
@@ -481,8 +515,10 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return node.n - 1
     if isinstance(node, A.TrendEvent):
         return m.trend
+    if isinstance(node, A.Pattern):
+        return PATTERNS[node.name].lookback
     if isinstance(node, A.After):
-        return max(_reach(node.cond, m), _reach(node.prior, m) + 1)
+        return max(_reach(node.cond, m), _reach(node.prior, m) + node.window)
     if isinstance(node, A.AtrTarget):
         return m.atr_target(node.period)
     return max((_reach(c, m) for c in node.children()), default=0)

@@ -43,15 +43,14 @@ FILLERS = frozenset(
         "which",
         "currently",
         "candlestick",
-        "fast",
-        "slow",
     ]
 )
 
 STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
     **{w: "break" for w in ("breaks", "broke", "breaking")},
-    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing")},
+    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing",
+                           "gains", "gained", "jumps", "jumped", "surges", "surged", "rallies", "rallied")},
     **{
         w: "fall"
         for w in (
@@ -68,6 +67,16 @@ STEMS: dict[str, str] = {
             "dropping",
             "dips",
             "dipped",
+            "loses",
+            "lost",
+            "dumps",
+            "dumped",
+            "plunges",
+            "plunged",
+            "sinks",
+            "sank",
+            "declines",
+            "declined",
         )
     },
     **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips",
@@ -75,6 +84,19 @@ STEMS: dict[str, str] = {
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
     **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},
+    "soldier": "soldiers",
+    "crow": "crows",
+    "stars": "star",
+    "hammers": "hammer",
+    "dojis": "doji",
+    "patterns": "pattern",
+    "gaps": "gap",
+    "gapped": "gap",
+    "gapping": "gap",
+    "points": "point",
+    "pts": "point",
+    "pips": "point",
+    "pip": "point",
     "bands": "band",
     "channels": "channel",
     "lines": "line",

@@ -25,6 +25,9 @@ INF = math.inf
 STABILISE = 100
 #: Candles of one UTC day at the finest timeframe (1m): what a session VWAP can reach back.
 DAY_CANDLES = 1440
+#: "X then Y" / "Y after X": Y fires when X held on one of this many candles before it (settable:
+#: "Y within 3 candles after X", "X then within 3 candles Y"; "right after" is 1).
+THEN_WINDOW = 10
 #: The warm-up of a running total or a path-dependent stop (OBV, A/D, Parabolic SAR, Supertrend):
 #: its value depends on where the series starts, so a restart must read the whole history.
 WHOLE_HISTORY = 1_000_000_000
@@ -405,6 +408,32 @@ SPECS: dict[str, IndSpec] = {
     )
 }
 
+@dataclass(frozen=True, slots=True)
+class PatternSpec:
+    """A candle pattern: its words, the sides it has, its TA-Lib lookback (first candle it can fire)."""
+
+    key: str
+    sides: tuple[str, ...]
+    lookback: int
+
+
+PATTERNS: dict[str, PatternSpec] = {
+    p.key: p
+    for p in (
+        PatternSpec("engulfing", ("bullish", "bearish"), 2),
+        PatternSpec("harami", ("bullish", "bearish"), 11),
+        PatternSpec("doji", ("",), 10),
+        PatternSpec("hammer", ("bullish",), 11),
+        PatternSpec("inverted hammer", ("bullish",), 11),
+        PatternSpec("shooting star", ("bearish",), 11),
+        PatternSpec("morning star", ("bullish",), 12),
+        PatternSpec("evening star", ("bearish",), 12),
+        PatternSpec("three white soldiers", ("bullish",), 12),
+        PatternSpec("three black crows", ("bearish",), 13),
+    )
+}
+PATTERN_WORDS: dict[tuple[str, ...], str] = {tuple(k.split()): k for k in PATTERNS}
+
 ALIASES: dict[tuple[str, ...], str] = {
     tuple(alias.split()): spec.key for spec in SPECS.values() for alias in spec.aliases
 }
@@ -525,6 +554,8 @@ VOCABULARY: frozenset[str] = frozenset(
     | {w for key in FIELDS for w in key}
     | {w for table in OUTPUT_WORDS.values() for key in table for w in key}
     | {w for key in NAMED_OUTPUTS for w in key}
+    | {w for key in PATTERN_WORDS for w in key}
+    | {"pattern"}
     | {w for key in COMPARATORS for w in key if w.isalpha()}
     | set(PREFIX_OUTPUTS)
     | set(
@@ -595,6 +626,20 @@ VOCABULARY: frozenset[str] = frozenset(
             "touch",
             "golden",
             "death",
+            "fast",
+            "slow",
+            "trailing",
+            "gap",
+            "point",
+            "by",
+            "single",
+            "including",
+            "current",
+            "right",
+            "immediately",
+            "just",
+            "next",
+            "then",
         ]
     )
 )

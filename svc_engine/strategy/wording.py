@@ -104,7 +104,7 @@ def _ind(node: A.Ind) -> str:
         source = _wrap(node.source, _ATOM) if node.source is not None else "close"
         if isinstance(node.source, A.Ind) and node.source.name in ("max", "min"):
             source = f"({source})"  # the inner range's period phrase would otherwise end the outer one
-        return f"{spec.display} {source} of the last {params} candles"
+        return f"{spec.display} {source} of the last {params} candles including the current candle"
     if node.name == "vwap":
         base = "VWAP" if node.params == (0,) else f"VWAP({params})"
     elif node.name == "macd":
@@ -141,6 +141,10 @@ def _ind(node: A.Ind) -> str:
 def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
+    if node.n == 1 and isinstance(node.expr, A.Ind) and node.expr.name in ("max", "min"):
+        return render(node.expr).replace(" the last ", " the previous ").replace(
+            " including the current candle", ""
+        )
     unit = "candle" if node.n == 1 else "candles"
     # "EMA(10) of RSI(14) 1 candle ago" would lag the source; parenthesise the whole indicator.
     sourced = (
@@ -202,6 +206,10 @@ def _trend(node: A.TrendEvent) -> str:
     return TREND_WORDS[node.event]
 
 
+def _pattern(node: A.Pattern) -> str:
+    return f"{node.side} {node.name} pattern" if node.side else f"{node.name} pattern"
+
+
 def _compound(node: A.Node) -> bool:
     return isinstance(node, A.And | A.Or | A.Not | A.After)
 
@@ -210,7 +218,9 @@ def _after(node: A.After) -> str:
     def part(n: A.Node) -> str:
         return f"({render(n)})" if _compound(n) else render(n)
 
-    return f"{part(node.cond)} after {part(node.prior)}"
+    if node.window == 1:
+        return f"{part(node.cond)} right after {part(node.prior)}"
+    return f"{part(node.cond)} within {node.window} candles after {part(node.prior)}"
 
 
 def _and(node: A.And) -> str:
@@ -243,6 +253,7 @@ _RENDERERS = {
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,
+    A.Pattern: _pattern,
     A.After: _after,
     A.And: _and,
     A.Or: _or,

@@ -241,3 +241,57 @@ def test_every_new_indicator_runs_through_signals_and_a_backtest(eth: pl.DataFra
         result = simulate(k, signals, timeframe="1h", symbol="ETHUSDT")
         assert result.summary["total_signals"] >= 0
         assert signals.height > 0, text
+
+
+PATTERNS = {
+    "bullish engulfing pattern": ("CDLENGULFING", 1),
+    "bearish engulfing pattern": ("CDLENGULFING", -1),
+    "bullish harami pattern": ("CDLHARAMI", 1),
+    "bearish harami pattern": ("CDLHARAMI", -1),
+    "doji pattern": ("CDLDOJI", 0),
+    "hammer pattern": ("CDLHAMMER", 0),
+    "inverted hammer pattern": ("CDLINVERTEDHAMMER", 0),
+    "shooting star pattern": ("CDLSHOOTINGSTAR", 0),
+    "morning star pattern": ("CDLMORNINGSTAR", 0),
+    "evening star pattern": ("CDLEVENINGSTAR", 0),
+    "three white soldiers pattern": ("CDL3WHITESOLDIERS", 0),
+    "three black crows pattern": ("CDL3BLACKCROWS", 0),
+}
+
+
+@pytest.mark.parametrize(("wording", "reference"), PATTERNS.items(), ids=list(PATTERNS))
+def test_candle_patterns_fire_where_talib_finds_them(shared_datasets: Path, wording: str, reference) -> None:  # type: ignore[no-untyped-def]
+    k = pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-1h.parquet")
+    o, h, lo, c = (k[x].to_numpy() for x in ("open", "high", "low", "close"))
+    name, sign = reference
+    values = getattr(talib, name)(o, h, lo, c)
+    expected = values > 0 if sign > 0 else values < 0 if sign < 0 else values != 0
+    strategy = compile_strategy(wording)
+    assert strategy.wording["entry"] == wording and compile_strategy(wording) == strategy
+    got = Context(k).truth(strategy.entry)
+    assert np.array_equal(got, expected) and expected.sum() > 0
+    assert strategy.candle_count - 1 == lookback(strategy.entry)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("engulfing", "say 'bullish engulfing' or 'bearish engulfing'"),
+        ("bearish hammer", "a hammer pattern is bullish only"),
+        ("bullish shooting star", "a shooting star pattern is bearish only"),
+        ("bullish doji", "a doji pattern is neither bullish nor bearish: say 'doji pattern'"),
+    ],
+)
+def test_pattern_sides_are_checked(text: str, message: str) -> None:
+    from svc_engine.strategy import StrategyCompileError
+
+    with pytest.raises(StrategyCompileError, match=message):
+        compile_strategy(text)
+
+
+def test_pattern_words() -> None:
+    assert compile_strategy("the candle is a hammer").entry == A.Pattern("hammer")
+    assert compile_strategy("3 black crows").entry == A.Pattern("three black crows")
+    assert compile_strategy("a bullish engulfing candle after 3 red candles in a row").entry == A.After(
+        A.Pattern("engulfing", "bullish"), A.Candles("red", 3), 10
+    )
