@@ -30,7 +30,7 @@ import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,7 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
         start_ts=plan.start_ts,
         end_ts=plan.end_ts,
         **where,
-        **plan.base,
+        **asdict(plan.settings[chunk.lo]),  # base settings alone may not validate (sizing params)
     )
     ctx = Context(klines)
     rows = []

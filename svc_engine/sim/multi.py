@@ -196,7 +196,8 @@ def divide_candidates(n_coins: int) -> list[int]:
 
 def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> dict[str, Any]:
     """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6). The divide
-    the caller ``requested`` is always a candidate, so the recommendation never scores worse.
+    the caller ``requested`` is a candidate too (up to the number of coins, the bound of every
+    candidate), so the recommendation never scores worse than it.
 
     Example:
         >>> recommend_divide.__name__
@@ -204,7 +205,7 @@ def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> d
     """
     n = len(book.coins)
     tried = divide_candidates(n)
-    if requested is not None and requested not in tried:
+    if requested is not None and requested not in tried and requested <= n:
         tried = sorted([*tried, requested])
     todo = np.asarray(tried + ([] if n in tried else [n]), np.int64)
     finals, dds, n_tr, no_slot, max_open = nb.divide_search_nb(

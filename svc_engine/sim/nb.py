@@ -429,6 +429,28 @@ def close_trade_nb(tr, n, memo, k, comm, lev, hs):
 
 # ---------------------------------------------------------------- (b) single coin
 
+SIZE_FRACTION, SIZE_RISK, SIZE_QUANTITY = 0, 1, 2
+"""Position sizing modes: a fraction of the balance, a risk per trade, a fixed quantity."""
+
+
+@njit(cache=True, nogil=True)
+def stake_nb(sizing, size, balance, sl_dist, entry_raw, lev):
+    """The amount a fill commits, never more than the balance.
+
+    - fraction: ``size * balance``;
+    - risk: ``size * balance / (leverage * sl_dist)``, so that a stop at its level loses ``size``
+      of the balance (before costs, spread and gaps);
+    - quantity: ``size`` units at the raw fill price, ``size * entry / leverage`` (the margin).
+    """
+    if sizing == SIZE_FRACTION:
+        stake = size * balance
+    elif sizing == SIZE_RISK:
+        stake = size * balance / (lev * sl_dist) if sl_dist > 0 else 0.0
+    else:
+        stake = size * entry_raw / lev
+    return min(stake, balance)
+
+
 
 @njit(cache=True, nogil=True)
 def single_sweep_nb(
@@ -449,6 +471,7 @@ def single_sweep_nb(
     tf_ms,
     wait_ms,
     gap,
+    sizing,
     size,
     initial,
     comm,
@@ -456,7 +479,8 @@ def single_sweep_nb(
     hs,
     fine,
 ):
-    """The sequential sweep of one coin. ``fate`` holds the filter's fates on entry and every
+    """The sequential sweep of one coin. The stake of a fill is :func:`stake_nb` of ``sizing``
+    and ``size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on entry and every
     signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
     (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
     ``intrabar="detail"``; empty arrays otherwise. Returns (number of trades, final balance)."""
@@ -482,14 +506,20 @@ def single_sweep_nb(
         if memo[k].fill_candle < 0:
             fate[k], free_at = F_EXPIRED, memo[k].expiry_candle
             continue
-        stake = size * balance
-        if stake <= 0:
-            fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
-            continue
+        if sizing == SIZE_FRACTION:
+            stake = size * balance
+            if stake <= 0:
+                fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
+                continue
         if detail:
             _detail_outcome_nb(memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine)
         else:
             ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
+        if sizing != SIZE_FRACTION:
+            stake = stake_nb(sizing, size, balance, sl_d[k], memo[k].entry_raw, lev)
+            if stake <= 0:
+                fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
+                continue
         fill_trade_nb(
             trades,
             n_tr,

@@ -17,6 +17,7 @@ import numpy as np
 FILTER_MODES: tuple[str, ...] = ("clamp", "reject")
 INTRABAR_MODES: tuple[str, ...] = ("conservative", "detail")
 MARKET_TYPES: tuple[str, ...] = ("spot", "futures")
+SIZINGS: tuple[str, ...] = ("fraction", "risk", "quantity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,11 @@ class Settings:
     initial_balance: float = 100.0
     leverage: float = 1.0
     market_type: str = "spot"
+    sizing: str = "fraction"
+    """How a fill's stake is sized: ``fraction`` (``position_size_pct`` of the balance), ``risk``
+    (``risk_pct`` of the balance lost at the stop) or ``quantity`` (``quantity`` units)."""
+    risk_pct: float | None = None
+    quantity: float | None = None
     risk_free_rate: float = 0.0
     """Yearly risk-free rate as a fraction (0.04 = 4 %), for Sharpe and Sortino."""
     periods_per_year: float | None = None
@@ -72,7 +78,7 @@ class Settings:
         if unknown:
             raise ValueError(f"unknown setting(s) {unknown}; known settings: {', '.join(cls.names())}")
         values = {name: _coerce(name, value) for name, value in kw.items() if value is not None}
-        for nullable in ("spread_pct", "periods_per_year"):
+        for nullable in ("spread_pct", "periods_per_year", "risk_pct", "quantity"):
             if nullable in kw and kw[nullable] is None:
                 values[nullable] = None
         settings = cls(**values)
@@ -112,12 +118,21 @@ class Settings:
         _check_choice("signal_filter_mode", self.signal_filter_mode, FILTER_MODES)
         _check_choice("intrabar", self.intrabar, INTRABAR_MODES)
         _check_choice("market_type", self.market_type, MARKET_TYPES)
+        _check_choice("sizing", self.sizing, SIZINGS)
+        if self.sizing == "risk":
+            if self.risk_pct is None:
+                raise ValueError("sizing='risk' needs risk_pct, the percent of the balance a stop loses")
+            _check_range("risk_pct", self.risk_pct, 0.0, 100.0, low_open=True)
+        if self.sizing == "quantity":
+            if self.quantity is None:
+                raise ValueError("sizing='quantity' needs quantity, the units bought or sold per trade")
+            _check_range("quantity", self.quantity, 0.0, math.inf, low_open=True)
         if self.market_type == "spot" and self.leverage != 1:
             raise ValueError(f"spot requires leverage 1 (got {self.leverage:g}); use market_type='futures'")
 
 
 def _coerce(name: str, value: Any) -> Any:
-    if name in ("signal_filter_mode", "intrabar", "market_type"):
+    if name in ("signal_filter_mode", "intrabar", "market_type", "sizing"):
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string (got {value!r})")
         return value

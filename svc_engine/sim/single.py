@@ -299,7 +299,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         window.tf_ms,
         round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
-        s.position_size_pct / 100,
+        *sizing_args(s),
         s.initial_balance,
         s.commission_pct / 100,
         s.leverage,
@@ -325,6 +325,20 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
     )  # fmt: skip
     return Run(trades, fate, tp, sl, eq, dd, counts, summary)
+
+
+def sizing_args(s: Settings) -> tuple[int, float]:
+    """(mode, value) of the kernels' position sizing from the settings.
+
+    Example:
+        >>> sizing_args(Settings()), sizing_args(Settings(sizing="risk", risk_pct=1))
+        ((0, 1.0), (1, 0.01))
+    """
+    if s.sizing == "risk":
+        return nb.SIZE_RISK, float(s.risk_pct) / 100  # type: ignore[arg-type]
+    if s.sizing == "quantity":
+        return nb.SIZE_QUANTITY, float(s.quantity)  # type: ignore[arg-type]
+    return nb.SIZE_FRACTION, s.position_size_pct / 100
 
 
 def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
