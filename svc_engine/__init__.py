@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "compile_strategy": "svc_engine.strategy",
     "Strategy": "svc_engine.strategy",
     "StrategyCompileError": "svc_engine.strategy",
+    "long_short": "svc_engine.strategy.sides",
     # simulation
     "simulate": "svc_engine.sim",
     "backtest": "svc_engine.sim",
