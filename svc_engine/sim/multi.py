@@ -181,7 +181,16 @@ def _kernel_settings(book: Book, s: Settings) -> tuple[Any, ...]:
         book.tf_ms,
         round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
+        *_sizing(s),
     )
+
+
+def _sizing(s: Settings) -> tuple[int, float]:
+    """The kernels' sizing: the divide rule unless ``sizing`` is ``risk`` or ``quantity``
+    (``position_size_pct`` does not apply to a portfolio)."""
+    from svc_engine.sim.single import sizing_args
+
+    return sizing_args(s) if s.sizing != "fraction" else (nb.SIZE_FRACTION, 1.0)
 
 
 def divide_candidates(n_coins: int) -> list[int]:

@@ -716,8 +716,12 @@ def portfolio_sweep_nb(
     tf_ms,
     wait_ms,
     gap,
+    sizing=SIZE_FRACTION,
+    size=1.0,
 ):
-    """One sweep over the union of candle times with ``divide`` slots (section 6). Candles and
+    """One sweep over the union of candle times with ``divide`` slots (section 6). With
+    ``sizing`` other than a fraction, a fill's stake is :func:`stake_nb` of the balance (cash plus
+    open stakes), capped at the free cash; ``divide`` still caps the open positions. Candles and
     signals of all coins are concatenated coin by coin (``off``, ``soff``); ``upos`` maps each
     candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
     fates on entry and final fates on exit; ``eq`` receives equity per union time (cash after the
@@ -757,7 +761,11 @@ def portfolio_sweep_nb(
             a, k = at[ci], cur[ci]
             b, z = off[ci], off[ci + 1]
             if state[ci] == 1 and memo[k].fill_candle == a:
-                stake = min((cash + _open_stakes(staked)) / divide, cash)
+                if sizing == SIZE_FRACTION:
+                    stake = min((cash + _open_stakes(staked)) / divide, cash)
+                else:
+                    balance = cash + _open_stakes(staked)
+                    stake = min(stake_nb(sizing, size, balance, sl_d[k], memo[k].entry_raw, lev), cash)
                 if n_open >= divide or stake <= 0:
                     fate[k], state[ci] = F_NO_SLOT, 0
                 else:
@@ -906,6 +914,8 @@ def divide_search_nb(
     tf_ms,
     wait_ms,
     gap,
+    sizing=SIZE_FRACTION,
+    size=1.0,
 ):
     """Run the sweep for each candidate divide; per candidate: final balance, max drawdown %,
     trades, fills cancelled for lack of a slot, most positions open at once."""
@@ -945,6 +955,8 @@ def divide_search_nb(
             tf_ms,
             wait_ms,
             gap,
+            sizing,
+            size,
         )
         finals[x], dds[x] = cash, max_drawdown_nb(eq, initial)
         n_trades[x], max_open[x] = n_tr, mo

@@ -76,3 +76,19 @@ def test_backtest_and_sweep_take_sizing() -> None:
     assert rows["final_balance"][0] == one.summary["final_balance"]
     assert rows["final_balance"][1] != rows["final_balance"][0]
     assert H == 3_600_000
+
+
+def test_portfolio_sizing_by_risk_and_quantity() -> None:
+    from svc_engine.sim import simulate_portfolio
+
+    k = bars(ROWS)
+    stop = {"A": sigs([(0, "long", 10.0, 12.0, 9.8)]), "B": sigs([(0, "long", 10.0, 12.0, 9.8)])}
+    split = simulate_portfolio({"A": k, "B": k}, stop, divide=2, **FREE)  # 50 each, -2 % each
+    assert split.trades["pnl"].to_list() == pytest.approx([-1.0, -1.0], rel=1e-12)
+    risk = simulate_portfolio({"A": k, "B": k}, stop, divide=2, sizing="risk", risk_pct=0.5, **FREE)
+    # each stake = 100 * 0.5 % / 2 % = 25: each stop loses 0.5 % of the balance
+    assert risk.trades["pnl"].to_list() == pytest.approx([-0.5, -0.5], rel=1e-12)
+    qty = simulate_portfolio({"A": k, "B": k}, stop, divide=2, sizing="quantity", quantity=7, **FREE)
+    # A takes 70 of the cash, B what is left (30): stakes are capped at the free cash
+    assert qty.trades["pnl"].to_list() == pytest.approx([-1.4, -0.6], rel=1e-12)
+    assert {c["divide"] for c in qty.recommended_divide["candidates"]} == {1, 2}
