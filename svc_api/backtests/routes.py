@@ -231,6 +231,7 @@ def _run(call: Call) -> dict[str, Any]:
     timeframe = timeframe_of(p)
     start = timestamp_of(p, "start_ts", required=True)
     end = timestamp_of(p, "end_ts", required=True)
+    bt.settings_from(p, bt.SETTINGS)  # bad settings are a 400 before any look-up
     runner = _runner(call)
     inst = _instrument(call, runner)
     runner, launch, work, _ = _prepare(call, "run", [inst], timeframe, start, end, bt.SETTINGS)
