@@ -34,6 +34,7 @@ from svc_engine.strategy.vocab import (
 )
 
 MAX_WINDOW = 1000
+TIMEFRAME_WORDS = {"daily", "weekly", "hourly", "monthly", "intraday", "chart", "timeframe", "htf"}
 PERIOD_WORDS = ("last", "past", "previous", "prior", "period")
 
 # Names of indicators and prices, the nearest of which is suggested for an unknown one.
@@ -627,7 +628,13 @@ class _Parser:
             self.skip_trend_line()
             return A.TrendEvent("break_up" if direction == "above" else "break_down")
         self.no_second_side(self.raw(verb, self.toks[self.i - 1]))
-        return A.Cross(direction, left, self.value())
+        right = self.value()
+        if self.at("from") and self.peek(1).text in ("below", "above", "under", "over"):
+            came = "below" if self.peek(1).text in ("below", "under") else "above"
+            if (came == "below") != (direction == "above"):
+                self.fail(f"a cross {direction} comes from {'below' if direction == 'above' else 'above'}")
+            self.i += 2
+        return A.Cross(direction, left, right)
 
     def raw(self, first: Token, last: Token) -> str:
         """The words from `first` to `last` as the trader wrote them."""
@@ -694,7 +701,9 @@ class _Parser:
         while True:
             if self.accept("plus") or self.accept("+"):
                 node = A.Arith("+", node, self.term())
-            elif self.accept("minus") or self.accept("-"):
+            elif (self.at("minus") and not self.at("minus", "di") and self.accept("minus")) or self.accept(
+                "-"
+            ):
                 node = A.Arith("-", node, self.term())
             else:
                 return node
@@ -715,7 +724,7 @@ class _Parser:
                 return node
 
     def unary(self) -> A.Node:
-        if self.at("-") or self.at("minus"):
+        if (self.at("-") or self.at("minus")) and not self.at("minus", "di"):
             self.i += 1
             inner = self.unary()
             if isinstance(inner, A.Num):
@@ -842,6 +851,14 @@ class _Parser:
         if named is not None:
             key, output = named
             params = self.params(period_tok)
+            subject = self.subjects[-1] if self.subjects else None
+            if (  # "StochRSI %K crosses above %D": the subject's own %D
+                not params
+                and isinstance(subject, A.Ind)
+                and subject.name in ("stoch", "stochrsi")
+                and output in SPECS[subject.name].outputs
+            ):
+                return A.Ind(subject.name, subject.params, output, subject.source)
             return check_indicator(key, params, output, None, self.text, start, self.toks[self.i - 1].end)
         key = self.match(ALIASES)
         if key is None and output and self.peek().text in ("band", "channel"):
@@ -916,6 +933,13 @@ class _Parser:
         return A.Ind("macd", params, "signal")
 
     def unknown(self, tok: Token) -> None:
+        tok = next((t for t in self.toks if t.text in TIMEFRAME_WORDS and t.kind == WORD), tok)
+        if tok.text in TIMEFRAME_WORDS:
+            self.fail(
+                f"a value on another timeframe ({tok.text!r}) is not supported: the strategy runs on the "
+                "timeframe of the backtest",
+                tok,
+            )
         if tok.kind == END:
             self.fail("expected a value (a price, an indicator or a number)")
         if tok.kind == WORD and tok.text in CONNECTIVES:
