@@ -33,6 +33,7 @@ from sqlalchemy.engine import Connection
 from svc_api.accounts.service import ACCOUNTS as accounts
 from svc_api.accounts.service import add_account_section, current_plan
 from svc_api.core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
+from svc_api.core.prepared import Prepared
 from svc_api.core.store import StoreUnavailable
 from svc_api.credits import service as credits
 from svc_api.settings import Settings
@@ -544,7 +545,7 @@ def account_section(conn: Connection, svc_id: str) -> dict[str, Any]:
         ...     account_section(conn, "NOPE00")
         {'strategies': {}, 'active_own_strategies': 0}
     """
-    rows = conn.execute(_ACCOUNT_SECTION, {"svc_id": svc_id}).all()
+    rows = _ACCOUNT_SECTION.all(conn, {"svc_id": svc_id})
     mapping = {
         r.name: {
             "name": r.name,
@@ -769,7 +770,7 @@ def _current_join() -> sa.ColumnElement[bool]:
 
 # Built once: account_info (one of the most frequent reads) runs it on every call, and building
 # the select cost more than running it.
-_ACCOUNT_SECTION = (
+_ACCOUNT_SECTION = Prepared(
     sa.select(
         strategies.c.name,
         strategies.c.leverage,
