@@ -319,6 +319,51 @@ def buy_and_hold_return_pct(close: np.ndarray) -> float | None:
     return float((close[-1] - close[0]) / close[0] * 100.0)
 
 
+@njit(cache=True, nogil=True)
+def moments_nb(eq, rf):
+    """One kernel for the equity figures, with the definitions of :func:`annual_volatility_pct`,
+    :func:`sharpe_ratio` and :func:`sortino_ratio`: (returns, standard deviation of the returns,
+    mean excess return, standard deviation of the excess, downside deviation), two passes, no
+    array of returns kept."""
+    n = eq.shape[0] - 1
+    if n < 1:
+        return 0, 0.0, 0.0, 0.0, 0.0
+    total = 0.0
+    total_ex = 0.0
+    for k in range(1, n + 1):
+        r = eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
+        total += r
+        total_ex += r - rf
+    mean, mean_ex = total / n, total_ex / n
+    var = var_ex = down = 0.0
+    for k in range(1, n + 1):
+        r = eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
+        var += (r - mean) ** 2
+        ex = r - rf
+        var_ex += (ex - mean_ex) ** 2
+        if ex < 0:
+            down += ex * ex
+    sd = np.sqrt(var / (n - 1)) if n > 1 else 0.0
+    sd_ex = np.sqrt(var_ex / (n - 1)) if n > 1 else 0.0
+    return n, sd, mean_ex, sd_ex, np.sqrt(down / n)
+
+
+@njit(cache=True, nogil=True)
+def exposure_nb(n_candles, fill_idx, exit_idx):
+    """Candles inside at least one ``fill .. exit`` span (inclusive)."""
+    delta = np.zeros(n_candles + 1, np.int64)
+    for x in range(fill_idx.shape[0]):
+        delta[fill_idx[x]] += 1
+        delta[exit_idx[x] + 1] -= 1
+    inside = 0
+    depth = 0
+    for k in range(n_candles):
+        depth += delta[k]
+        if depth > 0:
+            inside += 1
+    return inside
+
+
 def statistics(
     *,
     equity: np.ndarray,
@@ -337,7 +382,9 @@ def statistics(
     risk_free_rate: float = 0.0,
     periods: float | None = None,
 ) -> dict[str, Any]:
-    """Every figure of :data:`FIGURES` for one run (``periods`` overrides the calendar's).
+    """Every figure of :data:`FIGURES` for one run (``periods`` overrides the calendar's), with
+    the equity figures from one kernel pass (:func:`moments_nb`; the same definitions as the
+    functions above, which the tests hold it to).
 
     Example:
         >>> z = np.zeros(0)
@@ -348,18 +395,22 @@ def statistics(
         (0.0, None, 0.0, 5.0)
     """
     ppy = periods if periods is not None else periods_per_year(tf_ms, market)
-    rets = period_returns(equity)
+    eq = np.ascontiguousarray(equity, dtype=np.float64)
+    n, sd, mean_ex, sd_ex, down = moments_nb(eq, period_rate(risk_free_rate, ppy))
+    root = math.sqrt(ppy)
     final = float(equity[-1]) if equity.shape[0] else initial
     first, last = (int(times_ms[0]), int(times_ms[-1])) if times_ms.shape[0] else (0, 0)
     cagr = cagr_pct(initial, final, first, last)
+    candles = int(equity.shape[0])
+    inside = exposure_nb(candles, np.asarray(fill_idx, np.int64), np.asarray(exit_idx, np.int64))
     return {
         "cagr_pct": cagr,
-        "annual_volatility_pct": annual_volatility_pct(rets, ppy),
-        "sharpe_ratio": sharpe_ratio(rets, ppy, risk_free_rate),
-        "sortino_ratio": sortino_ratio(rets, ppy, risk_free_rate),
+        "annual_volatility_pct": float(sd * root * 100.0) if n >= 2 else None,
+        "sharpe_ratio": float(mean_ex / sd_ex * root) if n >= 2 and sd_ex > 0 else None,
+        "sortino_ratio": float(mean_ex / down * root) if n >= 1 and down > 0 else None,
         "calmar_ratio": calmar_ratio(cagr, max_drawdown_pct),
         "max_drawdown_duration_days": max_drawdown_duration_days(equity, times_ms, initial),
-        "exposure_pct": exposure_pct(int(equity.shape[0]), fill_idx, exit_idx),
+        "exposure_pct": inside / candles * 100.0 if candles else 0.0,
         "expectancy_pct": expectancy_pct(trade_returns),
         "sqn": sqn(trade_profits),
         "avg_trade_duration_hours": avg_trade_duration_hours(fill_ms, exit_ms),

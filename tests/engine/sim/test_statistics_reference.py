@@ -160,3 +160,25 @@ def test_portfolio_and_full_range_rows_carry_every_statistic() -> None:
     assert p.summary["sharpe_ratio"] == pytest.approx(empyrical.sharpe_ratio(r, annualization=PPY), rel=1e-9)
     one = sv.simulate(a, signals["A"], spread_pct=0.0)
     assert set(perf.FIGURES) <= set(one.summary) and one.to_dict()["summary"]["sqn"] == one.summary["sqn"]
+
+
+@pytest.mark.parametrize("rf", [0.0, 0.05])
+def test_the_one_pass_kernel_equals_the_function_of_each_figure(rf: float) -> None:
+    rng = np.random.default_rng(3)
+    eq = 100 * np.cumprod(1 + rng.normal(0, 0.01, 5_000))
+    eq[:10] = 100.0
+    t = np.arange(5_000, dtype=np.int64) * H
+    z = np.zeros(0)
+    s = perf.statistics(equity=eq, times_ms=t, tf_ms=H, initial=100.0, max_drawdown_pct=10.0,
+                        trade_returns=z, trade_profits=z, fill_ms=z, exit_ms=z,
+                        fill_idx=np.array([5, 7, 100]), exit_idx=np.array([8, 9, 4_999]),
+                        buy_and_hold_pct=None, risk_free_rate=rf)  # fmt: skip
+    r = perf.period_returns(eq)
+    assert s["annual_volatility_pct"] == pytest.approx(perf.annual_volatility_pct(r, PPY), rel=1e-12)
+    assert s["sharpe_ratio"] == pytest.approx(perf.sharpe_ratio(r, PPY, rf), rel=1e-12)
+    assert s["sortino_ratio"] == pytest.approx(perf.sortino_ratio(r, PPY, rf), rel=1e-12)
+    assert s["exposure_pct"] == perf.exposure_pct(5_000, np.array([5, 7, 100]), np.array([8, 9, 4_999]))
+    one = perf.statistics(equity=eq[:1], times_ms=t[:1], tf_ms=H, initial=100.0, max_drawdown_pct=0.0,
+                          trade_returns=z, trade_profits=z, fill_ms=z, exit_ms=z, fill_idx=z, exit_idx=z,
+                          buy_and_hold_pct=None)  # fmt: skip
+    assert (one["sharpe_ratio"], one["sortino_ratio"], one["annual_volatility_pct"]) == (None, None, None)
