@@ -103,6 +103,15 @@ class PctOff(Node):
     expr: Node
 
 
+@dataclass(frozen=True, slots=True)
+class Tf(Node):
+    """`expr` computed on the candles of a higher `timeframe` ("1d", "4h", "1w"), as known at the
+    close of each candle: the value of the latest higher-timeframe candle that has closed."""
+
+    expr: Node
+    timeframe: str
+
+
 # ---- conditions --------------------------------------------------------------------------------
 
 
@@ -252,7 +261,7 @@ class RiskReward(Node):
 CONDITIONS = (
     Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, After, And, Or, Not
 )
-NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff)
+NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward)
 REGISTRY: dict[str, type[Node]] = {cls.__name__: cls for cls in (*CONDITIONS, *NUMERIC, *TARGETS)}
 

@@ -28,7 +28,7 @@ from svc_engine.indicators import directional as KT
 from svc_engine.indicators import patterns as KP
 from svc_engine.indicators import volume as KV
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.vocab import PATTERNS, SPECS, wilder_settle
+from svc_engine.strategy.vocab import PATTERNS, SPECS, WHOLE_HISTORY, wilder_settle
 
 # Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
 # pivot (10 candles left, 5 right).
@@ -54,6 +54,7 @@ class Context:
         self.arrays: dict[str, np.ndarray] = {}
         self.cache: dict[A.Node, np.ndarray] = {}
         self._trend: dict[str, np.ndarray] | None = None
+        self._higher: dict[str, tuple[Context, np.ndarray]] = {}
 
     def array(self, name: str) -> np.ndarray:
         """A kline column as a contiguous array, converted on first use.
@@ -103,6 +104,23 @@ class Context:
             return self.values(A.Ind("_typical", ()))
         return self.array(name)
 
+    def higher(self, timeframe: str) -> tuple[Context, np.ndarray]:
+        """The candles of a higher timeframe built from these (open first, high max, low min, close
+        last, volume summed, on the UTC grid of `svc_engine.data`) and, per candle here, the index of
+        the latest higher candle closed by its close (-1 before the first): no look-ahead.
+
+        >>> one = [1.0, 2.0, 3.0]
+        >>> k = pl.DataFrame({"open_time": [0, 3_600_000, 7_200_000], "open": one, "high": one,
+        ...     "low": one, "close": one, "volume": one})
+        >>> Context(k).higher("2h")[1].tolist()
+        [-1, 0, 0]
+        """
+        cached = self._higher.get(timeframe)
+        if cached is None:
+            cached = _higher(self, timeframe)
+            self._higher[timeframe] = cached
+        return cached
+
     def trend(self, event: str) -> np.ndarray:
         """Flags of a trend-line event from `svc_engine.trend.break_events`, computed once."""
         if self._trend is None:
@@ -116,6 +134,32 @@ class Context:
         if event in ("break", "return"):
             return self._trend[f"{event}_up"] | self._trend[f"{event}_down"]
         return self._trend[event]
+
+
+def _higher(ctx: Context, timeframe: str) -> tuple[Context, np.ndarray]:
+    from svc_engine.data.schema import grid_offset_ms, timeframe_ms  # data layer, only when used
+
+    t = ctx.array("open_time")
+    length, offset = timeframe_ms(timeframe), grid_offset_ms(timeframe)
+    steps = np.diff(t)
+    base = int(steps[steps > 0].min()) if (steps > 0).any() else length
+    if length < base:
+        raise ValueError(f"a {timeframe} value needs candles of {timeframe} or shorter; these are longer")
+    bucket = (t - offset) // length
+    first = np.r_[True, bucket[1:] != bucket[:-1]] if t.size else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], t.size] - 1
+    frame = pl.DataFrame({
+        "open_time": bucket[starts] * length + offset,
+        "open": ctx.array("open")[starts],
+        "high": np.maximum.reduceat(ctx.array("high"), starts) if t.size else np.zeros(0),
+        "low": np.minimum.reduceat(ctx.array("low"), starts) if t.size else np.zeros(0),
+        "close": ctx.array("close")[ends],
+        "volume": np.add.reduceat(ctx.array("volume"), starts) if t.size else np.zeros(0),
+    })  # fmt: skip
+    position = np.cumsum(first) - 1
+    closed = t + base >= (bucket + 1) * length + offset  # this candle closes its higher candle
+    return Context(frame), np.where(closed, position, position - 1)
 
 
 def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:
@@ -168,6 +212,15 @@ def _arith(ctx: Context, node: A.Arith) -> np.ndarray:
 
 def _pctoff(ctx: Context, node: A.PctOff) -> np.ndarray:
     return ctx.values(node.expr) * (1.0 + node.pct / 100.0)
+
+
+def _tf(ctx: Context, node: A.Tf) -> np.ndarray:
+    higher, index = ctx.higher(node.timeframe)
+    values = higher.values(node.expr)
+    out = np.full(ctx.size, np.nan)
+    known = index >= 0
+    out[known] = values[index[known]]
+    return out
 
 
 def _ind(ctx: Context, node: A.Ind) -> np.ndarray:
@@ -331,6 +384,7 @@ _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Arith: _arith,
     A.PctOff: _pctoff,
     A.Ind: _ind,
+    A.Tf: _tf,
 }
 
 
@@ -517,6 +571,10 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return m.trend
     if isinstance(node, A.Pattern):
         return PATTERNS[node.name].lookback
+    if isinstance(node, A.Tf):
+        # Counted in candles of the higher timeframe (the values are NaN until then); a restart
+        # must rebuild the same higher candles, so it reads the whole history.
+        return WHOLE_HISTORY if m is _SETTLE else _reach(node.expr, m) + 1
     if isinstance(node, A.After):
         return max(_reach(node.cond, m), _reach(node.prior, m) + node.window)
     if isinstance(node, A.AtrTarget):

@@ -34,6 +34,11 @@ from svc_engine.strategy.vocab import (
 )
 
 MAX_WINDOW = 1000
+TIMEFRAME_WORDS = {"monthly", "intraday", "htf"}
+TF_ADJECTIVES = {"daily": "1d", "weekly": "1w", "hourly": "1h"}
+TF_UNITS = {"h": "h", "hour": "h", "hr": "h", "d": "d", "w": "w", "week": "w", "m": "m", "min": "m",
+            "minute": "m"}  # fmt: skip
+TF_CONDITIONS = (A.Compare, A.Cross, A.Between, A.Within)
 PERIOD_WORDS = ("last", "past", "previous", "prior", "period")
 
 # Names of indicators and prices, the nearest of which is suggested for an unknown one.
@@ -286,6 +291,7 @@ class _Parser:
         start = self.peek()
         if start.kind in (WORD, COMMA) and start.text in CONNECTIVES | {","}:
             self.dangling(start)
+        chart = self.chart_phrase()
         node = self.subjectless()
         if node is None:
             # "RSI(14) is above 30 and below 70": a predicate without a subject reuses the last one.
@@ -299,6 +305,8 @@ class _Parser:
             finally:
                 self.subjects.pop()
         node = _resolve_cloud(node)
+        chart = chart or self.chart_phrase()
+        node = self.on_timeframe(node, chart, start)
         self.check_speeds(node)
         check_condition(node, self.text, start, self.toks[self.i - 1].end)
         return node
@@ -337,6 +345,39 @@ class _Parser:
         if self.at_trend_line() or self.at("resistance") or self.at("support"):
             return self.trend_break()
         return None
+
+    def chart_phrase(self) -> str | None:
+        """ "on the 4h chart", "on the daily timeframe", "on 1h candles": the timeframe it names."""
+        k = 1 if self.at("on") or self.at("in") else 0
+        tf = self.timeframe_at(k)
+        if k and tf is not None and self.peek(k + tf[1]).text in ("chart", "timeframe", "candle"):
+            self.i += k + tf[1] + 1
+            return tf[0]
+        return None
+
+    def on_timeframe(self, node: A.Node, chart: str | None, start: Token) -> A.Node:
+        """Put a comparison on one timeframe: the chart named for it, else the one a side names
+        ("the daily close is above the 50-day SMA" compares two daily values)."""
+        if not isinstance(node, TF_CONDITIONS):
+            if chart is not None:
+                self.fail("on another timeframe only comparisons and crosses are supported", start)
+            return node
+        subject = node.expr if isinstance(node, A.Between | A.Within) else node.left
+        if chart is None and not isinstance(subject, A.Tf):
+            return node  # "close is above the daily SMA(50)": the close stays on the chart's candles
+        tf = chart if chart is not None else subject.timeframe  # type: ignore[union-attr]
+
+        def put(side: A.Node) -> A.Node:
+            return side if isinstance(side, A.Num | A.Tf) else A.Tf(side, tf)
+
+        if isinstance(node, A.Compare):
+            return A.Compare(node.op, put(node.left), put(node.right))
+        if isinstance(node, A.Cross):
+            return A.Cross(node.direction, put(node.left), put(node.right))
+        if isinstance(node, A.Between):
+            return A.Between(put(node.expr), put(node.low), put(node.high))
+        assert isinstance(node, A.Within)
+        return A.Within(put(node.expr), node.pct, put(node.ref))
 
     def dangling(self, tok: Token) -> None:
         """A connective where a condition should be: at the start, or right after another one."""
@@ -627,7 +668,13 @@ class _Parser:
             self.skip_trend_line()
             return A.TrendEvent("break_up" if direction == "above" else "break_down")
         self.no_second_side(self.raw(verb, self.toks[self.i - 1]))
-        return A.Cross(direction, left, self.value())
+        right = self.value()
+        if self.at("from") and self.peek(1).text in ("below", "above", "under", "over"):
+            came = "below" if self.peek(1).text in ("below", "under") else "above"
+            if (came == "below") != (direction == "above"):
+                self.fail(f"a cross {direction} comes from {'below' if direction == 'above' else 'above'}")
+            self.i += 2
+        return A.Cross(direction, left, right)
 
     def raw(self, first: Token, last: Token) -> str:
         """The words from `first` to `last` as the trader wrote them."""
@@ -694,7 +741,9 @@ class _Parser:
         while True:
             if self.accept("plus") or self.accept("+"):
                 node = A.Arith("+", node, self.term())
-            elif self.accept("minus") or self.accept("-"):
+            elif (self.at("minus") and not self.at("minus", "di") and self.accept("minus")) or self.accept(
+                "-"
+            ):
                 node = A.Arith("-", node, self.term())
             else:
                 return node
@@ -715,7 +764,7 @@ class _Parser:
                 return node
 
     def unary(self) -> A.Node:
-        if self.at("-") or self.at("minus"):
+        if (self.at("-") or self.at("minus")) and not self.at("minus", "di"):
             self.i += 1
             inner = self.unary()
             if isinstance(inner, A.Num):
@@ -734,8 +783,27 @@ class _Parser:
                 node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
         return node
 
+    def timeframe_at(self, k: int = 0) -> tuple[str, int] | None:
+        """A timeframe at offset k: "daily", "weekly", "hourly", "4h", "4-hour", "15m", "1w";
+        returns (timeframe, tokens) or None."""
+        from svc_engine.data.schema import TIMEFRAMES  # the data layer's list of timeframes
+
+        tok = self.peek(k)
+        if tok.kind == WORD and tok.text in TF_ADJECTIVES:
+            return TF_ADJECTIVES[tok.text], 1
+        unit = self.peek(k + 1)
+        if tok.kind == NUM and not tok.pct and tok.value == int(tok.value) and unit.text in TF_UNITS:
+            name = f"{int(tok.value)}{TF_UNITS[unit.text]}"
+            if name in TIMEFRAMES:
+                return name, 2
+        return None
+
     def primary(self) -> A.Node:
         tok = self.peek()
+        tf = self.timeframe_at()
+        if tf is not None and self.peek(tf[1]).text not in ("chart", "timeframe", "candle"):
+            self.i += tf[1]
+            return A.Tf(self.primary(), tf[0])
         if tok.kind == NUM:
             return self.number_primary()
         if tok.kind == LPAREN:
@@ -812,7 +880,11 @@ class _Parser:
             return True
         if word == "volume" and self.peek(k + 1).text in {w[0] for w in ALIASES}:
             return True
-        return any(key[0] == word for key in ALIASES) or any(key[0] == word for key in NAMED_OUTPUTS)
+        return any(self.phrase_at(k, key) for key in (*ALIASES, *NAMED_OUTPUTS))
+
+    def phrase_at(self, k: int, words: tuple[str, ...]) -> bool:
+        """Whether the words of `words` follow at offset k (a whole alias, not just its first word)."""
+        return all(self.peek(k + j).text == w for j, w in enumerate(words))
 
     def field_suffix(self, node: A.Field) -> A.Node:
         if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
@@ -842,6 +914,14 @@ class _Parser:
         if named is not None:
             key, output = named
             params = self.params(period_tok)
+            subject = self.subjects[-1] if self.subjects else None
+            if (  # "StochRSI %K crosses above %D": the subject's own %D
+                not params
+                and isinstance(subject, A.Ind)
+                and subject.name in ("stoch", "stochrsi")
+                and output in SPECS[subject.name].outputs
+            ):
+                return A.Ind(subject.name, subject.params, output, subject.source)
             return check_indicator(key, params, output, None, self.text, start, self.toks[self.i - 1].end)
         key = self.match(ALIASES)
         if key is None and output and self.peek().text in ("band", "channel"):
@@ -916,6 +996,12 @@ class _Parser:
         return A.Ind("macd", params, "signal")
 
     def unknown(self, tok: Token) -> None:
+        tok = next((t for t in self.toks if t.text in TIMEFRAME_WORDS and t.kind == WORD), tok)
+        if tok.text in TIMEFRAME_WORDS:
+            self.fail(
+                f"the timeframe {tok.text!r} is not supported: say daily, weekly, hourly or one such as 4h",
+                tok,
+            )
         if tok.kind == END:
             self.fail("expected a value (a price, an indicator or a number)")
         if tok.kind == WORD and tok.text in CONNECTIVES:

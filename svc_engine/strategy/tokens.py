@@ -236,7 +236,13 @@ def _word(text: str, i: int, out: list[Token]) -> int:
     elif text[i : i + 1] == "%" and not after.isalnum():
         word += "%"  # "ATR%"
         i += 1
-    if word in MULTIPLIER_WORDS:
+    if word in ("hlc", "ohlc", "hl") and text[i : i + 1].isdigit():
+        word += text[i]  # "hlc3"
+        i += 1
+    rest = text[i:].lstrip().lower()
+    if word in ("double", "triple") and rest.startswith(("ema", "exponential")):
+        out.append(Token(WORD, word, start, i))  # "double EMA" is DEMA, not 2 x EMA
+    elif word in MULTIPLIER_WORDS:
         out.append(Token(NUM, word, start, i, value=MULTIPLIER_WORDS[word]))
         out.append(Token(WORD, "times", start, i))
     elif word in NUMBER_WORDS:

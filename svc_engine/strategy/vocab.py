@@ -356,7 +356,7 @@ SPECS: dict[str, IndSpec] = {
         IndSpec(
             "dema",
             "DEMA",
-            ("dema", "double exponential moving average", "double ema"),
+            ("dema", "double exponential moving average", "double ema", "double exponential"),
             _period(20),
             sourced=True,
             warmup=lambda p, o: 2 * (int(p[0]) - 1),
@@ -365,7 +365,7 @@ SPECS: dict[str, IndSpec] = {
         IndSpec(
             "tema",
             "TEMA",
-            ("tema", "triple exponential moving average", "triple ema"),
+            ("tema", "triple exponential moving average", "triple ema", "triple exponential"),
             _period(20),
             sourced=True,
             warmup=lambda p, o: 3 * (int(p[0]) - 1),
@@ -506,6 +506,8 @@ NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
     **{k: ("ichimoku", "senkou a") for k in (("senkou", "a"), ("senkou", "span", "a"))},
     **{k: ("ichimoku", "senkou b") for k in (("senkou", "b"), ("senkou", "span", "b"))},
     **{k: ("ichimoku", "cloud") for k in (("cloud",), ("kumo",))},
+    ("%k",): ("stoch", "%k"),
+    ("%d",): ("stoch", "%d"),
 }  # fmt: skip
 
 # Output words that may come before the indicator name ("upper Bollinger band").
@@ -629,6 +631,11 @@ VOCABULARY: frozenset[str] = frozenset(
             "fast",
             "slow",
             "trailing",
+            "daily",
+            "weekly",
+            "hourly",
+            "chart",
+            "timeframe",
             "gap",
             "point",
             "by",

@@ -138,6 +138,14 @@ def _ind(node: A.Ind) -> str:
     return base
 
 
+TF_WORDS = {"1d": "daily", "1w": "weekly", "1h": "hourly"}
+
+
+def _tf(node: A.Tf) -> str:
+    word = TF_WORDS.get(node.timeframe, node.timeframe)
+    return f"{word} {_wrap(node.expr, _ATOM)}"
+
+
 def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
@@ -245,6 +253,7 @@ _RENDERERS = {
     A.Lag: _lag,
     A.Arith: _arith,
     A.PctOff: _pctoff,
+    A.Tf: _tf,
     A.Compare: _compare,
     A.Cross: _cross,
     A.Between: _between,

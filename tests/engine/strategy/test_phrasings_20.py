@@ -114,3 +114,65 @@ def test_precedence_trees() -> None:
     assert entry(f"not {R} and {E}") == A.And((A.Not(r), e))
     assert entry(f"{R} and {E} after {V}") == A.And((r, A.After(e, v, 10)))
     assert entry(f"not ({R} or {E})") == A.Not(A.Or((r, e)))
+
+
+def hourly(days: int) -> pl.DataFrame:
+    n = 24 * days
+    close = [100.0 + i for i in range(n)]
+    return pl.DataFrame({
+        "open_time": [i * 3_600_000 for i in range(n)], "open": close, "high": [c + 1 for c in close],
+        "low": [c - 1 for c in close], "close": close, "volume": [1.0] * n,
+    })  # fmt: skip
+
+
+def test_a_higher_timeframe_value_is_known_only_after_its_candle_closed() -> None:
+    k = hourly(3)
+    daily_close = Context(k).values(A.Tf(A.Field("close"), "1d"))
+    assert np.isnan(daily_close[:23]).all()
+    # the hour 23:00-24:00 closes day 0: from its close on, the daily close is that candle's close
+    assert daily_close[23:47].tolist() == [123.0] * 24 and daily_close[47:71].tolist() == [147.0] * 24
+    assert daily_close[71] == 171.0
+    daily_high = Context(k).values(A.Tf(A.Field("high"), "1d")).tolist()
+    assert daily_high[23] == 124.0 and daily_high[47] == 148.0
+
+
+def test_a_higher_timeframe_never_looks_ahead() -> None:
+    k = hourly(12)
+    node = A.Compare(">", A.Tf(A.Field("close"), "1d"), A.Tf(A.Ind("sma", (3,)), "1d"))
+    whole = Context(k).truth(node)
+    assert whole.any()
+    for cut in (30, 100, 200, 250):
+        future = k.with_columns(
+            pl.when(pl.int_range(pl.len()) > cut).then(pl.col(c) * 0.5).otherwise(pl.col(c)).alias(c)
+            for c in ("open", "high", "low", "close")
+        )
+        changed = Context(future)
+        assert np.array_equal(changed.truth(node)[: cut + 1], whole[: cut + 1])
+        sma = A.Tf(A.Ind("sma", (3,)), "1d")
+        values = changed.values(sma)[: cut + 1]
+        assert np.array_equal(values, Context(k).values(sma)[: cut + 1], equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "wording"),
+    [
+        ("the daily close is above the 50-day SMA", "daily close is above daily SMA(50)"),
+        ("on the 4h chart RSI is above 50", "4h RSI(14) is above 50"),
+        ("RSI is above 50 on the 4h chart", "4h RSI(14) is above 50"),
+        ("close is above the daily SMA(50)", "close is above daily SMA(50)"),
+        ("on the 4-hour chart MACD histogram turns positive", "4h MACD histogram(12, 26, 9) crosses above 0"),
+        ("weekly close crosses above weekly SMA(20)", "weekly close crosses above weekly SMA(20)"),
+    ],
+)
+def test_higher_timeframe_words(text: str, wording: str) -> None:
+    strategy = compile_strategy(text)
+    assert strategy.wording["entry"] == wording
+    assert compile_strategy(wording) == strategy
+
+
+def test_a_higher_timeframe_on_shorter_candles_only() -> None:
+    k = hourly(3)
+    with pytest.raises(ValueError, match="a 15m value needs candles of 15m or shorter"):
+        Context(k).values(A.Tf(A.Field("close"), "15m"))
+    with pytest.raises(StrategyCompileError, match="only comparisons and crosses"):
+        compile_strategy("on the daily chart 3 green candles in a row")
