@@ -350,18 +350,23 @@ def moments_nb(eq, rf):
 
 @njit(cache=True, nogil=True)
 def exposure_nb(n_candles, fill_idx, exit_idx):
-    """Candles inside at least one ``fill .. exit`` span (inclusive)."""
-    delta = np.zeros(n_candles + 1, np.int64)
-    for x in range(fill_idx.shape[0]):
-        delta[fill_idx[x]] += 1
-        delta[exit_idx[x] + 1] -= 1
+    """Candles inside at least one ``fill .. exit`` span (inclusive): the spans' union, merged
+    in fill order, in time proportional to the trades, not the candles."""
+    m = fill_idx.shape[0]
+    if m == 0:
+        return 0
+    order = np.argsort(fill_idx, kind="mergesort")
     inside = 0
-    depth = 0
-    for k in range(n_candles):
-        depth += delta[k]
-        if depth > 0:
-            inside += 1
-    return inside
+    lo, hi = fill_idx[order[0]], exit_idx[order[0]]
+    for x in range(1, m):
+        a, b = fill_idx[order[x]], exit_idx[order[x]]
+        if a > hi + 1:
+            inside += hi - lo + 1
+            lo, hi = a, b
+        elif b > hi:
+            hi = b
+    inside += hi - lo + 1
+    return min(inside, n_candles)
 
 
 def statistics(

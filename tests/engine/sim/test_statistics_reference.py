@@ -182,3 +182,12 @@ def test_the_one_pass_kernel_equals_the_function_of_each_figure(rf: float) -> No
                           trade_returns=z, trade_profits=z, fill_ms=z, exit_ms=z, fill_idx=z, exit_idx=z,
                           buy_and_hold_pct=None)  # fmt: skip
     assert (one["sharpe_ratio"], one["sortino_ratio"], one["annual_volatility_pct"]) == (None, None, None)
+
+
+def test_exposure_from_merged_spans_equals_counting_candles() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n, m = int(rng.integers(1, 200)), int(rng.integers(0, 20))
+        fill = rng.integers(0, n, m).astype(np.int64)
+        exit_ = np.minimum(fill + rng.integers(0, 30, m), n - 1).astype(np.int64)
+        assert perf.exposure_nb(n, fill, exit_) / n * 100 == perf.exposure_pct(n, fill, exit_)
