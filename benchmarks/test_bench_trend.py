@@ -18,9 +18,9 @@ from svc_engine.data.catalog import Catalog
 from svc_engine.data.store import DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.executors import LocalExecutor
+from svc_engine.indicators import atr_nb
 from svc_engine.trend import detect_trends, scan_trends
 from svc_engine.trend.breaks import detect_nb
-from svc_engine.trend.indicators import atr_nb
 
 pytest.importorskip("pytest_benchmark")
 DATASETS = Path(os.environ.get("SVC_SHARED_DATASETS",

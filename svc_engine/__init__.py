@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "compile_strategy": "svc_engine.strategy",
     "Strategy": "svc_engine.strategy",
     "StrategyCompileError": "svc_engine.strategy",
+    "long_short": "svc_engine.strategy.sides",
     # simulation
     "simulate": "svc_engine.sim",
     "backtest": "svc_engine.sim",
@@ -48,6 +49,11 @@ _EXPORTS: dict[str, str] = {
     "BacktestResult": "svc_engine.sim",
     "FullRangeResult": "svc_engine.sim",
     "PortfolioResult": "svc_engine.sim",
+    # research
+    "sweep": "svc_engine.research",
+    "SweepResult": "svc_engine.research",
+    "walk_forward": "svc_engine.research",
+    "WalkForwardResult": "svc_engine.research",
     # executors
     "LocalExecutor": "svc_engine.executors",
     "RayExecutor": "svc_engine.executors",
@@ -73,4 +79,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    # the public names only: not the helpers this module imports (``Any``, ``importlib``, ...)
+    return sorted([*__all__, "__version__"])

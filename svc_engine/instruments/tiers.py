@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 import polars as pl
+from numba import njit
 
 from svc_engine.data.schema import timeframe_ms
 from svc_engine.instruments.universe import is_crypto_market
@@ -84,8 +85,35 @@ def avg_daily_quote_volume(klines: pl.DataFrame, timeframe: str) -> float:
     if step > _DAY_MS:
         total = klines.select(quote.sum()).item() or 0.0
         return float(total) / (klines.height * step / _DAY_MS)
-    days = klines.group_by(pl.col("open_time") // _DAY_MS).agg(quote.sum().alias("q"))
+    t = klines["open_time"].cast(pl.Int64).to_numpy()
+    v = klines["volume"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    c = klines["close"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    mean = _daily_mean_nb(t, v, c, _DAY_MS)
+    if not math.isnan(mean):
+        return float(mean)
+    days = klines.group_by(pl.col("open_time") // _DAY_MS).agg(quote.sum().alias("q"))  # unsorted input
     return float(np.mean(days["q"].to_numpy()))
+
+
+@njit(cache=True, nogil=True)
+def _daily_mean_nb(t, v, c, day_ms):
+    """Mean over UTC days of the summed ``volume * close`` (NaN products skipped) of a series sorted
+    by time, in one pass; NaN when the times are not sorted (the caller groups instead)."""
+    days, total, day_sum = 0, 0.0, 0.0
+    current = np.int64(-(2**62))
+    for k in range(t.shape[0]):
+        if k > 0 and t[k] < t[k - 1]:
+            return np.nan
+        d = t[k] // day_ms
+        if d != current:
+            if days > 0:
+                total += day_sum
+            days, current, day_sum = days + 1, d, 0.0
+        q = v[k] * c[k]
+        if not np.isnan(q):
+            day_sum += q
+    total += day_sum
+    return total / days if days else 0.0
 
 
 def spread_pct_for(market: str, klines: pl.DataFrame, timeframe: str) -> float:

@@ -22,15 +22,15 @@ import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
 
 from svc_engine.data import Catalog, DataStore, load_klines
+from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
-from svc_engine.sim import results
+from svc_engine.sim.results import FullRangeResult
 
 #: Candles per time chunk of a ``backtest``: big enough that a chunk's warm-up and dispatch are noise.
 CHUNK_CANDLES = 100_000
@@ -233,7 +233,8 @@ def backtest(
     store: DataStore | None = None,
     **settings: Any,
 ) -> Any:
-    """Backtest a strategy on one series over ``[start_ts, end_ts]`` (Unix seconds, inclusive).
+    """Backtest a strategy on one series over ``[start_ts, end_ts]`` (Unix seconds, inclusive; a
+    ``datetime`` or an ISO string such as ``"2024-01-31"`` works too).
 
     ``symbol_or_klines`` is a data symbol (loaded from ``store`` with :func:`warmup_of` candles of
     warm-up before ``start_ts``) or a kline frame (its candles before ``start_ts`` are the warm-up).
@@ -246,6 +247,7 @@ def backtest(
         ...
         ValueError: inverted range: start_ts 10 is after end_ts 5
     """
+    start_ts, end_ts = to_seconds(start_ts), to_seconds(end_ts)
     if start_ts is not None and end_ts is not None and start_ts > end_ts:
         raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
     strategy = as_strategy(strategy)
@@ -276,47 +278,6 @@ def backtest(
 
 # ----------------------------------------------------------------------------------------------------
 # full_range
-
-
-@dataclass(slots=True)
-class FullRangeResult(results.FullRangeResult):
-    """``svc_engine.sim.FullRangeResult`` plus the coins that could not run and an aggregate.
-
-    ``errors`` maps a coin to its error message. ``summary`` aggregates the coins that ran:
-    ``coins``, ``completed``, ``failed``, ``total_trades``, ``total_signals``, ``profitable_coins``,
-    ``avg_return_pct``, ``best_coin``, ``worst_coin``.
-
-    Example:
-        >>> r = FullRangeResult(results={}, errors={"XUSDT": "DataNotFoundError: no data"})
-        >>> r.summary["failed"], r.to_dict()["errors"]
-        (1, {'XUSDT': 'DataNotFoundError: no data'})
-    """
-
-    errors: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        """The aggregate over coins (see the class docstring)."""
-        return _full_range_summary(self.results, self.errors)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The base shape (``coins``, ``results``) plus ``summary`` and ``errors``."""
-        return results.FullRangeResult.to_dict(self) | {"summary": self.summary, "errors": dict(self.errors)}
-
-
-def _full_range_summary(results: Mapping[str, Any], errors: Mapping[str, str]) -> dict[str, Any]:
-    returns = {coin: float(r.summary["total_return_pct"]) for coin, r in results.items()}
-    return {
-        "coins": len(results) + len(errors),
-        "completed": len(results),
-        "failed": len(errors),
-        "total_trades": sum(int(r.summary["total_trades"]) for r in results.values()),
-        "total_signals": sum(int(r.summary["total_signals"]) for r in results.values()),
-        "profitable_coins": sum(v > 0 for v in returns.values()),
-        "avg_return_pct": sum(returns.values()) / len(returns) if returns else None,
-        "best_coin": max(returns, key=returns.__getitem__) if returns else None,
-        "worst_coin": min(returns, key=returns.__getitem__) if returns else None,
-    }
 
 
 def _full_range_coin(shared: tuple[Any, ...], coin: str) -> tuple[bool, Any]:
@@ -378,12 +339,12 @@ def full_range(
 
 
 def _portfolio_coin(shared: tuple[Any, ...], coin: str) -> tuple[pl.DataFrame, pl.DataFrame, str]:
-    strategy, timeframe, start_ts, market, store = shared
+    strategy, timeframe, start_ts, end_ts, market, store = shared
     market = market or store.find_market(coin)
-    klines = load_klines(coin, timeframe, start_ts, None, market, warmup_of(strategy), store=store)
-    first, stop = first_and_stop(klines, start_ts, None)
+    klines = load_klines(coin, timeframe, start_ts, end_ts, market, warmup_of(strategy), store=store)
+    first, stop = first_and_stop(klines, start_ts, end_ts)
     signals = _evaluate_chunk((strategy, klines), (first, stop))
-    return klines.slice(first), signals, market
+    return klines.slice(first, stop - first), signals, market
 
 
 def portfolio(
@@ -394,6 +355,7 @@ def portfolio(
     divide: int | None = None,
     initial_balance: float = 100,
     start_ts: float | None = None,
+    end_ts: float | None = None,
     executor: Executor | None = None,
     progress: ProgressFn | None = None,
     market: str | None = None,
@@ -402,7 +364,8 @@ def portfolio(
 ) -> Any:
     """Trade a strategy on several coins sharing one balance split into ``divide`` slots.
 
-    Each coin is loaded from ``start_ts`` (each clipped to its own range; ``None`` = full history)
+    Each coin is loaded over ``[start_ts, end_ts]`` (Unix seconds, a ``datetime`` or an ISO
+    string, as :func:`backtest`; each clipped to its own range; ``None`` = that end of the history)
     with its warm-up and evaluated as one task; then the portfolio sweep runs once. Returns a
     :class:`~svc_engine.sim.PortfolioResult` (with ``recommended_divide``). Coins of several
     markets get the kernel's default market for the spread: pass ``spread_pct`` to be explicit.
@@ -413,10 +376,13 @@ def portfolio(
         ...
         ValueError: coins lists BTCUSDT more than once
     """
+    start_ts, end_ts = to_seconds(start_ts), to_seconds(end_ts)
+    if start_ts is not None and end_ts is not None and start_ts > end_ts:
+        raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
     coins = _coins(coins)
     strategy = as_strategy(strategy)
     _check_settings(settings)
-    shared = (strategy, timeframe, start_ts, market, _store(store))
+    shared = (strategy, timeframe, start_ts, end_ts, market, _store(store))
     with _executor(executor, len(coins)) as ex:
         loaded = ex.map(_portfolio_coin, coins, shared=shared, labels=coins, progress=progress)
     markets = {m for _, _, m in loaded}
@@ -429,6 +395,7 @@ def portfolio(
         initial_balance=initial_balance,
         timeframe=timeframe,
         start_ts=start_ts,
+        end_ts=end_ts,
         **where,
         **settings,
     )

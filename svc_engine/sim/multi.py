@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.sim import nb, stats
+from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
@@ -181,7 +181,16 @@ def _kernel_settings(book: Book, s: Settings) -> tuple[Any, ...]:
         book.tf_ms,
         round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
+        *_sizing(s),
     )
+
+
+def _sizing(s: Settings) -> tuple[int, float]:
+    """The kernels' sizing: the divide rule unless ``sizing`` is ``risk`` or ``quantity``
+    (``position_size_pct`` does not apply to a portfolio)."""
+    from svc_engine.sim.single import sizing_args
+
+    return sizing_args(s) if s.sizing != "fraction" else (nb.SIZE_FRACTION, 1.0)
 
 
 def divide_candidates(n_coins: int) -> list[int]:
@@ -194,8 +203,10 @@ def divide_candidates(n_coins: int) -> list[int]:
     return [d for d in DIVIDE_CANDIDATES if d <= n_coins]
 
 
-def recommend_divide(book: Book, s: Settings) -> dict[str, Any]:
-    """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6).
+def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> dict[str, Any]:
+    """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6). The divide
+    the caller ``requested`` is a candidate too (up to the number of coins, the bound of every
+    candidate), so the recommendation never scores worse than it.
 
     Example:
         >>> recommend_divide.__name__
@@ -203,6 +214,8 @@ def recommend_divide(book: Book, s: Settings) -> dict[str, Any]:
     """
     n = len(book.coins)
     tried = divide_candidates(n)
+    if requested is not None and requested not in tried and requested <= n:
+        tried = sorted([*tried, requested])
     todo = np.asarray(tried + ([] if n in tried else [n]), np.int64)
     finals, dds, n_tr, no_slot, max_open = nb.divide_search_nb(
         *book.sweep_args(), todo, *_kernel_settings(book, s)
@@ -299,7 +312,7 @@ def simulate_portfolio(
         end_ts=end_ts,
         market=market,
     )
-    recommended = recommend_divide(book, s)
+    recommended = recommend_divide(book, s, divide)
     fate = book.filtered[0].copy()
     trades = np.zeros(book.sidx.shape[0], nb.TRADE_DTYPE)
     eq = np.empty(book.union.shape[0])
@@ -318,7 +331,16 @@ def simulate_portfolio(
         int(max_open),
         recommended,
         timeframe or timeframe_name(book.tf_ms),
+        _calendar_market(market),
     )
+
+
+def _calendar_market(market: str | dict[str, str]) -> str:
+    """The market whose calendar annualises a portfolio: the coins' one market, else crypto's."""
+    if isinstance(market, str):
+        return market
+    names = set(market.values())
+    return names.pop() if len(names) == 1 else "crypto"
 
 
 def _portfolio_result(
@@ -332,6 +354,7 @@ def _portfolio_result(
     max_open: int,
     recommended: dict[str, Any],
     timeframe: str | None,
+    market: str = "crypto",
 ) -> PortfolioResult:
     dd, max_dd = nb.drawdown_nb(eq, s.initial_balance)
     counts = signal_counts(fate, portfolio=True)
@@ -351,9 +374,14 @@ def _portfolio_result(
     profits = {
         coin: float(trades["profit"][trades["coin"] == ci].sum()) for ci, coin in enumerate(book.coins)
     }
+    trades_df = trades_frame(trades, [w.t for w in book.windows], book.coins)
+    summary |= perf.run_figures(
+        trades_df, eq, book.union, book.tf_ms, s.initial_balance, max_dd, [w.c for w in book.windows],
+        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+    )  # fmt: skip
     return PortfolioResult(
         summary=summary,
-        trades=trades_frame(trades, [w.t for w in book.windows], book.coins),
+        trades=trades_df,
         signal_counts=counts,
         all_positions=positions_frame(
             sig_time,

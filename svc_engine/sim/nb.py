@@ -37,7 +37,8 @@ TOL = 1e-12
 
 TRADE_DTYPE = np.dtype(
     [
-        ("coin", np.int32), ("sig", np.int64), ("s", np.int64), ("i", np.int64), ("j", np.int64),
+        ("coin", np.int32), ("signal_row", np.int64),
+        ("signal_candle", np.int64), ("fill_candle", np.int64), ("exit_candle", np.int64),
         ("side", np.int8), ("reason", np.int8), ("open_fill", np.bool_),
         ("limit", np.float64), ("tp", np.float64), ("sl", np.float64),
         ("tp_dist", np.float64), ("sl_dist", np.float64),
@@ -46,18 +47,21 @@ TRADE_DTYPE = np.dtype(
         ("stake", np.float64), ("ret", np.float64), ("profit", np.float64), ("balance", np.float64),
     ]
 )  # fmt: skip
-"""One trade: candle indices s (signal), i (fill), j (exit) local to its coin; ``ret`` is
-``max(leverage * r, -1)``; ``entry``/``exit`` are executed prices (after spread)."""
+"""One trade: ``signal_row`` its signal's index in the signal arrays; ``signal_candle``,
+``fill_candle``, ``exit_candle`` candle indices local to its coin (``s``, ``i``, ``j`` of
+engine-semantics); ``ret`` is ``max(leverage * r, -1)``; ``entry``/``exit`` are executed prices
+(after spread)."""
 
 OUTCOME_DTYPE = np.dtype(
     [
-        ("done", np.int8), ("i", np.int64), ("e", np.int64), ("open_fill", np.bool_),
-        ("entry_raw", np.float64), ("j", np.int64), ("exit_raw", np.float64), ("reason", np.int8),
-        ("f", np.int64),
+        ("done", np.int8), ("fill_candle", np.int64), ("expiry_candle", np.int64), ("open_fill", np.bool_),
+        ("entry_raw", np.float64), ("exit_candle", np.int64), ("exit_raw", np.float64),
+        ("reason", np.int8), ("fine_fill_candle", np.int64),
     ]
 )  # fmt: skip
-"""Memo of one signal's outcome: ``done`` 0 nothing, 1 fill known, 2 exit known; ``i`` = -1 when
-the order expires at candle ``e``; ``f`` the fine candle of the fill (intrabar detail) or -1."""
+"""Memo of one signal's outcome: ``done`` 0 nothing, 1 fill known, 2 exit known; ``fill_candle``
+= -1 when the order expires at ``expiry_candle``; ``fine_fill_candle`` the fine candle of the fill
+(intrabar detail) or -1."""
 
 
 # ---------------------------------------------------------------- (a) filter and outcome
@@ -232,18 +236,20 @@ def ensure_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms):
     """Compute (once) the fill of signal ``k`` into ``memo``."""
     if memo[k].done == 0:
         i, e_raw, open_fill, e = find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms)
-        memo[k].i, memo[k].entry_raw, memo[k].open_fill, memo[k].e = i, e_raw, open_fill, e
+        memo[k].fill_candle, memo[k].entry_raw, memo[k].open_fill = i, e_raw, open_fill
+        memo[k].expiry_candle = e
         memo[k].done = 1
 
 
 @njit(cache=True, nogil=True)
 def ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last):
     """Compute (once) the exit of the filled signal ``k`` into ``memo`` (nothing for an expiry)."""
-    if memo[k].done == 1 and memo[k].i >= 0:
+    if memo[k].done == 1 and memo[k].fill_candle >= 0:
         j, x, reason = find_exit_nb(
-            o, h, lo, c, memo[k].i, side, memo[k].entry_raw, memo[k].open_fill, tp, sl, leverage, last
-        )
-        memo[k].j, memo[k].exit_raw, memo[k].reason = j, x, reason
+            o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
+            tp, sl, leverage, last,
+        )  # fmt: skip
+        memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
         memo[k].done = 2
 
 
@@ -401,7 +407,7 @@ def mark_value(stake, side, entry, close, comm, lev, hs):
 @njit(cache=True, nogil=True)
 def fill_trade_nb(tr, n, coin, k, s, side, limit, tp, sl, tp_d, sl_d, memo, stake, comm, lev, hs):
     """Write the entry half of trade ``n`` (exit fields follow in ``close_trade_nb``)."""
-    tr[n].coin, tr[n].sig, tr[n].s, tr[n].i = coin, k, s, memo[k].i
+    tr[n].coin, tr[n].signal_row, tr[n].signal_candle, tr[n].fill_candle = coin, k, s, memo[k].fill_candle
     tr[n].side, tr[n].open_fill = side, memo[k].open_fill
     tr[n].limit, tr[n].tp, tr[n].sl, tr[n].tp_dist, tr[n].sl_dist = limit, tp, sl, tp_d, sl_d
     tr[n].entry_raw = memo[k].entry_raw
@@ -413,7 +419,7 @@ def fill_trade_nb(tr, n, coin, k, s, side, limit, tp, sl, tp_d, sl_d, memo, stak
 def close_trade_nb(tr, n, memo, k, comm, lev, hs):
     """Write the exit half of trade ``n``; returns its profit."""
     side = tr[n].side
-    tr[n].j, tr[n].reason, tr[n].exit_raw = memo[k].j, memo[k].reason, memo[k].exit_raw
+    tr[n].exit_candle, tr[n].reason, tr[n].exit_raw = memo[k].exit_candle, memo[k].reason, memo[k].exit_raw
     tr[n].exit = executed_nb(memo[k].exit_raw, side, False, hs)
     # a liquidation loses exactly the stake (the formula can miss -1 by a rounding)
     tr[n].ret = -1.0 if memo[k].reason == R_LIQ else levered_return(side, tr[n].entry, tr[n].exit, comm, lev)
@@ -422,6 +428,28 @@ def close_trade_nb(tr, n, memo, k, comm, lev, hs):
 
 
 # ---------------------------------------------------------------- (b) single coin
+
+SIZE_FRACTION, SIZE_RISK, SIZE_QUANTITY = 0, 1, 2
+"""Position sizing modes: a fraction of the balance, a risk per trade, a fixed quantity."""
+
+
+@njit(cache=True, nogil=True)
+def stake_nb(sizing, size, balance, sl_dist, entry_raw, lev):
+    """The amount a fill commits, never more than the balance.
+
+    - fraction: ``size * balance``;
+    - risk: ``size * balance / (leverage * sl_dist)``, so that a stop at its level loses ``size``
+      of the balance (before costs, spread and gaps);
+    - quantity: ``size`` units at the raw fill price, ``size * entry / leverage`` (the margin).
+    """
+    if sizing == SIZE_FRACTION:
+        stake = size * balance
+    elif sizing == SIZE_RISK:
+        stake = size * balance / (lev * sl_dist) if sl_dist > 0 else 0.0
+    else:
+        stake = size * entry_raw / lev
+    return min(stake, balance)
+
 
 
 @njit(cache=True, nogil=True)
@@ -443,6 +471,7 @@ def single_sweep_nb(
     tf_ms,
     wait_ms,
     gap,
+    sizing,
     size,
     initial,
     comm,
@@ -450,7 +479,8 @@ def single_sweep_nb(
     hs,
     fine,
 ):
-    """The sequential sweep of one coin. ``fate`` holds the filter's fates on entry and every
+    """The sequential sweep of one coin. The stake of a fill is :func:`stake_nb` of ``sizing``
+    and ``size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on entry and every
     signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
     (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
     ``intrabar="detail"``; empty arrays otherwise. Returns (number of trades, final balance)."""
@@ -473,17 +503,23 @@ def single_sweep_nb(
             continue
         anchor, has_anchor = s, True
         ensure_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms)
-        if memo[k].i < 0:
-            fate[k], free_at = F_EXPIRED, memo[k].e
+        if memo[k].fill_candle < 0:
+            fate[k], free_at = F_EXPIRED, memo[k].expiry_candle
             continue
-        stake = size * balance
-        if stake <= 0:
-            fate[k], free_at = F_NO_SLOT, memo[k].i
-            continue
+        if sizing == SIZE_FRACTION:
+            stake = size * balance
+            if stake <= 0:
+                fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
+                continue
         if detail:
             _detail_outcome_nb(memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine)
         else:
             ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
+        if sizing != SIZE_FRACTION:
+            stake = stake_nb(sizing, size, balance, sl_d[k], memo[k].entry_raw, lev)
+            if stake <= 0:
+                fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
+                continue
         fill_trade_nb(
             trades,
             n_tr,
@@ -504,7 +540,7 @@ def single_sweep_nb(
         )
         balance += close_trade_nb(trades, n_tr, memo, k, comm, lev, hs)
         trades[n_tr].balance = balance
-        fate[k], free_at = F_TRADED, memo[k].j
+        fate[k], free_at = F_TRADED, memo[k].exit_candle
         n_tr += 1
     return n_tr, balance
 
@@ -514,9 +550,9 @@ def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fin
     """Refine a filled order's entry on the fine candles of its fill candle, then find its exit
     with ``find_exit_detail_nb``."""
     fo, fh, flo, fc, fs, fe = fine
-    i = memo[k].i
+    i = memo[k].fill_candle
     f, price, open_fill = fine_fill_nb(fo, fh, flo, fs[i], fe[i], side, limit)
-    memo[k].f = f
+    memo[k].fine_fill_candle = f
     if f >= 0:
         memo[k].entry_raw, memo[k].open_fill = price, open_fill
     j, x, reason = find_exit_detail_nb(
@@ -540,7 +576,7 @@ def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fin
         fe,
         f,
     )
-    memo[k].j, memo[k].exit_raw, memo[k].reason = j, x, reason
+    memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
     memo[k].done = 2
 
 
@@ -584,7 +620,7 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
     from the caller: NumPy's large allocations are cheaper to fault in."""
     cash, peak, worst, pos = initial, initial, 0.0, 0
     for n in range(trades.shape[0]):
-        i, j, stake = trades[n].i, trades[n].j, trades[n].stake
+        i, j, stake = trades[n].fill_candle, trades[n].exit_candle, trades[n].stake
         a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs)
         peak, worst = _flat_segment(eq, dd, pos, i, cash, peak, worst)
         scale = 100.0 / peak
@@ -680,8 +716,12 @@ def portfolio_sweep_nb(
     tf_ms,
     wait_ms,
     gap,
+    sizing=SIZE_FRACTION,
+    size=1.0,
 ):
-    """One sweep over the union of candle times with ``divide`` slots (section 6). Candles and
+    """One sweep over the union of candle times with ``divide`` slots (section 6). With
+    ``sizing`` other than a fraction, a fill's stake is :func:`stake_nb` of the balance (cash plus
+    open stakes), capped at the free cash; ``divide`` still caps the open positions. Candles and
     signals of all coins are concatenated coin by coin (``off``, ``soff``); ``upos`` maps each
     candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
     fates on entry and final fates on exit; ``eq`` receives equity per union time (cash after the
@@ -708,20 +748,24 @@ def portfolio_sweep_nb(
         for q in range(m):
             ci = ready[q]
             a, k = at[ci], cur[ci]
-            if state[ci] == 2 and memo[k].j == a:
+            if state[ci] == 2 and memo[k].exit_candle == a:
                 cash += trades[slot[ci]].stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
                 state[ci], staked[ci] = 0, 0.0
                 n_open -= 1
                 trades[slot[ci]].balance = cash + _open_stakes(staked)
-            elif state[ci] == 1 and memo[k].i < 0 and memo[k].e == a:
+            elif state[ci] == 1 and memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
                 fate[k], state[ci] = F_EXPIRED, 0
         # fills coin by coin, then each coin's new signals (they touch only their own coin)
         for q in range(m):
             ci = ready[q]
             a, k = at[ci], cur[ci]
             b, z = off[ci], off[ci + 1]
-            if state[ci] == 1 and memo[k].i == a:
-                stake = min((cash + _open_stakes(staked)) / divide, cash)
+            if state[ci] == 1 and memo[k].fill_candle == a:
+                if sizing == SIZE_FRACTION:
+                    stake = min((cash + _open_stakes(staked)) / divide, cash)
+                else:
+                    balance = cash + _open_stakes(staked)
+                    stake = min(stake_nb(sizing, size, balance, sl_d[k], memo[k].entry_raw, lev), cash)
                 if n_open >= divide or stake <= 0:
                     fate[k], state[ci] = F_NO_SLOT, 0
                 else:
@@ -752,7 +796,7 @@ def portfolio_sweep_nb(
                     n_open += 1
                     n_tr += 1
                     max_open = max(max_open, n_open)
-                    if memo[k].j == a:  # closes right after its own fill
+                    if memo[k].exit_candle == a:  # closes right after its own fill
                         cash += stake + close_trade_nb(trades, slot[ci], memo, k, comm, lev, hs[ci])
                         state[ci], staked[ci] = 0, 0.0
                         n_open -= 1
@@ -773,7 +817,8 @@ def portfolio_sweep_nb(
                         ensure_fill_nb(
                             memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline
                         )
-                    if memo[k].i < 0 and memo[k].e == a:  # no live candle: expires at once
+                    # no live candle: expires at once
+                    if memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
                         fate[k], state[ci] = F_EXPIRED, 0
             _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap)
         eq[u] = cash
@@ -786,7 +831,7 @@ def _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs):
     """Add each position's marked value to the cash in ``eq`` at every union time it is open,
     valued at its coin's latest close (held until the coin's next candle)."""
     for n in range(n_tr):
-        ci, i, j, stake = trades[n].coin, trades[n].i, trades[n].j, trades[n].stake
+        ci, i, j, stake = trades[n].coin, trades[n].fill_candle, trades[n].exit_candle, trades[n].stake
         a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs[ci])
         b = off[ci]
         for g in range(i, j):
@@ -803,9 +848,9 @@ def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, f
     once (minimum gap, else busy), as the sweep would decide them one by one."""
     k, x = cur[ci], np.int64(-1)
     if state[ci] == 1:
-        x = memo[k].i if memo[k].i >= 0 else memo[k].e
+        x = memo[k].fill_candle if memo[k].fill_candle >= 0 else memo[k].expiry_candle
     elif state[ci] == 2:
-        x = memo[k].j
+        x = memo[k].exit_candle
     end = soff[ci + 1]
     if x >= 0:
         while sp[ci] < end and sidx[sp[ci]] < x:
@@ -869,6 +914,8 @@ def divide_search_nb(
     tf_ms,
     wait_ms,
     gap,
+    sizing=SIZE_FRACTION,
+    size=1.0,
 ):
     """Run the sweep for each candidate divide; per candidate: final balance, max drawdown %,
     trades, fills cancelled for lack of a slot, most positions open at once."""
@@ -908,6 +955,8 @@ def divide_search_nb(
             tf_ms,
             wait_ms,
             gap,
+            sizing,
+            size,
         )
         finals[x], dds[x] = cash, max_drawdown_nb(eq, initial)
         n_trades[x], max_open[x] = n_tr, mo

@@ -24,6 +24,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+#: Points per line a chart keeps by default (candles merged, equity at its extremes).
+MAX_POINTS = 4_000
+
 EXIT_COLORS = {
     "tp": "#2ca02c",
     "tp_gap": "#2ca02c",
@@ -38,11 +41,19 @@ def plot_result(
     result: Any,
     klines: pl.DataFrame | str | os.PathLike[str] | None = None,
     path: str | os.PathLike[str] | None = None,
+    *,
+    plotlyjs: str | bool = True,
+    max_points: int = MAX_POINTS,
 ) -> Any:
     """A plotly figure of ``result``; written to ``path`` (``.html``: standalone page) when given.
 
     ``klines`` (the candles the result ran on) adds the candle panel of a single-coin result; a
     path in its place is taken as ``path``, so ``plot_result(result, "report.html")`` works too.
+    Long series are drawn with at most ``max_points`` points per line: candles merged into
+    coarser ones, equity and drawdown kept at each bucket's low and high (trades stay exact), so
+    a six-year hourly run is a page of a few hundred kB. ``plotlyjs`` is plotly's
+    ``include_plotlyjs``: ``True`` embeds the script (3.5 MB, works offline), ``"cdn"`` loads it
+    from the CDN, a path ending in ``.js`` loads one shared file.
 
     Example:
         >>> plot_result(object())
@@ -52,13 +63,13 @@ def plot_result(
     """
     if isinstance(klines, str | os.PathLike):
         klines, path = None, klines
-    fig = _figure(result, klines)
+    fig = _figure(result, klines, max_points)
     if path is not None:
-        _write(fig, Path(path))
+        _write(fig, Path(path), plotlyjs)
     return fig
 
 
-def _figure(result: Any, klines: pl.DataFrame | None) -> Any:
+def _figure(result: Any, klines: pl.DataFrame | None, max_points: int = 0) -> Any:
     if hasattr(result, "results"):
         return _full_range_figure(result)
     if not hasattr(result, "equity") or not hasattr(result, "trades"):
@@ -69,8 +80,8 @@ def _figure(result: Any, klines: pl.DataFrame | None) -> Any:
     panel = not portfolio
     fig = _rows(panel)
     if panel:
-        _trades_panel(fig, result.trades, _clip(klines, result.equity))
-    _equity_rows(fig, result.equity, first_row=2 if panel else 1)
+        _trades_panel(fig, result.trades, coarser_candles(_clip(klines, result.equity), max_points))
+    _equity_rows(fig, result.equity, first_row=2 if panel else 1, max_points=max_points)
     title = f"portfolio of {len(result.coins)} coins, divide {result.divide}" if portfolio else _name(result)
     fig.update_layout(title=title, xaxis_rangeslider_visible=False, height=800 if panel else 550)
     return fig
@@ -191,9 +202,12 @@ def _segments(trades: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray
     return x, y
 
 
-def _equity_rows(fig: Any, equity: pl.DataFrame, first_row: int) -> None:
+def _equity_rows(fig: Any, equity: pl.DataFrame, first_row: int, max_points: int = 0) -> None:
     import plotly.graph_objects as go
 
+    keep = extremes(equity["equity"].to_numpy(), max_points)
+    keep = np.union1d(keep, extremes(equity["drawdown_pct"].to_numpy(), max_points))
+    equity = equity[keep] if keep.shape[0] < equity.height else equity
     x = _dt(equity["open_time"])
     fig.add_trace(
         go.Scatter(x=x, y=equity["equity"], mode="lines", name="equity", line={"color": "#1f77b4"}),
@@ -233,8 +247,53 @@ def _full_range_figure(result: Any) -> Any:
     return fig
 
 
-def _write(fig: Any, path: Path) -> None:
+def coarser_candles(klines: pl.DataFrame | None, max_points: int) -> pl.DataFrame | None:
+    """At most ``max_points`` candles: runs of ``ceil(n / max_points)`` candles merged into one
+    (first open, highest high, lowest low, last close); ``max_points <= 0`` keeps them all.
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 1, 2, 3], "open": [1.0, 2.0, 3.0, 4.0],
+        ...                   "high": [2.0, 5.0, 4.0, 6.0], "low": [0.5, 1.0, 2.0, 3.0],
+        ...                   "close": [2.0, 3.0, 4.0, 5.0]})
+        >>> coarser_candles(k, 2).rows()
+        [(0, 1.0, 5.0, 0.5, 3.0), (2, 3.0, 6.0, 2.0, 5.0)]
+    """
+    if klines is None or max_points <= 0 or klines.height <= max_points:
+        return klines
+    step = -(-klines.height // max_points)
+    return (
+        klines.with_row_index("_row")
+        .group_by(pl.col("_row") // step, maintain_order=True)
+        .agg(
+            pl.col("open_time").first(), pl.col("open").first(), pl.col("high").max(),
+            pl.col("low").min(), pl.col("close").last(),
+        )
+        .drop("_row")
+    )  # fmt: skip
+
+
+def extremes(values: np.ndarray, max_points: int) -> np.ndarray:
+    """Row indices that keep a line's shape in at most about ``max_points`` points: the first and
+    last row, and each bucket's lowest and highest; every row when it is short enough.
+
+    Example:
+        >>> extremes(np.array([1.0, 5.0, 2.0, 0.0, 3.0, 4.0]), 4).tolist()
+        [0, 1, 3, 5]
+    """
+    n = values.shape[0]
+    if max_points <= 0 or n <= max_points:
+        return np.arange(n)
+    buckets = max(1, max_points // 2)
+    step = -(-n // buckets)
+    pad = step * buckets - n
+    v = np.concatenate([values, np.full(pad, values[-1])]).reshape(buckets, step)
+    base = np.arange(buckets) * step
+    rows = np.concatenate([[0, n - 1], base + v.argmin(axis=1), base + v.argmax(axis=1)])
+    return np.unique(np.minimum(rows, n - 1))
+
+
+def _write(fig: Any, path: Path, plotlyjs: str | bool = True) -> None:
     if path.suffix.lower() in {".html", ".htm"}:
-        fig.write_html(path, include_plotlyjs=True, full_html=True)
+        fig.write_html(path, include_plotlyjs=plotlyjs, full_html=True)
     else:  # an image format: needs kaleido, which plotly names in its error
         fig.write_image(path)

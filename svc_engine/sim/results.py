@@ -3,8 +3,8 @@
 Example:
     >>> import polars as pl
     >>> r = FullRangeResult(results={})
-    >>> r.to_dict()
-    {'coins': [], 'results': {}}
+    >>> r.to_dict()["coins"], r.to_dict()["results"]
+    ([], {})
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def trades_frame(trades: np.ndarray, times: list[np.ndarray], coins: list[str] |
     if coins is not None:
         columns["coin"] = pl.Series(np.asarray(coins, dtype=object)[coin], dtype=pl.Utf8)
     columns |= {
-        "signal_time": time_of(trades["s"]), "fill_time": time_of(trades["i"]),
-        "exit_time": time_of(trades["j"]),
+        "signal_time": time_of(trades["signal_candle"]),
+        "fill_time": time_of(trades["fill_candle"]), "exit_time": time_of(trades["exit_candle"]),
         "side": _sides(trades["side"]), "limit_price": trades["limit"], "entry_price": trades["entry"],
         "exit_price": trades["exit"], "tp_price": trades["tp"], "sl_price": trades["sl"],
         "exit_reason": _names(trades["reason"], nb.REASONS), "return_pct": trades["ret"] * 100.0,
@@ -121,12 +121,12 @@ def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return finite(frame.to_dicts())
 
 
-def _plot(result: Any, path: str | Path | None, klines: pl.DataFrame | None) -> Any:
+def _plot(result: Any, path: str | Path | None, klines: pl.DataFrame | None, **options: Any) -> Any:
     try:
         from svc_engine.sim.plot import plot_result
     except ImportError as exc:
         raise ImportError(f"plotting needs svc_engine.sim.plot and the 'plot' extra: {exc}") from exc
-    return plot_result(result, klines, path)
+    return plot_result(result, klines, path, **options)
 
 
 @dataclass(slots=True)
@@ -171,13 +171,14 @@ class BacktestResult:
             "total_trades": self.trades.height,
         })  # fmt: skip
 
-    def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None) -> Any:
+    def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None, **options: Any) -> Any:
         """Candles with entries, exits and levels, equity and drawdown below; written to ``path``
-        when given (needs the ``plot`` extra). The candles default to those of the run."""
+        when given (needs the ``plot`` extra). The candles default to those of the run. ``options``:
+        ``plotlyjs`` (``True``, ``"cdn"`` or a ``.js`` path) and ``max_points`` per line."""
         if klines is None and self.klines is not None and self.equity.height:
             span = self.equity["open_time"]
             klines = self.klines.filter(pl.col("open_time").is_between(span[0], span[-1]))
-        return _plot(self, path, klines)
+        return _plot(self, path, klines, **options)
 
 
 @dataclass(slots=True)
@@ -216,21 +217,65 @@ class PortfolioResult:
             "total_positions": self.all_positions.height,
         })  # fmt: skip
 
-    def plot(self, path: str | Path | None = None) -> Any:
-        """Equity and drawdown of the portfolio (needs the ``plot`` extra)."""
-        return _plot(self, path, None)
+    def plot(self, path: str | Path | None = None, **options: Any) -> Any:
+        """Equity and drawdown of the portfolio (needs the ``plot`` extra); ``options`` as for
+        :meth:`BacktestResult.plot`."""
+        return _plot(self, path, None, **options)
 
 
 @dataclass(slots=True)
 class FullRangeResult:
-    """One ``BacktestResult`` per coin over its whole history (``full_range``)."""
+    """One ``BacktestResult`` per coin over its whole history (``full_range``), the coins that could
+    not run, and an aggregate.
+
+    ``errors`` maps a coin to its error message. ``summary`` aggregates the coins that ran:
+    ``coins``, ``completed``, ``failed``, ``total_trades``, ``total_signals``, ``profitable_coins``,
+    ``avg_return_pct``, ``best_coin``, ``worst_coin``.
+
+    Example:
+        >>> r = FullRangeResult(results={}, errors={"XUSDT": "DataNotFoundError: no data"})
+        >>> r.summary["failed"], r.to_dict()["errors"]
+        (1, {'XUSDT': 'DataNotFoundError: no data'})
+    """
 
     results: dict[str, BacktestResult]
     timeframe: str | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The aggregate over coins (see the class docstring)."""
+        returns = {coin: float(r.summary["total_return_pct"]) for coin, r in self.results.items()}
+        return {
+            "coins": len(self.results) + len(self.errors),
+            "completed": len(self.results),
+            "failed": len(self.errors),
+            "total_trades": sum(int(r.summary["total_trades"]) for r in self.results.values()),
+            "total_signals": sum(int(r.summary["total_signals"]) for r in self.results.values()),
+            "profitable_coins": sum(v > 0 for v in returns.values()),
+            "avg_return_pct": sum(returns.values()) / len(returns) if returns else None,
+            "best_coin": max(returns, key=returns.__getitem__) if returns else None,
+            "worst_coin": min(returns, key=returns.__getitem__) if returns else None,
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        """``{coins, results: {coin: result.to_dict()}}``."""
-        return {"coins": list(self.results), "results": {k: r.to_dict() for k, r in self.results.items()}}
+        """``{coins, results: {coin: result.to_dict()}, summary, errors}``."""
+        return {
+            "coins": list(self.results),
+            "results": {k: r.to_dict() for k, r in self.results.items()},
+            "summary": self.summary,
+            "errors": dict(self.errors),
+        }
+
+    def plot(self, path: str | Path | None = None, **options: Any) -> Any:
+        """The total return of each coin as bars (needs the ``plot`` extra); written to ``path``
+        when given; ``options`` as for :meth:`BacktestResult.plot`.
+
+        Example:
+            >>> FullRangeResult(results={}).plot().data[0].type
+            'bar'
+        """
+        return _plot(self, path, None, **options)
 
     def summaries(self) -> pl.DataFrame:
         """One row per coin with its summary figures.

@@ -17,6 +17,7 @@ import numpy as np
 FILTER_MODES: tuple[str, ...] = ("clamp", "reject")
 INTRABAR_MODES: tuple[str, ...] = ("conservative", "detail")
 MARKET_TYPES: tuple[str, ...] = ("spot", "futures")
+SIZINGS: tuple[str, ...] = ("fraction", "risk", "quantity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,15 @@ class Settings:
     initial_balance: float = 100.0
     leverage: float = 1.0
     market_type: str = "spot"
+    sizing: str = "fraction"
+    """How a fill's stake is sized: ``fraction`` (``position_size_pct`` of the balance), ``risk``
+    (``risk_pct`` of the balance lost at the stop) or ``quantity`` (``quantity`` units)."""
+    risk_pct: float | None = None
+    quantity: float | None = None
+    risk_free_rate: float = 0.0
+    """Yearly risk-free rate as a fraction (0.04 = 4 %), for Sharpe and Sortino."""
+    periods_per_year: float | None = None
+    """Candles per year for annualising; ``None``: from the timeframe and the market's calendar."""
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -68,8 +78,9 @@ class Settings:
         if unknown:
             raise ValueError(f"unknown setting(s) {unknown}; known settings: {', '.join(cls.names())}")
         values = {name: _coerce(name, value) for name, value in kw.items() if value is not None}
-        if "spread_pct" in kw and kw["spread_pct"] is None:
-            values["spread_pct"] = None
+        for nullable in ("spread_pct", "periods_per_year", "risk_pct", "quantity"):
+            if nullable in kw and kw[nullable] is None:
+                values[nullable] = None
         settings = cls(**values)
         settings.validate()
         return settings
@@ -94,6 +105,12 @@ class Settings:
             raise ValueError(
                 f"min_candles_between_signals must be >= 0 (got {self.min_candles_between_signals})"
             )
+        if not (math.isfinite(self.risk_free_rate) and -1.0 < self.risk_free_rate < 1.0):
+            raise ValueError(
+                f"risk_free_rate must be a yearly fraction in (-1, 1) (got {self.risk_free_rate!r})"
+            )
+        if self.periods_per_year is not None:
+            _check_range("periods_per_year", self.periods_per_year, 0.0, math.inf, low_open=True)
         if self.spread_pct is not None:
             _check_range("spread_pct", self.spread_pct, 0.0, 100.0, low_open=False)
         _check_pair("min_profit_pct", self.min_profit_pct, "max_profit_pct", self.max_profit_pct)
@@ -101,12 +118,21 @@ class Settings:
         _check_choice("signal_filter_mode", self.signal_filter_mode, FILTER_MODES)
         _check_choice("intrabar", self.intrabar, INTRABAR_MODES)
         _check_choice("market_type", self.market_type, MARKET_TYPES)
+        _check_choice("sizing", self.sizing, SIZINGS)
+        if self.sizing == "risk":
+            if self.risk_pct is None:
+                raise ValueError("sizing='risk' needs risk_pct, the percent of the balance a stop loses")
+            _check_range("risk_pct", self.risk_pct, 0.0, 100.0, low_open=True)
+        if self.sizing == "quantity":
+            if self.quantity is None:
+                raise ValueError("sizing='quantity' needs quantity, the units bought or sold per trade")
+            _check_range("quantity", self.quantity, 0.0, math.inf, low_open=True)
         if self.market_type == "spot" and self.leverage != 1:
             raise ValueError(f"spot requires leverage 1 (got {self.leverage:g}); use market_type='futures'")
 
 
 def _coerce(name: str, value: Any) -> Any:
-    if name in ("signal_filter_mode", "intrabar", "market_type"):
+    if name in ("signal_filter_mode", "intrabar", "market_type", "sizing"):
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string (got {value!r})")
         return value

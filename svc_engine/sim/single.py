@@ -14,12 +14,13 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from svc_engine.sim import nb, stats
+from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import BacktestResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
@@ -164,12 +165,120 @@ def simulate(
         >>> simulate(k, s, spread_pct=0).all_positions["fate"].to_list()
         ['traded']
     """
+    return simulate_prepared(
+        prepare(
+            klines,
+            timeframe=timeframe,
+            symbol=symbol,
+            market=market,
+            start_ts=start_ts,
+            end_ts=end_ts,
+            detail_klines=detail_klines,
+            **settings,
+        ),
+        signals,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One coin's candles made ready once for many sets of signals (a sweep runs thousands):
+    validated arrays, the range's window, the half spread and the finer series.
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> len(prepare(k, spread_pct=0).window), prepare(k, spread_pct=0.2).hs
+        (2, 0.001)
+    """
+
+    settings: Settings
+    candles: Candles
+    window: Candles
+    hs: float
+    fine: tuple[np.ndarray, ...]
+    klines: pl.DataFrame
+    symbol: str | None
+    timeframe: str | None
+    market: str
+
+
+def prepare(
+    klines: pl.DataFrame,
+    *,
+    timeframe: str | None = None,
+    symbol: str | None = None,
+    market: str = "crypto",
+    start_ts: int | None = None,
+    end_ts: int | None = None,
+    detail_klines: pl.DataFrame | None = None,
+    **settings: Any,
+) -> Prepared:
+    """Validate and cut a coin's candles once, with the arguments of :func:`simulate`."""
     s = resolve_settings(settings, allow_detail=True)
     candles = Candles.from_frame(klines, timeframe=timeframe)
     window = candles.in_range(start_ts, end_ts)
     fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
-    sig = prepare_signals(signals, candles, window)
     hs = half_spread(s, market, klines, candles, timeframe)
+    return Prepared(s, candles, window, hs, fine, klines, symbol, timeframe, market)
+
+
+def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | None = None) -> BacktestResult:
+    """:func:`simulate` on prepared candles; ``settings`` replace the prepared ones (the half
+    spread is worked out again only when ``spread_pct`` changes).
+
+    Example:
+        >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
+        ...                   "low": [1.0, 1.0], "close": [1.0, 1.0], "volume": [0.0, 0.0]})
+        >>> from svc_engine.strategy.program import SIGNAL_SCHEMA
+        >>> none = pl.DataFrame(schema=SIGNAL_SCHEMA)
+        >>> simulate_prepared(prepare(k, spread_pct=0), none).summary["total_trades"]
+        0
+    """
+    s = p.settings if settings is None else settings
+    sig = prepare_signals(signals, p.candles, p.window)
+    run = run_kernels(p, sig, s)
+    window = p.window
+    return BacktestResult(
+        summary=run.summary,
+        trades=trades_frame(run.trades, [window.t]),
+        signal_counts=run.counts,
+        all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, run.tp, run.sl, run.fate),
+        equity=pl.DataFrame({"open_time": window.t, "equity": run.eq, "drawdown_pct": run.dd}),
+        settings=s,
+        symbol=p.symbol,
+        timeframe=p.timeframe or timeframe_name(window.tf_ms),
+        klines=p.klines,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """What the kernels give for one set of signals: trade records, fates, levels after the
+    filter, equity and drawdown per candle, signal counts and every summary figure."""
+
+    trades: np.ndarray
+    fate: np.ndarray
+    tp: np.ndarray
+    sl: np.ndarray
+    eq: np.ndarray
+    dd: np.ndarray
+    counts: dict[str, int]
+    summary: dict[str, Any]
+
+
+def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
+    """Filter, sweep, mark equity and compute the summary: everything but the frames, so a sweep
+    gets each combination's figures without building trades or equity frames.
+
+    Example:
+        >>> run_kernels.__name__
+        'run_kernels'
+    """
+    window, fine = p.window, p.fine
+    hs = p.hs
+    if s.spread_pct != p.settings.spread_pct:
+        hs = half_spread(s, p.market, p.klines, p.candles, p.timeframe)
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
     trades = np.zeros(len(sig), nb.TRADE_DTYPE)
     n_tr, final = nb.single_sweep_nb(
@@ -190,7 +299,7 @@ def simulate(
         window.tf_ms,
         round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
-        s.position_size_pct / 100,
+        *sizing_args(s),
         s.initial_balance,
         s.commission_pct / 100,
         s.leverage,
@@ -211,14 +320,38 @@ def simulate(
         int(window.t[0]),
         int(window.t[-1]) + window.tf_ms,
     )
-    return BacktestResult(
-        summary=summary,
-        trades=trades_frame(trades, [window.t]),
-        signal_counts=counts,
-        all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, tp, sl, fate),
-        equity=pl.DataFrame({"open_time": window.t, "equity": eq, "drawdown_pct": dd}),
-        settings=s,
-        symbol=symbol,
-        timeframe=timeframe or timeframe_name(window.tf_ms),
-        klines=klines,
-    )
+    summary |= perf.run_figures(
+        trade_columns(trades, window.t), eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
+        market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+    )  # fmt: skip
+    return Run(trades, fate, tp, sl, eq, dd, counts, summary)
+
+
+def sizing_args(s: Settings) -> tuple[int, float]:
+    """(mode, value) of the kernels' position sizing from the settings.
+
+    Example:
+        >>> sizing_args(Settings()), sizing_args(Settings(sizing="risk", risk_pct=1))
+        ((0, 1.0), (1, 0.01))
+    """
+    if s.sizing == "risk":
+        return nb.SIZE_RISK, float(s.risk_pct) / 100  # type: ignore[arg-type]
+    if s.sizing == "quantity":
+        return nb.SIZE_QUANTITY, float(s.quantity)  # type: ignore[arg-type]
+    return nb.SIZE_FRACTION, s.position_size_pct / 100
+
+
+def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+    """The trades frame's ``return_pct``, ``pnl``, ``fill_time`` and ``exit_time`` as arrays, computed
+    as :func:`~svc_engine.sim.results.trades_frame` computes them (so statistics are the same).
+
+    Example:
+        >>> trade_columns(np.zeros(0, nb.TRADE_DTYPE), np.zeros(0, np.int64))["pnl"].shape
+        (0,)
+    """
+    return {
+        "return_pct": trades["ret"] * 100.0,
+        "pnl": trades["profit"],
+        "fill_time": t[trades["fill_candle"]],
+        "exit_time": t[trades["exit_candle"]],
+    }

@@ -103,6 +103,15 @@ class PctOff(Node):
     expr: Node
 
 
+@dataclass(frozen=True, slots=True)
+class Tf(Node):
+    """`expr` computed on the candles of a higher `timeframe` ("1d", "4h", "1w"), as known at the
+    close of each candle: the value of the latest higher-timeframe candle that has closed."""
+
+    expr: Node
+    timeframe: str
+
+
 # ---- conditions --------------------------------------------------------------------------------
 
 
@@ -176,11 +185,24 @@ class TrendEvent(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Pattern(Node):
+    """A candle pattern by TA-Lib's definition, completed on this candle: `name` (see
+    `vocab.PATTERNS`) and `side`, "bullish" or "bearish" for a pattern that has both, "" for a
+    one-sided one (hammer: bullish; shooting star: bearish; doji: neither)."""
+
+    name: str
+    side: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class After(Node):
-    """`cond` now, and `prior` true on the previous candle."""
+    """`cond` now, and `prior` true on at least one of the `window` candles before this one
+    ("X then Y", "Y after X", "Y within 5 candles after X"; window 1: "right after"). A program
+    stored before the window existed meant the previous candle, which is what the default keeps."""
 
     cond: Node
     prior: Node
+    window: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,8 +258,10 @@ class RiskReward(Node):
     ratio: float
 
 
-CONDITIONS = (Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, After, And, Or, Not)
-NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff)
+CONDITIONS = (
+    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, After, And, Or, Not
+)
+NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward)
 REGISTRY: dict[str, type[Node]] = {cls.__name__: cls for cls in (*CONDITIONS, *NUMERIC, *TARGETS)}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from svc_engine.strategy import ast as A
+from svc_engine.strategy.vocab import THEN_WINDOW
 from svc_engine.strategy.wording import render
 
 __all__ = [
@@ -88,13 +89,15 @@ class Cond:
     def __invert__(self) -> Cond:
         return Cond(A.Not(self.node))
 
-    def after(self, prior: Cond) -> Cond:
-        """This now, and `prior` on the previous candle.
+    def after(self, prior: Cond, within: int = THEN_WINDOW) -> Cond:
+        """This now, and `prior` on one of the `within` candles before (1: the previous candle).
 
         >>> (close > open).after(candles(2, 'red')).wording
-        'close is above open after 2 red candles in a row'
+        'close is above open within 10 candles after 2 red candles in a row'
+        >>> (close > open).after(candles(2, 'red'), within=1).wording
+        'close is above open right after 2 red candles in a row'
         """
-        return Cond(A.After(self.node, _node(prior)))
+        return Cond(A.After(self.node, _node(prior), within))
 
     @property
     def wording(self) -> str:
@@ -410,7 +413,7 @@ def highest(period: int, source: Value = high) -> Value:
     """Highest `source` of the last `period` candles (the current one included).
 
     >>> highest(20).wording
-    'highest high of the last 20 candles'
+    'highest high of the last 20 candles including the current candle'
     """
     return Value(A.Ind("max", (int(period),), "", _src(source)))
 
@@ -419,7 +422,7 @@ def lowest(period: int, source: Value = low) -> Value:
     """Lowest `source` of the last `period` candles (the current one included).
 
     >>> lowest(10, close).wording
-    'lowest close of the last 10 candles'
+    'lowest close of the last 10 candles including the current candle'
     """
     return Value(A.Ind("min", (int(period),), "", _src(source)))
 

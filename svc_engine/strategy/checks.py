@@ -15,10 +15,18 @@ import math
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.tokens import Token
-from svc_engine.strategy.vocab import FIELD_BOUNDS, SPECS
+from svc_engine.strategy.vocab import FIELD_BOUNDS, PATTERNS, SPECS
 
 INF = math.inf
-DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k"}
+DEFAULT_OUTPUT = {"macd": "line", "stoch": "%k", "dmi": "adx", "supertrend": "line", "stochrsi": "%k"}
+# Ranges of single lines where they differ from their indicator's.
+OUTPUT_BOUNDS = {
+    ("aroon", "oscillator"): (-100.0, 100.0),
+    ("supertrend", "direction"): (-1.0, 1.0),
+    ("supertrend", "line"): (0.0, INF),
+    ("bb", "%b"): (-INF, INF),
+    ("bb", "bandwidth"): (0.0, INF),
+}
 
 
 def _error(message: str, text: str, start: int, end: int, suggestion: str | None = None) -> None:
@@ -93,9 +101,10 @@ def value_bounds(node: A.Node) -> tuple[float, float]:
     if isinstance(node, A.Field):
         return FIELD_BOUNDS.get(node.name, (-INF, INF))
     if isinstance(node, A.Ind):
-        if node.name == "bb" and node.output == "bandwidth":
-            return (0.0, INF)
-        if node.name in ("max", "min", "sma", "ema", "wma") and node.source is not None:
+        if (node.name, node.output) in OUTPUT_BOUNDS:
+            return OUTPUT_BOUNDS[(node.name, node.output)]
+        averages = ("max", "min", "sma", "ema", "wma", "dema", "tema", "hma")
+        if node.name in averages and node.source is not None:
             return value_bounds(node.source)
         return SPECS[node.name].bounds
     return (-INF, INF)
@@ -116,6 +125,9 @@ def check_condition(node: A.Node, text: str, start: Token, end: int) -> None:
     >>> check_condition(A.Compare(">", A.Ind("rsi", (14,)), A.Num(50.0)), "", Token("num", "", 0, 0), 0)
     """
     where = (text, start.pos, end)
+    for item in node.walk():
+        if isinstance(item, A.Ind) and item.name == "ichimoku" and item.output == "cloud":
+            _error("the Ichimoku cloud is a zone: say 'above the cloud' or 'below the cloud'", *where)
     if isinstance(node, A.Compare | A.Cross):
         _check_pair(node, where)
     elif isinstance(node, A.Between):
@@ -124,8 +136,34 @@ def check_condition(node: A.Node, text: str, start: Token, end: int) -> None:
         _error("'within' needs a positive percentage", *where)
 
 
+# Candle fields that can never exceed (fall below) a range's own source on the same candle.
+_WITHIN_HIGH = {"high": {"open", "high", "low", "close", "typical"}, "close": {"close"}}
+_WITHIN_LOW = {"low": {"open", "high", "low", "close", "typical"}, "close": {"close"}}
+
+
+def _beyond_own_range(op: str, left: A.Node, right: A.Node) -> bool:
+    """`close > highest high of the last N candles including the current one` can never hold."""
+    if not (isinstance(left, A.Field) and isinstance(right, A.Ind) and right.name in ("max", "min")):
+        return False
+    source = right.source.name if isinstance(right.source, A.Field) else ""
+    source = "close" if right.source is None else source
+    if right.name == "max" and op in (">", "above"):
+        return left.name in _WITHIN_HIGH.get(source, set())
+    if right.name == "min" and op in ("<", "below"):
+        return left.name in _WITHIN_LOW.get(source, set())
+    return False
+
+
 def _check_pair(node: A.Compare | A.Cross, where: tuple[str, int, int]) -> None:
     left, right = node.left, node.right
+    op = node.op if isinstance(node, A.Compare) else node.direction
+    if _beyond_own_range(op, left, right) or _beyond_own_range(_FLIP.get(op, op), right, left):
+        _error(
+            "this can never be true: the range includes the current candle, so price cannot pass it; "
+            "say 'the previous N candles' (or 'the last N candles', which in a condition are the N before "
+            "the current one)",
+            *where,
+        )
     if isinstance(left, A.Num) and isinstance(right, A.Num):
         _error("this compares two numbers, which is always true or always false", *where)
     if left == right:
@@ -142,8 +180,10 @@ def _check_pair(node: A.Compare | A.Cross, where: tuple[str, int, int]) -> None:
     if isinstance(right, A.Num):
         lo, hi = value_bounds(left)
         c = right.value
-        if (node.direction == "above" and not (lo <= c < hi)) or (
-            node.direction == "below" and not (lo < c <= hi)
+        if (
+            (node.direction == "above" and not (lo <= c < hi))
+            or (node.direction == "below" and not (lo < c <= hi))
+            or (node.direction == "either" and not (lo < c < hi))
         ):
             _error(f"this can never happen: the value stays within [{lo:g}, {hi:g}]", *where)
     elif isinstance(left, A.Num):
@@ -200,6 +240,8 @@ def level_side(expr: A.Node) -> str | None:
     >>> level_side(A.Ind("bb", (20, 2.0), "upper"))
     'upper'
     """
+    if isinstance(expr, A.Lag):
+        return level_side(expr.expr)
     if isinstance(expr, A.PctOff):
         inner = level_side(expr.expr)
         sign = "upper" if expr.pct > 0 else "lower"
@@ -228,6 +270,10 @@ def check_tree(node: A.Node, text: str) -> None:
         if isinstance(item, A.Ind) and item.name in SPECS:
             params = [Token("num", str(v), 0, 0, value=float(v)) for v in item.params]
             check_indicator(item.name, params, item.output, item.source, text, whole, len(text))
+        elif isinstance(item, A.Pattern) and (
+            item.name not in PATTERNS or (item.side or "") not in PATTERNS[item.name].sides
+        ):
+            _error(f"no candle pattern {item.side} {item.name}".replace("  ", " "), text, 0, len(text))
         elif isinstance(item, A.Lag | A.Streak | A.Candles | A.NewExtreme) and item.n < 1:
             _error("a number of candles must be at least 1", text, 0, len(text))
         elif isinstance(item, A.CONDITIONS):

@@ -22,9 +22,13 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from svc_engine import indicators as K
+from svc_engine.indicators import derived as KD
+from svc_engine.indicators import directional as KT
+from svc_engine.indicators import patterns as KP
+from svc_engine.indicators import volume as KV
 from svc_engine.strategy import ast as A
-from svc_engine.strategy import indicators as K
-from svc_engine.strategy.vocab import SPECS, wilder_settle
+from svc_engine.strategy.vocab import PATTERNS, SPECS, WHOLE_HISTORY, wilder_settle
 
 # Candles a trend-line event needs before it can fire: ATR(14) of the break tolerance and the first
 # pivot (10 candles left, 5 right).
@@ -50,6 +54,7 @@ class Context:
         self.arrays: dict[str, np.ndarray] = {}
         self.cache: dict[A.Node, np.ndarray] = {}
         self._trend: dict[str, np.ndarray] | None = None
+        self._higher: dict[str, tuple[Context, np.ndarray]] = {}
 
     def array(self, name: str) -> np.ndarray:
         """A kline column as a contiguous array, converted on first use.
@@ -99,6 +104,23 @@ class Context:
             return self.values(A.Ind("_typical", ()))
         return self.array(name)
 
+    def higher(self, timeframe: str) -> tuple[Context, np.ndarray]:
+        """The candles of a higher timeframe built from these (open first, high max, low min, close
+        last, volume summed, on the UTC grid of `svc_engine.data`) and, per candle here, the index of
+        the latest higher candle closed by its close (-1 before the first): no look-ahead.
+
+        >>> one = [1.0, 2.0, 3.0]
+        >>> k = pl.DataFrame({"open_time": [0, 3_600_000, 7_200_000], "open": one, "high": one,
+        ...     "low": one, "close": one, "volume": one})
+        >>> Context(k).higher("2h")[1].tolist()
+        [-1, 0, 0]
+        """
+        cached = self._higher.get(timeframe)
+        if cached is None:
+            cached = _higher(self, timeframe)
+            self._higher[timeframe] = cached
+        return cached
+
     def trend(self, event: str) -> np.ndarray:
         """Flags of a trend-line event from `svc_engine.trend.break_events`, computed once."""
         if self._trend is None:
@@ -112,6 +134,32 @@ class Context:
         if event in ("break", "return"):
             return self._trend[f"{event}_up"] | self._trend[f"{event}_down"]
         return self._trend[event]
+
+
+def _higher(ctx: Context, timeframe: str) -> tuple[Context, np.ndarray]:
+    from svc_engine.data.schema import grid_offset_ms, timeframe_ms  # data layer, only when used
+
+    t = ctx.array("open_time")
+    length, offset = timeframe_ms(timeframe), grid_offset_ms(timeframe)
+    steps = np.diff(t)
+    base = int(steps[steps > 0].min()) if (steps > 0).any() else length
+    if length < base:
+        raise ValueError(f"a {timeframe} value needs candles of {timeframe} or shorter; these are longer")
+    bucket = (t - offset) // length
+    first = np.r_[True, bucket[1:] != bucket[:-1]] if t.size else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], t.size] - 1
+    frame = pl.DataFrame({
+        "open_time": bucket[starts] * length + offset,
+        "open": ctx.array("open")[starts],
+        "high": np.maximum.reduceat(ctx.array("high"), starts) if t.size else np.zeros(0),
+        "low": np.minimum.reduceat(ctx.array("low"), starts) if t.size else np.zeros(0),
+        "close": ctx.array("close")[ends],
+        "volume": np.add.reduceat(ctx.array("volume"), starts) if t.size else np.zeros(0),
+    })  # fmt: skip
+    position = np.cumsum(first) - 1
+    closed = t + base >= (bucket + 1) * length + offset  # this candle closes its higher candle
+    return Context(frame), np.where(closed, position, position - 1)
 
 
 def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:
@@ -166,6 +214,15 @@ def _pctoff(ctx: Context, node: A.PctOff) -> np.ndarray:
     return ctx.values(node.expr) * (1.0 + node.pct / 100.0)
 
 
+def _tf(ctx: Context, node: A.Tf) -> np.ndarray:
+    higher, index = ctx.higher(node.timeframe)
+    values = higher.values(node.expr)
+    out = np.full(ctx.size, np.nan)
+    known = index >= 0
+    out[known] = values[index[known]]
+    return out
+
+
 def _ind(ctx: Context, node: A.Ind) -> np.ndarray:
     return _INDICATORS[node.name](ctx, node)
 
@@ -179,18 +236,18 @@ def _hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _ema(x: np.ndarray, n: int) -> np.ndarray:
-    return K.ema_nb(x, n, 2.0 / (n + 1), n - 1)
+    return K.ema_nb(x, n)
 
 
 def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
     fast, slow, signal = (int(p) for p in node.params)
     close = _source(ctx, node)
-    line = K.ema_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_nb(
+    line = K.ema_seeded_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_seeded_nb(
         close, slow, 2.0 / (slow + 1), slow - 1
     )
     if node.output == "line":
         return line
-    sig = K.ema_nb(line, signal, 2.0 / (signal + 1), signal - 1)
+    sig = K.ema_nb(line, signal)
     return sig if node.output == "signal" else line - sig
 
 
@@ -202,6 +259,8 @@ def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
 def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
     n, mult = int(node.params[0]), float(node.params[1])
     close = ctx.array("close")
+    if node.output == "%b":
+        return KD.percent_b_nb(close, n, mult)
     mid = K.sma_nb(close, n)
     if node.output == "middle":
         return mid
@@ -239,6 +298,44 @@ def _vwap(ctx: Context, node: A.Ind) -> np.ndarray:
     return K.vwap_rolling_nb(*_hlc(ctx), ctx.array("volume"), n)
 
 
+def _hlcv(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return ctx.array("high"), ctx.array("low"), ctx.array("close"), ctx.array("volume")
+
+
+def _dmi(ctx: Context, node: A.Ind) -> np.ndarray:
+    plus, minus, adx = KT.dmi_nb(*_hlc(ctx), _period(node))
+    return {"+di": plus, "-di": minus}.get(node.output, adx)
+
+
+def _aroon(ctx: Context, node: A.Ind) -> np.ndarray:
+    up, down, osc = KT.aroon_nb(ctx.array("high"), ctx.array("low"), _period(node))
+    return {"up": up, "down": down}.get(node.output, osc)
+
+
+def _supertrend(ctx: Context, node: A.Ind) -> np.ndarray:
+    line, way = KT.supertrend_nb(*_hlc(ctx), _period(node), float(node.params[1]))
+    return way if node.output == "direction" else line
+
+
+def _ichimoku(ctx: Context, node: A.Ind) -> np.ndarray:
+    tenkan_n, kijun_n, senkou_n = (int(p) for p in node.params)
+    tenkan, kijun, span_a, span_b = KT.ichimoku_nb(
+        ctx.array("high"), ctx.array("low"), tenkan_n, kijun_n, senkou_n, kijun_n
+    )
+    lines = {"tenkan": tenkan, "kijun": kijun, "senkou a": span_a, "senkou b": span_b}
+    if node.output in lines:
+        return lines[node.output]
+    if node.output == "cloud":
+        raise ValueError("the Ichimoku cloud is a zone: compare with its top or its bottom")
+    # The cloud exists where both spans do.
+    return np.maximum(span_a, span_b) if node.output == "cloud top" else np.minimum(span_a, span_b)
+
+
+def _stochrsi(ctx: Context, node: A.Ind) -> np.ndarray:
+    k, d = KD.stochrsi_nb(_source(ctx, node), *(int(p) for p in node.params))
+    return k if node.output == "%k" else d
+
+
 def _period(node: A.Ind) -> int:
     return int(node.params[0])
 
@@ -261,6 +358,23 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
     "keltner": _keltner,
     "donchian": _donchian,
     "vwap": _vwap,
+    "dmi": _dmi,
+    "aroon": _aroon,
+    "sar": lambda c, n: KT.sar_nb(c.array("high"), c.array("low"), float(n.params[0]), float(n.params[1])),
+    "supertrend": _supertrend,
+    "ichimoku": _ichimoku,
+    "obv": lambda c, n: KV.obv_nb(c.array("close"), c.array("volume")),
+    "ad": lambda c, n: KV.ad_nb(*_hlcv(c)),
+    "mfi": lambda c, n: KV.mfi_nb(*_hlcv(c), _period(n)),
+    "cmf": lambda c, n: KV.cmf_nb(*_hlcv(c), _period(n)),
+    "stochrsi": _stochrsi,
+    "mom": lambda c, n: KD.mom_nb(_source(c, n), _period(n)),
+    "dema": lambda c, n: KD.dema_nb(_source(c, n), _period(n)),
+    "tema": lambda c, n: KD.tema_nb(_source(c, n), _period(n)),
+    "hma": lambda c, n: KD.hma_nb(_source(c, n), _period(n)),
+    "stddev": lambda c, n: KD.stddev_nb(_source(c, n), _period(n)),
+    "zscore": lambda c, n: KD.zscore_nb(_source(c, n), _period(n)),
+    "natr": lambda c, n: KD.natr_nb(*_hlc(c), _period(n)),
 }
 
 _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
@@ -270,6 +384,7 @@ _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Arith: _arith,
     A.PctOff: _pctoff,
     A.Ind: _ind,
+    A.Tf: _tf,
 }
 
 
@@ -293,7 +408,10 @@ def _compare(ctx: Context, node: A.Compare) -> np.ndarray:
 
 
 def _cross(ctx: Context, node: A.Cross) -> np.ndarray:
-    return K.cross_nb(ctx.values(node.left), ctx.values(node.right), node.direction == "above")
+    left, right = ctx.values(node.left), ctx.values(node.right)
+    if node.direction == "either":
+        return K.cross_nb(left, right, True) | K.cross_nb(left, right, False)
+    return K.cross_nb(left, right, node.direction == "above")
 
 
 def _between(ctx: Context, node: A.Between) -> np.ndarray:
@@ -326,8 +444,40 @@ def _new_extreme(ctx: Context, node: A.NewExtreme) -> np.ndarray:
     return x < shift(K.rolling_min_nb(x, node.n), 1)
 
 
+_PATTERN_KERNELS: dict[str, Callable[..., np.ndarray]] = {
+    "engulfing": KP.engulfing_nb,
+    "harami": KP.harami_nb,
+    "doji": KP.doji_nb,
+    "hammer": KP.hammer_nb,
+    "inverted hammer": KP.inverted_hammer_nb,
+    "shooting star": KP.shooting_star_nb,
+    "morning star": lambda o, h, lo, c: KP.star_nb(o, h, lo, c, True),
+    "evening star": lambda o, h, lo, c: KP.star_nb(o, h, lo, c, False),
+    "three white soldiers": KP.three_soldiers_nb,
+    "three black crows": KP.three_crows_nb,
+}
+
+
+def _pattern(ctx: Context, node: A.Pattern) -> np.ndarray:
+    key = A.Ind(f"_pattern {node.name}", ())
+    values = ctx.cache.get(key)
+    if values is None:
+        values = _PATTERN_KERNELS[node.name](ctx.array("open"), *_hlc(ctx))
+        ctx.cache[key] = values
+    if node.side == "bullish":
+        return values > 0
+    if node.side == "bearish":
+        return values < 0
+    return values != 0
+
+
 def _after(ctx: Context, node: A.After) -> np.ndarray:
-    return ctx.truth(node.cond) & shift(ctx.truth(node.prior), 1)
+    prior = ctx.truth(node.prior)
+    index = np.arange(prior.size)
+    # The latest candle before this one where `prior` held (-window - 1 when none yet).
+    latest = np.maximum.accumulate(np.where(prior, index, -node.window - 1))
+    before = np.r_[-node.window - 1, latest[:-1]] if prior.size else latest
+    return ctx.truth(node.cond) & (index - before <= node.window)
 
 
 def _and(ctx: Context, node: A.And) -> np.ndarray:
@@ -353,6 +503,7 @@ _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.After: _after,
+    A.Pattern: _pattern,
     A.And: _and,
     A.Or: _or,
     A.Not: lambda c, n: ~c.truth(n.item),
@@ -418,8 +569,14 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return node.n - 1
     if isinstance(node, A.TrendEvent):
         return m.trend
+    if isinstance(node, A.Pattern):
+        return PATTERNS[node.name].lookback
+    if isinstance(node, A.Tf):
+        # Counted in candles of the higher timeframe (the values are NaN until then); a restart
+        # must rebuild the same higher candles, so it reads the whole history.
+        return WHOLE_HISTORY if m is _SETTLE else _reach(node.expr, m) + 1
     if isinstance(node, A.After):
-        return max(_reach(node.cond, m), _reach(node.prior, m) + 1)
+        return max(_reach(node.cond, m), _reach(node.prior, m) + node.window)
     if isinstance(node, A.AtrTarget):
         return m.atr_target(node.period)
     return max((_reach(c, m) for c in node.children()), default=0)

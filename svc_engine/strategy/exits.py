@@ -34,6 +34,7 @@ def parse_exit(text: str) -> Exit:
     AtrTarget(mult=2.0, period=14)
     """
     p = _Parser(text)
+    p.in_exit = True
     while p.peek().text in {
         "take",
         "profit",
@@ -49,9 +50,10 @@ def parse_exit(text: str) -> Exit:
         "put",
         "on",
         "order",
-        "trailing",
     }:
         p.i += 1
+    if p.at("trailing") or p.at("trail"):
+        p.fail("a trailing stop is not simulated: give a fixed stop (2%, 2 x ATR(14), a level)")
     first = p.peek()
     if first.kind == END:
         p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")

@@ -218,10 +218,12 @@ class Strategy:
         fired[: min(self.candle_count - 1, ctx.size)] = False
         return fired
 
-    def evaluate(self, klines: pl.DataFrame) -> pl.DataFrame:
+    def evaluate(self, klines: pl.DataFrame, *, context: Context | None = None) -> pl.DataFrame:
         """Signals: one row per candle where the entry fires, evaluated at that candle's close.
 
-        Columns ``open_time``, ``side``, ``limit_price``, ``tp_price``, ``sl_price``.
+        Columns ``open_time``, ``side``, ``limit_price``, ``tp_price``, ``sl_price``. A ``context``
+        of the same ``klines`` (``compiler.Context``) shares its computed indicators between
+        strategies (a sweep computes each indicator once per coin).
 
         >>> import polars as pl
         >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 2.0, 2.0], "high": [2.0, 3.0, 3.0],
@@ -229,22 +231,39 @@ class Strategy:
         >>> compile_strategy("close crosses above previous close").evaluate(k)["tp_price"].to_list()
         [2.55]
         """
-        ctx = Context(klines)
-        idx = np.flatnonzero(self._mask(ctx))
-        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
-        sign = 1.0 if self.position_side == "long" else -1.0
-        sl = self._exit_price(ctx, self.sl, idx, limit, -sign, None)
-        tp = self._exit_price(ctx, self.tp, idx, limit, sign, sl)
+        ctx = Context(klines) if context is None else context
+        idx, limit, tp, sl = self.signal_arrays(ctx)
         return pl.DataFrame(
             {
                 "open_time": ctx.array("open_time")[idx],
-                "side": [self.position_side] * idx.size,
+                "side": pl.Series([self.position_side], dtype=pl.Utf8).extend_constant(
+                    self.position_side, idx.size - 1
+                )
+                if idx.size
+                else pl.Series([], dtype=pl.Utf8),
                 "limit_price": limit,
                 "tp_price": tp,
                 "sl_price": sl,
             },
             schema=SIGNAL_SCHEMA,
         )
+
+    def signal_arrays(self, ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(candle rows, limit, take-profit, stop-loss) of the signals, as arrays (``evaluate``
+        without the frame; every signal has the strategy's ``position_side``).
+
+        >>> import polars as pl
+        >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 2.0, 2.0], "high": [2.0, 3.0, 3.0],
+        ...     "low": [1.0, 1.0, 1.0], "close": [2.0, 1.0, 2.5], "volume": [1.0, 1.0, 1.0]})
+        >>> compile_strategy("close crosses above previous close").signal_arrays(Context(k))[0].tolist()
+        [2]
+        """
+        idx = np.flatnonzero(self._mask(ctx))
+        limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
+        sign = 1.0 if self.position_side == "long" else -1.0
+        sl = self._exit_price(ctx, self.sl, idx, limit, -sign, None)
+        tp = self._exit_price(ctx, self.tp, idx, limit, sign, sl)
+        return idx, limit, tp, sl
 
     @staticmethod
     def _exit_price(

@@ -43,15 +43,14 @@ FILLERS = frozenset(
         "which",
         "currently",
         "candlestick",
-        "fast",
-        "slow",
     ]
 )
 
 STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
     **{w: "break" for w in ("breaks", "broke", "breaking")},
-    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing")},
+    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing",
+                           "gains", "gained", "jumps", "jumped", "surges", "surged", "rallies", "rallied")},
     **{
         w: "fall"
         for w in (
@@ -68,12 +67,36 @@ STEMS: dict[str, str] = {
             "dropping",
             "dips",
             "dipped",
+            "loses",
+            "lost",
+            "dumps",
+            "dumped",
+            "plunges",
+            "plunged",
+            "sinks",
+            "sank",
+            "declines",
+            "declined",
         )
     },
-    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go")},
+    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips",
+                           "flipped", "flip")},
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
     **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},
+    "soldier": "soldiers",
+    "crow": "crows",
+    "stars": "star",
+    "hammers": "hammer",
+    "dojis": "doji",
+    "patterns": "pattern",
+    "gaps": "gap",
+    "gapped": "gap",
+    "gapping": "gap",
+    "points": "point",
+    "pts": "point",
+    "pips": "point",
+    "pip": "point",
     "bands": "band",
     "channels": "channel",
     "lines": "line",
@@ -149,6 +172,9 @@ def tokenize(text: str) -> list[Token]:
             i = _word(text, i, out)
         elif ch == "'":
             i = _apostrophe(text, i)
+        elif ch in "+-" and _signed_di(text, i):
+            out.append(Token(WORD, ch + "di", i, i + 3))
+            i += 3
         elif ch == "-" and _is_hyphen(text, i):
             i += 1
         elif ch in "()[]":
@@ -200,7 +226,23 @@ def _word(text: str, i: int, out: list[Token]) -> int:
     while i < len(text) and text[i].isalpha():
         i += 1
     word = text[start:i].lower()
-    if word in MULTIPLIER_WORDS:
+    after = text[i + 1 : i + 2]
+    if word == "di" and text[i : i + 1] in ("+", "-") and not after.isalnum():
+        word = text[i] + word  # "DI+" is "+DI"
+        i += 1
+    elif word == "a" and text[i : i + 2].lower() == "/d" and not text[i + 2 : i + 3].isalpha():
+        word = "a/d"
+        i += 2
+    elif text[i : i + 1] == "%" and not after.isalnum():
+        word += "%"  # "ATR%"
+        i += 1
+    if word in ("hlc", "ohlc", "hl") and text[i : i + 1].isdigit():
+        word += text[i]  # "hlc3"
+        i += 1
+    rest = text[i:].lstrip().lower()
+    if word in ("double", "triple") and rest.startswith(("ema", "exponential")):
+        out.append(Token(WORD, word, start, i))  # "double EMA" is DEMA, not 2 x EMA
+    elif word in MULTIPLIER_WORDS:
         out.append(Token(NUM, word, start, i, value=MULTIPLIER_WORDS[word]))
         out.append(Token(WORD, "times", start, i))
     elif word in NUMBER_WORDS:
@@ -208,6 +250,8 @@ def _word(text: str, i: int, out: list[Token]) -> int:
     elif word == "percent" and out and out[-1].kind == NUM and not out[-1].pct:
         last = out.pop()
         out.append(Token(NUM, last.text + "%", last.pos, i, value=last.value, pct=True))
+    elif word == "a" and out and out[-1].text in ("senkou", "span"):
+        out.append(Token(WORD, word, start, i))  # "senkou span A" names a line
     elif word not in FILLERS:
         out.append(Token(WORD, STEMS.get(word, word), start, i))
     return i
@@ -218,6 +262,12 @@ def _apostrophe(text: str, i: int) -> int:
     if text[i + 1 : i + 2].lower() == "s" and not text[i + 2 : i + 3].isalpha():
         return i + 2
     return i + 1
+
+
+def _signed_di(text: str, i: int) -> bool:
+    """ "+DI" / "-DI" written as one word (not "close - DI ...", which has a space)."""
+    before = text[i - 1] if i > 0 else " "
+    return text[i + 1 : i + 3].lower() == "di" and not text[i + 3 : i + 4].isalpha() and not before.isalnum()
 
 
 def _is_hyphen(text: str, i: int) -> bool:

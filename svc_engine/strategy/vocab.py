@@ -25,6 +25,12 @@ INF = math.inf
 STABILISE = 100
 #: Candles of one UTC day at the finest timeframe (1m): what a session VWAP can reach back.
 DAY_CANDLES = 1440
+#: "X then Y" / "Y after X": Y fires when X held on one of this many candles before it (settable:
+#: "Y within 3 candles after X", "X then within 3 candles Y"; "right after" is 1).
+THEN_WINDOW = 10
+#: The warm-up of a running total or a path-dependent stop (OBV, A/D, Parabolic SAR, Supertrend):
+#: its value depends on where the series starts, so a restart must read the whole history.
+WHOLE_HISTORY = 1_000_000_000
 
 
 def ema_settle(n: int) -> int:
@@ -112,6 +118,28 @@ def _period(default: int, low: int = 1) -> tuple[Param, ...]:
 
 
 MULT = Param("multiplier", 2.0, integer=False, low=0.01, high=100.0)
+
+
+def _ichimoku_lookback(p: tuple[float, ...], o: str) -> int:
+    tenkan, kijun, senkou = (int(v) for v in p[:3])
+    shift = kijun  # the spans are plotted one kijun period ahead
+    span_a, span_b = max(tenkan, kijun) - 1 + shift, senkou - 1 + shift
+    return {"tenkan": tenkan - 1, "kijun": kijun - 1, "senkou a": span_a, "senkou b": span_b}.get(
+        o, max(span_a, span_b)
+    )
+
+
+def _dmi_lookback(p: tuple[float, ...], o: str) -> int:
+    return 2 * int(p[0]) - 1 if o == "adx" else int(p[0])
+
+
+def _dmi_smoothing(p: tuple[float, ...], o: str) -> int:
+    # ADX is a Wilder average of DX, which is made of Wilder averages.
+    return wilder_settle(int(p[0])) * (2 if o == "adx" else 1)
+
+
+def _stochrsi_lookback(p: tuple[float, ...], o: str) -> int:
+    return int(p[0]) + int(p[1]) - 1 + (int(p[2]) - 1 if o == "%d" else 0)
 
 SPECS: dict[str, IndSpec] = {
     s.key: s
@@ -206,7 +234,7 @@ SPECS: dict[str, IndSpec] = {
             "Bollinger",
             ("bollinger", "bollinger band", "bb"),
             (Param("period", 20, low=2), MULT),
-            outputs=("upper", "middle", "lower", "bandwidth"),
+            outputs=("upper", "middle", "lower", "bandwidth", "%b"),
             warmup=lambda p, o: int(p[0]) - 1,
         ),
         IndSpec(
@@ -225,10 +253,186 @@ SPECS: dict[str, IndSpec] = {
             _period(20),
             outputs=("upper", "middle", "lower"),
         ),
+        IndSpec(
+            "dmi",
+            "ADX",
+            ("adx", "average directional index", "average directional movement index", "dmi",
+             "directional movement index"),
+            _period(14),
+            outputs=("adx", "+di", "-di"),
+            bounds=(0.0, 100.0),
+            warmup=_dmi_lookback,
+            smoothing=_dmi_smoothing,
+        ),
+        IndSpec(
+            "aroon",
+            "Aroon",
+            ("aroon",),
+            _period(25),
+            outputs=("up", "down", "oscillator"),
+            bounds=(0.0, 100.0),
+            warmup=lambda p, o: int(p[0]),
+        ),
+        IndSpec(
+            "sar",
+            "parabolic SAR",
+            ("parabolic sar", "sar", "psar", "parabolic stop and reverse", "parabolic"),
+            (Param("acceleration", 0.02, integer=False, low=0.001, high=1.0),
+             Param("maximum", 0.2, integer=False, low=0.001, high=1.0)),
+            bounds=(0.0, INF),
+            warmup=lambda p, o: 1,
+            smoothing=lambda p, o: WHOLE_HISTORY,
+        ),
+        IndSpec(
+            "supertrend",
+            "Supertrend",
+            ("supertrend", "super trend"),
+            (Param("period", 10), Param("multiplier", 3.0, integer=False, low=0.01, high=100.0)),
+            outputs=("line", "direction"),
+            warmup=lambda p, o: int(p[0]),
+            smoothing=lambda p, o: WHOLE_HISTORY,
+        ),
+        IndSpec(
+            "ichimoku",
+            "Ichimoku",
+            ("ichimoku", "ichimoku kinko hyo"),
+            (Param("tenkan", 9), Param("kijun", 26), Param("senkou", 52)),
+            # "cloud" alone is resolved by the comparison: above the cloud = above its top.
+            outputs=("tenkan", "kijun", "senkou a", "senkou b", "cloud top", "cloud bottom", "cloud"),
+            bounds=(0.0, INF),
+            warmup=_ichimoku_lookback,
+        ),
+        IndSpec(
+            "obv",
+            "OBV",
+            ("obv", "on balance volume", "on-balance volume"),
+            (),
+            warmup=lambda p, o: 0,
+            smoothing=lambda p, o: WHOLE_HISTORY,
+        ),
+        IndSpec(
+            "ad",
+            "A/D line",
+            ("a/d", "ad line", "a/d line", "accumulation distribution", "accumulation/distribution",
+             "accumulation distribution line", "chaikin a/d"),
+            (),
+            warmup=lambda p, o: 0,
+            smoothing=lambda p, o: WHOLE_HISTORY,
+        ),
+        IndSpec(
+            "mfi",
+            "MFI",
+            ("mfi", "money flow index"),
+            _period(14),
+            bounds=(0.0, 100.0),
+            warmup=lambda p, o: int(p[0]),
+        ),
+        IndSpec(
+            "cmf",
+            "CMF",
+            ("cmf", "chaikin money flow"),
+            _period(20),
+            bounds=(-1.0, 1.0),
+        ),
+        IndSpec(
+            "stochrsi",
+            "StochRSI",
+            ("stochrsi", "stoch rsi", "stochastic rsi"),
+            (Param("period", 14), Param("k", 14), Param("d", 3)),
+            outputs=("%k", "%d"),
+            sourced=True,
+            bounds=(0.0, 100.0),
+            warmup=_stochrsi_lookback,
+            smoothing=lambda p, o: wilder_settle(int(p[0])),
+        ),
+        IndSpec(
+            "mom",
+            "momentum",
+            ("momentum", "mom"),
+            _period(10),
+            sourced=True,
+            warmup=lambda p, o: int(p[0]),
+        ),
+        IndSpec(
+            "dema",
+            "DEMA",
+            ("dema", "double exponential moving average", "double ema", "double exponential"),
+            _period(20),
+            sourced=True,
+            warmup=lambda p, o: 2 * (int(p[0]) - 1),
+            smoothing=lambda p, o: 2 * ema_settle(int(p[0])),
+        ),
+        IndSpec(
+            "tema",
+            "TEMA",
+            ("tema", "triple exponential moving average", "triple ema", "triple exponential"),
+            _period(20),
+            sourced=True,
+            warmup=lambda p, o: 3 * (int(p[0]) - 1),
+            smoothing=lambda p, o: 3 * ema_settle(int(p[0])),
+        ),
+        IndSpec(
+            "hma",
+            "HMA",
+            ("hma", "hull moving average", "hull ma", "hull"),
+            _period(20, low=2),
+            sourced=True,
+            warmup=lambda p, o: int(p[0]) - 1 + math.isqrt(int(p[0])) - 1,
+        ),
+        IndSpec(
+            "stddev",
+            "standard deviation",
+            ("standard deviation", "stddev", "std dev", "stdev", "std"),
+            _period(20, low=2),
+            sourced=True,
+            bounds=(0.0, INF),
+        ),
+        IndSpec(
+            "zscore",
+            "z-score",
+            ("z score", "zscore", "z-score"),
+            _period(20, low=2),
+            sourced=True,
+        ),
+        IndSpec(
+            "natr",
+            "ATR%",
+            ("natr", "normalized atr", "normalised atr", "atr%", "atr percent", "atr percentage"),
+            _period(14),
+            bounds=(0.0, INF),
+            warmup=lambda p, o: int(p[0]),
+            smoothing=lambda p, o: wilder_settle(int(p[0])),
+        ),
         IndSpec("max", "highest", ("highest",), _period(20), sourced=True),
         IndSpec("min", "lowest", ("lowest",), _period(20), sourced=True),
     )
 }
+
+@dataclass(frozen=True, slots=True)
+class PatternSpec:
+    """A candle pattern: its words, the sides it has, its TA-Lib lookback (first candle it can fire)."""
+
+    key: str
+    sides: tuple[str, ...]
+    lookback: int
+
+
+PATTERNS: dict[str, PatternSpec] = {
+    p.key: p
+    for p in (
+        PatternSpec("engulfing", ("bullish", "bearish"), 2),
+        PatternSpec("harami", ("bullish", "bearish"), 11),
+        PatternSpec("doji", ("",), 10),
+        PatternSpec("hammer", ("bullish",), 11),
+        PatternSpec("inverted hammer", ("bullish",), 11),
+        PatternSpec("shooting star", ("bearish",), 11),
+        PatternSpec("morning star", ("bullish",), 12),
+        PatternSpec("evening star", ("bearish",), 12),
+        PatternSpec("three white soldiers", ("bullish",), 12),
+        PatternSpec("three black crows", ("bearish",), 13),
+    )
+}
+PATTERN_WORDS: dict[tuple[str, ...], str] = {tuple(k.split()): k for k in PATTERNS}
 
 ALIASES: dict[tuple[str, ...], str] = {
     tuple(alias.split()): spec.key for spec in SPECS.values() for alias in spec.aliases
@@ -269,10 +473,42 @@ OUTPUT_WORDS: dict[str, dict[tuple[str, ...], str]] = {
         ("width",): "bandwidth",
         ("band", "width"): "bandwidth",
         ("basis",): "middle",
+        ("%b",): "%b",
+        ("percent", "b"): "%b",
     },
     "keltner": {("upper",): "upper", ("middle",): "middle", ("lower",): "lower"},
     "donchian": {("upper",): "upper", ("middle",): "middle", ("lower",): "lower"},
-}
+    "dmi": {("+di",): "+di", ("-di",): "-di"},
+    "aroon": {("up",): "up", ("down",): "down", ("oscillator",): "oscillator", ("osc",): "oscillator"},
+    "supertrend": {("line",): "line", ("direction",): "direction"},
+    "ichimoku": {
+        ("tenkan",): "tenkan", ("tenkan", "sen"): "tenkan", ("conversion", "line"): "tenkan",
+        ("kijun",): "kijun", ("kijun", "sen"): "kijun", ("base", "line"): "kijun",
+        ("senkou", "a"): "senkou a", ("senkou", "span", "a"): "senkou a", ("span", "a"): "senkou a",
+        ("leading", "span", "a"): "senkou a",
+        ("senkou", "b"): "senkou b", ("senkou", "span", "b"): "senkou b", ("span", "b"): "senkou b",
+        ("leading", "span", "b"): "senkou b",
+        ("cloud", "top"): "cloud top", ("cloud", "bottom"): "cloud bottom", ("cloud",): "cloud",
+        ("kumo",): "cloud",
+    },
+    "stochrsi": {("%k",): "%k", ("k",): "%k", ("%d",): "%d", ("d",): "%d"},
+}  # fmt: skip
+
+# Names of one line of an indicator, said without the indicator ("+DI crosses above -DI",
+# "tenkan crosses above kijun"): the words -> (indicator, output).
+NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
+    **{k: ("dmi", "+di") for k in (("+di",), ("plus", "di"), ("pdi",),
+                                   ("positive", "directional", "indicator"))},
+    **{k: ("dmi", "-di") for k in (("-di",), ("minus", "di"), ("mdi",),
+                                   ("negative", "directional", "indicator"))},
+    **{k: ("ichimoku", "tenkan") for k in (("tenkan",), ("tenkan", "sen"))},
+    **{k: ("ichimoku", "kijun") for k in (("kijun",), ("kijun", "sen"))},
+    **{k: ("ichimoku", "senkou a") for k in (("senkou", "a"), ("senkou", "span", "a"))},
+    **{k: ("ichimoku", "senkou b") for k in (("senkou", "b"), ("senkou", "span", "b"))},
+    **{k: ("ichimoku", "cloud") for k in (("cloud",), ("kumo",))},
+    ("%k",): ("stoch", "%k"),
+    ("%d",): ("stoch", "%d"),
+}  # fmt: skip
 
 # Output words that may come before the indicator name ("upper Bollinger band").
 PREFIX_OUTPUTS = {
@@ -319,6 +555,9 @@ VOCABULARY: frozenset[str] = frozenset(
     {w for key in ALIASES for w in key}
     | {w for key in FIELDS for w in key}
     | {w for table in OUTPUT_WORDS.values() for key in table for w in key}
+    | {w for key in NAMED_OUTPUTS for w in key}
+    | {w for key in PATTERN_WORDS for w in key}
+    | {"pattern"}
     | {w for key in COMPARATORS for w in key if w.isalpha()}
     | set(PREFIX_OUTPUTS)
     | set(
@@ -389,6 +628,25 @@ VOCABULARY: frozenset[str] = frozenset(
             "touch",
             "golden",
             "death",
+            "fast",
+            "slow",
+            "trailing",
+            "daily",
+            "weekly",
+            "hourly",
+            "chart",
+            "timeframe",
+            "gap",
+            "point",
+            "by",
+            "single",
+            "including",
+            "current",
+            "right",
+            "immediately",
+            "just",
+            "next",
+            "then",
         ]
     )
 )

@@ -104,13 +104,15 @@ def _ind(node: A.Ind) -> str:
         source = _wrap(node.source, _ATOM) if node.source is not None else "close"
         if isinstance(node.source, A.Ind) and node.source.name in ("max", "min"):
             source = f"({source})"  # the inner range's period phrase would otherwise end the outer one
-        return f"{spec.display} {source} of the last {params} candles"
+        return f"{spec.display} {source} of the last {params} candles including the current candle"
     if node.name == "vwap":
         base = "VWAP" if node.params == (0,) else f"VWAP({params})"
     elif node.name == "macd":
         base = f"MACD {node.output}({params})"
     elif node.name == "stoch":
         base = f"stochastic {node.output.upper()}({params})"
+    elif node.name == "bb" and node.output == "%b":
+        base = f"Bollinger %B({params})"
     elif node.name == "bb":
         base = (
             f"Bollinger bandwidth({params})"
@@ -119,6 +121,16 @@ def _ind(node: A.Ind) -> str:
         )
     elif node.name in ("keltner", "donchian"):
         base = f"{node.output} {spec.display} channel({params})"
+    elif node.name == "dmi":
+        base = f"{node.output.upper()}({params})"
+    elif node.name == "supertrend":
+        base = f"Supertrend({params})" if node.output == "line" else f"Supertrend direction({params})"
+    elif node.name == "stochrsi":
+        base = f"StochRSI {node.output.upper()}({params})"
+    elif node.name in ("aroon", "ichimoku"):
+        base = f"{spec.display} {node.output}({params})"
+    elif not node.params:
+        base = spec.display
     else:
         base = f"{spec.display}({params})"
     if node.source is not None:
@@ -126,9 +138,21 @@ def _ind(node: A.Ind) -> str:
     return base
 
 
+TF_WORDS = {"1d": "daily", "1w": "weekly", "1h": "hourly"}
+
+
+def _tf(node: A.Tf) -> str:
+    word = TF_WORDS.get(node.timeframe, node.timeframe)
+    return f"{word} {_wrap(node.expr, _ATOM)}"
+
+
 def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
+    if node.n == 1 and isinstance(node.expr, A.Ind) and node.expr.name in ("max", "min"):
+        return render(node.expr).replace(" the last ", " the previous ").replace(
+            " including the current candle", ""
+        )
     unit = "candle" if node.n == 1 else "candles"
     # "EMA(10) of RSI(14) 1 candle ago" would lag the source; parenthesise the whole indicator.
     sourced = (
@@ -160,6 +184,8 @@ def _compare(node: A.Compare) -> str:
 
 
 def _cross(node: A.Cross) -> str:
+    if node.direction == "either":
+        return f"{render(node.left)} crosses {render(node.right)}"
     return f"{render(node.left)} crosses {node.direction} {render(node.right)}"
 
 
@@ -188,6 +214,10 @@ def _trend(node: A.TrendEvent) -> str:
     return TREND_WORDS[node.event]
 
 
+def _pattern(node: A.Pattern) -> str:
+    return f"{node.side} {node.name} pattern" if node.side else f"{node.name} pattern"
+
+
 def _compound(node: A.Node) -> bool:
     return isinstance(node, A.And | A.Or | A.Not | A.After)
 
@@ -196,7 +226,9 @@ def _after(node: A.After) -> str:
     def part(n: A.Node) -> str:
         return f"({render(n)})" if _compound(n) else render(n)
 
-    return f"{part(node.cond)} after {part(node.prior)}"
+    if node.window == 1:
+        return f"{part(node.cond)} right after {part(node.prior)}"
+    return f"{part(node.cond)} within {node.window} candles after {part(node.prior)}"
 
 
 def _and(node: A.And) -> str:
@@ -221,6 +253,7 @@ _RENDERERS = {
     A.Lag: _lag,
     A.Arith: _arith,
     A.PctOff: _pctoff,
+    A.Tf: _tf,
     A.Compare: _compare,
     A.Cross: _cross,
     A.Between: _between,
@@ -229,6 +262,7 @@ _RENDERERS = {
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,
+    A.Pattern: _pattern,
     A.After: _after,
     A.And: _and,
     A.Or: _or,

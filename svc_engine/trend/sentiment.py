@@ -8,13 +8,16 @@ part               value                                                        
 price vs EMA 50    +20 above, -20 below, 0 on it                                   [-20, 20]
 price vs EMA 200   +20 above, -20 below, 0 on it                                   [-20, 20]
 EMA 50 slope       15 * clip((EMA50[t] - EMA50[t-10]) / ATR14[t], -1, 1)           [-15, 15]
-momentum           25 * (RSI14[t] - 50) / 50                                       [-25, 25]
+momentum           25 * (RSI14[t] - 50) / 50, RSI 50 where no move at all yet         [-25, 25]
 latest signal      20 * way * max(0, 1 - age / 50); way +1 BUY, -1 SELL, age in    [-20, 20]
                    candles since the latest trend signal (break or return)
 =================  ==============================================================  ==========
 
-rounded half away from zero. ``direction`` is ``BULLISH`` when the score is >= 20, ``BEARISH`` when
-<= -20, else ``NEUTRAL``. Every part uses candles up to ``t`` only, so the history never changes.
+rounded half away from zero. RSI 14 is Wilder's from the shared kernels; where its average gain and
+loss are both exactly 0 (no move since the series began) momentum is neutral, where TA-Lib's RSI
+would read 0 (as it does below 1e-8, which on coins priced in millionths is a moving market).
+``direction`` is ``BULLISH`` when the score is >= 20, ``BEARISH`` when <= -20, else ``NEUTRAL``.
+Every part uses candles up to ``t`` only, so the history never changes.
 
 Example:
     >>> direction_of(25), direction_of(-20), direction_of(19)
@@ -29,7 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.trend.indicators import atr_nb, ema_nb, rsi_nb
+from svc_engine.indicators import atr_nb, ema_nb, wilder_gain_loss_nb
 from svc_engine.trend.signals import detect_trends, kline_arrays
 
 SLOPE_LAG = 10
@@ -87,13 +90,20 @@ def raw_scores(arr: dict[str, np.ndarray], breaks: pl.DataFrame) -> np.ndarray:
     """
     close = arr["close"]
     ema50, ema200 = ema_nb(close, 50), ema_nb(close, 200)
-    atr, rsi = atr_nb(arr["high"], arr["low"], close, 14), rsi_nb(close, 14)
+    atr, rsi = atr_nb(arr["high"], arr["low"], close, 14), _momentum_rsi(close, 14)
     with np.errstate(invalid="ignore", divide="ignore"):
         lagged = np.r_[np.full(min(SLOPE_LAG, close.size), np.nan), ema50[:-SLOPE_LAG]]
         slope = np.clip((ema50 - lagged) / atr, -1.0, 1.0)
         parts = (20.0 * np.sign(close - ema50), 20.0 * np.sign(close - ema200), 15.0 * slope,
                  25.0 * (rsi - 50.0) / 50.0, _signal_part(arr["open_time"], breaks))
     return np.sum([np.nan_to_num(p, nan=0.0, posinf=0.0, neginf=0.0) for p in parts], axis=0)
+
+
+def _momentum_rsi(close: np.ndarray, period: int) -> np.ndarray:
+    gain, loss = wilder_gain_loss_nb(close, period)
+    total = gain + loss
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total == 0.0, 50.0, 100.0 * gain / total)
 
 
 def _signal_part(times: np.ndarray, breaks: pl.DataFrame) -> np.ndarray:

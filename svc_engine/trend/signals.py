@@ -14,8 +14,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from svc_engine.indicators import atr_nb
 from svc_engine.trend.breaks import detect_nb
-from svc_engine.trend.indicators import atr_nb
 from svc_engine.trend.params import TrendParams
 
 _ANCHORS: tuple[str, ...] = ("high_p1", "high_p2", "low_p1", "low_p2")

@@ -120,10 +120,13 @@ def test_refused_words_fail_with_the_compiler_message_and_refund(api: Api) -> No
     assert detail["status"] == "failed"
     assert detail["candle_count"] == 0
     assert detail["error"] == {
-        "message": "entry_condition: unknown word 'moon' at 'moon' (position 4) (did you mean 'moving'?)",
+        "message": (
+            "entry_condition: unknown indicator or value 'moon' at 'moon' (position 4)"
+            " (did you mean 'aroon'?)"
+        ),
         "phrase": "moon",
         "position": 4,
-        "suggestion": "moving",
+        "suggestion": "aroon",
         "field": "entry_condition",
     }
     assert _balance(api, token) == 1

@@ -321,3 +321,22 @@ def test_formatted_quantity_never_exceeds_the_input(instrument: tuple[str, str],
     assert len(text.partition(".")[2]) == rules.quantity_precision
     assert quantity % rules.step_size == 0
     assert Decimal(0) <= value - quantity < rules.step_size
+
+
+def test_daily_quote_volume_in_one_pass_equals_the_grouped_mean() -> None:
+    """The sorted one-pass kernel gives the polars group-by mean (NaN products skipped, a day
+    of NaN counts as 0); an unsorted frame takes the group-by."""
+    import numpy as np
+
+    from svc_engine.instruments.tiers import avg_daily_quote_volume
+
+    rng = np.random.default_rng(4)
+    n = 5_000
+    k = pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * 300_000 + 123,
+                      "close": rng.uniform(1, 2, n), "volume": rng.uniform(0, 50, n)})  # fmt: skip
+    holes = pl.when(pl.int_range(n) % 97 == 0).then(np.nan).otherwise(pl.col("volume"))
+    k = k.with_columns(holes.alias("volume"))
+    quote = (pl.col("volume") * pl.col("close")).fill_nan(None)
+    grouped = k.group_by(pl.col("open_time") // 86_400_000).agg(quote.sum().alias("q"))["q"].mean()
+    assert avg_daily_quote_volume(k, "5m") == pytest.approx(grouped, rel=1e-12)
+    assert avg_daily_quote_volume(k.reverse(), "5m") == pytest.approx(grouped, rel=1e-12)

@@ -32,8 +32,8 @@ FORMATS: tuple[str, ...] = ("auto", "binance", "csv", "parquet")
 _SUFFIXES = (".csv", ".zip", ".parquet")
 Progress = Callable[[int, int, str], None]
 
-__all__ = ["FORMATS", "TIME_UNITS", "ImportResult", "import_paths", "parquet_name", "read_csv_klines",
-           "read_dump", "read_parquet_klines", "read_path"]
+__all__ = ["FORMATS", "TIME_UNITS", "ImportResult", "MissingPathsError", "import_paths", "parquet_name",
+           "read_csv_klines", "read_dump", "read_parquet_klines", "read_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,8 @@ def import_paths(
     dumps, other CSVs generic, ``.parquet`` the schema. ``market``, ``symbol`` and ``timeframe``
     override what the file names say; Binance dumps default to market ``crypto``.
     ``progress(done, total, source)`` is called after each file is read and each series written.
+    Paths that do not exist do not stop the others: those are imported, then
+    :class:`MissingPathsError` names the missing ones (and what was imported).
 
     Example:
         >>> import_paths(["/nonexistent.csv"])
@@ -78,7 +80,9 @@ def import_paths(
     if timeframe is not None and timeframe not in TIMEFRAMES:
         raise ValueError(f"unknown timeframe {timeframe!r}; supported: {', '.join(TIMEFRAMES)}")
     store = store if store is not None else DataStore()
-    files = _expand(paths)
+    paths = list(paths)
+    missing = [Path(p) for p in paths if not Path(p).exists()]
+    files = _expand([p for p in paths if Path(p).exists()] if missing else paths, missing)
     opts = {"market": market, "symbol": symbol, "timeframe": timeframe}
     pieces: list[_Piece] = []
     for i, path in enumerate(files, 1):
@@ -89,7 +93,27 @@ def import_paths(
         p.key for p in pieces)]
     if progress:
         progress(len(files) + 1, len(files) + 1, "written")
+    if missing:
+        raise MissingPathsError(missing, results)
     return results
+
+
+class MissingPathsError(FileNotFoundError):
+    """Some paths of an import do not exist: the others were imported (``results``), the missing
+    ones are listed (``missing``), and the import as a whole fails.
+
+    Example:
+        >>> str(MissingPathsError([Path("a.csv")], []))
+        'no such file or directory: a.csv'
+    """
+
+    def __init__(self, missing: list[Path], results: list[ImportResult]) -> None:
+        self.missing, self.results = missing, results
+        text = f"no such file or directory: {', '.join(map(str, missing))}"
+        if results:
+            done = "; ".join(f"{r.market}/{r.symbol} {r.timeframe} {r.rows_added} added" for r in results)
+            text += f" (the other paths were imported: {done})"
+        super().__init__(text)
 
 
 def read_path(
@@ -117,8 +141,9 @@ def read_path(
     return [(str(path), read_csv_klines(path, mapping=mapping, time_unit=time_unit), tf)]
 
 
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
+def _expand(paths: Iterable[str | Path], missing: list[Path] | None = None) -> list[Path]:
     out: list[Path] = []
+    paths = list(paths)
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
@@ -128,6 +153,8 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise FileNotFoundError(f"no such file or directory: {p}")
     if not out:
+        if missing:
+            raise FileNotFoundError(f"no such file or directory: {', '.join(map(str, missing))}")
         raise FileNotFoundError(f"no .csv, .zip or .parquet file in {', '.join(map(str, paths))}")
     return out
 

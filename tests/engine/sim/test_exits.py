@@ -223,7 +223,10 @@ def test_each_candidates_outcome_is_computed_independently() -> None:
         1.0,
     )
     got = [
-        (m["i"], m["j"], float(m["entry_raw"]), float(m["exit_raw"]), nb.REASONS[m["reason"]]) for m in memo
+        (m["fill_candle"], m["exit_candle"], float(m["entry_raw"]), float(m["exit_raw"]),
+         nb.REASONS[m["reason"]])
+        for m in memo
     ]
     assert got[:3] == [(1, 2, 10.0, 11.0, "tp"), (3, 3, 10.2, 9.5, "sl"), (3, 3, 11.2, 9.0, "tp")]
-    assert (memo[3]["i"], memo[3]["e"], memo[3]["done"]) == (-1, 4, 1)  # expires at the last candle
+    # expires at the last candle
+    assert (memo[3]["fill_candle"], memo[3]["expiry_candle"], memo[3]["done"]) == (-1, 4, 1)

@@ -210,3 +210,16 @@ def test_each_coin_pays_its_own_markets_default_spread() -> None:
         h = spread_pct_for(markets[coin], {"A": A, "B": B}[coin], "1h") / 200
         entry = r.trades.filter(pl.col("coin") == coin)["entry_price"][0]
         assert entry == pytest.approx(limit * (1 + h), rel=1e-15)
+
+
+def test_recommended_divide_always_tries_the_callers_divide() -> None:
+    """Seven coins: the fixed candidates stop at 6; a caller's divide of 7 is tried too, and the
+    recommendation scores at least as well as it."""
+    frames = {c: A for c in "ABCDEFG"}
+    r = simulate_portfolio(frames, {"A": SIG_A}, divide=7, **FREE)
+    rec = r.recommended_divide
+    assert [c["divide"] for c in rec["candidates"]] == [1, 2, 3, 4, 5, 6, 7]
+    mine = next(c for c in rec["candidates"] if c["divide"] == 7)
+    best = next(c for c in rec["candidates"] if c["divide"] == rec["divide"])
+    assert best["score"] >= mine["score"]
+    assert mine["final_balance"] == pytest.approx(r.summary["final_balance"])

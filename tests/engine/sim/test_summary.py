@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sim_helpers import H, bars, sigs
 
-from svc_engine.sim import simulate
+from svc_engine.sim import perf, simulate
 
 ROWS = [
     (10, 10, 10, 10),  # 0: signal A long L=10 TP=11 SL=9
@@ -74,9 +74,49 @@ def test_every_summary_figure(result) -> None:
         "best_trade_pct": C_RET * 100, "worst_trade_pct": -10.0,
         "avg_signals_per_month": 3 / (7 / 24 / 30.4375),
     }  # fmt: skip
-    assert set(s) == set(expected)
+    assert set(s) == set(expected) | set(perf.FIGURES)
     for name, value in expected.items():
         assert s[name] == pytest.approx(value, rel=1e-12), name
+
+
+def test_every_performance_statistic_by_hand(result) -> None:
+    """The statistics of ``svc_engine.sim.perf`` on the same run, each worked out from its
+    definition on the hand-computed equity (1h crypto candles: 8766 per year)."""
+    s = result.summary
+    final = 99 * (1 + C_RET)
+    eq = np.array([100, 101, 110, 111, 99, 99 * (1 + 0.1 / 10.2), final])
+    r = eq[1:] / eq[:-1] - 1
+    mean, sd = r.sum() / 6, np.sqrt(((r - r.sum() / 6) ** 2).sum() / 5)
+    down = np.sqrt((np.minimum(r, 0) ** 2).sum() / 6)
+    pnl = np.array([10.0, -11.0, 99 * C_RET])
+    pnl_sd = np.sqrt(((pnl - pnl.mean()) ** 2).sum() / 2)
+    cagr = ((final / 100) ** (365.25 * 24 / 6) - 1) * 100
+    expected = {
+        "cagr_pct": cagr,  # 6 hours from the first open to the last
+        "annual_volatility_pct": sd * np.sqrt(8766) * 100,
+        "sharpe_ratio": mean / sd * np.sqrt(8766),
+        "sortino_ratio": mean / down * np.sqrt(8766),
+        "calmar_ratio": cagr / (12 / 111 * 100),
+        "max_drawdown_duration_days": 3 / 24,  # peak 111 at 3h, never regained by 6h
+        "exposure_pct": 6 / 7 * 100,  # candles 1-2, 3-4 and 5-6 hold a position; candle 0 none
+        "expectancy_pct": C_RET * 100 / 3,
+        "sqn": np.sqrt(3) * pnl.mean() / pnl_sd,
+        "avg_trade_duration_hours": 1.0,
+        "longest_trade_duration_hours": 1.0,
+        "buy_and_hold_return_pct": -10.0,  # close 10 -> 9
+    }
+    for name, value in expected.items():
+        assert s[name] == pytest.approx(value, rel=1e-9), name
+
+
+def test_risk_free_rate_and_periods_settings(result) -> None:
+    rf = simulate(bars(ROWS), sigs(SIGNALS), risk_free_rate=0.05, periods_per_year=100, **FREE).summary
+    r = result.equity["equity"].to_numpy()
+    ex = r[1:] / r[:-1] - 1 - (1.05 ** (1 / 100) - 1)
+    assert rf["sharpe_ratio"] == pytest.approx(ex.mean() / ex.std(ddof=1) * 10, rel=1e-12)
+    assert rf["cagr_pct"] == result.summary["cagr_pct"]  # calendar time, not periods
+    with pytest.raises(ValueError, match="risk_free_rate"):
+        simulate(bars(ROWS), sigs(SIGNALS), risk_free_rate=2, **FREE)
 
 
 def test_signal_counts_and_positions(result) -> None:
@@ -111,6 +151,12 @@ def test_no_trades_gives_nulls_never_nan() -> None:
         0.0,
     )
     for name in (
+        "sharpe_ratio",
+        "sortino_ratio",
+        "calmar_ratio",
+        "expectancy_pct",
+        "sqn",
+        "avg_trade_duration_hours",
         "profit_factor",
         "avg_profit_per_trade_pct",
         "avg_win_return_pct",

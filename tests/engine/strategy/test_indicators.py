@@ -8,8 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from svc_engine import indicators as K
 from svc_engine.strategy import ast as A
-from svc_engine.strategy import indicators as K
 from svc_engine.strategy.compiler import Context, lookback
 
 talib = pytest.importorskip("talib")

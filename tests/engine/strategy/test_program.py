@@ -184,7 +184,7 @@ def test_from_parts_accepts_builder_exits() -> None:
     assert s.wording == {
         "entry": "close is above SMA(50), limit at EMA(20)",
         "tp": "take profit at risk reward 3",
-        "sl": "stop loss at lowest low of the last 10 candles",
+        "sl": "stop loss at lowest low of the last 10 candles including the current candle",
     }
     assert s == compile_strategy(
         "close is above SMA(50), limit at EMA(20)",

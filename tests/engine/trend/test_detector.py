@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, flat, frame, line, mirror
 
+from svc_engine.indicators import atr_nb
 from svc_engine.trend import break_events, detect_trends
-from svc_engine.trend.indicators import atr_nb
 
 COLS = ["index", "way", "is_return_to_trend", "high_p1_index", "high_p1_price", "high_p2_index",
         "high_p2_price"]

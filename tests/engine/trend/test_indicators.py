@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import talib
 
+from svc_engine.indicators import atr_nb, ema_nb, rsi_nb
 from svc_engine.trend import TrendParams
-from svc_engine.trend.indicators import atr_nb, ema_nb, rsi_nb
 from svc_engine.trend.pivots import pivot_flags_nb
 
 
@@ -46,3 +46,13 @@ def test_pivots_need_left_candles_strictly_lower_and_right_candles_not_higher() 
 def test_parameter_checks(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         TrendParams.from_kwargs(**kwargs)
+
+
+def test_one_rsi_for_strategy_and_trend_reads_0_on_a_flat_series_as_talib_does() -> None:
+    import svc_engine.strategy.compiler as compiler
+    import svc_engine.trend.signals as signals
+
+    flat = np.full(30, 5.0)
+    assert rsi_nb(flat, 14)[14:].tolist() == [0.0] * 16 == talib.RSI(flat, 14)[14:].tolist()
+    # Both packages use the very same kernels.
+    assert compiler.K.rsi_nb is rsi_nb and signals.atr_nb is atr_nb

@@ -1,4 +1,5 @@
-"""Indicator kernels: numba functions over contiguous float64 arrays.
+"""Indicator kernels: numba functions over contiguous float64 arrays, shared by the strategy
+language and the trend detector.
 
 Contract: every kernel takes 1-D float64 arrays of one length and returns new float64 arrays of that
 length, NaN where the value is not yet defined (the warm-up). Every kernel is causal: the value at
@@ -115,11 +116,22 @@ def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def ema_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarray:
+def ema_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Exponential moving average with factor ``2 / (n + 1)``, seeded by the mean of the first ``n``
+    valid values (TA-Lib EMA).
+
+    >>> ema_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2).tolist()
+    [nan, 1.5, 2.5, 3.5]
+    """
+    return ema_seeded_nb(x, n, 2.0 / (n + 1), n - 1)
+
+
+@njit(cache=True, nogil=True)
+def ema_seeded_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarray:
     """Exponential average with factor ``k``, seeded at ``first valid + seed_offset`` by the mean of
     the ``n`` values ending there (TA-Lib's seeding; MACD seeds its fast EMA late).
 
-    >>> ema_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
+    >>> ema_seeded_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
     [nan, 1.5, 2.5, 3.5]
     """
     out = np.full(x.size, np.nan)
@@ -178,16 +190,19 @@ def _add_product(hi: float, lo: float, value: float, weight: float) -> tuple[flo
 
 
 @njit(cache=True, nogil=True)
-def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
-    """Wilder's RSI, seeded by the mean gain and loss of the first ``n`` changes (TA-Lib RSI).
+def wilder_gain_loss_nb(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Wilder's average gain and average loss of the changes of ``x``, seeded by the mean of the
+    first ``n`` changes (the two halves of TA-Lib's RSI, same operations in the same order).
 
-    >>> rsi_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2).tolist()
-    [nan, nan, 50.0, 75.0]
+    >>> gain, loss = wilder_gain_loss_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2)
+    >>> gain.tolist(), loss.tolist()
+    ([nan, nan, 0.5, 0.75], [nan, nan, 0.5, 0.25])
     """
-    out = np.full(x.size, np.nan)
+    gain_out = np.full(x.size, np.nan)
+    loss_out = np.full(x.size, np.nan)
     start = first_valid_nb(x)
     if start < 0 or x.size - start <= n:
-        return out
+        return gain_out, loss_out
     prev_value = x[start]
     gain = 0.0
     loss = 0.0
@@ -200,7 +215,7 @@ def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
             gain += diff
     loss /= n
     gain /= n
-    out[start + n] = _rsi_value(gain, loss)
+    gain_out[start + n], loss_out[start + n] = gain, loss
     for i in range(start + n + 1, x.size):
         diff = x[i] - prev_value
         prev_value = x[i]
@@ -212,7 +227,26 @@ def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
             gain += diff
         loss /= n
         gain /= n
-        out[i] = _rsi_value(gain, loss)
+        gain_out[i], loss_out[i] = gain, loss
+    return gain_out, loss_out
+
+
+@njit(cache=True, nogil=True)
+def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Wilder's RSI, seeded by the mean gain and loss of the first ``n`` changes (TA-Lib RSI,
+    including its convention that a window without any move, average gain + loss below 1e-8,
+    reads 0).
+
+    >>> rsi_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2).tolist()
+    [nan, nan, 50.0, 75.0]
+    >>> rsi_nb(np.ones(4), 2).tolist()
+    [nan, nan, 0.0, 0.0]
+    """
+    gain, loss = wilder_gain_loss_nb(x, n)
+    out = np.full(x.size, np.nan)
+    for i in range(x.size):
+        if not np.isnan(gain[i]):
+            out[i] = _rsi_value(gain[i], loss[i])
     return out
 
 

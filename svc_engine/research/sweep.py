@@ -1,0 +1,498 @@
+"""``sweep``: one strategy with named parameters over many combinations, coins and timeframes.
+
+The work is cut into chunks of (coin, timeframe, block of combinations) that run on any executor
+(threads, Ray, in process). A chunk loads its coin once, builds one evaluation context whose
+indicator cache every combination of the chunk shares (an indicator is computed once per distinct
+parameter value), validates the candles and works out the spread once, and simulates each
+combination with the same kernels as :func:`svc_engine.sim.backtest`, so a row equals the
+backtest of that combination alone. A chunk returns summary rows only (no trades or equity), and
+chunks run in waves whose rows go to the result or to Parquet part files (``sink``): memory grows
+with the rows, never with trades, equity or the grid's indicators.
+
+With ``sink``, a run that is killed resumes where it stopped: a chunk whose part file exists is not
+computed again (the directory's ``sweep.json`` must describe the same sweep).
+
+Example:
+    >>> from svc_engine.research.demo import random_walk
+    >>> k = random_walk(400, seed=1)
+    >>> r = sweep("RSI({n}) crosses above {level}", {"n": [7, 14], "level": [30, 35]}, {"BTC": k}, "1h",
+    ...           spread_pct=0)
+    >>> r.rows.height, r.params
+    (4, ['n', 'level'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from svc_engine.data import DataStore, load_klines
+from svc_engine.data.times import to_seconds
+from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
+from svc_engine.research.params import PARTS, Template, combinations, split_settings
+from svc_engine.research.results import SweepResult
+from svc_engine.sim import nb
+from svc_engine.sim.drivers import first_and_stop, warmup_of
+from svc_engine.sim.inputs import Signals
+from svc_engine.sim.settings import Settings
+from svc_engine.sim.single import prepare, resolve_settings, run_kernels
+
+#: Summary figures that are counts; every other figure is a Float64 column.
+INT_FIGURES: frozenset[str] = frozenset({"total_signals", "total_trades", "gain_count", "loss_count"})
+#: Chunks per wave and worker: a wave's rows are written (or kept) before the next wave starts.
+WAVE_PER_WORKER = 2
+#: Workers the default chunk plan assumes when results go to a sink (resumable on any machine).
+SINK_WORKERS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What every chunk needs, sent to the workers once per wave."""
+
+    strategies: tuple[Any, ...]
+    settings: tuple[Settings, ...]
+    base: dict[str, Any]
+    frames: dict[str, pl.DataFrame] | None
+    market: str | None
+    store: DataStore | None
+    start_ts: float | None
+    end_ts: float | None
+    warmup: int
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One task: combinations ``lo .. hi - 1`` on one coin and timeframe."""
+
+    index: int
+    coin: str
+    timeframe: str
+    lo: int
+    hi: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.coin} {self.timeframe} #{self.lo}-{self.hi - 1}"
+
+
+def _coins(coins: str | Sequence[str] | Mapping[str, pl.DataFrame]) -> tuple[list[str], dict | None]:
+    if isinstance(coins, Mapping):
+        frames = dict(coins)
+        if not frames:
+            raise ValueError("coins is empty: name at least one symbol or give one kline frame")
+        return list(frames), frames
+    listed = [coins] if isinstance(coins, str) else list(coins)
+    if not listed or len(set(listed)) != len(listed):
+        raise ValueError(f"coins must name distinct symbols, at least one (got {listed})")
+    return listed, None
+
+
+def plan_chunks(
+    coins: Sequence[str], timeframes: Sequence[str], n_combos: int, workers: int, chunk_combos: int | None
+) -> list[Chunk]:
+    """Chunks in a fixed order (coin, timeframe, combination block). By default a coin's
+    combinations stay in one chunk (each indicator computed once per coin) unless there are fewer
+    series than ``2 x workers``; then they are split so that every worker has work.
+
+    Example:
+        >>> [c.label for c in plan_chunks(["A"], ["1h"], 10, 2, None)]
+        ['A 1h #0-1', 'A 1h #2-4', 'A 1h #5-7', 'A 1h #8-9']
+    """
+    series = len(coins) * len(timeframes)
+    if chunk_combos is None:
+        blocks = max(1, min(n_combos, math.ceil(WAVE_PER_WORKER * workers / series)))
+    else:
+        if chunk_combos < 1:
+            raise ValueError(f"chunk_combos must be at least 1, got {chunk_combos}")
+        blocks = math.ceil(n_combos / chunk_combos)
+    edges = np.linspace(0, n_combos, blocks + 1).round().astype(int)
+    out: list[Chunk] = []
+    for coin in coins:
+        for tf in timeframes:
+            for lo, hi in itertools.pairwise(edges):
+                if hi > lo:
+                    out.append(Chunk(len(out), coin, tf, int(lo), int(hi)))
+    return out
+
+
+def _klines(plan: Plan, coin: str, timeframe: str) -> tuple[pl.DataFrame, str | None]:
+    if plan.frames is not None:
+        return plan.frames[coin], plan.market
+    store = plan.store if plan.store is not None else DataStore()
+    market = plan.market or store.find_market(coin)
+    klines = load_klines(coin, timeframe, plan.start_ts, plan.end_ts, market, plan.warmup, store=store)
+    return klines, market
+
+
+def _prune(ctx: Any) -> None:
+    """Keep the indicators (shared by later combinations), drop conditions (one combination's)."""
+    from svc_engine.strategy import ast as A
+
+    ctx.cache = {k: v for k, v in ctx.cache.items() if isinstance(k, A.Ind | A.Field)}
+
+
+def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
+    """Summary rows (``combo``, ``coin``, ``timeframe``, figures) of one chunk.
+
+    Example:
+        >>> run_chunk.__name__
+        'run_chunk'
+    """
+    from svc_engine.strategy.compiler import Context
+
+    klines, market = _klines(plan, chunk.coin, chunk.timeframe)
+    first, stop = first_and_stop(klines, plan.start_ts, plan.end_ts)
+    where = {"market": market} if market else {}
+    prepared = prepare(
+        klines.slice(first, stop - first),
+        timeframe=chunk.timeframe,
+        symbol=chunk.coin,
+        start_ts=plan.start_ts,
+        end_ts=plan.end_ts,
+        **where,
+        **asdict(plan.settings[chunk.lo]),  # base settings alone may not validate (sizing params)
+    )
+    ctx = Context(klines)
+    rows = []
+    for k in range(chunk.lo, chunk.hi):
+        arrays = plan.strategies[k].signal_arrays(ctx)
+        run = run_kernels(
+            prepared, strategy_signals(arrays, first, stop, plan.strategies[k]), plan.settings[k]
+        )
+        rows.append({"combo": k, **run.summary})
+        _prune(ctx)
+    return _frame(rows, chunk)
+
+
+def strategy_signals(arrays: tuple[np.ndarray, ...], first: int, stop: int, strategy: Any) -> Signals:
+    """The kernels' arrays of a compiled strategy's signals (``Strategy.signal_arrays`` over the
+    loaded candles) inside rows ``[first, stop)``: what ``prepare_signals`` gives for the same
+    signals as a frame, without its checks, which such signals pass by construction (one per
+    candle, sorted, one side).
+
+    Example:
+        >>> from svc_engine.research.demo import random_walk
+        >>> from svc_engine.sim.inputs import Candles, prepare_signals
+        >>> from svc_engine.strategy import compile_strategy
+        >>> from svc_engine.strategy.compiler import Context
+        >>> k = random_walk(300, seed=2)
+        >>> c, st = Candles.from_frame(k, timeframe="1h"), compile_strategy("RSI(14) crosses above 40")
+        >>> a = strategy_signals(st.signal_arrays(Context(k)), 100, 300, st)
+        >>> b = prepare_signals(st.evaluate(k), c, c.slice(100, 300))
+        >>> all(np.array_equal(getattr(a, f), getattr(b, f)) for f in Signals.__slots__)
+        True
+    """
+    idx, limit, tp, sl = arrays
+    lo, hi = np.searchsorted(idx, first, "left"), np.searchsorted(idx, stop, "left")
+    m = int(hi - lo)
+    side = nb.LONG if strategy.position_side == "long" else nb.SHORT
+    return Signals(
+        np.arange(lo, hi, dtype=np.int64),
+        (idx[lo:hi] - first).astype(np.int64),
+        np.full(m, side, np.int8),
+        np.ascontiguousarray(limit[lo:hi], dtype=np.float64),
+        np.ascontiguousarray(tp[lo:hi], dtype=np.float64),
+        np.ascontiguousarray(sl[lo:hi], dtype=np.float64),
+        np.zeros(m, np.bool_),
+    )
+
+
+def _frame(rows: list[dict[str, Any]], chunk: Chunk) -> pl.DataFrame:
+    names = list(rows[0])
+    schema = {n: pl.Int64 if n in INT_FIGURES or n == "combo" else pl.Float64 for n in names}
+    frame = pl.DataFrame(rows, schema=schema)
+    return frame.with_columns(pl.lit(chunk.coin).alias("coin"), pl.lit(chunk.timeframe).alias("timeframe"))
+
+
+def fingerprint(spec: Mapping[str, Any]) -> str:
+    """A short hash of a sweep's description (what a resumed run must match).
+
+    Example:
+        >>> fingerprint({"a": 1}) == fingerprint({"a": 1}), len(fingerprint({}))
+        (True, 16)
+    """
+    text = json.dumps(spec, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _check_sink(sink: Path, spec: dict[str, Any]) -> None:
+    sink.mkdir(parents=True, exist_ok=True)
+    manifest = sink / "sweep.json"
+    want = {"fingerprint": fingerprint(spec), "spec": spec}
+    if manifest.exists():
+        have = json.loads(manifest.read_text())
+        if have.get("fingerprint") != want["fingerprint"]:
+            raise ValueError(
+                f"{sink} holds parts of a different sweep (fingerprint {have.get('fingerprint')},"
+                f" this one {want['fingerprint']}): use another directory or empty it"
+            )
+        return
+    _atomic_write(manifest, json.dumps(want, sort_keys=True, default=str, indent=1).encode())
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def part_path(sink: Path, chunk: Chunk) -> Path:
+    """Where a chunk's rows are written under ``sink``.
+
+    Example:
+        >>> part_path(Path("out"), Chunk(3, "A", "1h", 0, 1)).name
+        'part-000003.parquet'
+    """
+    return sink / f"part-{chunk.index:06d}.parquet"
+
+
+def _write_part(sink: Path, chunk: Chunk, frame: pl.DataFrame) -> None:
+    path = part_path(sink, chunk)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    frame.write_parquet(tmp)
+    os.replace(tmp, path)
+
+
+@contextmanager
+def _executor(executor: Executor | None, items: int) -> Iterator[Executor]:
+    if executor is not None:
+        yield executor
+        return
+    with SerialExecutor() if items <= 1 else LocalExecutor() as own:
+        yield own
+
+
+@contextmanager
+def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[ProgressFn | None]:
+    if progress is True:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        console = Console(stderr=True)  # a bar on a terminal only: in logs and pipes it is noise
+        with Progress(console=console, disable=not console.is_terminal) as bar:
+            task = bar.add_task("sweep", total=total)
+            yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
+        return
+    yield progress or None
+
+
+def sweep(
+    strategy: str | Mapping[str, Any],
+    params: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]],
+    coins: str | Sequence[str] | Mapping[str, pl.DataFrame],
+    timeframes: str | Sequence[str] = "1h",
+    start_ts: float | None = None,
+    end_ts: float | None = None,
+    *,
+    executor: Executor | None = None,
+    chunk_combos: int | None = None,
+    progress: ProgressFn | bool | None = None,
+    sink: str | os.PathLike[str] | None = None,
+    market: str | None = None,
+    store: DataStore | None = None,
+    stop_after: int | None = None,
+    **settings: Any,
+) -> SweepResult:
+    """Backtest every combination of ``params`` on every coin and timeframe.
+
+    ``strategy`` has ``{name}`` placeholders (see :mod:`svc_engine.research.params`): an entry
+    condition, or a mapping with ``entry``/``tp``/``sl`` and ``compile_strategy`` options.
+    ``params`` is a grid (name -> values) or a list of combinations. ``coins`` are symbols of the
+    data store, or a mapping name -> kline frame (then ``timeframes`` is that frame's one
+    timeframe). ``start_ts``/``end_ts`` (Unix seconds, a ``datetime`` or an ISO string) and
+    ``settings`` are those of :func:`svc_engine.sim.backtest`. ``progress`` is a callback of the
+    executors' events, or ``True`` for a progress bar. ``sink`` is a directory for Parquet part
+    files (resumable). ``stop_after`` stops after that many chunks (what a kill would do; tests).
+
+    Returns a :class:`SweepResult`: one row per combination, coin and timeframe.
+
+    Example:
+        >>> sweep("close > SMA({n})", {"n": [5]}, [], "1h")
+        Traceback (most recent call last):
+        ...
+        ValueError: coins must name distinct symbols, at least one (got [])
+    """
+    start_ts, end_ts = to_seconds(start_ts), to_seconds(end_ts)
+    names, frames = _coins(coins)
+    tfs = [timeframes] if isinstance(timeframes, str) else list(timeframes)
+    if not tfs:
+        raise ValueError("timeframes is empty")
+    if frames is not None and len(tfs) != 1:
+        raise ValueError("kline frames carry one timeframe each: give exactly one timeframe")
+    if start_ts is not None and end_ts is not None and start_ts > end_ts:
+        raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
+    template = Template.of(strategy)
+    combos = combinations(params)
+    strategies, resolved = _compile(template, combos, settings)
+    plan = Plan(
+        strategies=tuple(strategies),
+        settings=tuple(resolved),
+        base=dict(settings),
+        frames=frames,
+        market=market,
+        store=store,
+        start_ts=start_ts,
+        end_ts=end_ts,
+        warmup=max(warmup_of(s) for s in set(strategies)),
+    )
+    combos_frame = pl.DataFrame(combos).with_row_index("combo").with_columns(pl.col("combo").cast(pl.Int64))
+    with _executor(executor, len(names) * len(tfs) * len(combos)) as ex:
+        # with a sink the plan must not depend on the machine, or a resumed run would not match
+        workers = ex.workers if sink is None else SINK_WORKERS
+        chunks = plan_chunks(names, tfs, len(combos), workers, chunk_combos)
+        spec = {
+            "strategy": dict(template.parts) | dict(template.options),
+            "combos": combos,
+            "coins": names,
+            "frames": _frames_key(frames),
+            "timeframes": tfs,
+            "start_ts": start_ts,
+            "end_ts": end_ts,
+            "settings": settings,
+            "market": market,
+            "chunks": [c.label for c in chunks],
+        }
+        parts = _run(ex, plan, chunks, None if sink is None else Path(sink), spec, progress, stop_after)
+    rows = _assemble(parts, combos_frame, names, tfs)
+    return SweepResult(rows=rows, params=list(combos[0]), combos=combos_frame)
+
+
+def _frames_key(frames: dict[str, pl.DataFrame] | None) -> Any:
+    if frames is None:
+        return None
+    return {
+        k: [v.height, int(v["open_time"][0]), int(v["open_time"][-1]), float(v["close"].sum())]
+        for k, v in frames.items()
+    }
+
+
+def _compile(
+    template: Template, combos: list[dict[str, Any]], base: Mapping[str, Any]
+) -> tuple[list[Any], list[Settings]]:
+    parts = PartsCache()
+    settings_seen: dict[str, Settings] = {}
+    strategies, resolved = [], []
+    for k, combo in enumerate(combos):
+        try:
+            values, settings = split_settings(template, combo, base)
+            strategies.append(parts.compile(template.render(values)))
+            key = json.dumps(settings, sort_keys=True, default=str)
+            if key not in settings_seen:
+                settings_seen[key] = resolve_settings(settings)
+            resolved.append(settings_seen[key])
+        except ValueError as error:
+            error.add_note(f"in combination {k}: {combo}")
+            raise
+    return strategies, resolved
+
+
+class PartsCache:
+    """Compiles a grid's strategies part by part: an entry condition is parsed once per distinct
+    wording, the exits once per distinct pair, and each strategy assembled from them. A strategy's
+    parts are checked independently of each other, so this equals ``compile_strategy`` of the whole.
+
+    Example:
+        >>> from svc_engine.strategy import compile_strategy
+        >>> c = PartsCache()
+        >>> c.compile({"entry_condition": "RSI(7) crosses above 30", "tp_condition": "3%"}) == (
+        ...     compile_strategy("RSI(7) crosses above 30", "3%"))
+        True
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], Any] = {}
+        self.exits: dict[tuple[str, Any, Any], Any] = {}
+
+    def compile(self, kwargs: Mapping[str, Any]) -> Any:
+        """The ``compile_strategy(**kwargs)`` strategy, from cached parts."""
+        from dataclasses import replace
+
+        from svc_engine.strategy import compile_strategy
+
+        options = {k: v for k, v in kwargs.items() if k not in PARTS}
+        okey = json.dumps(options, sort_keys=True, default=str)
+        ekey = (okey, kwargs["entry_condition"])
+        if ekey not in self.entries:
+            self.entries[ekey] = compile_strategy(kwargs["entry_condition"], **options)
+        tp, sl = kwargs.get("tp_condition"), kwargs.get("sl_condition")
+        xkey = (okey, tp, sl)
+        if xkey not in self.exits:
+            self.exits[xkey] = compile_strategy("close > open", tp, sl, **options)
+        exits = self.exits[xkey]
+        return replace(self.entries[ekey], tp=exits.tp, sl=exits.sl)
+
+
+def _run(
+    ex: Executor,
+    plan: Plan,
+    chunks: list[Chunk],
+    sink: Path | None,
+    spec: dict[str, Any],
+    progress: ProgressFn | bool | None,
+    stop_after: int | None,
+) -> list[pl.DataFrame]:
+    if sink is not None:
+        _check_sink(sink, spec)
+    todo = [c for c in chunks if sink is None or not part_path(sink, c).exists()]
+    kept: list[pl.DataFrame] = []
+    wave = max(1, WAVE_PER_WORKER * ex.workers)
+    done = len(chunks) - len(todo)
+    with _progress(progress, len(chunks)) as report:
+        for w in range(0, len(todo), wave):
+            batch = todo[w : w + wave]
+            if stop_after is not None:
+                batch = batch[: max(0, stop_after - w)]
+                if not batch:
+                    break
+            frames = ex.map(run_chunk, batch, shared=plan, labels=[c.label for c in batch])
+            for chunk, frame in zip(batch, frames, strict=True):
+                if sink is not None:
+                    _write_part(sink, chunk, frame)
+                else:
+                    kept.append(frame)
+                done += 1
+                if report is not None:
+                    report(_event(done, len(chunks), chunk))
+    if sink is not None:
+        kept = [pl.read_parquet(part_path(sink, c)) for c in chunks if part_path(sink, c).exists()]
+    return kept
+
+
+def _event(done: int, total: int, chunk: Chunk) -> dict[str, Any]:
+    return {
+        "done": done,
+        "total": total,
+        "item": chunk.label,
+        "index": chunk.index,
+        "status": "completed",
+        "pct": round(100.0 * done / total, 6),
+    }
+
+
+def _assemble(
+    parts: list[pl.DataFrame], combos: pl.DataFrame, coins: list[str], tfs: list[str]
+) -> pl.DataFrame:
+    if not parts:
+        return pl.DataFrame()
+    rows = pl.concat(parts, how="diagonal_relaxed")
+    order = {c: i for i, c in enumerate(coins)}
+    tf_order = {t: i for i, t in enumerate(tfs)}
+    rows = rows.with_columns(
+        pl.col("coin").replace_strict(order, return_dtype=pl.Int64).alias("_c"),
+        pl.col("timeframe").replace_strict(tf_order, return_dtype=pl.Int64).alias("_t"),
+    ).sort("combo", "_c", "_t")
+    figures = [c for c in rows.columns if c not in ("combo", "coin", "timeframe", "_c", "_t")]
+    joined = rows.join(combos, on="combo", how="left", maintain_order="left")
+    params = [c for c in combos.columns if c != "combo"]
+    return joined.select("combo", *params, "coin", "timeframe", *figures)

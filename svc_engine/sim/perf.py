@@ -1,0 +1,475 @@
+"""Performance statistics of a run: one small function per figure, on the equity sampled at every
+candle close and on the trades.
+
+Definitions (``docs/statistics.md`` says the same in prose, with the comparison to backtesting.py
+and empyrical):
+
+- Period returns are the equity's simple returns candle to candle: ``r[k] = eq[k] / eq[k-1] - 1``
+  (0 after an equity of 0). The first candle's equity is the initial balance (no trade can fill on
+  a run's first candle), so every figure starts from the initial balance.
+- ``periods_per_year`` comes from the timeframe and the market's calendar (:data:`CALENDARS`):
+  crypto trades 365.25 days of 24 h, stocks and ETFs 252 sessions of 6.5 h, forex and commodities
+  260 days of 24 h; a candle of a day or longer counts as ``length / 1 day`` days.
+- The risk-free rate is a yearly rate (default 0), turned into a per-candle rate by compounding:
+  ``(1 + rf) ** (1 / periods_per_year) - 1``.
+- CAGR counts calendar time: from the first candle's open to the last candle's open, in years of
+  365.25 days (as backtesting.py does).
+
+Every function returns ``None`` (JSON ``null``) where the figure is undefined, never NaN.
+
+Example:
+    >>> eq = np.array([100.0, 110.0, 99.0, 108.9])
+    >>> round(sharpe_ratio(period_returns(eq), periods_per_year=365.25), 6)
+    5.517019
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+MS_PER_DAY = 86_400_000
+MS_PER_HOUR = 3_600_000
+DAYS_PER_YEAR = 365.25
+
+#: Market prefix -> (trading days per year, trading hours per day).
+CALENDARS: dict[str, tuple[float, float]] = {
+    "crypto": (365.25, 24.0),
+    "us_stocks": (252.0, 6.5),
+    "stocks": (252.0, 6.5),
+    "etfs": (252.0, 6.5),
+    "index": (252.0, 6.5),
+    "forex": (260.0, 24.0),
+    "commodities": (260.0, 24.0),
+    "cfd": (260.0, 24.0),
+    "futures": (252.0, 23.0),
+}
+
+#: The figures this module adds to a summary, in order.
+FIGURES: tuple[str, ...] = (
+    "cagr_pct",
+    "annual_volatility_pct",
+    "sharpe_ratio",
+    "sortino_ratio",
+    "calmar_ratio",
+    "max_drawdown_duration_days",
+    "exposure_pct",
+    "expectancy_pct",
+    "sqn",
+    "avg_trade_duration_hours",
+    "longest_trade_duration_hours",
+    "buy_and_hold_return_pct",
+)
+
+
+def calendar_of(market: str | None) -> tuple[float, float]:
+    """(trading days per year, trading hours per day) of a market, by its name's prefix
+    (``crypto_futures`` is crypto, ``us_stocks_yahoo`` stocks); crypto's for an unknown market.
+
+    Example:
+        >>> calendar_of("us_stocks_yahoo"), calendar_of("crypto_futures")
+        ((252.0, 6.5), (365.25, 24.0))
+    """
+    name = market or "crypto"
+    for prefix in sorted(CALENDARS, key=len, reverse=True):
+        if name == prefix or name.startswith(prefix + "_"):
+            return CALENDARS[prefix]
+    return CALENDARS["crypto"]
+
+
+def periods_per_year(tf_ms: int, market: str | None = "crypto") -> float:
+    """Candles of ``tf_ms`` in a year of the market's calendar.
+
+    Intraday candles: trading days x ``ceil(hours per day / candle length)``; a candle of one day or
+    more: trading days / its length in days (a weekly crypto candle: 365.25 / 7).
+
+    Example:
+        >>> hour, day = 3_600_000, 86_400_000
+        >>> periods_per_year(hour), periods_per_year(hour, "us_stocks"), periods_per_year(day)
+        (8766.0, 1764.0, 365.25)
+    """
+    if tf_ms <= 0:
+        raise ValueError(f"timeframe length must be positive, got {tf_ms} ms")
+    days, hours = calendar_of(market)
+    if tf_ms < MS_PER_DAY:
+        return days * math.ceil(hours * MS_PER_HOUR / tf_ms - 1e-9)
+    return days / (tf_ms / MS_PER_DAY)
+
+
+def period_rate(annual_rate: float, periods: float) -> float:
+    """A yearly rate as the compounding rate of one period.
+
+    Example:
+        >>> round(period_rate(0.21, 2), 12)
+        0.1
+    """
+    return (1.0 + annual_rate) ** (1.0 / periods) - 1.0
+
+
+@njit(cache=True, nogil=True)
+def period_returns_nb(eq):
+    """Simple returns of consecutive equity values (0 after an equity of 0)."""
+    n = eq.shape[0]
+    out = np.empty(max(n - 1, 0))
+    for k in range(1, n):
+        prev = eq[k - 1]
+        out[k - 1] = eq[k] / prev - 1.0 if prev > 0 else 0.0
+    return out
+
+
+def period_returns(equity: np.ndarray) -> np.ndarray:
+    """Candle-to-candle simple returns of the equity.
+
+    Example:
+        >>> period_returns(np.array([100.0, 110.0, 0.0, 0.0])).round(6).tolist()
+        [0.1, -1.0, 0.0]
+    """
+    return period_returns_nb(np.ascontiguousarray(equity, dtype=np.float64))
+
+
+def cagr_pct(initial: float, final: float, first_ms: int, last_ms: int) -> float | None:
+    """Compound annual growth rate in percent over calendar time from ``first_ms`` to ``last_ms``
+    (years of 365.25 days); None over no time, or where it exceeds the float range (a large gain
+    over a few hours).
+
+    Example:
+        >>> round(cagr_pct(100.0, 121.0, 0, int(2 * 365.25 * 86_400_000)), 9)
+        10.0
+    """
+    years = (last_ms - first_ms) / (DAYS_PER_YEAR * MS_PER_DAY)
+    if years <= 0 or initial <= 0:
+        return None
+    if final <= 0:
+        return -100.0
+    exponent = math.log(final / initial) / years
+    return math.expm1(exponent) * 100.0 if exponent < 700.0 else None
+
+
+def annual_volatility_pct(returns: np.ndarray, periods: float) -> float | None:
+    """Standard deviation of the period returns (ddof 1) times ``sqrt(periods)``, in percent.
+
+    Example:
+        >>> round(annual_volatility_pct(np.array([0.01, -0.01]), 4), 9)
+        2.828427125
+    """
+    if returns.shape[0] < 2:
+        return None
+    return float(np.std(returns, ddof=1) * math.sqrt(periods) * 100.0)
+
+
+def sharpe_ratio(returns: np.ndarray, periods_per_year: float, risk_free_rate: float = 0.0) -> float | None:
+    """Mean excess period return over its standard deviation (ddof 1), times ``sqrt(periods)``;
+    None with fewer than two returns or no variation.
+
+    Example:
+        >>> round(sharpe_ratio(np.array([0.02, 0.0]), 4), 9)
+        1.414213562
+    """
+    if returns.shape[0] < 2:
+        return None
+    excess = returns - period_rate(risk_free_rate, periods_per_year)
+    sd = float(np.std(excess, ddof=1))
+    if not sd > 0:
+        return None
+    return float(np.mean(excess) / sd * math.sqrt(periods_per_year))
+
+
+def sortino_ratio(returns: np.ndarray, periods_per_year: float, risk_free_rate: float = 0.0) -> float | None:
+    """Mean excess period return over the downside deviation ``sqrt(mean(min(excess, 0)^2))``,
+    times ``sqrt(periods)``; None with no return or no loss.
+
+    Example:
+        >>> round(sortino_ratio(np.array([0.03, -0.01]), 4), 9)
+        2.828427125
+    """
+    if returns.shape[0] < 1:
+        return None
+    excess = returns - period_rate(risk_free_rate, periods_per_year)
+    down = math.sqrt(float(np.mean(np.minimum(excess, 0.0) ** 2)))
+    if not down > 0:
+        return None
+    return float(np.mean(excess) / down * math.sqrt(periods_per_year))
+
+
+def calmar_ratio(cagr: float | None, max_drawdown_pct: float) -> float | None:
+    """CAGR over the maximum drawdown (both in percent); None without a drawdown.
+
+    Example:
+        >>> calmar_ratio(12.0, 6.0), calmar_ratio(12.0, 0.0)
+        (2.0, None)
+    """
+    if cagr is None or not max_drawdown_pct > 0:
+        return None
+    return cagr / max_drawdown_pct
+
+
+@njit(cache=True, nogil=True)
+def drawdown_duration_nb(eq, t, initial):
+    """Longest time (ms) from a running peak of the equity to the first later candle back at it,
+    or to the last candle when it never comes back; 0 without a drawdown."""
+    peak = initial
+    peak_t = t[0]
+    under = False
+    longest = 0
+    n = eq.shape[0]
+    for k in range(n):
+        if eq[k] >= peak:
+            if under:
+                longest = max(longest, t[k] - peak_t)
+            peak, peak_t, under = eq[k], t[k], False
+        else:
+            under = True
+    if under:
+        longest = max(longest, t[n - 1] - peak_t)
+    return longest
+
+
+def max_drawdown_duration_days(equity: np.ndarray, times_ms: np.ndarray, initial: float) -> float:
+    """Longest drawdown in days: from a peak (the running maximum, starting at ``initial``) to the
+    candle where the equity is back at that peak, or to the last candle.
+
+    Example:
+        >>> max_drawdown_duration_days(np.array([100.0, 90.0, 100.0, 95.0]),
+        ...                            np.array([0, 1, 2, 3]) * 86_400_000, 100.0)
+        2.0
+    """
+    if equity.shape[0] == 0:
+        return 0.0
+    t = np.ascontiguousarray(times_ms, dtype=np.int64)
+    eq = np.ascontiguousarray(equity, dtype=np.float64)
+    return drawdown_duration_nb(eq, t, float(initial)) / MS_PER_DAY
+
+
+def exposure_pct(n_candles: int, fill_idx: np.ndarray, exit_idx: np.ndarray) -> float:
+    """Share of candles, in percent, with a position open at some time within them: candles
+    ``fill .. exit`` of every trade, inclusive, overlapping trades counted once.
+
+    Example:
+        >>> exposure_pct(10, np.array([1, 2]), np.array([3, 4]))
+        40.0
+    """
+    if n_candles <= 0:
+        return 0.0
+    delta = np.zeros(n_candles + 1, np.int64)
+    np.add.at(delta, np.asarray(fill_idx, np.int64), 1)
+    np.add.at(delta, np.asarray(exit_idx, np.int64) + 1, -1)
+    return float(np.count_nonzero(np.cumsum(delta[:-1]) > 0) / n_candles * 100.0)
+
+
+def expectancy_pct(returns: np.ndarray) -> float | None:
+    """Mean trade return in percent (win rate x mean win + loss rate x mean loss).
+
+    Example:
+        >>> expectancy_pct(np.array([0.04, -0.02]))
+        1.0
+    """
+    return float(np.mean(returns) * 100.0) if returns.shape[0] else None
+
+
+def sqn(profits: np.ndarray) -> float | None:
+    """System quality number: ``sqrt(trades) * mean(profit) / std(profit)`` (ddof 1), on money
+    profits as backtesting.py computes it; None with fewer than two trades or no variation.
+
+    Example:
+        >>> round(sqn(np.array([2.0, 0.0, 1.0, 1.0])), 9)
+        2.449489743
+    """
+    if profits.shape[0] < 2:
+        return None
+    sd = float(np.std(profits, ddof=1))
+    return float(math.sqrt(profits.shape[0]) * np.mean(profits) / sd) if sd > 0 else None
+
+
+def avg_trade_duration_hours(fill_ms: np.ndarray, exit_ms: np.ndarray) -> float | None:
+    """Mean time from a trade's fill candle to its exit candle (open times), in hours.
+
+    Example:
+        >>> avg_trade_duration_hours(np.array([0, 0]), np.array([3_600_000, 10_800_000]))
+        2.0
+    """
+    if fill_ms.shape[0] == 0:
+        return None
+    return float(np.mean(exit_ms - fill_ms) / MS_PER_HOUR)
+
+
+def longest_trade_duration_hours(fill_ms: np.ndarray, exit_ms: np.ndarray) -> float | None:
+    """Longest time from a trade's fill candle to its exit candle, in hours.
+
+    Example:
+        >>> longest_trade_duration_hours(np.array([0, 0]), np.array([3_600_000, 10_800_000]))
+        3.0
+    """
+    if fill_ms.shape[0] == 0:
+        return None
+    return float(np.max(exit_ms - fill_ms) / MS_PER_HOUR)
+
+
+def buy_and_hold_return_pct(close: np.ndarray) -> float | None:
+    """Return of buying at the first candle's close and selling at the last one's, no costs.
+
+    Example:
+        >>> buy_and_hold_return_pct(np.array([100.0, 90.0, 125.0]))
+        25.0
+    """
+    if close.shape[0] == 0:
+        return None
+    return float((close[-1] - close[0]) / close[0] * 100.0)
+
+
+@njit(cache=True, nogil=True)
+def moments_nb(eq, rf):
+    """One kernel for the equity figures, with the definitions of :func:`annual_volatility_pct`,
+    :func:`sharpe_ratio` and :func:`sortino_ratio`: (returns, standard deviation of the returns,
+    mean excess return, standard deviation of the excess, downside deviation), two passes, no
+    array of returns kept."""
+    n = eq.shape[0] - 1
+    if n < 1:
+        return 0, 0.0, 0.0, 0.0, 0.0
+    total = 0.0
+    total_ex = 0.0
+    for k in range(1, n + 1):
+        r = eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
+        total += r
+        total_ex += r - rf
+    mean, mean_ex = total / n, total_ex / n
+    var = var_ex = down = 0.0
+    for k in range(1, n + 1):
+        r = eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
+        var += (r - mean) ** 2
+        ex = r - rf
+        var_ex += (ex - mean_ex) ** 2
+        if ex < 0:
+            down += ex * ex
+    sd = np.sqrt(var / (n - 1)) if n > 1 else 0.0
+    sd_ex = np.sqrt(var_ex / (n - 1)) if n > 1 else 0.0
+    return n, sd, mean_ex, sd_ex, np.sqrt(down / n)
+
+
+@njit(cache=True, nogil=True)
+def exposure_nb(n_candles, fill_idx, exit_idx):
+    """Candles inside at least one ``fill .. exit`` span (inclusive): the spans' union, merged
+    in fill order, in time proportional to the trades, not the candles."""
+    m = fill_idx.shape[0]
+    if m == 0:
+        return 0
+    order = np.argsort(fill_idx, kind="mergesort")
+    inside = 0
+    lo, hi = fill_idx[order[0]], exit_idx[order[0]]
+    for x in range(1, m):
+        a, b = fill_idx[order[x]], exit_idx[order[x]]
+        if a > hi + 1:
+            inside += hi - lo + 1
+            lo, hi = a, b
+        elif b > hi:
+            hi = b
+    inside += hi - lo + 1
+    return min(inside, n_candles)
+
+
+def statistics(
+    *,
+    equity: np.ndarray,
+    times_ms: np.ndarray,
+    tf_ms: int,
+    initial: float,
+    max_drawdown_pct: float,
+    trade_returns: np.ndarray,
+    trade_profits: np.ndarray,
+    fill_ms: np.ndarray,
+    exit_ms: np.ndarray,
+    fill_idx: np.ndarray,
+    exit_idx: np.ndarray,
+    buy_and_hold_pct: float | None,
+    market: str | None = "crypto",
+    risk_free_rate: float = 0.0,
+    periods: float | None = None,
+) -> dict[str, Any]:
+    """Every figure of :data:`FIGURES` for one run (``periods`` overrides the calendar's), with
+    the equity figures from one kernel pass (:func:`moments_nb`; the same definitions as the
+    functions above, which the tests hold it to).
+
+    Example:
+        >>> z = np.zeros(0)
+        >>> s = statistics(equity=np.array([100.0, 100.0]), times_ms=np.array([0, 3_600_000]),
+        ...     tf_ms=3_600_000, initial=100.0, max_drawdown_pct=0.0, trade_returns=z, trade_profits=z,
+        ...     fill_ms=z, exit_ms=z, fill_idx=z, exit_idx=z, buy_and_hold_pct=5.0)
+        >>> s["cagr_pct"], s["sharpe_ratio"], s["exposure_pct"], s["buy_and_hold_return_pct"]
+        (0.0, None, 0.0, 5.0)
+    """
+    ppy = periods if periods is not None else periods_per_year(tf_ms, market)
+    eq = np.ascontiguousarray(equity, dtype=np.float64)
+    n, sd, mean_ex, sd_ex, down = moments_nb(eq, period_rate(risk_free_rate, ppy))
+    root = math.sqrt(ppy)
+    final = float(equity[-1]) if equity.shape[0] else initial
+    first, last = (int(times_ms[0]), int(times_ms[-1])) if times_ms.shape[0] else (0, 0)
+    cagr = cagr_pct(initial, final, first, last)
+    candles = int(equity.shape[0])
+    inside = exposure_nb(candles, np.asarray(fill_idx, np.int64), np.asarray(exit_idx, np.int64))
+    return {
+        "cagr_pct": cagr,
+        "annual_volatility_pct": float(sd * root * 100.0) if n >= 2 else None,
+        "sharpe_ratio": float(mean_ex / sd_ex * root) if n >= 2 and sd_ex > 0 else None,
+        "sortino_ratio": float(mean_ex / down * root) if n >= 1 and down > 0 else None,
+        "calmar_ratio": calmar_ratio(cagr, max_drawdown_pct),
+        "max_drawdown_duration_days": max_drawdown_duration_days(equity, times_ms, initial),
+        "exposure_pct": inside / candles * 100.0 if candles else 0.0,
+        "expectancy_pct": expectancy_pct(trade_returns),
+        "sqn": sqn(trade_profits),
+        "avg_trade_duration_hours": avg_trade_duration_hours(fill_ms, exit_ms),
+        "longest_trade_duration_hours": longest_trade_duration_hours(fill_ms, exit_ms),
+        "buy_and_hold_return_pct": buy_and_hold_pct,
+    }
+
+
+def run_figures(
+    trades: Any,
+    equity: np.ndarray,
+    times_ms: np.ndarray,
+    tf_ms: int,
+    initial: float,
+    max_drawdown_pct: float,
+    closes: list[np.ndarray],
+    *,
+    market: str | None = "crypto",
+    risk_free_rate: float = 0.0,
+    periods: float | None = None,
+) -> dict[str, Any]:
+    """:func:`statistics` of a run from its trades (a frame or a mapping of arrays with
+    ``return_pct``, ``pnl``, ``fill_time``, ``exit_time``), its equity at ``times_ms`` and the
+    closes of its coins over the run (the buy-and-hold return of several coins is the mean of
+    theirs: equal weights).
+
+    Example:
+        >>> import polars as pl
+        >>> day = 86_400_000
+        >>> tr = pl.DataFrame({"return_pct": [10.0], "pnl": [10.0],
+        ...                    "fill_time": [day], "exit_time": [2 * day]})
+        >>> f = run_figures(tr, np.array([100.0, 100.0, 110.0]), np.array([0, 1, 2]) * day, day, 100.0, 0.0,
+        ...                 [np.array([1.0, 1.0, 1.2])])
+        >>> round(f["exposure_pct"], 9), round(f["buy_and_hold_return_pct"], 9)
+        (66.666666667, 20.0)
+    """
+    fill_ms = np.asarray(trades["fill_time"])
+    exit_ms = np.asarray(trades["exit_time"])
+    t = np.ascontiguousarray(times_ms, dtype=np.int64)
+    holds = [buy_and_hold_return_pct(c) for c in closes if c.shape[0]]
+    return statistics(
+        equity=equity,
+        times_ms=t,
+        tf_ms=tf_ms,
+        initial=initial,
+        max_drawdown_pct=max_drawdown_pct,
+        trade_returns=np.asarray(trades["return_pct"]) / 100.0,
+        trade_profits=np.asarray(trades["pnl"]),
+        fill_ms=fill_ms,
+        exit_ms=exit_ms,
+        fill_idx=np.searchsorted(t, fill_ms),
+        exit_idx=np.searchsorted(t, exit_ms),
+        buy_and_hold_pct=float(np.mean(holds)) if holds else None,  # type: ignore[arg-type]
+        market=market,
+        risk_free_rate=risk_free_rate,
+        periods=periods,
+    )
