@@ -35,7 +35,8 @@ def test_every_variable_is_read() -> None:
         "TREND_REFRESH_SECONDS": "0",
         "TREND_REFRESH_DELAY_SECONDS": "0.5", "TREND_TIMEFRAMES": "4h, 1d", "RATE_LIMIT_SCALE": "2.5",
         "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6", "SVC_RUN_WORKERS": "0",
-        "BODY_READ_TIMEOUT_SECONDS": "7.5", "TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2", "RATE_LIMIT_PREFIX": "p1",
+        "BODY_READ_TIMEOUT_SECONDS": "7.5", "TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",
+        "RATE_LIMIT_PREFIX": "p1",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
