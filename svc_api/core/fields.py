@@ -194,3 +194,19 @@ def coins_of(params: Mapping[str, Any], lo: int = 1, hi: int = 50) -> list[str]:
     if not lo <= len(coins) <= hi:
         raise Invalid(f"coins must list {lo} to {hi} coins, got {len(coins)}")
     return coins
+
+
+def string_list(value: object, field: str, *, what: str = "strings") -> list[str]:
+    """A JSON list whose items are all strings (empty allowed); else 400 naming ``what`` it lists.
+
+    Example:
+        >>> string_list(["BTC", "ETH"], "coins")
+        ['BTC', 'ETH']
+        >>> string_list("BTC", "coins", what="coin names")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coins must be a list of coin names
+    """
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise Invalid(f"{field} must be a list of {what}")
+    return value
