@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,7 @@ from starlette.types import Scope
 from svc_api.auth.middleware import AuthGate, AuthMiddleware
 from svc_api.core.correlation import CorrelationIdMiddleware
 from svc_api.core.cors import cors_middleware
+from svc_api.core.dispatch import Operation
 from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
 from svc_api.core.idempotency import IdempotencyMiddleware
 from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
@@ -40,13 +42,26 @@ from svc_api.workers import REGISTRY
 
 
 def _takes_idempotency_key(scope: Scope) -> bool:
-    selector = selector_of(scope["path"])
-    if selector is None:
-        return False
-    query = scope.get("query_string", b"").decode("latin-1")
-    value = next((v for k, _, v in (part.partition("=") for part in query.split("&")) if k == selector), None)
-    op = operation_for(scope["path"], value)
+    op = _operation(scope["path"], scope.get("query_string", b""))
     return op is not None and op.idempotent
+
+
+def _plain_operation(scope: Scope) -> bool:
+    """A known dispatch-family operation without an idempotency key: its credential check and
+    rate-limit count may run in the handler's thread (see :mod:`svc_api.auth.middleware`)."""
+    op = _operation(scope["path"], scope.get("query_string", b""))
+    return op is not None and not op.idempotent
+
+
+@functools.lru_cache(maxsize=4096)
+def _operation(path: str, query_string: bytes) -> Operation | None:
+    """The operation a path and query dispatch to: clients repeat the same few, so it is remembered."""
+    selector = selector_of(path)
+    if selector is None:
+        return None
+    query = query_string.decode("latin-1")
+    value = next((v for k, _, v in (part.partition("=") for part in query.split("&")) if k == selector), None)
+    return operation_for(path, value)
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -81,7 +96,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Middleware(CorrelationIdMiddleware),
             cors_middleware(settings.cors_origins),
             Middleware(ErrorEnvelopeMiddleware),
-            Middleware(AuthMiddleware, services=services),
+            Middleware(
+                AuthMiddleware,
+                services=services,
+                # Limits in Redis are counted on the event loop, so the credential must be known first.
+                deferrable=_plain_operation if not settings.redis_url else None,
+            ),
             Middleware(
                 RateLimitMiddleware,
                 storage_url=settings.redis_url,

@@ -32,6 +32,7 @@ from sqlalchemy.engine import Connection
 from svc_api.accounts.plans import effective_plan
 from svc_api.accounts.tables import accounts, logins, notification_settings, sessions
 from svc_api.core.errors import Conflict, Invalid, Unauthenticated
+from svc_api.core.prepared import Prepared
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
@@ -203,7 +204,7 @@ def logout(conn: Connection, token: str) -> bool:
 
 
 # Built once: it runs on every request with a session token.
-_SESSION_LOOKUP = (
+_SESSION_LOOKUP = Prepared(
     sa.select(
         sessions.c.svc_id,
         sessions.c.expires_at,
@@ -234,7 +235,7 @@ def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> 
         svc_api.accounts.identity.SessionInvalid: unknown session token
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(_SESSION_LOOKUP, {"token_hash": token_hash(token)}).first()
+    row = _SESSION_LOOKUP.first(conn, {"token_hash": token_hash(token)})
     if row is None:
         raise SessionInvalid("unknown session token")
     if row.expires_at <= now:

@@ -34,6 +34,7 @@ from svc_api.accounts.plans import PLANS, RATE_LIMITS, effective_plan
 from svc_api.accounts.tables import accounts, logins, notification_settings, plan_grants, referral_commissions
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.money import from_units
+from svc_api.core.prepared import Prepared
 
 NOTIFICATION_CHANNELS = ("app", "announcement", "account", "bot", "messenger", "mail")
 
@@ -47,7 +48,7 @@ _WITH_SWITCHES = accounts.outerjoin(
 # Built once: account_info is among the most frequent reads. The channel switches come in the same
 # round trip (outer join: no row means every channel on); their columns are all NOT NULL, so a NULL
 # ``switch_*`` value can only mean the row is absent.
-_ACCOUNT = (
+_ACCOUNT = Prepared(
     sa.select(
         accounts.c.svc_id,
         accounts.c.plan,
@@ -130,7 +131,7 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
         ('free', 0, 0)
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(_ACCOUNT, {"svc_id": svc_id}).first()
+    row = _ACCOUNT.first(conn, {"svc_id": svc_id})
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     info: dict[str, Any] = {

@@ -10,6 +10,14 @@ Credentials, checked in this order:
   ``{error: "token_expired", code: "session_expired", message}``.
 - nothing: a guest, identified by client IP.
 
+For the plain operations of the dispatch families, when the rate limiter counts in process
+(``deferrable``), the credential is not looked up here: the lookup is left in
+``scope["state"]["verify"]`` and runs in the handler's own thread, followed there by the rate-limit
+count (see :meth:`svc_api.core.dispatch.Family.__call__`). That saves a thread hop per request;
+the store is still asked on every request, so a revoked key or an ended session fails at once, and
+a plan change reaches the limiter at once. Operations that write under an idempotency key or manage
+keys, other routes, and limits kept in Redis take the credential check here, before anything else.
+
 :class:`AuthMiddleware` only records the outcome; a rejection is raised by :class:`AuthGate`, placed
 after the rate limiter, so that failed attempts are counted and carry the rate-limit headers too.
 
@@ -21,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 from starlette.concurrency import run_in_threadpool
@@ -30,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from svc_api.accounts.service import SessionExpired, SessionInvalid, resolve_session
 from svc_api.core.errors import ApiError, session_expired
 from svc_api.core.principal import Principal
+from svc_api.core.ratelimit import DEFERRED_CREDENTIAL
 from svc_api.core.store import Store, StoreUnavailable
 from svc_api.keys.service import InvalidCredentials, authenticate_key
 from svc_api.settings import Settings
@@ -106,24 +116,40 @@ class Authenticator:
             return await self._by_session(authorization, ip, key_management)
         return Principal.guest(ip)
 
-    async def _by_key(self, key: str | None, secret: str | None, ip: str) -> Principal:
+    def key_lookup(self, key: str | None, secret: str | None, ip: str) -> Callable[[], Principal]:
+        """A function checking an API key against the store (raises the 401 or 503 to answer).
+
+        Example:
+            >>> Authenticator(services=None).key_lookup("svk_nope", "s", "::1")()
+            Traceback (most recent call last):
+            ...
+            svc_api.core.errors.ApiError: 401 invalid_credentials
+        """
         if not key or not secret or not _API_KEY.fullmatch(key) or len(secret) > 256:
             raise _invalid_credentials()
-        services, secret_key = self.services, self.services.settings.secret_key
+        services = self.services
 
         def lookup() -> Principal:
-            with services.store.read() as conn:
-                who = authenticate_key(conn, key, secret, secret_key=secret_key)
+            try:
+                with services.store.read() as conn:
+                    who = authenticate_key(conn, key, secret, secret_key=services.settings.secret_key)
+            except InvalidCredentials:
+                raise _invalid_credentials() from None
+            except StoreUnavailable as exc:
+                raise _unavailable(exc.retry_after, key_store=True) from None
             return Principal("api_key", who.svc_id, who.plan, False, ip, who.permissions)
 
-        try:
-            return await run_in_threadpool(lookup)
-        except InvalidCredentials:
-            raise _invalid_credentials() from None
-        except StoreUnavailable as exc:
-            raise _unavailable(exc.retry_after, key_store=True) from None
+        return lookup
 
-    async def _by_session(self, authorization: str, ip: str, key_management: bool) -> Principal:
+    def session_lookup(self, authorization: str, ip: str, key_management: bool) -> Callable[[], Principal]:
+        """A function checking a session token against the store (raises the 401 or 503 to answer).
+
+        Example:
+            >>> Authenticator(services=None).session_lookup("Basic x", "::1", False)
+            Traceback (most recent call last):
+            ...
+            svc_api.core.errors.ApiError: 401 session_expired
+        """
         scheme, _, token = authorization.strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not _TOKEN.fullmatch(token):
@@ -131,23 +157,29 @@ class Authenticator:
         services = self.services
 
         def lookup() -> Principal:
-            with services.store.read() as conn:
-                svc_id, plan = resolve_session(conn, token)
+            try:
+                with services.store.read() as conn:
+                    svc_id, plan = resolve_session(conn, token)
+            except SessionExpired:
+                raise ApiError(
+                    401,
+                    "token_expired",
+                    code="session_expired",
+                    extra={"message": "the session has expired; log in again"},
+                ) from None
+            except SessionInvalid:
+                raise session_expired("unknown or ended session token") from None
+            except StoreUnavailable as exc:
+                raise _unavailable(exc.retry_after, key_store=key_management) from None
             return Principal("session", svc_id, plan, True, ip, ("read", "trade"))
 
-        try:
-            return await run_in_threadpool(lookup)
-        except SessionExpired:
-            raise ApiError(
-                401,
-                "token_expired",
-                code="session_expired",
-                extra={"message": "the session has expired; log in again"},
-            ) from None
-        except SessionInvalid:
-            raise session_expired("unknown or ended session token") from None
-        except StoreUnavailable as exc:
-            raise _unavailable(exc.retry_after, key_store=key_management) from None
+        return lookup
+
+    async def _by_key(self, key: str | None, secret: str | None, ip: str) -> Principal:
+        return await run_in_threadpool(self.key_lookup(key, secret, ip))
+
+    async def _by_session(self, authorization: str, ip: str, key_management: bool) -> Principal:
+        return await run_in_threadpool(self.session_lookup(authorization, ip, key_management))
 
 
 class AuthMiddleware:
@@ -168,9 +200,12 @@ class AuthMiddleware:
         'guest'
     """
 
-    def __init__(self, app: ASGIApp, *, services: _Services) -> None:
+    def __init__(
+        self, app: ASGIApp, *, services: _Services, deferrable: Callable[[Scope], bool] | None = None
+    ) -> None:
         self.app = app
         self.authenticator = Authenticator(services)
+        self.deferrable = deferrable or (lambda scope: False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -179,13 +214,27 @@ class AuthMiddleware:
         state = scope.setdefault("state", {})
         ip = _client_ip(scope)
         try:
-            state["principal"] = await self.authenticator.principal(
-                Headers(scope=scope), ip, key_management=_manages_keys(scope)
-            )
+            state["principal"] = await self._resolve(scope, state, ip)
         except ApiError as exc:
             state["principal"] = Principal.guest(ip)
             state[_PENDING] = exc
         await self.app(scope, receive, send)
+
+    async def _resolve(self, scope: Scope, state: dict[str, object], ip: str) -> Principal:
+        headers = Headers(scope=scope)
+        key, secret = headers.get("x-api-key"), headers.get("x-api-secret")
+        authorization = headers.get("authorization")
+        if key is None and secret is None and authorization is None:
+            return Principal.guest(ip)
+        key_management = _manages_keys(scope)
+        if key is not None or secret is not None:
+            lookup = self.authenticator.key_lookup(key, secret, ip)
+        else:
+            lookup = self.authenticator.session_lookup(authorization or "", ip, key_management)
+        if not key_management and self.deferrable(scope):
+            state[DEFERRED_CREDENTIAL] = lookup
+            return Principal.guest(ip)  # until the handler's thread has checked the credential
+        return await run_in_threadpool(lookup)
 
 
 class AuthGate:

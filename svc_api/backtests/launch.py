@@ -126,20 +126,20 @@ def create_job(
 ) -> dict[str, Any]:
     """Charge the launch and write its row (status ``running``), in the caller's transaction.
 
-        The charge comes first: it updates (locks) the account row, so concurrent launches of one
-        account count each other's jobs. Raises ``InsufficientCredits`` (402) or
-        :class:`LaunchRejected` ``backtest_concurrency_limit`` when ``limit`` jobs already run.
+    The charge comes first: it updates (locks) the account row, so concurrent launches of one
+    account count each other's jobs. Raises ``InsufficientCredits`` (402) or
+    :class:`LaunchRejected` ``backtest_concurrency_limit`` when ``limit`` jobs already run.
 
-        Example:
-            >>> from svc_api.core.store import Store
-            >>> from svc_api.migrations import migrate
-            >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-            >>> launch = Launch("run", "s", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
-            >>> with store.write() as conn:
-            ...     create_job(conn, "NOPE00", launch, limit=3)
-            Traceback (most recent call last):
-            ...
-            svc_api.core.errors.NotFound: unknown account NOPE00
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> launch = Launch("run", "s", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
+        >>> with store.write() as conn:
+        ...     create_job(conn, "NOPE00", launch, limit=3)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
     """
     now = time.time() if now is None else now
     job_id = new_job_id(now)

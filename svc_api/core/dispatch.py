@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
 from svc_api.core.errors import ApiError, NotFound, ServiceError, session_expired
 from svc_api.core.principal import Principal
+from svc_api.core.ratelimit import DEFERRED_CREDENTIAL, DEFERRED_LIMIT
 from svc_api.core.services import Services
 from svc_api.core.store import Store, StoreUnavailable
 
@@ -231,11 +232,19 @@ class Family:
                 extra={"message": f"unknown {self.selector} {value!r} for /{self.name}"},
             )
         principal: Principal = request.state.principal
-        _authorise(op, principal)
-        params = await self._params(request)
+        state = request.scope.setdefault("state", {})
+        deferred = state.pop(DEFERRED_CREDENTIAL, None)
+        if deferred is None:
+            _authorise(op, principal)
+        try:
+            params = await self._params(request)
+        except ServiceError:
+            if deferred is not None:  # the credential and the limit answer first, as they would have
+                await run_in_threadpool(_admit, op, deferred, state)
+            raise
         call = Call(request.app.state.services, principal, params, request.headers)
         try:
-            result = await run_in_threadpool(op.handler, call)
+            result = await run_in_threadpool(_run, op, call, deferred, state)
         except StoreUnavailable as exc:
             if op.unavailable is not None:
                 raise op.unavailable(exc.retry_after) from None
@@ -268,6 +277,31 @@ class Family:
         if reply.timestamp is not None:
             body["timestamp"] = reply.timestamp
         return JSONResponse(body, status_code=reply.status)
+
+
+def _run(op: Operation, call: Call, check: Callable[[], Principal] | None, state: dict[str, Any]) -> Any:
+    """The handler, after the credential check and rate-limit count that authentication left to
+    this thread (see :func:`_admit`)."""
+    if check is not None:
+        call = Call(call.services, _admit(op, check, state), call.params, call.headers)
+    return op.handler(call)
+
+
+def _admit(op: Operation, check: Callable[[], Principal], state: dict[str, Any]) -> Principal:
+    """Check the credential against the store, count the request (a failed check counts against
+    the client as a guest, as before), authorise the operation; the caller's principal."""
+    count = state.pop(DEFERRED_LIMIT, None)
+    try:
+        principal = check()
+    except ServiceError:
+        if count is not None:
+            count({"type": "http", "state": state})
+        raise
+    state["principal"] = principal
+    if count is not None:
+        count({"type": "http", "state": state})
+    _authorise(op, principal)
+    return principal
 
 
 def _authorise(op: Operation, principal: Principal) -> None:

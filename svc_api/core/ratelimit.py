@@ -26,6 +26,7 @@ import collections
 import logging
 import math
 import os
+import threading
 import time
 import weakref
 from collections.abc import Mapping
@@ -52,6 +53,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger("svc_api.http")
+
+DEFERRED_CREDENTIAL = "verify"
+"""``scope["state"]`` key of a credential check left to the handler's thread (set by authentication)."""
+DEFERRED_LIMIT = "rate_check"
+"""``scope["state"]`` key of the rate-limit count left to the handler's thread, after the check."""
 
 #: Requests per minute by plan (spec, Limits).
 PLAN_LIMITS: Mapping[str, int] = MappingProxyType(
@@ -153,6 +159,8 @@ class RateLimitStatus:
 
 
 class _Counter(Protocol):
+    counts_in_threads: bool
+
     async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]: ...
 
     async def aclose(self) -> None: ...
@@ -171,12 +179,23 @@ class _MemoryCounter:
 
     _SWEEP_EVERY = 4096
 
+    counts_in_threads = True
+
     def __init__(self) -> None:
         self._hits: dict[str, collections.deque[float]] = {}
         self._window: dict[str, float] = {}
         self._calls = 0
+        self._lock = threading.Lock()
 
     async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
+        return self.hit_now(item, *identifiers)
+
+    def hit_now(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
+        """:meth:`hit` without the event loop, from any thread (request handlers count here)."""
+        with self._lock:
+            return self._hit(item, *identifiers)
+
+    def _hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
         window, now = float(item.get_expiry()), time.time()
         key = f"{item.amount}/{window:g}/{'/'.join(identifiers)}"
         hits = self._hits.get(key)
@@ -206,6 +225,8 @@ class _MemoryCounter:
 class _RedisCounter:
     """Shared counters in Redis. A redis-py asyncio client belongs to one event loop, so one
     client is kept per running loop (one in production; several under test clients)."""
+
+    counts_in_threads = False
 
     def __init__(self, url: str, key_prefix: str, timeout: float) -> None:
         self._url = "async+" + url
@@ -305,6 +326,31 @@ class RateLimitMiddleware:
         ip = getattr(principal, "ip", None) or (scope.get("client") or ("unknown",))[0]
         return self.policy.guest(), ("ip", str(ip))
 
+    def check_now(self, scope: Scope) -> None:
+        """Count this request in the calling thread (the handler's, after its credential was checked
+        there): sets the rate-limit state and headers, or raises the 429.
+
+        >>> limiter = RateLimitMiddleware(None, policy=RateLimitPolicy(guest_limit=1))
+        >>> scope = {"type": "http", "client": ("10.0.0.8", 1), "state": {}}
+        >>> limiter.check_now(scope); scope["state"]["ratelimit"].remaining
+        0
+        >>> limiter.check_now(scope)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.ApiError: 429 too_many_requests
+        """
+        amount, identifiers = self._identity(scope)
+        allowed, stats = self._counter.hit_now(self._item(amount), *identifiers)  # type: ignore[attr-defined]
+        self._admit(scope, RateLimitStatus(amount, stats.remaining, stats.reset_time, allowed=allowed))
+
+    def _admit(self, scope: Scope, status: RateLimitStatus) -> None:
+        state = scope.setdefault("state", {})
+        state["ratelimit"] = status
+        state[STICKY_HEADERS] = status.headers()
+        if not status.allowed:
+            retry = max(1.0, status.reset - time.time())
+            raise ApiError(429, "too_many_requests", reason="rate_limit_exceeded", retry_after=retry)
+
     async def check(self, scope: Scope) -> RateLimitStatus:
         """Count this request; the status says whether it may proceed. Raises `ApiError` 503 when
         the storage cannot be reached.
@@ -337,25 +383,21 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        try:
-            status = await self.check(scope)
-        except ApiError as exc:
-            await _send_error(exc, state[STICKY_HEADERS], scope, receive, send)
-            return
-        headers = status.headers()
-        state["ratelimit"] = status
-        state[STICKY_HEADERS] = headers
-        if not status.allowed:
-            retry = max(1.0, status.reset - time.time())
-            exc = ApiError(429, "too_many_requests", reason="rate_limit_exceeded", retry_after=retry)
-            await _send_error(exc, headers, scope, receive, send)
-            return
-
-        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-        names = {k for k, _ in raw}
+        if DEFERRED_CREDENTIAL in state and self._counter.counts_in_threads:
+            # The credential is checked in the handler's thread; count there too, after it.
+            state[DEFERRED_LIMIT] = self.check_now
+        else:
+            try:
+                self._admit(scope, await self.check(scope))
+            except ApiError as exc:
+                await _send_error(exc, state[STICKY_HEADERS], scope, receive, send)
+                return
 
         async def send_wrapper(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            if message["type"] == "http.response.start" and STICKY_HEADERS in state:
+                sticky = state[STICKY_HEADERS].items()
+                raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in sticky]
+                names = {k for k, _ in raw}
                 kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() not in names]
                 message["headers"] = kept + raw
             await send(message)

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Connection
 from svc_api.accounts.service import ACCOUNTS as accounts
 from svc_api.accounts.service import effective_plan
 from svc_api.core.errors import Forbidden, Invalid
+from svc_api.core.prepared import Prepared
 from svc_api.keys.tables import api_keys
 
 SCOPES = ("read", "trade")
@@ -168,7 +169,7 @@ def revoke_key(
 
 
 # Built once: constructing a select costs more than running it, and this runs on every request.
-_KEY_LOOKUP = (
+_KEY_LOOKUP = Prepared(
     sa.select(
         api_keys.c.svc_id,
         api_keys.c.secret_hash,
@@ -201,7 +202,7 @@ def authenticate_key(
         svc_api.keys.service.InvalidCredentials: invalid API key or secret
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(_KEY_LOOKUP, {"api_key": api_key}).first()
+    row = _KEY_LOOKUP.first(conn, {"api_key": api_key})
     candidate = secret_hash(api_key, api_secret, secret_key=secret_key)
     if row is None or not hmac.compare_digest(candidate, row.secret_hash):
         raise InvalidCredentials("invalid API key or secret")

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.service import ACCOUNTS
+from svc_api.core.prepared import Prepared
 from svc_api.strategies.tables import strategies, strategy_versions
 
 _v = strategy_versions.c
@@ -30,9 +31,9 @@ _s = strategies.c
 # The version a head points at: the join of the status-bearing row to its strategy.
 _CURRENT = sa.and_(_v.svc_id == _s.svc_id, _v.name == _s.name, _v.version == _s.current_version)
 
-# Built once: account_info (one of the most frequent reads) runs it on every call, and building
-# the select cost more than running it.
-_ACCOUNT_SECTION = (
+# Built and compiled once: account_info (one of the most frequent reads) runs it on every call, and
+# building the select and going through SQLAlchemy's execution path cost more than running it.
+_ACCOUNT_SECTION = Prepared(
     sa.select(_s.name, _s.leverage, _v.status, _v.candle_count, _v.market_type)
     .join(strategy_versions, _CURRENT)
     .where(_s.svc_id == sa.bindparam("svc_id"))
@@ -197,7 +198,7 @@ def count_generating(conn: Connection, svc_id: str) -> int:
     return int(conn.execute(query).scalar_one())
 
 
-def current_versions(conn: Connection, svc_id: str) -> Sequence[Row[Any]]:
+def current_versions(conn: Connection, svc_id: str) -> list[Any]:
     """Name, leverage, status, candle count and market type of each strategy of ``svc_id`` by name.
 
     Example:
@@ -208,7 +209,7 @@ def current_versions(conn: Connection, svc_id: str) -> Sequence[Row[Any]]:
         ...     list(current_versions(conn, "NOPE00"))
         []
     """
-    return conn.execute(_ACCOUNT_SECTION, {"svc_id": svc_id}).all()
+    return _ACCOUNT_SECTION.all(conn, {"svc_id": svc_id})
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -84,3 +84,26 @@ def test_unopenable_sqlite_raises_store_unavailable(tmp_path: Path) -> None:
     (tmp_path / "db").write_text("a file where the directory was")
     with pytest.raises(StoreUnavailable, match="unable to open database file"):
         migrate(store)
+
+
+def test_a_read_sees_one_snapshot_while_others_commit(database_url: str) -> None:
+    """Two statements of one read transaction agree although a write committed between them."""
+    store = Store(database_url)
+    with store.write() as conn:
+        conn.execute(sa.text("CREATE TABLE snap (x INTEGER)"))
+        conn.execute(sa.text("INSERT INTO snap VALUES (1)"))
+    with store.read() as conn:
+        first = conn.execute(sa.text("SELECT count(*) FROM snap")).scalar()
+        writer = threading.Thread(target=_insert_one, args=(store,))
+        writer.start()
+        writer.join(10)
+        second = conn.execute(sa.text("SELECT count(*) FROM snap")).scalar()
+    with store.read() as conn:
+        after = conn.execute(sa.text("SELECT count(*) FROM snap")).scalar()
+    assert (first, second, after) == (1, 1, 2)
+    store.dispose()
+
+
+def _insert_one(store: Store) -> None:
+    with store.write() as conn:
+        conn.execute(sa.text("INSERT INTO snap VALUES (2)"))

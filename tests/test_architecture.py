@@ -1,0 +1,61 @@
+"""The house plan, checked: the import-linter contracts of pyproject.toml (svc_engine never imports
+svc_api; entry points above domains above core), domains meeting only through each other's
+``service.py``, no import circle anywhere in svc_api, and no svc_api module over 400 lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+import pytest
+from importlinter.cli import lint_imports
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = {"core", "settings", "app", "cli", "workers", "routing", "schema", "migrations"}
+MAX_LINES = 400
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("svc_api", "svc_engine")
+
+
+def _domain(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "svc_api" or len(parts) < 2 or parts[1] in SHARED:
+        return None
+    return parts[1]
+
+
+def test_import_linter_contracts_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == 0
+
+
+def test_a_domain_uses_another_only_through_its_service(graph: grimp.ImportGraph) -> None:
+    wrong = []
+    for importer in sorted(m for m in graph.modules if _domain(m)):
+        for imported in graph.find_modules_directly_imported_by(importer):
+            theirs = _domain(imported)
+            if theirs and theirs != _domain(importer) and imported != f"svc_api.{theirs}.service":
+                wrong.append(f"{importer} -> {imported}")
+    assert wrong == []
+
+
+def test_no_import_circle_in_svc_api(graph: grimp.ImportGraph) -> None:
+    modules = sorted(m for m in graph.modules if m.startswith("svc_api."))
+    circles = []
+    for module in modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported.startswith("svc_api.") and graph.chain_exists(imported, module, as_packages=False):
+                circles.append(f"{module} -> {imported}")
+    assert circles == []
+
+
+def test_no_svc_api_module_is_over_400_lines() -> None:
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for path in (ROOT / "svc_api").rglob("*.py")
+        if "versions" not in path.parts
+    }
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
