@@ -45,8 +45,14 @@ def estimate(
     """The ``estimate`` reply: mode, candles, cost, duration and chunks of the job, and the balance.
 
     Example:
-        >>> estimate.__name__
-        'estimate'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> estimate(None, runner, "AB12CD", ["BTC", "BTCUSDT"], {}, timeframe="1h", start_ts=None,
+        ...          end_ts=None)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
     """
     found = instruments_of(runner.catalog(), coins, metadata_of(params))
     _, record, balance = strategy_and_balance(store, svc_id, params)
@@ -78,8 +84,13 @@ def info(
     """The ``info`` reply: the instrument, its data range, the strategy and a full-range price.
 
     Example:
-        >>> info.__name__
-        'info'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> info(None, runner, "AB12CD", {"strategy_name": "s"}, timeframe="1h")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coin or symbol is required
     """
     inst = named_instrument(runner.catalog, params, missing="coin or symbol is required")
     name, record, balance = strategy_and_balance(store, svc_id, params)
@@ -104,8 +115,13 @@ def list_timeframes(runner: JobRunner, params: Mapping[str, Any]) -> dict[str, A
     """The ``list_timeframes`` reply: each timeframe the instrument has, stored or derived.
 
     Example:
-        >>> list_timeframes.__name__
-        'list_timeframes'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> list_timeframes(runner, {"coin": "ETH"})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
     inst = named_instrument(runner.catalog, params, missing="coin or symbol is required")
     store = runner.datastore

@@ -39,8 +39,18 @@ def insert_job(conn: Connection, values: Mapping[str, Any]) -> None:
     """A new job row with the given column values.
 
     Example:
-        >>> insert_job.__name__
-        'insert_job'
+        >>> from svc_api.accounts.identity import register
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     insert_job(conn, {"job_id": "bt_1", "svc_id": sid, "kind": "run", "strategy_name": "s",
+        ...         "coins": '["BTCUSDT"]', "coins_key": ",BTCUSDT,", "timeframe": "1h", "params": "{}",
+        ...         "status": "running", "chunks": 1, "cost_credits": 10000, "estimated_seconds": 1.0,
+        ...         "created_at": 1})
+        ...     count_running(conn, sid), find_job(conn, sid, "bt_1").kind
+        (1, 'run')
     """
     conn.execute(backtest_jobs.insert().values(**values))
 
@@ -88,8 +98,11 @@ def delete_job(conn: Connection, job_id: str) -> None:
     """Delete a job row.
 
     Example:
-        >>> delete_job.__name__
-        'delete_job'
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     delete_job(conn, "bt_1")  # an unknown id deletes nothing
     """
     conn.execute(backtest_jobs.delete().where(_b.job_id == job_id))
 

@@ -59,8 +59,9 @@ def runner_of(services: Any) -> jobs.JobRunner:
     """The app's job runner, started on first use (see :func:`svc_api.backtests.jobs.runner_of`).
 
     Example:
-        >>> runner_of.__name__
-        'runner_of'
+        >>> from types import SimpleNamespace
+        >>> runner_of(SimpleNamespace(backtest_runner="the runner"))
+        'the runner'
     """
     return jobs.runner_of(services)
 
@@ -76,8 +77,15 @@ def estimate_job(
     """The ``estimate`` reply (see :func:`svc_api.backtests.preview.estimate`).
 
     Example:
-        >>> estimate_job.__name__
-        'estimate_job'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> services = SimpleNamespace(store=None, backtest_runner=runner)
+        >>> estimate_job(services, "AB12CD", ["SOL"], {"market": 7}, timeframe="1h", start_ts=None,
+        ...              end_ts=None)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: market must be a string
     """
     runner = runner_of(services)
     return preview.estimate(
@@ -91,8 +99,14 @@ def instrument_info(
     """The ``info`` reply (see :func:`svc_api.backtests.preview.info`).
 
     Example:
-        >>> instrument_info.__name__
-        'instrument_info'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> services = SimpleNamespace(store=None, backtest_runner=runner)
+        >>> instrument_info(services, "AB12CD", {"symbol": "ETHUSDT"}, timeframe="1h")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
     return preview.info(services.store, runner_of(services), svc_id, params, timeframe=timeframe)
 
@@ -101,8 +115,14 @@ def instrument_timeframes(services: Any, params: Mapping[str, Any]) -> dict[str,
     """The ``list_timeframes`` reply (see :func:`svc_api.backtests.preview.list_timeframes`).
 
     Example:
-        >>> instrument_timeframes.__name__
-        'instrument_timeframes'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> services = SimpleNamespace(store=None, backtest_runner=runner)
+        >>> instrument_timeframes(services, {})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coin or symbol is required
     """
     return preview.list_timeframes(runner_of(services), params)
 
@@ -118,8 +138,14 @@ def launch_run(
     """Launch a ``run`` job (one coin over a time range).
 
     Example:
-        >>> launch_run.__name__
-        'launch_run'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> services = SimpleNamespace(store=None, backtest_runner=runner)
+        >>> launch_run(services, "AB12CD", {}, timeframe="1h", start_ts=0, end_ts=1)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coin or symbol is required
     """
     runner = runner_of(services)
     inst = named_instrument(runner.catalog, params, missing="coin or symbol is required")
@@ -135,8 +161,14 @@ def launch_full_range(
     """Launch a ``full_range`` job (each coin over its whole history).
 
     Example:
-        >>> launch_full_range.__name__
-        'launch_full_range'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> services = SimpleNamespace(store=None, backtest_runner=runner)
+        >>> launch_full_range(services, "AB12CD", ["BTC"], {}, timeframe="1h")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
     """
     runner = runner_of(services)
     found = instruments_of(runner.catalog(), coins, metadata_of(params))
@@ -150,8 +182,14 @@ def launch_portfolio(
     """Launch a ``portfolio`` job (the coins sharing one balance split ``divide`` ways).
 
     Example:
-        >>> launch_portfolio.__name__
-        'launch_portfolio'
+        >>> from types import SimpleNamespace
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
+        >>> services = SimpleNamespace(store=None, backtest_runner=runner)
+        >>> launch_portfolio(services, "AB12CD", ["BTC", "ETH"], {}, timeframe="1h", start_ts=None)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
     """
     runner = runner_of(services)
     found = instruments_of(runner.catalog(), coins, metadata_of(params))
@@ -198,8 +236,15 @@ def result(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
     """The ``result`` reply of the caller's completed job.
 
     Example:
-        >>> result.__name__
-        'result'
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> services = SimpleNamespace(store=store, backtest_runner=None)
+        >>> result(services, "AB12CD", "bt_1")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown backtest job 'bt_1'
     """
     with services.store.read() as conn:
         row = get_job(conn, svc_id, job_id)
@@ -210,8 +255,15 @@ def one_coin_result(services: Any, svc_id: str, params: Mapping[str, Any]) -> di
     """The ``coin_result`` reply: one coin of the caller's completed multi-coin job.
 
     Example:
-        >>> one_coin_result.__name__
-        'one_coin_result'
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> services = SimpleNamespace(store=store, backtest_runner=SimpleNamespace())
+        >>> one_coin_result(services, "AB12CD", {"job_id": 7})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: job_id must be a string of at most 40 characters
     """
     runner = runner_of(services)
     with services.store.read() as conn:
@@ -224,8 +276,15 @@ def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tu
     """Delete the finished job a ``delete_backtest`` names, with its result objects; ``(job_id, objects)``.
 
     Example:
-        >>> delete_backtest.__name__
-        'delete_backtest'
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> services = SimpleNamespace(store=store, backtest_runner=SimpleNamespace(objects=None))
+        >>> delete_backtest(services, "AB12CD", {"job_id": "bt_1"})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown backtest job 'bt_1'
     """
     runner = runner_of(services)
     with services.store.write() as conn:
@@ -241,8 +300,13 @@ def history_entries(
     """A page of the caller's history entries (filtered by the request's ``coin``) and whether more follow.
 
     Example:
-        >>> history_entries.__name__
-        'history_entries'
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> services = SimpleNamespace(store=store, backtest_runner=None)
+        >>> history_entries(services, "AB12CD", {}, limit=5, after=None, strategy_name=None, timeframe=None)
+        ([], False)
     """
     symbol = None
     if params.get("coin"):

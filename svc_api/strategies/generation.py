@@ -1,4 +1,4 @@
-"""The background generation of strategies: compile each ``generating`` version to ``active`` or ``failed``.
+"""Generating strategies: claim a ``generating`` version, compile it, finish it ``active`` or ``failed``.
 
 Versions are claimed in the database (``claimed_by``, ``claimed_at``, ``attempts``), so several
 worker threads and several processes share the work without doing a version twice. A claim not

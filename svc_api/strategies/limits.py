@@ -95,8 +95,18 @@ def check_coin_count(conn: Connection, svc_id: str, coins: int, *, now: int) -> 
     """403 when a public strategy lists more coins than the plan allows.
 
     Example:
-        >>> check_coin_count.__name__
-        'check_coin_count'
+        >>> from svc_api.accounts import service as accounts
+        >>> from svc_api.accounts.identity import register
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     _ = accounts.grant_plan(conn, sid, "starter", 30, now=1_800_000_000)
+        ...     check_coin_count(conn, sid, 6, now=1_800_000_000)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Forbidden: your plan allows at most 5 coins per strategy; 6 requested
     """
     limit = MAX_COINS[current_plan(conn, svc_id, now=now)]
     if coins > limit:

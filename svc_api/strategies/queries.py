@@ -121,8 +121,15 @@ def insert_strategy(conn: Connection, svc_id: str, name: str, *, now: int) -> No
     """A new head at version 1 (private; the version row is written by :func:`insert_version`).
 
     Example:
-        >>> insert_strategy.__name__
-        'insert_strategy'
+        >>> from svc_api.accounts.identity import register
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     insert_strategy(conn, sid, "rsidip", now=1)
+        ...     find_strategy(conn, sid, "rsidip").current_version
+        1
     """
     conn.execute(
         strategies.insert().values(
@@ -135,8 +142,19 @@ def insert_version(conn: Connection, values: Mapping[str, Any]) -> None:
     """A new version row with the given column values.
 
     Example:
-        >>> insert_version.__name__
-        'insert_version'
+        >>> from svc_api.accounts.identity import register
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     insert_strategy(conn, sid, "rsidip", now=1)
+        ...     insert_version(conn, {"svc_id": sid, "name": "rsidip", "version": 1, "generation_id": "g1",
+        ...         "status": "generating", "market_type": "spot", "position_side": "long",
+        ...         "signal_mode": "signal_only", "timeframe": "1h", "entry_condition": "close > open",
+        ...         "created_at": 1, "updated_at": 1})
+        ...     last_version(conn, sid, "rsidip"), count_generating(conn, sid)
+        (1, 1)
     """
     conn.execute(strategy_versions.insert().values(**values))
 
@@ -145,8 +163,16 @@ def update_strategy(conn: Connection, svc_id: str, name: str, **values: Any) -> 
     """Set columns of a strategy's head.
 
     Example:
-        >>> update_strategy.__name__
-        'update_strategy'
+        >>> from svc_api.accounts.identity import register
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     insert_strategy(conn, sid, "rsidip", now=1)
+        ...     update_strategy(conn, sid, "rsidip", leverage=3)
+        ...     find_strategy(conn, sid, "rsidip").leverage
+        3
     """
     conn.execute(strategies.update().where(_s.svc_id == svc_id, _s.name == name).values(**values))
 
@@ -325,7 +351,10 @@ def mark_refunded(conn: Connection, generation_id: str) -> None:
     """Record that a generation's charge was refunded.
 
     Example:
-        >>> mark_refunded.__name__
-        'mark_refunded'
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     mark_refunded(conn, "g" * 32)  # no such generation: nothing to mark
     """
     conn.execute(strategy_versions.update().where(_v.generation_id == generation_id).values(refunded=True))
