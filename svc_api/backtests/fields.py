@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from svc_api.core.errors import Invalid
-from svc_api.core.fields import position_int, position_str
+from svc_api.core.fields import position_int, position_str, required_text
 from svc_engine.sim import Settings
 
 SETTINGS = (
@@ -83,12 +83,7 @@ def strategy_name_of(params: Mapping[str, Any]) -> str:
         ...
         svc_api.core.errors.Invalid: strategy_name is required
     """
-    name = params.get("strategy_name")
-    if name is None or name == "":
-        raise Invalid("strategy_name is required")
-    if not isinstance(name, str) or len(name) > 64:
-        raise Invalid("strategy_name must be a string of at most 64 characters")
-    return name
+    return required_text(params.get("strategy_name"), "strategy_name", hi=64)
 
 
 def job_id_of(value: Any) -> str:
@@ -100,11 +95,7 @@ def job_id_of(value: Any) -> str:
         ...
         svc_api.core.errors.Invalid: job_id is required
     """
-    if value is None or value == "":
-        raise Invalid("job_id is required")
-    if not isinstance(value, str) or len(value) > 40:
-        raise Invalid("job_id must be a string of at most 40 characters")
-    return value
+    return required_text(value, "job_id", hi=40)
 
 
 def divide_of(value: Any, coins: int) -> int:

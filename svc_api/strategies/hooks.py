@@ -9,7 +9,7 @@ Example:
     >>> register_backtest_hooks(full_range_returns=lambda *a: None, delete_for_strategy=lambda *a: 0)
     >>> delete_backtests(None, "AB12CD", "mystrat"), full_range_returns(None, "AB12CD", "mystrat", "1h")
     (0, None)
-    >>> _HOOKS.update(saved)  # the real hooks of this process, if backtests registered them
+    >>> _HOOKS.clear(); _HOOKS.update(saved)  # back to this process's real hooks, if any
 """
 
 from __future__ import annotations
