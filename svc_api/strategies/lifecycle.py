@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.errors import Conflict
 from svc_api.credits import service as credits
@@ -161,19 +161,7 @@ def rollback(
     ):
         check_plan_limit(conn, svc_id, exclude=name)
     version = queries.last_version(conn, svc_id, name) + 1
-    values = dict(copied._mapping) | {
-        "version": version,
-        "generation_id": uuid.uuid4().hex,
-        "cost_units": 0,
-        "refunded": False,
-        "attempts": 0,
-        "claimed_by": None,
-        "claimed_at": None,
-        "rolled_back_from": wanted,
-        "created_at": now,
-        "updated_at": now,
-    }
-    queries.insert_version(conn, values)
+    queries.insert_version(conn, _copy_of(copied, version, now))
     queries.update_strategy(
         conn, svc_id, name, current_version=version, visibility="private", credits_per_signal=0,
         public_coins="[]", public_timeframe=None, updated_at=now,
@@ -210,6 +198,22 @@ def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any)
     backtests = delete_backtests(conn, svc_id, name)
     removed = queries.delete_strategy(conn, svc_id, name)
     return {"strategy_name": name, "deleted": True, "deleted_objects": removed + backtests}
+
+
+def _copy_of(row: Row[Any], version: int, now: int) -> dict[str, Any]:
+    """A version row copying ``row`` (program and status included) as a new, uncharged generation."""
+    return dict(row._mapping) | {
+        "version": version,
+        "generation_id": uuid.uuid4().hex,
+        "cost_units": 0,
+        "refunded": False,
+        "attempts": 0,
+        "claimed_by": None,
+        "claimed_at": None,
+        "rolled_back_from": row.version,
+        "created_at": now,
+        "updated_at": now,
+    }
 
 
 def _add_generation(
