@@ -28,12 +28,14 @@ from starlette.middleware import Middleware
 from starlette.types import Scope
 
 from svc_api.auth.middleware import AuthGate, AuthMiddleware
+from svc_api.core.bodylimit import BodyLimitMiddleware
 from svc_api.core.correlation import CorrelationIdMiddleware
 from svc_api.core.cors import cors_middleware
 from svc_api.core.dispatch import Operation
 from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
 from svc_api.core.idempotency import IdempotencyMiddleware
 from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
+from svc_api.core.security import SecurityHeadersMiddleware
 from svc_api.core.services import Services
 from svc_api.migrations import migrate
 from svc_api.routing import operation_for, routes, selector_of
@@ -95,7 +97,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         middleware=[
             Middleware(CorrelationIdMiddleware),
             cors_middleware(settings.cors_origins),
+            Middleware(SecurityHeadersMiddleware),
             Middleware(ErrorEnvelopeMiddleware),
+            Middleware(BodyLimitMiddleware, read_timeout=settings.body_read_timeout),
             Middleware(
                 AuthMiddleware,
                 services=services,

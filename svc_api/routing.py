@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from starlette.routing import BaseRoute, Mount, Route, Router
 
 from svc_api.accounts import routes as account
@@ -26,10 +28,24 @@ from svc_api.platform import routes as platform
 from svc_api.strategies import routes as strategy_routes
 from svc_api.trends import routes as trend_routes
 
+TRADE = frozenset({
+    "notification_settings", "notifications_mark_read", "favorite_coin",
+    "strategy_generate", "strategy_edit", "strategy_rollback", "strategy_delete", "strategy_visibility",
+    "run", "full_range", "portfolio", "delete_backtest",
+    "track_trend_break_signal", "untrack_trend_break_signal",
+})  # fmt: skip
+"""Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
+delete. Every other identified operation needs ``read``."""
+
+
+def _scoped(table: dict[str, Operation]) -> dict[str, Operation]:
+    return {name: replace(op, scope="trade") if name in TRADE else op for name, op in table.items()}
+
+
 USER = Family(
     "user",
     "request_type",
-    merge(
+    _scoped(merge(
         account.USER,
         credit_routes.USER,
         notification_routes.USER,
@@ -37,14 +53,14 @@ USER = Family(
         strategy_routes.USER,
         backtest_routes.USER,
         market_routes.USER,
-    ),
+    )),
     envelope=True,
 )
-BACKTEST = Family("backtest", "action", merge(backtest_routes.BACKTEST), envelope=False)
+BACKTEST = Family("backtest", "action", _scoped(merge(backtest_routes.BACKTEST)), envelope=False)
 TRADINGDATA = Family(
     "tradingdata",
     "request_type",
-    merge(platform.TRADINGDATA, market_routes.TRADINGDATA, trend_routes.TRADINGDATA),
+    _scoped(merge(platform.TRADINGDATA, market_routes.TRADINGDATA, trend_routes.TRADINGDATA)),
     envelope=False,
     body=False,
 )

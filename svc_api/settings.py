@@ -64,6 +64,10 @@ class Settings:
     request_threads: int = 4
     # 0: this server process runs no background workers (they run in `svc worker` instead).
     run_workers: int = 1
+    # Seconds a client may pause while sending a request body before it gets a 408.
+    body_read_timeout: float = 15.0
+    # Addresses whose X-Forwarded-For / X-Forwarded-Proto are believed (svc serve); none by default.
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -161,6 +165,10 @@ def _timeframes(name: str, raw: str) -> tuple[str, ...]:
 
 
 #: Tunables read from the environment: variable -> (``Settings`` field, parser of the raw text).
+def _list(name: str, raw: str) -> tuple[str, ...]:
+    return _csv(raw)
+
+
 TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType({
     "SVC_MAX_CONCURRENT_GENERATIONS": ("max_concurrent_generations", _int_at_least(1)),
     "SVC_GENERATION_THREADS": ("generation_threads", _int_at_least(0)),
@@ -177,6 +185,8 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "RATE_LIMIT_GUEST": ("rate_limit_guest", _int_at_least(1)),
     "REQUEST_THREADS": ("request_threads", _int_at_least(1)),
     "SVC_RUN_WORKERS": ("run_workers", _int_at_least(0)),
+    "BODY_READ_TIMEOUT_SECONDS": ("body_read_timeout", _number(positive=True)),
+    "TRUSTED_PROXIES": ("trusted_proxies", _list),
 })  # fmt: skip
 
 

@@ -21,21 +21,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import time
 from dataclasses import dataclass
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from svc_api.accounts import queries
 from svc_api.accounts.plans import effective_plan
-from svc_api.accounts.tables import accounts, logins, notification_settings, sessions
 from svc_api.core.errors import Conflict, Invalid, Unauthenticated
-from svc_api.core.prepared import Prepared
+from svc_api.core.fields import email_address, text
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 LOGIN_RETENTION_SECONDS = 180 * 24 * 3600
 
@@ -125,25 +122,23 @@ def register(
         svc_api.core.errors.Invalid: email must be a valid e-mail address
     """
     now = int(time.time()) if now is None else now
-    email = _email(email)
-    password = _password(password)
-    if conn.execute(sa.select(accounts.c.svc_id).where(accounts.c.email == email)).first():
+    email = email_address(email, "email")
+    password = text(password, "password", lo=8, hi=256) or ""
+    if queries.svc_id_of_email(conn, email) is not None:
         raise Conflict("an account with this email already exists")
     inviter = _inviter(conn, referral_code)
     salt = secrets.token_hex(16)
-    svc_id = _unused_code(conn, accounts.c.svc_id, 6)
-    conn.execute(
-        accounts.insert().values(
-            svc_id=svc_id,
-            email=email,
-            password_hash=hash_password(password, salt),
-            password_salt=salt,
-            referral_code=_unused_code(conn, accounts.c.referral_code, 8),
-            inviter_id=inviter,
-            created_at=now,
-        )
+    svc_id = _unused_code(conn, "svc_id", 6)
+    queries.insert_account(
+        conn,
+        svc_id=svc_id,
+        email=email,
+        password_hash=hash_password(password, salt),
+        password_salt=salt,
+        referral_code=_unused_code(conn, "referral_code", 8),
+        inviter_id=inviter,
+        created_at=now,
     )
-    conn.execute(notification_settings.insert().values(svc_id=svc_id))
     return _open_session(conn, svc_id, ip=ip, platform=platform, ttl=ttl, now=now)
 
 
@@ -175,11 +170,7 @@ def login(
     now = int(time.time()) if now is None else now
     if not isinstance(email, str) or not isinstance(password, str):
         raise Invalid("email and password are required strings")
-    row = conn.execute(
-        sa.select(accounts.c.svc_id, accounts.c.password_hash, accounts.c.password_salt).where(
-            accounts.c.email == email.strip().lower()
-        )
-    ).first()
+    row = queries.credentials(conn, email.strip().lower())
     # Hash even for an unknown e-mail so that timing does not reveal which e-mails exist.
     salt = row.password_salt if row else "00" * 16
     candidate = hash_password(password, salt)
@@ -199,22 +190,7 @@ def logout(conn: Connection, token: str) -> bool:
         ...     logout(conn, "unknown")
         False
     """
-    result = conn.execute(sessions.delete().where(sessions.c.token_hash == token_hash(token)))
-    return result.rowcount > 0
-
-
-# Built once: it runs on every request with a session token.
-_SESSION_LOOKUP = Prepared(
-    sa.select(
-        sessions.c.svc_id,
-        sessions.c.expires_at,
-        accounts.c.plan,
-        accounts.c.license_expires_at,
-        accounts.c.demo_expires_at,
-    )
-    .join(accounts, accounts.c.svc_id == sessions.c.svc_id)
-    .where(sessions.c.token_hash == sa.bindparam("token_hash"))
-)
+    return queries.delete_session(conn, token_hash(token))
 
 
 def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> tuple[str, str]:
@@ -235,7 +211,7 @@ def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> 
         svc_api.accounts.identity.SessionInvalid: unknown session token
     """
     now = int(time.time()) if now is None else now
-    row = _SESSION_LOOKUP.first(conn, {"token_hash": token_hash(token)})
+    row = queries.session_with_plan(conn, token_hash(token))
     if row is None:
         raise SessionInvalid("unknown session token")
     if row.expires_at <= now:
@@ -250,14 +226,18 @@ def _open_session(
     conn: Connection, svc_id: str, *, ip: str, platform: str, ttl: int, now: int
 ) -> SessionGrant:
     token = secrets.token_urlsafe(32)
-    conn.execute(
-        sessions.insert().values(
-            token_hash=token_hash(token), svc_id=svc_id, created_at=now, expires_at=now + ttl
-        )
-    )
+    queries.insert_session(conn, token_hash=token_hash(token), svc_id=svc_id, now=now, expires_at=now + ttl)
     # Expired sessions of this user are kept one TTL so that they still answer "token_expired".
-    conn.execute(sessions.delete().where(sessions.c.svc_id == svc_id, sessions.c.expires_at < now - ttl))
-    _record_login(conn, svc_id, ip=ip, platform=platform, now=now)
+    queries.delete_sessions_before(conn, svc_id, now - ttl)
+    queries.record_login(
+        conn,
+        login_id=login_id(svc_id, ip),
+        svc_id=svc_id,
+        ip=ip[:64],
+        platform=platform[:32],
+        now=now,
+        keep_after=now - LOGIN_RETENTION_SECONDS,
+    )
     return SessionGrant(svc_id, token, now + ttl)
 
 
@@ -271,50 +251,20 @@ def login_id(svc_id: str, ip: str) -> str:
     return hashlib.sha256(f"{svc_id}|{ip}".encode()).hexdigest()[:24]
 
 
-def _record_login(conn: Connection, svc_id: str, *, ip: str, platform: str, now: int) -> None:
-    lid = login_id(svc_id, ip)
-    updated = conn.execute(
-        logins.update().where(logins.c.login_id == lid).values(login_at=now, platform=platform[:32])
-    )
-    if updated.rowcount == 0:
-        conn.execute(
-            logins.insert().values(
-                login_id=lid, svc_id=svc_id, ip_address=ip[:64], platform=platform[:32], login_at=now
-            )
-        )
-    conn.execute(
-        logins.delete().where(logins.c.svc_id == svc_id, logins.c.login_at < now - LOGIN_RETENTION_SECONDS)
-    )
-
-
-def _email(value: object) -> str:
-    if not isinstance(value, str) or not _EMAIL.match(value.strip()) or len(value) > 320:
-        raise Invalid("email must be a valid e-mail address")
-    return value.strip().lower()
-
-
-def _password(value: object) -> str:
-    if not isinstance(value, str) or not 8 <= len(value) <= 256:
-        raise Invalid("password must be a string of 8-256 characters")
-    return value
-
-
 def _inviter(conn: Connection, code: object) -> str | None:
     if code is None or code == "":
         return None
     if not isinstance(code, str):
         raise Invalid("referral_code must be a string")
-    row = conn.execute(
-        sa.select(accounts.c.svc_id).where(accounts.c.referral_code == code.strip().upper())
-    ).first()
-    if row is None:
+    inviter = queries.svc_id_of_referral(conn, code.strip().upper())
+    if inviter is None:
         raise Invalid("unknown referral_code")
-    return str(row.svc_id)
+    return str(inviter)
 
 
-def _unused_code(conn: Connection, column: sa.Column, length: int) -> str:
+def _unused_code(conn: Connection, column: str, length: int) -> str:
     for _ in range(20):
         code = random_code(length)
-        if conn.execute(sa.select(column).where(column == code)).first() is None:
+        if not queries.code_taken(conn, column, code):
             return code
     raise Conflict("could not allocate a unique identifier; retry")

@@ -12,75 +12,58 @@ from typing import Any
 
 from svc_api.accounts import service as accounts
 from svc_api.core.dispatch import Call, Operation
-from svc_api.core.errors import Invalid
-from svc_api.core.fields import position_int, position_str
+from svc_api.core.fields import platform_of, position_int, position_str
 
 
 def _register(call: Call) -> dict[str, Any]:
     p = call.params
-    with call.store.write() as conn:
-        grant = accounts.register(
-            conn,
-            p.get("email"),
-            p.get("password"),
-            ip=call.principal.ip,
-            ttl=call.services.settings.session_ttl_seconds,
-            platform=_platform(p),
-            referral_code=p.get("referral_code"),
-        )
+    grant = accounts.sign_up(
+        call.store,
+        p.get("email"),
+        p.get("password"),
+        ip=call.principal.ip,
+        ttl=call.services.settings.session_ttl_seconds,
+        platform=platform_of(p),
+        referral_code=p.get("referral_code"),
+    )
     return grant.to_dict()
 
 
 def _login(call: Call) -> dict[str, Any]:
     p = call.params
-    with call.store.write() as conn:
-        grant = accounts.login(
-            conn,
-            p.get("email"),
-            p.get("password"),
-            ip=call.principal.ip,
-            ttl=call.services.settings.session_ttl_seconds,
-            platform=_platform(p),
-        )
+    grant = accounts.sign_in(
+        call.store,
+        p.get("email"),
+        p.get("password"),
+        ip=call.principal.ip,
+        ttl=call.services.settings.session_ttl_seconds,
+        platform=platform_of(p),
+    )
     return grant.to_dict()
 
 
 def _logout(call: Call) -> dict[str, Any]:
     token = call.headers.get("authorization", "").partition(" ")[2].strip()
-    with call.store.write() as conn:
-        accounts.logout(conn, token)
+    accounts.sign_out(call.store, token)
     return {"logged_out": True}
 
 
-def _platform(params: Any) -> str:
-    value = params.get("platform", "api")
-    if not isinstance(value, str) or not 1 <= len(value) <= 32:
-        raise Invalid("platform must be a string of 1-32 characters")
-    return value
-
-
 def _account_info(call: Call) -> dict[str, Any]:
-    with call.store.read() as conn:
-        return accounts.account_info(conn, call.svc_id)
+    return accounts.account(call.store, call.svc_id)
 
 
 def _login_history(call: Call) -> dict[str, Any]:
     limit = call.page(25, 1, 100)
     position = call.cursor("login_history")
     after = None if position is None else (position_int(position, "t"), position_str(position, "i"))
-    with call.store.read() as conn:
-        page, more = accounts.login_history(conn, call.svc_id, limit=limit, after=after)
+    page, more = accounts.login_page(call.store, call.svc_id, limit=limit, after=after)
     last = {"t": page[-1]["login_at"], "i": page[-1]["login_id"]} if more else None
     return call.user_page("login_history", "logins", page, more, last)
 
 
 def _notification_settings(call: Call) -> dict[str, Any]:
     changes = {k: v for k, v in call.params.items() if k != "idempotency_key"}
-    if not changes:
-        with call.store.read() as conn:
-            return accounts.notification_preferences(conn, call.svc_id)
-    with call.store.write() as conn:
-        return accounts.set_notification_preferences(conn, call.svc_id, changes)
+    return accounts.notification_switches(call.store, call.svc_id, changes)
 
 
 USER: dict[str, Operation] = {

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from svc_api.accounts import queries
 from svc_api.accounts.identity import (
     SessionExpired,
     SessionGrant,
@@ -31,53 +31,13 @@ from svc_api.accounts.identity import (
     token_hash,
 )
 from svc_api.accounts.plans import PLANS, RATE_LIMITS, effective_plan
-from svc_api.accounts.tables import accounts, logins, notification_settings, plan_grants, referral_commissions
+from svc_api.accounts.tables import NOTIFICATION_CHANNELS, accounts
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.money import from_units
-from svc_api.core.prepared import Prepared
-
-NOTIFICATION_CHANNELS = ("app", "announcement", "account", "bot", "messenger", "mail")
+from svc_api.core.store import Store
 
 AccountSection = Callable[[Connection, str], dict[str, Any]]
 _SECTIONS: list[AccountSection] = []
-
-
-_WITH_SWITCHES = accounts.outerjoin(
-    notification_settings, notification_settings.c.svc_id == accounts.c.svc_id
-)
-# Built once: account_info is among the most frequent reads. The channel switches come in the same
-# round trip (outer join: no row means every channel on); their columns are all NOT NULL, so a NULL
-# ``switch_*`` value can only mean the row is absent.
-_ACCOUNT = Prepared(
-    sa.select(
-        accounts.c.svc_id,
-        accounts.c.plan,
-        accounts.c.license_expires_at,
-        accounts.c.demo_expires_at,
-        accounts.c.credits,
-        accounts.c.community_role,
-        accounts.c.exchange_linked,
-        accounts.c.messenger_linked,
-        accounts.c.identity_linked,
-        accounts.c.referral_code,
-        *(notification_settings.c[name].label(f"switch_{name}") for name in NOTIFICATION_CHANNELS),
-        # Most accounts earned no commission: this flag spares them the commissions query.
-        sa.exists().where(referral_commissions.c.svc_id == accounts.c.svc_id).label("has_commissions"),
-    )
-    .select_from(_WITH_SWITCHES)
-    .where(accounts.c.svc_id == sa.bindparam("svc_id"))
-)
-_PLAN = sa.select(accounts.c.plan, accounts.c.license_expires_at, accounts.c.demo_expires_at).where(
-    accounts.c.svc_id == sa.bindparam("svc_id")
-)
-_PREFERENCES = sa.select(notification_settings).where(
-    notification_settings.c.svc_id == sa.bindparam("svc_id")
-)
-_COMMISSIONS = (
-    sa.select(referral_commissions)
-    .where(referral_commissions.c.svc_id == sa.bindparam("svc_id"))
-    .order_by(referral_commissions.c.created_at.desc(), referral_commissions.c.commission_id)
-)
 
 
 def add_account_section(section: AccountSection) -> AccountSection:
@@ -108,7 +68,7 @@ def current_plan(conn: Connection, svc_id: str, *, now: int | None = None) -> st
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     now = int(time.time()) if now is None else now
-    row = conn.execute(_PLAN, {"svc_id": svc_id}).first()
+    row = queries.plan_columns(conn, svc_id)
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     return effective_plan(
@@ -131,7 +91,7 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
         ('free', 0, 0)
     """
     now = int(time.time()) if now is None else now
-    row = _ACCOUNT.first(conn, {"svc_id": svc_id})
+    row = queries.account_with_switches(conn, svc_id)
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     info: dict[str, Any] = {
@@ -168,7 +128,7 @@ def notification_preferences(conn: Connection, svc_id: str) -> dict[str, bool]:
         >>> NOTIFICATION_CHANNELS[:2]
         ('app', 'announcement')
     """
-    row = conn.execute(_PREFERENCES, {"svc_id": svc_id}).first()
+    row = queries.switches(conn, svc_id)
     if row is None:
         return dict.fromkeys(NOTIFICATION_CHANNELS, True)
     return {name: bool(getattr(row, name)) for name in NOTIFICATION_CHANNELS}
@@ -194,16 +154,12 @@ def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[st
     if bad:
         raise Invalid(f"notification channel values must be booleans: {', '.join(bad)}")
     if changes:
-        updated = conn.execute(
-            notification_settings.update().where(notification_settings.c.svc_id == svc_id).values(**changes)
-        )
-        if updated.rowcount == 0:
-            conn.execute(notification_settings.insert().values(svc_id=svc_id, **changes))
+        queries.set_switches(conn, svc_id, changes)
     return notification_preferences(conn, svc_id)
 
 
 def _referral(conn: Connection, svc_id: str, code: str, any_commission: bool) -> dict[str, Any]:
-    rows = conn.execute(_COMMISSIONS, {"svc_id": svc_id}).all() if any_commission else []
+    rows = queries.commissions(conn, svc_id) if any_commission else []
     total = sum((Decimal(r.amount_usdt) for r in rows), Decimal(0))
     return {
         "code": code,
@@ -230,13 +186,7 @@ def login_history(
         ...     login_history(conn, "NOPE00", limit=25)
         ([], False)
     """
-    query = sa.select(logins).where(logins.c.svc_id == svc_id)
-    if after is not None:
-        at, lid = after
-        query = query.where(
-            sa.or_(logins.c.login_at < at, sa.and_(logins.c.login_at == at, logins.c.login_id > lid))
-        )
-    rows = conn.execute(query.order_by(logins.c.login_at.desc(), logins.c.login_id).limit(limit + 1)).all()
+    rows = queries.logins_after(conn, svc_id, limit=limit + 1, after=after)
     page = [
         {
             "login_id": r.login_id,
@@ -279,26 +229,120 @@ def grant_plan(
         raise Invalid(f"plan must be one of {', '.join(PLANS[1:])}, got {plan!r}")
     if not isinstance(days, int) or days <= 0:
         raise Invalid("days must be a positive integer")
-    row = conn.execute(sa.select(accounts).where(accounts.c.svc_id == svc_id)).first()
+    row = queries.account_row(conn, svc_id)
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     column = "demo_expires_at" if demo else "license_expires_at"
     expires_at = max(int(getattr(row, column)), now) + days * 86400
-    conn.execute(
-        accounts.update().where(accounts.c.svc_id == svc_id).values(plan=plan, **{column: expires_at})
-    )
-    conn.execute(
-        plan_grants.insert().values(
-            svc_id=svc_id,
-            plan=plan,
-            days=days,
-            demo=demo,
-            expires_at=expires_at,
-            source=source,
-            created_at=now,
-        )
+    queries.set_plan(conn, svc_id, plan, **{column: expires_at})
+    queries.insert_plan_grant(
+        conn,
+        svc_id=svc_id,
+        plan=plan,
+        days=days,
+        demo=demo,
+        expires_at=expires_at,
+        source=source,
+        created_at=now,
     )
     return {"svc_id": svc_id, "plan": plan, column: expires_at}
+
+
+# ---- use cases of the routes (each in its own transaction) ----------------------------------------
+
+
+def sign_up(
+    store: Store, email: object, password: object, *, ip: str, ttl: int, platform: str, referral_code: object
+) -> SessionGrant:
+    """:func:`register` in a write transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> sign_up(store, "e@example.com", "password1", ip="::1", ttl=60, platform="api",
+        ...         referral_code=None).expires_at > 0
+        True
+    """
+    with store.write() as conn:
+        return register(
+            conn, email, password, ip=ip, ttl=ttl, platform=platform, referral_code=referral_code
+        )
+
+
+def sign_in(
+    store: Store, email: object, password: object, *, ip: str, ttl: int, platform: str
+) -> SessionGrant:
+    """:func:`login` in a write transaction (a login is recorded).
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> sign_in(store, "f@example.com", "password1", ip="::1", ttl=60, platform="api")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Unauthenticated: invalid email or password
+    """
+    with store.write() as conn:
+        return login(conn, email, password, ip=ip, ttl=ttl, platform=platform)
+
+
+def sign_out(store: Store, token: str) -> bool:
+    """:func:`logout` in a write transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> sign_out(store, "unknown")
+        False
+    """
+    with store.write() as conn:
+        return logout(conn, token)
+
+
+def account(store: Store, svc_id: str) -> dict[str, Any]:
+    """:func:`account_info` in a read transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> account(store, "NOPE00")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    with store.read() as conn:
+        return account_info(conn, svc_id)
+
+
+def login_page(
+    store: Store, svc_id: str, *, limit: int, after: tuple[int, str] | None = None
+) -> tuple[list[dict[str, Any]], bool]:
+    """:func:`login_history` in a read transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> login_page(store, "NOPE00", limit=25)
+        ([], False)
+    """
+    with store.read() as conn:
+        return login_history(conn, svc_id, limit=limit, after=after)
+
+
+def notification_switches(store: Store, svc_id: str, changes: dict[str, Any]) -> dict[str, bool]:
+    """The channel switches after applying ``changes``; no change is a plain read.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> notification_switches(store, "NOPE00", {})["mail"]
+        True
+    """
+    if not changes:
+        with store.read() as conn:
+            return notification_preferences(conn, svc_id)
+    with store.write() as conn:
+        return set_notification_preferences(conn, svc_id, changes)
 
 
 ACCOUNTS = accounts
@@ -312,6 +356,7 @@ __all__ = [
     "SessionExpired",
     "SessionGrant",
     "SessionInvalid",
+    "account",
     "account_info",
     "add_account_section",
     "current_plan",
@@ -320,10 +365,15 @@ __all__ = [
     "login",
     "login_history",
     "login_id",
+    "login_page",
     "logout",
     "notification_preferences",
+    "notification_switches",
     "register",
     "resolve_session",
     "set_notification_preferences",
+    "sign_in",
+    "sign_out",
+    "sign_up",
     "token_hash",
 ]

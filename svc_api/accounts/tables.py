@@ -34,6 +34,9 @@ accounts = sa.Table(
     sa.CheckConstraint("credits >= 0", name="ck_accounts_credits_nonnegative"),
 )
 
+NOTIFICATION_CHANNELS = ("app", "announcement", "account", "bot", "messenger", "mail")
+"""The delivery channels a user switches on or off: one boolean column each below."""
+
 notification_settings = sa.Table(
     "notification_settings",
     metadata,

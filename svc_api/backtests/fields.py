@@ -34,7 +34,12 @@ SETTINGS = (
     "min_loss_pct",
     "max_loss_pct",
     "signal_filter_mode",
+    "initial_balance",
+    "leverage",
 )
+BOUNDS = {"initial_balance": (0.0, 1e12), "leverage": (1.0, 125.0)}
+"""The API's bounds (exclusive low for the balance, inclusive otherwise) on settings the engine
+would take wider: a balance must be positive, leverage at most an exchange's 125x."""
 PORTFOLIO_SETTINGS = ("commission_pct",)
 METADATA = ("asset_class", "provider", "market", "exchange")
 KINDS = ("run", "full_range", "portfolio")
@@ -49,6 +54,14 @@ def settings_from(params: Mapping[str, Any], names: Sequence[str] = SETTINGS) ->
         {'signal_filter_mode': 'reject'}
     """
     given = {name: params[name] for name in names if params.get(name) is not None}
+    for name, (low, high) in BOUNDS.items():
+        value = given.get(name)
+        if value is None:
+            continue
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        inside = number and (low < value <= high or (name == "leverage" and value == low))
+        if not inside:
+            raise Invalid(f"{name} must be a number in ({low:g}, {high:g}], got {str(value)[:40]!r}")
     try:
         Settings.from_kwargs(**given)
     except ValueError as error:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from svc_api.backtests import service as backtests
-from svc_api.backtests.fields import history_after, optional_name
+from svc_api.backtests.fields import SETTINGS, history_after, optional_name, settings_from
 from svc_api.backtests.instruments import instrument_fields, market_of
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.fields import coins_of, timeframe_of, timestamp_of
@@ -90,6 +90,7 @@ def _run(call: Call) -> dict[str, Any]:
     timeframe = timeframe_of(p)
     start = timestamp_of(p, "start_ts", required=True)
     end = timestamp_of(p, "end_ts", required=True)
+    settings_from(p, SETTINGS)  # bad settings are a 400 before any look-up
     made, inst = backtests.launch_run(
         call.services, call.svc_id, p, timeframe=timeframe, start_ts=start, end_ts=end
     )

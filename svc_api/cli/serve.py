@@ -20,9 +20,20 @@ import click
     "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning"])
 )
 def command(host: str, port: int, workers: int, reload: bool, log_level: str) -> None:
-    """Run the HTTP service (settings from the environment: DATABASE_URL, REDIS_URL, ...)."""
+    """Run the HTTP service (settings from the environment: DATABASE_URL, REDIS_URL, ...).
+
+    X-Forwarded-For is believed only from TRUSTED_PROXIES (none by default: a same-host proxy could
+    otherwise reset any client's guest and login budgets). Idle keep-alive connections close after
+    5 s, a request body that stalls gets a 408 (BODY_READ_TIMEOUT_SECONDS), and at most
+    SVC_MAX_CONNECTIONS (default 2048) connections are held, so stalled clients cannot starve others.
+    """
+    import os
+
     import uvicorn
 
+    from svc_api.settings import Settings
+
+    settings = Settings.from_env()
     uvicorn.run(
         "svc_api.app:create_app",
         factory=True,
@@ -32,4 +43,9 @@ def command(host: str, port: int, workers: int, reload: bool, log_level: str) ->
         reload=reload,
         log_level=log_level,
         access_log=False,
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies) or None,
+        timeout_keep_alive=5,
+        limit_concurrency=int(os.environ.get("SVC_MAX_CONNECTIONS", "2048")),
+        h11_max_incomplete_event_size=16 * 1024,
     )

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +26,7 @@ from starlette.responses import JSONResponse, Response
 
 from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
 from svc_api.core.errors import ApiError, NotFound, ServiceError, session_expired
+from svc_api.core.jsonbody import parse_object
 from svc_api.core.principal import Principal
 from svc_api.core.ratelimit import DEFERRED_CREDENTIAL, DEFERRED_LIMIT
 from svc_api.core.services import Services
@@ -34,7 +34,7 @@ from svc_api.core.store import Store, StoreUnavailable
 
 RETIRED = frozenset({"track_signal", "untrack_signal", "tracked_signals"})
 ACCESS = ("public", "identified", "session")
-MAX_BODY = 1 << 20
+SCOPES = ("read", "trade")
 
 
 @dataclass(frozen=True)
@@ -176,12 +176,17 @@ class Operation:
     handler: Handler
     access: str = "identified"
     idempotent: bool = False
+    scope: str = "read"
+    """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
+    credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
     """The error answered when the store is down, when this operation's is not the generic 503."""
 
     def __post_init__(self) -> None:
         if self.access not in ACCESS:
             raise ValueError(f"access must be one of {ACCESS}, got {self.access!r}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {SCOPES}, got {self.scope!r}")
 
 
 class Family:
@@ -254,20 +259,7 @@ class Family:
     async def _params(self, request: Request) -> dict[str, Any]:
         if not self.body:
             return {k: v for k, v in request.query_params.items() if k != self.selector}
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise ApiError(
-                413, "payload_too_large", extra={"message": f"the body is larger than {MAX_BODY} bytes"}
-            )
-        if not raw.strip():
-            return {}
-        try:
-            params = json.loads(raw)
-        except (UnicodeDecodeError, ValueError):
-            raise ApiError(400, "invalid_json", extra={"message": "the body must be a JSON object"}) from None
-        if not isinstance(params, dict):
-            raise ApiError(400, "invalid_json", extra={"message": "the body must be a JSON object"})
-        return params
+        return parse_object(await request.body())
 
     def _shape(self, result: Any) -> Response:
         reply = result if isinstance(result, Reply) else Reply(result)
@@ -312,6 +304,13 @@ def _authorise(op: Operation, principal: Principal) -> None:
     if op.access == "session" and principal.kind != "session":
         raise ApiError(
             403, "forbidden", extra={"message": "this operation needs a session token; API keys are refused"}
+        )
+    if principal.kind == "api_key" and op.access != "public" and op.scope not in principal.permissions:
+        raise ApiError(
+            403,
+            "forbidden",
+            code="insufficient_scope",
+            extra={"message": f"this API key lacks the {op.scope!r} permission this operation needs"},
         )
 
 

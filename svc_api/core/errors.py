@@ -47,6 +47,8 @@ logger = logging.getLogger("svc_api.http")
 #: Key in ``scope["state"]`` of a ``dict[str, str]`` of headers every response must carry.
 STICKY_HEADERS = "sticky_headers"
 
+MAX_MESSAGE = 300
+"""Characters of an error message kept; a longer one (quoting a huge rejected value) is cut."""
 _RESERVED = frozenset({"error", "code", "reason", "retry_after"})
 _NO_BODY = frozenset({204, 304})
 
@@ -81,6 +83,9 @@ class ServiceError(Exception):
         clash = _RESERVED.intersection(extra or {})
         if clash:
             raise ValueError(f"error extra must not redefine {sorted(clash)}")
+        if message is not None and len(message) > MAX_MESSAGE:
+            # A rejected value is quoted in its message: never echo a megabyte back.
+            message = message[:MAX_MESSAGE] + "... (truncated)"
         super().__init__(message if message is not None else f"{self.status} {self.error}")
         self.message = message
         if code is not None:
@@ -90,6 +95,9 @@ class ServiceError(Exception):
         # Whole seconds, rounded up: a client that waits the advertised time must not be early.
         self.retry_after = None if retry_after is None else max(0, math.ceil(retry_after))
         self.extra: dict[str, Any] = dict(extra or {})
+        quoted = self.extra.get("message")
+        if isinstance(quoted, str) and len(quoted) > MAX_MESSAGE:
+            self.extra["message"] = quoted[:MAX_MESSAGE] + "... (truncated)"
 
     def body(self) -> dict[str, Any]:
         """The JSON body: ``error`` first, optional markers only when set, then the message and ``extra``.

@@ -22,6 +22,10 @@ from svc_engine.data import TIMEFRAMES
 
 _NAME = re.compile(r"^[A-Z0-9]{1,32}$")
 _DIGITS = re.compile(r"^[0-9]{1,12}$")
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
+# NUL, the other control characters and the bidirectional overrides make an address that reads
+# differently from what it is (spoofing in admin views and mails): never part of an e-mail.
+_HIDDEN = re.compile("[\x00-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def position_int(position: Mapping[str, Any], key: str) -> int:
@@ -187,7 +191,7 @@ def timeframe_of(params: Mapping[str, Any]) -> str:
     value = params.get("timeframe")
     if value is None or value == "":
         raise Invalid("timeframe is required")
-    if value not in TIMEFRAMES:
+    if not isinstance(value, str) or value not in TIMEFRAMES:
         raise Invalid(f"timeframe must be one of {', '.join(TIMEFRAMES)}; got {value!r}")
     return str(value)
 
@@ -228,3 +232,126 @@ def coins_of(params: Mapping[str, Any], lo: int = 1, hi: int = 50) -> list[str]:
     if not lo <= len(coins) <= hi:
         raise Invalid(f"coins must list {lo} to {hi} coins, got {len(coins)}")
     return coins
+
+
+def non_empty(value: object, field: str) -> str:
+    """A required string of at least one character (an id sent back by a client); else 400.
+
+    Example:
+        >>> non_empty("n1", "notification_id")
+        'n1'
+        >>> non_empty("", "notification_id")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: notification_id must be a non-empty string
+    """
+    if not isinstance(value, str) or not value:
+        raise Invalid(f"{field} must be a non-empty string")
+    return value
+
+
+def email_address(value: object, field: str = "email") -> str:
+    """An e-mail address (at most 320 characters), trimmed and lower-cased; else 400.
+
+    Example:
+        >>> email_address(" Ana@Example.com ")
+        'ana@example.com'
+        >>> email_address("ana")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: email must be a valid e-mail address
+    """
+    if not isinstance(value, str) or len(value) > 320 or _HIDDEN.search(value):
+        raise Invalid(f"{field} must be a valid e-mail address")
+    if not _EMAIL.match(value.strip()):
+        raise Invalid(f"{field} must be a valid e-mail address")
+    return value.strip().lower()
+
+
+def platform_of(params: Mapping[str, Any]) -> str:
+    """The client ``platform`` of a login or registration (default ``api``; 1-32 characters).
+
+    Example:
+        >>> platform_of({}), platform_of({"platform": "ios"})
+        ('api', 'ios')
+        >>> platform_of({"platform": None})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: platform must be a string of 1-32 characters
+    """
+    return text(params.get("platform", "api"), "platform", hi=32) or "api"
+
+
+def market_type(value: object) -> str:
+    """``spot`` (default) or ``futures``; anything else is a 400.
+
+    Example:
+        >>> market_type(None), market_type("futures")
+        ('spot', 'futures')
+    """
+    if value is None or value == "":
+        return "spot"
+    if value not in ("spot", "futures"):
+        raise Invalid(f"market must be spot or futures, got {value!r}")
+    return str(value)
+
+
+def symbol_list(value: object, field: str) -> list[str]:
+    """A comma-separated list of symbols, each checked as by :func:`check_name` (empty parts skipped).
+
+    Example:
+        >>> symbol_list("btcusdt, ETHUSDT,", "priority"), symbol_list(None, "priority")
+        (['BTCUSDT', 'ETHUSDT'], [])
+    """
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str):
+        raise Invalid(f"{field} must be a comma-separated list of symbols")
+    names = [check_name(part, field) for part in value.split(",") if part.strip()]
+    return [n for n in names if n is not None]
+
+
+def unix_ms(value: object, field: str) -> int | None:
+    """An optional non-negative integer of Unix milliseconds (None when absent); else 400.
+
+    Example:
+        >>> unix_ms("1700000000000", "start_time"), unix_ms(None, "end_time")
+        (1700000000000, None)
+    """
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit():
+        raise Invalid(f"{field} must be Unix milliseconds (a non-negative integer), got {value!r}")
+    return int(text)
+
+
+def listed_timeframe(value: object, field: str) -> str:
+    """One of the data store's timeframes by name (``1h``), for fields named otherwise; else 400.
+
+    Example:
+        >>> listed_timeframe("4h", "graph_type")
+        '4h'
+        >>> listed_timeframe("60", "graph_type")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: graph_type must be a timeframe as in the list (1m, 3m, 5m, 15m, 30m, \
+1h, 2h, 4h, 6h, 8h, 12h, 1d, 3d, 1w), got '60'
+    """
+    if value not in TIMEFRAMES:
+        raise Invalid(f"{field} must be a timeframe as in the list ({', '.join(TIMEFRAMES)}), got {value!r}")
+    return str(value)
+
+
+def require(params: Mapping[str, Any], *names: str) -> None:
+    """A 400 naming every field of ``names`` that is absent or empty in ``params``.
+
+    Example:
+        >>> require({"coin_name": "BTC", "timestamp": ""}, "coin_name", "graph_type", "timestamp")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: missing required fields: graph_type, timestamp
+    """
+    missing = [name for name in names if params.get(name) in (None, "")]
+    if missing:
+        raise Invalid(f"missing required fields: {', '.join(missing)}")

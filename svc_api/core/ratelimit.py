@@ -22,27 +22,23 @@ with ``kind``, ``svc_id``, ``plan``, ``first_party``, ``ip``); none means a gues
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import math
 import os
-import threading
 import time
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
 
 import limits
 import limits.aio.storage
 import limits.aio.strategies
 import limits.errors
 from limits import RateLimitItem
-from limits.util import WindowStats
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from svc_api.core.errors import STICKY_HEADERS, ApiError
+from svc_api.core.ratecounters import Counter, counter_for
 from svc_api.settings import Settings, tunables_from_env
 
 __all__ = [
@@ -158,120 +154,6 @@ class RateLimitStatus:
         }
 
 
-class _Counter(Protocol):
-    counts_in_threads: bool
-
-    async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]: ...
-
-    async def aclose(self) -> None: ...
-
-
-class _MemoryCounter:
-    """Process-local moving windows: one deque of hit times per key, trimmed as it is read.
-
-    The same moving-window rule as `limits`' ``MovingWindowRateLimiter``, without its memory
-    storage: that storage starts a short-lived expiry thread (sync) or a thread-pool hop per key
-    (async) every few milliseconds, and starting a thread blocks the event loop (measured at
-    0.1-0.7 ms each on a loaded 2-core host). Here everything happens inline on the event loop,
-    and keys idle for a whole window are dropped every ``_SWEEP_EVERY`` hits, so memory stays
-    bounded by the callers of the last minute.
-    """
-
-    _SWEEP_EVERY = 4096
-
-    counts_in_threads = True
-
-    def __init__(self) -> None:
-        self._hits: dict[str, collections.deque[float]] = {}
-        self._window: dict[str, float] = {}
-        self._calls = 0
-        self._lock = threading.Lock()
-
-    async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
-        return self.hit_now(item, *identifiers)
-
-    def hit_now(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
-        """:meth:`hit` without the event loop, from any thread (request handlers count here)."""
-        with self._lock:
-            return self._hit(item, *identifiers)
-
-    def _hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
-        window, now = float(item.get_expiry()), time.time()
-        key = f"{item.amount}/{window:g}/{'/'.join(identifiers)}"
-        hits = self._hits.get(key)
-        if hits is None:
-            hits = self._hits[key] = collections.deque()
-            self._window[key] = window
-        while hits and hits[0] <= now - window:
-            hits.popleft()
-        allowed = len(hits) < item.amount
-        if allowed:
-            hits.append(now)
-        self._calls += 1
-        if self._calls % self._SWEEP_EVERY == 0:
-            self._sweep(now)
-        reset = hits[0] + window if hits else now + window
-        return allowed, WindowStats(reset, item.amount - len(hits))
-
-    def _sweep(self, now: float) -> None:
-        idle = [k for k, hits in self._hits.items() if not hits or hits[-1] <= now - self._window[k]]
-        for key in idle:
-            del self._hits[key], self._window[key]
-
-    async def aclose(self) -> None:
-        return None
-
-
-class _RedisCounter:
-    """Shared counters in Redis. A redis-py asyncio client belongs to one event loop, so one
-    client is kept per running loop (one in production; several under test clients)."""
-
-    counts_in_threads = False
-
-    def __init__(self, url: str, key_prefix: str, timeout: float) -> None:
-        self._url = "async+" + url
-        self._prefix = key_prefix
-        self._timeout = timeout
-        self._by_loop: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, limits.aio.strategies.MovingWindowRateLimiter
-        ] = weakref.WeakKeyDictionary()
-
-    def _limiter(self) -> limits.aio.strategies.MovingWindowRateLimiter:
-        loop = asyncio.get_running_loop()
-        limiter = self._by_loop.get(loop)
-        if limiter is None:
-            storage = limits.aio.storage.RedisStorage(
-                self._url,
-                implementation="redispy",
-                key_prefix=self._prefix,
-                wrap_exceptions=True,
-                socket_connect_timeout=self._timeout,
-                socket_timeout=self._timeout,
-            )
-            limiter = limits.aio.strategies.MovingWindowRateLimiter(storage)
-            self._by_loop[loop] = limiter
-        return limiter
-
-    async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
-        limiter = self._limiter()
-        allowed = await limiter.hit(item, *identifiers)
-        return allowed, await limiter.get_window_stats(item, *identifiers)
-
-    async def aclose(self) -> None:
-        limiter = self._by_loop.pop(asyncio.get_running_loop(), None)
-        if limiter is not None:
-            storage: Any = limiter.storage
-            await storage.bridge.storage.aclose()
-
-
-def _counter(storage_url: str | None, key_prefix: str, timeout: float) -> _Counter:
-    if not storage_url or storage_url.startswith("memory://"):
-        return _MemoryCounter()
-    if storage_url.startswith(("redis://", "rediss://", "redis+unix://")):
-        return _RedisCounter(storage_url, key_prefix, timeout)
-    raise ValueError(f"unsupported rate-limit storage {storage_url!r}: use memory:// or redis://")
-
-
 # Storage failures that mean "cannot count right now" (fail closed) rather than a bug.
 _UNAVAILABLE = (limits.errors.StorageError, OSError, TimeoutError, asyncio.TimeoutError)
 
@@ -305,7 +187,7 @@ class RateLimitMiddleware:
     ) -> None:
         self.app = app
         self.policy = policy or RateLimitPolicy()
-        self._counter = _counter(storage_url, key_prefix, timeout)
+        self._counter: Counter = counter_for(storage_url, key_prefix, timeout)
         self._items: dict[int, RateLimitItem] = {}
 
     def _item(self, amount: int) -> RateLimitItem:

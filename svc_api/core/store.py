@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -162,6 +163,14 @@ def _is_memory(url: sa.URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
+def _private_file(path: Path) -> None:
+    """Create the database file readable by its owner only (0600; SQLite gives its -wal and -shm
+    files the same mode), and narrow an existing one: it holds password hashes and key digests."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)
+
+
 def _sqlite_engine(url: sa.URL) -> Engine:
     memory = _is_memory(url)
     if not memory:
@@ -173,6 +182,13 @@ def _sqlite_engine(url: sa.URL) -> Engine:
     if memory:
         kwargs["poolclass"] = StaticPool  # one shared connection, so every caller sees the same data
     engine = sa.create_engine(url, **kwargs)
+
+    if not memory:
+
+        @event.listens_for(engine, "do_connect")
+        def _before_connect(*_: Any) -> None:
+            with contextlib.suppress(OSError):  # a missing directory: SQLite reports it as usual
+                _private_file(Path(str(url.database)))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:

@@ -18,8 +18,7 @@ def _credits_history(call: Call) -> dict[str, Any]:
     limit = call.page(50, 1, 100)
     position = call.cursor("credits_history")
     before = None if position is None else position_int(position, "s")
-    with call.store.read() as conn:
-        page, more = credits.credits_history(conn, call.svc_id, limit=limit, before_seq=before)
+    page, more = credits.history_page(call.store, call.svc_id, limit=limit, before_seq=before)
     last = {"s": page[-1]["seq"]} if more else None
     for entry in page:
         del entry["seq"]

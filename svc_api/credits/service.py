@@ -11,7 +11,7 @@ Functions take either an open connection (joining the caller's transaction) or a
 Example:
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
-    >>> from svc_api.accounts.identity import register
+    >>> from svc_api.accounts.service import register
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -31,11 +31,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from svc_api.accounts.service import ACCOUNTS as accounts
 from svc_api.core.errors import InsufficientCredits, Invalid, NotFound
 from svc_api.core.money import Amount, from_units, to_units
 from svc_api.core.store import Store
-from svc_api.credits.tables import credit_transactions
+from svc_api.credits import queries
 
 TYPES = ("adjustment", "spend", "deposit")
 ACTIONS = (
@@ -168,20 +167,10 @@ def balance(conn: Connection, svc_id: str) -> int | float:
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    units = conn.execute(sa.select(accounts.c.credits).where(accounts.c.svc_id == svc_id)).scalar()
+    units = queries.balance_units(conn, svc_id)
     if units is None:
         raise NotFound(f"unknown account {svc_id}")
     return from_units(units)
-
-
-# Built once (a listed page is a frequent read); the limit is a bound parameter too.
-_HISTORY = (
-    sa.select(credit_transactions)
-    .where(credit_transactions.c.svc_id == sa.bindparam("svc_id"))
-    .order_by(credit_transactions.c.seq.desc())
-    .limit(sa.bindparam("n"))
-)
-_HISTORY_BEFORE = _HISTORY.where(credit_transactions.c.seq < sa.bindparam("before"))
 
 
 def credits_history(
@@ -197,9 +186,23 @@ def credits_history(
         ...     credits_history(conn, "NOPE00", limit=50)
         ([], False)
     """
-    params = {"svc_id": svc_id, "before": before_seq, "n": limit + 1}
-    rows = conn.execute(_HISTORY if before_seq is None else _HISTORY_BEFORE, params).all()
+    rows = queries.history(conn, svc_id, limit=limit + 1, before_seq=before_seq)
     return [_public(row) for row in rows[:limit]], len(rows) > limit
+
+
+def history_page(
+    store: Store, svc_id: str, *, limit: int, before_seq: int | None = None
+) -> tuple[list[dict[str, Any]], bool]:
+    """:func:`credits_history` in a read transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> history_page(store, "NOPE00", limit=50)
+        ([], False)
+    """
+    with store.read() as conn:
+        return credits_history(conn, svc_id, limit=limit, before_seq=before_seq)
 
 
 def _positive(amount: Amount) -> int:
@@ -269,15 +272,9 @@ def _apply(
     idempotency_key: str | None,
     reason: str | None,
 ) -> dict[str, Any]:
-    update = (
-        accounts.update()
-        .where(accounts.c.svc_id == svc_id, accounts.c.credits + units >= 0)
-        .values(credits=accounts.c.credits + units, ledger_seq=accounts.c.ledger_seq + 1)
-        .returning(accounts.c.ledger_seq, accounts.c.credits)
-    )
-    row = conn.execute(update).first()
+    row = queries.move_balance(conn, svc_id, units)
     if row is None:
-        have = conn.execute(sa.select(accounts.c.credits).where(accounts.c.svc_id == svc_id)).scalar()
+        have = queries.balance_units(conn, svc_id)
         if have is None:
             raise NotFound(f"unknown account {svc_id}")
         raise InsufficientCredits(f"insufficient credits: need {from_units(-units)}, have {from_units(have)}")
@@ -295,16 +292,12 @@ def _apply(
         "idempotency_key": idempotency_key,
         "created_at": int(time.time()),
     }
-    conn.execute(credit_transactions.insert().values(**entry))
+    queries.insert_entry(conn, entry)
     return _result(entry)
 
 
 def _by_key(conn: Connection, svc_id: str, key: str) -> dict[str, Any] | None:
-    row = conn.execute(
-        sa.select(credit_transactions).where(
-            credit_transactions.c.svc_id == svc_id, credit_transactions.c.idempotency_key == key
-        )
-    ).first()
+    row = queries.entry_by_key(conn, svc_id, key)
     return None if row is None else _result(row._asdict(), replayed=True)
 
 

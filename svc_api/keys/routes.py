@@ -23,24 +23,21 @@ def _key_store_unavailable(retry_after: int) -> ApiError:
 
 
 def _generate(call: Call) -> dict[str, str]:
-    with call.store.write() as conn:
-        return apikeys.generate_key(
-            conn,
-            call.svc_id,
-            call.params.get("label"),
-            call.params.get("permissions"),
-            secret_key=call.services.settings.secret_key,
-        )
+    return apikeys.generate(
+        call.store,
+        call.svc_id,
+        call.params.get("label"),
+        call.params.get("permissions"),
+        secret_key=call.services.settings.secret_key,
+    )
 
 
 def _status(call: Call) -> dict[str, Any]:
-    with call.store.read() as conn:
-        return apikeys.key_status(conn, call.svc_id)
+    return apikeys.status(call.store, call.svc_id)
 
 
 def _revoke(call: Call) -> dict[str, bool]:
-    with call.store.write() as conn:
-        return apikeys.revoke_key(conn, call.svc_id, call.params.get("api_key_id"))
+    return apikeys.revoke(call.store, call.svc_id, call.params.get("api_key_id"))
 
 
 USER: dict[str, Operation] = {

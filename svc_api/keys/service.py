@@ -3,7 +3,7 @@
 Example:
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
-    >>> from svc_api.accounts.identity import register
+    >>> from svc_api.accounts.service import register
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -25,11 +25,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from svc_api.accounts.service import ACCOUNTS as accounts
 from svc_api.accounts.service import effective_plan
 from svc_api.core.errors import Forbidden, Invalid
-from svc_api.core.prepared import Prepared
-from svc_api.keys.tables import api_keys
+from svc_api.core.fields import text
+from svc_api.core.store import Store
+from svc_api.keys import queries
 
 SCOPES = ("read", "trade")
 MAX_KEYS = 1
@@ -88,25 +88,23 @@ def generate_key(
         svc_api.core.errors.Invalid: label must be a string of 1-64 characters
     """
     now = int(time.time()) if now is None else now
-    if not isinstance(label, str) or not 1 <= len(label) <= 64:
-        raise Invalid("label must be a string of 1-64 characters")
+    label = text(label, "label", hi=64)
     scopes = _scopes(permissions)
-    if conn.execute(sa.select(api_keys.c.api_key).where(api_keys.c.active_owner == svc_id)).first():
+    if queries.active_key(conn, svc_id) is not None:
         raise Invalid("an API key already exists; revoke it before generating a new one")
     api_key = "svk_" + secrets.token_hex(16)
     api_secret = secrets.token_urlsafe(32)
     try:
         with conn.begin_nested():
-            conn.execute(
-                api_keys.insert().values(
-                    api_key=api_key,
-                    svc_id=svc_id,
-                    active_owner=svc_id,
-                    secret_hash=secret_hash(api_key, api_secret, secret_key=secret_key),
-                    label=label,
-                    permissions=",".join(scopes),
-                    created_at=now,
-                )
+            queries.insert_key(
+                conn,
+                api_key=api_key,
+                svc_id=svc_id,
+                active_owner=svc_id,
+                secret_hash=secret_hash(api_key, api_secret, secret_key=secret_key),
+                label=label,
+                permissions=",".join(scopes),
+                created_at=now,
             )
     except sa.exc.IntegrityError:
         raise Invalid("an API key already exists; revoke it before generating a new one") from None
@@ -124,7 +122,7 @@ def key_status(conn: Connection, svc_id: str) -> dict[str, Any]:
         ...     key_status(conn, "AB12CD")
         {'has_key': False, 'key': None, 'max_keys': 1}
     """
-    row = conn.execute(sa.select(api_keys).where(api_keys.c.active_owner == svc_id)).first()
+    row = queries.active_key(conn, svc_id)
     key = None
     if row is not None:
         key = {
@@ -158,29 +156,9 @@ def revoke_key(
     now = int(time.time()) if now is None else now
     if not isinstance(api_key_id, str) or not api_key_id:
         raise Invalid("api_key_id is required")
-    result = conn.execute(
-        api_keys.update()
-        .where(api_keys.c.api_key == api_key_id, api_keys.c.active_owner == svc_id)
-        .values(active_owner=None, revoked_at=now)
-    )
-    if result.rowcount == 0:
+    if queries.revoke(conn, svc_id, api_key_id, now=now) == 0:
         raise Forbidden("API key not found or not owned by the caller")
     return {"deleted": True}
-
-
-# Built once: constructing a select costs more than running it, and this runs on every request.
-_KEY_LOOKUP = Prepared(
-    sa.select(
-        api_keys.c.svc_id,
-        api_keys.c.secret_hash,
-        api_keys.c.permissions,
-        accounts.c.plan,
-        accounts.c.license_expires_at,
-        accounts.c.demo_expires_at,
-    )
-    .join(accounts, accounts.c.svc_id == api_keys.c.svc_id)
-    .where(api_keys.c.api_key == sa.bindparam("api_key"), api_keys.c.revoked_at.is_(None))
-)
 
 
 def authenticate_key(
@@ -202,7 +180,7 @@ def authenticate_key(
         svc_api.keys.service.InvalidCredentials: invalid API key or secret
     """
     now = int(time.time()) if now is None else now
-    row = _KEY_LOOKUP.first(conn, {"api_key": api_key})
+    row = queries.key_with_owner(conn, api_key)
     candidate = secret_hash(api_key, api_secret, secret_key=secret_key)
     if row is None or not hmac.compare_digest(candidate, row.secret_hash):
         raise InvalidCredentials("invalid API key or secret")
@@ -221,3 +199,51 @@ def _scopes(permissions: object) -> list[str]:
     if unknown:
         raise Invalid(f"unknown permission(s): {', '.join(unknown)}; allowed: {', '.join(SCOPES)}")
     return sorted(set(permissions), key=SCOPES.index) or ["read"]
+
+
+# ---- use cases of the routes (each in its own transaction) ----------------------------------------
+
+
+def generate(
+    store: Store, svc_id: str, label: object, permissions: object, *, secret_key: bytes
+) -> dict[str, str]:
+    """:func:`generate_key` in a write transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> generate(store, "AB12CD", "bot", ["fly"], secret_key=b"k")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: unknown permission(s): fly; allowed: read, trade
+    """
+    with store.write() as conn:
+        return generate_key(conn, svc_id, label, permissions, secret_key=secret_key)
+
+
+def status(store: Store, svc_id: str) -> dict[str, Any]:
+    """:func:`key_status` in a read transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> status(store, "AB12CD")["has_key"]
+        False
+    """
+    with store.read() as conn:
+        return key_status(conn, svc_id)
+
+
+def revoke(store: Store, svc_id: str, api_key_id: object) -> dict[str, bool]:
+    """:func:`revoke_key` in a write transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> revoke(store, "AB12CD", "")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: api_key_id is required
+    """
+    with store.write() as conn:
+        return revoke_key(conn, svc_id, api_key_id)

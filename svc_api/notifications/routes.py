@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.errors import Invalid
-from svc_api.core.fields import position_int, position_str
+from svc_api.core.fields import non_empty, position_int, position_str
 from svc_api.notifications import service as notifications
 
 
@@ -19,8 +19,7 @@ def _notifications_list(call: Call) -> dict[str, Any]:
     limit = call.page(50, 1, 100)
     position = call.cursor("notifications")
     after = None if position is None else (position_int(position, "t"), position_str(position, "i"))
-    with call.store.read() as conn:
-        page, more = notifications.list_notifications(conn, call.svc_id, limit=limit, after=after)
+    page, more = notifications.notifications_page(call.store, call.svc_id, limit=limit, after=after)
     last = {"t": page[-1]["timestamp"], "i": page[-1]["id"]} if more else None
     return call.user_page("notifications", "notifications", page, more, last)
 
@@ -29,14 +28,11 @@ def _notifications_mark_read(call: Call) -> dict[str, Any]:
     nid, every = call.params.get("notification_id"), call.params.get("all")
     if (nid is None) == (every is None):
         raise Invalid("give exactly one of notification_id or all: true")
-    with call.store.write() as conn:
-        if every is not None:
-            if every is not True:
-                raise Invalid("all must be true")
-            return notifications.mark_all_read(conn, call.svc_id)
-        if not isinstance(nid, str) or not nid:
-            raise Invalid("notification_id must be a non-empty string")
-        return notifications.mark_read(conn, call.svc_id, nid)
+    if every is not None:
+        if every is not True:
+            raise Invalid("all must be true")
+        return notifications.mark_every_read(call.store, call.svc_id)
+    return notifications.mark_one_read(call.store, call.svc_id, non_empty(nid, "notification_id"))
 
 
 USER: dict[str, Operation] = {

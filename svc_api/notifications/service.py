@@ -3,7 +3,7 @@
 Example:
     >>> from svc_api.core.store import Store
     >>> from svc_api.migrations import migrate
-    >>> from svc_api.accounts.identity import register
+    >>> from svc_api.accounts.service import register
     >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "n@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -19,11 +19,11 @@ import hashlib
 import time
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from svc_api.core.errors import Invalid, NotFound
-from svc_api.notifications.tables import notifications, platform_notifications
+from svc_api.core.store import Store
+from svc_api.notifications import queries
 
 
 def notify(
@@ -38,13 +38,11 @@ def notify(
     now = int(time.time()) if now is None else now
     base = _notification_id(svc_id, title, body, event_type, now)
     nid, n = base, 0
-    while conn.execute(sa.select(notifications.c.id).where(notifications.c.id == nid)).first():
+    while queries.notification_exists(conn, nid):
         n += 1
         nid = f"{base[:20]}{n:04d}"
-    conn.execute(
-        notifications.insert().values(
-            id=nid, svc_id=svc_id, title=title, body=body, event_type=event_type, created_at=now
-        )
+    queries.insert_notification(
+        conn, id=nid, svc_id=svc_id, title=title, body=body, event_type=event_type, created_at=now
     )
     return nid
 
@@ -66,12 +64,7 @@ def list_notifications(
         ...     list_notifications(conn, "AB12CD", limit=5)
         ([], False)
     """
-    n = notifications.c
-    query = sa.select(notifications).where(n.svc_id == svc_id)
-    if after is not None:
-        at, nid = after
-        query = query.where(sa.or_(n.created_at < at, sa.and_(n.created_at == at, n.id < nid)))
-    rows = conn.execute(query.order_by(n.created_at.desc(), n.id.desc()).limit(limit + 1)).all()
+    rows = queries.notifications_after(conn, svc_id, limit=limit + 1, after=after)
     page = [
         {
             "id": r.id,
@@ -102,12 +95,11 @@ def mark_read(
         svc_api.core.errors.NotFound: unknown notification 'nope'
     """
     now = int(time.time()) if now is None else now
-    n = notifications.c
-    row = conn.execute(sa.select(n.read_at).where(n.id == notification_id, n.svc_id == svc_id)).first()
+    row = queries.read_state(conn, svc_id, notification_id)
     if row is None:
         raise NotFound(f"unknown notification {notification_id!r}")
     if row.read_at is None:
-        conn.execute(notifications.update().where(n.id == notification_id).values(read_at=now))
+        queries.set_read(conn, notification_id, now=now)
     return {"notification_id": notification_id, "read": True}
 
 
@@ -123,11 +115,7 @@ def mark_all_read(conn: Connection, svc_id: str, *, now: int | None = None) -> d
         {'marked_read': 0}
     """
     now = int(time.time()) if now is None else now
-    n = notifications.c
-    result = conn.execute(
-        notifications.update().where(n.svc_id == svc_id, n.read_at.is_(None)).values(read_at=now)
-    )
-    return {"marked_read": int(result.rowcount)}
+    return {"marked_read": queries.set_all_read(conn, svc_id, now=now)}
 
 
 def announce(
@@ -146,10 +134,7 @@ def announce(
     if not title.strip() or not body.strip():
         raise Invalid("title and body must not be empty")
     now = int(time.time()) if now is None else now
-    result = conn.execute(
-        platform_notifications.insert().values(title=title, body=body, type=type_, created_at=now)
-    )
-    return int(result.inserted_primary_key[0])
+    return queries.insert_announcement(conn, title=title, body=body, type_=type_, now=now)
 
 
 def platform_announcements(conn: Connection, *, limit: int) -> list[dict[str, Any]]:
@@ -163,8 +148,64 @@ def platform_announcements(conn: Connection, *, limit: int) -> list[dict[str, An
         ...     platform_announcements(conn, limit=20)
         []
     """
-    p = platform_notifications.c
-    rows = conn.execute(
-        sa.select(platform_notifications).order_by(p.created_at.desc(), p.id.desc()).limit(limit)
-    )
+    rows = queries.announcements(conn, limit=limit)
     return [{"title": r.title, "body": r.body, "type": r.type, "timestamp": int(r.created_at)} for r in rows]
+
+
+# ---- use cases of the routes (each in its own transaction) ----------------------------------------
+
+
+def notifications_page(
+    store: Store, svc_id: str, *, limit: int, after: tuple[int, str] | None = None
+) -> tuple[list[dict[str, Any]], bool]:
+    """:func:`list_notifications` in a read transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> notifications_page(store, "AB12CD", limit=5)
+        ([], False)
+    """
+    with store.read() as conn:
+        return list_notifications(conn, svc_id, limit=limit, after=after)
+
+
+def mark_one_read(store: Store, svc_id: str, notification_id: str) -> dict[str, Any]:
+    """:func:`mark_read` in a write transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> mark_one_read(store, "AB12CD", "nope")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown notification 'nope'
+    """
+    with store.write() as conn:
+        return mark_read(conn, svc_id, notification_id)
+
+
+def mark_every_read(store: Store, svc_id: str) -> dict[str, int]:
+    """:func:`mark_all_read` in a write transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> mark_every_read(store, "AB12CD")
+        {'marked_read': 0}
+    """
+    with store.write() as conn:
+        return mark_all_read(conn, svc_id)
+
+
+def latest_announcements(store: Store, *, limit: int) -> list[dict[str, Any]]:
+    """:func:`platform_announcements` in a read transaction.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> latest_announcements(store, limit=20)
+        []
+    """
+    with store.read() as conn:
+        return platform_announcements(conn, limit=limit)

@@ -8,34 +8,17 @@ Example:
 
 from __future__ import annotations
 
-import json
-import logging
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.services import Services
-from svc_api.core.store import StoreUnavailable
 from svc_api.notifications import service as notifications
 from svc_api.platform import changelog
 from svc_api.platform import service as platform
-
-logger = logging.getLogger("svc_api")
-_COINS_TTL = 60.0
-
-
-def _coins(services: Services) -> list[str]:
-    try:
-        return platform.supported_coins(services.settings.data_dir)
-    except (ImportError, OSError) as exc:
-        logger.warning("supported coins unavailable: %s", exc)
-        return []
 
 
 async def root(request: Request) -> JSONResponse:
@@ -54,17 +37,7 @@ async def root(request: Request) -> JSONResponse:
         >>> asyncio.run(get())
         []
     """
-    services: Services = request.app.state.services
-    settings = services.settings
-    coins = await run_in_threadpool(services.cached, "supported_coins", _COINS_TTL, lambda: _coins(services))
-    return JSONResponse(
-        platform.platform_config(
-            general=settings.general_message,
-            banner_urls=settings.banner_urls,
-            app_version=settings.app_version,
-            coins=coins,
-        )
-    )
+    return JSONResponse(await run_in_threadpool(platform.config, request.app.state.services))
 
 
 async def health(request: Request) -> JSONResponse:
@@ -86,7 +59,7 @@ async def health(request: Request) -> JSONResponse:
     services: Services = request.app.state.services
     settings = services.settings
 
-    if await run_in_threadpool(_store_ok, services):
+    if await run_in_threadpool(platform.store_ok, services):
         return JSONResponse({"status": "ok", "store": "ok"})
     return JSONResponse(
         {
@@ -116,9 +89,8 @@ async def healthz(request: Request) -> JSONResponse:
         {'status': 'ok', 'store': 'ok', 'workers': {}}
     """
     services: Services = request.app.state.services
-    store_ok = await run_in_threadpool(_store_ok, services)
-    running = services.workers
-    workers = {} if running is None else await run_in_threadpool(running.health)
+    store_ok = await run_in_threadpool(platform.store_ok, services)
+    workers = await run_in_threadpool(platform.workers_health, services)
     return JSONResponse({"status": "ok", "store": "ok" if store_ok else "unavailable", "workers": workers})
 
 
@@ -141,33 +113,27 @@ async def readyz(request: Request) -> JSONResponse:
     return await health(request)
 
 
-def _store_ok(services: Services) -> bool:
-    try:
-        return services.store.ping()
-    except StoreUnavailable:
-        return False
-
-
-@lru_cache(maxsize=1)
-def _openapi_document() -> bytes:
-    text = resources.files("svc_api").joinpath("openapi.yaml").read_text(encoding="utf-8")
-    return json.dumps(yaml.safe_load(text)).encode()
-
-
 async def openapi(request: Request) -> Response:
     """``GET /openapi.json``: the API description (``svc_api/openapi.yaml``) as JSON.
 
     Example:
-        >>> json.loads(_openapi_document())["openapi"]
+        >>> import asyncio, httpx
+        >>> from svc_api.app import create_app
+        >>> from svc_api.settings import Settings
+        >>> app = create_app(Settings(database_url="sqlite://", secret_key=b"k" * 32))
+        >>> async def get():
+        ...     transport = httpx.ASGITransport(app=app)
+        ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        ...         return (await c.get("/openapi.json")).json()["openapi"]
+        >>> asyncio.run(get())
         '3.1.0'
     """
-    return Response(await run_in_threadpool(_openapi_document), media_type="application/json")
+    return Response(await run_in_threadpool(platform.openapi_document), media_type="application/json")
 
 
 def _platform_notifications(call: Call) -> dict[str, Any]:
     limit = call.page(20, 1, 50, clamp=True)
-    with call.store.read() as conn:
-        items = notifications.platform_announcements(conn, limit=limit)
+    items = notifications.latest_announcements(call.store, limit=limit)
     return {"notifications": items, "count": len(items)}
 
 

@@ -11,8 +11,20 @@ Example:
 
 from __future__ import annotations
 
+import json
+import logging
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from svc_api.core.store import StoreUnavailable
+
+logger = logging.getLogger("svc_api")
+COINS_TTL = 60.0
+"""Seconds the supported coins of ``GET /`` are reused."""
 
 
 def supported_coins(data_dir: Path | None) -> list[str]:
@@ -44,3 +56,72 @@ def platform_config(
         "supported_coins": coins,
         "app_version": app_version,
     }
+
+
+def config(services: Any) -> dict[str, Any]:
+    """The Platform config of an app: its settings and the supported coins (reused for ``COINS_TTL``
+    seconds; an unreadable data store gives none, logged).
+
+    Example:
+        >>> from svc_api.core.services import Services
+        >>> from svc_api.settings import Settings
+        >>> services = Services(Settings(database_url="sqlite://", secret_key=b"k" * 32,
+        ...                              data_dir="/nonexistent"))
+        >>> config(services)["supported_coins"]
+        []
+    """
+    settings = services.settings
+
+    def coins() -> list[str]:
+        try:
+            return supported_coins(settings.data_dir)
+        except (ImportError, OSError) as exc:
+            logger.warning("supported coins unavailable: %s", exc)
+            return []
+
+    return platform_config(
+        general=settings.general_message,
+        banner_urls=settings.banner_urls,
+        app_version=settings.app_version,
+        coins=services.cached("supported_coins", COINS_TTL, coins),
+    )
+
+
+def store_ok(services: Any) -> bool:
+    """True when the app's store answers (opening and migrating it first if needed).
+
+    Example:
+        >>> from svc_api.core.services import Services
+        >>> from svc_api.settings import Settings
+        >>> store_ok(Services(Settings(database_url="sqlite://", secret_key=b"k" * 32)))
+        True
+    """
+    try:
+        return bool(services.store.ping())
+    except StoreUnavailable:
+        return False
+
+
+def workers_health(services: Any) -> dict[str, Any]:
+    """The health of each background worker this process runs (``{}`` when none run here).
+
+    Example:
+        >>> from svc_api.core.services import Services
+        >>> from svc_api.settings import Settings
+        >>> workers_health(Services(Settings(database_url="sqlite://", secret_key=b"k" * 32)))
+        {}
+    """
+    running = services.workers
+    return {} if running is None else dict(running.health())
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> bytes:
+    """The API description (``svc_api/openapi.yaml``) as JSON bytes, read once.
+
+    Example:
+        >>> json.loads(openapi_document())["openapi"]
+        '3.1.0'
+    """
+    text = resources.files("svc_api").joinpath("openapi.yaml").read_text(encoding="utf-8")
+    return json.dumps(yaml.safe_load(text)).encode()

@@ -25,7 +25,7 @@ from typing import Any
 from svc_api.core.store import StoreUnavailable
 from svc_api.market.service import crypto_series
 from svc_api.settings import tunables_from_env
-from svc_api.trends.service import SIGNAL_TTL, market_now, remove_expired, signal_rows, upsert_signals
+from svc_api.trends.service import SIGNAL_TTL, market_now, signal_rows, store_scan
 
 logger = logging.getLogger("svc_api.trends")
 DEFAULT_INTERVAL = 300.0
@@ -83,9 +83,7 @@ def refresh_once(store: Any, catalog: Any, *, timeframes: tuple[str, ...] = DEFA
             scan = scan_trends(coins, timeframes, since=now - ttl, executor=executor,
                                store=catalog.store, market=market)
             rows += signal_rows(scan)
-    with store.write() as conn:
-        removed = remove_expired(conn, now=now)
-        added = upsert_signals(conn, rows, now=now, ttl=ttl)
+    added, removed = store_scan(store, rows, now=now, ttl=ttl)
     return {"series": len(series) * len(timeframes), "found": len(rows), "added": added, "removed": removed}
 
 

@@ -66,7 +66,8 @@ def server_env(database_url: str, data_dir: Path, var_dir: Path) -> dict[str, st
 class Server:
     """``uvicorn --factory svc_api.app:create_app`` on a free port, output kept in ``log``."""
 
-    def __init__(self, env: Mapping[str, str], log: Path) -> None:
+    def __init__(self, env: Mapping[str, str], log: Path, *, via_svc: bool = False) -> None:
+        self.via_svc = via_svc  # run `svc serve` (its timeouts and connection limit) instead of uvicorn
         self.env = dict(env)
         self.log = log
         self.port = free_port()
@@ -79,6 +80,8 @@ class Server:
             str(BIN / "python"), "-m", "uvicorn", "--factory", "svc_api.app:create_app",
             "--host", "127.0.0.1", "--port", str(self.port), "--no-access-log",
         ]  # fmt: skip
+        if self.via_svc:
+            command = svc_command("serve", "--host", "127.0.0.1", "--port", str(self.port))
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT

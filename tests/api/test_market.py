@@ -128,7 +128,7 @@ def test_ticker_serves_recent_rows_marked_stale_while_the_data_store_fails(
     assert 0 <= stale["_cache"]["age_seconds"] < 60
     quote = get(sapi, "market_quote", symbol="BTCUSDT")
     assert quote.status_code == 503 and quote.json()["reason"] == "data_store_unavailable"
-    monkeypatch.setattr(market_routes, "STALE_MAX", 0.0)
+    monkeypatch.setattr(market, "STALE_MAX", 0.0)
     gone = get(sapi, "market_ticker")
     assert gone.status_code == 503 and gone.headers["Retry-After"] == "5"
 

@@ -261,7 +261,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
         api.user(request_type)
     api.user("notification_settings", mail=False)
     api.user("notifications_mark_read", all=True)
-    key = api.user("api_key_generate", label="contract")
+    key = api.user("api_key_generate", label="contract", permissions=["read", "trade"])
     api.user("favorite_coin", symbol="btcusdt")
 
     api.user("strategy_generate", **STRATEGY)

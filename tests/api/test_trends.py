@@ -303,7 +303,7 @@ def test_the_app_refreshes_in_the_background(make_api: Any, tmp_path: Path, mark
                             var_dir=tmp_path / "var", data_dir=market_dir))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        time.sleep(trend_routes.LIST_TTL / 5)
+        time.sleep(trends.LIST_TTL / 5)
         api.app.state.services._cache.clear()
         if get(api, "trend_signals").json()["count"]:
             break

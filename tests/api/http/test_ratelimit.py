@@ -15,7 +15,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from svc_api.core.errors import ApiError
-from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy, _MemoryCounter
+from svc_api.core.ratecounters import MemoryCounter as _MemoryCounter
+from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
 
 pytestmark = pytest.mark.anyio
 REDIS_URL = "redis://127.0.0.1:6379/0"

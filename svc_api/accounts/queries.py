@@ -1,0 +1,245 @@
+"""Every SQL statement of the accounts domain (identity included), one small function each. They join
+the caller's transaction and hold no rules (hashing, plans in force and limits are the service's).
+The example runs each of them.
+
+Example:
+    >>> from svc_api.core.store import Store
+    >>> from svc_api.migrations import migrate
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.write() as conn:
+    ...     insert_account(conn, svc_id="AB12CD", email="a@example.com", password_hash="h", password_salt="s",
+    ...                    referral_code="REF12345", created_at=1)
+    ...     svc_id_of_email(conn, "a@example.com"), svc_id_of_referral(conn, "REF12345")
+    ...     code_taken(conn, "svc_id", "AB12CD"), code_taken(conn, "referral_code", "X")
+    ...     credentials(conn, "b@example.com"), credentials(conn, "a@example.com").svc_id
+    ...     set_plan(conn, "AB12CD", "pro", license_expires_at=99)
+    ...     insert_plan_grant(conn, svc_id="AB12CD", plan="pro", days=1, demo=False, expires_at=99,
+    ...                       source="test", created_at=1)
+    ...     tuple(plan_columns(conn, "AB12CD")), account_row(conn, "AB12CD").email
+    ...     row = account_with_switches(conn, "AB12CD")
+    ...     row.switch_mail, row.has_commissions, commissions(conn, "AB12CD")
+    ...     set_switches(conn, "AB12CD", {"mail": False}); switches(conn, "AB12CD").mail
+    ...     insert_session(conn, token_hash="t1", svc_id="AB12CD", now=1, expires_at=5)
+    ...     session_with_plan(conn, "t1").expires_at, delete_sessions_before(conn, "AB12CD", 6)
+    ...     delete_session(conn, "t1")
+    ...     record_login(conn, login_id="L1", svc_id="AB12CD", ip="::1", platform="api", now=7, keep_after=0)
+    ...     [r.login_id for r in logins_after(conn, "AB12CD", limit=5, after=None)]
+    ('AB12CD', 'AB12CD')
+    (True, False)
+    (None, 'AB12CD')
+    (('pro', 99, 0), 'a@example.com')
+    (True, False, [])
+    False
+    (5, None)
+    False
+    ['L1']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Row
+
+from svc_api.accounts.tables import (
+    NOTIFICATION_CHANNELS,
+    accounts,
+    logins,
+    notification_settings,
+    plan_grants,
+    referral_commissions,
+    sessions,
+)
+from svc_api.core.prepared import Prepared
+
+_a = accounts.c
+
+# ---- accounts -------------------------------------------------------------------------------------
+
+
+def svc_id_of_email(conn: Connection, email: str) -> str | None:
+    """The account registered with ``email`` (already normalised), or None."""
+    return conn.execute(sa.select(_a.svc_id).where(_a.email == email)).scalar()
+
+
+def credentials(conn: Connection, email: str) -> Row[Any] | None:
+    """``(svc_id, password_hash, password_salt)`` of the account of ``email``, or None."""
+    query = sa.select(_a.svc_id, _a.password_hash, _a.password_salt).where(_a.email == email)
+    return conn.execute(query).first()
+
+
+def svc_id_of_referral(conn: Connection, code: str) -> str | None:
+    """The account whose referral code is ``code``, or None."""
+    return conn.execute(sa.select(_a.svc_id).where(_a.referral_code == code)).scalar()
+
+
+def code_taken(conn: Connection, column: str, code: str) -> bool:
+    """True when an account already holds ``code`` in ``column`` (``svc_id`` or ``referral_code``)."""
+    col = _a[column]
+    return conn.execute(sa.select(col).where(col == code)).first() is not None
+
+
+def insert_account(conn: Connection, **values: Any) -> None:
+    """Store a new account and its notification switches (all on)."""
+    conn.execute(accounts.insert().values(**values))
+    conn.execute(notification_settings.insert().values(svc_id=values["svc_id"]))
+
+
+def account_row(conn: Connection, svc_id: str) -> Row[Any] | None:
+    """The whole account row, or None."""
+    return conn.execute(sa.select(accounts).where(_a.svc_id == svc_id)).first()
+
+
+def set_plan(conn: Connection, svc_id: str, plan: str, **expiry: int) -> None:
+    """Set the plan and its expiry column (``license_expires_at`` or ``demo_expires_at``)."""
+    conn.execute(accounts.update().where(_a.svc_id == svc_id).values(plan=plan, **expiry))
+
+
+def insert_plan_grant(conn: Connection, **values: Any) -> None:
+    """Record one plan grant."""
+    conn.execute(plan_grants.insert().values(**values))
+
+
+_PLAN = sa.select(_a.plan, _a.license_expires_at, _a.demo_expires_at).where(
+    _a.svc_id == sa.bindparam("svc_id")
+)
+
+
+def plan_columns(conn: Connection, svc_id: str) -> Row[Any] | None:
+    """``(plan, license_expires_at, demo_expires_at)`` of ``svc_id``, or None."""
+    return conn.execute(_PLAN, {"svc_id": svc_id}).first()
+
+
+_WITH_SWITCHES = accounts.outerjoin(notification_settings, notification_settings.c.svc_id == _a.svc_id)
+# Built once: account_info is among the most frequent reads. The channel switches come in the same
+# round trip (outer join: no row means every channel on); their columns are all NOT NULL, so a NULL
+# ``switch_*`` value can only mean the row is absent.
+_ACCOUNT = Prepared(
+    sa.select(
+        _a.svc_id,
+        _a.plan,
+        _a.license_expires_at,
+        _a.demo_expires_at,
+        _a.credits,
+        _a.community_role,
+        _a.exchange_linked,
+        _a.messenger_linked,
+        _a.identity_linked,
+        _a.referral_code,
+        *(notification_settings.c[name].label(f"switch_{name}") for name in NOTIFICATION_CHANNELS),
+        # Most accounts earned no commission: this flag spares them the commissions query.
+        sa.exists().where(referral_commissions.c.svc_id == _a.svc_id).label("has_commissions"),
+    )
+    .select_from(_WITH_SWITCHES)
+    .where(_a.svc_id == sa.bindparam("svc_id"))
+)
+
+
+def account_with_switches(conn: Connection, svc_id: str) -> Row[Any] | None:
+    """The columns of the Account resource, ``switch_<channel>`` (None: no settings row) and
+    ``has_commissions``; None for an unknown account."""
+    return _ACCOUNT.first(conn, {"svc_id": svc_id})
+
+
+_COMMISSIONS = (
+    sa.select(referral_commissions)
+    .where(referral_commissions.c.svc_id == sa.bindparam("svc_id"))
+    .order_by(referral_commissions.c.created_at.desc(), referral_commissions.c.commission_id)
+)
+
+
+def commissions(conn: Connection, svc_id: str) -> list[Row[Any]]:
+    """The referral commissions of ``svc_id``, newest first."""
+    return list(conn.execute(_COMMISSIONS, {"svc_id": svc_id}))
+
+
+# ---- notification switches ------------------------------------------------------------------------
+
+_PREFERENCES = sa.select(notification_settings).where(
+    notification_settings.c.svc_id == sa.bindparam("svc_id")
+)
+
+
+def switches(conn: Connection, svc_id: str) -> Row[Any] | None:
+    """The notification settings row of ``svc_id``, or None."""
+    return conn.execute(_PREFERENCES, {"svc_id": svc_id}).first()
+
+
+def set_switches(conn: Connection, svc_id: str, changes: dict[str, bool]) -> None:
+    """Write channel switches, creating the settings row when it is missing."""
+    table = notification_settings
+    updated = conn.execute(table.update().where(table.c.svc_id == svc_id).values(**changes))
+    if updated.rowcount == 0:
+        conn.execute(table.insert().values(svc_id=svc_id, **changes))
+
+
+# ---- sessions -------------------------------------------------------------------------------------
+
+
+def insert_session(conn: Connection, *, token_hash: str, svc_id: str, now: int, expires_at: int) -> None:
+    """Store a session by the hash of its token."""
+    values = {"token_hash": token_hash, "svc_id": svc_id, "created_at": now, "expires_at": expires_at}
+    conn.execute(sessions.insert().values(**values))
+
+
+def delete_sessions_before(conn: Connection, svc_id: str, expired_before: int) -> None:
+    """Forget the sessions of ``svc_id`` that expired before ``expired_before``."""
+    c = sessions.c
+    conn.execute(sessions.delete().where(c.svc_id == svc_id, c.expires_at < expired_before))
+
+
+def delete_session(conn: Connection, token_hash: str) -> bool:
+    """End one session; True when it existed."""
+    return conn.execute(sessions.delete().where(sessions.c.token_hash == token_hash)).rowcount > 0
+
+
+# Built once: it runs on every request with a session token.
+_SESSION_LOOKUP = Prepared(
+    sa.select(
+        sessions.c.svc_id,
+        sessions.c.expires_at,
+        _a.plan,
+        _a.license_expires_at,
+        _a.demo_expires_at,
+    )
+    .join(accounts, _a.svc_id == sessions.c.svc_id)
+    .where(sessions.c.token_hash == sa.bindparam("token_hash"))
+)
+
+
+def session_with_plan(conn: Connection, token_hash: str) -> Row[Any] | None:
+    """Owner, expiry and the owner's plan columns of a stored session, or None."""
+    return _SESSION_LOOKUP.first(conn, {"token_hash": token_hash})
+
+
+# ---- logins ---------------------------------------------------------------------------------------
+
+
+def record_login(
+    conn: Connection, *, login_id: str, svc_id: str, ip: str, platform: str, now: int, keep_after: int
+) -> None:
+    """Update (or create) the record of one IP origin, and forget the origins not seen since
+    ``keep_after``."""
+    c = logins.c
+    seen = logins.update().where(c.login_id == login_id).values(login_at=now, platform=platform)
+    updated = conn.execute(seen)
+    if updated.rowcount == 0:
+        conn.execute(
+            logins.insert().values(
+                login_id=login_id, svc_id=svc_id, ip_address=ip, platform=platform, login_at=now
+            )
+        )
+    conn.execute(logins.delete().where(c.svc_id == svc_id, c.login_at < keep_after))
+
+
+def logins_after(
+    conn: Connection, svc_id: str, *, limit: int, after: tuple[int, str] | None
+) -> list[Row[Any]]:
+    """Up to ``limit`` login records of ``svc_id``, newest first, after ``(login_at, login_id)``."""
+    c = logins.c
+    query = sa.select(logins).where(c.svc_id == svc_id)
+    if after is not None:
+        at, lid = after
+        query = query.where(sa.or_(c.login_at < at, sa.and_(c.login_at == at, c.login_id > lid)))
+    return list(conn.execute(query.order_by(c.login_at.desc(), c.login_id).limit(limit)))

@@ -1,0 +1,104 @@
+"""Request bodies bounded while they stream: a pure ASGI middleware for every route.
+
+A ``Content-Length`` over the limit is answered 413 before a byte of the body is read; a body sent
+without one (chunked) is counted chunk by chunk as the app reads it, and the first chunk that goes
+over raises the 413, so the server never holds more than the limit of any request. A client that
+stops sending its body for ``read_timeout`` seconds gets a 408 instead of holding its connection
+and a task forever.
+
+Example:
+    >>> import asyncio, httpx
+    >>> from starlette.requests import Request
+    >>> from starlette.responses import PlainTextResponse
+    >>> async def echo(scope, receive, send):
+    ...     body = await Request(scope, receive).body()
+    ...     await PlainTextResponse(str(len(body)))(scope, receive, send)
+    >>> from svc_api.core.errors import ErrorEnvelopeMiddleware
+    >>> app = ErrorEnvelopeMiddleware(BodyLimitMiddleware(echo, max_bytes=10))
+    >>> async def post(content):
+    ...     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+    ...         return await c.post("/", content=content)
+    >>> asyncio.run(post(b"12345")).text, asyncio.run(post(b"x" * 11)).status_code
+    ('5', 413)
+    >>> async def chunks():
+    ...     for _ in range(3):
+    ...         yield b"xxxxx"
+    >>> asyncio.run(post(chunks())).json()["error"]
+    'payload_too_large'
+"""
+
+from __future__ import annotations
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from svc_api.core.errors import ServiceError
+
+MAX_BODY = 1 << 20
+"""The largest request body of any route (bytes)."""
+
+
+class PayloadTooLarge(ServiceError):
+    """The request body is larger than the service accepts (413)."""
+
+    status = 413
+    error = "payload_too_large"
+
+
+class BodyTimeout(ServiceError):
+    """The client stopped sending its request body (408)."""
+
+    status = 408
+    error = "request_timeout"
+
+
+class BodyLimitMiddleware:
+    """See the module docstring; ``max_bytes`` and ``read_timeout`` (seconds per chunk) are settings."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int = MAX_BODY, read_timeout: float = 15.0) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.read_timeout = read_timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            raise self._too_large()
+        seen = 0
+        done = False
+
+        async def bounded() -> Message:
+            nonlocal seen, done
+            if done:
+                return await receive()  # after the body: wait for the disconnect as usual
+            with anyio.move_on_after(self.read_timeout) as waited:
+                message = await receive()
+            if waited.cancelled_caught:
+                raise BodyTimeout(f"no part of the request body arrived for {self.read_timeout:g} seconds")
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise self._too_large()
+                done = not message.get("more_body", False)
+            return message
+
+        await self.app(scope, bounded, send)
+
+    def _too_large(self) -> PayloadTooLarge:
+        return PayloadTooLarge(f"the request body is larger than {self.max_bytes} bytes")
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+__all__ = ["MAX_BODY", "BodyLimitMiddleware", "BodyTimeout", "PayloadTooLarge"]
