@@ -57,8 +57,16 @@ class JobRunner:
     """The thread pool that executes jobs; one per app (see the module docstring).
 
     Example:
-        >>> JobRunner.__name__
-        'JobRunner'
+        >>> import tempfile
+        >>> runner = JobRunner(None, config=RunnerConfig(queue_capacity=1), var_dir=tempfile.mkdtemp())
+        >>> runner.in_flight(), runner.workers(), runner.limit_now()
+        (0, 1, 3)
+        >>> with runner.reserve():
+        ...     with runner.reserve():
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        svc_api.backtests.config.CapacityExceeded
     """
 
     def __init__(
@@ -271,8 +279,9 @@ def runner_of(services: Any) -> JobRunner:
     """The app's runner, started on first use (the lifespan starts it at start-up).
 
     Example:
-        >>> runner_of.__name__
-        'runner_of'
+        >>> from types import SimpleNamespace
+        >>> runner_of(SimpleNamespace(backtest_runner="the running one"))
+        'the running one'
     """
     runner = getattr(services, "backtest_runner", None)
     if runner is not None:
@@ -294,8 +303,8 @@ def start_runner(services: Any) -> None:
     """Start the app's runner (lifespan start-up); a store that is down defers it to first use.
 
     Example:
-        >>> start_runner.__name__
-        'start_runner'
+        >>> from types import SimpleNamespace
+        >>> start_runner(SimpleNamespace(backtest_runner="already started"))
     """
     try:
         runner_of(services)
