@@ -13,7 +13,7 @@ from __future__ import annotations
 from svc_api.backtests.jobs import RunnerWorker
 from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
-from svc_api.strategies.generation import GenerationWorker
+from svc_api.strategies.worker import GenerationWorker
 from svc_api.trends.refresh import start_for
 
 REGISTRY = Registry()

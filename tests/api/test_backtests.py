@@ -18,6 +18,7 @@ import svc_engine.sim.drivers as drivers
 from svc_api.accounts import service as accounts
 from svc_api.backtests import jobs, pricing
 from svc_api.backtests import service as backtests
+from svc_api.backtests.tables import backtest_jobs
 from svc_api.credits import service as credits
 from svc_api.settings import Settings
 from svc_engine.data import Catalog, DataStore
@@ -489,7 +490,7 @@ def test_legacy_delete_pair_and_running_jobs(bt_api: Api) -> None:
     assert running.status_code == 409
     with store.write() as conn:
         conn.execute(
-            backtests.backtest_jobs.update().values(
+            backtest_jobs.update().values(
                 status="completed", result_key=jobs.result_key(svc_id, job_id)
             )
         )
