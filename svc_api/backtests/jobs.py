@@ -42,6 +42,7 @@ from svc_api.backtests.execution import (
     run_engine,
 )
 from svc_api.backtests.progress import Progress
+from svc_api.core.liveness import is_dead
 from svc_api.core.objectstore import ObjectStore, open_object_store
 from svc_api.credits import service as credits
 from svc_api.notifications import service as notifications
@@ -248,10 +249,13 @@ class JobRunner:
         return True
 
     def recover(self, now: float | None = None) -> list[str]:
-        """Fail and refund ``running`` jobs of no live runner (heartbeat older than ``stale_seconds``)."""
+        """Fail and refund ``running`` jobs of no live runner: their process is known dead (this host),
+        or their heartbeat is older than ``stale_seconds`` (another host, or a job from before)."""
         now = time.time() if now is None else now
         with self.store.read() as conn:
             stale = queries.stale_running(conn, beat_before=now - self.config.stale_seconds)
+            stale += [job_id for job_id, runner in queries.running_runners(conn) if is_dead(runner)]
+        stale = list(dict.fromkeys(stale))
         with self._lock:
             mine = set(self._active)
         failed = [job_id for job_id in stale if job_id not in mine and self.fail(job_id, INTERRUPTED)]

@@ -29,6 +29,7 @@ from svc_api.backtests.instruments import market_of
 from svc_api.backtests.jobs import JobRunner
 from svc_api.backtests.progress import initial_coin_progress
 from svc_api.core.errors import Invalid
+from svc_api.core.liveness import HOLDER
 from svc_api.core.store import Store
 from svc_api.credits import service as credits
 from svc_api.strategies import service as strategies
@@ -179,6 +180,7 @@ def _row(job_id: str, svc_id: str, launch: Launch, coin_progress: str | None, no
         "estimated_seconds": launch.estimated_seconds,
         "created_at": int(now),
         "heartbeat_at": now,
+        "runner": HOLDER,
     }
 
 

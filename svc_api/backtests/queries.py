@@ -220,6 +220,21 @@ def stale_running(conn: Connection, *, beat_before: float) -> list[str]:
     return list(conn.execute(query).scalars())
 
 
+def running_runners(conn: Connection) -> list[tuple[str, str | None]]:
+    """``(job_id, runner)`` of every ``running`` job.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     running_runners(conn)
+        []
+    """
+    query = sa.select(_b.job_id, _b.runner).where(_b.status == "running")
+    return [(str(job_id), runner) for job_id, runner in conn.execute(query)]
+
+
 def beat(conn: Connection, job_ids: Sequence[str], *, now: float) -> None:
     """Refresh the heartbeat of those of ``job_ids`` still ``running``.
 
