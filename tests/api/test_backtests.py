@@ -617,8 +617,7 @@ def test_a_job_of_a_dead_process_is_failed_at_start_up_though_its_heartbeat_is_f
     assert (status["status"], status["error"]) == ("failed", jobs.INTERRUPTED)
     assert _balance(restarted, svc_id) == 5
     history = restarted.user("credits_history", token=token).json()["data"]["transactions"]
-    assert [t["description"] for t in history if t["amount"] > 0][
-        0
-    ] == f"Refund of failed backtest {made['job_id']}"
+    refund = next(t for t in history if t["amount"] > 0)
+    assert refund["description"] == f"Refund of failed backtest {made['job_id']}"
     with restarted.app.state.services.store.read() as conn:
         assert conn.execute(sa.select(backtest_jobs.c.status)).scalar() == "failed"
