@@ -203,3 +203,17 @@ def test_symbols_from_a_store_equal_backtests_of_the_symbols(tmp_path) -> None:
         assert row["final_balance"] == alone.summary["final_balance"]
         assert row["sharpe_ratio"] == alone.summary["sharpe_ratio"]
     assert rows.height == 4
+
+
+def test_several_timeframes_give_one_row_each(tmp_path) -> None:
+    from svc_engine.data import DataStore
+
+    store = DataStore(tmp_path / "store")
+    store.write_klines("crypto", "AAAUSDT", "1h", random_walk(3_000, seed=44))
+    grid = {"n": [7, 14], "level": [35], "tp": [2]}
+    rows = sweep(STRATEGY, grid, "AAAUSDT", ["1h", "4h"], store=store, spread_pct=0).rows
+    assert rows.height == 4 and rows["timeframe"].to_list() == ["1h", "4h", "1h", "4h"]
+    row = rows.filter((pl.col("timeframe") == "4h") & (pl.col("n") == 14)).row(0, named=True)
+    text = Template.of(STRATEGY).render({"n": 14, "level": 35, "tp": 2})
+    alone = sv.backtest(sv.compile_strategy(**text), "AAAUSDT", "4h", store=store, spread_pct=0)
+    assert row["final_balance"] == alone.summary["final_balance"] and row["total_trades"] > 0
