@@ -110,6 +110,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 RateLimitMiddleware,
                 storage_url=settings.redis_url,
                 policy=RateLimitPolicy.from_settings(settings),
+                key_prefix=settings.rate_limit_prefix,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -274,9 +275,17 @@ class Family:
 def _run(op: Operation, call: Call, check: Callable[[], Principal] | None, state: dict[str, Any]) -> Any:
     """The handler, after the credential check and rate-limit count that authentication left to
     this thread (see :func:`_admit`)."""
-    if check is not None:
-        call = Call(call.services, _admit(op, check, state), call.params, call.headers)
-    return op.handler(call)
+    if check is None:
+        return op.handler(call)
+    with contextlib.ExitStack() as shared:
+        if op.scope == "read":
+            # A reading operation and its credential check share one read transaction; a store
+            # that is down is reported by the credential check, as it would be without sharing.
+            with contextlib.suppress(StoreUnavailable):
+                store = call.store
+                if not store.single_connection:
+                    shared.enter_context(store.read())
+        return op.handler(Call(call.services, _admit(op, check, state), call.params, call.headers))
 
 
 def _admit(op: Operation, check: Callable[[], Principal], state: dict[str, Any]) -> Principal:

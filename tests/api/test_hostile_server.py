@@ -82,11 +82,10 @@ def test_stalled_connections_do_not_starve_a_normal_client(server: Server) -> No
             )
             stalled.append(sock)
         with httpx.Client(base_url=server.url, timeout=5) as client:
-            for _ in range(5):
+            for path in ("/health", "/", "/health", "/", "/health"):
                 began = time.monotonic()
-                assert client.get("/health").status_code == 200
-                assert client.get("/", params={}).status_code == 200
-                assert time.monotonic() - began < 1.0
+                assert client.get(path).status_code == 200
+                assert time.monotonic() - began < 1.0, path
         stalled[0].settimeout(10)
         answer = stalled[0].recv(4096)
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
