@@ -181,7 +181,8 @@ def test_chunked_backtest_of_exit_rules_equals_one_piece(shared_datasets: Path) 
 
     k = pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet")
     rule = "exit when RSI(14) crosses above 65 or after 48 candles"
-    strategy = compile_strategy("RSI(14) crosses above 30, buy at market", "5%", "no stop loss", exit_condition=rule)
+    entry = "RSI(14) crosses above 30, buy at market"
+    strategy = compile_strategy(entry, "5%", "no stop loss", exit_condition=rule)
     kw = {"commission_pct": 0.1, "spread_pct": 0}
     whole = simulate(k, strategy.evaluate(k), timeframe="1h", **kw)
     chunked = backtest(strategy, k, "1h", chunks=5, executor=SerialExecutor(), **kw)
