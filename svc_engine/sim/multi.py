@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.sim import nb, perf, stats
-from svc_engine.sim.inputs import SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
+from svc_engine.sim.inputs import RULE_COLUMNS, SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import MS_PER_DAY, filter_signals, half_spread, resolve_settings, summary_figures
@@ -126,6 +126,12 @@ def build_book(
         except ValueError as exc:
             raise ValueError(f"coin {coin!r}: {exc}") from None
         frame = signals_by_coin.get(coin)
+        exits = frame is not None and frame.height > 0 and bool((frame["side"] == "exit").any())
+        if frame is not None and (exits or any(c in frame.columns for c in RULE_COLUMNS)):
+            raise ValueError(
+                "exit conditions, market entries and holding times run in single-coin backtests; "
+                "the portfolio does not simulate them yet"
+            )
         sigs.append(
             prepare_signals(
                 _empty_signals() if frame is None else frame.select(SIGNAL_COLUMNS), candles, window

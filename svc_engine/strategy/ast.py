@@ -258,11 +258,16 @@ class RiskReward(Node):
     ratio: float
 
 
+@dataclass(frozen=True, slots=True)
+class NoTarget(Node):
+    """No take-profit (or no stop-loss): the trade leaves by its exit rules or at the end."""
+
+
 CONDITIONS = (
     Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, After, And, Or, Not
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
-TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward)
+TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget)
 REGISTRY: dict[str, type[Node]] = {cls.__name__: cls for cls in (*CONDITIONS, *NUMERIC, *TARGETS)}
 
 

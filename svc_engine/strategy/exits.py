@@ -14,8 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.parser import DOWN_WORDS, UP_WORDS, _Parser
+from svc_engine.strategy.errors import StrategyCompileError
+from svc_engine.strategy.parser import DOWN_WORDS, EXIT_PREFIXES, UP_WORDS, _Parser
 from svc_engine.strategy.tokens import END, NUM, WORD, Token
+
+NONE_WORDS = {"take", "profit", "tp", "target", "stop", "loss", "sl", "stoploss"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,11 @@ def parse_exit(text: str) -> Exit:
     """
     p = _Parser(text)
     p.in_exit = True
+    bare = [t.text for t in p.toks[:-1]]
+    if bare in (["none"], ["no"]) or (bare[:1] == ["no"] and set(bare[1:]) <= NONE_WORDS) or (
+        bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS
+    ):
+        return Exit(A.NoTarget(), None, p.toks[0])
     while p.peek().text in {
         "take",
         "profit",
@@ -138,3 +146,48 @@ def _risk_reward(p: _Parser) -> A.Node:
             p.fail("the risk part of a ratio must be positive", tok)
         return A.RiskReward(second.value / tok.value)
     return A.RiskReward(tok.value)
+
+
+@dataclass(frozen=True, slots=True)
+class ExitRule:
+    """An exit in words: a condition that closes the position at the next open, and/or a holding
+    time in candles (0: none)."""
+
+    condition: A.Node | None
+    hold: int
+
+
+def parse_exit_rule(text: str) -> ExitRule:
+    """Parse "exit when SMA(10) crosses below SMA(30)", "close the position when RSI rises above 70
+    or after 24 candles", "after 48 candles".
+
+    >>> parse_exit_rule("exit when RSI(14) crosses above 70 or after 24 candles").hold
+    24
+    >>> parse_exit_rule("after 12 candles").condition is None
+    True
+    """
+    p = _Parser(text)
+    if p.peek().kind == END:
+        raise StrategyCompileError("the exit condition is empty", phrase="", position=0)
+    words = [t.text for t in p.toks]
+    for k, tok in enumerate(p.toks):
+        if tok.text in ("trailing", "trail", "breakeven") or words[k : k + 2] == ["break", "even"]:
+            p.fail("trailing stops and break-even moves are not simulated yet", tok)
+    if any(t.text == "end" for t in p.toks) and any(t.text in ("candle", "session") for t in p.toks):
+        p.fail("exits at the end of a day or session are not simulated yet; say 'after N candles'")
+    while p.peek().text in EXIT_PREFIXES and not p.at_time_exit():
+        p.i += 1
+    condition = None
+    if not p.at_time_exit():
+        if p.peek().kind == END:
+            p.fail("expected a condition after 'exit when'")
+        condition = p.condition()
+    hold = 0
+    p.accept("or")
+    if p.at_time_exit():
+        p.i += 1
+        hold = p.integer("the number of candles to hold")
+        p.i += 1  # "candle"
+    if p.peek().kind != END:
+        p.fail("expected 'or after N candles' or the end of the exit condition")
+    return ExitRule(condition, hold)

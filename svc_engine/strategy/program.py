@@ -21,10 +21,10 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_exit, check_tree
 from svc_engine.strategy.compiler import Context, lookback, settle
 from svc_engine.strategy.errors import StrategyCompileError
-from svc_engine.strategy.exits import parse_exit
+from svc_engine.strategy.exits import parse_exit, parse_exit_rule
 from svc_engine.strategy.parser import parse_entry
 from svc_engine.strategy.tokens import Token
-from svc_engine.strategy.wording import render, render_exit
+from svc_engine.strategy.wording import render, render_exit, render_exit_rule
 
 VERSION = 1
 DEFAULT_TP_PCT = 2.0
@@ -52,6 +52,23 @@ class Strategy:
     market_type: str = "spot"
     position_side: str = "long"
     signal_mode: str = "signal_orders"
+    exit: A.Node | None = None
+    """Exit condition: closes the position at the next candle's open (docs/exits.md)."""
+    hold: int = 0
+    """Most candles a trade is held (0: no limit); it then closes at the next candle's open."""
+    entry_order: str = "limit"
+    """``limit`` (at the entry price) or ``market`` (at the next candle's open)."""
+
+    @property
+    def has_rules(self) -> bool:
+        """Whether the strategy uses exit rules, market entries or a missing TP/SL (docs/exits.md),
+        which the single-coin simulator runs (the portfolio refuses them).
+
+        >>> compile_strategy("close above 1").has_rules
+        False
+        """
+        none = isinstance(self.tp, A.NoTarget) or isinstance(self.sl, A.NoTarget)
+        return self.exit is not None or self.hold > 0 or self.entry_order == "market" or none
 
     @property
     def candle_count(self) -> int:
@@ -60,10 +77,7 @@ class Strategy:
         >>> compile_strategy("RSI(14) crosses above 30").candle_count
         16
         """
-        nodes = [self.entry, self.tp, self.sl]
-        if self.entry_price is not None:
-            nodes.append(self.entry_price)
-        return max(lookback(n) for n in nodes) + 1
+        return max(lookback(n) for n in self._roots()) + 1
 
     @property
     def warmup_candles(self) -> int:
@@ -82,6 +96,8 @@ class Strategy:
         nodes = [self.entry, self.tp, self.sl]
         if self.entry_price is not None:
             nodes.append(self.entry_price)
+        if self.exit is not None:
+            nodes.append(self.exit)
         return nodes
 
     @property
@@ -110,11 +126,16 @@ class Strategy:
         entry = render(self.entry)
         if self.entry_price is not None:
             entry += f", limit at {render(self.entry_price)}"
-        return {
+        if self.entry_order == "market":
+            entry += f", {'buy' if self.position_side == 'long' else 'sell'} at market"
+        words = {
             "entry": entry,
             "tp": render_exit("tp", self.position_side, self.tp),
             "sl": render_exit("sl", self.position_side, self.sl),
         }
+        if self.exit is not None or self.hold:
+            words["exit"] = render_exit_rule(self.exit, self.hold)
+        return words
 
     def describe(self) -> str:
         """The whole strategy in canonical words.
@@ -123,7 +144,8 @@ class Strategy:
         'long when RSI(14) is below 30; take profit 3% above entry; stop loss 2% below entry'
         """
         w = self.wording
-        return f"{self.position_side} when {w['entry']}; {w['tp']}; {w['sl']}"
+        rule = f"; {w['exit']}" if "exit" in w else ""
+        return f"{self.position_side} when {w['entry']}; {w['tp']}; {w['sl']}{rule}"
 
     def to_data(self) -> dict[str, Any]:
         """The stored program as plain data (see `to_json`).
@@ -140,7 +162,18 @@ class Strategy:
             "entry_price": A.to_data(self.entry_price),
             "tp": A.to_data(self.tp),
             "sl": A.to_data(self.sl),
-        }
+        } | self._rule_data()
+
+    def _rule_data(self) -> dict[str, Any]:
+        # Only where used, so the programs stored before exit rules keep their exact bytes.
+        out: dict[str, Any] = {}
+        if self.exit is not None:
+            out["exit"] = A.to_data(self.exit)
+        if self.hold:
+            out["hold"] = self.hold
+        if self.entry_order != "limit":
+            out["entry_order"] = self.entry_order
+        return out
 
     def to_json(self) -> str:
         """Deterministic JSON of the program: same strategy, same bytes.
@@ -170,6 +203,9 @@ class Strategy:
             market_type=data["market_type"],
             position_side=data["position_side"],
             signal_mode=data["signal_mode"],
+            exit_condition=A.from_data(data.get("exit")),
+            hold=int(data.get("hold", 0)),
+            entry_order=data.get("entry_order", "limit"),
         )
 
     @classmethod
@@ -233,7 +269,7 @@ class Strategy:
         """
         ctx = Context(klines) if context is None else context
         idx, limit, tp, sl = self.signal_arrays(ctx)
-        return pl.DataFrame(
+        frame = pl.DataFrame(
             {
                 "open_time": ctx.array("open_time")[idx],
                 "side": pl.Series([self.position_side], dtype=pl.Utf8).extend_constant(
@@ -247,6 +283,25 @@ class Strategy:
             },
             schema=SIGNAL_SCHEMA,
         )
+        if not self.has_rules:
+            return frame
+        # Exit rules travel with the signals (svc_engine.sim.inputs.RULE_COLUMNS): the order type
+        # and holding time of each entry, and one "exit" row per candle where the exit condition held.
+        frame = frame.with_columns(
+            pl.lit(self.entry_order).alias("order"),
+            pl.lit(self.hold or None, dtype=pl.Int64).alias("max_candles"),
+        )
+        if self.exit is not None:
+            fired = ctx.truth(self.exit).copy()
+            fired[: min(self.candle_count - 1, ctx.size)] = False
+            at = ctx.array("open_time")[np.flatnonzero(fired)]
+            exits = pl.DataFrame(
+                {"open_time": at, "side": ["exit"] * at.size, "limit_price": None, "tp_price": None,
+                 "sl_price": None, "order": None, "max_candles": None},
+                schema=frame.schema,
+            )  # fmt: skip
+            frame = pl.concat([frame, exits]).sort("open_time", maintain_order=True)
+        return frame
 
     def signal_arrays(self, ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(candle rows, limit, take-profit, stop-loss) of the signals, as arrays (``evaluate``
@@ -279,6 +334,8 @@ class Strategy:
         if isinstance(target, A.AtrTarget):
             atr = ctx.values(A.Ind("atr", (target.period,)))[idx]
             return limit + sign * target.mult * atr
+        if isinstance(target, A.NoTarget):
+            return np.full(idx.size, sign * np.inf)
         if isinstance(target, A.RiskReward):
             assert stop is not None
             return limit + sign * target.ratio * np.abs(limit - stop)
@@ -307,7 +364,7 @@ def _check_settings(market_type: str, position_side: str, signal_mode: str) -> N
         raise StrategyCompileError("a spot strategy cannot go short; use market_type 'futures'")
 
 
-def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None]:
+def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None, bool]:
     if isinstance(entry, str):
         try:
             parsed = parse_entry(entry)
@@ -320,7 +377,7 @@ def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | Non
                 position=0,
                 field="entry",
             )
-        return parsed.condition, parsed.price
+        return parsed.condition, parsed.price, parsed.market
     node = _node_of(entry)
     if not isinstance(node, A.CONDITIONS):
         raise StrategyCompileError(
@@ -330,7 +387,7 @@ def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | Non
         check_tree(node, render(node))
     except StrategyCompileError as err:
         raise err.in_field("entry") from None
-    return node, None
+    return node, None, False
 
 
 def _compile_exit(kind: str, value: Any, side: str) -> A.Node:
@@ -369,6 +426,9 @@ def compile_strategy(
     position_side: str | None = "long",
     signal_mode: str = "signal_orders",
     entry_price: Any = None,
+    exit_condition: Any = None,
+    hold: int = 0,
+    entry_order: str | None = None,
 ) -> Strategy:
     """Compile a trader's entry, take-profit and stop-loss conditions into a `Strategy`.
 
@@ -382,7 +442,7 @@ def compile_strategy(
     """
     position_side = position_side or "long"  # the API leaves it out for spot strategies
     _check_settings(market_type, position_side, signal_mode)
-    entry, price = _compile_entry(entry_condition, position_side)
+    entry, price, market = _compile_entry(entry_condition, position_side)
     if entry_price is not None:
         price = _node_of(entry_price)
         if not isinstance(price, A.NUMERIC):
@@ -390,4 +450,31 @@ def compile_strategy(
         check_tree(price, render(price))
     tp = _compile_exit("tp", tp_condition, position_side)
     sl = _compile_exit("sl", sl_condition, position_side)
-    return Strategy(entry, tp, sl, price, market_type, position_side, signal_mode)
+    if isinstance(tp, A.RiskReward) and isinstance(sl, A.NoTarget):
+        raise StrategyCompileError("tp_condition: risk reward needs a stop loss to measure", field="tp")
+    exit_node, hold = _compile_rule(exit_condition, hold)
+    order = entry_order or ("market" if market else "limit")
+    if order not in ("limit", "market"):
+        raise StrategyCompileError(f"entry_order must be 'limit' or 'market', not {order!r}", field="entry")
+    if order == "market" and price is not None:
+        raise StrategyCompileError("entry_condition: a market entry has no limit price", field="entry")
+    return Strategy(entry, tp, sl, price, market_type, position_side, signal_mode, exit_node, hold, order)
+
+
+def _compile_rule(value: Any, hold: int) -> tuple[A.Node | None, int]:
+    """The exit condition (text, builder or tree) and the holding time."""
+    if not isinstance(hold, int) or isinstance(hold, bool) or hold < 0 or hold > 1_000_000:
+        raise StrategyCompileError(f"hold must be a whole number of candles >= 0, not {hold!r}", field="exit")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, hold
+    try:
+        if isinstance(value, str):
+            rule = parse_exit_rule(value)
+            return rule.condition, rule.hold or hold
+        node = _node_of(value)
+        if not isinstance(node, A.CONDITIONS):
+            raise StrategyCompileError(f"expected a condition, got {type(value).__name__}")
+        check_tree(node, render(node))
+        return node, hold
+    except StrategyCompileError as err:
+        raise err.in_field("exit") from None

@@ -49,6 +49,21 @@ def render(node: A.Node) -> str:
     return method(node)
 
 
+def render_exit_rule(condition: A.Node | None, hold: int) -> str:
+    """Canonical wording of an exit rule ("" when there is none).
+
+    >>> from svc_engine.strategy import ast as A
+    >>> render_exit_rule(A.Cross("below", A.Ind("sma", (10,)), A.Ind("sma", (30,))), 24)
+    'exit when SMA(10) crosses below SMA(30) or after 24 candles'
+    """
+    parts = []
+    if condition is not None:
+        parts.append(f"exit when {render(condition)}")
+    if hold:
+        parts.append(f"after {hold} candles" if parts else f"exit after {hold} candles")
+    return " or ".join(parts)
+
+
 def render_exit(kind: str, side: str, target: A.Node) -> str:
     """Canonical wording of a take-profit ("tp") or stop-loss ("sl") for a position side.
 
@@ -57,6 +72,8 @@ def render_exit(kind: str, side: str, target: A.Node) -> str:
     'stop loss 1% above entry'
     """
     label = "take profit" if kind == "tp" else "stop loss"
+    if isinstance(target, A.NoTarget):
+        return f"no {label}"
     up = (side == "long") == (kind == "tp")
     way = "above" if up else "below"
     if isinstance(target, A.PctTarget):
