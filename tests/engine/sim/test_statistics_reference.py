@@ -160,6 +160,11 @@ def test_portfolio_and_full_range_rows_carry_every_statistic() -> None:
     assert p.summary["sharpe_ratio"] == pytest.approx(empyrical.sharpe_ratio(r, annualization=PPY), rel=1e-9)
     one = sv.simulate(a, signals["A"], spread_pct=0.0)
     assert set(perf.FIGURES) <= set(one.summary) and one.to_dict()["summary"]["sqn"] == one.summary["sqn"]
+    for coin, hold in zip("AB", holds, strict=True):  # each coin's part of the portfolio has them too
+        part = p.coin_results[coin]
+        assert set(perf.FIGURES) <= set(part)
+        assert part["buy_and_hold_return_pct"] == pytest.approx(hold, rel=1e-12)
+        assert part["total_trades"] == p.trades.filter(pl.col("coin") == coin).height
 
 
 @pytest.mark.parametrize("rf", [0.0, 0.05])
