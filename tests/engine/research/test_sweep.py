@@ -217,3 +217,21 @@ def test_several_timeframes_give_one_row_each(tmp_path) -> None:
     text = Template.of(STRATEGY).render({"n": 14, "level": 35, "tp": 2})
     alone = sv.backtest(sv.compile_strategy(**text), "AAAUSDT", "4h", store=store, spread_pct=0)
     assert row["final_balance"] == alone.summary["final_balance"] and row["total_trades"] > 0
+
+
+def test_exit_rules_in_the_template_equal_backtests(frames) -> None:
+    strategy = {
+        "entry": "RSI({n}) crosses above 30",
+        "tp": "4%",
+        "sl": "2%",
+        "exit": "RSI({n}) crosses above {out}",
+    }
+    grid = {"n": [7, 14], "out": [60, 70]}
+    rows = sweep(strategy, grid, frames, "1h", spread_pct=0.02).rows
+    assert rows.height == 8
+    for row in rows.iter_rows(named=True):
+        st = sv.compile_strategy(f"RSI({row['n']}) crosses above 30", "4%", "2%",
+                                 exit_condition=f"RSI({row['n']}) crosses above {row['out']}")  # fmt: skip
+        alone = sv.backtest(st, frames[row["coin"]], "1h", spread_pct=0.02).summary
+        assert row["final_balance"] == alone["final_balance"] and row["total_trades"] == alone["total_trades"]
+    assert rows["total_trades"].sum() > 0
