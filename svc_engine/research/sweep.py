@@ -63,7 +63,6 @@ class Plan:
 
     strategies: tuple[Any, ...]
     settings: tuple[Settings, ...]
-    base: dict[str, Any]
     frames: dict[str, pl.DataFrame] | None
     market: str | None
     store: DataStore | None
@@ -345,7 +344,6 @@ def sweep(
     plan = Plan(
         strategies=tuple(strategies),
         settings=tuple(resolved),
-        base=dict(settings),
         frames=frames,
         market=market,
         store=store,
