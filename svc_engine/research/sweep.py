@@ -285,8 +285,8 @@ def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[Progre
         from rich.console import Console
         from rich.progress import Progress
 
-        console = Console(stderr=True)  # a bar on a terminal only: in logs and pipes it is noise
-        with Progress(console=console, disable=not console.is_terminal) as bar:
+        console = Console(stderr=True)  # a bar on a terminal or in Jupyter: in logs and pipes it is noise
+        with Progress(console=console, disable=not (console.is_terminal or console.is_jupyter)) as bar:
             task = bar.add_task("sweep", total=total)
             yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
         return
