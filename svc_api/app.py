@@ -96,7 +96,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes=routes(),
         middleware=[
             Middleware(CorrelationIdMiddleware),
-            cors_middleware(settings.cors_origins),
+            # Without allowed origins, CORS would answer nothing to anyone: not a layer on every request.
+            *([cors_middleware(settings.cors_origins)] if settings.cors_origins else []),
             Middleware(SecurityHeadersMiddleware),
             Middleware(ErrorEnvelopeMiddleware),
             Middleware(BodyLimitMiddleware, read_timeout=settings.body_read_timeout),

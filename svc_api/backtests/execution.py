@@ -93,7 +93,7 @@ def run_engine(
 def history_figures(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     """The figures a history entry shows, read from the engine's result: ``total_trades``,
     ``win_rate``, ``total_return_pct`` (for ``full_range``: the average return over coins and the
-    overall win rate is absent), and ``returns_by_coin`` of ``full_range`` jobs.
+    win rate over every coin's trades), and ``returns_by_coin`` of ``full_range`` jobs.
 
     Example:
         >>> history_figures("run", {"summary": {"total_trades": 3, "win_rate": 66.7,
@@ -103,10 +103,13 @@ def history_figures(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     summary = payload.get("summary", {})
     if kind != "full_range":
         return {k: summary.get(k) for k in ("total_trades", "win_rate", "total_return_pct")}
-    returns = {c: r["summary"]["total_return_pct"] for c, r in payload.get("results", {}).items()}
+    results = payload.get("results", {})
+    returns = {c: r["summary"]["total_return_pct"] for c, r in results.items()}
+    trades = sum(int(r["summary"].get("total_trades") or 0) for r in results.values())
+    gains = sum(int(r["summary"].get("gain_count") or 0) for r in results.values())
     return {
         "total_trades": summary.get("total_trades"),
-        "win_rate": None,
+        "win_rate": round(100.0 * gains / trades, 2) if trades else 0.0,
         "total_return_pct": summary.get("avg_return_pct"),
         "returns_by_coin": json.dumps(returns),
     }

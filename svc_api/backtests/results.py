@@ -147,9 +147,10 @@ def history_entry(row: Any) -> dict[str, Any]:
         "timeframe": row.timeframe,
         "cost_credits": credits.from_units(row.cost_credits),
         "created_at": int(created) if created is not None else None,
+        # Numbers, as the spec has them: 0 until a job has completed (its status says which).
         "summary": {
-            "total_trades": row.total_trades,
-            "win_rate": row.win_rate,
-            "total_return_pct": row.total_return_pct,
+            "total_trades": int(row.total_trades or 0),
+            "win_rate": float(row.win_rate or 0.0),
+            "total_return_pct": float(row.total_return_pct or 0.0),
         },
     }

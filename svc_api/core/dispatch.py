@@ -181,6 +181,10 @@ class Operation:
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
+    inline: bool = False
+    """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
+    runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never
+    wait for writers). On PostgreSQL, whose reads wait on the network, it runs in the thread pool."""
     """The error answered when the store is down, when this operation's is not the generic 503."""
 
     def __post_init__(self) -> None:
@@ -250,7 +254,10 @@ class Family:
             raise
         call = Call(request.app.state.services, principal, params, request.headers)
         try:
-            result = await run_in_threadpool(_run, op, call, deferred, state)
+            if op.inline and _local_store(call):
+                result = _run(op, call, deferred, state)
+            else:
+                result = await run_in_threadpool(_run, op, call, deferred, state)
         except StoreUnavailable as exc:
             if op.unavailable is not None:
                 raise op.unavailable(exc.retry_after) from None
@@ -286,6 +293,15 @@ def _run(op: Operation, call: Call, check: Callable[[], Principal] | None, state
                 if not store.single_connection:
                     shared.enter_context(store.read())
         return op.handler(Call(call.services, _admit(op, check, state), call.params, call.headers))
+
+
+def _local_store(call: Call) -> bool:
+    """Whether the store is an SQLite file (reads in microseconds, no network)."""
+    try:
+        store = call.store
+    except StoreUnavailable:
+        return False
+    return store.dialect == "sqlite" and not store.single_connection
 
 
 def _admit(op: Operation, check: Callable[[], Principal], state: dict[str, Any]) -> Principal:

@@ -59,11 +59,11 @@ def compile_version(fields: Mapping[str, Any]) -> Outcome:
     """Compile the conditions and settings of a version with the engine.
 
     Example:
-        >>> out = compile_version({"entry_condition": "the moon is full", "tp_condition": None,
+        >>> out = compile_version({"entry_condition": "clsoe is above SMA(50)", "tp_condition": None,
         ...     "sl_condition": None, "market_type": "spot", "position_side": "long",
         ...     "signal_mode": "signal_only"})
         >>> out.status, out.error["phrase"], out.error["suggestion"]
-        ('failed', 'moon', 'moving')
+        ('failed', 'clsoe', 'close')
     """
     try:
         program = compile_strategy(

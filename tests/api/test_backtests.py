@@ -221,6 +221,13 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
     with bt_api.app.state.services.store.read() as conn:
         returns = backtests.full_range_returns(conn, svc_id, "smacross")
     assert returns == {c: r["summary"]["total_return_pct"] for c, r in expected["results"].items()}
+    # A full_range history entry has numbers only (issue 13): the win rate over every coin's trades.
+    entry = _ok(bt_api.user("backtest_history", token=token))["data"]["backtests"][0]
+    trades = sum(r["summary"]["total_trades"] for r in expected["results"].values())
+    gains = sum(r["summary"]["gain_count"] for r in expected["results"].values())
+    assert trades > 0
+    assert entry["summary"]["win_rate"] == round(100.0 * gains / trades, 2)
+    assert all(isinstance(v, int | float) for v in entry["summary"].values())
 
     body = {"strategy_name": "smacross", "coins": ["BTC", "ETH"], "timeframe": "1h", "divide": 2}
     body |= {"initial_balance": 1000, "commission_pct": 0.1, "start_ts": START}
