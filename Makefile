@@ -36,6 +36,7 @@ test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev-installed
+	@command -v wrk >/dev/null || (command -v apt-get >/dev/null && (apt-get install -y -q wrk >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null))) || echo 'wrk not installed: the wrk API benchmarks will skip'
 	$(BIN)/python -m pytest benchmarks -p no:randomly --benchmark-only -s $(BENCH_ARGS)
 
 lint: $(VENV)/.dev-installed

@@ -96,7 +96,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes=routes(),
         middleware=[
             Middleware(CorrelationIdMiddleware),
-            cors_middleware(settings.cors_origins),
+            # Without allowed origins, CORS would answer nothing to anyone: not a layer on every request.
+            *([cors_middleware(settings.cors_origins)] if settings.cors_origins else []),
             Middleware(SecurityHeadersMiddleware),
             Middleware(ErrorEnvelopeMiddleware),
             Middleware(BodyLimitMiddleware, read_timeout=settings.body_read_timeout),
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 RateLimitMiddleware,
                 storage_url=settings.redis_url,
                 policy=RateLimitPolicy.from_settings(settings),
+                key_prefix=settings.rate_limit_prefix,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -68,6 +68,8 @@ class Settings:
     body_read_timeout: float = 15.0
     # Addresses whose X-Forwarded-For / X-Forwarded-Proto are believed (svc serve); none by default.
     trusted_proxies: tuple[str, ...] = ()
+    # Namespace of the rate-limit keys in Redis: instances that share it share their limits.
+    rate_limit_prefix: str = "svc-ratelimit"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -187,6 +189,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "SVC_RUN_WORKERS": ("run_workers", _int_at_least(0)),
     "BODY_READ_TIMEOUT_SECONDS": ("body_read_timeout", _number(positive=True)),
     "TRUSTED_PROXIES": ("trusted_proxies", _list),
+    "RATE_LIMIT_PREFIX": ("rate_limit_prefix", _text),
 })  # fmt: skip
 
 

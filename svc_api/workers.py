@@ -5,17 +5,19 @@ deployments that run ``svc worker`` separately) and ``GET /healthz`` reports eac
 
 Example:
     >>> REGISTRY.names()
-    ['strategy_generation', 'backtest_runner', 'trend_refresh']
+    ['strategy_generation', 'backtest_runner', 'trend_refresh', 'idempotency_leases']
 """
 
 from __future__ import annotations
 
 from svc_api.backtests.jobs import RunnerWorker
+from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
-from svc_api.strategies.generation import GenerationWorker
+from svc_api.strategies.worker import GenerationWorker
 from svc_api.trends.refresh import start_for
 
 REGISTRY = Registry()
 REGISTRY.register("strategy_generation", GenerationWorker)
 REGISTRY.register("backtest_runner", RunnerWorker)
 REGISTRY.register("trend_refresh", start_for)
+REGISTRY.register("idempotency_leases", LeaseWorker)

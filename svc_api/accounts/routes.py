@@ -70,7 +70,7 @@ USER: dict[str, Operation] = {
     "register": Operation(_register, access="public"),
     "login": Operation(_login, access="public"),
     "logout": Operation(_logout, access="session"),
-    "account_info": Operation(_account_info),
-    "login_history": Operation(_login_history),
+    "account_info": Operation(_account_info, inline=True),
+    "login_history": Operation(_login_history, inline=True),
     "notification_settings": Operation(_notification_settings),
 }

@@ -12,9 +12,8 @@ Crash recovery: the runner refreshes ``heartbeat_at`` of its jobs every ``heartb
 start-up and at every heartbeat, ``running`` rows whose heartbeat is older than ``stale_seconds``
 (their process died) are failed and refunded.
 
-Configuration (``svc_api.settings.Settings``, from ``BACKTEST_MAX_CONCURRENT``,
-``BACKTEST_QUEUE_CAPACITY``, ``BACKTEST_THREADS``, ``BACKTEST_STALE_SECONDS``, ``OBJECT_STORE_URL``,
-``S3_ENDPOINT_URL``, ``RAY_ADDRESS``; docs/api.md lists them): :meth:`RunnerConfig.from_settings`.
+Configuration and load limits: :mod:`svc_api.backtests.config`; what a job runs and keeps:
+:mod:`svc_api.backtests.execution`, :mod:`svc_api.backtests.progress`, :mod:`svc_api.backtests.artifacts`.
 
 Example:
     >>> adaptive_limit(4, busy=0.0), adaptive_limit(4, busy=1.0), adaptive_limit(1, busy=1.0)
@@ -25,276 +24,50 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
-import polars as pl
-import sqlalchemy as sa
-
-from svc_api.backtests.tables import backtest_jobs
+from svc_api.backtests import queries
+from svc_api.backtests.artifacts import coin_key, dumps, result_key
+from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit
+from svc_api.backtests.execution import (
+    Work,
+    failure_message,
+    history_figures,
+    portfolio_coin_results,
+    run_engine,
+)
+from svc_api.backtests.progress import Progress
+from svc_api.core.liveness import is_dead
 from svc_api.core.objectstore import ObjectStore, open_object_store
 from svc_api.credits import service as credits
 from svc_api.notifications import service as notifications
-from svc_api.settings import Settings, tunables_from_env
 from svc_engine.data import Catalog, DataStore
 from svc_engine.executors import Executor, LocalExecutor
-from svc_engine.sim.stats import finite
 
 logger = logging.getLogger("svc_api.backtests")
 
-#: Share of a ``run``/``portfolio`` job's progress given to evaluating chunks; the simulation after
-#: them is the rest.
-EVALUATE_SHARE = 90.0
 INTERRUPTED = "the service restarted while the job was running; credits refunded"
-
-
-@dataclass(frozen=True)
-class RunnerConfig:
-    """Limits and locations of the runner (see the module docstring for the variables).
-
-    Example:
-        >>> RunnerConfig.from_env({"BACKTEST_MAX_CONCURRENT": "5"}).max_concurrent
-        5
-    """
-
-    max_concurrent: int = 3
-    queue_capacity: int = 16
-    threads: int = 2
-    stale_seconds: float = 60.0
-    heartbeat_seconds: float = 10.0
-    progress_interval: float = 0.2
-    object_store_url: str | None = None
-    s3_endpoint_url: str | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> RunnerConfig:
-        """The runner's part of the service settings.
-
-        Example:
-            >>> s = Settings(database_url="sqlite://", secret_key=b"k" * 32, backtest_threads=4)
-            >>> RunnerConfig.from_settings(s).threads
-            4
-        """
-        return cls(
-            max_concurrent=settings.backtest_max_concurrent,
-            queue_capacity=settings.backtest_queue_capacity,
-            threads=settings.backtest_threads,
-            stale_seconds=settings.backtest_stale_seconds,
-            object_store_url=settings.object_store_url,
-            s3_endpoint_url=settings.s3_endpoint_url,
-        )
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> RunnerConfig:
-        """Parse the ``BACKTEST_*``, ``OBJECT_STORE_URL`` and ``S3_ENDPOINT_URL`` variables of ``env``
-        (the parsers of :data:`svc_api.settings.TUNABLES`; unset ones keep the defaults).
-
-        Example:
-            >>> RunnerConfig.from_env({"BACKTEST_THREADS": "0"})
-            Traceback (most recent call last):
-            ...
-            ValueError: BACKTEST_THREADS must be an integer >= 1, got '0'
-        """
-        tunables = tunables_from_env(env)
-        return cls.from_settings(Settings(database_url="", secret_key=b"", **tunables))
-
-
-def adaptive_limit(max_concurrent: int, *, busy: float) -> int:
-    """Running jobs allowed per account under executor load ``busy`` (0..1): the full maximum when
-    idle, down to half of it (at least 1) when every worker is taken.
-
-    Example:
-        >>> adaptive_limit(3, busy=0.5)
-        3
-    """
-    return max(1, math.ceil(max_concurrent * (1.0 - 0.5 * min(1.0, max(0.0, busy)))))
-
-
-@dataclass
-class Work:
-    """One job to execute: what the engine needs, resolved at launch.
-
-    ``symbols`` are data symbols; ``settings`` go to the driver as keyword arguments.
-
-    Example:
-        >>> Work("j", "AB12CD", "run", object(), ["BTCUSDT"], "crypto", "1h").coins_total
-        1
-    """
-
-    job_id: str
-    svc_id: str
-    kind: str
-    strategy: Any
-    symbols: list[str]
-    market: str | None
-    timeframe: str
-    start_ts: float | None = None
-    end_ts: float | None = None
-    chunks: int | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-    divide: int | None = None
-    initial_balance: float = 100.0
-    strategy_name: str = ""
-
-    @property
-    def coins_total(self) -> int:
-        """How many coins the job covers."""
-        return len(self.symbols)
-
-
-def run_engine(
-    work: Work, *, executor: Executor, store: DataStore, progress: Callable[[dict[str, Any]], None] | None
-) -> Any:
-    """Call the engine driver of ``work.kind`` (the service computes nothing itself).
-
-    Example:
-        >>> run_engine(Work("j", "AB12CD", "walk", None, [], None, "1h"), executor=None, store=None,
-        ...            progress=None)
-        Traceback (most recent call last):
-        ...
-        ValueError: unknown job kind 'walk'
-    """
-    from svc_engine.sim import drivers
-
-    common: dict[str, Any] = {
-        "executor": executor,
-        "progress": progress,
-        "store": store,
-        "market": work.market,
-    }
-    if work.kind == "run":
-        return drivers.backtest(
-            work.strategy, work.symbols[0], work.timeframe, work.start_ts, work.end_ts,
-            chunks=work.chunks, **common, **work.settings,
-        )  # fmt: skip
-    if work.kind == "full_range":
-        return drivers.full_range(work.strategy, work.symbols, work.timeframe, **common, **work.settings)
-    if work.kind == "portfolio":
-        return drivers.portfolio(
-            work.strategy, work.symbols, work.timeframe, divide=work.divide,
-            initial_balance=work.initial_balance, start_ts=work.start_ts, **common, **work.settings,
-        )  # fmt: skip
-    raise ValueError(f"unknown job kind {work.kind!r}")
-
-
-def result_key(svc_id: str, job_id: str) -> str:
-    """Object key of a job's result.
-
-    Example:
-        >>> result_key("AB12CD", "bt_1")
-        'backtests/AB12CD/bt_1/result.json'
-    """
-    return f"backtests/{svc_id}/{job_id}/result.json"
-
-
-def coin_key(svc_id: str, job_id: str, symbol: str) -> str:
-    """Object key of one coin's result inside a portfolio job.
-
-    Example:
-        >>> coin_key("AB12CD", "bt_1", "BTCUSDT")
-        'backtests/AB12CD/bt_1/coins/BTCUSDT.json'
-    """
-    return f"backtests/{svc_id}/{job_id}/coins/{symbol}.json"
-
-
-def job_keys(svc_id: str, job_id: str, symbols: list[str], kind: str) -> list[str]:
-    """Every object key a job may have written.
-
-    Example:
-        >>> len(job_keys("AB12CD", "bt_1", ["BTCUSDT", "ETHUSDT"], "portfolio"))
-        3
-    """
-    keys = [result_key(svc_id, job_id)]
-    if kind == "portfolio":
-        keys += [coin_key(svc_id, job_id, s) for s in symbols]
-    return keys
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON bytes (NaN refused: the engine already turned them into null).
-
-    Example:
-        >>> dumps({"a": [1, 2.5]})
-        b'{"a":[1,2.5]}'
-    """
-    return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
-
-
-class Progress:
-    """Turns the executor's progress events into ``progress_pct`` and ``coin_progress`` on the row,
-    written at most every ``interval`` seconds (and always for the last event).
-
-    Example:
-        >>> p = Progress(None, Work("j", "AB12CD", "full_range", None, ["A", "B"], None, "1h"), 0.0)
-        >>> p.apply({"done": 1, "total": 2, "item": "A", "status": "completed", "pct": 50.0})
-        >>> p.pct, p.coins["A"], p.coins["B"]
-        (50.0, {'status': 'completed', 'progress_pct': 100.0}, {'status': 'running', 'progress_pct': 0.0})
-    """
-
-    def __init__(self, store: Any, work: Work, interval: float) -> None:
-        self.store = store
-        self.work = work
-        self.interval = interval
-        self.pct = 0.0
-        self.coins = initial_coin_progress(work.symbols) if work.coins_total > 1 else None
-        self._written = 0.0
-
-    def apply(self, event: Mapping[str, Any]) -> None:
-        """Fold one event into the state."""
-        share = 100.0 if self.work.kind == "full_range" else EVALUATE_SHARE
-        self.pct = round(share * float(event["pct"]) / 100.0, 3)
-        if self.coins is not None and event.get("item") in self.coins:
-            self.coins[event["item"]] = {"status": event["status"], "progress_pct": 100.0}
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        self.apply(event)
-        now = time.monotonic()
-        if now - self._written >= self.interval or event.get("done") == event.get("total"):
-            self._written = now
-            self.write()
-
-    def write(self) -> None:
-        """Store the current state on the row (a lost write is only a stale progress figure)."""
-        values: dict[str, Any] = {"progress_pct": self.pct, "heartbeat_at": time.time()}
-        if self.coins is not None:
-            values["coin_progress"] = json.dumps(self.coins)
-        try:
-            with self.store.write() as conn:
-                conn.execute(_running(self.work.job_id).values(**values))
-        except Exception:
-            logger.warning("progress of %s not written", self.work.job_id, exc_info=True)
-
-
-def initial_coin_progress(symbols: list[str]) -> dict[str, dict[str, Any]]:
-    """Every coin ``running`` at 0 %.
-
-    Example:
-        >>> initial_coin_progress(["BTCUSDT"])
-        {'BTCUSDT': {'status': 'running', 'progress_pct': 0.0}}
-    """
-    return {s: {"status": "running", "progress_pct": 0.0} for s in symbols}
-
-
-def _running(job_id: str) -> Any:
-    return backtest_jobs.update().where(backtest_jobs.c.job_id == job_id, backtest_jobs.c.status == "running")
-
-
-class CapacityExceeded(Exception):
-    """The runner's queue is full."""
 
 
 class JobRunner:
     """The thread pool that executes jobs; one per app (see the module docstring).
 
     Example:
-        >>> JobRunner.__name__
-        'JobRunner'
+        >>> import tempfile
+        >>> runner = JobRunner(None, config=RunnerConfig(queue_capacity=1), var_dir=tempfile.mkdtemp())
+        >>> runner.in_flight(), runner.workers(), runner.limit_now()
+        (0, 1, 3)
+        >>> with runner.reserve():
+        ...     with runner.reserve():
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        svc_api.backtests.config.CapacityExceeded
     """
 
     def __init__(
@@ -427,14 +200,14 @@ class JobRunner:
         try:
             with self.store.write() as conn:
                 now = time.time()
-                conn.execute(_running(work.job_id).values(started_at=now, heartbeat_at=now))
+                queries.update_running(conn, work.job_id, {"started_at": now, "heartbeat_at": now})
             progress = Progress(self.store, work, self.config.progress_interval)
             assert self.executor is not None
             result = run_engine(work, executor=self.executor, store=self.datastore, progress=progress)
             self.complete(work, result, progress)
         except Exception as error:
             logger.info("backtest %s failed: %s", work.job_id, error)
-            self.fail(work.job_id, _message(error))
+            self.fail(work.job_id, failure_message(error))
 
     def complete(self, work: Work, result: Any, progress: Progress) -> None:
         """Store the result and mark the job completed, with its notification."""
@@ -445,39 +218,29 @@ class JobRunner:
             for symbol, data in portfolio_coin_results(result).items():
                 keys.append(coin_key(work.svc_id, work.job_id, symbol))
                 self.objects.put(keys[-1], dumps(data))
-        figures = history_figures(work.kind, payload)
-        coins = progress.coins
-        if coins is not None:
-            coins = {
-                c: v if v["status"] != "running" else {**v, "status": "completed"} for c, v in coins.items()
-            }
+        coins = progress.final_coins()
+        values = {
+            "status": "completed", "progress_pct": 100.0, "finished_at": time.time(), "result_key": keys[0],
+            "coin_progress": json.dumps(coins) if coins is not None else None,
+            **history_figures(work.kind, payload),
+        }  # fmt: skip
         with self.store.write() as conn:
-            done = conn.execute(
-                _running(work.job_id).values(
-                    status="completed", progress_pct=100.0, finished_at=time.time(), result_key=keys[0],
-                    coin_progress=json.dumps(coins) if coins is not None else None, **figures,
-                )
-            )  # fmt: skip
-            if done.rowcount == 1:
+            done = queries.update_running(conn, work.job_id, values)
+            if done:
                 body = f"Your {work.kind} backtest {work.job_id} of {work.strategy_name} finished."
                 notifications.notify(conn, work.svc_id, "Backtest complete", body, "backtest_complete")
-        if done.rowcount != 1:  # deleted while it ran: keep no orphan objects
+        if not done:  # deleted while it ran: keep no orphan objects
             for key in keys:
                 self.objects.delete(key)
 
     def fail(self, job_id: str, error: str) -> bool:
         """Mark a running job failed and refund its credits (once); False when it was not running."""
         with self.store.write() as conn:
-            row = conn.execute(
-                sa.select(backtest_jobs.c.svc_id, backtest_jobs.c.cost_credits).where(
-                    backtest_jobs.c.job_id == job_id, backtest_jobs.c.status == "running"
-                )
-            ).first()
+            row = queries.running_charge(conn, job_id)
             if row is None:
                 return False
-            conn.execute(
-                _running(job_id).values(status="failed", error=error[:2000], finished_at=time.time())
-            )
+            values = {"status": "failed", "error": error[:2000], "finished_at": time.time()}
+            queries.update_running(conn, job_id, values)
             if row.cost_credits > 0:
                 credits.refund_credits(
                     conn, row.svc_id, credits.from_units(row.cost_credits), action="backtest",
@@ -486,15 +249,13 @@ class JobRunner:
         return True
 
     def recover(self, now: float | None = None) -> list[str]:
-        """Fail and refund ``running`` jobs of no live runner (heartbeat older than ``stale_seconds``)."""
+        """Fail and refund ``running`` jobs of no live runner: their process is known dead (this host),
+        or their heartbeat is older than ``stale_seconds`` (another host, or a job from before)."""
         now = time.time() if now is None else now
-        cutoff = now - self.config.stale_seconds
-        b = backtest_jobs.c
-        beat = sa.func.coalesce(b.heartbeat_at, b.created_at)
         with self.store.read() as conn:
-            stale = list(
-                conn.execute(sa.select(b.job_id).where(b.status == "running", beat < cutoff)).scalars()
-            )
+            stale = queries.stale_running(conn, beat_before=now - self.config.stale_seconds)
+            stale += [job_id for job_id, runner in queries.running_runners(conn) if is_dead(runner)]
+        stale = list(dict.fromkeys(stale))
         with self._lock:
             mine = set(self._active)
         failed = [job_id for job_id in stale if job_id not in mine and self.fail(job_id, INTERRUPTED)]
@@ -509,60 +270,10 @@ class JobRunner:
                     mine = list(self._active)
                 if mine:
                     with self.store.write() as conn:
-                        conn.execute(
-                            backtest_jobs.update()
-                            .where(backtest_jobs.c.job_id.in_(mine), backtest_jobs.c.status == "running")
-                            .values(heartbeat_at=time.time())
-                        )
+                        queries.beat(conn, mine, now=time.time())
                 self.recover()
             except Exception:
                 logger.warning("backtest heartbeat failed", exc_info=True)
-
-
-def _message(error: BaseException) -> str:
-    text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    notes = getattr(error, "__notes__", None)
-    return f"{text} ({'; '.join(notes)})" if notes else text
-
-
-def history_figures(kind: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The figures a history entry shows, read from the engine's result: ``total_trades``,
-    ``win_rate``, ``total_return_pct`` (for ``full_range``: the average return over coins and the
-    overall win rate is absent), and ``returns_by_coin`` of ``full_range`` jobs.
-
-    Example:
-        >>> history_figures("run", {"summary": {"total_trades": 3, "win_rate": 66.7,
-        ...                                     "total_return_pct": 1.5}})
-        {'total_trades': 3, 'win_rate': 66.7, 'total_return_pct': 1.5}
-    """
-    summary = payload.get("summary", {})
-    if kind != "full_range":
-        return {k: summary.get(k) for k in ("total_trades", "win_rate", "total_return_pct")}
-    returns = {c: r["summary"]["total_return_pct"] for c, r in payload.get("results", {}).items()}
-    return {
-        "total_trades": summary.get("total_trades"),
-        "win_rate": None,
-        "total_return_pct": summary.get("avg_return_pct"),
-        "returns_by_coin": json.dumps(returns),
-    }
-
-
-def portfolio_coin_results(result: Any) -> dict[str, dict[str, Any]]:
-    """Each coin's part of a portfolio result: ``{coin, timeframe, summary, trades, total_trades}``
-    with every trade of that coin (the engine's ``coin_results`` summary and trades frame).
-
-    Example:
-        >>> portfolio_coin_results.__name__
-        'portfolio_coin_results'
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for coin in result.coins:
-        trades = result.trades.filter(pl.col("coin") == coin)
-        out[coin] = finite({
-            "coin": coin, "timeframe": result.timeframe, "summary": result.coin_results.get(coin, {}),
-            "trades": trades.to_dicts(), "total_trades": trades.height,
-        })  # fmt: skip
-    return out
 
 
 # -- the runner of an app
@@ -572,8 +283,9 @@ def runner_of(services: Any) -> JobRunner:
     """The app's runner, started on first use (the lifespan starts it at start-up).
 
     Example:
-        >>> runner_of.__name__
-        'runner_of'
+        >>> from types import SimpleNamespace
+        >>> runner_of(SimpleNamespace(backtest_runner="the running one"))
+        'the running one'
     """
     runner = getattr(services, "backtest_runner", None)
     if runner is not None:
@@ -595,8 +307,8 @@ def start_runner(services: Any) -> None:
     """Start the app's runner (lifespan start-up); a store that is down defers it to first use.
 
     Example:
-        >>> start_runner.__name__
-        'start_runner'
+        >>> from types import SimpleNamespace
+        >>> start_runner(SimpleNamespace(backtest_runner="already started"))
     """
     try:
         runner_of(services)

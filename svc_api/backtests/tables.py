@@ -41,6 +41,9 @@ backtest_jobs = sa.Table(
     sa.Column("started_at", sa.Float, nullable=True),
     sa.Column("finished_at", sa.Float, nullable=True),
     sa.Column("heartbeat_at", sa.Float, nullable=True),
+    # The process running the job (core.liveness.HOLDER): a job of a process known dead is failed
+    # and refunded at once on start-up, without waiting for its heartbeat to go stale.
+    sa.Column("runner", sa.String(128), nullable=True),
     sa.Column("result_key", sa.String(300), nullable=True),
     sa.Column("total_trades", sa.Integer, nullable=True),
     sa.Column("win_rate", sa.Float, nullable=True),

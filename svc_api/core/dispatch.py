@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +181,10 @@ class Operation:
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
+    inline: bool = False
+    """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
+    runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never
+    wait for writers). On PostgreSQL, whose reads wait on the network, it runs in the thread pool."""
     """The error answered when the store is down, when this operation's is not the generic 503."""
 
     def __post_init__(self) -> None:
@@ -249,7 +254,10 @@ class Family:
             raise
         call = Call(request.app.state.services, principal, params, request.headers)
         try:
-            result = await run_in_threadpool(_run, op, call, deferred, state)
+            if op.inline and _local_store(call):
+                result = _run(op, call, deferred, state)
+            else:
+                result = await run_in_threadpool(_run, op, call, deferred, state)
         except StoreUnavailable as exc:
             if op.unavailable is not None:
                 raise op.unavailable(exc.retry_after) from None
@@ -274,9 +282,26 @@ class Family:
 def _run(op: Operation, call: Call, check: Callable[[], Principal] | None, state: dict[str, Any]) -> Any:
     """The handler, after the credential check and rate-limit count that authentication left to
     this thread (see :func:`_admit`)."""
-    if check is not None:
-        call = Call(call.services, _admit(op, check, state), call.params, call.headers)
-    return op.handler(call)
+    if check is None:
+        return op.handler(call)
+    with contextlib.ExitStack() as shared:
+        if op.scope == "read":
+            # A reading operation and its credential check share one read transaction; a store
+            # that is down is reported by the credential check, as it would be without sharing.
+            with contextlib.suppress(StoreUnavailable):
+                store = call.store
+                if not store.single_connection:
+                    shared.enter_context(store.read())
+        return op.handler(Call(call.services, _admit(op, check, state), call.params, call.headers))
+
+
+def _local_store(call: Call) -> bool:
+    """Whether the store is an SQLite file (reads in microseconds, no network)."""
+    try:
+        store = call.store
+    except StoreUnavailable:
+        return False
+    return store.dialect == "sqlite" and not store.single_connection
 
 
 def _admit(op: Operation, check: Callable[[], Principal], state: dict[str, Any]) -> Principal:

@@ -72,6 +72,40 @@ def text(value: object, field: str, *, lo: int = 1, hi: int, required: bool = Tr
     return value
 
 
+def required_text(value: object, field: str, *, hi: int) -> str:
+    """A required, non-empty string of at most ``hi`` characters (a name, an id); else 400.
+
+    Example:
+        >>> required_text("bt_1", "job_id", hi=40)
+        'bt_1'
+        >>> required_text("", "job_id", hi=40)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: job_id is required
+    """
+    if value is None or value == "":
+        raise Invalid(f"{field} is required")
+    if not isinstance(value, str) or len(value) > hi:
+        raise Invalid(f"{field} must be a string of at most {hi} characters")
+    return value
+
+
+def string_list(value: object, field: str, *, what: str = "strings") -> list[str]:
+    """A JSON list whose items are all strings (empty allowed); else 400 naming ``what`` it lists.
+
+    Example:
+        >>> string_list(["BTC", "ETH"], "coins")
+        ['BTC', 'ETH']
+        >>> string_list("BTC", "coins", what="coin names")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coins must be a list of coin names
+    """
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise Invalid(f"{field} must be a list of {what}")
+    return value
+
+
 def check_name(value: object, field: str, *, required: bool = True) -> str | None:
     """An upper-cased alphanumeric symbol (1-32 characters), None when absent and optional; else 400.
 

@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from svc_api.core.errors import ApiError
 from svc_api.core.jsonbody import InvalidJson, parse_object
+from svc_api.core.liveness import HOLDER, LEASE_SECONDS, is_dead
 from svc_api.core.store import Store, StoreUnavailable
 from svc_api.core.tables import idempotency_keys
 
@@ -176,9 +177,10 @@ def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> 
                 with conn.begin_nested():
                     conn.execute(
                         idempotency_keys.insert().values(
-                            principal=owner, key=key, fingerprint=print_, state="in_flight", created_at=now
+                            principal=owner, key=key, fingerprint=print_, state="in_flight", created_at=now,
+                            holder=HOLDER, lease_until=now + LEASE_SECONDS,
                         )
-                    )
+                    )  # fmt: skip
                 return None
             except sa.exc.IntegrityError:
                 row = conn.execute(
@@ -192,9 +194,11 @@ def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> 
             )
         if row.state == "done":
             return {"status": row.status_code, "content_type": row.content_type, "body": row.body}
-        if row.created_at < now - stale_after:
+        if _abandoned(row, now, stale_after):
             conn.execute(
-                idempotency_keys.update().where(t.principal == owner, t.key == key).values(created_at=now)
+                idempotency_keys.update()
+                .where(t.principal == owner, t.key == key)
+                .values(created_at=now, holder=HOLDER, lease_until=now + LEASE_SECONDS)
             )
             return None
         raise ApiError(
@@ -202,6 +206,15 @@ def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> 
             "request_in_progress",
             extra={"message": "a request with this idempotency_key is still being processed"},
         )
+
+
+def _abandoned(row: Any, now: int, stale_after: int) -> bool:
+    """An in-flight claim nobody works on any more: its process died (same host, known at once), its
+    lease ran out unrenewed (another host), or it is older than ``stale_after`` (no request runs
+    that long; rows from before leases have only this)."""
+    if is_dead(row.holder) or row.created_at < now - stale_after:
+        return True
+    return row.lease_until is not None and bool(row.lease_until < now)
 
 
 def finish(store: Store, owner: str, key: str, response: tuple[int, str | None, bytes] | None) -> None:

@@ -72,23 +72,34 @@ class Store:
         self.engine = _create_engine(url)
         self.dialect = self.engine.dialect.name
         # An in-memory SQLite database is one shared connection: its transactions must take turns.
+        self.single_connection = _is_memory(sa.make_url(url))
         self._turns: contextlib.AbstractContextManager[Any] = (
-            threading.RLock() if _is_memory(sa.make_url(url)) else contextlib.nullcontext()
+            threading.RLock() if self.single_connection else contextlib.nullcontext()
         )
+        self._local = threading.local()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """A read transaction that sees one consistent snapshot: SQLite's deferred transaction reads
         one WAL snapshot; PostgreSQL runs it as ``REPEATABLE READ, READ ONLY`` (its default READ
-        COMMITTED would let each statement see a different moment).
+        COMMITTED would let each statement see a different moment). A read opened inside another read
+        of the same thread joins it.
 
         Example:
             >>> with Store("sqlite:///:memory:").read() as conn:
             ...     conn.execute(sa.text("select 2")).scalar()
             2
         """
+        outer = getattr(self._local, "read", None)
+        if outer is not None:  # a read inside a read of this thread joins it: one snapshot, one BEGIN
+            yield outer
+            return
         with self._transaction(write=False) as conn:
-            yield conn
+            self._local.read = conn
+            try:
+                yield conn
+            finally:
+                self._local.read = None
 
     @contextmanager
     def write(self) -> Iterator[Connection]:

@@ -26,4 +26,8 @@ idempotency_keys = sa.Table(
     sa.Column("content_type", sa.String(100), nullable=True),
     sa.Column("body", sa.LargeBinary, nullable=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
+    # The process working on an in-flight key (core.liveness.HOLDER) and until when its claim holds
+    # unless renewed: a dead holder's key is free at once, an unrenewed one after the lease.
+    sa.Column("holder", sa.String(128), nullable=True),
+    sa.Column("lease_until", sa.BigInteger, nullable=True),
 )

@@ -26,5 +26,5 @@ def _credits_history(call: Call) -> dict[str, Any]:
 
 
 USER: dict[str, Operation] = {
-    "credits_history": Operation(_credits_history),
+    "credits_history": Operation(_credits_history, inline=True),
 }

@@ -10,7 +10,7 @@ table holding versions 1-4, the same schema as the baseline) is stamped at the b
 Example:
     >>> from svc_api.core.store import Store
     >>> store = Store("sqlite:///:memory:")
-    >>> migrate(store) == [BASELINE]
+    >>> migrate(store)[0] == BASELINE and migrate(Store("sqlite://"))[-1] == head()
     True
     >>> migrate(store), current_revision(store) == head()
     ([], True)

@@ -36,6 +36,6 @@ def _notifications_mark_read(call: Call) -> dict[str, Any]:
 
 
 USER: dict[str, Operation] = {
-    "notifications_list": Operation(_notifications_list),
+    "notifications_list": Operation(_notifications_list, inline=True),
     "notifications_mark_read": Operation(_notifications_mark_read),
 }

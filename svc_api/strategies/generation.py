@@ -1,10 +1,10 @@
-"""The background generation of strategies: compile each ``generating`` version to ``active`` or ``failed``.
+"""Generating strategies: claim a ``generating`` version, compile it, finish it ``active`` or ``failed``.
 
 Versions are claimed in the database (``claimed_by``, ``claimed_at``, ``attempts``), so several
 worker threads and several processes share the work without doing a version twice. A claim not
 finished within ``stale_after`` seconds was left by a crash: it is released for another attempt,
 or, after :data:`MAX_ATTEMPTS` attempts, the version fails and its charge is refunded. That
-recovery runs when a worker starts and then periodically.
+recovery runs when a worker (:mod:`svc_api.strategies.worker`) starts and then periodically.
 
 A failed generation keeps the compiler's message, phrase, position and suggestion, and refunds the
 upfront charge in full (ledger action ``strategy_refund``, once: the refund is keyed by the version's
@@ -22,19 +22,15 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from svc_api.core.store import StoreUnavailable
 from svc_api.credits import service as credits
-from svc_api.strategies.tables import strategy_versions
+from svc_api.strategies import queries
 from svc_engine.strategy import StrategyCompileError, compile_strategy
 
 logger = logging.getLogger("svc_api.generation")
@@ -42,35 +38,6 @@ logger = logging.getLogger("svc_api.generation")
 MAX_ATTEMPTS = 3
 STALE_AFTER = 30
 _INTERRUPTED = "generation was interrupted repeatedly; the credit was refunded, edit the strategy to retry"
-
-
-class _Wakeup:
-    """Wakes idle workers of this process when a generation is queued (no lost wake-ups)."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.count = 0
-
-    def notify(self) -> None:
-        with self.cond:
-            self.count += 1
-            self.cond.notify_all()
-
-    def wait(self, seen: int, timeout: float, stopping: threading.Event) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: self.count != seen or stopping.is_set(), timeout)
-
-
-_WAKEUP = _Wakeup()
-
-
-def notify() -> None:
-    """Tell the workers of this process that a version is waiting (call after the commit).
-
-    Example:
-        >>> notify()
-    """
-    _WAKEUP.notify()
 
 
 @dataclass(frozen=True)
@@ -92,11 +59,11 @@ def compile_version(fields: Mapping[str, Any]) -> Outcome:
     """Compile the conditions and settings of a version with the engine.
 
     Example:
-        >>> out = compile_version({"entry_condition": "the moon is full", "tp_condition": None,
+        >>> out = compile_version({"entry_condition": "clsoe is above SMA(50)", "tp_condition": None,
         ...     "sl_condition": None, "market_type": "spot", "position_side": "long",
         ...     "signal_mode": "signal_only"})
         >>> out.status, out.error["phrase"], out.error["suggestion"]
-        ('failed', 'moon', 'moving')
+        ('failed', 'clsoe', 'close')
     """
     try:
         program = compile_strategy(
@@ -152,23 +119,8 @@ def claim_next(conn: Connection, worker: str, *, now: int | None = None) -> Clai
         True
     """
     now = int(time.time()) if now is None else now
-    v = strategy_versions.c
-    query = (
-        sa.select(strategy_versions)
-        .where(v.status == "generating", v.claimed_by.is_(None))
-        .order_by(v.created_at, v.generation_id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-    )
-    row = conn.execute(query).first()
-    if row is None:
-        return None
-    taken = conn.execute(
-        strategy_versions.update()
-        .where(v.generation_id == row.generation_id, v.status == "generating", v.claimed_by.is_(None))
-        .values(claimed_by=worker, claimed_at=now, attempts=v.attempts + 1)
-    ).rowcount
-    if taken != 1:
+    row = queries.oldest_unclaimed(conn)
+    if row is None or not queries.take_claim(conn, row.generation_id, worker, now=now):
         return None
     names = ("entry_condition", "tp_condition", "sl_condition", "market_type", "position_side", "signal_mode")
     return Claim(
@@ -189,7 +141,6 @@ def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int | None 
         False
     """
     now = int(time.time()) if now is None else now
-    v = strategy_versions.c
     values: dict[str, Any] = {
         "status": outcome.status,
         "program_json": outcome.program_json,
@@ -198,12 +149,7 @@ def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int | None 
         "claimed_by": None,
         "updated_at": now,
     }
-    done = conn.execute(
-        strategy_versions.update()
-        .where(v.generation_id == claim.generation_id, v.status == "generating", v.claimed_by == claim.worker)
-        .values(**values)
-    ).rowcount
-    if done != 1:
+    if not queries.finish_claim(conn, claim.generation_id, claim.worker, values):
         return False
     if outcome.status == "failed":
         _refund(conn, claim.generation_id)
@@ -230,15 +176,8 @@ def recover(
         {'retried': 0, 'failed': 0}
     """
     now = int(time.time()) if now is None else now
-    v = strategy_versions.c
-    stale = conn.execute(
-        sa.select(v.generation_id, v.attempts).where(
-            v.status == "generating", v.claimed_by.is_not(None), v.claimed_at < now - stale_after
-        )
-    ).all()
     counts = {"retried": 0, "failed": 0}
-    for generation_id, attempts in stale:
-        match = (v.generation_id == generation_id) & (v.status == "generating") & v.claimed_by.is_not(None)
+    for generation_id, attempts in queries.stale_claims(conn, claimed_before=now - stale_after):
         if attempts >= max_attempts:
             error = json.dumps({"message": _INTERRUPTED, "phrase": ""})
             values: dict[str, Any] = {
@@ -249,7 +188,7 @@ def recover(
             }
         else:
             values = {"claimed_by": None, "claimed_at": None}
-        if conn.execute(strategy_versions.update().where(match).values(**values)).rowcount != 1:
+        if not queries.release_claim(conn, generation_id, values):
             continue
         if attempts >= max_attempts:
             _refund(conn, generation_id)
@@ -260,8 +199,7 @@ def recover(
 
 
 def _refund(conn: Connection, generation_id: str) -> None:
-    v = strategy_versions.c
-    row = conn.execute(sa.select(strategy_versions).where(v.generation_id == generation_id)).first()
+    row = queries.version_of_generation(conn, generation_id)
     if row is None or row.refunded or row.cost_units <= 0:
         return
     credits.refund_credits(
@@ -272,108 +210,4 @@ def _refund(conn: Connection, generation_id: str) -> None:
         f"Refund: generation of {row.name} v{row.version} failed",
         idempotency_key=f"strategy-refund-{generation_id}",
     )
-    conn.execute(strategy_versions.update().where(v.generation_id == generation_id).values(refunded=True))
-
-
-class GenerationWorker:
-    """A few threads compiling the ``generating`` versions of one app's store.
-
-    Started and stopped by the app's lifespan. ``SVC_GENERATION_THREADS`` sets the number of
-    threads (default 2; 0 runs none, leaving the work to other processes).
-
-    Example:
-        >>> from svc_api.core.services import Services
-        >>> from svc_api.settings import Settings
-        >>> settings = Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32)
-        >>> from svc_api.migrations import migrate
-        >>> worker = GenerationWorker(Services(settings, migrate=migrate))
-        >>> worker.start(); worker.step(); worker.stop()
-        False
-    """
-
-    def __init__(
-        self,
-        services: Any,
-        *,
-        threads: int | None = None,
-        poll_seconds: float = 1.0,
-        stale_after: int = STALE_AFTER,
-        recover_every: float = 10.0,
-    ) -> None:
-        self.services = services
-        self.threads = services.settings.generation_threads if threads is None else threads
-        self.poll_seconds = poll_seconds
-        self.stale_after = stale_after
-        self.recover_every = recover_every
-        self._stopping = threading.Event()
-        self._running: list[threading.Thread] = []
-        self._next_recovery = 0.0
-        self._lock = threading.Lock()
-        self._id = uuid.uuid4().hex[:12]
-
-    name = "strategy_generation"
-
-    def health(self) -> dict[str, Any]:
-        """``running`` with the live thread count, or ``stopped``."""
-        alive = sum(t.is_alive() for t in self._running)
-        state = "running" if alive or self.threads == 0 else "stopped"
-        return {"state": state, "threads": alive}
-
-    def run_once(self) -> bool:
-        """Compile one waiting version in this thread (see :meth:`step`)."""
-        return self.step()
-
-    def start(self) -> None:
-        """Start the threads (recovery of interrupted generations runs first in each loop)."""
-        self._stopping.clear()
-        for i in range(self.threads):
-            thread = threading.Thread(target=self._run, args=(f"{self._id}-{i}",), daemon=True)
-            thread.name = f"svc-generation-{i}"
-            thread.start()
-            self._running.append(thread)
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the threads and wait for them (a compilation in progress finishes first)."""
-        self._stopping.set()
-        notify()
-        for thread in self._running:
-            thread.join(timeout)
-        self._running.clear()
-
-    def step(self, worker: str | None = None) -> bool:
-        """Recover if due, then compile one waiting version; True when one was processed."""
-        worker = worker or f"{self._id}-x"
-        store = self.services.store
-        self._recover_if_due(store)
-        with store.write() as conn:
-            claim = claim_next(conn, worker)
-        if claim is None:
-            return False
-        outcome = compile_version(claim.fields)
-        with store.write() as conn:
-            finish(conn, claim, outcome)
-        return True
-
-    def _recover_if_due(self, store: Any) -> None:
-        with self._lock:
-            if time.monotonic() < self._next_recovery:
-                return
-            self._next_recovery = time.monotonic() + self.recover_every
-        with store.write() as conn:
-            counts = recover(conn, stale_after=self.stale_after)
-        if any(counts.values()):
-            logger.warning("interrupted strategy generations: %s", counts)
-
-    def _run(self, worker: str) -> None:
-        while not self._stopping.is_set():
-            seen = _WAKEUP.count
-            try:
-                worked = self.step(worker)
-            except StoreUnavailable as exc:
-                logger.warning("generation worker: store unavailable (%s)", exc)
-                worked = False
-            except Exception:
-                logger.exception("generation worker: unexpected failure")
-                worked = False
-            if not worked:
-                _WAKEUP.wait(seen, self.poll_seconds, self._stopping)
+    queries.mark_refunded(conn, generation_id)

@@ -1,7 +1,8 @@
 """``/user`` strategy operations: generate, detail, edit, versions, rollback, delete, visibility.
 
-Generation and edits are compiled by the background worker; the handlers wake it after their
-transaction commits. See docs/strategies-api.md for the fields and errors.
+Each handler hands the request's fields to a use case of :mod:`svc_api.strategies.service` and
+returns its reply; only the versions list reads its cursor here. See docs/strategies-api.md for the
+fields and errors.
 
 Example:
     >>> sorted(USER)[:3]
@@ -14,7 +15,7 @@ from typing import Any
 
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.errors import Invalid
-from svc_api.strategies import generation
+from svc_api.core.fields import position_int
 from svc_api.strategies import service as strategies
 
 
@@ -23,54 +24,43 @@ def _cap(call: Call) -> int:
 
 
 def _generate(call: Call) -> dict[str, Any]:
-    with call.store.write() as conn:
-        reply = strategies.generate(conn, call.svc_id, call.params, max_generations=_cap(call))
-    generation.notify()
-    return reply
+    return strategies.create_strategy(call.store, call.svc_id, call.params, max_generations=_cap(call))
 
 
 def _edit(call: Call) -> dict[str, Any]:
-    with call.store.write() as conn:
-        reply = strategies.edit(conn, call.svc_id, call.params, max_generations=_cap(call))
-    generation.notify()
-    return reply
+    return strategies.edit_strategy(call.store, call.svc_id, call.params, max_generations=_cap(call))
 
 
 def _detail(call: Call) -> dict[str, Any]:
-    with call.store.read() as conn:
-        return strategies.detail(conn, call.svc_id, call.params.get("strategy_name"))
+    return strategies.strategy_detail(call.store, call.svc_id, call.params.get("strategy_name"))
 
 
 def _versions(call: Call) -> dict[str, Any]:
     limit = call.page(25, 1, 100)
     position = call.cursor("strategy_versions")
-    before = None if position is None else position.get("v")
-    if position is not None and (not isinstance(before, int) or isinstance(before, bool)):
-        raise Invalid("cursor is not valid for this list")
+    before = None if position is None else position_int(position, "v")
     name = call.params.get("strategy_name")
     if position is not None and position.get("n") != name:
         raise Invalid("cursor belongs to another strategy")
-    with call.store.read() as conn:
-        body, more = strategies.versions(conn, call.svc_id, name, limit=limit, before=before)
+    body, more = strategies.strategy_versions(call.store, call.svc_id, name, limit=limit, before=before)
     last = {"v": body["versions"][-1]["version"], "n": name} if more else None
     return body | call.user_page("strategy_versions", "versions", body["versions"], more, last)
 
 
 def _rollback(call: Call) -> dict[str, Any]:
     p = call.params
-    with call.store.write() as conn:
-        return strategies.rollback(conn, call.svc_id, p.get("strategy_name"), p.get("target_version"))
+    return strategies.rollback_strategy(
+        call.store, call.svc_id, p.get("strategy_name"), p.get("target_version")
+    )
 
 
 def _delete(call: Call) -> dict[str, Any]:
     p = call.params
-    with call.store.write() as conn:
-        return strategies.delete(conn, call.svc_id, p.get("strategy_name"), p.get("confirm_name"))
+    return strategies.delete_strategy(call.store, call.svc_id, p.get("strategy_name"), p.get("confirm_name"))
 
 
 def _visibility(call: Call) -> dict[str, Any]:
-    with call.store.write() as conn:
-        return strategies.set_visibility(conn, call.svc_id, call.params)
+    return strategies.change_visibility(call.store, call.svc_id, call.params)
 
 
 USER: dict[str, Operation] = {

@@ -86,7 +86,7 @@ def _untrack(call: Call) -> dict[str, Any]:
 
 
 def _tracked(call: Call) -> dict[str, Any]:
-    limit = call.page(20, 1, 50)
+    limit = call.page(20, 1, 50, clamp=True)
     position = call.cursor(TRACKED)
     after = None if position is None else trends.SignalKey(
         position_str(position, "s"), position_str(position, "t"), position_int(position, "ts"),

@@ -66,8 +66,18 @@ def server_env(database_url: str, data_dir: Path, var_dir: Path) -> dict[str, st
 class Server:
     """``uvicorn --factory svc_api.app:create_app`` on a free port, output kept in ``log``."""
 
-    def __init__(self, env: Mapping[str, str], log: Path, *, via_svc: bool = False) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        log: Path,
+        *,
+        via_svc: bool = False,
+        extra_args: tuple[str, ...] = (),
+        ready: tuple[int, ...] = (200,),
+    ) -> None:
         self.via_svc = via_svc  # run `svc serve` (its timeouts and connection limit) instead of uvicorn
+        self.extra_args = extra_args
+        self.ready = ready  # the /health statuses that mean "up"
         self.env = dict(env)
         self.log = log
         self.port = free_port()
@@ -81,7 +91,7 @@ class Server:
             "--host", "127.0.0.1", "--port", str(self.port), "--no-access-log",
         ]  # fmt: skip
         if self.via_svc:
-            command = svc_command("serve", "--host", "127.0.0.1", "--port", str(self.port))
+            command = svc_command("serve", "--host", "127.0.0.1", "--port", str(self.port), *self.extra_args)
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
@@ -89,7 +99,7 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited with {self.process.returncode}:\n{self.tail()}")
             try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                if httpx.get(f"{self.url}/health", timeout=2).status_code in self.ready:
                     return self
             except httpx.TransportError:
                 pass

@@ -18,6 +18,7 @@ import svc_engine.sim.drivers as drivers
 from svc_api.accounts import service as accounts
 from svc_api.backtests import jobs, pricing
 from svc_api.backtests import service as backtests
+from svc_api.backtests.tables import backtest_jobs
 from svc_api.credits import service as credits
 from svc_api.settings import Settings
 from svc_engine.data import Catalog, DataStore
@@ -220,6 +221,13 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
     with bt_api.app.state.services.store.read() as conn:
         returns = backtests.full_range_returns(conn, svc_id, "smacross")
     assert returns == {c: r["summary"]["total_return_pct"] for c, r in expected["results"].items()}
+    # A full_range history entry has numbers only (issue 13): the win rate over every coin's trades.
+    entry = _ok(bt_api.user("backtest_history", token=token))["data"]["backtests"][0]
+    trades = sum(r["summary"]["total_trades"] for r in expected["results"].values())
+    gains = sum(r["summary"]["gain_count"] for r in expected["results"].values())
+    assert trades > 0
+    assert entry["summary"]["win_rate"] == round(100.0 * gains / trades, 2)
+    assert all(isinstance(v, int | float) for v in entry["summary"].values())
 
     body = {"strategy_name": "smacross", "coins": ["BTC", "ETH"], "timeframe": "1h", "divide": 2}
     body |= {"initial_balance": 1000, "commission_pct": 0.1, "start_ts": START}
@@ -489,9 +497,7 @@ def test_legacy_delete_pair_and_running_jobs(bt_api: Api) -> None:
     assert running.status_code == 409
     with store.write() as conn:
         conn.execute(
-            backtests.backtest_jobs.update().values(
-                status="completed", result_key=jobs.result_key(svc_id, job_id)
-            )
+            backtest_jobs.update().values(status="completed", result_key=jobs.result_key(svc_id, job_id))
         )
     assert _bt(bt_api, "delete_backtest", {**body, "strategy_name": "other"}, token).status_code == 404
     deleted = _ok(
@@ -586,3 +592,39 @@ def test_job_status_times_and_remaining_estimate() -> None:
         "estimated_remaining_seconds": 0.0,
         "error": "failed",
     }
+
+
+def test_a_job_of_a_dead_process_is_failed_at_start_up_though_its_heartbeat_is_fresh(
+    bt_settings: Settings, make_api: Any
+) -> None:
+    """The process that ran the job was killed a moment ago: its heartbeat is still fresh, but its
+    holder id (host, pid, start time) names a process that is gone, so the restart settles it at once."""
+    import subprocess
+    import sys
+
+    import sqlalchemy as sa
+
+    from svc_api.backtests.tables import backtest_jobs
+    from svc_api.core.liveness import holder_id
+
+    api = make_api(bt_settings)
+    svc_id, token = _user(api, balance=5, strategy=False)
+    launch = backtests.Launch("full_range", "gone", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 3, 1.0)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead = holder_id(child.pid)
+    child.wait()
+    with api.app.state.services.store.write() as conn:
+        made = backtests.create_job(conn, svc_id, launch, limit=3, now=time.time())
+        conn.execute(
+            backtest_jobs.update().where(backtest_jobs.c.job_id == made["job_id"]).values(runner=dead)
+        )
+    assert _balance(api, svc_id) == 2
+    restarted = make_api(bt_settings)
+    status = _ok(_bt(restarted, "status", {"job_id": made["job_id"]}, token))
+    assert (status["status"], status["error"]) == ("failed", jobs.INTERRUPTED)
+    assert _balance(restarted, svc_id) == 5
+    history = restarted.user("credits_history", token=token).json()["data"]["transactions"]
+    refund = next(t for t in history if t["amount"] > 0)
+    assert refund["description"] == f"Refund of failed backtest {made['job_id']}"
+    with restarted.app.state.services.store.read() as conn:
+        assert conn.execute(sa.select(backtest_jobs.c.status)).scalar() == "failed"

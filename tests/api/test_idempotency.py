@@ -124,3 +124,63 @@ def test_a_claim_left_by_a_crash_is_taken_over_after_stale_after(api: Api) -> No
         "content_type": "application/json",
         "body": b'{"ok":true}',
     }
+
+
+def _dead_holder() -> str:
+    """The holder id of a process of this host that has exited."""
+    import subprocess
+    import sys
+
+    from svc_api.core.liveness import holder_id
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    holder = holder_id(child.pid)
+    child.wait()
+    return holder
+
+
+def test_a_key_left_in_flight_by_a_dead_process_proceeds_at_once(api: Api, paid_operation: Any) -> None:
+    """After a crash, the retry of the request that was in flight runs at once (no 409 for minutes),
+    and the money moves once: the ledger's own key makes the second run a replay of the spend."""
+    from svc_api.core.leases import release_dead
+
+    user = _funded(api)
+    token = user["session_token"]
+    body = {"amount": 2, "idempotency_key": KEY}
+    assert _spend(api, token, **body).status_code == 200
+    store = api.app.state.services.store
+    with store.write() as conn:  # as if the process had died mid-request: in flight, holder gone
+        conn.execute(
+            idempotency_keys.update()
+            .where(idempotency_keys.c.key == KEY)
+            .values(state="in_flight", status_code=None, body=None, holder=_dead_holder(), lease_until=2**40)
+        )
+    blocked_before_release = _spend(api, token, **body)
+    assert blocked_before_release.status_code == 200  # a dead holder is known at once, even unreleased
+    with store.write() as conn:
+        conn.execute(
+            idempotency_keys.update()
+            .where(idempotency_keys.c.key == KEY)
+            .values(state="in_flight", holder=_dead_holder(), lease_until=2**40)
+        )
+    assert release_dead(store) == 1
+    assert _spend(api, token, **body).status_code == 200
+    assert api.user("account_info", token=token).json()["data"]["svc_credits"] == 8
+    history = api.user("credits_history", token=token).json()["data"]["transactions"]
+    assert [t["amount"] for t in history if t["action"] == "backtest"] == [-2]
+
+
+def test_a_live_holder_keeps_its_key_and_an_expired_lease_frees_it(api: Api) -> None:
+    from svc_api.core.liveness import HOLDER
+
+    store = api.app.state.services.store
+    svc_id = api.register()["svc_id"]
+    assert claim(store, svc_id, "k" * 16, "f1", 600) is None
+    with pytest.raises(ApiError, match="409 request_in_progress"):
+        claim(store, svc_id, "k" * 16, "f1", 600)
+    with store.write() as conn:  # another host's holder whose lease ran out
+        conn.execute(idempotency_keys.update().values(holder="elsewhere:1:1", lease_until=1))
+    assert claim(store, svc_id, "k" * 16, "f1", 600) is None
+    with store.read() as conn:
+        row = conn.execute(idempotency_keys.select()).one()
+    assert row.holder == HOLDER and row.lease_until >= int(time.time()) + 20

@@ -15,7 +15,7 @@ from svc_api.accounts import service as accounts
 from svc_api.backtests import service as backtests_service
 from svc_api.credits import service as credits
 from svc_api.settings import Settings
-from svc_api.strategies import generation
+from svc_api.strategies import generation, hooks
 from svc_api.strategies import service as strategies
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market
@@ -356,7 +356,7 @@ def test_rollback_copies_the_target_and_goes_private(api: Api, monkeypatch: pyte
     svc_id, token = _user(api)
     _ok(api.user("strategy_generate", RSI, token=token))
     _settled(api, token, "rsidip")
-    monkeypatch.setattr(strategies, "_full_range_returns", lambda *a: {"BTC": 4.0})
+    monkeypatch.setattr(hooks, "full_range_returns", lambda *a: {"BTC": 4.0})
     public = {"strategy_name": "rsidip", "visibility": "public", "credits_per_signal": 0.5}
     _ok(api.user("strategy_visibility", public | {"timeframe": "4h", "coins": ["BTC"]}, token=token))
     _ok(api.user("strategy_edit", {"strategy_name": "rsidip", "entry_condition": "nonsense"}, token=token))
@@ -427,7 +427,7 @@ def test_visibility_rules(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
         asked.append((svc_id, name, timeframe))
         return returns
 
-    monkeypatch.setattr(strategies, "_full_range_returns", fake)
+    monkeypatch.setattr(hooks, "full_range_returns", fake)
     base = {"strategy_name": "rsidip", "visibility": "public", "credits_per_signal": 0.25, "timeframe": "4h"}
     body = base | {"coins": ["btc", "ETHUSDT", "SOL"]}
 
@@ -495,7 +495,7 @@ def test_visibility_rules(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_visibility_of_a_strategy_not_active_is_409(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strategies, "_full_range_returns", lambda *a: {"BTC": 1.0})
+    monkeypatch.setattr(hooks, "full_range_returns", lambda *a: {"BTC": 1.0})
     _, token = _user(api)
     _ok(api.user("strategy_generate", RSI | {"entry_condition": "garbage"}, token=token))
     _settled(api, token, "rsidip")
@@ -506,7 +506,7 @@ def test_visibility_of_a_strategy_not_active_is_409(api: Api, monkeypatch: pytes
 
 
 def test_strategies_of_another_user_are_404(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strategies, "_full_range_returns", lambda *a: {"BTC": 1.0})
+    monkeypatch.setattr(hooks, "full_range_returns", lambda *a: {"BTC": 1.0})
     _, owner = _user(api)
     _ok(api.user("strategy_generate", RSI, token=owner))
     _settled(api, owner, "rsidip")

@@ -20,6 +20,7 @@ from svc_api.migrations import migrate
 from svc_api.strategies import generation
 from svc_api.strategies import service as strategies
 from svc_api.strategies.tables import strategy_versions
+from svc_api.strategies.worker import GenerationWorker
 from svc_engine.strategy import compile_strategy
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def _generate(store: Store, sid: str, **change: Any) -> None:
 
 def _run_worker(store: Store) -> int:
     """Process every waiting version in this thread; returns how many were processed."""
-    worker = generation.GenerationWorker(_Services(store), threads=0)
+    worker = GenerationWorker(_Services(store), threads=0)
     done = 0
     while worker.step("test-worker"):
         done += 1

@@ -1,0 +1,244 @@
+"""Changing strategies: create from words, edit (a new version), roll back, delete.
+
+Each generation (create or edit) adds a version in status ``generating``, charges
+:data:`GENERATION_COST` credit upfront and is compiled by the background worker
+(:mod:`svc_api.strategies.generation`) into ``active`` or ``failed`` (then refunded in full).
+Every function here runs in the caller's write transaction and locks the account row first.
+
+Example:
+    >>> from svc_api.core.store import Store
+    >>> from svc_api.migrations import migrate
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.write() as conn:
+    ...     generate(conn, "NOPE00", {"strategy_name": "rsidip"})
+    Traceback (most recent call last):
+    ...
+    svc_api.core.errors.Invalid: market_type is required: 'spot' or 'futures', got None
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.engine import Connection, Row
+
+from svc_api.core.errors import Conflict
+from svc_api.credits import service as credits
+from svc_api.strategies import queries
+from svc_api.strategies.fields import (
+    CONDITIONS,
+    check_name,
+    condition_changes,
+    conditions,
+    confirmed_name,
+    generation_fields,
+    target_version,
+)
+from svc_api.strategies.hooks import delete_backtests
+from svc_api.strategies.limits import (
+    LIVE,
+    MAX_GENERATIONS,
+    check_generation_cap,
+    check_plan_limit,
+    lock_account,
+)
+from svc_api.strategies.records import strategy_head, strategy_version
+
+GENERATION_COST = 1
+# The columns of a version an edit carries over before applying the changed conditions.
+_SPEC = ("market_type", "position_side", "signal_mode", "timeframe", *CONDITIONS)
+
+
+def generate(
+    conn: Connection,
+    svc_id: str,
+    params: Mapping[str, Any],
+    *,
+    now: int | None = None,
+    max_generations: int = MAX_GENERATIONS,
+) -> dict[str, Any]:
+    """Create a strategy (version 1, private, ``generating``) and charge the generation upfront.
+
+    Checks, in order: fields (400), plan limit on active strategies (403), name taken (409),
+    generations in progress (``max_generations``, from ``SVC_MAX_CONCURRENT_GENERATIONS``;
+    :class:`~svc_api.strategies.errors.GenerationBusy`, 429), credits (402). See the module example.
+    """
+    now = int(time.time()) if now is None else now
+    name = check_name(params.get("strategy_name"))
+    spec = generation_fields(params)
+    lock_account(conn, svc_id)
+    check_plan_limit(conn, svc_id, exclude=None)
+    if queries.find_strategy(conn, svc_id, name) is not None:
+        raise Conflict(f"you already have a strategy named {name!r}")
+    check_generation_cap(conn, svc_id, max_generations)
+    queries.insert_strategy(conn, svc_id, name, now=now)
+    _add_generation(conn, svc_id, name, 1, spec, now)
+    return {
+        "strategy_name": name,
+        "version": 1,
+        "signal_mode": spec["signal_mode"],
+        "status": "generating",
+        "cost_upfront": GENERATION_COST,
+        "cost_refunded_on_failure": True,
+    }
+
+
+def edit(
+    conn: Connection,
+    svc_id: str,
+    params: Mapping[str, Any],
+    *,
+    now: int | None = None,
+    max_generations: int = MAX_GENERATIONS,
+) -> dict[str, Any]:
+    """A new version with changed conditions, regenerated (and charged) like a new strategy.
+
+    Conditions not given are copied from the current version; at least one must be given.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: give at least one of entry_condition, tp_condition, sl_condition
+    """
+    now = int(time.time()) if now is None else now
+    name = check_name(params.get("strategy_name"))
+    changes = condition_changes(params)
+    lock_account(conn, svc_id)
+    head = strategy_head(conn, svc_id, name)
+    current = strategy_version(conn, svc_id, name, head.current_version)
+    spec = {column: getattr(current, column) for column in _SPEC}
+    spec.update(conditions({**spec, **changes}, spec["signal_mode"]))
+    if current.status not in LIVE:
+        check_plan_limit(conn, svc_id, exclude=name)
+    check_generation_cap(conn, svc_id, max_generations)
+    version = queries.last_version(conn, svc_id, name) + 1
+    _add_generation(conn, svc_id, name, version, spec, now)
+    queries.update_strategy(conn, svc_id, name, current_version=version, updated_at=now)
+    return {
+        "strategy_name": name,
+        "version": version,
+        "status": "generating",
+        "copiers_cancelled": 0,
+        "cost_upfront": GENERATION_COST,
+        "cost_refunded_on_failure": True,
+    }
+
+
+def rollback(
+    conn: Connection, svc_id: str, strategy_name: Any, target: Any, *, now: int | None = None
+) -> dict[str, Any]:
+    """A new version copying version ``target`` (program included, no charge); the strategy goes private.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     rollback(conn, "NOPE00", "rsidip", "2")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: target_version must be a positive integer
+    """
+    now = int(time.time()) if now is None else now
+    name = check_name(strategy_name)
+    wanted = target_version(target)
+    lock_account(conn, svc_id)
+    head = strategy_head(conn, svc_id, name)
+    copied = strategy_version(conn, svc_id, name, wanted)
+    if copied.status == "generating":
+        raise Conflict(f"version {wanted} is still generating; roll back once it has finished")
+    if (
+        copied.status == "active"
+        and strategy_version(conn, svc_id, name, head.current_version).status not in LIVE
+    ):
+        check_plan_limit(conn, svc_id, exclude=name)
+    version = queries.last_version(conn, svc_id, name) + 1
+    queries.insert_version(conn, _copy_of(copied, version, now))
+    queries.update_strategy(
+        conn, svc_id, name, current_version=version, visibility="private", credits_per_signal=0,
+        public_coins="[]", public_timeframe=None, updated_at=now,
+    )  # fmt: skip
+    return {
+        "strategy_name": name,
+        "new_version": version,
+        "rolled_back_to": wanted,
+        "status": copied.status,
+        "visibility": "private",
+        "credits_per_signal": 0,
+        "marketplace_subscriptions_cancelled": 0,
+    }
+
+
+def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any) -> dict[str, Any]:
+    """Delete a strategy, its versions and its backtests; ``confirm_name`` must equal the name.
+
+    ``deleted_objects`` counts the versions and the backtest records removed.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     delete(conn, "NOPE00", "rsidip", "rsidip")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    name = confirmed_name(strategy_name, confirm_name)
+    lock_account(conn, svc_id)
+    strategy_head(conn, svc_id, name)
+    backtests = delete_backtests(conn, svc_id, name)
+    removed = queries.delete_strategy(conn, svc_id, name)
+    return {"strategy_name": name, "deleted": True, "deleted_objects": removed + backtests}
+
+
+def _copy_of(row: Row[Any], version: int, now: int) -> dict[str, Any]:
+    """A version row copying ``row`` (program and status included) as a new, uncharged generation."""
+    return dict(row._mapping) | {
+        "version": version,
+        "generation_id": uuid.uuid4().hex,
+        "cost_units": 0,
+        "refunded": False,
+        "attempts": 0,
+        "claimed_by": None,
+        "claimed_at": None,
+        "rolled_back_from": row.version,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _add_generation(
+    conn: Connection, svc_id: str, name: str, version: int, spec: Mapping[str, Any], now: int
+) -> None:
+    generation_id = uuid.uuid4().hex
+    credits.spend_credits(
+        conn,
+        svc_id,
+        GENERATION_COST,
+        "strategy_generate",
+        f"Strategy generation: {name} v{version}",
+        idempotency_key=f"strategy-generate-{generation_id}",
+    )
+    queries.insert_version(
+        conn,
+        {
+            "svc_id": svc_id,
+            "name": name,
+            "version": version,
+            "generation_id": generation_id,
+            "status": "generating",
+            "cost_units": credits.to_units(GENERATION_COST),
+            "created_at": now,
+            "updated_at": now,
+            **spec,
+        },
+    )

@@ -1,0 +1,113 @@
+"""What a plan allows: active strategies, coins per public strategy, generations running at once.
+
+Mutations lock the caller's account row first (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite
+serialises writers anyway), so the counts below hold under concurrent requests.
+
+Example:
+    >>> MAX_ACTIVE["plus"], MAX_COINS["plus"]
+    (2, 10)
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Connection
+
+from svc_api.accounts.service import current_plan
+from svc_api.core.errors import Forbidden, NotFound
+from svc_api.settings import Settings
+from svc_api.strategies import queries
+from svc_api.strategies.errors import GenerationBusy
+
+#: Default per-user cap on generations in progress (``Settings.max_concurrent_generations``; the
+#: route passes the setting as ``max_generations``).
+MAX_GENERATIONS = Settings.max_concurrent_generations
+MAX_ACTIVE = {"free": 0, "starter": 1, "plus": 2, "pro": 5, "investor": 10}
+MAX_COINS = {"free": 0, "starter": 5, "plus": 10, "pro": 25, "investor": 50}
+LIVE = ("generating", "active")
+"""Statuses that count against the plan's active strategies."""
+
+
+def lock_account(conn: Connection, svc_id: str) -> None:
+    """Lock the caller's account row for the rest of the transaction; 404 for an unknown account.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     lock_account(conn, "NOPE00")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    if not queries.lock_account(conn, svc_id):
+        raise NotFound(f"unknown account {svc_id}")
+
+
+def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> None:
+    """403 when one more live strategy would exceed the plan (``exclude`` is the one being changed).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     check_plan_limit(conn, "NOPE00", exclude=None)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    plan = current_plan(conn, svc_id)
+    limit = MAX_ACTIVE[plan]
+    if limit == 0:
+        raise Forbidden(
+            "the free plan includes no strategies; upgrade to starter (1 active strategy), "
+            "plus (2), pro (5) or investor (10)"
+        )
+    active = queries.count_live(conn, svc_id, LIVE, exclude=exclude)
+    if active >= limit:
+        raise Forbidden(
+            f"your {plan} plan allows {limit} active strategies and you have {active}; "
+            "delete one or upgrade your plan"
+        )
+
+
+def check_generation_cap(conn: Connection, svc_id: str, cap: int) -> None:
+    """:class:`GenerationBusy` (429) when ``cap`` generations of ``svc_id`` are already running.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     check_generation_cap(conn, "NOPE00", 0)
+        Traceback (most recent call last):
+        ...
+        svc_api.strategies.errors.GenerationBusy: 0 strategy generation(s) already in progress \
+(maximum 0); retry when one finishes
+    """
+    running = queries.count_generating(conn, svc_id)
+    if running >= cap:
+        raise GenerationBusy(running, cap)
+
+
+def check_coin_count(conn: Connection, svc_id: str, coins: int, *, now: int) -> None:
+    """403 when a public strategy lists more coins than the plan allows.
+
+    Example:
+        >>> from svc_api.accounts import service as accounts
+        >>> from svc_api.accounts.identity import register
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     _ = accounts.grant_plan(conn, sid, "starter", 30, now=1_800_000_000)
+        ...     check_coin_count(conn, sid, 6, now=1_800_000_000)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Forbidden: your plan allows at most 5 coins per strategy; 6 requested
+    """
+    limit = MAX_COINS[current_plan(conn, svc_id, now=now)]
+    if coins > limit:
+        raise Forbidden(f"your plan allows at most {limit} coins per strategy; {coins} requested")
