@@ -5,9 +5,10 @@ The work is cut into chunks of (coin, timeframe, block of combinations) that run
 indicator cache every combination of the chunk shares (an indicator is computed once per distinct
 parameter value), validates the candles and works out the spread once, and simulates each
 combination with the same kernels as :func:`svc_engine.sim.backtest`, so a row equals the
-backtest of that combination alone. A chunk returns summary rows only (no trades or equity), and
-chunks run in waves whose rows go to the result or to Parquet part files (``sink``): memory grows
-with the rows, never with trades, equity or the grid's indicators.
+backtest of that combination alone. A chunk returns summary rows only (no trades or equity):
+memory grows with the rows, never with trades, equity or the grid's indicators. Without a sink all
+chunks go to the executor at once (the candles travel to the workers once); with ``sink`` they run
+in waves whose rows are written as Parquet part files before the next wave starts.
 
 With ``sink``, a run that is killed resumes where it stopped: a chunk whose part file exists is not
 computed again (the directory's ``sweep.json`` must describe the same sweep).
@@ -449,6 +450,14 @@ def _run(
     wave = max(1, WAVE_PER_WORKER * ex.workers)
     done = len(chunks) - len(todo)
     with _progress(progress, len(chunks)) as report:
+        if sink is None and stop_after is None:
+            # one map: the plan (candles included) travels to the workers once; rows are small
+            def relay(event: dict[str, Any]) -> None:
+                if report is not None:
+                    report(_event(done + event["done"], len(chunks), todo[event["index"]]))
+
+            labels = [c.label for c in todo]
+            return ex.map(run_chunk, todo, shared=plan, labels=labels, progress=relay)
         for w in range(0, len(todo), wave):
             batch = todo[w : w + wave]
             if stop_after is not None:

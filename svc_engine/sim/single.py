@@ -131,7 +131,7 @@ def summary_figures(
     """
     return {
         "total_signals": int(total_signals),
-        **stats.trade_summary(trades["ret"], trades["profit"]),
+        **perf.trade_summary(trades["ret"], trades["profit"]),
         "final_balance": float(final),
         "total_return_pct": stats.total_return_pct(final, initial),
         "max_drawdown_pct": float(max_dd),
