@@ -28,7 +28,8 @@ SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price
 #: ``max_candles`` (most candles held, null for no limit); rows with side ``exit`` mark the candles
 #: at whose close an exit condition fired. With these columns, an infinite TP or SL on its own side
 #: (long: TP +inf, SL -inf) means the trade has none.
-RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles")
+RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles", "trail_pct", "trail_distance", "trail_after_pct",
+                                 "breakeven_pct")  # fmt: skip
 _NO_BOOLS = np.zeros(0, np.bool_)
 _NO_INTS = np.zeros(0, np.int64)
 _RULES: tuple[tuple[str, str], ...] = (
@@ -266,6 +267,9 @@ class Signals:
     """Per signal: a market entry, filled at the next open (empty: all limit orders)."""
     hold: np.ndarray = field(default_factory=lambda: _NO_INTS)
     """Per signal: the most candles a trade may be held, 0 for no limit (empty: none)."""
+    moves: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    """Per signal: trailing fraction, trailing distance, trailing activation and break-even
+    activation (fractions; NaN: none), ``nb.NO_MOVES`` (empty: none)."""
 
     open_levels: bool = False
     """The frame carried the rule columns: an infinite TP/SL on its own side means none."""
@@ -273,7 +277,7 @@ class Signals:
     @property
     def has_rules(self) -> bool:
         """Whether exit rows, market entries or holding times are present (docs/exits.md)."""
-        return bool(self.exit_flag.size or self.market.size or self.hold.size)
+        return bool(self.exit_flag.size or self.market.size or self.hold.size or self.moves.size)
 
     def __len__(self) -> int:
         return int(self.sidx.shape[0])
@@ -326,6 +330,14 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
     hold = _NO_INTS
     if "max_candles" in signals.columns:
         hold = signals["max_candles"].cast(pl.Int64).fill_null(0).to_numpy()[rows].astype(np.int64)
+    moves = np.zeros((0, 4))
+    move_columns = ("trail_pct", "trail_distance", "trail_after_pct", "breakeven_pct")
+    if any(c in signals.columns for c in move_columns):
+        moves = np.full((rows.shape[0], 4), np.nan)
+        for m, col in enumerate(move_columns):
+            if col in signals.columns:
+                values = signals[col].cast(pl.Float64).fill_null(np.nan).to_numpy()[rows]
+                moves[:, m] = values / 100.0 if col.endswith("_pct") else values
     return Signals(
         rows.astype(np.int64),
         sidx,
@@ -337,6 +349,7 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
         exit_flag,
         np.ascontiguousarray(market, dtype=np.bool_),
         np.ascontiguousarray(hold),
+        np.ascontiguousarray(moves),
         any(c in signals.columns for c in RULE_COLUMNS),
     )
 

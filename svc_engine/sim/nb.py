@@ -19,8 +19,13 @@ LONG: int = 1
 SHORT: int = -1
 
 # exit reasons
-R_SL, R_SL_GAP, R_TP, R_TP_GAP, R_LIQ, R_END, R_SIGNAL, R_TIME = 0, 1, 2, 3, 4, 5, 6, 7
-REASONS: tuple[str, ...] = ("sl", "sl_gap", "tp", "tp_gap", "liquidation", "end", "signal", "time")
+R_SL, R_SL_GAP, R_TP, R_TP_GAP, R_LIQ, R_END, R_SIGNAL, R_TIME, R_TRAIL, R_BE = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+REASONS: tuple[str, ...] = (
+    "sl", "sl_gap", "tp", "tp_gap", "liquidation", "end", "signal", "time", "trailing_stop", "breakeven"
+)  # fmt: skip
+NO_MOVES = np.full(4, np.nan)
+"""Stop moves of a trade: trailing fraction, trailing distance, trailing activation, break-even
+activation (fractions of the entry; NaN: none)."""
 
 # fates of a signal; F_OK = passed the filter, not decided yet
 F_OK = -1
@@ -247,7 +252,8 @@ def find_market_fill_nb(t, o, s, deadline_ms):
 
 
 @njit(cache=True, nogil=True)
-def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold):
+def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold,
+                       moves=NO_MOVES):  # fmt: skip
     """:func:`find_exit_nb` plus the exit rules a strategy can say in words (docs/exits.md): on each
     candle from the fill on, rules 1-3 first (stop first, gaps at the open); then, at the candle's
     close, an exit condition (``exit_flag``, one bool per candle, may be empty) or the end of the
@@ -255,6 +261,14 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
     next candle's open (reason ``signal`` or ``time``), unless that open gaps through the stop or
     the take-profit, which then names the exit (at the same price). On the last candle it ends
     there at its close (``end``).
+
+    ``moves`` (see ``NO_MOVES``) move the stop: a trailing stop follows the best price reached
+    (long: highest high) at a fraction or a distance below it, from the start or once that best
+    price is a fraction above the entry; a break-even move lifts the stop to the entry once the best
+    price is a fraction above it. A candle's own high moves the stop only from the next candle on
+    (its order against the low is unknown); on an intrabar fill candle only its close counts. The
+    reason names the level that was hit: ``trailing_stop`` or ``breakeven`` where that level lay
+    beyond the initial stop.
 
     Example:
         >>> o = np.array([10.0, 10.0, 10.2, 10.4]); h = o + 0.1; lo = o - 0.1
@@ -264,8 +278,14 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
         >>> find_exit_rules_nb(o, h, lo, o, 1, LONG, 10.0, True, np.inf, -np.inf, 1.0, 3, flag[:0], 1)
         (2, 10.2, 7)
     """
-    stop, stop_reason, gap_reason = stop_level_nb(entry, side, sl, leverage)
+    base, base_reason, base_gap = stop_level_nb(entry, side, sl, leverage)
+    stop, stop_reason, gap_reason = base, base_reason, base_gap
     flags = exit_flag.shape[0] > 0
+    frac, dist, after, be = moves[0], moves[1], moves[2], moves[3]
+    trailing = not (np.isnan(frac) and np.isnan(dist))
+    armed = trailing and np.isnan(after)
+    be_armed = False
+    best = entry
     for j in range(i, last + 1):
         hit, x, reason = candle_rules_nb(
             o[j], h[j], lo[j], c[i], side, j == i and not open_fill, tp, stop, stop_reason, gap_reason
@@ -274,6 +294,21 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
             return j, x, reason
         if j == last:
             break
+        if trailing or not np.isnan(be):
+            reach = c[i] if (j == i and not open_fill) else (h[j] if side == LONG else lo[j])
+            best = max(best, reach) if side == LONG else min(best, reach)
+            gain = (best / entry - 1.0) * side
+            if trailing and not armed and gain >= after:
+                armed = True
+            if not np.isnan(be) and gain >= be:
+                be_armed = True
+            stop, stop_reason, gap_reason = base, base_reason, base_gap
+            if be_armed and (entry - stop) * side > 0:
+                stop, stop_reason, gap_reason = entry, np.int64(R_BE), np.int64(R_BE)
+            if armed:
+                level = best * (1.0 - side * frac) if not np.isnan(frac) else best - side * dist
+                if (level - stop) * side > 0:
+                    stop, stop_reason, gap_reason = level, np.int64(R_TRAIL), np.int64(R_TRAIL)
         by_signal = flags and exit_flag[j]
         if by_signal or (hold > 0 and j - i + 1 >= hold):
             nxt = o[j + 1]
@@ -549,15 +584,16 @@ def single_sweep_nb(
     exit_flag,
     market,
     hold,
+    moves,
 ):
     """The sequential sweep of one coin. The stake of a fill is :func:`stake_nb` of ``sizing``
     and ``size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on entry and every
     signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
     (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
     ``intrabar="detail"``; empty arrays otherwise. ``exit_flag`` (one bool per candle), ``market``
-    and ``hold`` (per signal) are the exit rules and market entries of docs/exits.md; empty arrays
+    ``hold`` and ``moves`` (per signal) are the exit rules and market entries of docs/exits.md; empty arrays
     when unused, which leaves every result as it was. Returns (number of trades, final balance)."""
-    rules = exit_flag.shape[0] > 0 or hold.shape[0] > 0
+    rules = exit_flag.shape[0] > 0 or hold.shape[0] > 0 or moves.shape[0] > 0
     fs = fine[4]
     detail = fs.shape[0] > 0
     memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
@@ -596,6 +632,7 @@ def single_sweep_nb(
             j, x, reason = find_exit_rules_nb(
                 o, h, lo, c, memo[k].fill_candle, side[k], memo[k].entry_raw, memo[k].open_fill,
                 tp[k], sl[k], lev, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
+                moves[k] if moves.shape[0] > 0 else NO_MOVES,
             )  # fmt: skip
             memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
             memo[k].done = 2

@@ -311,6 +311,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         sig.exit_flag,
         sig.market,
         sig.hold,
+        sig.moves,
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100

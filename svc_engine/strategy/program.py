@@ -58,6 +58,8 @@ class Strategy:
     """Most candles a trade is held (0: no limit); it then closes at the next candle's open."""
     entry_order: str = "limit"
     """``limit`` (at the entry price) or ``market`` (at the next candle's open)."""
+    breakeven: float = 0.0
+    """Profit in percent after which the stop moves to the entry (0: never)."""
 
     @property
     def has_rules(self) -> bool:
@@ -67,8 +69,9 @@ class Strategy:
         >>> compile_strategy("close above 1").has_rules
         False
         """
-        none = isinstance(self.tp, A.NoTarget) or isinstance(self.sl, A.NoTarget)
-        return self.exit is not None or self.hold > 0 or self.entry_order == "market" or none
+        none = isinstance(self.tp, A.NoTarget) or isinstance(self.sl, A.NoTarget | A.Trailing)
+        moves = self.hold > 0 or self.breakeven > 0
+        return self.exit is not None or moves or self.entry_order == "market" or none
 
     @property
     def candle_count(self) -> int:
@@ -133,8 +136,8 @@ class Strategy:
             "tp": render_exit("tp", self.position_side, self.tp),
             "sl": render_exit("sl", self.position_side, self.sl),
         }
-        if self.exit is not None or self.hold:
-            words["exit"] = render_exit_rule(self.exit, self.hold)
+        if self.exit is not None or self.hold or self.breakeven:
+            words["exit"] = render_exit_rule(self.exit, self.hold, self.breakeven)
         return words
 
     def describe(self) -> str:
@@ -173,6 +176,8 @@ class Strategy:
             out["hold"] = self.hold
         if self.entry_order != "limit":
             out["entry_order"] = self.entry_order
+        if self.breakeven:
+            out["breakeven"] = self.breakeven
         return out
 
     def to_json(self) -> str:
@@ -206,6 +211,7 @@ class Strategy:
             exit_condition=A.from_data(data.get("exit")),
             hold=int(data.get("hold", 0)),
             entry_order=data.get("entry_order", "limit"),
+            breakeven=float(data.get("breakeven", 0.0)),
         )
 
     @classmethod
@@ -290,18 +296,34 @@ class Strategy:
         frame = frame.with_columns(
             pl.lit(self.entry_order).alias("order"),
             pl.lit(self.hold or None, dtype=pl.Int64).alias("max_candles"),
+            *self._move_columns(ctx, idx),
         )
         if self.exit is not None:
             fired = ctx.truth(self.exit).copy()
             fired[: min(self.candle_count - 1, ctx.size)] = False
             at = ctx.array("open_time")[np.flatnonzero(fired)]
-            exits = pl.DataFrame(
-                {"open_time": at, "side": ["exit"] * at.size, "limit_price": None, "tp_price": None,
-                 "sl_price": None, "order": None, "max_candles": None},
-                schema=frame.schema,
-            )  # fmt: skip
+            exits = pl.DataFrame({"open_time": at, "side": ["exit"] * at.size}).with_columns(
+                pl.lit(None, dtype=dtype).alias(name) for name, dtype in frame.schema.items()
+                if name not in ("open_time", "side")
+            ).select(frame.columns).cast(dict(frame.schema))
             frame = pl.concat([frame, exits]).sort("open_time", maintain_order=True)
         return frame
+
+    def _move_columns(self, ctx: Context, idx: np.ndarray) -> list[pl.Series]:
+        """The stop moves of each entry (docs/exits.md): trailing percent or distance (N x ATR of
+        the signal candle), the profit that starts it, the profit that moves the stop to entry."""
+        trail = self.sl if isinstance(self.sl, A.Trailing) else A.Trailing()
+        distance = np.full(idx.size, np.nan)
+        if trail.atr_mult:
+            distance = trail.atr_mult * ctx.values(A.Ind("atr", (trail.atr_period,)))[idx]
+
+        def column(name: str, value: float) -> pl.Series:
+            return pl.Series(name, np.full(idx.size, value if value else np.nan))
+
+        return [
+            column("trail_pct", trail.pct), pl.Series("trail_distance", distance),
+            column("trail_after_pct", trail.after_pct), column("breakeven_pct", self.breakeven),
+        ]  # fmt: skip
 
     def signal_arrays(self, ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(candle rows, limit, take-profit, stop-loss) of the signals, as arrays (``evaluate``
@@ -336,6 +358,11 @@ class Strategy:
             return limit + sign * target.mult * atr
         if isinstance(target, A.NoTarget):
             return np.full(idx.size, sign * np.inf)
+        if isinstance(target, A.Trailing):  # the first stop: the trailing distance from the entry
+            if target.pct:
+                return limit * (1.0 + sign * target.pct / 100.0)
+            atr = ctx.values(A.Ind("atr", (target.atr_period,)))[idx]
+            return limit + sign * target.atr_mult * atr
         if isinstance(target, A.RiskReward):
             assert stop is not None
             return limit + sign * target.ratio * np.abs(limit - stop)
@@ -429,6 +456,7 @@ def compile_strategy(
     exit_condition: Any = None,
     hold: int = 0,
     entry_order: str | None = None,
+    breakeven: float = 0.0,
 ) -> Strategy:
     """Compile a trader's entry, take-profit and stop-loss conditions into a `Strategy`.
 
@@ -452,29 +480,36 @@ def compile_strategy(
     sl = _compile_exit("sl", sl_condition, position_side)
     if isinstance(tp, A.RiskReward) and isinstance(sl, A.NoTarget):
         raise StrategyCompileError("tp_condition: risk reward needs a stop loss to measure", field="tp")
-    exit_node, hold = _compile_rule(exit_condition, hold)
+    exit_node, hold, said_breakeven = _compile_rule(exit_condition, hold)
+    breakeven = said_breakeven or float(breakeven)
+    if breakeven < 0 or breakeven != breakeven:
+        raise StrategyCompileError("breakeven must be a profit in percent >= 0", field="exit")
+    if isinstance(tp, A.RiskReward) and isinstance(sl, A.Trailing):
+        raise StrategyCompileError("tp_condition: risk reward needs a fixed stop loss to measure", field="tp")
     order = entry_order or ("market" if market else "limit")
     if order not in ("limit", "market"):
         raise StrategyCompileError(f"entry_order must be 'limit' or 'market', not {order!r}", field="entry")
     if order == "market" and price is not None:
         raise StrategyCompileError("entry_condition: a market entry has no limit price", field="entry")
-    return Strategy(entry, tp, sl, price, market_type, position_side, signal_mode, exit_node, hold, order)
+    return Strategy(
+        entry, tp, sl, price, market_type, position_side, signal_mode, exit_node, hold, order, breakeven
+    )
 
 
-def _compile_rule(value: Any, hold: int) -> tuple[A.Node | None, int]:
-    """The exit condition (text, builder or tree) and the holding time."""
+def _compile_rule(value: Any, hold: int) -> tuple[A.Node | None, int, float]:
+    """The exit condition (text, builder or tree), the holding time and a break-even move."""
     if not isinstance(hold, int) or isinstance(hold, bool) or hold < 0 or hold > 1_000_000:
         raise StrategyCompileError(f"hold must be a whole number of candles >= 0, not {hold!r}", field="exit")
     if value is None or (isinstance(value, str) and not value.strip()):
-        return None, hold
+        return None, hold, 0.0
     try:
         if isinstance(value, str):
             rule = parse_exit_rule(value)
-            return rule.condition, rule.hold or hold
+            return rule.condition, rule.hold or hold, rule.breakeven
         node = _node_of(value)
         if not isinstance(node, A.CONDITIONS):
             raise StrategyCompileError(f"expected a condition, got {type(value).__name__}")
         check_tree(node, render(node))
-        return node, hold
+        return node, hold, 0.0
     except StrategyCompileError as err:
         raise err.in_field("exit") from None

@@ -112,8 +112,8 @@ def test_exit_rules_in_words() -> None:
     timed = compile_strategy("close above 1", exit_condition="after 12 candles")
     assert timed.wording["exit"] == "exit after 12 candles"
     assert "exit" not in compile_strategy("close above 1").to_data()  # stored programs keep their bytes
-    for text, why in [("trailing stop 2%", "trailing stops and break-even moves are not simulated yet"),
-                      ("move the stop to break-even after 1%", "not simulated yet"),
+    for text, why in [("trailing stop 2%", "a trailing stop is a stop loss: give it as the stop"),
+                      ("move the stop to break-even", "say when the stop moves to entry"),
                       ("exit at the end of the day", "end of a day or session"),
                       ("exit when", "expected a condition after 'exit when'")]:  # fmt: skip
         with pytest.raises(StrategyCompileError, match=why):
@@ -188,3 +188,41 @@ def test_chunked_backtest_of_exit_rules_equals_one_piece(shared_datasets: Path) 
     chunked = backtest(strategy, k, "1h", chunks=5, executor=SerialExecutor(), **kw)
     assert chunked.trades.equals(whole.trades) and whole.trades.height > 10
     assert set(whole.trades["exit_reason"]) >= {"signal", "time", "tp"}
+
+
+def test_trailing_stops_and_break_even_moves_by_hand() -> None:
+    o = np.array([10, 10, 10.5, 11.2, 11.0, 10.5])
+    h = np.array([10.2, 10.3, 11.0, 11.5, 11.1, 10.6])
+    lo = np.array([9.9, 9.9, 10.4, 11.0, 10.7, 10.3])
+    c = np.array([10, 10.2, 10.9, 11.1, 10.8, 10.4])
+    none = np.zeros(0, np.bool_)
+
+    def run(moves: list[float]) -> tuple[int, float, str]:
+        args = (o, h, lo, c, 1, nb.LONG, 10.0, True, np.inf, 9.0, 1.0, 5, none, 0, np.array(moves))
+        j, x, reason = nb.find_exit_rules_nb(*args)
+        return int(j), round(float(x), 10), nb.REASONS[reason]
+
+    nan = np.nan
+    # 5% trailing: the highs 10.3, 11.0, 11.5 lift the stop to 10.925 for candle 4, whose low 10.7 hits it
+    assert run([0.05, nan, nan, nan]) == (4, 10.925, "trailing_stop")
+    # break-even after 5%: armed by candle 2's high 11.0; the stop at 10.0 is never reached: end at 10.4
+    assert run([nan, nan, nan, 0.05]) == (5, 10.4, "end")
+    # 0.3 behind the high once 12% up (11.5 at candle 3): candle 4 opens at 11.0 below the 11.2 stop: a gap
+    assert run([nan, 0.3, 0.12, nan]) == (4, 11.0, "trailing_stop")
+    # the candle's own high never moves its own stop: 2% trailing from 11.5 is 11.27, candle 3's low 11.0
+    # does not see it (the 10.78 stop of candle 2's high 11.0 applies); candle 4 does
+    assert run([0.02, nan, nan, nan]) == (4, 11.0, "trailing_stop")
+
+
+def test_trailing_and_break_even_in_words_run_through_the_engine(shared_datasets: Path) -> None:
+    k = pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet")
+    trail, move = "trailing stop 3% after 1% profit", "move the stop to break-even after 0.5% profit"
+    s = compile_strategy("RSI crosses above 30, buy at market", "no take profit", trail, exit_condition=move)
+    assert s.describe() == (
+        "long when RSI(14) crosses above 30, buy at market; no take profit; trailing stop 3% after 1% "
+        "profit; move the stop to entry after 0.5% profit"
+    )
+    reasons = set(simulate(k, s.evaluate(k), **FREE).trades["exit_reason"])
+    assert {"trailing_stop", "breakeven"} <= reasons
+    atr = compile_strategy("close above 1", None, "trailing stop 2 x ATR(14)")
+    assert atr.wording["sl"] == "trailing stop 2 x ATR(14)" and atr.candle_count == 15
