@@ -226,3 +226,13 @@ def test_trailing_and_break_even_in_words_run_through_the_engine(shared_datasets
     assert {"trailing_stop", "breakeven"} <= reasons
     atr = compile_strategy("close above 1", None, "trailing stop 2 x ATR(14)")
     assert atr.wording["sl"] == "trailing stop 2 x ATR(14)" and atr.candle_count == 15
+
+
+def test_the_research_sweep_refuses_what_it_cannot_run() -> None:
+    from svc_engine.research.sweep import strategy_signals
+
+    empty = tuple(np.zeros(0, np.int64) for _ in range(4))
+    for strategy in (compile_strategy("close above 1, buy at market"),
+                     compile_strategy("close above 1", None, "trailing stop 2%")):  # fmt: skip
+        with pytest.raises(ValueError, match="the sweep does not run exit rules or market entries yet"):
+            strategy_signals(empty, 0, 1, strategy)
