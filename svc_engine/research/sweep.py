@@ -199,6 +199,12 @@ def strategy_signals(arrays: tuple[np.ndarray, ...], first: int, stop: int, stra
         >>> all(np.array_equal(getattr(a, f), getattr(b, f)) for f in Signals.__slots__)
         True
     """
+    if getattr(strategy, "has_rules", False):
+        # Exit conditions, market entries, trailing stops and missing TP/SL (docs/exits.md) travel in
+        # the signal frame, not in these arrays: refuse rather than run them as plain limit orders.
+        raise ValueError(
+            f"the sweep does not run exit rules or market entries yet: {strategy.describe()!r}"
+        )
     idx, limit, tp, sl = arrays
     lo, hi = np.searchsorted(idx, first, "left"), np.searchsorted(idx, stop, "left")
     m = int(hi - lo)

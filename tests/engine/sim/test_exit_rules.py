@@ -226,3 +226,36 @@ def test_trailing_and_break_even_in_words_run_through_the_engine(shared_datasets
     assert {"trailing_stop", "breakeven"} <= reasons
     atr = compile_strategy("close above 1", None, "trailing stop 2 x ATR(14)")
     assert atr.wording["sl"] == "trailing stop 2 x ATR(14)" and atr.candle_count == 15
+
+
+def test_the_research_sweep_refuses_what_it_cannot_run() -> None:
+    from svc_engine.research.sweep import strategy_signals
+
+    empty = tuple(np.zeros(0, np.int64) for _ in range(4))
+    for strategy in (compile_strategy("close above 1, buy at market"),
+                     compile_strategy("close above 1", None, "trailing stop 2%")):  # fmt: skip
+        with pytest.raises(ValueError, match="the sweep does not run exit rules or market entries yet"):
+            strategy_signals(empty, 0, 1, strategy)
+
+
+def test_short_side_mirrors_every_rule() -> None:
+    # the long series mirrored around 20: prices 20 - p, highs and lows swapped
+    o = 20 - np.array([10, 10, 10.5, 11.2, 11.0, 10.5])
+    h = 20 - np.array([9.9, 9.9, 10.4, 11.0, 10.7, 10.3])
+    lo = 20 - np.array([10.2, 10.3, 11.0, 11.5, 11.1, 10.6])
+    c = 20 - np.array([10, 10.2, 10.9, 11.1, 10.8, 10.4])
+    none = np.zeros(0, np.bool_)
+    nan = np.nan
+
+    def run(moves: list[float], flag: np.ndarray = none, hold: int = 0) -> tuple[int, float, str]:
+        args = (o, h, lo, c, 1, nb.SHORT, 10.0, True, -np.inf, 11.0, 1.0, 5, flag, hold, np.array(moves))
+        j, x, reason = nb.find_exit_rules_nb(*args)
+        return int(j), round(float(x), 10), nb.REASONS[reason]
+
+    # 5% trailing above the lowest low (8.5 at candle 3): 8.925; candle 4 opens at 9.0 above it: a gap
+    assert run([0.05, nan, nan, nan]) == (4, 9.0, "trailing_stop")
+    assert run([0.07, nan, nan, nan]) == (4, 9.095, "trailing_stop")  # 9.095 inside candle 4 (high 9.3)
+    assert run([nan, 0.3, 0.12, nan]) == (4, 9.0, "trailing_stop")  # opens at 9.0 above the 8.8 stop
+    flag = np.array([False, False, True, False, False, False])
+    assert run([nan] * 4, flag) == (3, 8.8, "signal")
+    assert run([nan] * 4, hold=1) == (2, 9.5, "time")
