@@ -201,10 +201,9 @@ def strategy_signals(arrays: tuple[np.ndarray, ...], first: int, stop: int, stra
     """
     if getattr(strategy, "has_rules", False):
         # Exit conditions, market entries, trailing stops and missing TP/SL (docs/exits.md) travel in
-        # the signal frame, not in these arrays: refuse rather than run them as plain limit orders.
-        raise ValueError(
-            f"the sweep does not run exit rules or market entries yet: {strategy.describe()!r}"
-        )
+        # the signal frame, not in these arrays (run_chunk sends such strategies through
+        # prepare_signals): refuse rather than run them as plain limit orders.
+        raise ValueError(f"exit rules need the signal frame, not these arrays: {strategy.describe()!r}")
     idx, limit, tp, sl = arrays
     lo, hi = np.searchsorted(idx, first, "left"), np.searchsorted(idx, stop, "left")
     m = int(hi - lo)
