@@ -58,7 +58,7 @@ import polars as pl
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, ProgressFn
 from svc_engine.research.results import SweepResult
-from svc_engine.research.sweep import sweep
+from svc_engine.research.sweeper import sweep
 
 _KEYS = frozenset(
     {"strategy", "grid", "combos", "coins", "files", "timeframes", "timeframe", "start", "end", "market",

@@ -14,7 +14,7 @@ import svc_engine as sv
 from svc_engine.executors import LocalExecutor, RayExecutor, SerialExecutor
 from svc_engine.research import Template, combinations, sweep
 from svc_engine.research.demo import random_walk
-from svc_engine.research.sweep import part_path, plan_chunks
+from svc_engine.research.sweeper import part_path, plan_chunks
 from svc_engine.strategy import ema
 
 H = 3_600_000
@@ -174,7 +174,7 @@ def test_default_chunks_keep_a_coin_whole_when_coins_fill_the_workers() -> None:
     [{}, {"market_type": "futures", "position_side": "short"}, {"entry_price": ema(20)}],
 )
 def test_strategies_compiled_part_by_part_equal_whole_compiles(options) -> None:
-    from svc_engine.research.sweep import PartsCache
+    from svc_engine.research.sweeper import PartsCache
 
     cache = PartsCache()
     side = "below" if options.get("position_side") == "short" else "above"
