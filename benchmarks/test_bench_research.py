@@ -191,3 +191,27 @@ def test_bench_sweep_peak_memory_does_not_grow_with_combinations(benchmark: Any)
         f"\nsweep peak traced memory on one coin: 100 combinations {p100 / 2**20:.1f} MiB,"
         f" 1,000 combinations {p1000 / 2**20:.1f} MiB ({p1000 / p100:.2f}x for 10x the combinations)"
     )
+
+
+def test_bench_sweep_scales_on_ray(benchmark: Any) -> None:
+    """The same sweep (100 combinations x the coins) in one process and on a local Ray with 2 CPUs:
+    identical rows, and the time ratio (the machine's cores bound it)."""
+    pytest.importorskip("ray")
+    from svc_engine.executors import RayExecutor
+
+    frames = _coins()
+    grid = {"n": GRID["n"], "level": GRID["level"], "tp": [2]}
+    serial_t, serial = best_of(
+        lambda: sv.sweep(STRATEGY, grid, frames, "1h", executor=SerialExecutor(), spread_pct=0.05), rounds=1
+    )
+    with RayExecutor(num_cpus=2, object_store_memory=300 * 1024 * 1024) as ex:
+        result = benchmark.pedantic(
+            lambda: sv.sweep(STRATEGY, grid, frames, "1h", executor=ex, spread_pct=0.05),
+            rounds=1, iterations=1, warmup_rounds=1,
+        )  # fmt: skip
+    ray_t = benchmark.stats.stats.min
+    assert result.rows.equals(serial.rows)
+    print(
+        f"\nsweep of 100 combinations x {len(frames)} coins: one process {serial_t:.2f} s,"
+        f" Ray with 2 CPUs {ray_t:.2f} s ({serial_t / ray_t:.2f}x; identical rows)"
+    )

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -24,6 +24,14 @@ from svc_engine.data.schema import COLUMNS, TIMEFRAMES, KlineValidationError, ti
 from svc_engine.sim import nb
 
 SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
+#: Optional signal columns of the exit rules (docs/exits.md): ``order`` ("limit" or "market") and
+#: ``max_candles`` (most candles held, null for no limit); rows with side ``exit`` mark the candles
+#: at whose close an exit condition fired. With these columns, an infinite TP or SL on its own side
+#: (long: TP +inf, SL -inf) means the trade has none.
+RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles", "trail_pct", "trail_distance", "trail_after_pct",
+                                 "breakeven_pct")  # fmt: skip
+_NO_BOOLS = np.zeros(0, np.bool_)
+_NO_INTS = np.zeros(0, np.int64)
 _RULES: tuple[tuple[str, str], ...] = (
     ("ok", ""),
     ("unsorted_or_duplicate_time", "open_time is not strictly increasing"),
@@ -253,6 +261,23 @@ class Signals:
     tp: np.ndarray
     sl: np.ndarray
     dup: np.ndarray
+    exit_flag: np.ndarray = field(default_factory=lambda: _NO_BOOLS)
+    """Per candle of the window: an exit condition fired at its close (empty: no exit rows)."""
+    market: np.ndarray = field(default_factory=lambda: _NO_BOOLS)
+    """Per signal: a market entry, filled at the next open (empty: all limit orders)."""
+    hold: np.ndarray = field(default_factory=lambda: _NO_INTS)
+    """Per signal: the most candles a trade may be held, 0 for no limit (empty: none)."""
+    moves: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    """Per signal: trailing fraction, trailing distance, trailing activation and break-even
+    activation (fractions; NaN: none), ``nb.NO_MOVES`` (empty: none)."""
+
+    open_levels: bool = False
+    """The frame carried the rule columns: an infinite TP/SL on its own side means none."""
+
+    @property
+    def has_rules(self) -> bool:
+        """Whether exit rows, market entries or holding times are present (docs/exits.md)."""
+        return bool(self.exit_flag.size or self.market.size or self.hold.size or self.moves.size)
 
     def __len__(self) -> int:
         return int(self.sidx.shape[0])
@@ -276,6 +301,16 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
     missing = [col for col in SIGNAL_COLUMNS if col not in signals.columns]
     if missing:
         raise ValueError(f"signals frame is missing columns {missing}; expected {list(SIGNAL_COLUMNS)}")
+    exit_flag = _NO_BOOLS
+    if signals.height and (signals["side"] == "exit").any():
+        exits = signals.filter(pl.col("side") == "exit")
+        signals = signals.filter(pl.col("side") != "exit")
+        at = locate_sorted_nb(candles.t, np.sort(_signal_times(exits)))
+        _check_on_candles(np.sort(_signal_times(exits)), np.arange(at.size), at)
+        first_exit = int(np.searchsorted(candles.t, window.t[0]))
+        exit_flag = np.zeros(len(window), np.bool_)
+        local = at - first_exit
+        exit_flag[local[(local >= 0) & (local < len(window))]] = True
     times = _signal_times(signals)
     side = _sides(signals)
     order = np.argsort(times, kind="stable")
@@ -289,6 +324,20 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
     limit[null_limit] = window.c[sidx[null_limit]]
     dup = np.zeros(rows.shape[0], np.bool_)
     dup[1:] = sidx[1:] == sidx[:-1]
+    market = _NO_BOOLS
+    if "order" in signals.columns:
+        market = (signals["order"].cast(pl.Utf8) == "market").fill_null(False).to_numpy()[rows]
+    hold = _NO_INTS
+    if "max_candles" in signals.columns:
+        hold = signals["max_candles"].cast(pl.Int64).fill_null(0).to_numpy()[rows].astype(np.int64)
+    moves = np.zeros((0, 4))
+    move_columns = ("trail_pct", "trail_distance", "trail_after_pct", "breakeven_pct")
+    if any(c in signals.columns for c in move_columns):
+        moves = np.full((rows.shape[0], 4), np.nan)
+        for m, col in enumerate(move_columns):
+            if col in signals.columns:
+                values = signals[col].cast(pl.Float64).fill_null(np.nan).to_numpy()[rows]
+                moves[:, m] = values / 100.0 if col.endswith("_pct") else values
     return Signals(
         rows.astype(np.int64),
         sidx,
@@ -297,6 +346,11 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
         _prices(signals, "tp_price")[rows],
         _prices(signals, "sl_price")[rows],
         dup,
+        exit_flag,
+        np.ascontiguousarray(market, dtype=np.bool_),
+        np.ascontiguousarray(hold),
+        np.ascontiguousarray(moves),
+        any(c in signals.columns for c in RULE_COLUMNS),
     )
 
 

@@ -19,10 +19,17 @@ import numpy as np
 import polars as pl
 
 from svc_engine.sim import nb, perf, stats
-from svc_engine.sim.inputs import SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
+from svc_engine.sim.inputs import RULE_COLUMNS, SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
-from svc_engine.sim.single import MS_PER_DAY, filter_signals, half_spread, resolve_settings, summary_figures
+from svc_engine.sim.single import (
+    MS_PER_DAY,
+    filter_signals,
+    half_spread,
+    resolve_settings,
+    summary_figures,
+    trade_columns,
+)
 
 DIVIDE_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)
 MAX_DIVIDE = 20
@@ -126,6 +133,12 @@ def build_book(
         except ValueError as exc:
             raise ValueError(f"coin {coin!r}: {exc}") from None
         frame = signals_by_coin.get(coin)
+        exits = frame is not None and frame.height > 0 and bool((frame["side"] == "exit").any())
+        if frame is not None and (exits or any(c in frame.columns for c in RULE_COLUMNS)):
+            raise ValueError(
+                "exit conditions, market entries and holding times run in single-coin backtests; "
+                "the portfolio does not simulate them yet"
+            )
         sigs.append(
             prepare_signals(
                 _empty_signals() if frame is None else frame.select(SIGNAL_COLUMNS), candles, window
@@ -246,7 +259,9 @@ def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> d
     }
 
 
-def _coin_result(book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: Settings) -> dict[str, Any]:
+def _coin_result(
+    book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: Settings, market: str = "crypto"
+) -> dict[str, Any]:
     mine = trades[trades["coin"] == ci]
     w = book.windows[ci]
     eq, dd = np.empty(len(w)), np.empty(len(w))
@@ -264,6 +279,10 @@ def _coin_result(book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: S
         int(w.t[0]),
         int(w.t[-1]) + book.tf_ms,
     )
+    figures |= perf.run_figures(
+        trade_columns(mine, w.t), eq, w.t, book.tf_ms, s.initial_balance, max_dd, [w.c],
+        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+    )  # fmt: skip
     return figures | {"total_return_pct": profit / s.initial_balance * 100.0}
 
 
@@ -393,7 +412,9 @@ def _portfolio_result(
             np.asarray(book.coins, dtype=object)[coin_of_signal],
         ),
         equity=pl.DataFrame({"open_time": book.union, "equity": eq, "drawdown_pct": dd}),
-        coin_results={coin: _coin_result(book, ci, trades, fate, s) for ci, coin in enumerate(book.coins)},
+        coin_results={
+            coin: _coin_result(book, ci, trades, fate, s, market) for ci, coin in enumerate(book.coins)
+        },
         per_coin_contribution=profits,
         recommended_divide=recommended,
         coins=book.coins,

@@ -19,8 +19,13 @@ LONG: int = 1
 SHORT: int = -1
 
 # exit reasons
-R_SL, R_SL_GAP, R_TP, R_TP_GAP, R_LIQ, R_END = 0, 1, 2, 3, 4, 5
-REASONS: tuple[str, ...] = ("sl", "sl_gap", "tp", "tp_gap", "liquidation", "end")
+R_SL, R_SL_GAP, R_TP, R_TP_GAP, R_LIQ, R_END, R_SIGNAL, R_TIME, R_TRAIL, R_BE = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+REASONS: tuple[str, ...] = (
+    "sl", "sl_gap", "tp", "tp_gap", "liquidation", "end", "signal", "time", "trailing_stop", "breakeven"
+)  # fmt: skip
+NO_MOVES = np.full(4, np.nan)
+"""Stop moves of a trade: trailing fraction, trailing distance, trailing activation, break-even
+activation (fractions of the entry; NaN: none)."""
 
 # fates of a signal; F_OK = passed the filter, not decided yet
 F_OK = -1
@@ -68,7 +73,9 @@ OUTCOME_DTYPE = np.dtype(
 
 
 @njit(cache=True, nogil=True)
-def filter_signals_nb(side, limit, tp, sl, dup, min_profit, max_profit, min_loss, max_loss, reject):
+def filter_signals_nb(
+    side, limit, tp, sl, dup, min_profit, max_profit, min_loss, max_loss, reject, open_levels=False
+):
     """Fate after validity and the min/max filter (``F_OK`` where the signal goes on); adjusted
     TP and SL prices, and the recorded distances.
 
@@ -88,23 +95,34 @@ def filter_signals_nb(side, limit, tp, sl, dup, min_profit, max_profit, min_loss
             fate[k] = F_MIN_GAP
             continue
         L, T, S, d = limit[k], tp[k], sl[k], side[k]
-        if not (np.isfinite(L) and np.isfinite(T) and np.isfinite(S) and L > 0 and T > 0 and S > 0):
+        # With ``open_levels`` (signals that carry exit rules, docs/exits.md) an infinite level on its
+        # own side is no level: no check, no clamp, distance NaN; the exit rules never reach it.
+        no_tp = open_levels and np.isinf(T) and (T > 0) == (d == LONG)
+        no_sl = open_levels and np.isinf(S) and (S < 0) == (d == LONG)
+        tp_ok = no_tp or (np.isfinite(T) and T > 0)
+        sl_ok = no_sl or (np.isfinite(S) and S > 0)
+        if not (np.isfinite(L) and L > 0 and tp_ok and sl_ok):
             fate[k] = F_INVALID
             continue
-        td = (T - L) / L if d == LONG else (L - T) / L
-        sd = (L - S) / L if d == LONG else (S - L) / L
+        td = np.nan if no_tp else ((T - L) / L if d == LONG else (L - T) / L)
+        sd = np.nan if no_sl else ((L - S) / L if d == LONG else (S - L) / L)
         if td <= 0 or sd <= 0:
             fate[k] = F_INVALID
             continue
         if reject:
-            fate[k] = _reject_fate(td, sd, min_profit, max_profit, min_loss, max_loss)
-        elif td < min_profit - TOL:
+            fate[k] = _reject_fate(
+                min_profit if no_tp else td, min_loss if no_sl else sd,
+                min_profit, max_profit, min_loss, max_loss,
+            )  # fmt: skip
+        elif not no_tp and td < min_profit - TOL:
             fate[k] = F_TP_BELOW_MIN
         else:
-            if td > max_profit + TOL:
+            if not no_tp and td > max_profit + TOL:
                 td = max_profit
                 tp_out[k] = L * (1 + d * max_profit)
-            if sd > max_loss + TOL:
+            if no_sl:
+                pass
+            elif sd > max_loss + TOL:
                 sd = max_loss
                 sl_out[k] = L * (1 - d * max_loss)
             elif sd < min_loss - TOL:
@@ -214,6 +232,91 @@ def find_exit_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last)
         if hit:
             return j, x, reason
         j = _first_touch(h, lo, j + 1, last, side, tp, stop)
+    return last, c[last], np.int64(R_END)
+
+
+@njit(cache=True, nogil=True)
+def find_market_fill_nb(t, o, s, deadline_ms):
+    """(fill candle or -1, fill price, open fill, last live candle) of a market order placed at the
+    close of ``s``: it fills at the next candle's open (an open fill), if that candle is live.
+
+    Example:
+        >>> t = np.array([0, 1, 2], np.int64); o = np.array([10.0, 10.5, 9.8])
+        >>> find_market_fill_nb(t, o, 0, 10), find_market_fill_nb(t, o, 2, 10)[0]
+        ((1, 10.5, True, 1), -1)
+    """
+    k = s + 1
+    if k < t.shape[0] and t[k] < deadline_ms:
+        return k, o[k], True, k
+    return -1, np.nan, False, s
+
+
+@njit(cache=True, nogil=True)
+def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold,
+                       moves=NO_MOVES):  # fmt: skip
+    """:func:`find_exit_nb` plus the exit rules a strategy can say in words (docs/exits.md): on each
+    candle from the fill on, rules 1-3 first (stop first, gaps at the open); then, at the candle's
+    close, an exit condition (``exit_flag``, one bool per candle, may be empty) or the end of the
+    holding time (``hold`` candles counting the fill candle, 0 = none) closes the trade at the
+    next candle's open (reason ``signal`` or ``time``), unless that open gaps through the stop or
+    the take-profit, which then names the exit (at the same price). On the last candle it ends
+    there at its close (``end``).
+
+    ``moves`` (see ``NO_MOVES``) move the stop: a trailing stop follows the best price reached
+    (long: highest high) at a fraction or a distance below it, from the start or once that best
+    price is a fraction above the entry; a break-even move lifts the stop to the entry once the best
+    price is a fraction above it. A candle's own high moves the stop only from the next candle on
+    (its order against the low is unknown); on an intrabar fill candle only its close counts. The
+    reason names the level that was hit: ``trailing_stop`` or ``breakeven`` where that level lay
+    beyond the initial stop.
+
+    Example:
+        >>> o = np.array([10.0, 10.0, 10.2, 10.4]); h = o + 0.1; lo = o - 0.1
+        >>> flag = np.array([False, False, True, False])
+        >>> find_exit_rules_nb(o, h, lo, o, 1, LONG, 10.0, True, np.inf, -np.inf, 1.0, 3, flag, 0)
+        (3, 10.4, 6)
+        >>> find_exit_rules_nb(o, h, lo, o, 1, LONG, 10.0, True, np.inf, -np.inf, 1.0, 3, flag[:0], 1)
+        (2, 10.2, 7)
+    """
+    base, base_reason, base_gap = stop_level_nb(entry, side, sl, leverage)
+    stop, stop_reason, gap_reason = base, base_reason, base_gap
+    flags = exit_flag.shape[0] > 0
+    frac, dist, after, be = moves[0], moves[1], moves[2], moves[3]
+    trailing = not (np.isnan(frac) and np.isnan(dist))
+    armed = trailing and np.isnan(after)
+    be_armed = False
+    best = entry
+    for j in range(i, last + 1):
+        hit, x, reason = candle_rules_nb(
+            o[j], h[j], lo[j], c[i], side, j == i and not open_fill, tp, stop, stop_reason, gap_reason
+        )
+        if hit:
+            return j, x, reason
+        if j == last:
+            break
+        if trailing or not np.isnan(be):
+            reach = c[i] if (j == i and not open_fill) else (h[j] if side == LONG else lo[j])
+            best = max(best, reach) if side == LONG else min(best, reach)
+            gain = (best / entry - 1.0) * side
+            if trailing and not armed and gain >= after:
+                armed = True
+            if not np.isnan(be) and gain >= be:
+                be_armed = True
+            stop, stop_reason, gap_reason = base, base_reason, base_gap
+            if be_armed and (entry - stop) * side > 0:
+                stop, stop_reason, gap_reason = entry, np.int64(R_BE), np.int64(R_BE)
+            if armed:
+                level = best * (1.0 - side * frac) if not np.isnan(frac) else best - side * dist
+                if (level - stop) * side > 0:
+                    stop, stop_reason, gap_reason = level, np.int64(R_TRAIL), np.int64(R_TRAIL)
+        by_signal = flags and exit_flag[j]
+        if by_signal or (hold > 0 and j - i + 1 >= hold):
+            nxt = o[j + 1]
+            if (side == LONG and nxt <= stop) or (side == SHORT and nxt >= stop):
+                return j + 1, nxt, gap_reason
+            if (side == LONG and nxt >= tp) or (side == SHORT and nxt <= tp):
+                return j + 1, nxt, np.int64(R_TP_GAP)
+            return j + 1, nxt, np.int64(R_SIGNAL if by_signal else R_TIME)
     return last, c[last], np.int64(R_END)
 
 
@@ -478,12 +581,19 @@ def single_sweep_nb(
     lev,
     hs,
     fine,
+    exit_flag,
+    market,
+    hold,
+    moves,
 ):
     """The sequential sweep of one coin. The stake of a fill is :func:`stake_nb` of ``sizing``
     and ``size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on entry and every
     signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
     (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
-    ``intrabar="detail"``; empty arrays otherwise. Returns (number of trades, final balance)."""
+    ``intrabar="detail"``; empty arrays otherwise. ``exit_flag`` (one bool per candle), ``market``
+    ``hold`` and ``moves`` (per signal) are the exit rules and market entries of docs/exits.md; empty arrays
+    when unused, which leaves every result as it was. Returns (number of trades, final balance)."""
+    rules = exit_flag.shape[0] > 0 or hold.shape[0] > 0 or moves.shape[0] > 0
     fs = fine[4]
     detail = fs.shape[0] > 0
     memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
@@ -502,6 +612,11 @@ def single_sweep_nb(
             fate[k] = F_BUSY
             continue
         anchor, has_anchor = s, True
+        if market.shape[0] > 0 and market[k] and memo[k].done == 0:
+            i, e_raw, open_fill, e = find_market_fill_nb(t, o, s, t[s] + tf_ms + wait_ms)
+            memo[k].fill_candle, memo[k].entry_raw, memo[k].open_fill = i, e_raw, open_fill
+            memo[k].expiry_candle = e
+            memo[k].done = 1
         ensure_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms)
         if memo[k].fill_candle < 0:
             fate[k], free_at = F_EXPIRED, memo[k].expiry_candle
@@ -513,6 +628,14 @@ def single_sweep_nb(
                 continue
         if detail:
             _detail_outcome_nb(memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine)
+        elif rules and memo[k].done == 1:
+            j, x, reason = find_exit_rules_nb(
+                o, h, lo, c, memo[k].fill_candle, side[k], memo[k].entry_raw, memo[k].open_fill,
+                tp[k], sl[k], lev, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
+                moves[k] if moves.shape[0] > 0 else NO_MOVES,
+            )  # fmt: skip
+            memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
+            memo[k].done = 2
         else:
             ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
         if sizing != SIZE_FRACTION:

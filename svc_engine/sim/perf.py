@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -80,6 +81,7 @@ def calendar_of(market: str | None) -> tuple[float, float]:
     return CALENDARS["crypto"]
 
 
+@functools.lru_cache(maxsize=256)
 def periods_per_year(tf_ms: int, market: str | None = "crypto") -> float:
     """Candles of ``tf_ms`` in a year of the market's calendar.
 
@@ -369,6 +371,79 @@ def exposure_nb(n_candles, fill_idx, exit_idx):
     return min(inside, n_candles)
 
 
+@njit(cache=True, nogil=True)
+def trade_moments_nb(returns, profits, fill_ms, exit_ms):
+    """One pass (two for the deviation) over the trades for :func:`expectancy_pct`, :func:`sqn`
+    and the trade durations: (mean return, mean profit, profit deviation (ddof 1), mean duration
+    ms, longest duration ms)."""
+    n = returns.shape[0]
+    if n == 0:
+        return 0.0, 0.0, 0.0, 0.0, 0
+    sr = sp = sd = 0.0
+    longest = exit_ms[0] - fill_ms[0]
+    for x in range(n):
+        sr += returns[x]
+        sp += profits[x]
+        d = exit_ms[x] - fill_ms[x]
+        sd += d
+        longest = max(longest, d)
+    mp = sp / n
+    var = 0.0
+    for x in range(n):
+        var += (profits[x] - mp) ** 2
+    dev = np.sqrt(var / (n - 1)) if n > 1 else 0.0
+    return sr / n, mp, dev, sd / n, longest
+
+
+@njit(cache=True, nogil=True)
+def trade_counts_nb(returns, profits):
+    """One pass for the trade figures of ``stats.trade_summary``: (gains, losses, profit of gains,
+    profit of losses, sum of returns, of gains' returns, of losses' returns, best, worst)."""
+    gains = losses = 0
+    gp = lp = sr = sg = sl = 0.0
+    best, worst = -np.inf, np.inf
+    for x in range(returns.shape[0]):
+        p, r = profits[x], returns[x]
+        sr += r
+        if p > 0:
+            gains += 1
+            gp += p
+            sg += r
+        elif p < 0:
+            losses += 1
+            lp += p
+            sl += r
+        best = max(best, r)
+        worst = min(worst, r)
+    return gains, losses, gp, lp, sr, sg, sl, best, worst
+
+
+def trade_summary(returns: np.ndarray, profits: np.ndarray) -> dict[str, Any]:
+    """``stats.trade_summary`` (the same figures and definitions, section 7 of the semantics) from
+    one kernel pass: what every result and every sweep row computes.
+
+    Example:
+        >>> trade_summary(np.array([0.1, -0.05]), np.array([10.0, -5.0]))["profit_factor"]
+        2.0
+    """
+    r = np.ascontiguousarray(returns, dtype=np.float64)
+    p = np.ascontiguousarray(profits, dtype=np.float64)
+    n = int(r.shape[0])
+    gains, losses, gp, lp, sr, sg, sl, best, worst = trade_counts_nb(r, p)
+    return {
+        "total_trades": n,
+        "gain_count": int(gains),
+        "loss_count": int(losses),
+        "win_rate": gains / n * 100.0 if n else 0.0,
+        "profit_factor": float(gp / abs(lp)) if losses else None,
+        "avg_profit_per_trade_pct": float(sr / n * 100.0) if n else None,
+        "avg_win_return_pct": float(sg / gains * 100.0) if gains else None,
+        "avg_loss_return_pct": float(sl / losses * 100.0) if losses else None,
+        "best_trade_pct": float(best * 100.0) if n else None,
+        "worst_trade_pct": float(worst * 100.0) if n else None,
+    }
+
+
 def statistics(
     *,
     equity: np.ndarray,
@@ -407,6 +482,13 @@ def statistics(
     first, last = (int(times_ms[0]), int(times_ms[-1])) if times_ms.shape[0] else (0, 0)
     cagr = cagr_pct(initial, final, first, last)
     candles = int(equity.shape[0])
+    n_tr = int(trade_returns.shape[0])
+    mean_ret, mean_pnl, dev, mean_dur, longest = trade_moments_nb(
+        np.ascontiguousarray(trade_returns, dtype=np.float64),
+        np.ascontiguousarray(trade_profits, dtype=np.float64),
+        np.ascontiguousarray(fill_ms, dtype=np.int64),
+        np.ascontiguousarray(exit_ms, dtype=np.int64),
+    )
     inside = exposure_nb(candles, np.asarray(fill_idx, np.int64), np.asarray(exit_idx, np.int64))
     return {
         "cagr_pct": cagr,
@@ -416,10 +498,10 @@ def statistics(
         "calmar_ratio": calmar_ratio(cagr, max_drawdown_pct),
         "max_drawdown_duration_days": max_drawdown_duration_days(equity, times_ms, initial),
         "exposure_pct": inside / candles * 100.0 if candles else 0.0,
-        "expectancy_pct": expectancy_pct(trade_returns),
-        "sqn": sqn(trade_profits),
-        "avg_trade_duration_hours": avg_trade_duration_hours(fill_ms, exit_ms),
-        "longest_trade_duration_hours": longest_trade_duration_hours(fill_ms, exit_ms),
+        "expectancy_pct": float(mean_ret * 100.0) if n_tr else None,
+        "sqn": float(math.sqrt(n_tr) * mean_pnl / dev) if n_tr >= 2 and dev > 0 else None,
+        "avg_trade_duration_hours": float(mean_dur / MS_PER_HOUR) if n_tr else None,
+        "longest_trade_duration_hours": float(longest / MS_PER_HOUR) if n_tr else None,
         "buy_and_hold_return_pct": buy_and_hold_pct,
     }
 

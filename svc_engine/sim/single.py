@@ -110,6 +110,7 @@ def filter_signals(sig: Signals, s: Settings) -> tuple[np.ndarray, ...]:
         s.min_loss_pct / 100,
         s.max_loss_pct / 100,
         s.signal_filter_mode == "reject",
+        sig.open_levels,
     )
 
 
@@ -130,7 +131,7 @@ def summary_figures(
     """
     return {
         "total_signals": int(total_signals),
-        **stats.trade_summary(trades["ret"], trades["profit"]),
+        **perf.trade_summary(trades["ret"], trades["profit"]),
         "final_balance": float(final),
         "total_return_pct": stats.total_return_pct(final, initial),
         "max_drawdown_pct": float(max_dd),
@@ -279,6 +280,8 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     hs = p.hs
     if s.spread_pct != p.settings.spread_pct:
         hs = half_spread(s, p.market, p.klines, p.candles, p.timeframe)
+    if sig.has_rules and s.intrabar == "detail":
+        raise ValueError("exit conditions, market entries and holding times run with intrabar='conservative'")
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
     trades = np.zeros(len(sig), nb.TRADE_DTYPE)
     n_tr, final = nb.single_sweep_nb(
@@ -305,6 +308,10 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         s.leverage,
         hs,
         fine,
+        sig.exit_flag,
+        sig.market,
+        sig.hold,
+        sig.moves,
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100

@@ -258,11 +258,27 @@ class RiskReward(Node):
     ratio: float
 
 
+@dataclass(frozen=True, slots=True)
+class Trailing(Node):
+    """A trailing stop: `pct` percent or `atr_mult` x ATR(`atr_period`) of the signal candle behind
+    the best price reached, from the entry on or once that price is `after_pct` percent in profit."""
+
+    pct: float = 0.0
+    atr_mult: float = 0.0
+    atr_period: int = 14
+    after_pct: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class NoTarget(Node):
+    """No take-profit (or no stop-loss): the trade leaves by its exit rules or at the end."""
+
+
 CONDITIONS = (
     Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, After, And, Or, Not
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
-TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward)
+TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget, Trailing)
 REGISTRY: dict[str, type[Node]] = {cls.__name__: cls for cls in (*CONDITIONS, *NUMERIC, *TARGETS)}
 
 

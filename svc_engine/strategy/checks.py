@@ -220,6 +220,15 @@ def check_exit(kind: str, side: str, target: A.Node, direction: str | None, text
             _error(f"the ATR multiple of the {label} must be positive", *where)
         if not 1 <= target.period <= 10_000:
             _error("the period of ATR must be between 1 and 10000", *where)
+    elif isinstance(target, A.Trailing):
+        if kind == "tp":
+            _error("a trailing stop is a stop loss, not a take profit", *where)
+        if (target.pct > 0) == (target.atr_mult > 0):
+            _error("a trailing stop needs one distance: a percentage or N x ATR", *where)
+        if not (0 <= target.pct < 100 and target.atr_mult >= 0 and target.after_pct >= 0):
+            _error("the trailing distance must lie between 0% and 100%, its start at a profit >= 0", *where)
+        if not 1 <= target.atr_period <= 10_000:
+            _error("the period of ATR must be between 1 and 10000", *where)
     elif isinstance(target, A.RiskReward):
         if kind == "sl":
             _error("risk reward sets the take profit from the stop; give the stop loss as a level", *where)

@@ -579,4 +579,6 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return max(_reach(node.cond, m), _reach(node.prior, m) + node.window)
     if isinstance(node, A.AtrTarget):
         return m.atr_target(node.period)
+    if isinstance(node, A.Trailing):
+        return m.atr_target(node.atr_period) if node.atr_mult else 0
     return max((_reach(c, m) for c in node.children()), default=0)

@@ -14,8 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.parser import DOWN_WORDS, UP_WORDS, _Parser
-from svc_engine.strategy.tokens import END, NUM, WORD, Token
+from svc_engine.strategy.errors import StrategyCompileError
+from svc_engine.strategy.parser import DOWN_WORDS, EXIT_PREFIXES, UP_WORDS, _Parser
+from svc_engine.strategy.tokens import COMMA, END, NUM, WORD, Token
+
+NONE_WORDS = {"take", "profit", "tp", "target", "stop", "loss", "sl", "stoploss"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,13 @@ def parse_exit(text: str) -> Exit:
     """
     p = _Parser(text)
     p.in_exit = True
+    bare = [t.text for t in p.toks[:-1]]
+    if bare in (["none"], ["no"]) or (bare[:1] == ["no"] and set(bare[1:]) <= NONE_WORDS) or (
+        bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS
+    ):
+        return Exit(A.NoTarget(), None, p.toks[0])
+    if p.at("trailing") or p.at("trail"):
+        return _trailing(p)
     while p.peek().text in {
         "take",
         "profit",
@@ -52,8 +62,7 @@ def parse_exit(text: str) -> Exit:
         "order",
     }:
         p.i += 1
-    if p.at("trailing") or p.at("trail"):
-        p.fail("a trailing stop is not simulated: give a fixed stop (2%, 2 x ATR(14), a level)")
+
     first = p.peek()
     if first.kind == END:
         p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
@@ -108,6 +117,37 @@ def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
     return A.LevelTarget(level)
 
 
+def _trailing(p: _Parser) -> Exit:
+    """ "trailing stop 2%", "trailing stop of 2 x ATR(14)", "trailing stop 3% after 2% profit"."""
+    first = p.take()
+    for word in ("stop", "loss", "sl", "of", "at", "by"):
+        p.accept(word)
+    tok = p.number("the trailing distance (a percentage or N x ATR)")
+    if tok.pct:
+        target = A.Trailing(pct=tok.value)
+    else:
+        p.accept("x") or p.accept("times") or p.accept("*")
+        atr = p.primary()
+        if not (isinstance(atr, A.Ind) and atr.name == "atr"):
+            p.fail("expected a percentage or N x ATR(14) after 'trailing stop'", tok)
+        assert isinstance(atr, A.Ind)
+        target = A.Trailing(atr_mult=tok.value, atr_period=int(atr.params[0]))
+    p.accept("behind") and (p.accept("price") or p.accept("high") or True)
+    if p.accept("after") or p.accept("once") or p.accept("activated") or p.accept("from"):
+        p.accept("at")
+        p.accept("price")
+        p.accept("is")
+        after = p.number("the profit that starts the trailing stop (a percentage)")
+        if not after.pct or after.value <= 0:
+            p.fail("the trailing stop starts after a positive percentage of profit, as in 'after 1%'", after)
+        for word in ("profit", "gain", "in", "up"):
+            p.accept(word)
+        target = A.Trailing(target.pct, target.atr_mult, target.atr_period, after.value)
+    if p.peek().kind != END:
+        p.fail("expected the end of the trailing stop (or 'after N% profit')")
+    return Exit(target, None, first)
+
+
 def _entry_direction(p: _Parser) -> str | None:
     way = None
     if p.at_any(UP_WORDS | DOWN_WORDS):
@@ -138,3 +178,70 @@ def _risk_reward(p: _Parser) -> A.Node:
             p.fail("the risk part of a ratio must be positive", tok)
         return A.RiskReward(second.value / tok.value)
     return A.RiskReward(tok.value)
+
+
+@dataclass(frozen=True, slots=True)
+class ExitRule:
+    """An exit in words: a condition that closes the position at the next open, and/or a holding
+    time in candles (0: none)."""
+
+    condition: A.Node | None
+    hold: int
+    breakeven: float = 0.0
+
+
+def parse_exit_rule(text: str) -> ExitRule:
+    """Parse "exit when SMA(10) crosses below SMA(30)", "close the position when RSI rises above 70
+    or after 24 candles", "after 48 candles".
+
+    >>> parse_exit_rule("exit when RSI(14) crosses above 70 or after 24 candles").hold
+    24
+    >>> parse_exit_rule("after 12 candles").condition is None
+    True
+    """
+    p = _Parser(text)
+    if p.peek().kind == END:
+        raise StrategyCompileError("the exit condition is empty", phrase="", position=0)
+    for tok in p.toks:
+        if tok.text in ("trailing", "trail"):
+            p.fail("a trailing stop is a stop loss: give it as the stop, as in 'trailing stop 2%'", tok)
+    breakeven = _breakeven(p)
+    if any(t.text == "end" for t in p.toks) and any(t.text in ("candle", "session") for t in p.toks):
+        p.fail("exits at the end of a day or session are not simulated yet; say 'after N candles'")
+    while p.peek().text in EXIT_PREFIXES and not p.at_time_exit():
+        p.i += 1
+    condition = None
+    if not p.at_time_exit() and (p.peek().kind != END or not breakeven):
+        if p.peek().kind == END:
+            p.fail("expected a condition after 'exit when'")
+        condition = p.condition()
+    hold = 0
+    p.accept("or")
+    if p.at_time_exit():
+        p.i += 1
+        hold = p.integer("the number of candles to hold")
+        p.i += 1  # "candle"
+    if p.peek().kind != END:
+        p.fail("expected 'or after N candles' or the end of the exit condition")
+    return ExitRule(condition, hold, breakeven)
+
+
+def _breakeven(p: _Parser) -> float:
+    """ "move the stop to break-even (to entry) after 1% (profit)", then optionally ', ...'."""
+    start = p.i
+    for word in ("move", "the", "stop", "loss", "sl", "to"):
+        p.accept(word)
+    if not (p.accept("break", "even") or p.accept("breakeven") or p.accept("entry")):
+        p.i = start
+        return 0.0
+    if not (p.accept("after") or p.accept("once") or p.accept("when")):
+        p.fail("say when the stop moves to entry, as in 'move the stop to break-even after 1% profit'")
+    p.accept("price") or p.accept("is")
+    tok = p.number("the profit that moves the stop to entry (a percentage)")
+    if not tok.pct or tok.value <= 0:
+        p.fail("the stop moves to entry after a positive percentage of profit, as in 'after 1%'", tok)
+    for word in ("profit", "gain", "in", "up"):
+        p.accept(word)
+    while p.peek().kind == COMMA or p.at("and") or p.at("then"):
+        p.i += 1
+    return tok.value

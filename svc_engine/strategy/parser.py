@@ -50,6 +50,7 @@ SUGGESTABLE = frozenset(w for w in VOCABULARY if len(w) >= 3)
 AND_WORDS = {"and", "while", "with", ",", "but", "also", "plus_and"}
 SIDE_WORDS = {"buy": "long", "long": "long", "sell": "short", "short": "short"}
 ENTRY_WORDS = {"buy", "sell", "limit", "enter", "entry", "place"}
+EXIT_PREFIXES = {"exit", "close", "sell", "cover", "leave", "take", "position", "when", "if", "once", "trade"}
 UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
 DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
 # Oversold / overbought thresholds, the usual ones for each oscillator.
@@ -99,6 +100,7 @@ class Entry:
     condition: A.Node
     price: A.Node | None
     side: str | None
+    market: bool = False
 
 
 class _Parser:
@@ -115,6 +117,7 @@ class _Parser:
         self.period_word = ""  # "last", "past", "previous" or "prior" of the latest period phrase
         self.in_exit = False  # parsing a take-profit or stop level (see `range_window`)
         self.implicit_lags: set[int] = set()  # ids of the Lag nodes `range_window` added
+        self.market = False  # "buy at market": the entry is a market order
 
     # ---- token helpers -----------------------------------------------------------------------
 
@@ -181,7 +184,7 @@ class _Parser:
     def condition(self) -> A.Node:
         self.accept("either")
         items = [self.conjunction()]
-        while self.accept("or"):
+        while not self.at_time_exit(1) and self.accept("or"):
             if self.peek().kind == END:
                 self.fail("expected a condition after 'or'")
             self.accept("either")
@@ -378,6 +381,11 @@ class _Parser:
             return A.Between(put(node.expr), put(node.low), put(node.high))
         assert isinstance(node, A.Within)
         return A.Within(put(node.expr), node.pct, put(node.ref))
+
+    def at_time_exit(self, k: int = 0) -> bool:
+        """ "after N candles" at offset k (a holding time in an exit rule)."""
+        after = self.peek(k).text == "after"
+        return after and self.peek(k + 1).kind == NUM and self.peek(k + 2).text == "candle"
 
     def dangling(self, tok: Token) -> None:
         """A connective where a condition should be: at the start, or right after another one."""
@@ -1141,6 +1149,8 @@ class _Parser:
             return None
         self.i += 1
         self.accept("position") or self.accept("entry")
+        if self.accept("at", "market") or self.accept("market"):
+            self.market = True
         said_when = any(self.accept(w) for w in ("when", "if", "once", "on", ":"))
         # "buy 1% below close" is an entry-price clause, not a side prefix.
         if (
@@ -1154,10 +1164,14 @@ class _Parser:
             self.i += 1
         return side
 
-    def entry_clause(self) -> tuple[A.Node, str | None]:
+    def entry_clause(self) -> tuple[A.Node | None, str | None]:
         word = self.take().text
         side = SIDE_WORDS.get(word)
         self.accept("price")
+        if self.accept("at", "market") or self.accept("market"):
+            self.accept("order") or self.accept("price")
+            self.market = True  # fills at the next candle's open
+            return None, side
         for skip in ("limit", "order", "at", "=", "on"):
             self.accept(skip)
         return self.value(), side
@@ -1236,4 +1250,4 @@ def parse_entry(text: str) -> Entry:
         p.fail("unbalanced ')'")
     if p.peek().kind != END:
         p.fail("expected 'and', 'or' or the end of the condition")
-    return Entry(condition, price, side)
+    return Entry(condition, price, side, p.market)

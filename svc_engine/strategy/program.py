@@ -21,10 +21,10 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_exit, check_tree
 from svc_engine.strategy.compiler import Context, lookback, settle
 from svc_engine.strategy.errors import StrategyCompileError
-from svc_engine.strategy.exits import parse_exit
+from svc_engine.strategy.exits import parse_exit, parse_exit_rule
 from svc_engine.strategy.parser import parse_entry
 from svc_engine.strategy.tokens import Token
-from svc_engine.strategy.wording import render, render_exit
+from svc_engine.strategy.wording import render, render_exit, render_exit_rule
 
 VERSION = 1
 DEFAULT_TP_PCT = 2.0
@@ -52,6 +52,26 @@ class Strategy:
     market_type: str = "spot"
     position_side: str = "long"
     signal_mode: str = "signal_orders"
+    exit: A.Node | None = None
+    """Exit condition: closes the position at the next candle's open (docs/exits.md)."""
+    hold: int = 0
+    """Most candles a trade is held (0: no limit); it then closes at the next candle's open."""
+    entry_order: str = "limit"
+    """``limit`` (at the entry price) or ``market`` (at the next candle's open)."""
+    breakeven: float = 0.0
+    """Profit in percent after which the stop moves to the entry (0: never)."""
+
+    @property
+    def has_rules(self) -> bool:
+        """Whether the strategy uses exit rules, market entries or a missing TP/SL (docs/exits.md),
+        which the single-coin simulator runs (the portfolio refuses them).
+
+        >>> compile_strategy("close above 1").has_rules
+        False
+        """
+        none = isinstance(self.tp, A.NoTarget) or isinstance(self.sl, A.NoTarget | A.Trailing)
+        moves = self.hold > 0 or self.breakeven > 0
+        return self.exit is not None or moves or self.entry_order == "market" or none
 
     @property
     def candle_count(self) -> int:
@@ -60,10 +80,7 @@ class Strategy:
         >>> compile_strategy("RSI(14) crosses above 30").candle_count
         16
         """
-        nodes = [self.entry, self.tp, self.sl]
-        if self.entry_price is not None:
-            nodes.append(self.entry_price)
-        return max(lookback(n) for n in nodes) + 1
+        return max(lookback(n) for n in self._roots()) + 1
 
     @property
     def warmup_candles(self) -> int:
@@ -82,6 +99,8 @@ class Strategy:
         nodes = [self.entry, self.tp, self.sl]
         if self.entry_price is not None:
             nodes.append(self.entry_price)
+        if self.exit is not None:
+            nodes.append(self.exit)
         return nodes
 
     @property
@@ -110,11 +129,16 @@ class Strategy:
         entry = render(self.entry)
         if self.entry_price is not None:
             entry += f", limit at {render(self.entry_price)}"
-        return {
+        if self.entry_order == "market":
+            entry += f", {'buy' if self.position_side == 'long' else 'sell'} at market"
+        words = {
             "entry": entry,
             "tp": render_exit("tp", self.position_side, self.tp),
             "sl": render_exit("sl", self.position_side, self.sl),
         }
+        if self.exit is not None or self.hold or self.breakeven:
+            words["exit"] = render_exit_rule(self.exit, self.hold, self.breakeven)
+        return words
 
     def describe(self) -> str:
         """The whole strategy in canonical words.
@@ -123,7 +147,8 @@ class Strategy:
         'long when RSI(14) is below 30; take profit 3% above entry; stop loss 2% below entry'
         """
         w = self.wording
-        return f"{self.position_side} when {w['entry']}; {w['tp']}; {w['sl']}"
+        rule = f"; {w['exit']}" if "exit" in w else ""
+        return f"{self.position_side} when {w['entry']}; {w['tp']}; {w['sl']}{rule}"
 
     def to_data(self) -> dict[str, Any]:
         """The stored program as plain data (see `to_json`).
@@ -140,7 +165,20 @@ class Strategy:
             "entry_price": A.to_data(self.entry_price),
             "tp": A.to_data(self.tp),
             "sl": A.to_data(self.sl),
-        }
+        } | self._rule_data()
+
+    def _rule_data(self) -> dict[str, Any]:
+        # Only where used, so the programs stored before exit rules keep their exact bytes.
+        out: dict[str, Any] = {}
+        if self.exit is not None:
+            out["exit"] = A.to_data(self.exit)
+        if self.hold:
+            out["hold"] = self.hold
+        if self.entry_order != "limit":
+            out["entry_order"] = self.entry_order
+        if self.breakeven:
+            out["breakeven"] = self.breakeven
+        return out
 
     def to_json(self) -> str:
         """Deterministic JSON of the program: same strategy, same bytes.
@@ -170,6 +208,10 @@ class Strategy:
             market_type=data["market_type"],
             position_side=data["position_side"],
             signal_mode=data["signal_mode"],
+            exit_condition=A.from_data(data.get("exit")),
+            hold=int(data.get("hold", 0)),
+            entry_order=data.get("entry_order", "limit"),
+            breakeven=float(data.get("breakeven", 0.0)),
         )
 
     @classmethod
@@ -233,7 +275,7 @@ class Strategy:
         """
         ctx = Context(klines) if context is None else context
         idx, limit, tp, sl = self.signal_arrays(ctx)
-        return pl.DataFrame(
+        frame = pl.DataFrame(
             {
                 "open_time": ctx.array("open_time")[idx],
                 "side": pl.Series([self.position_side], dtype=pl.Utf8).extend_constant(
@@ -247,6 +289,41 @@ class Strategy:
             },
             schema=SIGNAL_SCHEMA,
         )
+        if not self.has_rules:
+            return frame
+        # Exit rules travel with the signals (svc_engine.sim.inputs.RULE_COLUMNS): the order type
+        # and holding time of each entry, and one "exit" row per candle where the exit condition held.
+        frame = frame.with_columns(
+            pl.lit(self.entry_order).alias("order"),
+            pl.lit(self.hold or None, dtype=pl.Int64).alias("max_candles"),
+            *self._move_columns(ctx, idx),
+        )
+        if self.exit is not None:
+            fired = ctx.truth(self.exit).copy()
+            fired[: min(self.candle_count - 1, ctx.size)] = False
+            at = ctx.array("open_time")[np.flatnonzero(fired)]
+            exits = pl.DataFrame({"open_time": at, "side": ["exit"] * at.size}).with_columns(
+                pl.lit(None, dtype=dtype).alias(name) for name, dtype in frame.schema.items()
+                if name not in ("open_time", "side")
+            ).select(frame.columns).cast(dict(frame.schema))
+            frame = pl.concat([frame, exits]).sort("open_time", maintain_order=True)
+        return frame
+
+    def _move_columns(self, ctx: Context, idx: np.ndarray) -> list[pl.Series]:
+        """The stop moves of each entry (docs/exits.md): trailing percent or distance (N x ATR of
+        the signal candle), the profit that starts it, the profit that moves the stop to entry."""
+        trail = self.sl if isinstance(self.sl, A.Trailing) else A.Trailing()
+        distance = np.full(idx.size, np.nan)
+        if trail.atr_mult:
+            distance = trail.atr_mult * ctx.values(A.Ind("atr", (trail.atr_period,)))[idx]
+
+        def column(name: str, value: float) -> pl.Series:
+            return pl.Series(name, np.full(idx.size, value if value else np.nan))
+
+        return [
+            column("trail_pct", trail.pct), pl.Series("trail_distance", distance),
+            column("trail_after_pct", trail.after_pct), column("breakeven_pct", self.breakeven),
+        ]  # fmt: skip
 
     def signal_arrays(self, ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(candle rows, limit, take-profit, stop-loss) of the signals, as arrays (``evaluate``
@@ -279,6 +356,13 @@ class Strategy:
         if isinstance(target, A.AtrTarget):
             atr = ctx.values(A.Ind("atr", (target.period,)))[idx]
             return limit + sign * target.mult * atr
+        if isinstance(target, A.NoTarget):
+            return np.full(idx.size, sign * np.inf)
+        if isinstance(target, A.Trailing):  # the first stop: the trailing distance from the entry
+            if target.pct:
+                return limit * (1.0 + sign * target.pct / 100.0)
+            atr = ctx.values(A.Ind("atr", (target.atr_period,)))[idx]
+            return limit + sign * target.atr_mult * atr
         if isinstance(target, A.RiskReward):
             assert stop is not None
             return limit + sign * target.ratio * np.abs(limit - stop)
@@ -307,7 +391,7 @@ def _check_settings(market_type: str, position_side: str, signal_mode: str) -> N
         raise StrategyCompileError("a spot strategy cannot go short; use market_type 'futures'")
 
 
-def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None]:
+def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None, bool]:
     if isinstance(entry, str):
         try:
             parsed = parse_entry(entry)
@@ -320,7 +404,7 @@ def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | Non
                 position=0,
                 field="entry",
             )
-        return parsed.condition, parsed.price
+        return parsed.condition, parsed.price, parsed.market
     node = _node_of(entry)
     if not isinstance(node, A.CONDITIONS):
         raise StrategyCompileError(
@@ -330,7 +414,7 @@ def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | Non
         check_tree(node, render(node))
     except StrategyCompileError as err:
         raise err.in_field("entry") from None
-    return node, None
+    return node, None, False
 
 
 def _compile_exit(kind: str, value: Any, side: str) -> A.Node:
@@ -369,6 +453,10 @@ def compile_strategy(
     position_side: str | None = "long",
     signal_mode: str = "signal_orders",
     entry_price: Any = None,
+    exit_condition: Any = None,
+    hold: int = 0,
+    entry_order: str | None = None,
+    breakeven: float = 0.0,
 ) -> Strategy:
     """Compile a trader's entry, take-profit and stop-loss conditions into a `Strategy`.
 
@@ -382,7 +470,7 @@ def compile_strategy(
     """
     position_side = position_side or "long"  # the API leaves it out for spot strategies
     _check_settings(market_type, position_side, signal_mode)
-    entry, price = _compile_entry(entry_condition, position_side)
+    entry, price, market = _compile_entry(entry_condition, position_side)
     if entry_price is not None:
         price = _node_of(entry_price)
         if not isinstance(price, A.NUMERIC):
@@ -390,4 +478,38 @@ def compile_strategy(
         check_tree(price, render(price))
     tp = _compile_exit("tp", tp_condition, position_side)
     sl = _compile_exit("sl", sl_condition, position_side)
-    return Strategy(entry, tp, sl, price, market_type, position_side, signal_mode)
+    if isinstance(tp, A.RiskReward) and isinstance(sl, A.NoTarget):
+        raise StrategyCompileError("tp_condition: risk reward needs a stop loss to measure", field="tp")
+    exit_node, hold, said_breakeven = _compile_rule(exit_condition, hold)
+    breakeven = said_breakeven or float(breakeven)
+    if breakeven < 0 or breakeven != breakeven:
+        raise StrategyCompileError("breakeven must be a profit in percent >= 0", field="exit")
+    if isinstance(tp, A.RiskReward) and isinstance(sl, A.Trailing):
+        raise StrategyCompileError("tp_condition: risk reward needs a fixed stop loss to measure", field="tp")
+    order = entry_order or ("market" if market else "limit")
+    if order not in ("limit", "market"):
+        raise StrategyCompileError(f"entry_order must be 'limit' or 'market', not {order!r}", field="entry")
+    if order == "market" and price is not None:
+        raise StrategyCompileError("entry_condition: a market entry has no limit price", field="entry")
+    return Strategy(
+        entry, tp, sl, price, market_type, position_side, signal_mode, exit_node, hold, order, breakeven
+    )
+
+
+def _compile_rule(value: Any, hold: int) -> tuple[A.Node | None, int, float]:
+    """The exit condition (text, builder or tree), the holding time and a break-even move."""
+    if not isinstance(hold, int) or isinstance(hold, bool) or hold < 0 or hold > 1_000_000:
+        raise StrategyCompileError(f"hold must be a whole number of candles >= 0, not {hold!r}", field="exit")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, hold, 0.0
+    try:
+        if isinstance(value, str):
+            rule = parse_exit_rule(value)
+            return rule.condition, rule.hold or hold, rule.breakeven
+        node = _node_of(value)
+        if not isinstance(node, A.CONDITIONS):
+            raise StrategyCompileError(f"expected a condition, got {type(value).__name__}")
+        check_tree(node, render(node))
+        return node, hold, 0.0
+    except StrategyCompileError as err:
+        raise err.in_field("exit") from None

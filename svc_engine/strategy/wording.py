@@ -49,6 +49,25 @@ def render(node: A.Node) -> str:
     return method(node)
 
 
+def render_exit_rule(condition: A.Node | None, hold: int, breakeven: float = 0.0) -> str:
+    """Canonical wording of an exit rule ("" when there is none).
+
+    >>> from svc_engine.strategy import ast as A
+    >>> render_exit_rule(A.Cross("below", A.Ind("sma", (10,)), A.Ind("sma", (30,))), 24)
+    'exit when SMA(10) crosses below SMA(30) or after 24 candles'
+    """
+    parts = []
+    if condition is not None:
+        parts.append(f"exit when {render(condition)}")
+    if hold:
+        parts.append(f"after {hold} candles" if parts else f"exit after {hold} candles")
+    rule = " or ".join(parts)
+    if breakeven:
+        move = f"move the stop to entry after {fmt(breakeven)}% profit"
+        return f"{move}, {rule}" if rule else move
+    return rule
+
+
 def render_exit(kind: str, side: str, target: A.Node) -> str:
     """Canonical wording of a take-profit ("tp") or stop-loss ("sl") for a position side.
 
@@ -57,6 +76,12 @@ def render_exit(kind: str, side: str, target: A.Node) -> str:
     'stop loss 1% above entry'
     """
     label = "take profit" if kind == "tp" else "stop loss"
+    if isinstance(target, A.NoTarget):
+        return f"no {label}"
+    if isinstance(target, A.Trailing):
+        size = f"{fmt(target.pct)}%" if target.pct else f"{fmt(target.atr_mult)} x ATR({target.atr_period})"
+        after = f" after {fmt(target.after_pct)}% profit" if target.after_pct else ""
+        return f"trailing stop {size}{after}"
     up = (side == "long") == (kind == "tp")
     way = "above" if up else "below"
     if isinstance(target, A.PctTarget):

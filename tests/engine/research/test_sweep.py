@@ -14,7 +14,7 @@ import svc_engine as sv
 from svc_engine.executors import LocalExecutor, RayExecutor, SerialExecutor
 from svc_engine.research import Template, combinations, sweep
 from svc_engine.research.demo import random_walk
-from svc_engine.research.sweep import part_path, plan_chunks
+from svc_engine.research.sweeper import part_path, plan_chunks
 from svc_engine.strategy import ema
 
 H = 3_600_000
@@ -174,7 +174,7 @@ def test_default_chunks_keep_a_coin_whole_when_coins_fill_the_workers() -> None:
     [{}, {"market_type": "futures", "position_side": "short"}, {"entry_price": ema(20)}],
 )
 def test_strategies_compiled_part_by_part_equal_whole_compiles(options) -> None:
-    from svc_engine.research.sweep import PartsCache
+    from svc_engine.research.sweeper import PartsCache
 
     cache = PartsCache()
     side = "below" if options.get("position_side") == "short" else "above"
@@ -184,3 +184,54 @@ def test_strategies_compiled_part_by_part_equal_whole_compiles(options) -> None:
                       "sl_condition": "2%", **options}  # fmt: skip
             assert cache.compile(kwargs) == sv.compile_strategy(**kwargs)
     assert len(cache.entries) == 2 and len(cache.exits) == 3
+
+
+def test_symbols_from_a_store_equal_backtests_of_the_symbols(tmp_path) -> None:
+    from svc_engine.data import DataStore
+
+    store = DataStore(tmp_path / "store")
+    for n, symbol in enumerate(("AAAUSDT", "BBBUSDT")):
+        store.write_klines("crypto", symbol, "1h", random_walk(1_200, seed=40 + n))
+    grid = {"n": [7, 14], "level": [30], "tp": [2]}
+    rows = sweep(STRATEGY, grid, ["AAAUSDT", "BBBUSDT"], "1h", "2024-01-10", "2024-02-15", store=store,
+                 progress=True).rows  # fmt: skip
+    for row in rows.iter_rows(named=True):
+        text = Template.of(STRATEGY).render({"n": row["n"], "level": 30, "tp": 2})
+        alone = sv.backtest(
+            sv.compile_strategy(**text), row["coin"], "1h", "2024-01-10", "2024-02-15", store=store
+        )
+        assert row["final_balance"] == alone.summary["final_balance"]
+        assert row["sharpe_ratio"] == alone.summary["sharpe_ratio"]
+    assert rows.height == 4
+
+
+def test_several_timeframes_give_one_row_each(tmp_path) -> None:
+    from svc_engine.data import DataStore
+
+    store = DataStore(tmp_path / "store")
+    store.write_klines("crypto", "AAAUSDT", "1h", random_walk(3_000, seed=44))
+    grid = {"n": [7, 14], "level": [35], "tp": [2]}
+    rows = sweep(STRATEGY, grid, "AAAUSDT", ["1h", "4h"], store=store, spread_pct=0).rows
+    assert rows.height == 4 and rows["timeframe"].to_list() == ["1h", "4h", "1h", "4h"]
+    row = rows.filter((pl.col("timeframe") == "4h") & (pl.col("n") == 14)).row(0, named=True)
+    text = Template.of(STRATEGY).render({"n": 14, "level": 35, "tp": 2})
+    alone = sv.backtest(sv.compile_strategy(**text), "AAAUSDT", "4h", store=store, spread_pct=0)
+    assert row["final_balance"] == alone.summary["final_balance"] and row["total_trades"] > 0
+
+
+def test_exit_rules_in_the_template_equal_backtests(frames) -> None:
+    strategy = {
+        "entry": "RSI({n}) crosses above 30",
+        "tp": "4%",
+        "sl": "2%",
+        "exit": "RSI({n}) crosses above {out}",
+    }
+    grid = {"n": [7, 14], "out": [60, 70]}
+    rows = sweep(strategy, grid, frames, "1h", spread_pct=0.02).rows
+    assert rows.height == 8
+    for row in rows.iter_rows(named=True):
+        st = sv.compile_strategy(f"RSI({row['n']}) crosses above 30", "4%", "2%",
+                                 exit_condition=f"RSI({row['n']}) crosses above {row['out']}")  # fmt: skip
+        alone = sv.backtest(st, frames[row["coin"]], "1h", spread_pct=0.02).summary
+        assert row["final_balance"] == alone["final_balance"] and row["total_trades"] == alone["total_trades"]
+    assert rows["total_trades"].sum() > 0

@@ -160,6 +160,11 @@ def test_portfolio_and_full_range_rows_carry_every_statistic() -> None:
     assert p.summary["sharpe_ratio"] == pytest.approx(empyrical.sharpe_ratio(r, annualization=PPY), rel=1e-9)
     one = sv.simulate(a, signals["A"], spread_pct=0.0)
     assert set(perf.FIGURES) <= set(one.summary) and one.to_dict()["summary"]["sqn"] == one.summary["sqn"]
+    for coin, hold in zip("AB", holds, strict=True):  # each coin's part of the portfolio has them too
+        part = p.coin_results[coin]
+        assert set(perf.FIGURES) <= set(part)
+        assert part["buy_and_hold_return_pct"] == pytest.approx(hold, rel=1e-12)
+        assert part["total_trades"] == p.trades.filter(pl.col("coin") == coin).height
 
 
 @pytest.mark.parametrize("rf", [0.0, 0.05])
@@ -191,3 +196,40 @@ def test_exposure_from_merged_spans_equals_counting_candles() -> None:
         fill = rng.integers(0, n, m).astype(np.int64)
         exit_ = np.minimum(fill + rng.integers(0, 30, m), n - 1).astype(np.int64)
         assert perf.exposure_nb(n, fill, exit_) / n * 100 == perf.exposure_pct(n, fill, exit_)
+
+
+def test_trade_figures_from_one_pass_equal_the_section_7_functions() -> None:
+    from svc_engine.sim import stats
+
+    rng = np.random.default_rng(2)
+    cases = [np.zeros(0), np.array([0.1]), np.array([-0.1, -0.2]), np.array([0.0, 0.1, -0.1])]
+    cases += [rng.normal(0, 0.02, int(rng.integers(2, 400))) for _ in range(50)]
+    for ret in cases:
+        profit = ret * rng.uniform(50, 150, ret.shape[0])
+        fast, slow = perf.trade_summary(ret, profit), stats.trade_summary(ret, profit)
+        assert fast.keys() == slow.keys()
+        for name, value in slow.items():
+            if value is None or isinstance(value, int):
+                assert fast[name] == value, name
+            else:
+                assert fast[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+
+
+def test_trade_moments_equal_the_per_figure_functions() -> None:
+    rng = np.random.default_rng(5)
+    for m in (0, 1, 2, 37):
+        ret, pnl = rng.normal(0, 0.02, m), rng.normal(0, 3, m)
+        fill = np.sort(rng.integers(0, 10**9, m)).astype(np.int64)
+        exit_ = fill + rng.integers(0, 10**8, m)
+        z = np.zeros(0)
+        s = perf.statistics(equity=np.array([100.0]), times_ms=np.array([0]), tf_ms=H, initial=100.0,
+                            max_drawdown_pct=0.0, trade_returns=ret, trade_profits=pnl, fill_ms=fill,
+                            exit_ms=exit_, fill_idx=z, exit_idx=z, buy_and_hold_pct=None)  # fmt: skip
+        for name, fn, args in (
+            ("expectancy_pct", perf.expectancy_pct, (ret,)),
+            ("sqn", perf.sqn, (pnl,)),
+            ("avg_trade_duration_hours", perf.avg_trade_duration_hours, (fill, exit_)),
+            ("longest_trade_duration_hours", perf.longest_trade_duration_hours, (fill, exit_)),
+        ):
+            want = fn(*args)
+            assert s[name] == (None if want is None else pytest.approx(want, rel=1e-12)), (m, name)
