@@ -20,6 +20,7 @@ from svc_engine.data.synthetic import generate_market
 from svc_engine.executors import RayExecutor
 from svc_engine.strategy import compile_strategy
 from tests.api.conftest import SECRET
+from tests.api.journey_helpers import as_requested
 
 pytestmark = pytest.mark.ray
 
@@ -86,13 +87,16 @@ def test_portfolio_on_ray_equals_the_engine(ray_runtime: RayExecutor, make_api: 
             break
         time.sleep(0.05)
     assert status["status"] == "completed", status
-    assert set(status["coin_progress"]) == {"BTCUSDT", "ETHUSDT", "SOLUSDT"}
+    assert set(status["coin_progress"]) == {"BTC", "ETH", "SOL"}  # as the request named them (issue 13)
     result = api.post(
         "/backtest", params={"action": "result"}, json={"job_id": job_id}, headers=headers
     ).json()
     strategy = compile_strategy(STRATEGY["entry_condition"], "3%", "2%")
-    expected = drivers.portfolio(
-        strategy, ["BTCUSDT", "ETHUSDT", "SOLUSDT"], "1h", divide=2, store=DataStore(tmp_path / "data")
-    ).to_dict()
+    expected = as_requested(
+        drivers.portfolio(
+            strategy, ["BTCUSDT", "ETHUSDT", "SOLUSDT"], "1h", divide=2, store=DataStore(tmp_path / "data")
+        ).to_dict(),
+        {"BTCUSDT": "BTC", "ETHUSDT": "ETH", "SOLUSDT": "SOL"},
+    )
     assert {k: result[k] for k in expected} == expected
     assert result["summary"]["total_trades"] > 0

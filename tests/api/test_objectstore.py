@@ -169,7 +169,7 @@ def test_runner_stores_results_in_s3(
         assert row.status == "completed", row.error
         assert s3_store.exists(jobs.result_key(svc_id, job_id))
         result = backtests.job_result(row, s3_store)
-        assert result["coins"] == ["BTCUSDT"] and result["summary"]["completed"] == 1
+        assert result["coins"] == ["BTC"] and result["summary"]["completed"] == 1  # as requested (issue 13)
         with store.write() as conn:
             assert backtests.delete_for_strategy(conn, svc_id, "s3test") == 1
         assert not s3_store.exists(jobs.result_key(svc_id, job_id))

@@ -18,6 +18,7 @@ from svc_api.settings import Settings
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.strategy import compile_strategy
+from tests.api.journey_helpers import as_requested
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api
@@ -56,8 +57,15 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
         accounts.grant_plan(conn, data["svc_id"], "pro", 30)
         credits.deposit_credits(conn, data["svc_id"], 50)
     for name, entry in CONDITIONS.items():
-        body = {"strategy_name": name, "market_type": "spot", "signal_mode": "signal_orders",
-                "timeframe": "1h", "entry_condition": entry, "tp_condition": "3%", "sl_condition": "2%"}
+        body = {
+            "strategy_name": name,
+            "market_type": "spot",
+            "signal_mode": "signal_orders",
+            "timeframe": "1h",
+            "entry_condition": entry,
+            "tp_condition": "3%",
+            "sl_condition": "2%",
+        }
         _ok(api20.user("strategy_generate", body, token=token))
     for name, entry in CONDITIONS.items():
         deadline = time.monotonic() + 10
@@ -88,5 +96,6 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
     engine = drivers.full_range(
         compile_strategy(CONDITIONS["adxdi"], "3%", "2%"), ["BTCUSDT"], "1h", store=DataStore(market_dir)
     ).to_dict()
-    assert {k: result[k] for k in engine} == engine
     assert engine["results"]["BTCUSDT"]["summary"]["total_signals"] > 0
+    engine = as_requested(engine, {"BTCUSDT": "BTC"})  # coins as the request named them (issue 13)
+    assert {k: result[k] for k in engine} == engine
