@@ -185,6 +185,12 @@ class TrendEvent(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class DayEnd(Node):
+    """The candle's close ends a UTC day (its close time is a multiple of 24 h): "at the end of the
+    day" in an exit rule."""
+
+
+@dataclass(frozen=True, slots=True)
 class Pattern(Node):
     """A candle pattern by TA-Lib's definition, completed on this candle: `name` (see
     `vocab.PATTERNS`) and `side`, "bullish" or "bearish" for a pattern that has both, "" for a
@@ -275,7 +281,8 @@ class NoTarget(Node):
 
 
 CONDITIONS = (
-    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, After, And, Or, Not
+    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, DayEnd, After, And, Or,
+    Not,
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget, Trailing)

@@ -494,7 +494,15 @@ def _or(ctx: Context, node: A.Or) -> np.ndarray:
     return out
 
 
+def _day_end(ctx: Context, node: A.DayEnd) -> np.ndarray:
+    t = ctx.array("open_time")
+    steps = np.diff(t)
+    base = int(steps[steps > 0].min()) if (steps > 0).any() else K.DAY_MS
+    return (t + base) % K.DAY_MS == 0
+
+
 _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+    A.DayEnd: _day_end,
     A.Compare: _compare,
     A.Cross: _cross,
     A.Between: _between,

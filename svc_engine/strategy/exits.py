@@ -206,12 +206,12 @@ def parse_exit_rule(text: str) -> ExitRule:
         if tok.text in ("trailing", "trail"):
             p.fail("a trailing stop is a stop loss: give it as the stop, as in 'trailing stop 2%'", tok)
     breakeven = _breakeven(p)
-    if any(t.text == "end" for t in p.toks) and any(t.text in ("candle", "session") for t in p.toks):
-        p.fail("exits at the end of a day or session are not simulated yet; say 'after N candles'")
     while p.peek().text in EXIT_PREFIXES and not p.at_time_exit():
         p.i += 1
     condition = None
-    if not p.at_time_exit() and (p.peek().kind != END or not breakeven):
+    if _day_end(p):
+        condition = A.DayEnd()
+    elif not p.at_time_exit() and (p.peek().kind != END or not breakeven):
         if p.peek().kind == END:
             p.fail("expected a condition after 'exit when'")
         condition = p.condition()
@@ -224,6 +224,28 @@ def parse_exit_rule(text: str) -> ExitRule:
     if p.peek().kind != END:
         p.fail("expected 'or after N candles' or the end of the exit condition")
     return ExitRule(condition, hold, breakeven)
+
+
+def _day_end(p: _Parser) -> bool:
+    """ "at the end of the day", "at the end of the UTC day", "the day ends", "at the daily close"."""
+    start = p.i
+    raw = p.text.lower()
+    p.accept("at")
+    if p.accept("end", "of"):
+        p.accept("utc")
+        tok = p.peek()
+        if tok.text == "candle" and raw[tok.pos : tok.end] in ("day", "session", "trading day"):
+            p.i += 1
+            return True
+    elif p.peek().text == "candle" and raw[p.peek().pos : p.peek().end] == "day" and p.peek(1).text in (
+        "end", "ends"
+    ) and p.peek(2).kind == END:
+        p.i += 2
+        return True
+    elif p.accept("daily", "close"):
+        return True
+    p.i = start
+    return False
 
 
 def _breakeven(p: _Parser) -> float:

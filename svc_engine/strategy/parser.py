@@ -315,6 +315,12 @@ class _Parser:
         return node
 
     def subjectless(self) -> A.Node | None:
+        tok = self.peek()
+        if tok.text == "candle" and self.text[tok.pos : tok.end].lower() == "day" and self.peek(1).text in (
+            "end", "ends"
+        ):
+            self.i += 2
+            return A.DayEnd()  # "the day ends" (exit rules)
         pattern = self.pattern()
         if pattern is not None:
             return pattern

@@ -288,6 +288,7 @@ _RENDERERS = {
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,
     A.Pattern: _pattern,
+    A.DayEnd: lambda node: "the day ends",
     A.After: _after,
     A.And: _and,
     A.Or: _or,
