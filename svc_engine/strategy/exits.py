@@ -206,8 +206,7 @@ def parse_exit_rule(text: str) -> ExitRule:
         if tok.text in ("trailing", "trail"):
             p.fail("a trailing stop is a stop loss: give it as the stop, as in 'trailing stop 2%'", tok)
     breakeven = _breakeven(p)
-    while p.peek().text in EXIT_PREFIXES and not p.at_time_exit():
-        p.i += 1
+    _skip_frame(p)
     condition = None
     if _day_end(p):
         condition = A.DayEnd()
@@ -224,6 +223,18 @@ def parse_exit_rule(text: str) -> ExitRule:
     if p.peek().kind != END:
         p.fail("expected 'or after N candles' or the end of the exit condition")
     return ExitRule(condition, hold, breakeven)
+
+
+def _skip_frame(p: _Parser) -> None:
+    """The words that frame an exit rule: "exit when", "close the position if", "sell once" ("close"
+    only with position/trade/out after it: "exit when close falls ..." keeps the close)."""
+    while not p.at_time_exit():
+        if p.at("close") and p.peek(1).text in ("position", "trade", "out", "long", "short", "all"):
+            p.i += 2
+        elif p.peek().text in EXIT_PREFIXES and p.peek().text != "close":
+            p.i += 1
+        else:
+            return
 
 
 def _day_end(p: _Parser) -> bool:

@@ -423,6 +423,8 @@ class _Parser:
         side = start.text if k > lead else ""
         self.i += k + len(name.split())
         self.accept("pattern") or self.accept("candle")
+        for verb in ("appears", "forms", "occurs", "prints", "shows"):
+            self.accept(verb)
         if side and side not in spec.sides:
             if spec.sides == ("",):
                 self.fail(f"a {name} pattern is neither bullish nor bearish: say '{name} pattern'", start)

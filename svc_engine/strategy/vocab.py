@@ -631,6 +631,8 @@ VOCABULARY: frozenset[str] = frozenset(
             "fast",
             "slow",
             "trailing",
+            "appears",
+            "forms",
             "end",
             "ends",
             "utc",
