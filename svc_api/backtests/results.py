@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from svc_api.backtests.artifacts import coin_key, read_json
+from svc_api.backtests.coins import displayed, names_of
 from svc_api.backtests.instruments import display_name
 from svc_api.backtests.launch import created_of
 from svc_api.core.errors import Conflict, Invalid, NotFound
@@ -48,7 +49,9 @@ def job_status(row: Any, now: float | None = None) -> dict[str, Any]:
         "estimated_remaining_seconds": round(remaining, 3),
     }
     if row.coin_progress is not None:
-        out["coin_progress"] = json.loads(row.coin_progress)
+        out["coin_progress"] = displayed({"coin_progress": json.loads(row.coin_progress)}, names_of(row))[
+            "coin_progress"
+        ]
     if row.status == "failed":
         out["error"] = row.error or "failed"
     return out
@@ -72,7 +75,8 @@ def require_completed(row: Any) -> None:
 
 def job_result(row: Any, objects: ObjectStore) -> dict[str, Any]:
     """The Backtest result: ``action``, ``job_id``, ``cost_credits``, ``kind`` and the engine's
-    ``to_dict()`` of the result, unchanged; 409 while the job is not completed.
+    ``to_dict()`` of the result with its coins as the request named them (:mod:`.coins`); 409 while
+    the job is not completed.
 
     Example:
         >>> from types import SimpleNamespace
@@ -91,7 +95,7 @@ def job_result(row: Any, objects: ObjectStore) -> dict[str, Any]:
         "timeframe": row.timeframe,
         "cost_credits": credits.from_units(row.cost_credits),
     }
-    return head | payload
+    return head | displayed(payload, names_of(row))
 
 
 def coin_result(row: Any, symbol: str, objects: ObjectStore) -> dict[str, Any]:
@@ -118,7 +122,7 @@ def coin_result(row: Any, symbol: str, objects: ObjectStore) -> dict[str, Any]:
         part = payload["results"][symbol]
     else:
         raise Invalid("coin_result needs a portfolio or full_range job")
-    return {"action": "coin_result", "job_id": row.job_id} | part
+    return {"action": "coin_result", "job_id": row.job_id} | displayed(part, names_of(row))
 
 
 def history_entry(row: Any) -> dict[str, Any]:

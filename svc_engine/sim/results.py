@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.sim import nb
+from svc_engine.sim import nb, stats
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.stats import finite
 
@@ -214,6 +214,9 @@ class PortfolioResult:
             "recommended_divide": self.recommended_divide,
             "trades": _records(self.trades.head(trades_limit)),
             "trades_truncated": self.trades.height > trades_limit, "total_trades": self.trades.height,
+            "coin": ",".join(self.coins),
+            "all_positions": _records(self.all_positions.head(trades_limit)),
+            "positions_truncated": self.all_positions.height > trades_limit,
             "total_positions": self.all_positions.height,
         })  # fmt: skip
 
@@ -258,12 +261,56 @@ class FullRangeResult:
             "worst_coin": min(returns, key=returns.__getitem__) if returns else None,
         }
 
+    def combined(self) -> dict[str, Any]:
+        """The figures of a single-coin summary over every coin that ran, the coins taken as one book
+        of independent runs: counts and trade figures over all their trades, ``final_balance`` the
+        sum of the coins' final balances and ``total_return_pct`` its return on the sum of their
+        initial balances (the mean of the coins' returns for equal balances), ``max_drawdown_pct``
+        the worst coin's, ``avg_signals_per_month`` the sum of the coins' rates.
+
+        Example:
+            >>> empty = FullRangeResult(results={}).combined()
+            >>> empty["total_trades"], empty["win_rate"], empty["final_balance"]
+            (0, 0.0, 0)
+        """
+        runs = list(self.results.values())
+        returns = [np.asarray(r.trades["return_pct"], dtype=np.float64) / 100.0 for r in runs]
+        profits = [np.asarray(r.trades["pnl"], dtype=np.float64) for r in runs]
+        initial = sum(float(r.settings.initial_balance) for r in runs)
+        final = sum(float(r.summary["final_balance"]) for r in runs)
+        empty = np.zeros(0)
+        figures = stats.trade_summary(
+            np.concatenate(returns) if returns else empty, np.concatenate(profits) if profits else empty
+        )
+        return finite({
+            "total_signals": sum(int(r.summary["total_signals"]) for r in runs),
+            **figures,
+            "final_balance": final,
+            "total_return_pct": stats.total_return_pct(final, initial) if initial else 0.0,
+            "max_drawdown_pct": max((float(r.summary["max_drawdown_pct"]) for r in runs), default=0.0),
+            "avg_signals_per_month": sum(float(r.summary["avg_signals_per_month"] or 0.0) for r in runs),
+        })  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
-        """``{coins, results: {coin: result.to_dict()}, summary, errors}``."""
+        """The API's Backtest result over several coins: ``coin`` (the coins, comma-separated),
+        ``timeframe``, ``summary`` (:meth:`combined`, plus the per-coin aggregate of
+        :attr:`summary`), ``all_positions`` and ``trades`` of every coin, each tagged with its
+        ``coin``, ``total_positions``, ``total_trades``; and as additions ``coins``, ``results``
+        (each coin's own result) and ``errors``.
+        """
+        per_coin = {k: r.to_dict() for k, r in self.results.items()}
+        positions = [{"coin": k, **p} for k, d in per_coin.items() for p in d["all_positions"]]
+        trades = [{"coin": k, **t} for k, d in per_coin.items() for t in d["trades"]]
         return {
+            "coin": ",".join(self.results),
+            "timeframe": self.timeframe,
+            "summary": {**self.combined(), **self.summary},
+            "all_positions": positions,
+            "trades": trades,
+            "total_positions": len(positions),
+            "total_trades": len(trades),
             "coins": list(self.results),
-            "results": {k: r.to_dict() for k, r in self.results.items()},
-            "summary": self.summary,
+            "results": per_coin,
             "errors": dict(self.errors),
         }
 

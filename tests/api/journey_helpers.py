@@ -213,3 +213,24 @@ def poll(
         if done(seen[-1]) or time.monotonic() > deadline:
             return seen
         time.sleep(0.05)
+
+
+def as_requested(value: Any, names: Mapping[str, str]) -> Any:
+    """An engine result as the API answers it: every coin written as the request named it
+    (``BTC``), wherever the engine wrote the data store's symbol (``BTCUSDT``), as a value, a key or
+    a comma-separated list. Written by value, independently of the service's field-by-field rule.
+
+    Example:
+        >>> names = {"BTCUSDT": "BTC", "ETHUSDT": "ETH"}
+        >>> as_requested({"BTCUSDT": {"coin": "BTCUSDT,ETHUSDT", "n": "BTCUSDTX"}}, names)
+        {'BTC': {'coin': 'BTC,ETH', 'n': 'BTCUSDTX'}}
+    """
+    if isinstance(value, dict):
+        return {as_requested(k, names): as_requested(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_requested(v, names) for v in value]
+    if isinstance(value, str):
+        parts = value.split(",")
+        if all(p in names for p in parts):
+            return ",".join(names[p] for p in parts)
+    return value

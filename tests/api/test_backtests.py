@@ -24,6 +24,7 @@ from svc_api.settings import Settings
 from svc_engine.data import Catalog, DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.strategy import compile_strategy
+from tests.api.journey_helpers import as_requested
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api
@@ -37,6 +38,7 @@ STRATEGY = {
     "tp_condition": "3%",
     "sl_condition": "2%",
 }
+NAMES = {"BTCUSDT": "BTC", "ETHUSDT": "ETH", "SOLUSDT": "SOL"}
 START, END = 1_789_862_400, 1_792_886_400
 
 
@@ -94,7 +96,7 @@ def _ok(reply: Any) -> dict[str, Any]:
     return reply.json()
 
 
-def _finished(api: Api, token: str, job_id: str, timeout: float = 30) -> tuple[dict[str, Any], list[float]]:
+def _finished(api: Api, token: str, job_id: str, timeout: float = 90) -> tuple[dict[str, Any], list[float]]:
     """Poll ``status`` until the job ends; returns the last status and every progress seen."""
     seen: list[float] = []
     deadline = time.monotonic() + timeout
@@ -168,9 +170,12 @@ def test_run_end_to_end_equals_the_engine(bt_api: Api, market_dir: Path) -> None
     assert seen == sorted(seen)
 
     result = _ok(_bt(bt_api, "result", {"job_id": job_id}, token))
-    expected = drivers.backtest(
-        _engine_strategy(), "BTCUSDT", "1h", START, END, store=DataStore(market_dir), **settings
-    ).to_dict()
+    expected = as_requested(  # coins as the request named them (issue 13)
+        drivers.backtest(
+            _engine_strategy(), "BTCUSDT", "1h", START, END, store=DataStore(market_dir), **settings
+        ).to_dict(),
+        NAMES,
+    )
     assert expected["total_trades"] > 0
     assert {k: result[k] for k in expected} == expected
     assert (result["action"], result["job_id"], result["cost_credits"]) == ("result", job_id, 2)
@@ -208,19 +213,21 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
     assert (launch["status"], launch["chunks"], launch["coins"]) == ("dispatched", 3, ["BTC", "ETH", "SOL"])
     assert launch["cost_credits"] == pricing.price("full_range", total_candles=3 * 1440, chunks=3) == 4
     status, _ = _finished(bt_api, token, launch["job_id"])
-    assert status["coin_progress"] == {
-        s: {"status": "completed", "progress_pct": 100.0} for s in ("BTCUSDT", "ETHUSDT", "SOLUSDT")
+    assert status["coin_progress"] == {  # coins as the request named them (issue 13)
+        s: {"status": "completed", "progress_pct": 100.0} for s in ("BTC", "ETH", "SOL")
     }
     result = _ok(_bt(bt_api, "result", {"job_id": launch["job_id"]}, token))
-    expected = drivers.full_range(
+    raw = drivers.full_range(
         _engine_strategy(), ["BTCUSDT", "ETHUSDT", "SOLUSDT"], "1h", store=store
     ).to_dict()
+    expected = as_requested(raw, NAMES)  # coins as the request named them (issue 13)
     assert {k: result[k] for k in expected} == expected
+    assert result["coin"] == "BTC,ETH,SOL" and result["total_trades"] == len(result["trades"])
     one = _ok(_bt(bt_api, "coin_result", {"job_id": launch["job_id"], "coin": "ETH"}, token))
-    assert {k: one[k] for k in expected["results"]["ETHUSDT"]} == expected["results"]["ETHUSDT"]
+    assert {k: one[k] for k in expected["results"]["ETH"]} == expected["results"]["ETH"]
     with bt_api.app.state.services.store.read() as conn:
         returns = backtests.full_range_returns(conn, svc_id, "smacross")
-    assert returns == {c: r["summary"]["total_return_pct"] for c, r in expected["results"].items()}
+    assert returns == {c: r["summary"]["total_return_pct"] for c, r in raw["results"].items()}
     # A full_range history entry has numbers only (issue 13): the win rate over every coin's trades.
     entry = _ok(bt_api.user("backtest_history", token=token))["data"]["backtests"][0]
     trades = sum(r["summary"]["total_trades"] for r in expected["results"].values())
@@ -241,11 +248,12 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
         _engine_strategy(), ["BTCUSDT", "ETHUSDT"], "1h", divide=2, initial_balance=1000, start_ts=START,
         store=store, commission_pct=0.1,
     )  # fmt: skip
-    expected = book.to_dict()
+    expected = as_requested(book.to_dict(), NAMES)
     assert {k: result[k] for k in expected} == expected
+    assert result["coin"] == "BTC,ETH" and len(result["all_positions"]) == result["total_positions"]
     part = _ok(_bt(bt_api, "coin_result", {"job_id": launch["job_id"], "coin": "BTC"}, token))
     btc = book.trades.filter(book.trades["coin"] == "BTCUSDT")
-    assert part["summary"] == expected["coin_results"]["BTCUSDT"]
+    assert part["summary"] == expected["coin_results"]["BTC"]
     assert part["total_trades"] == btc.height == len(part["trades"])
     assert _balance(bt_api, svc_id) == 50 - 4 - 5
     with bt_api.app.state.services.store.write() as conn:
@@ -433,9 +441,10 @@ def test_progress_events_reach_the_row(bt_api: Api) -> None:
     with store.read() as conn:
         status = backtests.job_status(backtests.get_job(conn, svc_id, job_id))
     assert status["progress_pct"] == 50.0
+    # Coins as the request named them (issue 13).
     assert status["coin_progress"] == {
-        "BTCUSDT": {"status": "running", "progress_pct": 0.0},
-        "ETHUSDT": {"status": "failed", "progress_pct": 100.0},
+        "BTC": {"status": "running", "progress_pct": 0.0},
+        "ETH": {"status": "failed", "progress_pct": 100.0},
     }
 
 
@@ -546,6 +555,7 @@ def test_every_market_of_the_data_store(bt_api: Api, market_dir: Path) -> None:
     result = _ok(_bt(bt_api, "result", {"job_id": launch["job_id"]}, token))
     symbols = launch["symbols"]
     expected = drivers.full_range(_engine_strategy(), symbols, "1d", store=DataStore(market_dir)).to_dict()
+    expected = as_requested(expected, dict(zip(symbols, coins, strict=True)))
     assert {k: result[k] for k in expected} == expected
     assert result["summary"]["completed"] == 5
     daily = {"strategy_name": "smacross", "timeframe": "1d", "market": "forex"}

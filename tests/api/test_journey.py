@@ -24,7 +24,7 @@ from svc_engine.data import Catalog, DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.strategy import compile_strategy
 from tests.api.conftest import POSTGRES
-from tests.api.journey_helpers import Client, Server, poll, server_env, svc
+from tests.api.journey_helpers import Client, Server, as_requested, poll, server_env, svc
 
 pytestmark = pytest.mark.slow
 
@@ -112,9 +112,14 @@ def _engine_strategy() -> Any:
     return compile_strategy(STRATEGY["entry_condition"], STRATEGY["tp_condition"], STRATEGY["sl_condition"])
 
 
+SYMBOLS = ["BTCUSDT", "DOTUSDT", "ETHUSDT", "INJUSDT", "SOLUSDT"]
+
+
 def _as_served(result: Any) -> dict[str, Any]:
-    """The engine's ``to_dict()`` as it reads after JSON (tuples become lists; NaN is refused)."""
-    return json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    """The engine's ``to_dict()`` as it reads after JSON (tuples become lists; NaN is refused), its
+    coins as the request named them (issue 13: ``BTC``, not the store's ``BTCUSDT``)."""
+    plain = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    return as_requested(plain, {s: s.removesuffix("USDT") for s in SYMBOLS})
 
 
 def _assert_served(served: dict[str, Any], engine: dict[str, Any]) -> None:
@@ -231,16 +236,16 @@ def _full_range(client: Client, token: str, store: DataStore) -> tuple[str, dict
     assert (launch["coins"], launch["symbols"], launch["chunks"]) == (coins, symbols, 5)
     assert (launch["cost_credits"], launch["remaining_credits"]) == (6, 91)  # 5 chunks + ceil(7200 / 1e5)
     status = _finish(client, token, launch["job_id"])
-    assert status["coin_progress"] == {s: {"status": "completed", "progress_pct": 100.0} for s in symbols}
+    assert status["coin_progress"] == {c: {"status": "completed", "progress_pct": 100.0} for c in coins}
 
     served = client.ok("result", {"job_id": launch["job_id"]}, token)
     engine = _as_served(
         sim.full_range(_engine_strategy(), symbols, "1h", market="crypto", store=store, market_type="spot")
     )
-    assert sorted(engine["results"]) == symbols and engine["errors"] == {}
+    assert sorted(engine["results"]) == sorted(coins) and engine["errors"] == {}
     _assert_served(served, engine)
     one = client.ok("coin_result", {"job_id": launch["job_id"], "coin": "ETH"}, token)
-    assert one == {"action": "coin_result", "job_id": launch["job_id"]} | engine["results"]["ETHUSDT"]
+    assert one == {"action": "coin_result", "job_id": launch["job_id"]} | engine["results"]["ETH"]
     assert client.credits(token) == 91
     return launch["job_id"], engine
 
@@ -254,7 +259,7 @@ def _portfolio(client: Client, token: str, store: DataStore) -> str:
     # 2 chunks + ceil(2880 / 1e5) + 2 for the recommended_divide search
     assert (launch["cost_credits"], launch["remaining_credits"]) == (5, 86)
     status = _finish(client, token, launch["job_id"])
-    assert set(status["coin_progress"]) == {"BTCUSDT", "ETHUSDT"}
+    assert set(status["coin_progress"]) == {"BTC", "ETH"}
 
     served = client.ok("result", {"job_id": launch["job_id"]}, token)
     book = sim.portfolio(
@@ -265,8 +270,8 @@ def _portfolio(client: Client, token: str, store: DataStore) -> str:
     assert engine["trades"], "the portfolio should trade"
     _assert_served(served, engine)
     part = client.ok("coin_result", {"job_id": launch["job_id"], "coin": "BTC"}, token)
-    assert part["summary"] == engine["coin_results"]["BTCUSDT"]
-    assert part["trades"] == [t for t in engine["trades"] if t["coin"] == "BTCUSDT"]
+    assert part["summary"] == engine["coin_results"]["BTC"]
+    assert part["trades"] == [t for t in engine["trades"] if t["coin"] == "BTC"]
     assert client.credits(token) == 86
     return launch["job_id"]
 

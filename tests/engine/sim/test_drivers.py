@@ -26,6 +26,7 @@ from svc_engine.sim.drivers import (
     plan_chunks,
     portfolio,
 )
+from svc_engine.sim.settings import Settings
 
 H = 3_600_000  # one hour in ms
 
@@ -61,10 +62,16 @@ class FakeResult:
             "total_trades": self.signals.height,
             "total_signals": self.signals.height,
             "total_return_pct": float(self.klines["close"][-1] / self.klines["close"][0] - 1) * 100,
-        }
+            "final_balance": 100.0, "max_drawdown_pct": 0.0, "avg_signals_per_month": 0.0,
+        }  # fmt: skip
+        # What FullRangeResult.combined reads of a result: no trades, the default balance.
+        self.trades = pl.DataFrame(
+            {"return_pct": [], "pnl": []}, schema={"return_pct": pl.Float64, "pnl": pl.Float64}
+        )
+        self.settings = Settings()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary}
+        return {"summary": self.summary, "all_positions": [], "trades": []}
 
 
 class FakeSim:

@@ -313,3 +313,53 @@ def test_range_signals_equal_whole_history_signals_inside_the_range(
     )
     assert ranged.trades.equals(direct.trades)
     assert ranged.summary == direct.summary
+
+
+def test_full_range_answers_the_spec_result_over_every_coin(store: DataStore) -> None:
+    """The spec's Backtest result for several coins: every coin's trades and positions tagged with
+    their coin, and the single-coin summary figures over all of them, computed by hand here."""
+    import numpy as np
+
+    result = full_range(
+        Breakout(), COINS, "1h", store=store, executor=LocalExecutor(max_workers=2), **SETTINGS
+    )
+    served = result.to_dict()
+    runs = [result.results[c] for c in COINS]
+    assert served["coin"] == ",".join(COINS)
+    assert served["total_trades"] == len(served["trades"]) == sum(r.trades.height for r in runs) > 0
+    assert served["total_positions"] == sum(r.all_positions.height for r in runs)
+    assert [t["coin"] for t in served["trades"]] == [
+        c for c, r in zip(COINS, runs, strict=True) for _ in range(r.trades.height)
+    ]
+    summary = served["summary"]
+    returns = np.concatenate([np.asarray(r.trades["return_pct"]) for r in runs])
+    profits = np.concatenate([np.asarray(r.trades["pnl"]) for r in runs])
+    wins = profits > 0
+    assert summary["gain_count"] == int(wins.sum()) and summary["loss_count"] == int((profits < 0).sum())
+    assert summary["win_rate"] == pytest.approx(100.0 * wins.sum() / profits.size)
+    assert summary["best_trade_pct"] == pytest.approx(returns.max())
+    assert summary["worst_trade_pct"] == pytest.approx(returns.min())
+    assert summary["final_balance"] == pytest.approx(sum(r.summary["final_balance"] for r in runs))
+    mean_return = sum(r.summary["total_return_pct"] for r in runs) / len(runs)  # equal initial balances
+    assert summary["total_return_pct"] == pytest.approx(mean_return)
+    assert summary["max_drawdown_pct"] == max(r.summary["max_drawdown_pct"] for r in runs)
+    assert summary["total_signals"] == sum(r.summary["total_signals"] for r in runs)
+    spec = {
+        "total_signals",
+        "gain_count",
+        "loss_count",
+        "total_trades",
+        "win_rate",
+        "final_balance",
+        "total_return_pct",
+        "max_drawdown_pct",
+        "profit_factor",
+        "avg_profit_per_trade_pct",
+        "avg_signals_per_month",
+        "avg_win_return_pct",
+        "avg_loss_return_pct",
+        "best_trade_pct",
+        "worst_trade_pct",
+    }
+    assert spec <= set(summary) and {"completed", "profitable_coins"} <= set(summary)
+    assert served["results"][COINS[0]] == result.results[COINS[0]].to_dict()
