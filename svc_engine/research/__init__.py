@@ -8,7 +8,7 @@ Example:
 
 from svc_engine.research.params import Template, combinations
 from svc_engine.research.results import SweepResult
-from svc_engine.research.sweep import sweep
+from svc_engine.research.sweeper import sweep
 from svc_engine.research.walkforward import WalkForwardResult, walk_forward
 
 __all__ = ["SweepResult", "Template", "WalkForwardResult", "combinations", "sweep", "walk_forward"]

@@ -30,8 +30,8 @@ from typing import Any
 from svc_engine.sim.settings import Settings
 
 #: The parts of a strategy a template may hold, as ``compile_strategy`` names them.
-PARTS: tuple[str, ...] = ("entry_condition", "tp_condition", "sl_condition")
-_SHORT = {"entry": "entry_condition", "tp": "tp_condition", "sl": "sl_condition"}
+PARTS: tuple[str, ...] = ("entry_condition", "tp_condition", "sl_condition", "exit_condition")
+_SHORT = {"entry": "entry_condition", "tp": "tp_condition", "sl": "sl_condition", "exit": "exit_condition"}
 
 
 def format_value(value: Any) -> str:
@@ -76,8 +76,8 @@ class Template:
 
     @classmethod
     def of(cls, strategy: str | Mapping[str, Any]) -> Template:
-        """A template from an entry condition, or a mapping of ``entry``/``tp``/``sl`` (or their
-        ``compile_strategy`` names) and other ``compile_strategy`` options.
+        """A template from an entry condition, or a mapping of ``entry``/``tp``/``sl``/``exit`` (or
+        their ``compile_strategy`` names) and other ``compile_strategy`` options.
 
         Example:
             >>> Template.of({"entry": "close > SMA({n})", "tp": "{tp}%", "market_type": "spot"}).names

@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.research.results import SweepResult
-from svc_engine.research.sweep import sweep
+from svc_engine.research.sweeper import sweep
 
 
 def random_combinations(grid: Mapping[str, Sequence[Any]], n: int, *, seed: int = 0) -> list[dict[str, Any]]:

@@ -27,6 +27,10 @@ Example spec::
     [settings]
     commission_pct = 0.1
 
+    [sample]                                 # optional: a random sample of a grid too large to run
+    n = 500
+    seed = 1
+
     [report]
     by = "sharpe_ratio"
     top = 20
@@ -54,11 +58,11 @@ import polars as pl
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, ProgressFn
 from svc_engine.research.results import SweepResult
-from svc_engine.research.sweep import sweep
+from svc_engine.research.sweeper import sweep
 
 _KEYS = frozenset(
     {"strategy", "grid", "combos", "coins", "files", "timeframes", "timeframe", "start", "end", "market",
-     "settings", "report", "chunk_combos"}
+     "settings", "report", "chunk_combos", "sample"}
 )  # fmt: skip
 _REPORT = {"by": "sharpe_ratio", "top": 20, "heatmap": None, "plotlyjs": True}
 _STYLE = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc}"
@@ -129,9 +133,17 @@ def parse_spec(text: str, base: str | os.PathLike[str] = ".") -> Spec:
         files = {name: Path(base) / str(path) for name, path in data["files"].items()}
     coins = data.get("coins")
     report = dict(_REPORT) | dict(data.get("report", {}))
+    params = data.get("grid", data.get("combos"))
+    if "sample" in data:
+        if "grid" not in data:
+            raise ValueError("[sample] draws from a [grid]; [[combos]] are run as they are")
+        from svc_engine.research.search import random_combinations
+
+        sample = data["sample"]
+        params = random_combinations(params, int(sample["n"]), seed=int(sample.get("seed", 0)))
     return Spec(
         strategy=data["strategy"],
-        params=data.get("grid", data.get("combos")),
+        params=params,
         coins=[coins] if isinstance(coins, str) else coins,
         files=files,
         timeframes=[tfs] if isinstance(tfs, str) else list(tfs),

@@ -41,7 +41,7 @@ from svc_engine.data.schema import timeframe_ms
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor
 from svc_engine.research.params import Template, combinations, split_settings
-from svc_engine.research.sweep import sweep
+from svc_engine.research.sweeper import sweep
 from svc_engine.sim import perf
 
 _UNITS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
@@ -214,7 +214,7 @@ def walk_forward(
     tf_ms = timeframe_ms(timeframe)
     template = Template.of(strategy)
     combos = combinations(params)
-    from svc_engine.research.sweep import _compile
+    from svc_engine.research.sweeper import _compile
     from svc_engine.sim.drivers import warmup_of
 
     strategies, _ = _compile(template, combos, settings)

@@ -110,3 +110,12 @@ def test_a_bad_spec_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     bad.write_text('coins = ["X"]\n[strategy]\nentry = "close > open"\n')
     res = CliRunner().invoke(main, ["sweep", str(bad)])
     assert res.exit_code == 1 and "exactly one of [grid] or [[combos]]" in res.output
+
+
+def test_a_sample_of_a_large_grid(spec: Path) -> None:
+    big = SPEC.replace("n = [6, 9, 12, 15, 18, 21]", "n = [" + ", ".join(map(str, range(5, 60))) + "]")
+    spec.write_text(big + "\n[sample]\nn = 10\nseed = 4\n")
+    res = CliRunner().invoke(main, ["sweep", str(spec), "--workers", "1", "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = pl.read_parquet(spec.with_name("spec-results") / "results.parquet")
+    assert rows.height == 10 * 2 and rows.select("n", "level", "tp").unique().height == 10

@@ -14,7 +14,7 @@ import svc_engine as sv
 from svc_engine.executors import LocalExecutor, RayExecutor, SerialExecutor
 from svc_engine.research import Template, combinations, sweep
 from svc_engine.research.demo import random_walk
-from svc_engine.research.sweep import part_path, plan_chunks
+from svc_engine.research.sweeper import part_path, plan_chunks
 from svc_engine.strategy import ema
 
 H = 3_600_000
@@ -174,7 +174,7 @@ def test_default_chunks_keep_a_coin_whole_when_coins_fill_the_workers() -> None:
     [{}, {"market_type": "futures", "position_side": "short"}, {"entry_price": ema(20)}],
 )
 def test_strategies_compiled_part_by_part_equal_whole_compiles(options) -> None:
-    from svc_engine.research.sweep import PartsCache
+    from svc_engine.research.sweeper import PartsCache
 
     cache = PartsCache()
     side = "below" if options.get("position_side") == "short" else "above"
@@ -217,3 +217,21 @@ def test_several_timeframes_give_one_row_each(tmp_path) -> None:
     text = Template.of(STRATEGY).render({"n": 14, "level": 35, "tp": 2})
     alone = sv.backtest(sv.compile_strategy(**text), "AAAUSDT", "4h", store=store, spread_pct=0)
     assert row["final_balance"] == alone.summary["final_balance"] and row["total_trades"] > 0
+
+
+def test_exit_rules_in_the_template_equal_backtests(frames) -> None:
+    strategy = {
+        "entry": "RSI({n}) crosses above 30",
+        "tp": "4%",
+        "sl": "2%",
+        "exit": "RSI({n}) crosses above {out}",
+    }
+    grid = {"n": [7, 14], "out": [60, 70]}
+    rows = sweep(strategy, grid, frames, "1h", spread_pct=0.02).rows
+    assert rows.height == 8
+    for row in rows.iter_rows(named=True):
+        st = sv.compile_strategy(f"RSI({row['n']}) crosses above 30", "4%", "2%",
+                                 exit_condition=f"RSI({row['n']}) crosses above {row['out']}")  # fmt: skip
+        alone = sv.backtest(st, frames[row["coin"]], "1h", spread_pct=0.02).summary
+        assert row["final_balance"] == alone["final_balance"] and row["total_trades"] == alone["total_trades"]
+    assert rows["total_trades"].sum() > 0

@@ -229,12 +229,12 @@ def test_trailing_and_break_even_in_words_run_through_the_engine(shared_datasets
 
 
 def test_the_research_sweep_refuses_what_it_cannot_run() -> None:
-    from svc_engine.research.sweep import strategy_signals
+    from svc_engine.research.sweeper import strategy_signals
 
     empty = tuple(np.zeros(0, np.int64) for _ in range(4))
     for strategy in (compile_strategy("close above 1, buy at market"),
                      compile_strategy("close above 1", None, "trailing stop 2%")):  # fmt: skip
-        with pytest.raises(ValueError, match="the sweep does not run exit rules or market entries yet"):
+        with pytest.raises(ValueError, match="exit rules need the signal frame"):  # sweep() routes them
             strategy_signals(empty, 0, 1, strategy)
 
 

@@ -45,7 +45,7 @@ from svc_engine.research.params import PARTS, Template, combinations, split_sett
 from svc_engine.research.results import SweepResult
 from svc_engine.sim import nb
 from svc_engine.sim.drivers import first_and_stop, warmup_of
-from svc_engine.sim.inputs import Signals
+from svc_engine.sim.inputs import Signals, prepare_signals
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import prepare, resolve_settings, run_kernels
 
@@ -63,7 +63,6 @@ class Plan:
 
     strategies: tuple[Any, ...]
     settings: tuple[Settings, ...]
-    base: dict[str, Any]
     frames: dict[str, pl.DataFrame] | None
     market: str | None
     store: DataStore | None
@@ -166,11 +165,17 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
     )
     ctx = Context(klines)
     rows = []
+    times = klines["open_time"]
     for k in range(chunk.lo, chunk.hi):
-        arrays = plan.strategies[k].signal_arrays(ctx)
-        run = run_kernels(
-            prepared, strategy_signals(arrays, first, stop, plan.strategies[k]), plan.settings[k]
-        )
+        strategy = plan.strategies[k]
+        if getattr(strategy, "has_rules", False):
+            # exit rules travel as extra signal columns and rows: the frames path, as backtest takes
+            signals = strategy.evaluate(klines, context=ctx)
+            signals = signals.filter(pl.col("open_time").is_between(times[first], times[stop - 1]))
+            sig = prepare_signals(signals, prepared.candles, prepared.window)
+        else:
+            sig = strategy_signals(strategy.signal_arrays(ctx), first, stop, strategy)
+        run = run_kernels(prepared, sig, plan.settings[k])
         rows.append({"combo": k, **run.summary})
         _prune(ctx)
     return _frame(rows, chunk)
@@ -196,10 +201,9 @@ def strategy_signals(arrays: tuple[np.ndarray, ...], first: int, stop: int, stra
     """
     if getattr(strategy, "has_rules", False):
         # Exit conditions, market entries, trailing stops and missing TP/SL (docs/exits.md) travel in
-        # the signal frame, not in these arrays: refuse rather than run them as plain limit orders.
-        raise ValueError(
-            f"the sweep does not run exit rules or market entries yet: {strategy.describe()!r}"
-        )
+        # the signal frame, not in these arrays (run_chunk sends such strategies through
+        # prepare_signals): refuse rather than run them as plain limit orders.
+        raise ValueError(f"exit rules need the signal frame, not these arrays: {strategy.describe()!r}")
     idx, limit, tp, sl = arrays
     lo, hi = np.searchsorted(idx, first, "left"), np.searchsorted(idx, stop, "left")
     m = int(hi - lo)
@@ -286,8 +290,8 @@ def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[Progre
         from rich.console import Console
         from rich.progress import Progress
 
-        console = Console(stderr=True)  # a bar on a terminal only: in logs and pipes it is noise
-        with Progress(console=console, disable=not console.is_terminal) as bar:
+        console = Console(stderr=True)  # a bar on a terminal or in Jupyter: in logs and pipes it is noise
+        with Progress(console=console, disable=not (console.is_terminal or console.is_jupyter)) as bar:
             task = bar.add_task("sweep", total=total)
             yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
         return
@@ -345,7 +349,6 @@ def sweep(
     plan = Plan(
         strategies=tuple(strategies),
         settings=tuple(resolved),
-        base=dict(settings),
         frames=frames,
         market=market,
         store=store,
@@ -420,6 +423,7 @@ class PartsCache:
     def __init__(self) -> None:
         self.entries: dict[tuple[str, str], Any] = {}
         self.exits: dict[tuple[str, Any, Any], Any] = {}
+        self.whole: dict[str, Any] = {}
 
     def compile(self, kwargs: Mapping[str, Any]) -> Any:
         """The ``compile_strategy(**kwargs)`` strategy, from cached parts."""
@@ -427,6 +431,11 @@ class PartsCache:
 
         from svc_engine.strategy import compile_strategy
 
+        if kwargs.get("exit_condition") is not None:  # exit rules: compiled whole, once per wording
+            key = json.dumps(kwargs, sort_keys=True, default=str)
+            if key not in self.whole:
+                self.whole[key] = compile_strategy(**kwargs)
+            return self.whole[key]
         options = {k: v for k, v in kwargs.items() if k not in PARTS}
         okey = json.dumps(options, sort_keys=True, default=str)
         ekey = (okey, kwargs["entry_condition"])
