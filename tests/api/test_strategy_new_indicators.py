@@ -18,6 +18,7 @@ from svc_api.settings import Settings
 from svc_engine.data import DataStore
 from svc_engine.data.synthetic import generate_market
 from svc_engine.strategy import compile_strategy
+from tests.api.journey_helpers import as_requested
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api
@@ -88,5 +89,6 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
     engine = drivers.full_range(
         compile_strategy(CONDITIONS["adxdi"], "3%", "2%"), ["BTCUSDT"], "1h", store=DataStore(market_dir)
     ).to_dict()
+    engine = as_requested(engine, {"BTCUSDT": "BTC"})  # the API names coins as requested
     assert {k: result[k] for k in engine} == engine
-    assert engine["results"]["BTCUSDT"]["summary"]["total_signals"] > 0
+    assert engine["results"]["BTC"]["summary"]["total_signals"] > 0
