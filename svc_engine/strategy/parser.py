@@ -368,9 +368,11 @@ class _Parser:
         """Put a comparison on one timeframe: the chart named for it, else the one a side names
         ("the daily close is above the 50-day SMA" compares two daily values)."""
         if not isinstance(node, TF_CONDITIONS):
-            if chart is not None:
-                self.fail("on another timeframe only comparisons and crosses are supported", start)
-            return node
+            if chart is None:
+                return node
+            if isinstance(node, A.TrendEvent | A.DayEnd):
+                self.fail("trend lines and day ends are not taken on another timeframe", start)
+            return A.TfCond(node, chart)  # "on the daily chart 3 green candles in a row"
         subject = node.expr if isinstance(node, A.Between | A.Within) else node.left
         if chart is None and not isinstance(subject, A.Tf):
             return node  # "close is above the daily SMA(50)": the close stays on the chart's candles
