@@ -130,14 +130,27 @@ def aroon_nb(high: np.ndarray, low: np.ndarray, n: int) -> tuple[np.ndarray, np.
     down = np.full(size, np.nan)
     osc = np.full(size, np.nan)
     factor = 100.0 / n
-    for t in range(n, size):
-        hi_idx = t - n
-        lo_idx = t - n
-        for j in range(t - n + 1, t + 1):
-            if high[j] >= high[hi_idx]:
-                hi_idx = j
-            if low[j] <= low[lo_idx]:
-                lo_idx = j
+    hi_idx = -1
+    lo_idx = -1
+    for t in range(size):
+        start = max(t - n, 0)
+        # The extreme is rescanned only when it leaves the window (amortised cheap on prices).
+        if hi_idx < start:
+            hi_idx = start
+            for j in range(start + 1, t + 1):
+                if high[j] >= high[hi_idx]:
+                    hi_idx = j
+        elif high[t] >= high[hi_idx]:
+            hi_idx = t
+        if lo_idx < start:
+            lo_idx = start
+            for j in range(start + 1, t + 1):
+                if low[j] <= low[lo_idx]:
+                    lo_idx = j
+        elif low[t] <= low[lo_idx]:
+            lo_idx = t
+        if t < n:
+            continue
         up[t] = factor * (n - (t - hi_idx))
         down[t] = factor * (n - (t - lo_idx))
         osc[t] = factor * (hi_idx - lo_idx)

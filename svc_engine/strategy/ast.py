@@ -185,6 +185,21 @@ class TrendEvent(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class TfCond(Node):
+    """`cond` evaluated on the candles of a higher `timeframe`, true on the candle whose close also
+    closes a higher candle on which it held ("on the daily chart 3 green candles in a row")."""
+
+    cond: Node
+    timeframe: str
+
+
+@dataclass(frozen=True, slots=True)
+class DayEnd(Node):
+    """The candle's close ends a UTC day (its close time is a multiple of 24 h): "at the end of the
+    day" in an exit rule."""
+
+
+@dataclass(frozen=True, slots=True)
 class Pattern(Node):
     """A candle pattern by TA-Lib's definition, completed on this candle: `name` (see
     `vocab.PATTERNS`) and `side`, "bullish" or "bearish" for a pattern that has both, "" for a
@@ -275,7 +290,8 @@ class NoTarget(Node):
 
 
 CONDITIONS = (
-    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, After, And, Or, Not
+    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, DayEnd, TfCond, After,
+    And, Or, Not,
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget, Trailing)

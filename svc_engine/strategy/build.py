@@ -23,31 +23,44 @@ from svc_engine.strategy.wording import render
 __all__ = [
     "Cond",
     "Value",
+    "adx",
+    "aroon",
     "atr",
     "atr_target",
     "bollinger",
     "candles",
     "cci",
     "close",
+    "cmf",
     "donchian",
     "ema",
     "high",
     "highest",
+    "ichimoku",
+    "indicator",
     "keltner",
     "level",
     "low",
     "lowest",
     "macd",
+    "mfi",
     "new_high",
     "new_low",
+    "no_target",
+    "obv",
     "open",
+    "pattern",
     "pct",
     "price",
     "risk_reward",
     "roc",
     "rsi",
+    "sar",
     "sma",
     "stoch",
+    "stochrsi",
+    "supertrend",
+    "trailing",
     "trend",
     "typical_price",
     "volume",
@@ -497,3 +510,122 @@ def risk_reward(ratio: float) -> A.RiskReward:
     RiskReward(ratio=2.0)
     """
     return A.RiskReward(float(ratio))
+
+
+def indicator(name: str, *params: float, output: str = "", source: Value | None = None) -> Value:
+    """Any indicator of the vocabulary by its key (``vocab.SPECS``), e.g. the ones of issue 20.
+
+    >>> indicator("dmi", 14, output="+di").wording, indicator("hma", 55).wording
+    ('+DI(14)', 'HMA(55)')
+    """
+    return Value(A.Ind(name, tuple(params), output, _src(source)))
+
+
+def adx(period: int = 14, line: str = "adx") -> Value:
+    """ADX, or its ``+di`` / ``-di`` line (TA-Lib ADX, PLUS_DI, MINUS_DI).
+
+    >>> (adx(line="+di") > adx(line="-di")).wording
+    '+DI(14) is above -DI(14)'
+    """
+    return indicator("dmi", int(period), output=line)
+
+
+def aroon(period: int = 25, line: str = "oscillator") -> Value:
+    """Aroon ``up``, ``down`` or ``oscillator``.
+
+    >>> aroon(line="up").wording
+    'Aroon up(25)'
+    """
+    return indicator("aroon", int(period), output=line)
+
+
+def sar(acceleration: float = 0.02, maximum: float = 0.2) -> Value:
+    """Parabolic SAR (TA-Lib SAR).
+
+    >>> sar().wording
+    'parabolic SAR(0.02, 0.2)'
+    """
+    return indicator("sar", float(acceleration), float(maximum))
+
+
+def supertrend(period: int = 10, mult: float = 3.0, line: str = "line") -> Value:
+    """Supertrend ``line`` or ``direction`` (+1 up, -1 down).
+
+    >>> (supertrend(line="direction") > 0).wording
+    'Supertrend direction(10, 3) is above 0'
+    """
+    return indicator("supertrend", int(period), float(mult), output=line)
+
+
+def ichimoku(line: str = "cloud top", tenkan: int = 9, kijun: int = 26, senkou: int = 52) -> Value:
+    """An Ichimoku line: tenkan, kijun, senkou a, senkou b, cloud top, cloud bottom.
+
+    >>> (close > ichimoku()).wording
+    'close is above Ichimoku cloud top(9, 26, 52)'
+    """
+    return indicator("ichimoku", int(tenkan), int(kijun), int(senkou), output=line)
+
+
+def obv() -> Value:
+    """On-balance volume (TA-Lib OBV).
+
+    >>> obv().wording
+    'OBV'
+    """
+    return indicator("obv")
+
+
+def mfi(period: int = 14) -> Value:
+    """Money flow index (TA-Lib MFI).
+
+    >>> mfi().wording
+    'MFI(14)'
+    """
+    return indicator("mfi", int(period))
+
+
+def cmf(period: int = 20) -> Value:
+    """Chaikin money flow.
+
+    >>> cmf().wording
+    'CMF(20)'
+    """
+    return indicator("cmf", int(period))
+
+
+def stochrsi(period: int = 14, k: int = 14, d: int = 3, line: str = "%k") -> Value:
+    """Stochastic RSI %K or %D (TA-Lib STOCHRSI).
+
+    >>> stochrsi(line="%d").wording
+    'StochRSI %D(14, 14, 3)'
+    """
+    return indicator("stochrsi", int(period), int(k), int(d), output=line)
+
+
+def pattern(name: str, side: str = "") -> Cond:
+    """A candle pattern by TA-Lib's definition (``vocab.PATTERNS``), with its side where it has two.
+
+    >>> pattern("engulfing", "bullish").wording
+    'bullish engulfing pattern'
+    """
+    return Cond(A.Pattern(name, side))
+
+
+def trailing(
+    pct: float = 0.0, atr_mult: float = 0.0, atr_period: int = 14, after_pct: float = 0.0
+) -> A.Trailing:
+    """A trailing stop (docs/exits.md): ``pct`` percent or ``atr_mult`` x ATR behind the best price.
+
+    >>> trailing(3, after_pct=1)
+    Trailing(pct=3, atr_mult=0.0, atr_period=14, after_pct=1)
+    """
+    return A.Trailing(pct, atr_mult, int(atr_period), after_pct)
+
+
+def no_target() -> A.NoTarget:
+    """No take-profit (or no stop-loss): the trade leaves by its exit rules or at the end.
+
+    >>> no_target()
+    NoTarget()
+    """
+    return A.NoTarget()

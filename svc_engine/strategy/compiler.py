@@ -494,7 +494,27 @@ def _or(ctx: Context, node: A.Or) -> np.ndarray:
     return out
 
 
+def _tf_cond(ctx: Context, node: A.TfCond) -> np.ndarray:
+    higher, index = ctx.higher(node.timeframe)
+    truth = higher.truth(node.cond)
+    # Only on the candle that closes a higher candle: index moves to it there.
+    closing = index >= 0
+    closing[1:] &= index[1:] != index[:-1]
+    out = np.zeros(ctx.size, np.bool_)
+    out[closing] = truth[index[closing]]
+    return out
+
+
+def _day_end(ctx: Context, node: A.DayEnd) -> np.ndarray:
+    t = ctx.array("open_time")
+    steps = np.diff(t)
+    base = int(steps[steps > 0].min()) if (steps > 0).any() else K.DAY_MS
+    return (t + base) % K.DAY_MS == 0
+
+
 _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+    A.DayEnd: _day_end,
+    A.TfCond: _tf_cond,
     A.Compare: _compare,
     A.Cross: _cross,
     A.Between: _between,
@@ -571,10 +591,11 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return m.trend
     if isinstance(node, A.Pattern):
         return PATTERNS[node.name].lookback
-    if isinstance(node, A.Tf):
+    if isinstance(node, A.Tf | A.TfCond):
         # Counted in candles of the higher timeframe (the values are NaN until then); a restart
         # must rebuild the same higher candles, so it reads the whole history.
-        return WHOLE_HISTORY if m is _SETTLE else _reach(node.expr, m) + 1
+        inner = node.expr if isinstance(node, A.Tf) else node.cond
+        return WHOLE_HISTORY if m is _SETTLE else _reach(inner, m) + 1
     if isinstance(node, A.After):
         return max(_reach(node.cond, m), _reach(node.prior, m) + node.window)
     if isinstance(node, A.AtrTarget):

@@ -206,12 +206,11 @@ def parse_exit_rule(text: str) -> ExitRule:
         if tok.text in ("trailing", "trail"):
             p.fail("a trailing stop is a stop loss: give it as the stop, as in 'trailing stop 2%'", tok)
     breakeven = _breakeven(p)
-    if any(t.text == "end" for t in p.toks) and any(t.text in ("candle", "session") for t in p.toks):
-        p.fail("exits at the end of a day or session are not simulated yet; say 'after N candles'")
-    while p.peek().text in EXIT_PREFIXES and not p.at_time_exit():
-        p.i += 1
+    _skip_frame(p)
     condition = None
-    if not p.at_time_exit() and (p.peek().kind != END or not breakeven):
+    if _day_end(p):
+        condition = A.DayEnd()
+    elif not p.at_time_exit() and (p.peek().kind != END or not breakeven):
         if p.peek().kind == END:
             p.fail("expected a condition after 'exit when'")
         condition = p.condition()
@@ -224,6 +223,40 @@ def parse_exit_rule(text: str) -> ExitRule:
     if p.peek().kind != END:
         p.fail("expected 'or after N candles' or the end of the exit condition")
     return ExitRule(condition, hold, breakeven)
+
+
+def _skip_frame(p: _Parser) -> None:
+    """The words that frame an exit rule: "exit when", "close the position if", "sell once" ("close"
+    only with position/trade/out after it: "exit when close falls ..." keeps the close)."""
+    while not p.at_time_exit():
+        if p.at("close") and p.peek(1).text in ("position", "trade", "out", "long", "short", "all"):
+            p.i += 2
+        elif p.peek().text in EXIT_PREFIXES and p.peek().text != "close":
+            p.i += 1
+        else:
+            return
+
+
+def _day_end(p: _Parser) -> bool:
+    """ "at the end of the day", "at the end of the UTC day", "the day ends", "at the daily close"."""
+    start = p.i
+    raw = p.text.lower()
+    p.accept("at")
+    if p.accept("end", "of"):
+        p.accept("utc")
+        tok = p.peek()
+        if tok.text == "candle" and raw[tok.pos : tok.end] in ("day", "session", "trading day"):
+            p.i += 1
+            return True
+    elif p.peek().text == "candle" and raw[p.peek().pos : p.peek().end] == "day" and p.peek(1).text in (
+        "end", "ends"
+    ) and p.peek(2).kind == END:
+        p.i += 2
+        return True
+    elif p.accept("daily", "close"):
+        return True
+    p.i = start
+    return False
 
 
 def _breakeven(p: _Parser) -> float:

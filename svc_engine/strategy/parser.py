@@ -315,6 +315,12 @@ class _Parser:
         return node
 
     def subjectless(self) -> A.Node | None:
+        tok = self.peek()
+        if tok.text == "candle" and self.text[tok.pos : tok.end].lower() == "day" and self.peek(1).text in (
+            "end", "ends"
+        ):
+            self.i += 2
+            return A.DayEnd()  # "the day ends" (exit rules)
         pattern = self.pattern()
         if pattern is not None:
             return pattern
@@ -362,9 +368,11 @@ class _Parser:
         """Put a comparison on one timeframe: the chart named for it, else the one a side names
         ("the daily close is above the 50-day SMA" compares two daily values)."""
         if not isinstance(node, TF_CONDITIONS):
-            if chart is not None:
-                self.fail("on another timeframe only comparisons and crosses are supported", start)
-            return node
+            if chart is None:
+                return node
+            if isinstance(node, A.TrendEvent | A.DayEnd):
+                self.fail("trend lines and day ends are not taken on another timeframe", start)
+            return A.TfCond(node, chart)  # "on the daily chart 3 green candles in a row"
         subject = node.expr if isinstance(node, A.Between | A.Within) else node.left
         if chart is None and not isinstance(subject, A.Tf):
             return node  # "close is above the daily SMA(50)": the close stays on the chart's candles
@@ -417,6 +425,8 @@ class _Parser:
         side = start.text if k > lead else ""
         self.i += k + len(name.split())
         self.accept("pattern") or self.accept("candle")
+        for verb in ("appears", "forms", "occurs", "prints", "shows"):
+            self.accept(verb)
         if side and side not in spec.sides:
             if spec.sides == ("",):
                 self.fail(f"a {name} pattern is neither bullish nor bearish: say '{name} pattern'", start)

@@ -244,7 +244,7 @@ def _pattern(node: A.Pattern) -> str:
 
 
 def _compound(node: A.Node) -> bool:
-    return isinstance(node, A.And | A.Or | A.Not | A.After)
+    return isinstance(node, A.And | A.Or | A.Not | A.After | A.TfCond)
 
 
 def _after(node: A.After) -> str:
@@ -288,6 +288,8 @@ _RENDERERS = {
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,
     A.Pattern: _pattern,
+    A.DayEnd: lambda node: "the day ends",
+    A.TfCond: lambda node: f"on the {TF_WORDS.get(node.timeframe, node.timeframe)} chart {render(node.cond)}",
     A.After: _after,
     A.And: _and,
     A.Or: _or,

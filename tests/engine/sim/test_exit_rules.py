@@ -114,7 +114,7 @@ def test_exit_rules_in_words() -> None:
     assert "exit" not in compile_strategy("close above 1").to_data()  # stored programs keep their bytes
     for text, why in [("trailing stop 2%", "a trailing stop is a stop loss: give it as the stop"),
                       ("move the stop to break-even", "say when the stop moves to entry"),
-                      ("exit at the end of the day", "end of a day or session"),
+
                       ("exit when", "expected a condition after 'exit when'")]:  # fmt: skip
         with pytest.raises(StrategyCompileError, match=why):
             compile_strategy("close above 1", exit_condition=text)
@@ -259,3 +259,17 @@ def test_short_side_mirrors_every_rule() -> None:
     flag = np.array([False, False, True, False, False, False])
     assert run([nan] * 4, flag) == (3, 8.8, "signal")
     assert run([nan] * 4, hold=1) == (2, 9.5, "time")
+
+
+def test_exit_at_the_end_of_the_day(shared_datasets: Path) -> None:
+    k = pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet")
+    s = compile_strategy("RSI crosses above 30, buy at market", "no take profit", "no stop loss",
+                         exit_condition="close the position at the end of the day")  # fmt: skip
+    assert s.wording["exit"] == "exit when the day ends"
+    t = simulate(k, s.evaluate(k), **FREE).trades
+    # the 23:00 candle closes the UTC day: the trade leaves at the next open, 00:00
+    assert t.height > 5 and set(t["exit_reason"]) <= {"signal", "end"}
+    done = t.filter(pl.col("exit_reason") == "signal")
+    assert (done["exit_time"] % 86_400_000 == 0).all()
+    opens = dict(zip(k["open_time"].to_list(), k["open"].to_list(), strict=True))
+    assert done["exit_price"].to_list() == [opens[x] for x in done["exit_time"].to_list()]

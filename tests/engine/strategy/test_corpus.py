@@ -60,3 +60,17 @@ def test_every_accepted_line_reads_back_to_itself() -> None:
         settings = {"market_type": "futures", "position_side": "short"} if side == "short" else {}
         strategy = compile_strategy(text, **settings)
         assert compile_strategy(strategy.wording["entry"], **settings) == strategy, text
+
+
+@pytest.mark.parametrize("line", rows("exits.txt"))
+def test_exit_corpus(line: str) -> None:
+    head, wording = line.split(" => ", 1)
+    kind, text = head.split(" | ", 1)
+    if kind == "exit":
+        strategy = compile_strategy("close above SMA(20)", exit_condition=text)
+        assert strategy.wording["exit"] == wording
+        assert compile_strategy("close above SMA(20)", exit_condition=wording) == strategy
+    else:
+        strategy = compile_strategy("close above SMA(20)", None, text)
+        assert strategy.wording["sl"] == wording
+        assert compile_strategy("close above SMA(20)", None, wording) == strategy

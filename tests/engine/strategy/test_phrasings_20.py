@@ -174,5 +174,22 @@ def test_a_higher_timeframe_on_shorter_candles_only() -> None:
     k = hourly(3)
     with pytest.raises(ValueError, match="a 15m value needs candles of 15m or shorter"):
         Context(k).values(A.Tf(A.Field("close"), "15m"))
-    with pytest.raises(StrategyCompileError, match="only comparisons and crosses"):
-        compile_strategy("on the daily chart 3 green candles in a row")
+    with pytest.raises(StrategyCompileError, match="trend lines and day ends are not taken on another"):
+        compile_strategy("on the daily chart a trend line breaks upward")
+
+
+def test_an_event_on_a_higher_timeframe_fires_when_its_candle_closes() -> None:
+    k = hourly(3)  # rising: every daily candle is green, and 2 in a row from day 1 on
+    # a comparison takes its values from the latest closed daily candle: true from its close on
+    green = compile_strategy("on the daily chart the candle is green").entry
+    assert green == A.Compare(">", A.Tf(A.Field("close"), "1d"), A.Tf(A.Field("open"), "1d"))
+    assert np.flatnonzero(Context(k).truth(green)).tolist() == list(range(23, 72))
+    # an event (a run of candles, a pattern, a new high) fires on the candle that closes the daily one
+    two = compile_strategy("on the daily chart 2 green candles in a row")
+    assert np.flatnonzero(Context(k).truth(two.entry)).tolist() == [47, 71]
+    assert two.wording["entry"] == "on the daily chart 2 green candles in a row"
+    assert compile_strategy(two.wording["entry"]) == two
+    # no look-ahead: changing what follows a candle never changes it
+    future = k.with_columns(pl.when(pl.int_range(pl.len()) > 50).then(pl.col("open") + 500.0)
+                            .otherwise(pl.col("open")).alias("open"))  # fmt: skip
+    assert np.array_equal(Context(future).truth(two.entry)[:51], Context(k).truth(two.entry)[:51])
