@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -174,6 +176,22 @@ def _is_memory(url: sa.URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
+def _wal(cursor: Any, patience: float = 30.0) -> None:
+    """Put the database in WAL mode. Switching needs a moment of exclusive access, and SQLite answers
+    "database is locked" at once, without its busy handler, when connections open together (racing
+    start-ups, a pool growing under load): read the mode first, and retry the switch for a while."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _private_file(path: Path) -> None:
     """Create the database file readable by its owner only (0600; SQLite gives its -wal and -shm
     files the same mode), and narrow an existing one: it holds password hashes and key digests."""
@@ -206,11 +224,11 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         # Let SQLAlchemy's "begin" event emit BEGIN itself instead of pysqlite's implicit one.
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")
         if not memory:
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _wal(cursor)
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
     @event.listens_for(engine, "begin")
