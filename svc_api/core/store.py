@@ -79,6 +79,7 @@ class Store:
             threading.RLock() if self.single_connection else contextlib.nullcontext()
         )
         self._local = threading.local()
+        self._pinned: Connection | None = None
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -139,10 +140,15 @@ class Store:
             >>> store = Store("sqlite:///:memory:")
             >>> store.dispose()
         """
+        self._unpin()
         self.engine.dispose()
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        if not write and self._pinnable():
+            with self._pinned_read() as conn:
+                yield conn
+            return
         try:
             with self._turns, self.engine.connect() as conn:
                 conn.execution_options(**{_WRITE: write})
@@ -152,6 +158,35 @@ class Store:
                     yield conn
         except _OUTAGES as exc:
             raise StoreUnavailable(_describe(exc), self.retry_after) from exc
+
+
+    def _pinnable(self) -> bool:
+        # The server's event loop runs in the main thread and does its store-only reads there on an
+        # SQLite file (see core.dispatch, Operation.inline): one connection kept for them spares a
+        # pool checkout and check-in per request.
+        return (
+            self.dialect == "sqlite"
+            and not self.single_connection
+            and threading.current_thread() is threading.main_thread()
+        )
+
+    @contextmanager
+    def _pinned_read(self) -> Iterator[Connection]:
+        try:
+            if self._pinned is None:
+                self._pinned = self.engine.connect()
+                self._pinned.execution_options(**{_WRITE: False})
+            with self._pinned.begin():
+                yield self._pinned
+        except _OUTAGES as exc:
+            self._unpin()
+            raise StoreUnavailable(_describe(exc), self.retry_after) from exc
+
+    def _unpin(self) -> None:
+        pinned, self._pinned = self._pinned, None
+        if pinned is not None:
+            with contextlib.suppress(Exception):
+                pinned.close()
 
 
 def _describe(exc: BaseException) -> str:
@@ -192,12 +227,13 @@ def _wal(cursor: Any, patience: float = 30.0) -> None:
             time.sleep(0.01)
 
 
-def _private_file(path: Path) -> None:
-    """Create the database file readable by its owner only (0600; SQLite gives its -wal and -shm
-    files the same mode), and narrow an existing one: it holds password hashes and key digests."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
+def _private_files(path: Path) -> None:
+    """Make the database file and its -wal and -shm files readable by their owner only (0600): they
+    hold password hashes and key digests. chmod only: opening and closing the file here would drop
+    every POSIX lock this process holds on it, which SQLite's other connections rely on."""
+    for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            os.chmod(name, 0o600)
 
 
 def _sqlite_engine(url: sa.URL) -> Engine:
@@ -212,13 +248,6 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         kwargs["poolclass"] = StaticPool  # one shared connection, so every caller sees the same data
     engine = sa.create_engine(url, **kwargs)
 
-    if not memory:
-
-        @event.listens_for(engine, "do_connect")
-        def _before_connect(*_: Any) -> None:
-            with contextlib.suppress(OSError):  # a missing directory: SQLite reports it as usual
-                _private_file(Path(str(url.database)))
-
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" event emit BEGIN itself instead of pysqlite's implicit one.
@@ -226,6 +255,7 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA busy_timeout=30000")
         if not memory:
+            _private_files(Path(str(url.database)))  # before WAL: its files take the database's mode
             _wal(cursor)
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
