@@ -32,6 +32,7 @@ from svc_api.accounts.identity import (
 )
 from svc_api.accounts.plans import PLANS, RATE_LIMITS, effective_plan
 from svc_api.accounts.tables import NOTIFICATION_CHANNELS, accounts
+from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.money import from_units
 from svc_api.core.store import Store
@@ -186,7 +187,7 @@ def login_history(
         ...     login_history(conn, "NOPE00", limit=25)
         ([], False)
     """
-    rows = queries.logins_after(conn, svc_id, limit=limit + 1, after=after)
+    rows, more = keyset_page(lambda n: queries.logins_after(conn, svc_id, limit=n, after=after), limit)
     page = [
         {
             "login_id": r.login_id,
@@ -194,9 +195,9 @@ def login_history(
             "platform": r.platform,
             "login_at": int(r.login_at),
         }
-        for r in rows[:limit]
+        for r in rows
     ]
-    return page, len(rows) > limit
+    return page, more
 
 
 def grant_plan(
@@ -264,9 +265,7 @@ def sign_up(
         True
     """
     with store.write() as conn:
-        return register(
-            conn, email, password, ip=ip, ttl=ttl, platform=platform, referral_code=referral_code
-        )
+        return register(conn, email, password, ip=ip, ttl=ttl, platform=platform, referral_code=referral_code)
 
 
 def sign_in(

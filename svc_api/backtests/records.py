@@ -22,6 +22,7 @@ from svc_api.backtests import queries
 from svc_api.backtests.artifacts import job_keys
 from svc_api.backtests.fields import job_id_of
 from svc_api.backtests.jobs import active_objects
+from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Conflict, Invalid, NotFound
 from svc_api.core.objectstore import ObjectStore
 
@@ -104,11 +105,13 @@ def history(
         ...     history(conn, "AB12CD", limit=5)
         ([], False)
     """
-    rows = queries.history_page(
-        conn, svc_id, limit=limit + 1, after=after, strategy_name=strategy_name, symbol=symbol,
-        timeframe=timeframe,
+    return keyset_page(
+        lambda n: queries.history_page(
+            conn, svc_id, limit=n, after=after, strategy_name=strategy_name, symbol=symbol,
+            timeframe=timeframe,
+        ),
+        limit,
     )  # fmt: skip
-    return list(rows[:limit]), len(rows) > limit
 
 
 def full_range_returns(

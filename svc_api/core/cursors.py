@@ -13,10 +13,12 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from svc_api.core.errors import ApiError
+
+T = TypeVar("T")
 
 __all__ = ["MAX_CURSOR_LENGTH", "decode_cursor", "encode_cursor", "page_size"]
 
@@ -136,3 +138,17 @@ def _as_int(value: object) -> int | None:
     if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         return int(value.strip())
     return None
+
+
+def keyset_page(fetch: Callable[[int], Sequence[T]], limit: int) -> tuple[list[T], bool]:
+    """One page of a keyset-paged list and whether more follow: ``fetch(n)`` returns up to ``n``
+    rows after the position; one row more than the page is asked for, to know without a count.
+
+    Example:
+        >>> keyset_page(lambda n: list(range(10))[:n], 3)
+        ([0, 1, 2], True)
+        >>> keyset_page(lambda n: [7][:n], 3)
+        ([7], False)
+    """
+    rows = fetch(limit + 1)
+    return list(rows[:limit]), len(rows) > limit

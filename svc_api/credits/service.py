@@ -31,6 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import InsufficientCredits, Invalid, NotFound
 from svc_api.core.money import Amount, from_units, to_units
 from svc_api.core.store import Store
@@ -45,6 +46,7 @@ ACTIONS = (
     "strategy_refund",
     "marketplace_signal",
 )
+
 
 def spend_credits(
     conn_or_store: Connection | Store,
@@ -186,8 +188,8 @@ def credits_history(
         ...     credits_history(conn, "NOPE00", limit=50)
         ([], False)
     """
-    rows = queries.history(conn, svc_id, limit=limit + 1, before_seq=before_seq)
-    return [_public(row) for row in rows[:limit]], len(rows) > limit
+    rows, more = keyset_page(lambda n: queries.history(conn, svc_id, limit=n, before_seq=before_seq), limit)
+    return [_public(row) for row in rows], more
 
 
 def history_page(

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.notifications import queries
@@ -64,7 +65,7 @@ def list_notifications(
         ...     list_notifications(conn, "AB12CD", limit=5)
         ([], False)
     """
-    rows = queries.notifications_after(conn, svc_id, limit=limit + 1, after=after)
+    rows, more = keyset_page(lambda n: queries.notifications_after(conn, svc_id, limit=n, after=after), limit)
     page = [
         {
             "id": r.id,
@@ -74,9 +75,9 @@ def list_notifications(
             "timestamp": int(r.created_at),
             "read": r.read_at is not None,
         }
-        for r in rows[:limit]
+        for r in rows
     ]
-    return page, len(rows) > limit
+    return page, more
 
 
 def mark_read(

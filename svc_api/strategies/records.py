@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.service import add_account_section
+from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import NotFound
 from svc_api.credits import service as credits
 from svc_api.strategies import queries
@@ -200,10 +201,12 @@ def versions(
     """
     name = check_name(strategy_name)
     head = strategy_head(conn, svc_id, name)
-    rows = queries.version_page(conn, svc_id, name, limit=limit + 1, before=before)
-    page = [_version_entry(r) for r in rows[:limit]]
+    rows, more = keyset_page(
+        lambda n: queries.version_page(conn, svc_id, name, limit=n, before=before), limit
+    )
+    page = [_version_entry(r) for r in rows]
     body = {"strategy_name": name, "current_version": int(head.current_version), "versions": page}
-    return body, len(rows) > limit
+    return body, more
 
 
 def _version_entry(row: Row[Any]) -> dict[str, Any]:

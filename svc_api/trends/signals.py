@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 from sqlalchemy.engine import Connection
 
+from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import NotFound
 from svc_api.trends import queries
 from svc_api.trends.detail import summary
@@ -55,8 +56,11 @@ def market_now(catalog: Any, wall_now: int) -> int:
     from svc_engine.instruments import is_crypto_market
 
     entries = catalog.entries()
-    closes = [int(r["last_ts"]) + timeframe_ms(r["timeframe"]) // 1000
-              for r in entries.iter_rows(named=True) if is_crypto_market(r["market"])]
+    closes = [
+        int(r["last_ts"]) + timeframe_ms(r["timeframe"]) // 1000
+        for r in entries.iter_rows(named=True)
+        if is_crypto_market(r["market"])
+    ]
     return min(max(closes), wall_now) if closes else wall_now
 
 
@@ -77,8 +81,17 @@ def signal_rows(scan: pl.DataFrame) -> list[dict[str, Any]]:
     columns = ("market", "symbol", "timeframe", "open_time", "way", "is_return_to_trend")
     for market, symbol, timeframe, open_time, way, is_return in scan.select(columns).iter_rows():
         key = (symbol, timeframe, int(open_time) // 1000, way)
-        out.setdefault(key, {"symbol": symbol, "timeframe": timeframe, "ts": key[2], "way": way,
-                             "market": market, "is_return_to_trend": bool(is_return)})
+        out.setdefault(
+            key,
+            {
+                "symbol": symbol,
+                "timeframe": timeframe,
+                "ts": key[2],
+                "way": way,
+                "market": market,
+                "is_return_to_trend": bool(is_return),
+            },
+        )
     return list(out.values())
 
 
@@ -148,8 +161,9 @@ def track(conn: Connection, svc_id: str, key: SignalKey, *, now: int) -> dict[st
         svc_api.core.errors.NotFound: no live trend signal BTCUSDT 1h BUY at 3600 (unknown or expired)
     """
     if not queries.lock_signal(conn, key, live_at=now):
-        raise NotFound(f"no live trend signal {key.symbol} {key.timeframe} {key.way} at {key.ts} "
-                       "(unknown or expired)")
+        raise NotFound(
+            f"no live trend signal {key.symbol} {key.timeframe} {key.way} at {key.ts} (unknown or expired)"
+        )
     if not queries.is_tracked_by(conn, svc_id, key):
         queries.insert_track(conn, svc_id, key, now=now)
     queries.set_expiry(conn, key, None)
@@ -175,8 +189,9 @@ def untrack(conn: Connection, svc_id: str, key: SignalKey, *, ttl: int = SIGNAL_
     return {"tracked": False}
 
 
-def tracked_page(conn: Connection, svc_id: str, *, limit: int,
-                 after: SignalKey | None) -> tuple[list[tuple[SignalKey, bool]], bool]:
+def tracked_page(
+    conn: Connection, svc_id: str, *, limit: int, after: SignalKey | None
+) -> tuple[list[tuple[SignalKey, bool]], bool]:
     """The caller's tracked signals after ``after``, newest signal first, each with its
     ``is_return_to_trend``; and whether more follow.
 
@@ -188,7 +203,6 @@ def tracked_page(conn: Connection, svc_id: str, *, limit: int,
         ...     tracked_page(conn, "AB12CD", limit=20, after=None)
         ([], False)
     """
-    rows = queries.tracked_after(conn, svc_id, limit=limit + 1, after=after)
-    keys = [(SignalKey(r.symbol, r.timeframe, int(r.ts), r.way), bool(r.is_return_to_trend))
-            for r in rows[:limit]]
-    return keys, len(rows) > limit
+    rows, more = keyset_page(lambda n: queries.tracked_after(conn, svc_id, limit=n, after=after), limit)
+    keys = [(SignalKey(r.symbol, r.timeframe, int(r.ts), r.way), bool(r.is_return_to_trend)) for r in rows]
+    return keys, more
