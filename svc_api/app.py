@@ -29,6 +29,7 @@ from starlette.types import Scope
 
 from svc_api.auth.middleware import AuthGate, AuthMiddleware
 from svc_api.core.bodylimit import BodyLimitMiddleware
+from svc_api.core.clock import Clock
 from svc_api.core.correlation import CorrelationIdMiddleware
 from svc_api.core.cors import cors_middleware
 from svc_api.core.dispatch import Operation
@@ -66,8 +67,9 @@ def _operation(path: str, query_string: bytes) -> Operation | None:
     return operation_for(path, value)
 
 
-def create_app(settings: Settings | None = None) -> Starlette:
-    """The service app (settings from the environment when not given).
+def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> Starlette:
+    """The service app (settings from the environment when not given; ``clock`` for tests that move
+    time by hand, wall time otherwise).
 
     Example:
         >>> app = create_app(Settings(database_url="sqlite:///:memory:", secret_key=b"k" * 32))
@@ -75,7 +77,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         2592000
     """
     settings = settings if settings is not None else Settings.from_env()
-    services = Services(settings, migrate=migrate)
+    services = Services(settings, migrate=migrate, clock=clock)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

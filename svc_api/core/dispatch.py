@@ -81,6 +81,11 @@ class Call:
         return self.services.store
 
     @property
+    def now(self) -> int:
+        """The service's current time in seconds (``services.clock``; tests move it by hand)."""
+        return self.services.clock.now()
+
+    @property
     def svc_id(self) -> str:
         """The caller's account (the family has already required an identity)."""
         if self.principal.svc_id is None:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from svc_api.core.clock import Clock, WallClock
 from svc_api.core.store import Store, StoreUnavailable
 from svc_api.settings import Settings
 
@@ -28,8 +29,15 @@ class Services:
     that needs it migrates it (and gets a 503 while it is still down).
     """
 
-    def __init__(self, settings: Settings, *, migrate: Callable[[Store], Any] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        migrate: Callable[[Store], Any] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self.settings = settings
+        self.clock: Clock = WallClock() if clock is None else clock
         self._migrate = migrate
         self.workers: Any = None
         self._store: Store | None = None

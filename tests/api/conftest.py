@@ -136,10 +136,11 @@ def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
     made: list[Api] = []
 
-    def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1") -> Api:
+    def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1", clock: Any = None) -> Api:
         if app is None:
-            app = create_app(dataclasses.replace(settings, **tunables_from_env(os.environ)))
+            app = create_app(dataclasses.replace(settings, **tunables_from_env(os.environ)), clock=clock)
         api = Api(app, ip=ip)
+        api.clock = app.state.services.clock
         made.append(api)
         return api
 

@@ -1,0 +1,1 @@
+"""Community: chat channels, leaders and their applications, posts, likes, comments, reports, follows."""

@@ -1,0 +1,1 @@
+"""Economic data: news and calendar, ingested from real feeds, deduplicated by source id."""

@@ -1,0 +1,1 @@
+"""The education marketplace, a sub-app mounted at ``/education/v1``."""

@@ -1,0 +1,1 @@
+"""The strategy marketplace: listings, subscriptions and their renewals, reviews."""

@@ -1,0 +1,1 @@
+"""Real-time channels: WebSockets for job progress and new signals, fanned out through Redis."""

@@ -1,0 +1,1 @@
+"""Referrals: inviters, commissions on referees' purchases, redeeming commission as credits."""
