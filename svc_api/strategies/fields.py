@@ -26,7 +26,9 @@ MARKET_TYPES = ("spot", "futures")
 SIGNAL_MODES = ("signal_orders", "signal_only", "full")
 POSITION_SIDES = ("long", "short")
 VISIBILITIES = ("public", "private")
-CONDITIONS = ("entry_condition", "tp_condition", "sl_condition")
+CONDITIONS = ("entry_condition", "tp_condition", "sl_condition", "exit_condition")
+"""The conditions in words a version holds; ``exit_condition`` (optional, never required) says when an
+open position leaves besides its TP/SL (docs/exits.md)."""
 MAX_CONDITION_CHARS = 1000
 _NAME = re.compile(r"[a-z0-9]{4,20}")
 _COIN = re.compile(r"[A-Z0-9][A-Z0-9._/\-]{0,29}")
@@ -91,7 +93,8 @@ def _position_side(side: Any, market_type: str, signal_mode: str) -> str:
 
 
 def conditions(params: Mapping[str, Any], signal_mode: str) -> dict[str, str | None]:
-    """The three conditions, stripped; entry always and TP/SL for ``signal_orders`` are required.
+    """The conditions, stripped; entry always and TP/SL for ``signal_orders`` are required; an empty
+    ``exit_condition`` means none.
 
     Example:
         >>> conditions({"entry_condition": "close is above SMA(50)"}, "signal_orders")
@@ -102,7 +105,8 @@ def conditions(params: Mapping[str, Any], signal_mode: str) -> dict[str, str | N
     out: dict[str, str | None] = {}
     for field in CONDITIONS:
         value = params.get(field)
-        required = field == "entry_condition" or signal_mode == "signal_orders"
+        level = field in ("tp_condition", "sl_condition")
+        required = field == "entry_condition" or (signal_mode == "signal_orders" and level)
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
                 why = "" if field == "entry_condition" else " for signal_orders"
@@ -118,7 +122,7 @@ def conditions(params: Mapping[str, Any], signal_mode: str) -> dict[str, str | N
 
 
 def condition_changes(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The conditions an edit gives (at least one).
+    """The conditions an edit gives (at least one; ``exit_condition: ""`` removes the exit rule).
 
     Example:
         >>> condition_changes({"tp_condition": "2%", "sl_condition": None})

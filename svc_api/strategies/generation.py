@@ -73,6 +73,7 @@ def compile_version(fields: Mapping[str, Any]) -> Outcome:
             market_type=fields["market_type"],
             position_side=fields["position_side"],
             signal_mode=fields["signal_mode"],
+            exit_condition=fields.get("exit_condition"),
         )
         return Outcome("active", program.to_json(), int(program.candle_count))
     except StrategyCompileError as exc:
@@ -122,7 +123,10 @@ def claim_next(conn: Connection, worker: str, *, now: int | None = None) -> Clai
     row = queries.oldest_unclaimed(conn)
     if row is None or not queries.take_claim(conn, row.generation_id, worker, now=now):
         return None
-    names = ("entry_condition", "tp_condition", "sl_condition", "market_type", "position_side", "signal_mode")
+    names = (
+        "entry_condition", "tp_condition", "sl_condition", "exit_condition",
+        "market_type", "position_side", "signal_mode",
+    )  # fmt: skip
     return Claim(
         row.svc_id, row.name, int(row.version), row.generation_id, worker, {n: getattr(row, n) for n in names}
     )

@@ -103,10 +103,10 @@ def edit(
         >>> from svc_api.migrations import migrate
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
-        ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"})
+        ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: give at least one of entry_condition, tp_condition, sl_condition
+        svc_api.core.errors.Invalid: give at least one of entry_condition, tp_condition, sl_condition, ...
     """
     now = int(time.time()) if now is None else now
     name = check_name(params.get("strategy_name"))

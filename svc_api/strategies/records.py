@@ -56,6 +56,7 @@ class StrategyRecord:
     entry_condition: str = ""
     tp_condition: str | None = None
     sl_condition: str | None = None
+    exit_condition: str | None = None
 
     def compiled(self) -> Strategy:
         """The engine's compiled program of this version."""
@@ -139,6 +140,7 @@ def load_strategy(
         entry_condition=row.entry_condition,
         tp_condition=row.tp_condition,
         sl_condition=row.sl_condition,
+        exit_condition=row.exit_condition,
     )
 
 
@@ -169,6 +171,7 @@ def detail(conn: Connection, svc_id: str, strategy_name: Any) -> dict[str, Any]:
         "entry_condition": row.entry_condition,
         "tp_condition": row.tp_condition,
         "sl_condition": row.sl_condition,
+        "exit_condition": row.exit_condition,
         "visibility": head.visibility,
         "credits_per_signal": credits.from_units(head.credits_per_signal),
         "public_coins": json.loads(head.public_coins),
@@ -218,6 +221,7 @@ def _version_entry(row: Row[Any]) -> dict[str, Any]:
         "entry_condition": row.entry_condition,
         "tp_condition": row.tp_condition,
         "sl_condition": row.sl_condition,
+        "exit_condition": row.exit_condition,
         "rolled_back_from": row.rolled_back_from,
     }
 

@@ -49,6 +49,7 @@ strategy_versions = sa.Table(
     sa.Column("entry_condition", sa.Text, nullable=False),
     sa.Column("tp_condition", sa.Text, nullable=True),
     sa.Column("sl_condition", sa.Text, nullable=True),
+    sa.Column("exit_condition", sa.Text, nullable=True),
     sa.Column("program_json", sa.Text, nullable=True),
     sa.Column("candle_count", sa.Integer, nullable=True),
     sa.Column("error", sa.Text, nullable=True),
