@@ -32,6 +32,7 @@ from svc_api.core.bodylimit import BodyLimitMiddleware
 from svc_api.core.clock import Clock
 from svc_api.core.correlation import CorrelationIdMiddleware
 from svc_api.core.cors import cors_middleware
+from svc_api.core.direct import DirectEndpoints
 from svc_api.core.dispatch import Operation
 from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
 from svc_api.core.idempotency import IdempotencyMiddleware
@@ -39,7 +40,7 @@ from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
 from svc_api.core.security import SecurityHeadersMiddleware
 from svc_api.core.services import Services
 from svc_api.migrations import migrate
-from svc_api.routing import operation_for, routes, selector_of
+from svc_api.routing import family_endpoints, operation_for, routes, selector_of
 from svc_api.settings import Settings
 from svc_api.workers import REGISTRY
 
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),
+            Middleware(DirectEndpoints, endpoints=family_endpoints(), handlers=EXCEPTION_HANDLERS),
         ],
         exception_handlers=dict(EXCEPTION_HANDLERS),
         lifespan=lifespan,

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from starlette.routing import BaseRoute, Mount, Route, Router
 
@@ -90,6 +91,18 @@ def selector_of(path: str) -> str | None:
     """
     family = _FAMILIES.get(path)
     return None if family is None else family.selector
+
+
+def family_endpoints() -> dict[str, tuple[str, Any]]:
+    """Path -> (method, endpoint) of the three families, served by
+    :class:`~svc_api.core.direct.DirectEndpoints` ahead of the router (the router keeps them too,
+    for its 405 on another method).
+
+    Example:
+        >>> sorted(family_endpoints())
+        ['/backtest', '/tradingdata', '/user']
+    """
+    return {path: ("GET" if not f.body else "POST", f.__call__) for path, f in _FAMILIES.items()}
 
 
 def routes() -> list[BaseRoute]:
