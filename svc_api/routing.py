@@ -24,8 +24,10 @@ from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
 from svc_api.keys import routes as keys
 from svc_api.market import routes as market_routes
+from svc_api.marketplace import routes as marketplace_routes
 from svc_api.notifications import routes as notification_routes
 from svc_api.platform import routes as platform
+from svc_api.signals import routes as signal_routes
 from svc_api.strategies import routes as strategy_routes
 from svc_api.trends import routes as trend_routes
 
@@ -46,22 +48,33 @@ def _scoped(table: dict[str, Operation]) -> dict[str, Operation]:
 USER = Family(
     "user",
     "request_type",
-    _scoped(merge(
-        account.USER,
-        credit_routes.USER,
-        notification_routes.USER,
-        keys.USER,
-        strategy_routes.USER,
-        backtest_routes.USER,
-        market_routes.USER,
-    )),
+    _scoped(
+        merge(
+            account.USER,
+            credit_routes.USER,
+            notification_routes.USER,
+            keys.USER,
+            strategy_routes.USER,
+            backtest_routes.USER,
+            market_routes.USER,
+            signal_routes.USER,
+            marketplace_routes.USER,
+        )
+    ),
     envelope=True,
 )
 BACKTEST = Family("backtest", "action", _scoped(merge(backtest_routes.BACKTEST)), envelope=False)
 TRADINGDATA = Family(
     "tradingdata",
     "request_type",
-    _scoped(merge(platform.TRADINGDATA, market_routes.TRADINGDATA, trend_routes.TRADINGDATA)),
+    _scoped(
+        merge(
+            platform.TRADINGDATA,
+            market_routes.TRADINGDATA,
+            trend_routes.TRADINGDATA,
+            marketplace_routes.TRADINGDATA,
+        )
+    ),
     envelope=False,
     body=False,
 )

@@ -55,6 +55,10 @@ class Settings:
     trend_refresh_seconds: float = 300.0
     trend_refresh_delay_seconds: float = 2.0
     trend_timeframes: tuple[str, ...] = ("1h", "4h")
+    market_replay_speed: float = 0.0
+    market_replay_from: int | None = None
+    signal_poll_seconds: float = 5.0
+    marketplace_fee_pct: float = 20.0
     rate_limit_scale: float = 1.0
     rate_limit_guest: int = 20
     # Threads that run request handlers and store look-ups. Each request holds one only for a short
@@ -183,6 +187,10 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "TREND_REFRESH_SECONDS": ("trend_refresh_seconds", _number(positive=False)),
     "TREND_REFRESH_DELAY_SECONDS": ("trend_refresh_delay_seconds", _number(positive=False)),
     "TREND_TIMEFRAMES": ("trend_timeframes", _timeframes),
+    "MARKET_REPLAY_SPEED": ("market_replay_speed", _number(positive=False)),
+    "MARKET_REPLAY_FROM": ("market_replay_from", _int_at_least(0)),
+    "SIGNAL_POLL_SECONDS": ("signal_poll_seconds", _number(positive=False)),
+    "MARKETPLACE_FEE_PCT": ("marketplace_fee_pct", _number(positive=False)),
     "RATE_LIMIT_SCALE": ("rate_limit_scale", _number(positive=True)),
     "RATE_LIMIT_GUEST": ("rate_limit_guest", _int_at_least(1)),
     "REQUEST_THREADS": ("request_threads", _int_at_least(1)),

@@ -4,8 +4,8 @@
 deployments that run ``svc worker`` separately) and ``GET /healthz`` reports each one.
 
 Example:
-    >>> REGISTRY.names()
-    ['strategy_generation', 'backtest_runner', 'trend_refresh', 'idempotency_leases']
+    >>> REGISTRY.names()[-3:]
+    ['idempotency_leases', 'signals', 'marketplace_renewals']
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from svc_api.backtests.jobs import RunnerWorker
 from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
+from svc_api.signals.worker import renewal_worker, signal_worker
 from svc_api.strategies.worker import GenerationWorker
 from svc_api.trends.refresh import start_for
 
@@ -21,3 +22,5 @@ REGISTRY.register("strategy_generation", GenerationWorker)
 REGISTRY.register("backtest_runner", RunnerWorker)
 REGISTRY.register("trend_refresh", start_for)
 REGISTRY.register("idempotency_leases", LeaseWorker)
+REGISTRY.register("signals", signal_worker)
+REGISTRY.register("marketplace_renewals", renewal_worker)

@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.tables import (
@@ -84,6 +85,12 @@ def insert_account(conn: Connection, **values: Any) -> None:
     """Store a new account and its notification switches (all on)."""
     conn.execute(accounts.insert().values(**values))
     conn.execute(notification_settings.insert().values(svc_id=values["svc_id"]))
+
+
+def insert_account_if_missing(conn: Connection, **values: Any) -> None:
+    """Insert an account row unless its ``svc_id`` exists (concurrent callers: one row, no error)."""
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    conn.execute(insert(accounts).values(**values).on_conflict_do_nothing(index_elements=["svc_id"]))
 
 
 def account_row(conn: Connection, svc_id: str) -> Row[Any] | None:

@@ -55,6 +55,26 @@ def add_account_section(section: AccountSection) -> AccountSection:
     return section
 
 
+def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
+    """Create an account of the platform itself (no password can match, no login) unless it exists,
+    in the caller's transaction; its ``svc_id`` uses a character no generated id has.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
+        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
+        ...     current_plan(conn, "_FEES_")
+        'free'
+    """
+    queries.insert_account_if_missing(
+        conn, svc_id=svc_id, email=email, password_hash="!", password_salt="!", referral_code=svc_id,
+        created_at=int(time.time()),
+    )  # fmt: skip
+
+
 def current_plan(conn: Connection, svc_id: str, *, now: int | None = None) -> str:
     """The plan in force for ``svc_id`` (raises :class:`NotFound` for an unknown account).
 

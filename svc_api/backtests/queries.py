@@ -25,6 +25,24 @@ from svc_api.backtests.tables import backtest_jobs
 _b = backtest_jobs.c
 
 
+def latest_full_range_job(conn: Connection, svc_id: str, strategy_name: str, timeframe: str) -> str | None:
+    """The id of the latest completed ``full_range`` job of a strategy on ``timeframe`` (None: none).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     latest_full_range_job(conn, "AB12CD", "mystrat", "1h") is None
+        True
+    """
+    query = sa.select(_b.job_id).where(
+        _b.svc_id == svc_id, _b.strategy_name == strategy_name, _b.kind == "full_range",
+        _b.status == "completed", _b.timeframe == timeframe,
+    )  # fmt: skip
+    return conn.execute(query.order_by(_b.created_at.desc(), _b.job_id.desc()).limit(1)).scalar()
+
+
 # ----------------------------------------------------------------------------------------------------
 # Launching and finding jobs
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from svc_api.backtests import jobs, preview
+from svc_api.backtests import jobs, preview, queries
 from svc_api.backtests.errors import RETRY_AFTER, LaunchRejected
 from svc_api.backtests.fields import (
     KINDS,
@@ -251,6 +251,28 @@ def result(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
     return job_result(row, runner_of(services).objects)
 
 
+def latest_full_range(
+    services: Any, svc_id: str, strategy_name: str, timeframe: str
+) -> dict[str, Any] | None:
+    """Coin (as the job named it) -> ``summary`` of the latest completed ``full_range`` of a strategy on
+    ``timeframe``; None when it has none (the marketplace lists coins by it).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> latest_full_range(SimpleNamespace(store=store), "AB12CD", "mystrat", "1h") is None
+        True
+    """
+    with services.store.read() as conn:
+        job_id = queries.latest_full_range_job(conn, svc_id, strategy_name, timeframe)
+    if job_id is None:
+        return None
+    reply = result(services, svc_id, job_id)
+    return {coin: r["summary"] for coin, r in reply.get("results", {}).items() if "summary" in r}
+
+
 def one_coin_result(services: Any, svc_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The ``coin_result`` reply: one coin of the caller's completed multi-coin job.
 
@@ -347,6 +369,7 @@ __all__ = [
     "instrument_timeframes",
     "job_result",
     "job_status",
+    "latest_full_range",
     "launch_full_range",
     "launch_portfolio",
     "launch_run",

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -134,3 +135,58 @@ class Registry:
                 continue
             started.append(worker)
         return Running(started)
+
+
+class Periodic:
+    """A worker that calls ``work()`` every ``every`` seconds in a daemon thread, logging (not
+    dying of) its failures; ``run_once`` calls it in the caller's thread.
+
+    Example:
+        >>> calls = []
+        >>> p = Periodic("tick", 60.0, lambda: calls.append(1) or len(calls))
+        >>> p.run_once(), p.health()["state"], p.health()["runs"]
+        (1, 'stopped', 1)
+    """
+
+    def __init__(self, name: str, every: float, work: Callable[[], Any]) -> None:
+        self.name = name
+        self.every = every
+        self.work = work
+        self.runs = 0
+        self.failures = 0
+        self.last: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Run ``work`` now and then every ``every`` seconds until stopped."""
+        self._thread = threading.Thread(target=self._loop, name=f"svc-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the current run."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+    def health(self) -> dict[str, Any]:
+        """``running`` (``failing`` after a failed run) with the count of runs and failures."""
+        alive = self._thread is not None and self._thread.is_alive()
+        state = ("failing" if self.failures and self.last is None else "running") if alive else "stopped"
+        return {"state": state, "runs": self.runs, "failures": self.failures, "last": self.last}
+
+    def run_once(self) -> Any:
+        """One run in the calling thread."""
+        self.last = self.work()
+        self.runs += 1
+        return self.last
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                self.failures += 1
+                self.last = None
+                logger.exception("worker %s failed; retrying in %s s", self.name, self.every)
+            self._stop.wait(self.every)

@@ -31,6 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from svc_api.accounts import service as accounts
 from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import InsufficientCredits, Invalid, NotFound
 from svc_api.core.money import Amount, from_units, to_units
@@ -154,6 +155,56 @@ def adjust_credits(
         "Balance correction",
         reason=reason.strip(),
     )
+
+
+PLATFORM_ACCOUNT = "_FEES_"
+"""The platform's own account (made on its first fee; no login): marketplace fees are credited to
+it, so every credit a buyer pays is on some ledger, to the unit."""
+
+
+def pay_with_fee(
+    conn: Connection,
+    payer: str,
+    payee: str,
+    units: int,
+    fee_pct: float,
+    action: str,
+    description: str,
+    idempotency_key: str,
+) -> dict[str, Any]:
+    """Move ``units`` (credit units, > 0) from ``payer``: ``payee`` gets them less the platform fee
+    (``fee_pct`` percent, rounded down to the unit), :data:`PLATFORM_ACCOUNT` gets the fee; one ledger
+    row per account moved, in the caller's transaction, each under ``idempotency_key`` (a repeat pays
+    nothing again). Short of credits: :class:`InsufficientCredits`, nothing written.
+
+    Returns ``{"charged", "payee_share", "fee", "replayed"}`` in units.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> from svc_api.accounts.service import register
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     _ = deposit_credits(conn, a, 5)
+        ...     paid = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1")
+        ...     again = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1")
+        ...     balance(conn, a), balance(conn, b), balance(conn, PLATFORM_ACCOUNT), again["replayed"]
+        (3, 1.6, 0.4, True)
+    """
+    if units <= 0:
+        raise Invalid("a payment must be positive")
+    fee = int(units * fee_pct // 100)
+    paid = _post(conn, payer, -units, "spend", action, description, idempotency_key=idempotency_key)
+    if paid["replayed"]:
+        return {"charged": units, "payee_share": units - fee, "fee": fee, "replayed": True}
+    key = f"{idempotency_key}:{payer}"[:128]  # payee and platform are paid by many payers under one key
+    _post(conn, payee, units - fee, "deposit", action, description, idempotency_key=key)
+    if fee:
+        accounts.ensure_system_account(conn, PLATFORM_ACCOUNT, "fees@platform.invalid")
+        _post(conn, PLATFORM_ACCOUNT, fee, "deposit", action, f"fee: {description}", idempotency_key=key)
+    return {"charged": units, "payee_share": units - fee, "fee": fee, "replayed": False}
 
 
 def balance(conn: Connection, svc_id: str) -> int | float:

@@ -17,8 +17,16 @@ from svc_api.market.series import last_ms, rules
 KLINES_DEFAULT, KLINES_MAX = 500, 1500
 
 
-def klines(catalog: Any, market: str, symbol: str, interval: str, *, start_ms: int | None,
-           end_ms: int | None, limit: int) -> dict[str, Any]:
+def klines(
+    catalog: Any,
+    market: str,
+    symbol: str,
+    interval: str,
+    *,
+    start_ms: int | None,
+    end_ms: int | None,
+    limit: int,
+) -> dict[str, Any]:
     """Candles like Binance's ``klines``: ``[open_time_ms, "open", "high", "low", "close", "volume"]``.
 
     With ``start_ms`` the first ``limit`` candles opening at or after it (and at or before
@@ -46,8 +54,14 @@ def klines(catalog: Any, market: str, symbol: str, interval: str, *, start_ms: i
 
     def load(lo: int | None, hi: int | None) -> pl.DataFrame:
         try:
-            return load_klines(symbol, interval, start_ts=None if lo is None else lo / 1000,
-                               end_ts=None if hi is None else hi / 1000, market=market, store=catalog.store)
+            return load_klines(
+                symbol,
+                interval,
+                start_ts=None if lo is None else lo / 1000,
+                end_ts=None if hi is None else hi / 1000,
+                market=market,
+                store=catalog.store,
+            )
         except ValueError as exc:
             if "selects no candle" in str(exc):
                 return pl.DataFrame()
@@ -65,8 +79,13 @@ def klines(catalog: Any, market: str, symbol: str, interval: str, *, start_ms: i
         if frame.height < limit:
             frame = load(None, hi)
         frame = frame.tail(limit)
-    return {"symbol": symbol, "market": market, "interval": interval,
-            "klines": _rows(frame, rules(market, symbol)), "count": frame.height}
+    return {
+        "symbol": symbol,
+        "market": market,
+        "interval": interval,
+        "klines": _rows(frame, rules(market, symbol)),
+        "count": frame.height,
+    }
 
 
 def _rows(frame: pl.DataFrame, precision: Any) -> list[list[Any]]:

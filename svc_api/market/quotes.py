@@ -39,8 +39,9 @@ def spread_pct(catalog: Any, market: str, symbol: str) -> float:
     from svc_engine.instruments import spread_pct_for
 
     last = last_ms(catalog, market, symbol) // 1000
-    klines = load_klines(symbol, "1h", start_ts=last - SPREAD_DAYS * 86_400, market=market,
-                         store=catalog.store)
+    klines = load_klines(
+        symbol, "1h", start_ts=last - SPREAD_DAYS * 86_400, market=market, store=catalog.store
+    )
     return float(spread_pct_for(market, klines, "1h"))
 
 
@@ -54,8 +55,9 @@ def next_funding_ms(now_ms: int) -> int:
     return (now_ms // FUNDING_EVERY_MS + 1) * FUNDING_EVERY_MS
 
 
-def quote(market: str, symbol: str, *, kind: str, last: float, spread: float, commission_pct: float,
-          now_ms: int) -> dict[str, Any]:
+def quote(
+    market: str, symbol: str, *, kind: str, last: float, spread: float, commission_pct: float, now_ms: int
+) -> dict[str, Any]:
     """The Market quote of a USDT pair: bid and ask half the spread either side of the last price.
 
     Example:
@@ -70,12 +72,21 @@ def quote(market: str, symbol: str, *, kind: str, last: float, spread: float, co
     bid = Decimal(format_price(rules_market(market), symbol, last * (1 - spread / 200)))
     ask = Decimal(format_price(rules_market(market), symbol, last * (1 + spread / 200)))
     out: dict[str, Any] = {
-        "symbol": symbol, "market_type": kind, "bid_price": str(bid), "ask_price": str(ask),
-        "last_price": fixed(last, digits), "spread": fixed(ask - bid, digits),
-        "spread_percent": fixed(spread, 2), "commission_rate": fixed(commission_pct / 100, 4),
-        "commission_percent": fixed(commission_pct, 2), "timestamp": now_ms,
+        "symbol": symbol,
+        "market_type": kind,
+        "bid_price": str(bid),
+        "ask_price": str(ask),
+        "last_price": fixed(last, digits),
+        "spread": fixed(ask - bid, digits),
+        "spread_percent": fixed(spread, 2),
+        "commission_rate": fixed(commission_pct / 100, 4),
+        "commission_percent": fixed(commission_pct, 2),
+        "timestamp": now_ms,
     }
     if kind == "futures":
-        out |= {"mark_price": out["last_price"], "funding_rate": FUNDING_RATE,
-                "next_funding_time": str(next_funding_ms(now_ms))}
+        out |= {
+            "mark_price": out["last_price"],
+            "funding_rate": FUNDING_RATE,
+            "next_funding_time": str(next_funding_ms(now_ms)),
+        }
     return out

@@ -137,6 +137,7 @@ def freshest(catalog: Any, market: str, symbol: str) -> tuple[str, int]:
     rows = catalog.entries(market=market, symbol=symbol)
     if rows.height == 0:
         raise NotFound(f"no candles are stored for {symbol} ({market})")
+
     def rank(r: dict[str, Any]) -> tuple[int, int]:
         step = timeframe_ms(r["timeframe"])
         return r["last_ts"] * 1000 + step, -step
@@ -157,6 +158,18 @@ def last_ms(catalog: Any, market: str, symbol: str) -> int:
         svc_api.core.errors.NotFound: no candles are stored for BTCUSDT (crypto)
     """
     return freshest(catalog, market, symbol)[1]
+
+
+def display_of(market: str, symbol: str) -> str:
+    """The display name of a stored series (``BTC`` for crypto ``BTCUSDT``).
+
+    Example:
+        >>> display_of("crypto", "ETHUSDT")
+        'ETH'
+    """
+    from svc_engine.instruments import instrument_for
+
+    return str(instrument_for(market, symbol).display)
 
 
 def symbol_info(catalog: Any, market: str, symbol: str) -> dict[str, Any]:
@@ -181,12 +194,21 @@ def symbol_info(catalog: Any, market: str, symbol: str) -> dict[str, Any]:
     stored = catalog.timeframes(symbol, market=market)
     ranges = {tf: catalog.data_range(symbol, tf, market=market) for tf in stored}
     return {
-        "symbol": inst.symbol, "display": inst.display, "market": inst.market,
-        "asset_class": inst.asset_class, "provider": inst.provider, "exchange": inst.exchange,
+        "symbol": inst.symbol,
+        "display": inst.display,
+        "market": inst.market,
+        "asset_class": inst.asset_class,
+        "provider": inst.provider,
+        "exchange": inst.exchange,
         "quote": inst.quote,
-        "precision": {"price_precision": prec.price_precision, "quantity_precision": prec.quantity_precision,
-                      "tick_size": str(prec.tick_size), "step_size": str(prec.step_size),
-                      "min_quantity": str(prec.min_quantity), "min_notional": str(prec.min_notional)},
+        "precision": {
+            "price_precision": prec.price_precision,
+            "quantity_precision": prec.quantity_precision,
+            "tick_size": str(prec.tick_size),
+            "step_size": str(prec.step_size),
+            "min_quantity": str(prec.min_quantity),
+            "min_notional": str(prec.min_notional),
+        },
         "timeframes": ranges,
     }
 

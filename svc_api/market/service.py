@@ -31,13 +31,16 @@ from svc_api.core.errors import ApiError, Invalid, NotFound
 from svc_api.core.fields import check_name
 from svc_api.core.store import Store
 from svc_api.market import queries
+from svc_api.market.clock import MarketClock, last_closed_open, market_clock_of, newest_close
 from svc_api.market.klines import KLINES_DEFAULT, KLINES_MAX, klines
 from svc_api.market.quotes import quote, spread_pct
 from svc_api.market.series import (
     available_coins,
     catalog_of,
     crypto_series,
+    display_of,
     find_series,
+    fixed,
     freshest,
     rules,
     rules_market,
@@ -55,8 +58,9 @@ COINS_TTL = 60.0
 
 
 def _data_store_unavailable(message: str) -> ApiError:
-    return ApiError(503, "service_unavailable", reason="data_store_unavailable", retry_after=5,
-                    extra={"message": message})
+    return ApiError(
+        503, "service_unavailable", reason="data_store_unavailable", retry_after=5, extra={"message": message}
+    )
 
 
 def current_rows(services: Any) -> tuple[list[dict[str, Any]], float | None]:
@@ -90,8 +94,16 @@ def current_rows(services: Any) -> tuple[list[dict[str, Any]], float | None]:
         return last["rows"], age
 
 
-def market_ticker(services: Any, svc_id: str | None, *, kind: str, search: str | None,
-                  priority: list[str], page: int, limit: int) -> dict[str, Any]:
+def market_ticker(
+    services: Any,
+    svc_id: str | None,
+    *,
+    kind: str,
+    search: str | None,
+    priority: list[str],
+    page: int,
+    limit: int,
+) -> dict[str, Any]:
     """One page of the ticker, the favorites of ``svc_id`` (None: a guest) flagged; rows served stale
     while the data store fails carry ``_cache``.
 
@@ -106,8 +118,9 @@ def market_ticker(services: Any, svc_id: str | None, *, kind: str, search: str |
     """
     rows, stale_for = current_rows(services)
     held = [] if svc_id is None else favorites_of(services.store, svc_id)
-    reply = ticker_page(rows, kind=kind, search=search, priority=priority, favorites=held, page=page,
-                        limit=limit)
+    reply = ticker_page(
+        rows, kind=kind, search=search, priority=priority, favorites=held, page=page, limit=limit
+    )
     if stale_for is not None:
         reply["_cache"] = {"stale": True, "age_seconds": round(stale_for, 1)}
     return reply
@@ -133,15 +146,43 @@ def market_quote(services: Any, symbol: str, *, kind: str, now_ms: int) -> dict[
     row = next((r for r in for_market_type(rows, kind) if r["symbol"] == symbol), None)
     if row is None:
         raise NotFound(f"no market data for {symbol}")
+    spread = coin_spread(services, row["market"], symbol)
+    return quote(
+        row["market"],
+        symbol,
+        kind=kind,
+        last=float(row["last_price"]),
+        spread=spread,
+        commission_pct=SimSettings().commission_pct,
+        now_ms=now_ms,
+    )
+
+
+def coin_spread(services: Any, market: str, symbol: str) -> float:
+    """A coin's full spread in percent (its volume tier over the last days), reused ``SPREAD_TTL`` s:
+    quotes and live signals execute at it.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from svc_api.core.services import Services
+        >>> from svc_api.settings import Settings
+        >>> s = Services(Settings(database_url="sqlite://", secret_key=b"k" * 32, data_dir=Path("/none")))
+        >>> coin_spread(s, "crypto", "BTCUSDT")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: no candles are stored for BTCUSDT (crypto)
+    """
     catalog = catalog_of(services)
-    spread = services.cached(f"market:spread:{row['market']}:{symbol}", SPREAD_TTL,
-                             lambda: spread_pct(catalog, row["market"], symbol))
-    return quote(row["market"], symbol, kind=kind, last=float(row["last_price"]), spread=spread,
-                 commission_pct=SimSettings().commission_pct, now_ms=now_ms)
+    return float(
+        services.cached(
+            f"market:spread:{market}:{symbol}", SPREAD_TTL, lambda: spread_pct(catalog, market, symbol)
+        )
+    )
 
 
-def series_klines(services: Any, name: str, interval: str, *, start_ms: int | None, end_ms: int | None,
-                  limit: int) -> dict[str, Any]:
+def series_klines(
+    services: Any, name: str, interval: str, *, start_ms: int | None, end_ms: int | None, limit: int
+) -> dict[str, Any]:
     """:func:`~svc_api.market.klines.klines` of the series named ``name`` (data or display symbol).
 
     Example:
@@ -201,8 +242,9 @@ def favorites(conn: Connection, svc_id: str) -> list[str]:
     return queries.favorite_symbols(conn, svc_id)
 
 
-def set_favorite(conn: Connection, svc_id: str, symbol: object, action: object, *,
-                 now: int) -> dict[str, Any]:
+def set_favorite(
+    conn: Connection, svc_id: str, symbol: object, action: object, *, now: int
+) -> dict[str, Any]:
     """Add (default) or remove one favorite; both are idempotent. The 101st favorite is a 400.
 
     Example:
@@ -260,18 +302,25 @@ def favorite(store: Store, svc_id: str, symbol: object, action: object, *, now: 
 __all__ = [
     "KLINES_DEFAULT",
     "KLINES_MAX",
+    "MarketClock",
     "available_coins",
     "catalog_of",
+    "coin_spread",
     "coins",
     "crypto_series",
     "current_rows",
+    "display_of",
     "favorite",
     "favorites",
     "favorites_of",
     "find_series",
+    "fixed",
     "freshest",
+    "last_closed_open",
+    "market_clock_of",
     "market_quote",
     "market_ticker",
+    "newest_close",
     "rules",
     "rules_market",
     "series_info",

@@ -85,12 +85,18 @@ def ticker_rows(catalog: Any) -> list[dict[str, Any]]:
     rows = []
     for market, symbol in crypto_series(catalog):
         s, digits = stats_24h(catalog, market, symbol), rules(market, symbol).price_precision
-        rows.append({
-            "symbol": symbol, "last_price": fixed(s.last, digits),
-            "change_percent_24h": fixed(s.change_pct, 2), "quote_volume_24h": fixed(s.quote_volume, 2),
-            "price_precision": digits, "display": display_symbol(market, symbol), "market": market,
-            "_volume": s.quote_volume,
-        })
+        rows.append(
+            {
+                "symbol": symbol,
+                "last_price": fixed(s.last, digits),
+                "change_percent_24h": fixed(s.change_pct, 2),
+                "quote_volume_24h": fixed(s.quote_volume, 2),
+                "price_precision": digits,
+                "display": display_symbol(market, symbol),
+                "market": market,
+                "_volume": s.quote_volume,
+            }
+        )
     rows.sort(key=lambda r: (-r["_volume"], r["symbol"]))
     return rows
 
@@ -105,6 +111,7 @@ def for_market_type(rows: Sequence[dict[str, Any]], kind: str) -> list[dict[str,
         >>> [r["market"] for r in for_market_type(rows, "futures")], len(for_market_type(rows, "spot"))
         (['crypto_futures', 'crypto'], 2)
     """
+
     def preferred(row: dict[str, Any]) -> bool:
         return ("futures" in row["market"]) == (kind == "futures")
 
@@ -116,8 +123,16 @@ def for_market_type(rows: Sequence[dict[str, Any]], kind: str) -> list[dict[str,
     return [r for r in rows if best[r["symbol"]] is r]
 
 
-def ticker_page(rows: Sequence[dict[str, Any]], *, kind: str, search: str | None, priority: Sequence[str],
-                favorites: Iterable[str], page: int, limit: int) -> dict[str, Any]:
+def ticker_page(
+    rows: Sequence[dict[str, Any]],
+    *,
+    kind: str,
+    search: str | None,
+    priority: Sequence[str],
+    favorites: Iterable[str],
+    page: int,
+    limit: int,
+) -> dict[str, Any]:
     """One page of ``market_ticker``: search, priority symbols first (in their order), then the rest.
 
     ``search`` keeps symbols whose data or display symbol contains it.
@@ -137,11 +152,21 @@ def ticker_page(rows: Sequence[dict[str, Any]], *, kind: str, search: str | None
     chosen.sort(key=lambda r: min(rank.get(r["symbol"], len(rank)), rank.get(r["display"], len(rank))))
     wanted = set(favorites)
     items = [
-        {"symbol": r["symbol"], "last_price": r["last_price"], "change_percent_24h": r["change_percent_24h"],
-         "quote_volume_24h": r["quote_volume_24h"], "market_type": kind,
-         "price_precision": r["price_precision"],
-         "favorite": r["symbol"] in wanted or r["display"] in wanted}
-        for r in chosen[page * limit:(page + 1) * limit]
+        {
+            "symbol": r["symbol"],
+            "last_price": r["last_price"],
+            "change_percent_24h": r["change_percent_24h"],
+            "quote_volume_24h": r["quote_volume_24h"],
+            "market_type": kind,
+            "price_precision": r["price_precision"],
+            "favorite": r["symbol"] in wanted or r["display"] in wanted,
+        }
+        for r in chosen[page * limit : (page + 1) * limit]
     ]
-    return {"items": items, "page": page, "count": len(items), "total": len(chosen),
-            "last_page": last_page(len(chosen), limit)}
+    return {
+        "items": items,
+        "page": page,
+        "count": len(items),
+        "total": len(chosen),
+        "last_page": last_page(len(chosen), limit),
+    }

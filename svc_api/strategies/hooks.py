@@ -70,3 +70,37 @@ def delete_backtests(conn: Connection, svc_id: str, strategy_name: str) -> int:
             f"strategy {strategy_name!r} could not be deleted safely (result store unavailable); "
             "nothing was deleted, retry shortly"
         ) from exc
+
+
+CancelHook = Callable[[Connection, str, str, int], int]
+ListedHook = Callable[[Connection, str, str], bool]
+
+
+def register_marketplace_hooks(*, cancel_subscriptions: CancelHook, has_active_listing: ListedHook) -> None:
+    """Let the marketplace answer for a strategy's listing without strategies importing it.
+
+    ``cancel_subscriptions(conn, svc_id, name, now)`` cancels every active subscription of the
+    strategy's listing and returns how many; ``has_active_listing(conn, svc_id, name)`` says whether it
+    is listed. Without hooks a strategy has no listing.
+
+    Example:
+        >>> saved = dict(_HOOKS)
+        >>> register_marketplace_hooks(cancel_subscriptions=lambda *a: 2, has_active_listing=lambda *a: True)
+        >>> cancel_subscriptions(None, "AB12CD", "rsidip", 0), has_active_listing(None, "AB12CD", "rsidip")
+        (2, True)
+        >>> _HOOKS.clear(); _HOOKS.update(saved)
+    """
+    _HOOKS["cancel"] = cancel_subscriptions
+    _HOOKS["listed"] = has_active_listing
+
+
+def cancel_subscriptions(conn: Connection, svc_id: str, strategy_name: str, now: int) -> int:
+    """Cancel the marketplace subscriptions of a strategy in the caller's transaction; how many."""
+    hook = _HOOKS.get("cancel")
+    return 0 if hook is None else int(hook(conn, svc_id, strategy_name, now))
+
+
+def has_active_listing(conn: Connection, svc_id: str, strategy_name: str) -> bool:
+    """Whether a strategy is listed on the marketplace."""
+    hook = _HOOKS.get("listed")
+    return False if hook is None else bool(hook(conn, svc_id, strategy_name))

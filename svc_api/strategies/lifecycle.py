@@ -37,7 +37,7 @@ from svc_api.strategies.fields import (
     generation_fields,
     target_version,
 )
-from svc_api.strategies.hooks import delete_backtests
+from svc_api.strategies.hooks import cancel_subscriptions, delete_backtests, has_active_listing
 from svc_api.strategies.limits import (
     LIVE,
     MAX_GENERATIONS,
@@ -122,11 +122,12 @@ def edit(
     version = queries.last_version(conn, svc_id, name) + 1
     _add_generation(conn, svc_id, name, version, spec, now)
     queries.update_strategy(conn, svc_id, name, current_version=version, updated_at=now)
+    cancelled = cancel_subscriptions(conn, svc_id, name, now)
     return {
         "strategy_name": name,
         "version": version,
         "status": "generating",
-        "copiers_cancelled": 0,
+        "copiers_cancelled": cancelled,
         "cost_upfront": GENERATION_COST,
         "cost_refunded_on_failure": True,
     }
@@ -166,6 +167,7 @@ def rollback(
         conn, svc_id, name, current_version=version, visibility="private", credits_per_signal=0,
         public_coins="[]", public_timeframe=None, updated_at=now,
     )  # fmt: skip
+    cancelled = cancel_subscriptions(conn, svc_id, name, now)
     return {
         "strategy_name": name,
         "new_version": version,
@@ -173,7 +175,7 @@ def rollback(
         "status": copied.status,
         "visibility": "private",
         "credits_per_signal": 0,
-        "marketplace_subscriptions_cancelled": 0,
+        "marketplace_subscriptions_cancelled": cancelled,
     }
 
 
@@ -195,6 +197,8 @@ def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any)
     name = confirmed_name(strategy_name, confirm_name)
     lock_account(conn, svc_id)
     strategy_head(conn, svc_id, name)
+    if has_active_listing(conn, svc_id, name):
+        raise Conflict(f"strategy {name!r} is listed on the marketplace; unpublish the listing first")
     backtests = delete_backtests(conn, svc_id, name)
     removed = queries.delete_strategy(conn, svc_id, name)
     return {"strategy_name": name, "deleted": True, "deleted_objects": removed + backtests}

@@ -72,6 +72,20 @@ def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> N
         )
 
 
+def live_count(conn: Connection, svc_id: str) -> int:
+    """How many live (generating or active) strategies ``svc_id`` has.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     live_count(conn, "NOPE00")
+        0
+    """
+    return int(queries.count_live(conn, svc_id, LIVE, exclude=None))
+
+
 def check_generation_cap(conn: Connection, svc_id: str, cap: int) -> None:
     """:class:`GenerationBusy` (429) when ``cap`` generations of ``svc_id`` are already running.
 

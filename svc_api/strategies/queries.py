@@ -358,3 +358,43 @@ def mark_refunded(conn: Connection, generation_id: str) -> None:
         ...     mark_refunded(conn, "g" * 32)  # no such generation: nothing to mark
     """
     conn.execute(strategy_versions.update().where(_v.generation_id == generation_id).values(refunded=True))
+
+
+def live_strategies(conn: Connection) -> list[Row[Any]]:
+    """Every strategy whose current version is ``active``, with what the signal worker needs.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     live_strategies(conn)
+        []
+    """
+    s, v = strategies, strategy_versions
+    query = (
+        sa.select(
+            s.c.svc_id, s.c.name, v.c.version, v.c.timeframe, v.c.signal_mode, v.c.market_type,
+            v.c.program_json, s.c.visibility, s.c.public_coins, s.c.credits_per_signal,
+        )
+        .join(v, sa.and_(v.c.svc_id == s.c.svc_id, v.c.name == s.c.name, v.c.version == s.c.current_version))
+        .where(v.c.status == "active")
+        .order_by(s.c.svc_id, s.c.name)
+    )  # fmt: skip
+    return list(conn.execute(query))
+
+
+def credits_per_signal(conn: Connection, svc_id: str, name: str) -> int | None:
+    """The price per signal (credit units) of a strategy; None when it does not exist.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     credits_per_signal(conn, "NOPE00", "rsidip") is None
+        True
+    """
+    query = sa.select(_s.credits_per_signal).where(_s.svc_id == svc_id, _s.name == name)
+    found = conn.execute(query).scalar()
+    return None if found is None else int(found)

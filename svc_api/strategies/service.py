@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from svc_api.core.store import Store
-from svc_api.strategies import worker
+from svc_api.strategies import queries, worker
 from svc_api.strategies.errors import (
     GENERATION_RETRY_AFTER,
     DeleteUnavailable,
@@ -38,11 +38,41 @@ from svc_api.strategies.fields import (
     SIGNAL_MODES,
     check_name,
 )
-from svc_api.strategies.hooks import register_backtest_hooks
+from svc_api.strategies.hooks import register_backtest_hooks, register_marketplace_hooks
 from svc_api.strategies.lifecycle import GENERATION_COST, delete, edit, generate, rollback
-from svc_api.strategies.limits import LIVE, MAX_ACTIVE, MAX_COINS, MAX_GENERATIONS
+from svc_api.strategies.limits import LIVE, MAX_ACTIVE, MAX_COINS, MAX_GENERATIONS, live_count, lock_account
 from svc_api.strategies.records import StrategyRecord, account_section, detail, load_strategy, versions
 from svc_api.strategies.visibility import set_visibility
+
+
+def live_strategies(conn: Any) -> list[Any]:
+    """Every strategy whose current version is active (for the signal worker): rows with ``svc_id,
+    name, version, timeframe, signal_mode, market_type, program_json, visibility, public_coins,
+    credits_per_signal`` (units).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     live_strategies(conn)
+        []
+    """
+    return queries.live_strategies(conn)
+
+
+def price_per_signal(conn: Any, svc_id: str, name: str) -> int:
+    """The credits (units) a subscriber pays per delivered signal of a strategy (0 when none).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     price_per_signal(conn, "NOPE00", "rsidip")
+        0
+    """
+    return queries.credits_per_signal(conn, svc_id, name) or 0
 
 
 def create_strategy(
@@ -187,8 +217,13 @@ __all__ = [
     "edit",
     "edit_strategy",
     "generate",
+    "live_count",
+    "live_strategies",
     "load_strategy",
+    "lock_account",
+    "price_per_signal",
     "register_backtest_hooks",
+    "register_marketplace_hooks",
     "rollback",
     "rollback_strategy",
     "set_visibility",

@@ -1,0 +1,82 @@
+"""Delivering a signal: its owner and each subscriber holding the coin are told once when it opens
+and once when it closes; a subscriber pays the strategy's price per signal when it opens.
+
+Everything happens in the evaluating transaction, so a signal, its deliveries, its notifications and
+its charges are written together or not at all: a worker killed mid-run leaves nothing, and the next
+run writes each exactly once (deliveries are keyed by signal and user, charges by the same key).
+
+A subscriber whose balance does not cover the price does not receive the signal (it is neither shown
+to them nor charged) and gets a ``signal_withheld`` notification instead: never a negative balance,
+never a free signal. The creator receives the price less the platform fee (``MARKETPLACE_FEE_PCT``),
+the fee goes to the platform account: ledger action ``marketplace_signal`` on all three.
+
+Example:
+    >>> EVENTS
+    ('signal_opened', 'signal_closed', 'signal_withheld')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from svc_api.core.errors import InsufficientCredits
+from svc_api.credits import service as credits
+from svc_api.marketplace import service as marketplace
+from svc_api.notifications import service as notifications
+from svc_api.signals import queries
+from svc_api.strategies import service as strategies
+
+EVENTS = ("signal_opened", "signal_closed", "signal_withheld")
+
+
+def opened(conn: Connection, row: Any, *, fee_pct: float, now: int) -> int:
+    """Deliver a new signal to its owner and paying subscribers; how many subscribers received it."""
+    title = f"{row.strategy_name}: {row.side.upper()} {row.coin}"
+    body = f"entry {row.limit_price:g}, take profit {row.tp_price:g}, stop {row.sl_price:g}"
+    notifications.notify(conn, row.svc_id, title, body, "signal_opened", now=now)
+    price = strategies.price_per_signal(conn, row.svc_id, row.strategy_name)
+    received = 0
+    for user in marketplace.signal_recipients(conn, row.svc_id, row.strategy_name, row.coin):
+        if user == row.svc_id:
+            continue
+        try:
+            with conn.begin_nested():
+                share = _pay(conn, row, user, price, fee_pct)
+                delivered = {"position_key": row.position_key, "svc_id": user, "charged_units": price}
+                if not queries.add_delivery(conn, delivered | {"created_at": now}):
+                    continue
+                marketplace.record_delivery(conn, user, row.svc_id, row.strategy_name, price, share)
+                notifications.notify(conn, user, title, body, "signal_opened", now=now)
+                received += 1
+        except InsufficientCredits:
+            why = f"your balance does not cover {credits.from_units(price)} credits per signal"
+            notifications.notify(conn, user, f"{title} withheld", why, "signal_withheld", now=now)
+    return received
+
+
+def _pay(conn: Connection, row: Any, user: str, price: int, fee_pct: float) -> int:
+    """Charge a subscriber for a signal; the creator's share (0 for a free signal)."""
+    if price <= 0:
+        return 0
+    paid = credits.pay_with_fee(
+        conn,
+        user,
+        row.svc_id,
+        price,
+        fee_pct,
+        "marketplace_signal",
+        f"signal {row.strategy_name} {row.coin}",
+        f"signal:{row.position_key}",
+    )
+    return int(paid["payee_share"])
+
+
+def closed(conn: Connection, row: Any, *, now: int) -> None:
+    """Tell the owner and everyone who received a signal that it closed (once)."""
+    title = f"{row.strategy_name}: {row.coin} closed ({row.result})"
+    body = f"exit {row.exit_price:g}" if row.exit_price is not None else "the entry order expired unfilled"
+    for user in [row.svc_id, *queries.receivers(conn, row.position_key)]:
+        notifications.notify(conn, user, title, body, "signal_closed", now=now)
+    queries.mark_closed_sent(conn, row.position_key)

@@ -1,0 +1,145 @@
+"""Every SQL statement of the signals domain.
+
+Example:
+    >>> from svc_api.core.store import Store
+    >>> from svc_api.migrations import migrate
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.read() as conn:
+    ...     watches(conn), signal_row(conn, "nope") is None
+    ([], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Row
+
+from svc_api.signals.tables import signal_deliveries, signal_watches, signals
+
+_w, _s, _d = signal_watches.c, signals.c, signal_deliveries.c
+
+
+def _insert(conn: Connection) -> Any:
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+
+
+# ---- watches ----------------------------------------------------------------------------------------
+
+
+def watches(conn: Connection) -> list[Row[Any]]:
+    """Every watch, by owner, strategy and coin."""
+    return list(conn.execute(sa.select(signal_watches).order_by(_w.svc_id, _w.strategy_name, _w.coin)))
+
+
+def add_watch(conn: Connection, values: Mapping[str, Any]) -> None:
+    """A new watch (none of that key exists: concurrent workers add it once)."""
+    stmt = _insert(conn)(signal_watches).values(**values)
+    conn.execute(stmt.on_conflict_do_nothing(index_elements=["svc_id", "strategy_name", "coin"]))
+
+
+def drop_watch(conn: Connection, svc_id: str, strategy_name: str, coin: str) -> None:
+    """Stop watching a coin of a strategy."""
+    conn.execute(sa.delete(signal_watches).where(*_watch_key(svc_id, strategy_name, coin)))
+
+
+def advance_watch(
+    conn: Connection, key: tuple[str, str, str], *, seen_ms: int, evaluated_ms: int, anchor_ms: int, now: int
+) -> bool:
+    """Move a watch from ``seen_ms`` to ``evaluated_ms`` unless another worker moved it first (False)."""
+    stmt = (
+        sa.update(signal_watches)
+        .where(*_watch_key(*key), _w.evaluated_ms == seen_ms)
+        .values(evaluated_ms=evaluated_ms, anchor_ms=anchor_ms, updated_at=now)
+    )
+    return bool(conn.execute(stmt).rowcount == 1)
+
+
+def _watch_key(svc_id: str, strategy_name: str, coin: str) -> tuple[Any, ...]:
+    return (_w.svc_id == svc_id, _w.strategy_name == strategy_name, _w.coin == coin)
+
+
+# ---- signals ----------------------------------------------------------------------------------------
+
+
+def signal_row(conn: Connection, position_key: str) -> Row[Any] | None:
+    """One signal by its key."""
+    return conn.execute(sa.select(signals).where(_s.position_key == position_key)).first()
+
+
+def insert_signal(conn: Connection, values: Mapping[str, Any]) -> None:
+    """A new signal row."""
+    conn.execute(signals.insert().values(**values))
+
+
+def update_signal(conn: Connection, position_key: str, values: Mapping[str, Any]) -> None:
+    """Change a signal (its fill, its close)."""
+    conn.execute(sa.update(signals).where(_s.position_key == position_key).values(**values))
+
+
+def visible(svc_id: str) -> sa.ColumnElement[bool]:
+    """Signals ``svc_id`` may read: their own, and those delivered to them."""
+    delivered = sa.select(_d.position_key).where(_d.svc_id == svc_id)
+    return sa.or_(_s.svc_id == svc_id, _s.position_key.in_(delivered))
+
+
+def active_page(
+    conn: Connection, svc_id: str, names: Sequence[str] | None, *, limit: int, after: tuple[int, str] | None
+) -> list[Row[Any]]:
+    """Live signals (waiting or open) visible to ``svc_id``, newest first, after ``(created_at, key)``."""
+    query = sa.select(signals).where(visible(svc_id), _s.status != "closed")
+    if names:
+        query = query.where(_s.strategy_name.in_(list(names)))
+    return _page(conn, query, _s.created_at, limit, after)
+
+
+def closed_page(
+    conn: Connection, svc_id: str, *, limit: int, after: tuple[int, str] | None
+) -> list[Row[Any]]:
+    """Up to ``limit`` closed signals visible to ``svc_id``, newest first, after ``(closed_at, key)``
+    (filters are the service's, applied per page)."""
+    query = sa.select(signals).where(visible(svc_id), _s.status == "closed")
+    return _page(conn, query, _s.closed_at, limit, after)
+
+
+def _page(
+    conn: Connection, query: Any, column: Any, limit: int, after: tuple[int, str] | None
+) -> list[Row[Any]]:
+    if after is not None:
+        query = query.where(sa.tuple_(column, _s.position_key) < sa.tuple_(*after))
+    return list(conn.execute(query.order_by(column.desc(), _s.position_key.desc()).limit(limit)))
+
+
+def live_by_key(conn: Connection, svc_id: str, position_key: str) -> Row[Any] | None:
+    """A waiting or open signal visible to ``svc_id``."""
+    query = sa.select(signals).where(visible(svc_id), _s.position_key == position_key, _s.status != "closed")
+    return conn.execute(query).first()
+
+
+# ---- deliveries -------------------------------------------------------------------------------------
+
+
+def add_delivery(conn: Connection, values: Mapping[str, Any]) -> bool:
+    """Record that a signal reached a user; False when it had already."""
+    stmt = _insert(conn)(signal_deliveries).values(**values)
+    stmt = stmt.on_conflict_do_nothing(index_elements=["position_key", "svc_id"]).returning(_d.svc_id)
+    return bool(conn.execute(stmt).all())
+
+
+def receivers(conn: Connection, position_key: str) -> list[str]:
+    """Who received a signal and was not yet told it closed."""
+    query = sa.select(_d.svc_id).where(_d.position_key == position_key, _d.closed_sent.is_(False))
+    return [r.svc_id for r in conn.execute(query.order_by(_d.svc_id))]
+
+
+def mark_closed_sent(conn: Connection, position_key: str) -> None:
+    """Every receiver of a signal has been told it closed."""
+    conn.execute(sa.update(signal_deliveries).where(_d.position_key == position_key).values(closed_sent=True))
+
+
+def delivered_counts(conn: Connection, svc_id: str) -> int:
+    """How many signals ``svc_id`` received from others' strategies."""
+    return int(conn.execute(sa.select(sa.func.count()).where(_d.svc_id == svc_id)).scalar() or 0)

@@ -1,0 +1,252 @@
+"""Live signals: evaluate the watched strategies at each candle close, and read them.
+
+:func:`run_once` is one pass of the signal worker (:mod:`svc_api.signals.worker`): it brings the
+watches in line with the live strategies, then evaluates each watch whose next candle has closed on
+the market clock (:mod:`svc_api.market.clock`). A watch's evaluation and everything it causes
+(signal rows, deliveries, notifications, charges, the watch's new position) commit in one
+transaction that first moves the watch from the candle it was read at: two workers never both write
+one evaluation, and a killed worker's evaluation is simply done again.
+
+Reading: :func:`active_signals` (waiting for their entry or open) and :func:`signal_history`
+(closed), each the caller's own signals and those delivered to them; :func:`live_signal` for other
+domains (exchange orders from a signal).
+
+Example:
+    >>> signal_key("AB12CD", "rsidip", 1, "BTC", 1_790_000_000_000)
+    'sig_0d3a1d9c3df4e01f6161b7ea87749b95'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from svc_api.core.store import Store
+from svc_api.market import service as market
+from svc_api.marketplace import service as marketplace
+from svc_api.signals import delivery, evaluate, queries, watches
+from svc_engine.data import timeframe_ms
+from svc_engine.strategy import Strategy
+
+logger = logging.getLogger("svc_api.signals")
+
+
+def signal_key(svc_id: str, name: str, version: int, coin: str, signal_ms: int) -> str:
+    """The stable ``position_key`` of a signal; see the module example."""
+    digest = hashlib.sha256(f"{svc_id}|{name}|{version}|{coin}|{signal_ms}".encode()).hexdigest()
+    return f"sig_{digest[:32]}"
+
+
+def market_now_ms(services: Any) -> int:
+    """Market time (ms) on the app's market clock."""
+    replay = services.settings.market_replay_speed > 0
+    newest = market.newest_close(market.catalog_of(services)) if replay else None
+    return market.market_clock_of(services, newest).now() * 1000
+
+
+def run_once(services: Any) -> dict[str, int]:
+    """One pass of the worker: ``{"watches", "evaluated", "signals"}`` (signals new or changed)."""
+    store: Store = services.store
+    catalog = market.catalog_of(services)
+    now_ms, now = market_now_ms(services), services.clock.now()
+    with store.write() as conn:
+        pairs = watches.sync(conn, catalog, now_ms, now=now, listed_coins=marketplace.listed_coins)
+    evaluated = changed = 0
+    for watch, strat in pairs:
+        done = evaluate_watch(services, watch, strat, now_ms)
+        if done is not None:
+            evaluated, changed = evaluated + 1, changed + done
+    return {"watches": len(pairs), "evaluated": evaluated, "signals": changed}
+
+
+def evaluate_watch(services: Any, watch: Any, strat: Any, now_ms: int) -> int | None:
+    """Evaluate one watch up to the newest closed candle; None when there was nothing new (or another
+    worker took it), else how many signals were opened or changed."""
+    tf = timeframe_ms(watch.timeframe)
+    catalog = market.catalog_of(services)
+    newest = catalog.data_range(watch.symbol, watch.timeframe, market=watch.market)
+    last = min(market.last_closed_open(now_ms, tf), int(newest["last_ts"]) * 1000) if newest else -1
+    if last <= watch.evaluated_ms or last < watch.anchor_ms:
+        return None
+    found = evaluate.positions(
+        Strategy.from_json(strat.program_json),
+        watch.symbol,
+        watch.market,
+        watch.timeframe,
+        anchor_ms=watch.anchor_ms,
+        last_ms=last,
+        store=catalog.store,
+        market_type=strat.market_type,
+        # one spread for every evaluation (the engine's default is the tier of the range it runs on)
+        spread_pct=market.coin_spread(services, watch.market, watch.symbol),
+    )
+    anchor = max((p.signal_ms for p in found), default=watch.anchor_ms)
+    key = (watch.svc_id, watch.strategy_name, watch.coin)
+    now, fee = services.clock.now(), services.settings.marketplace_fee_pct
+    with services.store.write() as conn:
+        if not queries.advance_watch(
+            conn, key, seen_ms=watch.evaluated_ms, evaluated_ms=last, anchor_ms=anchor, now=now
+        ):
+            return None
+        return sum(_record(conn, watch, strat, p, now=now, fee_pct=fee) for p in found)
+
+
+def _record(
+    conn: Connection, watch: Any, strat: Any, p: evaluate.Position, *, now: int, fee_pct: float
+) -> int:
+    pk = signal_key(watch.svc_id, watch.strategy_name, watch.version, watch.coin, p.signal_ms)
+    old = queries.signal_row(conn, pk)
+    values = _values(p, pk, now)
+    if old is None:
+        queries.insert_signal(
+            conn,
+            values
+            | {
+                "position_key": pk,
+                "svc_id": watch.svc_id,
+                "strategy_name": watch.strategy_name,
+                "version": watch.version,
+                "coin": watch.coin,
+                "symbol": watch.symbol,
+                "market": watch.market,
+                "timeframe": watch.timeframe,
+                "side": p.side,
+                "signal_mode": strat.signal_mode,
+                "signal_ms": p.signal_ms,
+                "limit_price": p.limit_price,
+                "tp_price": p.tp_price,
+                "sl_price": p.sl_price,
+                "created_at": now,
+            },
+        )
+        delivery.opened(conn, queries.signal_row(conn, pk), fee_pct=fee_pct, now=now)
+    elif old.status == p.status and old.fill_ms == p.fill_ms:
+        return 0
+    else:
+        queries.update_signal(conn, pk, values)
+    if p.status == "closed" and (old is None or old.status != "closed"):
+        delivery.closed(conn, queries.signal_row(conn, pk), now=now)
+    return 1
+
+
+def _values(p: evaluate.Position, pk: str, now: int) -> dict[str, Any]:
+    closed = p.status == "closed"
+    return {
+        "status": p.status,
+        "fill_ms": p.fill_ms,
+        "entry_price": p.entry_price,
+        "exit_ms": p.exit_ms,
+        "exit_price": p.exit_price,
+        "reason": p.reason,
+        "result": result_of(p) if closed else None,
+        "closed_key": f"cls_{pk[4:]}" if closed else None,
+        "closed_at": now if closed else None,
+    }
+
+
+def result_of(p: evaluate.Position) -> str:
+    """``GAIN``, ``LOSS`` or ``EVEN`` by the trade's net return; ``EXPIRED`` for an order never filled.
+
+    Example:
+        >>> result_of(evaluate.Position(0, "long", 1.0, 1.1, 0.9, "closed", reason="expired"))
+        'EXPIRED'
+    """
+    if p.return_pct is None:
+        return "EXPIRED"
+    return "GAIN" if p.return_pct > 0 else "LOSS" if p.return_pct < 0 else "EVEN"
+
+
+# ---- reading ----------------------------------------------------------------------------------------
+
+
+def active_signals(
+    store: Store, svc_id: str, names: Sequence[str] | None, *, limit: int, after: tuple[int, str] | None
+) -> tuple[list[dict[str, Any]], tuple[int, str] | None]:
+    """A page of the caller's live signals and the position after it (None on the last page)."""
+    with store.read() as conn:
+        rows = queries.active_page(conn, svc_id, names, limit=limit + 1, after=after)
+    page = rows[:limit]
+    last = (int(page[-1].created_at), page[-1].position_key) if len(rows) > limit else None
+    return [active_entry(r) for r in page], last
+
+
+def signal_history(
+    store: Store, svc_id: str, filters: Mapping[str, str], *, limit: int, after: tuple[int, str] | None
+) -> tuple[list[dict[str, Any]], tuple[int, str] | None]:
+    """One page of closed signals: ``limit`` candidates, then the filters (so a page may be empty
+    while more follow), and the position after the candidates (None on the last page)."""
+    with store.read() as conn:
+        rows = queries.closed_page(conn, svc_id, limit=limit + 1, after=after)
+    page = rows[:limit]
+    last = (int(page[-1].closed_at), page[-1].position_key) if len(rows) > limit else None
+    kept = [r for r in page if all(_field(r, svc_id, name) == value for name, value in filters.items())]
+    return [closed_entry(r) for r in kept], last
+
+
+def _field(row: Any, svc_id: str, name: str) -> str:
+    if name == "owner":
+        return "me" if row.svc_id == svc_id else "subscribed"
+    return str(getattr(row, name))
+
+
+def live_signal(conn: Connection, svc_id: str, position_key: str) -> dict[str, Any] | None:
+    """A signal waiting for its entry or open, visible to ``svc_id`` (None otherwise), for orders.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     live_signal(conn, "AB12CD", "sig_x") is None
+        True
+    """
+    row = queries.live_by_key(conn, svc_id, position_key)
+    return None if row is None else active_entry(row) | {"symbol": row.symbol, "market": row.market}
+
+
+def active_entry(row: Any) -> dict[str, Any]:
+    """The Active signal resource of a row (prices as strings with the instrument's decimals)."""
+    digits = market.rules(row.market, row.symbol).price_precision
+    return {
+        "position_key": row.position_key,
+        "coin": row.coin,
+        "strategy_name": row.strategy_name,
+        "owner": row.svc_id,
+        "side": row.side.upper(),
+        "signal_mode": row.signal_mode,
+        "entry_price": market.fixed(row.limit_price, digits),
+        "limit_price": market.fixed(row.tp_price, digits),
+        "stop_price": market.fixed(row.sl_price, digits),
+        "source": "user",
+        "status": row.status,
+        "created_at": int(row.created_at),
+        "signal_time": int(row.signal_ms) // 1000,
+    }
+
+
+def closed_entry(row: Any) -> dict[str, Any]:
+    """The Closed signal resource of a row."""
+    entry = active_entry(row)
+    digits = market.rules(row.market, row.symbol).price_precision
+    exit_price = "" if row.exit_price is None else market.fixed(row.exit_price, digits)
+    return {
+        "closed_key": row.closed_key,
+        "coin": entry["coin"],
+        "strategy_name": entry["strategy_name"],
+        "side": entry["side"],
+        "signal_mode": entry["signal_mode"],
+        "entry_price": entry["entry_price"],
+        "limit_price": entry["limit_price"],
+        "stop_price": entry["stop_price"],
+        "exit_price": exit_price,
+        "result": row.result,
+        "reason": row.reason,
+        "source": "user",
+        "created_at": int(row.created_at),
+        "closed_at": int(row.closed_at),
+        "owner": row.svc_id,
+        "position_key": row.position_key,
+    }
