@@ -57,14 +57,16 @@ def _ok(reply: Any) -> Any:
     return reply.json()
 
 
-def creator(api: Api, coins: list[str], *, name: str = "smacross") -> tuple[str, str]:
+def creator(
+    api: Api, coins: list[str], *, name: str = "smacross", strategy: dict[str, str] | None = None
+) -> tuple[str, str]:
     """A pro user with an active strategy whose full_range ran on ``coins``: (svc_id, token)."""
     data = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 365, now=api.clock.now())
         credits.deposit_credits(conn, data["svc_id"], 50)
     token = data["session_token"]
-    _ok(api.user("strategy_generate", STRATEGY | {"strategy_name": name}, token=token))
+    _ok(api.user("strategy_generate", STRATEGY | (strategy or {}) | {"strategy_name": name}, token=token))
     deadline = time.monotonic() + 10
     while (
         _ok(api.user("strategy_detail", {"strategy_name": name}, token=token))["data"]["status"]
