@@ -21,10 +21,13 @@ import pytest
 import sqlalchemy as sa
 
 from svc_api.app import create_app
+from svc_api.core.clock import ManualClock
 from svc_api.core.dispatch import Call, Operation
 from svc_api.credits import service as credits
 from svc_api.routing import USER
 from svc_api.settings import Settings, tunables_from_env
+from svc_engine.data import DataStore
+from svc_engine.data.synthetic import generate_market
 
 POSTGRES = os.environ.get("SVC_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 SECRET = b"test-secret-key-0123456789abcdef"
@@ -171,3 +174,22 @@ def paid_operation(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     install()
     return install
+
+
+SIGNALS_T0 = 1_790_812_800
+"""2026-10-01 00:00 UTC, inside the small synthetic market: where the signal tests' clock starts."""
+
+
+@pytest.fixture(scope="session")
+def signals_market(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small synthetic market of the signal and marketplace tests, made once."""
+    root = tmp_path_factory.mktemp("signals-market")
+    generate_market(DataStore(root), small=True)
+    return root
+
+
+@pytest.fixture
+def sig_api(make_api: Any, settings: Settings, signals_market: Path, monkeypatch: pytest.MonkeyPatch) -> Api:
+    """An app on that market whose clock starts at :data:`SIGNALS_T0` and moves only when told."""
+    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")  # the test runs the worker itself
+    return make_api(dataclasses.replace(settings, data_dir=signals_market), clock=ManualClock(SIGNALS_T0))

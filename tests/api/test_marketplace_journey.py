@@ -11,7 +11,7 @@ from svc_api.accounts import service as accounts
 from svc_api.credits import service as credits
 from svc_api.marketplace import service as marketplace
 from svc_api.signals import service as signals
-from tests.api.test_signals import HOUR, T0, creator, market_dir, sig_api  # noqa: F401 (fixtures)
+from tests.api.test_signals import HOUR, creator
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api

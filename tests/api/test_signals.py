@@ -4,30 +4,24 @@ worker repeats and misses nothing."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pytest
 
 import svc_engine.sim.drivers as drivers
 from svc_api.accounts import service as accounts
-from svc_api.core.clock import ManualClock
 from svc_api.credits import service as credits
 from svc_api.market import service as market
-from svc_api.settings import Settings
 from svc_api.signals import queries as signal_queries
 from svc_api.signals import service as signals
 from svc_engine.data import DataStore
-from svc_engine.data.synthetic import generate_market
 from svc_engine.strategy import compile_strategy
+from tests.api.conftest import SIGNALS_T0
 
 if TYPE_CHECKING:
     from tests.api.conftest import Api
 
 HOUR = 3600
-T0 = 1_790_812_800  # 2026-10-01 00:00 UTC, inside the small synthetic market
+T0 = SIGNALS_T0
 STRATEGY = {
     "strategy_name": "smacross",
     "market_type": "spot",
@@ -37,19 +31,6 @@ STRATEGY = {
     "tp_condition": "3%",
     "sl_condition": "2%",
 }
-
-
-@pytest.fixture(scope="session")
-def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("signals-market")
-    generate_market(DataStore(root), small=True)
-    return root
-
-
-@pytest.fixture
-def sig_api(make_api: Any, settings: Settings, market_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Api:
-    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")  # the test runs the worker itself
-    return make_api(dataclasses.replace(settings, data_dir=market_dir), clock=ManualClock(T0))
 
 
 def _ok(reply: Any) -> Any:
@@ -105,9 +86,7 @@ def step_to(api: Api, until: int) -> None:
         signals.run_once(services)
 
 
-def test_a_replay_through_the_clock_gives_the_backtest_positions_candle_for_candle(
-    sig_api: Api, market_dir: Path
-) -> None:
+def test_a_replay_through_the_clock_gives_the_backtest_positions_candle_for_candle(sig_api: Api) -> None:
     svc_id, _ = creator(sig_api, ["BTC", "ETH"])
     services = sig_api.app.state.services
     first = signals.run_once(services)
@@ -123,7 +102,7 @@ def test_a_replay_through_the_clock_gives_the_backtest_positions_candle_for_cand
             "1h",
             T0,
             end - HOUR,
-            store=DataStore(market_dir),
+            store=DataStore(sig_api.app.state.services.settings.data_dir),
             market_type="spot",
             spread_pct=market.coin_spread(services, "crypto", symbol),
         ).to_dict()  # the API's defaults, at the coin's spread as live signals execute
