@@ -325,7 +325,32 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     assert api.data("tracked_trend_break_signals")["items"]
     api.data("untrack_trend_break_signal", **tracked)
 
-    api.headers = {"Authorization": f"Bearer {grant['session_token']}"}
+    creator = {"Authorization": f"Bearer {grant['session_token']}"}
+    api.headers = creator
+    listing = api.user(
+        "marketplace_publish", strategy_key="smacross", monthly_price_credits=2, signal_mode="signal_only",
+        requested_coins=["BTC", "ETH"], description="contract listing",
+    )
+    api.user("marketplace_my_listings")
+    api.user("marketplace_update_listing", listing_id=listing["listing_id"], description="a contract listing")
+    api.data("marketplace_browse", sort="price_asc")
+    api.data("marketplace_listing", listing_id=listing["listing_id"])
+    api.headers = {}
+    other = api.user("register", email="subscriber@example.com", password="contract-pw-2")
+    with market_app.state.services.store.write() as conn:
+        accounts.grant_plan(conn, other["svc_id"], "pro", 30)
+        credits.deposit_credits(conn, other["svc_id"], 10)
+    api.headers = {"Authorization": f"Bearer {other['session_token']}"}
+    sub = api.user("marketplace_subscribe", listing_id=listing["listing_id"], selected_coins=["BTC"])
+    api.user("marketplace_my_subscriptions")
+    api.user("marketplace_listing_detail", listing_id=listing["listing_id"])
+    api.user("marketplace_review", listing_id=listing["listing_id"], rating=4, comment="a contract review")
+    api.data("marketplace_reviews", listing_id=listing["listing_id"])
+    api.user("active_signals", strategy_name=["smacross"])
+    api.user("signal_history", filters={"owner": "subscribed"})
+    api.user("marketplace_unsubscribe", subscription_id=sub["subscription_id"])
+    api.headers = creator
+    api.user("marketplace_unpublish", listing_id=listing["listing_id"])
     api.user("strategy_delete", strategy_name="smacross", confirm_name="smacross")
     api.user("api_key_revoke", api_key_id=key["api_key"])
     api.user("logout")
