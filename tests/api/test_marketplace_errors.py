@@ -118,7 +118,7 @@ def test_subscribe_errors_and_nothing_is_charged(sig_api: Api, monkeypatch: pyte
     _status(sub({"listing_id": "lst_nope", "selected_coins": ["BTC"]}, starter), 404, "not found")
     _, poor = _user(api, balance=0)
     _status(sub(body, poor), 402, "insufficient credits")
-    b_id, b = _user(api)
+    _, b = _user(api)
     assert sub(body, b).status_code == 200
     _status(sub(body, b), 409, "already subscribe")
 
