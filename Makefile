@@ -29,8 +29,10 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 data: $(VENV)/.run-installed
 	$(BIN)/svc data init --if-missing
 
+# The embedded market's candles end in the past: `make run` replays its last three days at 600x
+# (a 1h candle every 6 s), so live signals appear within minutes. MARKET_REPLAY_SPEED=0 is wall time.
 run: data
-	$(BIN)/svc serve --host $(HOST) --port $(PORT)
+	MARKET_REPLAY_SPEED=$${MARKET_REPLAY_SPEED:-600} $(BIN)/svc serve --host $(HOST) --port $(PORT)
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -193,3 +193,20 @@ def test_signal_reads_refuse_bad_fields(sig_api: Api) -> None:
         assert reply.status_code == 400, (request_type, reply.text)
         assert words in reply.text, (request_type, reply.text)
     assert sig_api.user("active_signals", {}).status_code == 401
+
+
+def test_editing_or_rolling_back_a_listed_strategy_cancels_its_subscriptions(sig_api: Api) -> None:
+    api = sig_api
+    _, owner = _user(api)
+    _strategy(api, owner)
+    listing = _publish(api, owner).json()["data"]["listing_id"]
+    _, b = _user(api)
+    body = {"listing_id": listing, "selected_coins": ["BTC"]}
+    assert api.user("marketplace_subscribe", body, token=b).status_code == 200
+    edited = api.user("strategy_edit", {"strategy_name": "smacross", "tp_condition": "4%"}, token=owner)
+    assert edited.json()["data"]["copiers_cancelled"] == 1
+    assert api.user("marketplace_subscribe", body, token=b).status_code == 200  # a new month, a new subscription
+    rolled = api.user("strategy_rollback", {"strategy_name": "smacross", "target_version": 1}, token=owner)
+    assert rolled.json()["data"]["marketplace_subscriptions_cancelled"] == 1
+    subs = api.user("marketplace_my_subscriptions", {}, token=b).json()["data"]["subscriptions"]
+    assert [s["status"] for s in subs] == ["cancelled"] and subs[0]["credits_spent"] == 10

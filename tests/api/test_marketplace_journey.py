@@ -117,6 +117,11 @@ def test_creator_publishes_subscriber_receives_pays_reviews_and_the_creator_with
     assert {s["coin"] for s in theirs + closed_b} <= {"BTC", "SOL"}
     assert all(s["result"] in ("GAIN", "LOSS", "EVEN", "EXPIRED") for s in closed_b)
     paid = len(delivered)
+    notes = _ok(api.user("notifications_list", {"limit": 100}, token=b_token))["notifications"]
+    opened = [n for n in notes if n["event_type"] == "signal_opened"]
+    assert len(opened) == paid  # each delivered signal announced once to the subscriber
+    closed_notes = [n for n in notes if n["event_type"] == "signal_closed"]
+    assert len(closed_notes) == len(closed_b)
     assert _balance(api, b_id) == 55 - paid  # one credit per delivered signal
     ledger = _ok(api.user("credits_history", {"limit": 100}, token=b_token))["transactions"]
     assert sorted(t["amount"] for t in ledger if t["action"] == "marketplace_signal") == sorted(
