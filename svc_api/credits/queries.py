@@ -58,9 +58,7 @@ def insert_entry(conn: Connection, entry: dict[str, Any]) -> None:
 
 def entry_by_key(conn: Connection, svc_id: str, idempotency_key: str) -> Row[Any] | None:
     """The ledger row ``svc_id`` wrote under ``idempotency_key``, or None."""
-    query = sa.select(credit_transactions).where(
-        _t.svc_id == svc_id, _t.idempotency_key == idempotency_key
-    )
+    query = sa.select(credit_transactions).where(_t.svc_id == svc_id, _t.idempotency_key == idempotency_key)
     return conn.execute(query).first()
 
 
@@ -78,3 +76,35 @@ def history(conn: Connection, svc_id: str, *, limit: int, before_seq: int | None
     """Up to ``limit`` ledger rows of ``svc_id``, newest first, below sequence ``before_seq``."""
     params = {"svc_id": svc_id, "before": before_seq, "n": limit}
     return list(conn.execute(_HISTORY if before_seq is None else _HISTORY_BEFORE, params))
+
+
+def take_from_many(conn: Connection, svc_ids: list[str], units: int) -> list[Row[Any]]:
+    """Take ``units`` from each account that can pay them, in conditional ``UPDATE`` statements (the
+    others are left alone); ``(svc_id, ledger_seq, credits)`` after the change of those who paid."""
+    paid: list[Row[Any]] = []
+    for start in range(0, len(svc_ids), 500):
+        update = (
+            accounts.update()
+            .where(accounts.c.svc_id.in_(svc_ids[start : start + 500]), accounts.c.credits >= units)
+            .values(credits=accounts.c.credits - units, ledger_seq=accounts.c.ledger_seq + 1)
+            .returning(accounts.c.svc_id, accounts.c.ledger_seq, accounts.c.credits)
+        )
+        paid += conn.execute(update).all()
+    return paid
+
+
+def insert_entries(conn: Connection, entries: list[dict[str, Any]]) -> None:
+    """Store many ledger rows at once."""
+    if entries:
+        conn.execute(credit_transactions.insert(), entries)
+
+
+def keyed(conn: Connection, svc_ids: list[str], idempotency_key: str) -> set[str]:
+    """Which of ``svc_ids`` already wrote a ledger row under ``idempotency_key``."""
+    found: set[str] = set()
+    for start in range(0, len(svc_ids), 500):
+        query = sa.select(_t.svc_id).where(
+            _t.svc_id.in_(svc_ids[start : start + 500]), _t.idempotency_key == idempotency_key
+        )
+        found |= {r.svc_id for r in conn.execute(query)}
+    return found

@@ -191,6 +191,25 @@ def add_charge(
     )
 
 
+def add_signal_charges(
+    conn: Connection, owner: str, strategy_key: str, svc_ids: list[str], units: int, creator_units: int
+) -> None:
+    """Count one delivered signal (and its price and the creator's share) on the active subscriptions
+    of ``svc_ids`` to a strategy's listing."""
+    listing = sa.select(_l.listing_id).where(_l.active_key == f"{owner}:{strategy_key}").scalar_subquery()
+    for start in range(0, len(svc_ids), 500):
+        chunk = svc_ids[start : start + 500]
+        conn.execute(
+            sa.update(marketplace_subscriptions)
+            .where(_s.listing_id == listing, _s.status == "active", _s.svc_id.in_(chunk))
+            .values(
+                signals_received=_s.signals_received + 1,
+                credits_spent_units=_s.credits_spent_units + units,
+                creator_units=_s.creator_units + creator_units,
+            )
+        )
+
+
 def subscription_for(conn: Connection, svc_id: str, owner: str, strategy_key: str) -> str | None:
     """The id of ``svc_id``'s active subscription to the active listing of a strategy."""
     query = (

@@ -39,13 +39,11 @@ def listed_coins(conn: Connection, svc_id: str, strategy_name: str) -> list[str]
     return [] if found is None else list(json.loads(found))
 
 
-def record_delivery(
-    conn: Connection, user: str, owner: str, strategy_name: str, units: int, share: int
+def record_deliveries(
+    conn: Connection, users: list[str], owner: str, strategy_name: str, units: int, share: int
 ) -> None:
-    """Count a signal delivered to a subscriber on their subscription (and what it cost)."""
-    found = queries.subscription_for(conn, user, owner, strategy_name)
-    if found is not None:
-        queries.add_charge(conn, found, units, share, signal=True)
+    """Count a signal delivered to subscribers on their subscriptions (and what each paid)."""
+    queries.add_signal_charges(conn, owner, strategy_name, users, units, share)
 
 
 def publish(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:

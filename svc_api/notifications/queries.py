@@ -89,3 +89,9 @@ def announcements(conn: Connection, *, limit: int) -> list[Row[Any]]:
     """The newest ``limit`` platform announcements."""
     query = sa.select(platform_notifications).order_by(_p.created_at.desc(), _p.id.desc()).limit(limit)
     return list(conn.execute(query))
+
+
+def insert_notifications(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Store many personal notifications at once."""
+    if rows:
+        conn.execute(notifications.insert(), rows)

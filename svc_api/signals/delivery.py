@@ -21,7 +21,6 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from svc_api.core.errors import InsufficientCredits
 from svc_api.credits import service as credits
 from svc_api.marketplace import service as marketplace
 from svc_api.notifications import service as notifications
@@ -32,51 +31,35 @@ EVENTS = ("signal_opened", "signal_closed", "signal_withheld")
 
 
 def opened(conn: Connection, row: Any, *, fee_pct: float, now: int) -> int:
-    """Deliver a new signal to its owner and paying subscribers; how many subscribers received it."""
+    """Deliver a new signal to its owner and paying subscribers; how many subscribers received it.
+    Every subscriber is handled in a few statements for all of them (a signal may have thousands)."""
     title = f"{row.strategy_name}: {row.side.upper()} {row.coin}"
     body = f"entry {row.limit_price:g}, take profit {row.tp_price:g}, stop {row.sl_price:g}"
-    notifications.notify(conn, row.svc_id, title, body, "signal_opened", now=now)
+    key = row.position_key
+    notifications.notify_many(conn, [row.svc_id], title, body, "signal_opened", key=key, now=now)
+    done = queries.delivered_to(conn, key)
+    users = [u for u in marketplace.signal_recipients(conn, row.svc_id, row.strategy_name, row.coin)
+             if u != row.svc_id and u not in done]  # fmt: skip
     price = strategies.price_per_signal(conn, row.svc_id, row.strategy_name)
-    received = 0
-    for user in marketplace.signal_recipients(conn, row.svc_id, row.strategy_name, row.coin):
-        if user == row.svc_id:
-            continue
-        try:
-            with conn.begin_nested():
-                share = _pay(conn, row, user, price, fee_pct)
-                delivered = {"position_key": row.position_key, "svc_id": user, "charged_units": price}
-                if not queries.add_delivery(conn, delivered | {"created_at": now}):
-                    continue
-                marketplace.record_delivery(conn, user, row.svc_id, row.strategy_name, price, share)
-                notifications.notify(conn, user, title, body, "signal_opened", now=now)
-                received += 1
-        except InsufficientCredits:
-            why = f"your balance does not cover {credits.from_units(price)} credits per signal"
-            notifications.notify(conn, user, f"{title} withheld", why, "signal_withheld", now=now)
-    return received
-
-
-def _pay(conn: Connection, row: Any, user: str, price: int, fee_pct: float) -> int:
-    """Charge a subscriber for a signal; the creator's share (0 for a free signal)."""
-    if price <= 0:
-        return 0
-    paid = credits.pay_with_fee(
-        conn,
-        user,
-        row.svc_id,
-        price,
-        fee_pct,
-        "marketplace_signal",
-        f"signal {row.strategy_name} {row.coin}",
-        f"signal:{row.position_key}",
-    )
-    return int(paid["payee_share"])
+    paid = users if price <= 0 else credits.pay_many_with_fee(
+        conn, users, row.svc_id, price, fee_pct, "marketplace_signal",
+        f"signal {row.strategy_name} {row.coin}", f"signal:{key}", now=now,
+    )  # fmt: skip
+    share = price - int(price * fee_pct // 100) if price > 0 else 0
+    each = {"position_key": key, "charged_units": price, "created_at": now}
+    queries.add_deliveries(conn, [each | {"svc_id": u} for u in paid])
+    marketplace.record_deliveries(conn, paid, row.svc_id, row.strategy_name, price, share)
+    notifications.notify_many(conn, paid, title, body, "signal_opened", key=key, now=now)
+    withheld = [u for u in users if u not in set(paid)]
+    why = f"your balance does not cover {credits.from_units(price)} credits per signal"
+    notifications.notify_many(conn, withheld, f"{title} withheld", why, "signal_withheld", key=key, now=now)
+    return len(paid)
 
 
 def closed(conn: Connection, row: Any, *, now: int) -> None:
     """Tell the owner and everyone who received a signal that it closed (once)."""
     title = f"{row.strategy_name}: {row.coin} closed ({row.result})"
     body = f"exit {row.exit_price:g}" if row.exit_price is not None else "the entry order expired unfilled"
-    for user in [row.svc_id, *queries.receivers(conn, row.position_key)]:
-        notifications.notify(conn, user, title, body, "signal_closed", now=now)
+    users = [row.svc_id, *queries.receivers(conn, row.position_key)]
+    notifications.notify_many(conn, users, title, body, "signal_closed", key=row.position_key, now=now)
     queries.mark_closed_sent(conn, row.position_key)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from svc_engine.data import load_klines
 from svc_engine.sim import drivers
 from svc_engine.sim.settings import Settings as SimSettings
 
@@ -61,6 +62,39 @@ def live_status(fate: str, reason: str | None, *, signal_ms: int, last_ms: int, 
     return "open" if reason == "end" else "closed"
 
 
+class Candles:
+    """The candles of one pass of the worker, each series read once and shared by every watch of it.
+
+    Example:
+        >>> import tempfile
+        >>> from svc_engine.data import DataStore
+        >>> from svc_engine.data.synthetic import generate_market
+        >>> store = DataStore(tempfile.mkdtemp()); _ = generate_market(store, small=True)
+        >>> candles = Candles(store)
+        >>> window = candles.window("crypto", "BTCUSDT", "1h", 1_790_000_000_000, 1_790_500_000_000, 20)
+        >>> window.height
+        159
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._series: dict[tuple[str, str, str], Any] = {}
+
+    def window(
+        self, market: str, symbol: str, timeframe: str, first_ms: int, last_ms: int, warmup: int
+    ) -> Any:
+        """Candles opening in ``[first_ms, last_ms]`` plus ``warmup`` earlier ones, as a backtest of that
+        range loads them."""
+        key = (market, symbol, timeframe)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = load_klines(symbol, timeframe, market=market, store=self.store)
+        times = series["open_time"]
+        start = max(0, int(times.search_sorted(first_ms, side="left")) - warmup)
+        stop = int(times.search_sorted(last_ms, side="right"))
+        return series.slice(start, stop - start)
+
+
 def positions(
     strategy: Any,
     symbol: str,
@@ -72,6 +106,7 @@ def positions(
     store: Any,
     market_type: str = "spot",
     spread_pct: float | None = None,
+    candles: Candles | None = None,
 ) -> list[Position]:
     """The engine's positions on ``[anchor_ms, last_ms]`` (candle open times) with their live status.
 
@@ -85,9 +120,14 @@ def positions(
         >>> len(found) > 0, {p.status for p in found} <= {"waiting", "open", "closed"}
         (True, True)
     """
+    source = (
+        symbol
+        if candles is None
+        else candles.window(market, symbol, timeframe, anchor_ms, last_ms, drivers.warmup_of(strategy))
+    )
     result = drivers.backtest(
         strategy,
-        symbol,
+        source,
         timeframe,
         anchor_ms / 1000,
         last_ms / 1000,

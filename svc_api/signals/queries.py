@@ -129,6 +129,18 @@ def add_delivery(conn: Connection, values: Mapping[str, Any]) -> bool:
     return bool(conn.execute(stmt).all())
 
 
+def add_deliveries(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Record that a signal reached many users (each at most once)."""
+    if rows:
+        stmt = _insert(conn)(signal_deliveries)
+        conn.execute(stmt.on_conflict_do_nothing(index_elements=["position_key", "svc_id"]), rows)
+
+
+def delivered_to(conn: Connection, position_key: str) -> set[str]:
+    """Who already received a signal."""
+    return {r.svc_id for r in conn.execute(sa.select(_d.svc_id).where(_d.position_key == position_key))}
+
+
 def receivers(conn: Connection, position_key: str) -> list[str]:
     """Who received a signal and was not yet told it closed."""
     query = sa.select(_d.svc_id).where(_d.position_key == position_key, _d.closed_sent.is_(False))

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
@@ -56,14 +57,17 @@ def run_once(services: Any) -> dict[str, int]:
     with store.write() as conn:
         pairs = watches.sync(conn, catalog, now_ms, now=now, listed_coins=marketplace.listed_coins)
     evaluated = changed = 0
+    candles = evaluate.Candles(catalog.store)
     for watch, strat in pairs:
-        done = evaluate_watch(services, watch, strat, now_ms)
+        done = evaluate_watch(services, watch, strat, now_ms, candles=candles)
         if done is not None:
             evaluated, changed = evaluated + 1, changed + done
     return {"watches": len(pairs), "evaluated": evaluated, "signals": changed}
 
 
-def evaluate_watch(services: Any, watch: Any, strat: Any, now_ms: int) -> int | None:
+def evaluate_watch(
+    services: Any, watch: Any, strat: Any, now_ms: int, *, candles: evaluate.Candles | None = None
+) -> int | None:
     """Evaluate one watch up to the newest closed candle; None when there was nothing new (or another
     worker took it), else how many signals were opened or changed."""
     tf = timeframe_ms(watch.timeframe)
@@ -73,7 +77,7 @@ def evaluate_watch(services: Any, watch: Any, strat: Any, now_ms: int) -> int | 
     if last <= watch.evaluated_ms or last < watch.anchor_ms:
         return None
     found = evaluate.positions(
-        Strategy.from_json(strat.program_json),
+        compiled(strat.program_json),
         watch.symbol,
         watch.market,
         watch.timeframe,
@@ -83,6 +87,7 @@ def evaluate_watch(services: Any, watch: Any, strat: Any, now_ms: int) -> int | 
         market_type=strat.market_type,
         # one spread for every evaluation (the engine's default is the tier of the range it runs on)
         spread_pct=market.coin_spread(services, watch.market, watch.symbol),
+        candles=candles,
     )
     anchor = max((p.signal_ms for p in found), default=watch.anchor_ms)
     key = (watch.svc_id, watch.strategy_name, watch.coin)
@@ -93,6 +98,12 @@ def evaluate_watch(services: Any, watch: Any, strat: Any, now_ms: int) -> int | 
         ):
             return None
         return sum(_record(conn, watch, strat, p, now=now, fee_pct=fee) for p in found)
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(program_json: str) -> Strategy:
+    """A stored program, compiled once per process (every evaluation of a version runs the same one)."""
+    return Strategy.from_json(program_json)
 
 
 def _record(

@@ -1,0 +1,149 @@
+"""Live signals at scale (issue 14): one new candle evaluated for 1,000 strategy-coin pairs, and one
+signal delivered (and charged) to 10,000 subscribers, on the embedded SQLite store.
+
+Printed: pairs evaluated per second, and deliveries per second (each a ledger charge split three ways,
+a delivery row and a notification, in one transaction).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc_api.accounts import service as accounts
+from svc_api.core.clock import ManualClock
+from svc_api.core.services import Services
+from svc_api.credits import service as credits
+from svc_api.marketplace import queries as market_queries
+from svc_api.migrations import migrate
+from svc_api.settings import Settings
+from svc_api.signals import delivery, queries, service
+from svc_api.strategies import queries as strategy_queries
+from svc_engine.data import DataStore
+from svc_engine.data.synthetic import generate_market
+from svc_engine.strategy import compile_strategy
+
+T0 = 1_790_812_800
+COINS = ["BTC", "ETH", "SOL", "DOT", "INJ"]
+
+
+def _services(root: Path, data: Path) -> Services:
+    root.mkdir(parents=True, exist_ok=True)
+    settings = Settings(database_url=f"sqlite:///{root / 'svc.db'}", secret_key=b"k" * 32, var_dir=root,
+                        data_dir=data, signal_poll_seconds=0)
+    services = Services(settings, migrate=migrate, clock=ManualClock(T0))
+    services.open()
+    return services
+
+
+def _owners(services: Services, n: int) -> list[str]:
+    with services.store.write() as conn:
+        ids = [accounts.register(conn, f"u{i}@example.com", "password1", ip="::1", ttl=60).svc_id for i in range(n)]
+        for svc_id in ids:
+            accounts.grant_plan(conn, svc_id, "investor", 3650, now=T0)
+    return ids
+
+
+def _strategy(conn: Any, svc_id: str, name: str, coins: list[str], entry: str) -> None:
+    program = compile_strategy(entry, "3%", "2%")
+    strategy_queries.insert_strategy(conn, svc_id, name, now=T0)
+    strategy_queries.update_strategy(conn, svc_id, name, visibility="public", credits_per_signal=100,
+                                     public_coins='["' + '","'.join(coins) + '"]', updated_at=T0)
+    strategy_queries.insert_version(conn, {
+        "svc_id": svc_id, "name": name, "version": 1, "generation_id": f"g{svc_id}{name}", "status": "active",
+        "market_type": "spot", "position_side": "long", "signal_mode": "signal_orders", "timeframe": "1h",
+        "entry_condition": entry, "program_json": program.to_json(), "candle_count": program.candle_count,
+        "created_at": T0, "updated_at": T0,
+    })
+
+
+@pytest.fixture(scope="module")
+def root() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="bench-signals-"))
+    generate_market(DataStore(path / "data"), small=True)
+    return path
+
+
+def test_bench_one_candle_for_1000_strategy_coin_pairs(benchmark: Any, root: Path) -> None:
+    services = _services(root / "pairs", root / "data")
+    owners = _owners(services, 200)
+    entries = ["RSI(14) crosses above 30", "close crosses above SMA(20)", "EMA(9) crosses above EMA(21)"]
+    with services.store.write() as conn:
+        for i, svc_id in enumerate(owners):
+            _strategy(conn, svc_id, "strat", COINS, entries[i % 3])
+    service.run_once(services)  # the watches start
+    services.clock.advance(3 * 24 * 3600)  # three days of candles to catch up
+    service.run_once(services)
+    with services.store.read() as conn:
+        assert len(queries.watches(conn)) == 1000
+
+    def one_candle() -> dict[str, int]:
+        services.clock.advance(3600)
+        return service.run_once(services)
+
+    done = benchmark.pedantic(one_candle, rounds=3, iterations=1)
+    assert done["evaluated"] == 1000
+    seconds = benchmark.stats.stats.median
+    print(f"\none new candle, 1,000 strategy-coin pairs: {seconds:.2f} s = {1000 / seconds:,.0f} pairs/s")
+
+
+def test_bench_one_signal_to_10000_subscribers(benchmark: Any, root: Path) -> None:
+    services = _services(root / "fanout", root / "data")
+    [owner] = _owners(services, 1)
+    subscribers = _owners_bulk(services, 10_000)
+    with services.store.write() as conn:
+        _strategy(conn, owner, "strat", ["BTC"], "close crosses above SMA(20)")
+        market_queries.insert_listing(conn, {
+            "listing_id": "lst_bench", "svc_id": owner, "strategy_key": "strat", "active_key": f"{owner}:strat",
+            "strategy_name": f"strat_{owner}", "market_type": "spot", "timeframe": "1h", "signal_mode": "signal_only",
+            "listed_coins": '["BTC"]', "rejected_coins": "{}", "backtest_summary": "{}", "monthly_price_units": 100,
+            "status": "active", "created_at": T0, "updated_at": T0,
+        })
+        for svc_id in subscribers:
+            sub = f"sub_{svc_id}"
+            market_queries.upsert_subscription(conn, False, {
+                "subscription_id": sub, "listing_id": "lst_bench", "svc_id": svc_id, "creator_svc_id": owner,
+                "selected_coins": '["BTC"]', "status": "active", "monthly_price_units": 100, "next_charge_at": T0 * 2,
+                "expires_at": T0 * 2, "created_at": T0, "updated_at": T0,
+            })
+            market_queries.bind(conn, sub, "lst_bench", svc_id, ["BTC"])
+    rounds = iter(range(10))
+
+    def one_signal() -> int:
+        n = next(rounds)
+        row = _signal(services, owner, n)
+        start = time.perf_counter()
+        with services.store.write() as conn:
+            got = delivery.opened(conn, row, fee_pct=20.0, now=T0)
+        one_signal.seconds = time.perf_counter() - start  # type: ignore[attr-defined]
+        return got
+
+    got = benchmark.pedantic(one_signal, rounds=2, iterations=1)
+    assert got == 10_000
+    seconds = benchmark.stats.stats.median
+    print(f"\none signal to 10,000 subscribers: {seconds:.2f} s = {10_000 / seconds:,.0f} deliveries/s")
+
+
+def _owners_bulk(services: Services, n: int) -> list[str]:
+    ids = [f"S{i:05d}" for i in range(n)]
+    with services.store.write() as conn:
+        for svc_id in ids:
+            accounts.ensure_system_account(conn, svc_id, f"{svc_id.lower()}@example.com")
+            credits.deposit_credits(conn, svc_id, 100)
+    return ids
+
+
+def _signal(services: Services, owner: str, n: int) -> Any:
+    key = f"sig_bench{n}"
+    with services.store.write() as conn:
+        queries.insert_signal(conn, {
+            "position_key": key, "svc_id": owner, "strategy_name": "strat", "version": 1, "coin": "BTC",
+            "symbol": "BTCUSDT", "market": "crypto", "timeframe": "1h", "side": "long",
+            "signal_mode": "signal_orders", "signal_ms": T0 * 1000 + n, "limit_price": 100.0, "tp_price": 103.0,
+            "sl_price": 98.0, "status": "waiting", "created_at": T0,
+        })
+        return queries.signal_row(conn, key)
