@@ -54,8 +54,10 @@ def sync(
     live = {(s.svc_id, s.name): s for s in strategies.live_strategies(conn)}
     have = {(w.svc_id, w.strategy_name, w.coin): w for w in queries.watches(conn)}
     keep: set[tuple[str, str, str]] = set()
+    series: dict[str, tuple[str, str, str] | None] = {}  # coin -> (market, symbol, display), once a pass
     for (svc_id, name), strat in live.items():
-        for coin, (mkt, symbol) in _coins(conn, catalog, strat, listed_coins(conn, svc_id, name)).items():
+        found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series)
+        for coin, (mkt, symbol) in found.items():
             key = (svc_id, name, coin)
             keep.add(key)
             old = have.get(key)
@@ -85,17 +87,30 @@ def sync(
     return [(w, live[(w.svc_id, w.strategy_name)]) for w in queries.watches(conn)]
 
 
-def _coins(conn: Connection, catalog: Any, strat: Any, listed: list[str]) -> dict[str, tuple[str, str]]:
+def _coins(
+    conn: Connection,
+    catalog: Any,
+    strat: Any,
+    listed: list[str],
+    series: dict[str, tuple[str, str, str] | None],
+) -> dict[str, tuple[str, str]]:
     tested = backtests.full_range_returns(conn, strat.svc_id, strat.name, strat.timeframe) or {}
     plan = accounts.current_plan(conn, strat.svc_id)
     cap = strategies.MAX_COINS.get(plan, 0)
     order = wanted_order(listed, json.loads(strat.public_coins), sorted(tested), cap=max(cap, len(listed)))
     found: dict[str, tuple[str, str]] = {}
     for coin in order:
-        try:
-            mkt, symbol = market.find_series(catalog, coin)
-        except NotFound:
-            continue
-        if timeframe_ms(strat.timeframe) and strat.timeframe in catalog.timeframes(symbol, market=mkt):
-            found[market.display_of(mkt, symbol)] = (mkt, symbol)
+        if coin not in series:
+            series[coin] = _resolve(catalog, coin)
+        hit = series[coin]
+        if hit is not None and strat.timeframe in catalog.timeframes(hit[1], market=hit[0]):
+            found[hit[2]] = (hit[0], hit[1])
     return found
+
+
+def _resolve(catalog: Any, coin: str) -> tuple[str, str, str] | None:
+    try:
+        mkt, symbol = market.find_series(catalog, coin)
+    except NotFound:
+        return None
+    return mkt, symbol, market.display_of(mkt, symbol)
