@@ -36,6 +36,8 @@ TRADE = frozenset({
     "strategy_generate", "strategy_edit", "strategy_rollback", "strategy_delete", "strategy_visibility",
     "run", "full_range", "portfolio", "delete_backtest",
     "track_trend_break_signal", "untrack_trend_break_signal",
+    "marketplace_publish", "marketplace_update_listing", "marketplace_unpublish", "marketplace_subscribe",
+    "marketplace_unsubscribe", "marketplace_review",
 })  # fmt: skip
 """Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
 delete. Every other identified operation needs ``read``."""

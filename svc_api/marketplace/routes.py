@@ -78,6 +78,8 @@ def _browse(call: Call) -> dict[str, Any]:
     if sort not in SORTS:
         raise Invalid(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
     coin = call.params.get("coin") or None
+    if coin is not None and not (coin.isascii() and coin.isalnum()):
+        raise Invalid(f"coin must be letters and digits, such as BTC, got {coin[:20]!r}")
     kind = f"browse:{sort}"
     page, last = marketplace.browse(
         call.store, coin=coin, sort=sort, limit=limit, after=_after(call, kind, personal=False)
@@ -108,12 +110,12 @@ def _reviews(call: Call) -> dict[str, Any]:
 
 
 USER: dict[str, Operation] = {
-    "marketplace_publish": Operation(_publish, scope="trade"),
-    "marketplace_update_listing": Operation(_update, scope="trade"),
-    "marketplace_unpublish": Operation(_unpublish, scope="trade"),
-    "marketplace_subscribe": Operation(_subscribe, idempotent=True, scope="trade"),
-    "marketplace_unsubscribe": Operation(_unsubscribe, scope="trade"),
-    "marketplace_review": Operation(_review, scope="trade"),
+    "marketplace_publish": Operation(_publish),
+    "marketplace_update_listing": Operation(_update),
+    "marketplace_unpublish": Operation(_unpublish),
+    "marketplace_subscribe": Operation(_subscribe, idempotent=True),
+    "marketplace_unsubscribe": Operation(_unsubscribe),
+    "marketplace_review": Operation(_review),
     "marketplace_my_listings": Operation(_my_listings),
     "marketplace_my_subscriptions": Operation(_my_subscriptions),
     "marketplace_listing_detail": Operation(_detail),

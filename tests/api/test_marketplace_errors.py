@@ -174,6 +174,13 @@ def test_review_errors(sig_api: Api) -> None:
     _status(review({"rating": 5}), 409, "already reviewed")
 
 
+def test_browse_refuses_a_coin_filter_that_is_no_coin(sig_api: Api) -> None:
+    reply = sig_api.get("/tradingdata", params={"request_type": "marketplace_browse", "coin": "B%"})
+    assert reply.status_code == 400 and "coin must be letters and digits" in reply.text
+    reply = sig_api.get("/tradingdata", params={"request_type": "marketplace_browse", "sort": "cheapest"})
+    assert reply.status_code == 400 and "sort must be one of newest, price_asc" in reply.text
+
+
 def test_signal_reads_refuse_bad_fields(sig_api: Api) -> None:
     _, token = _user(sig_api)
     bad = [
@@ -205,7 +212,8 @@ def test_editing_or_rolling_back_a_listed_strategy_cancels_its_subscriptions(sig
     assert api.user("marketplace_subscribe", body, token=b).status_code == 200
     edited = api.user("strategy_edit", {"strategy_name": "smacross", "tp_condition": "4%"}, token=owner)
     assert edited.json()["data"]["copiers_cancelled"] == 1
-    assert api.user("marketplace_subscribe", body, token=b).status_code == 200  # a new month, a new subscription
+    again = api.user("marketplace_subscribe", body, token=b)  # a new month, a new subscription
+    assert again.status_code == 200
     rolled = api.user("strategy_rollback", {"strategy_name": "smacross", "target_version": 1}, token=owner)
     assert rolled.json()["data"]["marketplace_subscriptions_cancelled"] == 1
     subs = api.user("marketplace_my_subscriptions", {}, token=b).json()["data"]["subscriptions"]

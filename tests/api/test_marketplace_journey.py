@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import sqlalchemy as sa
+
 from svc_api.accounts import service as accounts
 from svc_api.credits import service as credits
 from svc_api.marketplace import service as marketplace
 from svc_api.signals import service as signals
+from svc_api.signals.tables import signal_deliveries
 from tests.api.test_signals import HOUR, creator
 
 if TYPE_CHECKING:
@@ -130,7 +133,9 @@ def test_creator_publishes_subscriber_receives_pays_reviews_and_the_creator_with
 
     _advance(api, 21 * DAY, step=DAY)  # past next_charge_at: the second month
     mine_subs = _ok(api.user("marketplace_my_subscriptions", {}, token=b_token))["subscriptions"]
-    assert mine_subs[0]["status"] == "active" and mine_subs[0]["signals_received"] >= paid
+    with api.app.state.services.store.read() as conn:
+        rows = conn.execute(sa.select(sa.func.count()).where(signal_deliveries.c.svc_id == b_id)).scalar()
+    assert mine_subs[0]["status"] == "active" and mine_subs[0]["signals_received"] == rows >= paid
     spent = 55 - _balance(api, b_id) + 5
     assert mine_subs[0]["credits_spent"] == spent  # every charge is on the subscription's counter
     a_gets = _balance(api, a_id) - (50 - 1 - 4)  # A paid 1 for the generation and 4 for the full range

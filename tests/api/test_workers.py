@@ -53,6 +53,9 @@ def test_svc_worker_runs_the_workers_and_stops_on_sigterm(tmp_path: Path) -> Non
         if proc.poll() is None:
             proc.kill()
     text = log.read_text()
-    assert "workers running: ['strategy_generation', 'backtest_runner', 'idempotency_leases']" in text
+    assert (
+        "workers running: ['strategy_generation', 'backtest_runner', 'idempotency_leases', 'signals', "
+        "'marketplace_renewals']"
+    ) in text
     assert "'strategy_generation': {'state': 'running'" in text
     assert text.rstrip().endswith("workers stopped")

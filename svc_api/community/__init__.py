@@ -1,1 +1,0 @@
-"""Community: chat channels, leaders and their applications, posts, likes, comments, reports, follows."""

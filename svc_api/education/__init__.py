@@ -1,1 +1,0 @@
-"""The education marketplace, a sub-app mounted at ``/education/v1``."""

@@ -1,1 +1,0 @@
-"""Referrals: inviters, commissions on referees' purchases, redeeming commission as credits."""
