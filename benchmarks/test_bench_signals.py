@@ -33,8 +33,13 @@ COINS = ["BTC", "ETH", "SOL", "DOT", "INJ"]
 
 def _services(root: Path, data: Path) -> Services:
     root.mkdir(parents=True, exist_ok=True)
-    settings = Settings(database_url=f"sqlite:///{root / 'svc.db'}", secret_key=b"k" * 32, var_dir=root,
-                        data_dir=data, signal_poll_seconds=0)
+    settings = Settings(
+        database_url=f"sqlite:///{root / 'svc.db'}",
+        secret_key=b"k" * 32,
+        var_dir=root,
+        data_dir=data,
+        signal_poll_seconds=0,
+    )
     services = Services(settings, migrate=migrate, clock=ManualClock(T0))
     services.open()
     return services
@@ -42,7 +47,10 @@ def _services(root: Path, data: Path) -> Services:
 
 def _owners(services: Services, n: int) -> list[str]:
     with services.store.write() as conn:
-        ids = [accounts.register(conn, f"u{i}@example.com", "password1", ip="::1", ttl=60).svc_id for i in range(n)]
+        ids = [
+            accounts.register(conn, f"u{i}@example.com", "password1", ip="::1", ttl=60).svc_id
+            for i in range(n)
+        ]
         for svc_id in ids:
             accounts.grant_plan(conn, svc_id, "investor", 3650, now=T0)
     return ids
@@ -51,14 +59,34 @@ def _owners(services: Services, n: int) -> list[str]:
 def _strategy(conn: Any, svc_id: str, name: str, coins: list[str], entry: str) -> None:
     program = compile_strategy(entry, "3%", "2%")
     strategy_queries.insert_strategy(conn, svc_id, name, now=T0)
-    strategy_queries.update_strategy(conn, svc_id, name, visibility="public", credits_per_signal=100,
-                                     public_coins='["' + '","'.join(coins) + '"]', updated_at=T0)
-    strategy_queries.insert_version(conn, {
-        "svc_id": svc_id, "name": name, "version": 1, "generation_id": f"g{svc_id}{name}", "status": "active",
-        "market_type": "spot", "position_side": "long", "signal_mode": "signal_orders", "timeframe": "1h",
-        "entry_condition": entry, "program_json": program.to_json(), "candle_count": program.candle_count,
-        "created_at": T0, "updated_at": T0,
-    })
+    strategy_queries.update_strategy(
+        conn,
+        svc_id,
+        name,
+        visibility="public",
+        credits_per_signal=100,
+        public_coins='["' + '","'.join(coins) + '"]',
+        updated_at=T0,
+    )
+    strategy_queries.insert_version(
+        conn,
+        {
+            "svc_id": svc_id,
+            "name": name,
+            "version": 1,
+            "generation_id": f"g{svc_id}{name}",
+            "status": "active",
+            "market_type": "spot",
+            "position_side": "long",
+            "signal_mode": "signal_orders",
+            "timeframe": "1h",
+            "entry_condition": entry,
+            "program_json": program.to_json(),
+            "candle_count": program.candle_count,
+            "created_at": T0,
+            "updated_at": T0,
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -97,19 +125,45 @@ def test_bench_one_signal_to_10000_subscribers(benchmark: Any, root: Path) -> No
     subscribers = _owners_bulk(services, 10_000)
     with services.store.write() as conn:
         _strategy(conn, owner, "strat", ["BTC"], "close crosses above SMA(20)")
-        market_queries.insert_listing(conn, {
-            "listing_id": "lst_bench", "svc_id": owner, "strategy_key": "strat", "active_key": f"{owner}:strat",
-            "strategy_name": f"strat_{owner}", "market_type": "spot", "timeframe": "1h", "signal_mode": "signal_only",
-            "listed_coins": '["BTC"]', "rejected_coins": "{}", "backtest_summary": "{}", "monthly_price_units": 100,
-            "status": "active", "created_at": T0, "updated_at": T0,
-        })
+        market_queries.insert_listing(
+            conn,
+            {
+                "listing_id": "lst_bench",
+                "svc_id": owner,
+                "strategy_key": "strat",
+                "active_key": f"{owner}:strat",
+                "strategy_name": f"strat_{owner}",
+                "market_type": "spot",
+                "timeframe": "1h",
+                "signal_mode": "signal_only",
+                "listed_coins": '["BTC"]',
+                "rejected_coins": "{}",
+                "backtest_summary": "{}",
+                "monthly_price_units": 100,
+                "status": "active",
+                "created_at": T0,
+                "updated_at": T0,
+            },
+        )
         for svc_id in subscribers:
             sub = f"sub_{svc_id}"
-            market_queries.upsert_subscription(conn, False, {
-                "subscription_id": sub, "listing_id": "lst_bench", "svc_id": svc_id, "creator_svc_id": owner,
-                "selected_coins": '["BTC"]', "status": "active", "monthly_price_units": 100, "next_charge_at": T0 * 2,
-                "expires_at": T0 * 2, "created_at": T0, "updated_at": T0,
-            })
+            market_queries.upsert_subscription(
+                conn,
+                False,
+                {
+                    "subscription_id": sub,
+                    "listing_id": "lst_bench",
+                    "svc_id": svc_id,
+                    "creator_svc_id": owner,
+                    "selected_coins": '["BTC"]',
+                    "status": "active",
+                    "monthly_price_units": 100,
+                    "next_charge_at": T0 * 2,
+                    "expires_at": T0 * 2,
+                    "created_at": T0,
+                    "updated_at": T0,
+                },
+            )
             market_queries.bind(conn, sub, "lst_bench", svc_id, ["BTC"])
     rounds = iter(range(10))
 
@@ -140,10 +194,25 @@ def _owners_bulk(services: Services, n: int) -> list[str]:
 def _signal(services: Services, owner: str, n: int) -> Any:
     key = f"sig_bench{n}"
     with services.store.write() as conn:
-        queries.insert_signal(conn, {
-            "position_key": key, "svc_id": owner, "strategy_name": "strat", "version": 1, "coin": "BTC",
-            "symbol": "BTCUSDT", "market": "crypto", "timeframe": "1h", "side": "long",
-            "signal_mode": "signal_orders", "signal_ms": T0 * 1000 + n, "limit_price": 100.0, "tp_price": 103.0,
-            "sl_price": 98.0, "status": "waiting", "created_at": T0,
-        })
+        queries.insert_signal(
+            conn,
+            {
+                "position_key": key,
+                "svc_id": owner,
+                "strategy_name": "strat",
+                "version": 1,
+                "coin": "BTC",
+                "symbol": "BTCUSDT",
+                "market": "crypto",
+                "timeframe": "1h",
+                "side": "long",
+                "signal_mode": "signal_orders",
+                "signal_ms": T0 * 1000 + n,
+                "limit_price": 100.0,
+                "tp_price": 103.0,
+                "sl_price": 98.0,
+                "status": "waiting",
+                "created_at": T0,
+            },
+        )
         return queries.signal_row(conn, key)
