@@ -40,7 +40,6 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.tables import (
@@ -53,6 +52,7 @@ from svc_api.accounts.tables import (
     sessions,
 )
 from svc_api.core.prepared import Prepared
+from svc_api.core.upsert import insert_new
 
 _a = accounts.c
 
@@ -89,8 +89,7 @@ def insert_account(conn: Connection, **values: Any) -> None:
 
 def insert_account_if_missing(conn: Connection, **values: Any) -> None:
     """Insert an account row unless its ``svc_id`` exists (concurrent callers: one row, no error)."""
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    conn.execute(insert(accounts).values(**values).on_conflict_do_nothing(index_elements=["svc_id"]))
+    conn.execute(insert_new(conn, accounts, ["svc_id"]).values(**values))
 
 
 def account_row(conn: Connection, svc_id: str) -> Row[Any] | None:

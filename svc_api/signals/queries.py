@@ -15,16 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
+from svc_api.core.upsert import insert_new
 from svc_api.signals.tables import signal_deliveries, signal_watches, signals
 
 _w, _s, _d = signal_watches.c, signals.c, signal_deliveries.c
-
-
-def _insert(conn: Connection) -> Any:
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
 
 
 # ---- watches ----------------------------------------------------------------------------------------
@@ -37,8 +33,7 @@ def watches(conn: Connection) -> list[Row[Any]]:
 
 def add_watch(conn: Connection, values: Mapping[str, Any]) -> None:
     """A new watch (none of that key exists: concurrent workers add it once)."""
-    stmt = _insert(conn)(signal_watches).values(**values)
-    conn.execute(stmt.on_conflict_do_nothing(index_elements=["svc_id", "strategy_name", "coin"]))
+    conn.execute(insert_new(conn, signal_watches).values(**values))
 
 
 def drop_watch(conn: Connection, svc_id: str, strategy_name: str, coin: str) -> None:
@@ -124,16 +119,14 @@ def live_by_key(conn: Connection, svc_id: str, position_key: str) -> Row[Any] | 
 
 def add_delivery(conn: Connection, values: Mapping[str, Any]) -> bool:
     """Record that a signal reached a user; False when it had already."""
-    stmt = _insert(conn)(signal_deliveries).values(**values)
-    stmt = stmt.on_conflict_do_nothing(index_elements=["position_key", "svc_id"]).returning(_d.svc_id)
+    stmt = insert_new(conn, signal_deliveries).values(**values).returning(_d.svc_id)
     return bool(conn.execute(stmt).all())
 
 
 def add_deliveries(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Record that a signal reached many users (each at most once)."""
     if rows:
-        stmt = _insert(conn)(signal_deliveries)
-        conn.execute(stmt.on_conflict_do_nothing(index_elements=["position_key", "svc_id"]), rows)
+        conn.execute(insert_new(conn, signal_deliveries), rows)
 
 
 def delivered_to(conn: Connection, position_key: str) -> set[str]:

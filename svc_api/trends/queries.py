@@ -36,9 +36,9 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
+from svc_api.core.upsert import insert_new
 from svc_api.trends.tables import trend_signal_tracks, trend_signals
 
 _s = trend_signals.c
@@ -59,10 +59,9 @@ def _live(now: int) -> sa.ColumnElement[bool]:
 
 def insert_if_new(conn: Connection, row: dict[str, Any], *, detected_at: int, expires_at: int) -> bool:
     """Store one signal unless its key is stored already (then nothing changes); True when stored."""
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(trend_signals).values(**row, detected_at=detected_at, expires_at=expires_at)
+    stmt = insert_new(conn, trend_signals).values(**row, detected_at=detected_at, expires_at=expires_at)
     # RETURNING, not rowcount: psycopg reports -1 for a skipped ON CONFLICT DO NOTHING.
-    return bool(conn.execute(stmt.on_conflict_do_nothing().returning(_s.ts)).all())
+    return bool(conn.execute(stmt.returning(_s.ts)).all())
 
 
 def delete_expired(conn: Connection, *, now: int) -> int:
