@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 
 from svc_api.accounts import routes as account
 from svc_api.backtests import routes as backtest_routes
+from svc_api.community import routes as community_routes
 from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
 from svc_api.keys import routes as keys
@@ -37,8 +38,8 @@ TRADE = frozenset({
     "run", "full_range", "portfolio", "delete_backtest",
     "track_trend_break_signal", "untrack_trend_break_signal",
     "marketplace_publish", "marketplace_update_listing", "marketplace_unpublish", "marketplace_subscribe",
-    "marketplace_unsubscribe", "marketplace_review",
-})  # fmt: skip
+    "marketplace_unsubscribe", "marketplace_review", "messenger_link",
+}) | community_routes.TRADE  # fmt: skip
 """Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
 delete. Every other identified operation needs ``read``."""
 
@@ -61,6 +62,7 @@ USER = Family(
             market_routes.USER,
             signal_routes.USER,
             marketplace_routes.USER,
+            community_routes.USER,
         )
     ),
     envelope=True,
@@ -75,6 +77,7 @@ TRADINGDATA = Family(
             market_routes.TRADINGDATA,
             trend_routes.TRADINGDATA,
             marketplace_routes.TRADINGDATA,
+            community_routes.TRADINGDATA,
         )
     ),
     envelope=False,

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from svc_api.accounts import tables as _accounts  # noqa: F401
 from svc_api.backtests import tables as _backtests  # noqa: F401
+from svc_api.community import tables as _community  # noqa: F401
 from svc_api.core.tables import metadata
 from svc_api.credits import tables as _credits  # noqa: F401
 from svc_api.keys import tables as _keys  # noqa: F401

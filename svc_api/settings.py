@@ -74,6 +74,16 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()
     # Namespace of the rate-limit keys in Redis: instances that share it share their limits.
     rate_limit_prefix: str = "svc-ratelimit"
+    # Seconds between runs of the notification fan-out and outbox workers (0: off; tests run them).
+    notify_poll_seconds: float = 2.0
+    # Mail: SMTP when set (smtp://host:port), else one .eml file per message under <var>/mail.
+    smtp_url: str | None = None
+    mail_from: str = "svc <noreply@svc.invalid>"
+    # A Telegram-compatible bot HTTP API (base URL, token); without it the bot and messenger channels are off.
+    bot_api_url: str | None = None
+    bot_token: str = ""
+    # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
+    community_purge_seconds: float = 3600.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -198,6 +208,12 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "BODY_READ_TIMEOUT_SECONDS": ("body_read_timeout", _number(positive=True)),
     "TRUSTED_PROXIES": ("trusted_proxies", _list),
     "RATE_LIMIT_PREFIX": ("rate_limit_prefix", _text),
+    "NOTIFY_POLL_SECONDS": ("notify_poll_seconds", _number(positive=False)),
+    "SMTP_URL": ("smtp_url", _text),
+    "MAIL_FROM": ("mail_from", _text),
+    "BOT_API_URL": ("bot_api_url", _text),
+    "BOT_TOKEN": ("bot_token", _text),
+    "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
 })  # fmt: skip
 
 

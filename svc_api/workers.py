@@ -4,15 +4,17 @@
 deployments that run ``svc worker`` separately) and ``GET /healthz`` reports each one.
 
 Example:
-    >>> REGISTRY.names()[-3:]
-    ['idempotency_leases', 'signals', 'marketplace_renewals']
+    >>> REGISTRY.names()[-4:]
+    ['notification_fanout', 'notification_outbox', 'messenger_updates', 'community_purge']
 """
 
 from __future__ import annotations
 
 from svc_api.backtests.jobs import RunnerWorker
+from svc_api.community.service import purge_worker
 from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
+from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
 from svc_api.strategies.worker import GenerationWorker
 from svc_api.trends.refresh import start_for
@@ -24,3 +26,7 @@ REGISTRY.register("trend_refresh", start_for)
 REGISTRY.register("idempotency_leases", LeaseWorker)
 REGISTRY.register("signals", signal_worker)
 REGISTRY.register("marketplace_renewals", renewal_worker)
+REGISTRY.register("notification_fanout", fanout_worker)
+REGISTRY.register("notification_outbox", outbox_worker)
+REGISTRY.register("messenger_updates", messenger_worker)
+REGISTRY.register("community_purge", purge_worker)

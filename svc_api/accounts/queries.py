@@ -180,6 +180,30 @@ def set_switches(conn: Connection, svc_id: str, changes: dict[str, bool]) -> Non
         conn.execute(table.insert().values(svc_id=svc_id, **changes))
 
 
+def delivery_rows(conn: Connection, svc_ids: list[str]) -> list[Row[Any]]:
+    """``svc_id``, ``email`` and the channel switches (None: no settings row) of many accounts."""
+    table = notification_settings
+    query = (
+        sa.select(_a.svc_id, _a.email, *(table.c[n].label(f"switch_{n}") for n in NOTIFICATION_CHANNELS))
+        .select_from(accounts.outerjoin(table, table.c.svc_id == _a.svc_id))
+        .where(_a.svc_id.in_(svc_ids))
+    )
+    return list(conn.execute(query))
+
+
+def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[str]:
+    """Account ids in order after ``after``, the platform's own (``_``-prefixed) left out."""
+    query = sa.select(_a.svc_id).where(~_a.svc_id.startswith("_")).order_by(_a.svc_id).limit(limit)
+    if after is not None:
+        query = query.where(_a.svc_id > after)
+    return [str(r) for r in conn.execute(query).scalars()]
+
+
+def set_account_columns(conn: Connection, svc_id: str, **values: Any) -> bool:
+    """Change columns of one account; False when there is no such account."""
+    return conn.execute(accounts.update().where(_a.svc_id == svc_id).values(**values)).rowcount == 1
+
+
 # ---- sessions -------------------------------------------------------------------------------------
 
 

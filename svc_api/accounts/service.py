@@ -19,6 +19,17 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from svc_api.accounts import queries
+from svc_api.accounts.contacts import (
+    COMMUNITY_ROLES,
+    DeliveryProfile,
+    account_ids_after,
+    community_role,
+    delivery_profiles,
+    notification_preferences,
+    set_community_role,
+    set_messenger_linked,
+    set_notification_preferences,
+)
 from svc_api.accounts.identity import (
     SessionExpired,
     SessionGrant,
@@ -140,43 +151,6 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
     for section in _SECTIONS:
         info.update(section(conn, svc_id))
     return info
-
-
-def notification_preferences(conn: Connection, svc_id: str) -> dict[str, bool]:
-    """The six delivery-channel switches of ``svc_id`` (all on for a new account).
-
-    Example:
-        >>> NOTIFICATION_CHANNELS[:2]
-        ('app', 'announcement')
-    """
-    row = queries.switches(conn, svc_id)
-    if row is None:
-        return dict.fromkeys(NOTIFICATION_CHANNELS, True)
-    return {name: bool(getattr(row, name)) for name in NOTIFICATION_CHANNELS}
-
-
-def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[str, Any]) -> dict[str, bool]:
-    """Switch delivery channels on or off; unknown names or non-booleans are a 400.
-
-    Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-        >>> with store.write() as conn:
-        ...     set_notification_preferences(conn, "X", {"fax": True})
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: unknown notification channel(s): fax
-    """
-    unknown = sorted(set(changes) - set(NOTIFICATION_CHANNELS))
-    if unknown:
-        raise Invalid(f"unknown notification channel(s): {', '.join(unknown)}")
-    bad = sorted(name for name, value in changes.items() if not isinstance(value, bool))
-    if bad:
-        raise Invalid(f"notification channel values must be booleans: {', '.join(bad)}")
-    if changes:
-        queries.set_switches(conn, svc_id, changes)
-    return notification_preferences(conn, svc_id)
 
 
 def _referral(conn: Connection, svc_id: str, code: str, any_commission: bool) -> dict[str, Any]:
@@ -369,16 +343,21 @@ ACCOUNTS = accounts
 
 __all__ = [
     "ACCOUNTS",
+    "COMMUNITY_ROLES",
     "NOTIFICATION_CHANNELS",
     "PLANS",
     "RATE_LIMITS",
+    "DeliveryProfile",
     "SessionExpired",
     "SessionGrant",
     "SessionInvalid",
     "account",
+    "account_ids_after",
     "account_info",
     "add_account_section",
+    "community_role",
     "current_plan",
+    "delivery_profiles",
     "effective_plan",
     "grant_plan",
     "login",
@@ -390,6 +369,8 @@ __all__ = [
     "notification_switches",
     "register",
     "resolve_session",
+    "set_community_role",
+    "set_messenger_linked",
     "set_notification_preferences",
     "sign_in",
     "sign_out",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from svc_api.cli import admin, data, serve, sweep, worker
+from svc_api.cli import admin, admin_community, data, serve, sweep, worker
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,5 +25,7 @@ def main() -> None:
 main.add_command(data.command)
 main.add_command(serve.command)
 main.add_command(admin.command)
+for _command in (admin_community.leader, admin_community.reports, admin_community.moderator):
+    admin.command.add_command(_command)
 main.add_command(sweep.command)
 main.add_command(worker.command)

@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from svc_api.core.errors import Invalid
 from svc_engine.data import TIMEFRAMES
@@ -355,3 +356,21 @@ def require(params: Mapping[str, Any], *names: str) -> None:
     missing = [name for name in names if params.get(name) in (None, "")]
     if missing:
         raise Invalid(f"missing required fields: {', '.join(missing)}")
+
+
+def https_url(value: object, field: str, *, hi: int = 2048) -> str:
+    """An absolute ``https://`` URL with a host, at most ``hi`` characters, no spaces; else 400.
+
+    Example:
+        >>> https_url("https://cdn.example.com/a.png", "image_url")
+        'https://cdn.example.com/a.png'
+        >>> https_url("http://cdn.example.com/a.png", "image_url")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: image_url must be an https:// URL of at most 2048 characters
+    """
+    ok = isinstance(value, str) and len(value) <= hi and not any(c.isspace() for c in value)
+    parts = urlsplit(value) if ok else None
+    if parts is None or parts.scheme != "https" or not parts.hostname:
+        raise Invalid(f"{field} must be an https:// URL of at most {hi} characters")
+    return str(value)

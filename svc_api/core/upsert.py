@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,3 +28,23 @@ def insert_new(conn: Connection, table: sa.Table, keys: Sequence[str] | None = N
     primary key when None) exists already, for the connection's dialect."""
     insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     return insert(table).on_conflict_do_nothing(index_elements=list(keys) if keys else None)
+
+
+def inserted(
+    conn: Connection, table: sa.Table, values: Mapping[str, Any], keys: Sequence[str] | None = None
+) -> bool:
+    """Insert one row unless its key exists; whether it was inserted. (``rowcount`` cannot tell:
+    psycopg reports -1 for ``ON CONFLICT DO NOTHING``; a ``RETURNING`` row can.)
+
+    Example:
+        >>> import sqlalchemy as sa
+        >>> from svc_api.core.store import Store
+        >>> t = sa.Table("u", sa.MetaData(), sa.Column("k", sa.Integer, primary_key=True))
+        >>> with Store("sqlite:///:memory:").write() as conn:
+        ...     t.create(conn)
+        ...     inserted(conn, t, {"k": 1}), inserted(conn, t, {"k": 1})
+        (True, False)
+    """
+    returned = next(iter(table.primary_key.columns))
+    statement = insert_new(conn, table, keys).values(**values).returning(returned)
+    return conn.execute(statement).first() is not None

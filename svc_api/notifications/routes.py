@@ -1,8 +1,8 @@
-"""``/user`` personal notification operations: list and mark read.
+"""``/user`` personal notification operations: list, mark read, and a code to link a messenger chat.
 
 Example:
     >>> sorted(USER)
-    ['notifications_list', 'notifications_mark_read']
+    ['messenger_link', 'notifications_list', 'notifications_mark_read']
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from svc_api.core.dispatch import Call, Operation
-from svc_api.core.errors import Invalid
+from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.fields import non_empty, position_int, position_str
 from svc_api.notifications import service as notifications
 
@@ -35,7 +35,15 @@ def _notifications_mark_read(call: Call) -> dict[str, Any]:
     return notifications.mark_one_read(call.store, call.svc_id, non_empty(nid, "notification_id"))
 
 
+def _messenger_link(call: Call) -> dict[str, Any]:
+    if not call.services.settings.bot_api_url:
+        raise ApiError(503, "messenger_unavailable", reason="messenger_unavailable",
+                       extra={"message": "this server has no messenger bot configured"})  # fmt: skip
+    return notifications.new_code(call.store, call.svc_id, now=call.now)
+
+
 USER: dict[str, Operation] = {
     "notifications_list": Operation(_notifications_list, inline=True),
     "notifications_mark_read": Operation(_notifications_mark_read),
+    "messenger_link": Operation(_messenger_link, access="session"),
 }

@@ -24,13 +24,19 @@ from sqlalchemy.engine import Connection
 from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.store import Store
-from svc_api.notifications import queries
+from svc_api.notifications import fanout, outbox, outbox_queries, queries
+from svc_api.notifications.fanout import register_audience, run_fanouts, start_fanout
+from svc_api.notifications.messenger import new_code, poll_updates
+from svc_api.notifications.outbox import deliver_due
+from svc_api.notifications.transports import BotApi, transports_for
 
 
 def notify(
     conn: Connection, svc_id: str, title: str, body: str, event_type: str, *, now: int | None = None
 ) -> str:
-    """Record a notification for ``svc_id``; returns its id (deterministic from content and time).
+    """Notify ``svc_id`` on every channel of ``event_type`` they allow (see
+    :mod:`svc_api.notifications.channels`): the ``app`` record now, the others through the outbox.
+    Returns the record's id (deterministic from content and time).
 
     Example:
         >>> len(_notification_id("AB12CD", "t", "b", "e", 1))
@@ -42,33 +48,26 @@ def notify(
     while queries.notification_exists(conn, nid):
         n += 1
         nid = f"{base[:20]}{n:04d}"
-    queries.insert_notification(
-        conn, id=nid, svc_id=svc_id, title=title, body=body, event_type=event_type, created_at=now
-    )
+    outbox.enqueue(conn, [svc_id], title, body, event_type, key=nid, now=now, record_ids={svc_id: nid})
     return nid
 
 
 def notify_many(
     conn: Connection, svc_ids: list[str], title: str, body: str, event_type: str, *, key: str, now: int
 ) -> int:
-    """One notification to each of ``svc_ids`` about one event (``key`` names it: a signal's key), in
-    one statement; ids are derived from the user, the event and its type. How many were written.
+    """Notify each of ``svc_ids`` about one event (``key`` names it: a signal's key) on the channels
+    each allows, in the caller's transaction; ids derive from the user, the event and its type, so
+    the same event twice adds nothing. How many users were reached.
 
     Example:
         >>> len(_event_id("AB12CD", "sig_1", "signal_opened"))
         24
     """
-    notify_rows = [
-        {"id": _event_id(s, key, event_type), "svc_id": s, "title": title, "body": body,
-         "event_type": event_type, "created_at": now}
-        for s in svc_ids
-    ]  # fmt: skip
-    queries.insert_notifications(conn, notify_rows)
-    return len(notify_rows)
+    return outbox.enqueue(conn, svc_ids, title, body, event_type, key=key, now=now)
 
 
 def _event_id(svc_id: str, key: str, event_type: str) -> str:
-    return hashlib.sha256(f"{svc_id}|{key}|{event_type}".encode()).hexdigest()[:24]
+    return outbox.record_id(svc_id, key, event_type)
 
 
 def _notification_id(svc_id: str, title: str, body: str, event_type: str, now: int) -> str:
@@ -145,7 +144,8 @@ def mark_all_read(conn: Connection, svc_id: str, *, now: int | None = None) -> d
 def announce(
     conn: Connection, title: str, body: str, *, type_: str = "announcement", now: int | None = None
 ) -> int:
-    """Publish a platform announcement; returns its id.
+    """Publish a platform announcement (read by ``platform_notifications``) and deliver it to every
+    user whose ``announcement`` switch is on, through a fan-out; returns its id.
 
     Example:
         >>> from svc_api.core.store import Store
@@ -158,7 +158,18 @@ def announce(
     if not title.strip() or not body.strip():
         raise Invalid("title and body must not be empty")
     now = int(time.time()) if now is None else now
-    return queries.insert_announcement(conn, title=title, body=body, type_=type_, now=now)
+    announcement_id = queries.insert_announcement(conn, title=title, body=body, type_=type_, now=now)
+    fanout.start_fanout(
+        conn,
+        "everyone",
+        "",
+        "announcement",
+        key=f"announcement-{announcement_id}",
+        title=title,
+        body=body,
+        now=now,
+    )
+    return announcement_id
 
 
 def platform_announcements(conn: Connection, *, limit: int) -> list[dict[str, Any]]:
@@ -233,3 +244,40 @@ def latest_announcements(store: Store, *, limit: int) -> list[dict[str, Any]]:
     """
     with store.read() as conn:
         return platform_announcements(conn, limit=limit)
+
+
+def outbox_counts(store: Store, event_type: str | None = None) -> dict[tuple[str, str], int]:
+    """(channel, status) -> outbox rows, of one event type or all (operators and tests).
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> outbox_counts(store)
+        {}
+    """
+    with store.read() as conn:
+        return outbox_queries.outbox_counts(conn, event_type)
+
+
+__all__ = [
+    "BotApi",
+    "announce",
+    "deliver_due",
+    "latest_announcements",
+    "list_notifications",
+    "mark_all_read",
+    "mark_every_read",
+    "mark_one_read",
+    "mark_read",
+    "new_code",
+    "notifications_page",
+    "notify",
+    "notify_many",
+    "outbox_counts",
+    "platform_announcements",
+    "poll_updates",
+    "register_audience",
+    "run_fanouts",
+    "start_fanout",
+    "transports_for",
+]

@@ -1,0 +1,155 @@
+"""The outbox: every notification becomes a record (``app``) and one row per other channel the user
+allows, written in the caller's transaction; the delivery worker sends the rows and retries failures.
+
+Ids are derived from the user, the event (``key``) and the channel, and rows are inserted with
+``ON CONFLICT DO NOTHING``: writing the same event twice (a fan-out batch run again after a crash)
+adds nothing, so each user gets each event once per channel. A row is claimed for a lease before it
+is sent and marked sent after; e-mail files are named by the row, so a send repeated after a crash
+between the two replaces its own file.
+
+Example:
+    >>> len(outbox_id("AB12CD", "post_1", "community_post", "mail"))
+    32
+    >>> backoff(1), backoff(3), backoff(20)
+    (30, 120, 3600)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from svc_api.accounts import service as accounts
+from svc_api.core.store import Store
+from svc_api.notifications import outbox_queries as queries
+from svc_api.notifications.channels import BOT_CHANNELS, route_of, wanted_channels
+from svc_api.notifications.transports import DeliveryFailed, Transport
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 8
+"""Attempts of one row before it is given up (``failed``; its last error is kept)."""
+LEASE_SECONDS = 120
+
+
+def outbox_id(svc_id: str, key: str, event_type: str, channel: str) -> str:
+    """The id of one user's row of one event on one channel (``app``: the notification's id)."""
+    return hashlib.sha256(f"{svc_id}|{key}|{event_type}|{channel}".encode()).hexdigest()[:32]
+
+
+def record_id(svc_id: str, key: str, event_type: str) -> str:
+    """The id of the ``app`` record of one user's notification about one event."""
+    return hashlib.sha256(f"{svc_id}|{key}|{event_type}".encode()).hexdigest()[:24]
+
+
+def backoff(attempts: int) -> int:
+    """Seconds before retry number ``attempts``: 30 s doubling, at most an hour."""
+    return int(min(30 * 2 ** (attempts - 1), 3600))
+
+
+def enqueue(
+    conn: Connection,
+    svc_ids: list[str],
+    title: str,
+    body: str,
+    event_type: str,
+    *,
+    key: str,
+    now: int,
+    record_ids: Mapping[str, str] | None = None,
+) -> int:
+    """Write the records and outbox rows of one event for ``svc_ids`` (each user's channels and
+    switches decide); ``record_ids`` overrides the ids of ``app`` records. How many users it reached.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> from svc_api.accounts.service import register
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "o@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     enqueue(conn, [sid], "Hi", "New post", "community_post", key="p1", now=5)
+        ...     enqueue(conn, [sid], "Hi", "New post", "community_post", key="p1", now=6)
+        ...     queries.outbox_counts(conn)
+        1
+        1
+        {('mail', 'pending'): 1}
+    """
+    route = route_of(event_type)
+    profiles = accounts.delivery_profiles(conn, svc_ids)
+    chats = queries.chat_ids(conn, svc_ids) if set(route.channels) & set(BOT_CHANNELS) else {}
+    records: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    reached = 0
+    for svc_id in svc_ids:
+        profile = profiles.get(svc_id)
+        if profile is None:
+            continue
+        channels = wanted_channels(route, profile.switches)
+        reached += bool(channels)
+        for channel in channels:
+            if channel == "app":
+                rid = (record_ids or {}).get(svc_id) or record_id(svc_id, key, event_type)
+                records.append({"id": rid, "svc_id": svc_id, "title": title, "body": body,
+                                "event_type": event_type, "created_at": now})  # fmt: skip
+                continue
+            address = profile.email if channel == "mail" else chats.get(svc_id)
+            if address:
+                rows.append({
+                    "id": outbox_id(svc_id, key, event_type, channel), "svc_id": svc_id, "channel": channel,
+                    "address": address, "event_type": event_type, "title": title, "body": body,
+                    "next_attempt_at": now, "created_at": now,
+                })  # fmt: skip
+    queries.insert_records(conn, records)
+    queries.insert_outbox(conn, rows)
+    return reached
+
+
+def deliver_due(
+    store: Store, transports: Mapping[str, Transport], *, now: int, limit: int = 200
+) -> dict[str, int]:
+    """Send up to ``limit`` due rows: ``{sent, failed, retrying}`` of this run.
+
+    Rows of a channel without a transport (the bot API not configured) are retried later.
+    """
+    with store.write() as conn:
+        rows = queries.claim_due(conn, now=now, limit=limit, lease=LEASE_SECONDS)
+    sent: list[str] = []
+    counts = {"sent": 0, "failed": 0, "retrying": 0}
+    for row in rows:
+        transport = transports.get(row.channel)
+        try:
+            if transport is None:
+                raise DeliveryFailed(f"no transport for channel {row.channel!r} (is the bot API configured?)")
+            transport.send(row.id, row.address, row.title, row.body)
+        except DeliveryFailed as exc:
+            _failed(store, row, str(exc), now)
+            counts["failed" if row.attempts + 1 >= MAX_ATTEMPTS else "retrying"] += 1
+            continue
+        sent.append(row.id)
+        if len(sent) >= 25:
+            _sent(store, sent, now, counts)
+    _sent(store, sent, now, counts)
+    return counts
+
+
+def _sent(store: Store, ids: list[str], now: int, counts: dict[str, int]) -> None:
+    if ids:
+        with store.write() as conn:
+            queries.mark_sent(conn, ids, now)
+        counts["sent"] += len(ids)
+        ids.clear()
+
+
+def _failed(store: Store, row: Any, error: str, now: int) -> None:
+    attempts = row.attempts + 1
+    status = "failed" if attempts >= MAX_ATTEMPTS else "pending"
+    logger.warning("delivery %s on %s failed (attempt %d): %s", row.id, row.channel, attempts, error)
+    with store.write() as conn:
+        queries.mark_failed(
+            conn, row.id, attempts=attempts, status=status, retry_at=now + backoff(attempts), error=error
+        )

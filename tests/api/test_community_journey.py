@@ -1,0 +1,132 @@
+"""The community as a new user meets it, through HTTP: a leader is approved and posts, a follower
+hears of it (record and mail), likes, comments, reports and chats; the leader moderates the chat
+and deletes the post, which the purge removes once its 15 days have passed."""
+
+from __future__ import annotations
+
+import dataclasses
+import email
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc_api.community import service as community
+from svc_api.core.clock import ManualClock
+from svc_api.settings import Settings
+from tests.api.community_helpers import admin, make_leader, run_notification_workers
+from tests.api.conftest import SIGNALS_T0
+
+DAY = 86400
+
+
+@pytest.fixture
+def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("SECRET_KEY", settings.secret_key.decode())
+    monkeypatch.setenv("NOTIFY_POLL_SECONDS", "0")
+    monkeypatch.setenv("COMMUNITY_PURGE_SECONDS", "0")
+
+
+@pytest.fixture
+def capi(settings: Settings, make_api: Any, cli_env: None) -> Any:
+    return make_api(dataclasses.replace(settings, notify_poll_seconds=0), clock=ManualClock(SIGNALS_T0))
+
+
+def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Settings) -> None:
+    api = capi
+    leader_id, lt = make_leader(api)
+    info = api.user("account_info", token=lt).json()["data"]
+    assert info["community_role"] == "leader"
+    application = api.user("community_leader_application_get", token=lt).json()["data"]
+    assert (application["status"], application["is_leader"], application["twitter"]) == (
+        "approved",
+        True,
+        "@cryptolab",
+    )
+    profile = api.user(
+        "community_leader_update",
+        {
+            "display_name": "Crypto Lab Pro",
+            "bio": "Daily notes",
+            "avatar_url": "https://cdn.example.com/a.png",
+        },
+        token=lt,
+    ).json()["data"]
+    assert profile == {"display_name": "Crypto Lab Pro", "nickname": "cryptolabpro", "community_bio": "Daily notes",
+                       "avatar_url": "https://cdn.example.com/a.png"}  # fmt: skip
+
+    follower = api.register()
+    fid, ft = follower["svc_id"], follower["session_token"]
+    leaders = api.get("/tradingdata", params={"request_type": "community_leaders"}).json()
+    assert [(x["svc_id"], x["name"], x["is_following"]) for x in leaders["leaders"]] == [
+        (leader_id, "Crypto Lab Pro", False)
+    ]
+    r = api.user("community_follow", {"leader_id": leader_id}, token=ft)
+    assert r.status_code == 200, r.text
+    assert r.json()["data"] == {
+        "leader_id": leader_id, "action": "followed"}  # fmt: skip
+    mine = api.get("/tradingdata", params={"request_type": "community_leaders"},
+                   headers={"Authorization": f"Bearer {ft}"}).json()  # fmt: skip
+    assert mine["leaders"][0]["is_following"] is True
+
+    post = api.user(
+        "community_post_create", {"title": "BTC weekly", "content": "Support holds at 60k."}, token=lt
+    )
+    assert post.status_code == 200, post.text
+    post_id = post.json()["data"]["post_id"]
+    assert run_notification_workers(api) == {"sent": 1, "failed": 0, "retrying": 0}  # the mail
+    notes = api.user("notifications_list", token=ft).json()["data"]["notifications"]
+    assert [(n["title"], n["body"], n["event_type"]) for n in notes] == [
+        ("New post from Crypto Lab Pro", "BTC weekly", "community_post")
+    ]
+    [mail_file] = list((Path(settings.var_dir) / "mail").glob("*.eml"))
+    mail = email.message_from_bytes(mail_file.read_bytes())
+    assert (mail["To"], mail["Subject"]) == (follower["email"], "New post from Crypto Lab Pro")
+    assert run_notification_workers(api)["sent"] == 0  # nothing goes out twice
+
+    assert api.user("community_post_like", {"post_id": post_id}, token=ft).json()["data"] == {
+        "post_id": post_id, "action": "liked"}  # fmt: skip
+    assert api.user("community_post_like", {"post_id": post_id}, token=ft).status_code == 409
+    commented = api.user(
+        "community_post_comment", {"post_id": post_id, "comment": "Thanks!"}, token=ft
+    ).json()
+    assert (commented["data"]["post_id"], commented["data"]["comment_count"]) == (post_id, "1")
+    reported = api.user("community_post_report", {"post_id": post_id, "reason": "spam?"}, token=ft)
+    assert reported.json()["data"] == {"action": "reported"}
+    feed = api.get("/tradingdata", params={"request_type": "community_posts"}).json()
+    assert [(p["post_id"], p["author_id"], p["like_count"], p["comment_count"], p["created_at"]) for p in feed["posts"]] == [
+        (post_id, leader_id, "1", "1", str(SIGNALS_T0))
+    ]  # fmt: skip
+
+    channel = f"leader:{leader_id}"
+    sent = api.user("community_chat_send", {"message": "gm", "channel": channel}, token=ft).json()["data"]
+    assert sent == {
+        "msg_id": f"{SIGNALS_T0}_{fid}",
+        "sort_key": f"{SIGNALS_T0}#{SIGNALS_T0}_{fid}",
+        "channel": channel,
+    }
+    again = api.user("community_chat_send", {"message": "gm again", "channel": channel}, token=ft)
+    assert (again.status_code, again.json()["reason"], again.headers["Retry-After"]) == (
+        429,
+        "rate_limit_exceeded",
+        "1",
+    )
+    deleted = api.user("community_chat_delete", {"sort_key": sent["sort_key"], "channel": channel}, token=lt)
+    assert deleted.json()["data"] == {"sort_key": sent["sort_key"], "channel": channel, "deleted": True,
+                                      "deleted_by_author": False}  # fmt: skip
+    chat = api.get("/tradingdata", params={"request_type": "community_chat", "channel": channel}).json()
+    assert [(m["svc_id"], m["message"], m["deleted"]) for m in chat["messages"]] == [
+        (fid, "[message removed by a moderator]", True)
+    ]
+
+    hidden = api.user("community_post_delete", {"post_id": post_id}, token=lt).json()["data"]
+    assert hidden == {"post_id": post_id, "deleted": True, "delete_after": SIGNALS_T0 + 15 * DAY}
+    assert api.get("/tradingdata", params={"request_type": "community_posts"}).json()["posts"] == []
+    store = api.app.state.services.store
+    assert community.purge(store, now=SIGNALS_T0 + 15 * DAY - 1) == 0
+    assert len(admin("reports")) == 1
+    api.clock.advance(15 * DAY)
+    assert community.purge(store, now=api.clock.now()) == 1
+    assert admin("reports") == []
+    assert api.user("community_post_delete", {"post_id": post_id}, token=lt).status_code == 404
