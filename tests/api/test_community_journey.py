@@ -53,8 +53,12 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
         },
         token=lt,
     ).json()["data"]
-    assert profile == {"display_name": "Crypto Lab Pro", "nickname": "cryptolabpro", "community_bio": "Daily notes",
-                       "avatar_url": "https://cdn.example.com/a.png"}  # fmt: skip
+    assert profile == {
+        "display_name": "Crypto Lab Pro",
+        "nickname": "cryptolabpro",
+        "community_bio": "Daily notes",
+        "avatar_url": "https://cdn.example.com/a.png",
+    }
 
     follower = api.register()
     fid, ft = follower["svc_id"], follower["session_token"]
@@ -95,9 +99,11 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
     reported = api.user("community_post_report", {"post_id": post_id, "reason": "spam?"}, token=ft)
     assert reported.json()["data"] == {"action": "reported"}
     feed = api.get("/tradingdata", params={"request_type": "community_posts"}).json()
-    assert [(p["post_id"], p["author_id"], p["like_count"], p["comment_count"], p["created_at"]) for p in feed["posts"]] == [
-        (post_id, leader_id, "1", "1", str(SIGNALS_T0))
-    ]  # fmt: skip
+    shown = [
+        (p["post_id"], p["author_id"], p["like_count"], p["comment_count"], p["created_at"])
+        for p in feed["posts"]
+    ]
+    assert shown == [(post_id, leader_id, "1", "1", str(SIGNALS_T0))]
 
     channel = f"leader:{leader_id}"
     sent = api.user("community_chat_send", {"message": "gm", "channel": channel}, token=ft).json()["data"]
