@@ -102,8 +102,9 @@ def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[s
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
-        ...     account_ids_after(conn, None, 10)
-        []
+        ...     sid = register(conn, "e@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     account_ids_after(conn, None, 10) == [sid], account_ids_after(conn, sid, 10)
+        (True, [])
     """
     return queries.account_ids_after(conn, after, limit)
 
