@@ -193,7 +193,12 @@ def delivery_rows(conn: Connection, svc_ids: list[str]) -> list[Row[Any]]:
 
 def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[str]:
     """Account ids in order after ``after``, the platform's own (``_``-prefixed) left out."""
-    query = sa.select(_a.svc_id).where(~_a.svc_id.startswith("_", autoescape=True)).order_by(_a.svc_id).limit(limit)
+    query = (
+        sa.select(_a.svc_id)
+        .where(~_a.svc_id.startswith("_", autoescape=True))
+        .order_by(_a.svc_id)
+        .limit(limit)
+    )
     if after is not None:
         query = query.where(_a.svc_id > after)
     return [str(r) for r in conn.execute(query).scalars()]
