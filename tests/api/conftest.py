@@ -193,3 +193,18 @@ def sig_api(make_api: Any, settings: Settings, signals_market: Path, monkeypatch
     """An app on that market whose clock starts at :data:`SIGNALS_T0` and moves only when told."""
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")  # the test runs the worker itself
     return make_api(dataclasses.replace(settings, data_dir=signals_market), clock=ManualClock(SIGNALS_T0))
+
+
+@pytest.fixture
+def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``svc admin`` commands run in the test reach the test's database."""
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("SECRET_KEY", settings.secret_key.decode())
+
+
+@pytest.fixture
+def capi(settings: Settings, make_api: Any, cli_env: None) -> Api:
+    """An app whose clock starts at :data:`SIGNALS_T0` and moves only when told, with the
+    notification and purge workers off (tests run them)."""
+    quiet = dataclasses.replace(settings, notify_poll_seconds=0, community_purge_seconds=0)
+    return make_api(quiet, clock=ManualClock(SIGNALS_T0))

@@ -6,7 +6,6 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 
@@ -98,20 +97,12 @@ def client_ip(api: Api) -> str:
     return str(api.client._transport.client[0])
 
 
-@pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    env = {"DATABASE_URL": settings.database_url, "SECRET_KEY": settings.secret_key.decode()}
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return env
-
-
 def _admin(*args: str) -> Any:
     result = CliRunner().invoke(admin, list(args))
     return result
 
 
-def test_admin_grant_plan_stacks_days_and_records_the_grant(api: Api, cli_env: dict[str, str]) -> None:
+def test_admin_grant_plan_stacks_days_and_records_the_grant(api: Api, cli_env: None) -> None:
     user = api.register()
     sid, token = user["svc_id"], user["session_token"]
     start = int(time.time())
@@ -133,7 +124,7 @@ def test_admin_grant_plan_stacks_days_and_records_the_grant(api: Api, cli_env: d
     assert api.user("account_info", token=token).headers["x-ratelimit-limit"] == "12000"
 
 
-def test_admin_errors_are_one_line(api: Api, cli_env: dict[str, str]) -> None:
+def test_admin_errors_are_one_line(api: Api, cli_env: None) -> None:
     unknown = _admin("grant-plan", "NOPE00", "pro", "--days", "30")
     assert unknown.exit_code == 1
     assert unknown.output == "Error: unknown account NOPE00\n"
@@ -143,7 +134,7 @@ def test_admin_errors_are_one_line(api: Api, cli_env: dict[str, str]) -> None:
     assert bad_amount.output == "Error: amount must be a number, got 'ten'\n"
 
 
-def test_admin_credits_is_an_adjustment_in_the_ledger(api: Api, cli_env: dict[str, str]) -> None:
+def test_admin_credits_is_an_adjustment_in_the_ledger(api: Api, cli_env: None) -> None:
     user = api.register()
     sid, token = user["svc_id"], user["session_token"]
     added = _admin("credits", sid, "12.5", "--reason", "support ticket 42")

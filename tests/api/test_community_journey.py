@@ -4,33 +4,16 @@ and deletes the post, which the purge removes once its 15 days have passed."""
 
 from __future__ import annotations
 
-import dataclasses
 import email
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from svc_api.community import service as community
-from svc_api.core.clock import ManualClock
 from svc_api.settings import Settings
 from tests.api.community_helpers import admin, make_leader, run_notification_workers
 from tests.api.conftest import SIGNALS_T0
 
 DAY = 86400
-
-
-@pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("SECRET_KEY", settings.secret_key.decode())
-    monkeypatch.setenv("NOTIFY_POLL_SECONDS", "0")
-    monkeypatch.setenv("COMMUNITY_PURGE_SECONDS", "0")
-
-
-@pytest.fixture
-def capi(settings: Settings, make_api: Any, cli_env: None) -> Any:
-    return make_api(dataclasses.replace(settings, notify_poll_seconds=0), clock=ManualClock(SIGNALS_T0))
 
 
 def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Settings) -> None:

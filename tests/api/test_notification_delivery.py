@@ -24,12 +24,6 @@ from tests.api.fakes.botapi import TOKEN, BotFake, running_bot
 
 
 @pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("SECRET_KEY", settings.secret_key.decode())
-
-
-@pytest.fixture
 def bot() -> Iterator[BotFake]:
     with running_bot() as fake:
         yield fake
