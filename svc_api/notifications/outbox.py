@@ -5,7 +5,8 @@ Ids are derived from the user, the event (``key``) and the channel, and rows are
 ``ON CONFLICT DO NOTHING``: writing the same event twice (a fan-out batch run again after a crash)
 adds nothing, so each user gets each event once per channel. A row is claimed for a lease before it
 is sent and marked sent after; e-mail files are named by the row, so a send repeated after a crash
-between the two replaces its own file.
+between the two replaces its own file. Other transports are marked one by one, so a crash can repeat
+at most the one message that was in flight (at-least-once, by the width of one commit).
 
 Example:
     >>> len(outbox_id("AB12CD", "post_1", "community_post", "mail"))
@@ -131,7 +132,9 @@ def deliver_due(
             counts["failed" if row.attempts + 1 >= MAX_ATTEMPTS else "retrying"] += 1
             continue
         sent.append(row.id)
-        if len(sent) >= 25:
+        # A repeated file replaces itself, so files are marked 25 at a time; any other transport
+        # right away, leaving a crash only the instant between its send and this commit to repeat.
+        if len(sent) >= 25 or not getattr(transport, "idempotent", False):
             _sent(store, sent, now, counts)
     _sent(store, sent, now, counts)
     return counts

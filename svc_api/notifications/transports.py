@@ -48,6 +48,8 @@ class MailFiles:
     """E-mail written as ``<directory>/<key>.eml``: a retried message replaces its own file, so each
     message exists once however often it was attempted."""
 
+    idempotent = True
+
     def __init__(self, directory: Path, sender: str) -> None:
         self.directory, self.sender = directory, sender
 
