@@ -4,6 +4,7 @@ fan-out and the delivery workers killed mid-run, reaches each follower exactly o
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -97,17 +98,7 @@ def test_a_post_to_10000_followers_survives_killed_workers(
 
     with running_bot() as bot:
         transports = notifications.transports_for(
-            type(
-                "S",
-                (),
-                {
-                    "smtp_url": None,
-                    "mail_from": "x@y",
-                    "var_dir": settings.var_dir,
-                    "bot_api_url": bot.url,
-                    "bot_token": TOKEN,
-                },
-            )()  # fmt: skip
+            dataclasses.replace(settings, bot_api_url=bot.url, bot_token=TOKEN)
         )
         # the delivery worker dies writing its 2,510th file and again on its 120th bot message
         monkeypatch.setattr(MailFiles, "send", _dies_on(2510, MailFiles.send))
