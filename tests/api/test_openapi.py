@@ -5,6 +5,7 @@ an API key and with a session token, and finds no 5xx and no reply that breaks t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from importlib import resources
@@ -235,6 +236,43 @@ class Contract:
             time.sleep(0.05)
 
 
+def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_id: str) -> None:
+    """Every community operation, and messenger_link, called for real (the caller: a member)."""
+    from svc_api.community import service as community
+
+    member = dict(api.headers)
+    application = {"reason": "notes", "experience": "years", "has_500_followers": True}
+    api.headers = leader
+    api.user("community_leader_apply", display_name="Contract Desk", **application)
+    community.decide(app.state.services.store, leader_id, True, now=int(time.time()))
+    api.user("community_leader_application_get")
+    api.user("community_leader_update", display_name="Contract Desk", bio="daily notes")
+    post_id = api.user("community_post_create", title="t", content="levels")["post_id"]
+    api.data("community_leaders")
+    api.headers = member
+    api.user("community_follow", leader_id=leader_id)
+    api.user("community_post_like", post_id=post_id)
+    api.user("community_post_comment", post_id=post_id, comment="thanks")
+    api.user("community_post_report", post_id=post_id, reason="check")
+    sent = api.user("community_chat_send", message="gm", channel=f"leader:{leader_id}")
+    api.data("community_chat", channel=sent["channel"])
+    api.user("community_chat_delete", sort_key=sent["sort_key"], channel=sent["channel"])
+    api.user("community_unfollow", leader_id=leader_id)
+    api.user("community_leader_apply", display_name="Member Desk", **application)
+    api.user("community_leader_application_withdraw")
+    services = app.state.services
+    configured = services.settings
+    services.settings = dataclasses.replace(configured, bot_api_url="http://127.0.0.1:9")  # no call is made
+    try:
+        api.user("messenger_link")
+    finally:
+        services.settings = configured
+    api.headers = leader
+    api.data("community_posts")
+    api.user("community_post_delete", post_id=post_id)
+    api.headers = member
+
+
 @pytest.mark.slow
 def test_real_replies_of_every_operation_match_the_schema(market_app):
     from svc_api.accounts import service as accounts
@@ -328,8 +366,12 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     creator = {"Authorization": f"Bearer {grant['session_token']}"}
     api.headers = creator
     listing = api.user(
-        "marketplace_publish", strategy_key="smacross", monthly_price_credits=2, signal_mode="signal_only",
-        requested_coins=["BTC", "ETH"], description="contract listing",
+        "marketplace_publish",
+        strategy_key="smacross",
+        monthly_price_credits=2,
+        signal_mode="signal_only",
+        requested_coins=["BTC", "ETH"],
+        description="contract listing",
     )
     api.user("marketplace_my_listings")
     api.user("marketplace_update_listing", listing_id=listing["listing_id"], description="a contract listing")
@@ -346,6 +388,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.user("marketplace_listing_detail", listing_id=listing["listing_id"])
     api.user("marketplace_review", listing_id=listing["listing_id"], rating=4, comment="a contract review")
     api.data("marketplace_reviews", listing_id=listing["listing_id"])
+    _community_contract(api, market_app, creator, grant["svc_id"])
     api.user("active_signals", strategy_name=["smacross"])
     api.user("signal_history", filters={"owner": "subscribed"})
     api.user("marketplace_unsubscribe", subscription_id=sub["subscription_id"])
