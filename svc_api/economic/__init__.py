@@ -1,0 +1,1 @@
+"""Economic data domain: news and calendar (work in progress)."""
