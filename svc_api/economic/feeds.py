@@ -198,7 +198,8 @@ def parse_news(data: bytes) -> Feed:
         >>> parse_news(b"<html><body>not a feed</body></html>")
         Traceback (most recent call last):
         ...
-        svc_api.economic.feeds.FeedError: not a news feed: the root element is <html>, expected <rss>, <feed> or <rdf:RDF>
+        svc_api.economic.feeds.FeedError: not a news feed: the root element is <html>, expected <rss>, \
+<feed> or <rdf:RDF>
     """
     if len(data) > MAX_BYTES:
         raise FeedError(f"the feed is larger than {MAX_BYTES} bytes")
@@ -303,10 +304,12 @@ def parse_calendar(data: bytes, *, now: int) -> Calendar:
     ``day_offset`` events.
 
     Example:
-        >>> cal = parse_calendar(b"title,country,date,time,impact\\nUS CPI,us,2026-12-10,13:30,high\\n", now=0)
+        >>> csv_text = b"title,country,date,time,impact\\nUS CPI,us,2026-12-10,13:30,high\\n"
+        >>> cal = parse_calendar(csv_text, now=0)
         >>> cal.events[0].country, cal.events[0].event_time, cal.events[0].impact
         ('US', 1796909400, 'high')
-        >>> parse_calendar(b'[{"title": "NFP", "day_offset": 1, "time": "13:30"}]', now=86400 + 5).events[0].event_time
+        >>> json_text = b'[{"title": "NFP", "day_offset": 1, "time": "13:30"}]'
+        >>> parse_calendar(json_text, now=86400 + 5).events[0].event_time
         221400
     """
     if len(data) > MAX_BYTES:
