@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from svc_api.cli import admin, data, serve, sweep, worker
+from svc_api.cli import admin, data, economic, serve, sweep, worker
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,3 +27,4 @@ main.add_command(serve.command)
 main.add_command(admin.command)
 main.add_command(sweep.command)
 main.add_command(worker.command)
+main.add_command(economic.command)
