@@ -43,6 +43,7 @@ MAX_ITEMS = 5_000
 IMPACTS = ("high", "medium", "low")
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
+_LOOSE = re.compile(r" ([.,;:!?])")  # a space a removed tag left before punctuation
 _DECLARATION = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _TIME = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$")
 
@@ -100,13 +101,13 @@ def plain_text(value: str | None, limit: int) -> str:
     """Text without HTML tags and entities, whitespace collapsed, cut to ``limit`` characters.
 
     Example:
-        >>> plain_text("<p>Rates &amp; <b>yields</b>\\n rise</p>", 100)
-        'Rates & yields rise'
+        >>> plain_text("<p>Rates &amp; <b>yields</b>\\n rise</p><p>Stocks <i>fall</i>.</p>", 100)
+        'Rates & yields rise Stocks fall.'
     """
     if not value:
         return ""
     text = _SPACE.sub(" ", html.unescape(_TAG.sub(" ", value))).strip()
-    return text[:limit]
+    return _LOOSE.sub(r"\1", text)[:limit]
 
 
 def _digest(*parts: str) -> str:

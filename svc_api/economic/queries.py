@@ -37,8 +37,9 @@ def add_news(conn: Connection, values: Mapping[str, Any]) -> bool:
         ...     add_news(conn, row), add_news(conn, row | {"news_id": "n2"})
         (True, False)
     """
-    result = conn.execute(insert_new(conn, economic_news, ["source", "source_id"]).values(**values))
-    return result.rowcount == 1
+    stmt = insert_new(conn, economic_news, ["source", "source_id"]).values(**values)
+    # RETURNING, not rowcount: psycopg reports -1 for a skipped ON CONFLICT DO NOTHING.
+    return bool(conn.execute(stmt.returning(_n.news_id)).all())
 
 
 def add_event(conn: Connection, values: Mapping[str, Any]) -> bool:
@@ -54,8 +55,8 @@ def add_event(conn: Connection, values: Mapping[str, Any]) -> bool:
         ...     add_event(conn, row), add_event(conn, row | {"event_id": "e2"})
         (True, False)
     """
-    result = conn.execute(insert_new(conn, economic_calendar, ["source", "source_id"]).values(**values))
-    return result.rowcount == 1
+    stmt = insert_new(conn, economic_calendar, ["source", "source_id"]).values(**values)
+    return bool(conn.execute(stmt.returning(_c.event_id)).all())
 
 
 def is_empty(conn: Connection) -> bool:
