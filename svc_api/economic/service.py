@@ -146,7 +146,17 @@ def ingest_calendar(
 
 
 def news_item(row: Row[Any]) -> dict[str, Any]:
-    """A stored news row as the API's News item."""
+    """A stored news row as the API's News item.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> row = SimpleNamespace(news_id="news_1", title="ECB holds", summary="", source="s", url="",
+        ...     sentiment="neutral", sentiment_score=0, impact="high", category="monetary_policy",
+        ...     affected_coins="[]", affected_markets="[]", country="EU", published_at=1_795_507_200)
+        >>> item = news_item(row)
+        >>> item["sentiment_label"], item["published_at"], item["timestamp"]
+        ('Neutral', '2026-11-24T08:00:00Z', 1795507200)
+    """
     return {
         "id": row.news_id,
         "type": NEWS_TYPE,
@@ -168,7 +178,16 @@ def news_item(row: Row[Any]) -> dict[str, Any]:
 
 
 def calendar_item(row: Row[Any]) -> dict[str, Any]:
-    """A stored calendar row as the API's Calendar item."""
+    """A stored calendar row as the API's Calendar item.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> row = SimpleNamespace(event_id="evt_1", title="US CPI", source="s", impact="high",
+        ...     forecast="2.7%", previous="2.8%", country="US", event_time=1_796_909_400)
+        >>> item = calendar_item(row)
+        >>> item["scheduled_date"], item["event_time"]
+        ('2026-12-10T00:00:00Z', '2026-12-10T13:30:00Z')
+    """
     at = int(row.event_time)
     return {
         "id": row.event_id,
