@@ -56,16 +56,26 @@ def read_source(where: str) -> bytes:
 
 
 def _fetch(url: str) -> bytes:
-    import httpx  # only this command needs it
-
     try:
-        with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=True) as client:
-            response = client.get(url, headers={"User-Agent": "svc-economic/1"})
+        import httpx  # only fetching needs it (a test dependency of the project, not a runtime one)
+    except ImportError:
+        raise click.ClickException(f"cannot fetch {url}: install httpx to read URLs") from None
+
+    body = bytearray()
+    try:
+        with (
+            httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=True) as client,
+            client.stream("GET", url, headers={"User-Agent": "svc-economic/1"}) as response,
+        ):
+            if response.status_code != 200:
+                raise click.ClickException(f"cannot fetch {url}: HTTP {response.status_code}")
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_BYTES:  # the parser refuses it; stop reading here
+                    break
     except httpx.HTTPError as exc:
         raise click.ClickException(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from None
-    if response.status_code != 200:
-        raise click.ClickException(f"cannot fetch {url}: HTTP {response.status_code}")
-    return response.content
+    return bytes(body)
 
 
 def _parsed(where: str, parse: Callable[[bytes], Any]) -> Any:

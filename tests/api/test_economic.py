@@ -4,9 +4,12 @@ on a hand-moved clock, the errors (cursor, limit, mode, horizon, identity) and t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import threading
 from datetime import datetime
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -395,6 +398,34 @@ def test_a_malformed_file_is_a_one_line_error_and_writes_nothing(
     token = _token(econ)
     assert _news(econ, token).json()["data"]["news"] == []
     assert _calendar(econ, token, horizon_days=90).json()["data"]["calendar"] == []
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # the CLI's output stays its own
+        pass
+
+
+def test_a_feed_is_fetched_from_a_url(econ: Api, settings: Settings, tmp_path) -> None:
+    _write(tmp_path, "desk.xml", RSS)
+    handler = functools.partial(_Quiet, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = _cli(settings, "ingest-news", f"{url}/desk.xml")
+        missing = _cli(settings, "ingest-news", f"{url}/gone.xml")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (result.exit_code, json.loads(result.output)) == (0, {"added": 3, "unchanged": 0})
+    assert (missing.exit_code, missing.output) == (1, f"Error: cannot fetch {url}/gone.xml: HTTP 404\n")
+    titles = [n["title"] for n in _news(econ, _token(econ)).json()["data"]["news"]]
+    assert titles == [
+        "Bitcoin surges past $100,000 as ETF inflows jump",
+        "ECB holds interest rates as eurozone inflation cools",
+        "Crypto exchange hacked, tokens plunge",
+    ]
 
 
 def test_unreachable_url_is_a_one_line_error(settings: Settings) -> None:
