@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 
 from svc_api.cli import main
 from svc_api.core.clock import ManualClock
 from svc_api.economic import service as economic
 from svc_api.economic.feeds import parse_calendar, parse_news
+from svc_api.economic.tables import economic_news
 from svc_api.settings import Settings
 from tests.api.conftest import SECRET
 
@@ -88,6 +90,12 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
+def _rows(api: Api) -> list[tuple[Any, ...]]:
+    """Every stored news row, every column (``ingested_at`` included), in key order."""
+    with api.app.state.services.store.read() as conn:
+        return [tuple(r) for r in conn.execute(sa.select(economic_news).order_by(economic_news.c.news_id))]
+
+
 def _news(api: Api, token: str, **body: Any) -> Any:
     return api.user("economic_news", body, token=token)
 
@@ -126,10 +134,11 @@ def test_rss_and_atom_ingest_then_reingest_changes_nothing(econ: Api, settings: 
     token = _token(econ)
     first = _cli(settings, "ingest-news", rss, atom)
     assert (first.exit_code, json.loads(first.output)) == (0, {"added": 5, "unchanged": 0}), first.output
-    before = _news(econ, token).json()
+    before, rows = _news(econ, token).json(), _rows(econ)
     again = _cli(settings, "ingest-news", rss, atom)
     assert (again.exit_code, json.loads(again.output)) == (0, {"added": 0, "unchanged": 5})
     assert _news(econ, token).json() == before
+    assert _rows(econ) == rows and len(rows) == 5
 
     assert before["timestamp"] == T0 and before["ok"] is True
     data = before["data"]
