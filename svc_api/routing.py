@@ -23,6 +23,7 @@ from svc_api.backtests import routes as backtest_routes
 from svc_api.community import routes as community_routes
 from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
+from svc_api.economic import routes as economic_routes
 from svc_api.keys import routes as keys
 from svc_api.market import routes as market_routes
 from svc_api.marketplace import routes as marketplace_routes
@@ -63,6 +64,7 @@ USER = Family(
             signal_routes.USER,
             marketplace_routes.USER,
             community_routes.USER,
+            economic_routes.USER,
         )
     ),
     envelope=True,

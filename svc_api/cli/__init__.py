@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from svc_api.cli import admin, admin_community, data, serve, sweep, worker
+from svc_api.cli import admin, admin_community, data, economic, serve, sweep, worker
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,3 +29,4 @@ for _command in (admin_community.leader, admin_community.reports, admin_communit
     admin.command.add_command(_command)
 main.add_command(sweep.command)
 main.add_command(worker.command)
+main.add_command(economic.command)

@@ -277,6 +277,7 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
 def test_real_replies_of_every_operation_match_the_schema(market_app):
     from svc_api.accounts import service as accounts
     from svc_api.credits import service as credits
+    from svc_api.economic import service as economic
     from svc_api.market.service import catalog_of
     from svc_api.trends import refresh as trend_refresh
 
@@ -391,6 +392,11 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     _community_contract(api, market_app, creator, grant["svc_id"])
     api.user("active_signals", strategy_name=["smacross"])
     api.user("signal_history", filters={"owner": "subscribed"})
+    assert economic.fill_sample_if_empty(services.store, services.clock.now()) is not None
+    news = api.user("economic_news", limit=2)
+    api.user("economic_news", limit=2, cursor=news["next_cursor"])
+    assert api.user("economic_calendar", mode="upcoming", horizon_days=30)["calendar"]
+    api.user("economic_calendar", mode="recent", limit=2)
     api.user("marketplace_unsubscribe", subscription_id=sub["subscription_id"])
     api.headers = creator
     api.user("marketplace_unpublish", listing_id=listing["listing_id"])
