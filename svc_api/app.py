@@ -41,6 +41,7 @@ from svc_api.core.security import SecurityHeadersMiddleware
 from svc_api.core.services import Services
 from svc_api.migrations import migrate
 from svc_api.routing import family_endpoints, operation_for, routes, selector_of
+from svc_api.seeds import plant
 from svc_api.settings import Settings
 from svc_api.workers import REGISTRY
 
@@ -84,7 +85,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # The limiter belongs to this event loop, so the size applies to this app's requests only.
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
-        await run_in_threadpool(services.try_open)
+        if await run_in_threadpool(services.try_open) and settings.seed_samples:
+            await run_in_threadpool(plant, services)
         if settings.run_workers:
             services.workers = await run_in_threadpool(REGISTRY.start, services)
         try:

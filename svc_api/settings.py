@@ -84,6 +84,8 @@ class Settings:
     bot_token: str = ""
     # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
     community_purge_seconds: float = 3600.0
+    # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
+    seed_samples: int = 1
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -214,6 +216,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "BOT_API_URL": ("bot_api_url", _text),
     "BOT_TOKEN": ("bot_token", _text),
     "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
+    "SVC_SEED_SAMPLES": ("seed_samples", _int_at_least(0)),
 })  # fmt: skip
 
 

@@ -137,6 +137,8 @@ def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setenv("RATE_LIMIT_SCALE", "100")
     # apps of tests scan no trends in the background unless a test asks for it
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
+    # and start on an empty store: a test that wants the bundled samples plants them
+    monkeypatch.setenv("SVC_SEED_SAMPLES", "0")
     made: list[Api] = []
 
     def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1", clock: Any = None) -> Api:

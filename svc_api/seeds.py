@@ -1,0 +1,51 @@
+"""What a fresh install shows before anyone fills it: each seed loads a bundled, marked sample into
+a store that has none of that kind of data, and does nothing otherwise.
+
+``create_app``'s start-up plants them when ``SVC_SEED_SAMPLES`` is on (the default; the tests turn it
+off and plant what they need).
+
+Example:
+    >>> [seed.__name__ for seed in SEEDS]
+    ['economic_sample']
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from svc_api.core.store import StoreUnavailable
+from svc_api.economic import service as economic
+
+logger = logging.getLogger(__name__)
+
+
+def economic_sample(services: Any) -> Any:
+    """The sample news and calendar (``source: sample``), calendar dates relative to now."""
+    return economic.fill_sample_if_empty(services.store, services.clock.now())
+
+
+SEEDS: list[Callable[[Any], Any]] = [economic_sample]
+
+
+def plant(services: Any) -> dict[str, Any]:
+    """Run every seed; a seed whose store is down is skipped (the next start-up tries again).
+
+    Example:
+        >>> from svc_api.core.services import Services
+        >>> from svc_api.migrations import migrate
+        >>> from svc_api.settings import Settings
+        >>> services = Services(Settings(database_url="sqlite://", secret_key=b"k" * 32), migrate=migrate)
+        >>> plant(services)["economic_sample"]["news"]
+        {'added': 15, 'unchanged': 0}
+        >>> plant(services)
+        {'economic_sample': None}
+    """
+    planted: dict[str, Any] = {}
+    for seed in SEEDS:
+        try:
+            planted[seed.__name__] = seed(services)
+        except StoreUnavailable as exc:
+            logger.warning("seed %s skipped: %s", seed.__name__, exc)
+    return planted
