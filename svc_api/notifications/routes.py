@@ -37,8 +37,8 @@ def _notifications_mark_read(call: Call) -> dict[str, Any]:
 
 def _messenger_link(call: Call) -> dict[str, Any]:
     if not call.services.settings.bot_api_url:
-        raise ApiError(503, "messenger_unavailable", reason="messenger_unavailable",
-                       extra={"message": "this server has no messenger bot configured"})  # fmt: skip
+        # A deployment without a bot: nothing to retry, so a 404 of the feature, not a 503.
+        raise ApiError(404, "messenger_unavailable", extra={"message": "this server has no messenger bot"})
     return notifications.new_code(call.store, call.svc_id, now=call.now)
 
 

@@ -119,7 +119,7 @@ def test_codes_work_once_and_expire(settings: Settings, make_api: Any, bot: BotF
 def test_messenger_link_needs_a_configured_bot(api: Any) -> None:
     user = api.register()
     reply = api.user("messenger_link", token=user["session_token"])
-    assert (reply.status_code, reply.json()["reason"]) == (503, "messenger_unavailable")
+    assert (reply.status_code, reply.json()["error"]) == (404, "messenger_unavailable")
 
 
 class _Inbox:

@@ -48,6 +48,7 @@ def app(tmp_path: Path) -> Any:
         data_dir=tmp_path / "data",
         rate_limit_scale=1000,
         trend_refresh_seconds=0,  # no background scan: a test runs the refresh itself
+        seed_samples=0,  # an empty store: the tests fill what they read
     )
     return create_app(settings_)
 
@@ -189,6 +190,7 @@ def market_app(tmp_path: Path) -> Any:
         data_dir=tmp_path / "data",
         rate_limit_scale=1000,
         trend_refresh_seconds=0,  # no background scan: a test runs the refresh itself
+        seed_samples=0,  # an empty store: the tests fill what they read
     )
     return create_app(settings_)
 

@@ -37,7 +37,9 @@ def test_every_variable_is_read() -> None:
         "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6", "SVC_RUN_WORKERS": "0",
         "BODY_READ_TIMEOUT_SECONDS": "7.5", "TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",
         "RATE_LIMIT_PREFIX": "p1", "MARKET_REPLAY_SPEED": "600", "MARKET_REPLAY_FROM": "1790812800",
-        "SIGNAL_POLL_SECONDS": "2.5", "MARKETPLACE_FEE_PCT": "15",
+        "SIGNAL_POLL_SECONDS": "2.5", "MARKETPLACE_FEE_PCT": "15", "NOTIFY_POLL_SECONDS": "0.5",
+        "SMTP_URL": "smtp://127.0.0.1:2525", "MAIL_FROM": "ops@example.com", "BOT_API_URL": "http://127.0.0.1:8081",
+        "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -54,6 +56,13 @@ def test_every_variable_is_read() -> None:
     assert s.rate_limit_prefix == "p1"
     assert (s.market_replay_speed, s.market_replay_from) == (600.0, 1_790_812_800)
     assert (s.signal_poll_seconds, s.marketplace_fee_pct) == (2.5, 15.0)
+    assert (s.notify_poll_seconds, s.smtp_url, s.mail_from) == (
+        0.5,
+        "smtp://127.0.0.1:2525",
+        "ops@example.com",
+    )
+    assert (s.bot_api_url, s.bot_token, s.community_purge_seconds, s.seed_samples) == (
+        "http://127.0.0.1:8081", "1:abc", 60.0, 0)  # fmt: skip
     assert RateLimitPolicy.from_settings(s).limit_for("pro", first_party=True) == 600
     assert RateLimitPolicy.from_settings(s).guest() == 18
     config = jobs.RunnerConfig.from_settings(s)

@@ -20,8 +20,9 @@ from tests.api.journey_helpers import server_env, svc_command
 def test_healthz_reports_every_registered_worker(make_api: Any, settings: Settings) -> None:
     api = make_api(settings)
     body = api.get("/healthz").json()
-    # The test apps switch the trend refresh off (TREND_REFRESH_SECONDS=0): its factory returns None.
-    assert set(body["workers"]) == set(REGISTRY.names()) - {"trend_refresh"}
+    # The test apps switch the trend refresh off (TREND_REFRESH_SECONDS=0) and have no bot API
+    # (BOT_API_URL unset): those factories return None.
+    assert set(body["workers"]) == set(REGISTRY.names()) - {"trend_refresh", "messenger_updates"}
     assert all(w["state"] == "running" for w in body["workers"].values()), body
     assert (body["status"], body["store"]) == ("ok", "ok")
     assert api.get("/readyz").status_code == 200
@@ -55,7 +56,7 @@ def test_svc_worker_runs_the_workers_and_stops_on_sigterm(tmp_path: Path) -> Non
     text = log.read_text()
     assert (
         "workers running: ['strategy_generation', 'backtest_runner', 'idempotency_leases', 'signals', "
-        "'marketplace_renewals']"
+        "'marketplace_renewals', 'notification_fanout', 'notification_outbox', 'community_purge']"
     ) in text
     assert "'strategy_generation': {'state': 'running'" in text
     assert text.rstrip().endswith("workers stopped")
