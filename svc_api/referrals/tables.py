@@ -26,10 +26,13 @@ referral_commissions = sa.Table(
     sa.Column("created_at", sa.BigInteger, nullable=False),
     # The referee whose purchase earned it; NULL only on rows written before these columns existed.
     sa.Column("referee_id", sa.String(6), nullable=True),
-    # One commission per purchase: the same purchase reported twice records one row.
-    sa.Column("purchase_id", sa.String(80), nullable=True, unique=True),
+    # The purchase that earned it, unique across channels (billing passes ``<source>:<purchase_id>``);
+    # NULL only on rows written before these columns existed.
+    sa.Column("purchase_id", sa.String(100), nullable=True),
     sa.Column("purchase_amount_usdt", sa.Numeric(18, 6), nullable=True),
     sa.Column("rate_pct", sa.Numeric(5, 2), nullable=True),
+    # One commission per purchase: the same purchase reported twice records one row.
+    sa.UniqueConstraint("purchase_id", name="uq_referral_commissions_purchase"),
 )
 
 referral_redemptions = sa.Table(
