@@ -28,7 +28,8 @@ purchases = sa.Table(
     sa.Column("days", sa.Integer, nullable=False),
     sa.Column("amount_usdt", sa.Numeric(18, 6), nullable=False),
     sa.Column("status", sa.String(16), nullable=False, server_default="applied"),
-    # The account's licence expiry right after this purchase was applied.
+    # The account's licence expiry right after this purchase was applied (after its refund, once
+    # refunded).
     sa.Column("license_expires_at", sa.BigInteger, nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("refunded_at", sa.BigInteger, nullable=True),
