@@ -45,7 +45,9 @@ def purchase(conn: Connection, source: str, purchase_id: str) -> Row[Any] | None
 def claim(conn: Connection, values: dict[str, Any]) -> bool:
     """Store a new purchase unless its ``(source, purchase_id)`` is stored already: True when this
     call stored it (of racing reports of one purchase, exactly one)."""
-    return conn.execute(insert_new(conn, purchases).values(**values)).rowcount == 1
+    # RETURNING, not rowcount: psycopg reports -1 for an INSERT ... ON CONFLICT DO NOTHING.
+    stmt = insert_new(conn, purchases).values(**values).returning(_p.purchase_id)
+    return conn.execute(stmt).first() is not None
 
 
 def set_expiry(conn: Connection, source: str, purchase_id: str, license_expires_at: int) -> None:

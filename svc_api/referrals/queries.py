@@ -104,7 +104,8 @@ def set_rate(conn: Connection, svc_id: str, rate_pct: Any) -> None:
 def insert_commission(conn: Connection, values: dict[str, Any]) -> bool:
     """Record one commission unless its purchase (or id) has one already; True when written. Every
     unique key is a conflict target, so racing reports of one purchase write one row, no error."""
-    return conn.execute(insert_new(conn, referral_commissions).values(**values)).rowcount == 1
+    stmt = insert_new(conn, referral_commissions).values(**values).returning(_c.commission_id)
+    return conn.execute(stmt).first() is not None
 
 
 def commission_of_purchase(conn: Connection, purchase_id: str) -> Row[Any] | None:
