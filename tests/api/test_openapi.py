@@ -329,8 +329,12 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     creator = {"Authorization": f"Bearer {grant['session_token']}"}
     api.headers = creator
     listing = api.user(
-        "marketplace_publish", strategy_key="smacross", monthly_price_credits=2, signal_mode="signal_only",
-        requested_coins=["BTC", "ETH"], description="contract listing",
+        "marketplace_publish",
+        strategy_key="smacross",
+        monthly_price_credits=2,
+        signal_mode="signal_only",
+        requested_coins=["BTC", "ETH"],
+        description="contract listing",
     )
     api.user("marketplace_my_listings")
     api.user("marketplace_update_listing", listing_id=listing["listing_id"], description="a contract listing")
