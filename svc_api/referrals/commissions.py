@@ -32,7 +32,12 @@ _MICRO = Decimal("0.000001")
 
 
 def commission_amount(purchase_usdt: Decimal, rate_pct: Decimal) -> Decimal:
-    """``purchase_usdt x rate_pct / 100``, rounded half-up to 6 decimals (see the module example)."""
+    """``purchase_usdt x rate_pct / 100``, rounded half-up to 6 decimals.
+
+    Example:
+        >>> commission_amount(Decimal(50), Decimal(35)), commission_amount(Decimal("0.000005"), Decimal(50))
+        (Decimal('17.500000'), Decimal('0.000003'))
+    """
     return (purchase_usdt * rate_pct / 100).quantize(_MICRO, rounding=ROUND_HALF_UP)
 
 
