@@ -29,6 +29,7 @@ from svc_api.market import routes as market_routes
 from svc_api.marketplace import routes as marketplace_routes
 from svc_api.notifications import routes as notification_routes
 from svc_api.platform import routes as platform
+from svc_api.referrals import routes as referral_routes
 from svc_api.signals import routes as signal_routes
 from svc_api.strategies import routes as strategy_routes
 from svc_api.trends import routes as trend_routes
@@ -40,6 +41,7 @@ TRADE = frozenset({
     "track_trend_break_signal", "untrack_trend_break_signal",
     "marketplace_publish", "marketplace_update_listing", "marketplace_unpublish", "marketplace_subscribe",
     "marketplace_unsubscribe", "marketplace_review", "messenger_link",
+    "set_inviter", "referral_redeem",
 }) | community_routes.TRADE  # fmt: skip
 """Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
 delete. Every other identified operation needs ``read``."""
@@ -65,6 +67,7 @@ USER = Family(
             marketplace_routes.USER,
             community_routes.USER,
             economic_routes.USER,
+            referral_routes.USER,
         )
     ),
     envelope=True,

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from svc_api.accounts import tables as _accounts  # noqa: F401
 from svc_api.backtests import tables as _backtests  # noqa: F401
+from svc_api.billing import tables as _billing  # noqa: F401
 from svc_api.community import tables as _community  # noqa: F401
 from svc_api.core.tables import metadata
 from svc_api.credits import tables as _credits  # noqa: F401
@@ -20,6 +21,7 @@ from svc_api.keys import tables as _keys  # noqa: F401
 from svc_api.market import tables as _market  # noqa: F401
 from svc_api.marketplace import tables as _marketplace  # noqa: F401
 from svc_api.notifications import tables as _notifications  # noqa: F401
+from svc_api.referrals import tables as _referrals  # noqa: F401
 from svc_api.signals import tables as _signals  # noqa: F401
 from svc_api.strategies import tables as _strategies  # noqa: F401
 from svc_api.trends import tables as _trends  # noqa: F401

@@ -16,23 +16,28 @@ Example:
     ...     insert_plan_grant(conn, svc_id="AB12CD", plan="pro", days=1, demo=False, expires_at=99,
     ...                       source="test", created_at=1)
     ...     tuple(plan_columns(conn, "AB12CD")), account_row(conn, "AB12CD").email
-    ...     row = account_with_switches(conn, "AB12CD")
-    ...     row.switch_mail, row.has_commissions, commissions(conn, "AB12CD")
+    ...     account_with_switches(conn, "AB12CD").switch_mail
     ...     set_switches(conn, "AB12CD", {"mail": False}); switches(conn, "AB12CD").mail
     ...     insert_session(conn, token_hash="t1", svc_id="AB12CD", now=1, expires_at=5)
     ...     session_with_plan(conn, "t1").expires_at, delete_sessions_before(conn, "AB12CD", 6)
     ...     delete_session(conn, "t1")
     ...     record_login(conn, login_id="L1", svc_id="AB12CD", ip="::1", platform="api", now=7, keep_after=0)
     ...     [r.login_id for r in logins_after(conn, "AB12CD", limit=5, after=None)]
+    ...     lock_account(conn, "AB12CD"), lock_account(conn, "NOPE00"), tuple(inviter_link(conn, "AB12CD"))
+    ...     set_inviter_if_unset(conn, "AB12CD", "ZZ99ZZ"), set_inviter_if_unset(conn, "AB12CD", "YY88YY")
+    ...     [tuple(r)[:2] for r in referees(conn, "ZZ99ZZ")]
     ('AB12CD', 'AB12CD')
     (True, False)
     (None, 'AB12CD')
     (('pro', 99, 0), 'a@example.com')
-    (True, False, [])
+    True
     False
     (5, None)
     False
     ['L1']
+    (True, False, (None, 1))
+    (True, False)
+    [('AB12CD', 1)]
 """
 
 from __future__ import annotations
@@ -48,7 +53,6 @@ from svc_api.accounts.tables import (
     logins,
     notification_settings,
     plan_grants,
-    referral_commissions,
     sessions,
 )
 from svc_api.core.prepared import Prepared
@@ -132,10 +136,7 @@ _ACCOUNT = Prepared(
         _a.exchange_linked,
         _a.messenger_linked,
         _a.identity_linked,
-        _a.referral_code,
         *(notification_settings.c[name].label(f"switch_{name}") for name in NOTIFICATION_CHANNELS),
-        # Most accounts earned no commission: this flag spares them the commissions query.
-        sa.exists().where(referral_commissions.c.svc_id == _a.svc_id).label("has_commissions"),
     )
     .select_from(_WITH_SWITCHES)
     .where(_a.svc_id == sa.bindparam("svc_id"))
@@ -143,21 +144,43 @@ _ACCOUNT = Prepared(
 
 
 def account_with_switches(conn: Connection, svc_id: str) -> Row[Any] | None:
-    """The columns of the Account resource, ``switch_<channel>`` (None: no settings row) and
-    ``has_commissions``; None for an unknown account."""
+    """The columns of the Account resource and ``switch_<channel>`` (None: no settings row); None for
+    an unknown account."""
     return _ACCOUNT.first(conn, {"svc_id": svc_id})
 
 
-_COMMISSIONS = (
-    sa.select(referral_commissions)
-    .where(referral_commissions.c.svc_id == sa.bindparam("svc_id"))
-    .order_by(referral_commissions.c.created_at.desc(), referral_commissions.c.commission_id)
-)
+def lock_account(conn: Connection, svc_id: str) -> bool:
+    """Lock the account row until the transaction ends (``FOR UPDATE`` on PostgreSQL; SQLite's write
+    transaction holds the database lock already); False when there is no such account."""
+    query = sa.select(_a.svc_id).where(_a.svc_id == svc_id).with_for_update()
+    return conn.execute(query).first() is not None
 
 
-def commissions(conn: Connection, svc_id: str) -> list[Row[Any]]:
-    """The referral commissions of ``svc_id``, newest first."""
-    return list(conn.execute(_COMMISSIONS, {"svc_id": svc_id}))
+# ---- inviter and referees -------------------------------------------------------------------------
+
+
+def inviter_link(conn: Connection, svc_id: str) -> Row[Any] | None:
+    """``(inviter_id, created_at)`` of ``svc_id``, or None."""
+    return conn.execute(sa.select(_a.inviter_id, _a.created_at).where(_a.svc_id == svc_id)).first()
+
+
+def set_inviter_if_unset(conn: Connection, svc_id: str, inviter_id: str) -> bool:
+    """Set the inviter of ``svc_id`` unless one is set: one conditional ``UPDATE``, so of racing
+    callers exactly one gets True."""
+    unset = sa.and_(_a.svc_id == svc_id, _a.inviter_id.is_(None))
+    update = accounts.update().where(unset).values(inviter_id=inviter_id)
+    return conn.execute(update).rowcount == 1
+
+
+def referees(conn: Connection, inviter_id: str) -> list[Row[Any]]:
+    """``(svc_id, created_at, plan, license_expires_at, demo_expires_at)`` of the accounts invited by
+    ``inviter_id``, newest first."""
+    query = (
+        sa.select(_a.svc_id, _a.created_at, _a.plan, _a.license_expires_at, _a.demo_expires_at)
+        .where(_a.inviter_id == inviter_id)
+        .order_by(_a.created_at.desc(), _a.svc_id)
+    )
+    return list(conn.execute(query))
 
 
 # ---- notification switches ------------------------------------------------------------------------

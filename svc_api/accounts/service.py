@@ -1,7 +1,7 @@
 """Accounts: plans, the Account resource, login history.
 
 A plan is active while its licence (or demo) has not expired; otherwise the account is on ``free``.
-Other domains add their part of the Account resource (for example the strategies map) with
+Other domains add their part of the Account resource (the strategies map, the referral section) with
 :func:`add_account_section`.
 
 Example:
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -30,6 +29,7 @@ from svc_api.accounts.contacts import (
     set_messenger_linked,
     set_notification_preferences,
 )
+from svc_api.accounts.grants import grant_plan, take_back_plan
 from svc_api.accounts.identity import (
     SessionExpired,
     SessionGrant,
@@ -42,9 +42,10 @@ from svc_api.accounts.identity import (
     token_hash,
 )
 from svc_api.accounts.plans import PLANS, RATE_LIMITS, effective_plan
+from svc_api.accounts.referees import account_exists, inviter_link, link_inviter, referees
 from svc_api.accounts.tables import NOTIFICATION_CHANNELS, accounts
 from svc_api.core.cursors import keyset_page
-from svc_api.core.errors import Invalid, NotFound
+from svc_api.core.errors import NotFound
 from svc_api.core.money import from_units
 from svc_api.core.store import Store
 
@@ -84,6 +85,25 @@ def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
         conn, svc_id=svc_id, email=email, password_hash="!", password_salt="!", referral_code=svc_id,
         created_at=int(time.time()),
     )  # fmt: skip
+
+
+def lock_account(conn: Connection, svc_id: str) -> None:
+    """Lock the account row of ``svc_id`` for the rest of the transaction (``SELECT ... FOR UPDATE`` on
+    PostgreSQL; SQLite serialises writers anyway); 404 for an unknown account. Domains take it first
+    when a rule spans several rows of one account (plan limits, a redemption against a balance).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     lock_account(conn, "NOPE00")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    if not queries.lock_account(conn, svc_id):
+        raise NotFound(f"unknown account {svc_id}")
 
 
 def current_plan(conn: Connection, svc_id: str, *, now: int | None = None) -> str:
@@ -145,7 +165,6 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
             name: True if (value := getattr(row, f"switch_{name}")) is None else bool(value)
             for name in NOTIFICATION_CHANNELS
         },
-        "referral": _referral(conn, row.svc_id, row.referral_code, bool(row.has_commissions)),
         "strategies": {},
     }
     for section in _SECTIONS:
@@ -153,17 +172,6 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
     return info
 
 
-def _referral(conn: Connection, svc_id: str, code: str, any_commission: bool) -> dict[str, Any]:
-    rows = queries.commissions(conn, svc_id) if any_commission else []
-    total = sum((Decimal(r.amount_usdt) for r in rows), Decimal(0))
-    return {
-        "code": code,
-        "commissions": [
-            {"commission_id": r.commission_id, "amount_usdt": float(r.amount_usdt), "status": r.status}
-            for r in rows
-        ],
-        "total_commission_usdt": float(total),
-    }
 
 
 def login_history(
@@ -192,55 +200,6 @@ def login_history(
         for r in rows
     ]
     return page, more
-
-
-def grant_plan(
-    conn: Connection,
-    svc_id: str,
-    plan: str,
-    days: int,
-    *,
-    demo: bool = False,
-    source: str = "admin",
-    now: int | None = None,
-) -> dict[str, Any]:
-    """Extend ``plan`` by ``days`` (stacked on the time already held) and record the grant.
-
-    A demo sets ``demo_expires_at`` instead of ``license_expires_at``.
-
-    Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> from svc_api.accounts.identity import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-        >>> with store.write() as conn:
-        ...     sid = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
-        ...     grant = grant_plan(conn, sid, "pro", 30, now=1_000)
-        >>> grant["plan"], grant["license_expires_at"]
-        ('pro', 2593000)
-    """
-    now = int(time.time()) if now is None else now
-    if plan not in PLANS or plan == "free":
-        raise Invalid(f"plan must be one of {', '.join(PLANS[1:])}, got {plan!r}")
-    if not isinstance(days, int) or days <= 0:
-        raise Invalid("days must be a positive integer")
-    row = queries.account_row(conn, svc_id)
-    if row is None:
-        raise NotFound(f"unknown account {svc_id}")
-    column = "demo_expires_at" if demo else "license_expires_at"
-    expires_at = max(int(getattr(row, column)), now) + days * 86400
-    queries.set_plan(conn, svc_id, plan, **{column: expires_at})
-    queries.insert_plan_grant(
-        conn,
-        svc_id=svc_id,
-        plan=plan,
-        days=days,
-        demo=demo,
-        expires_at=expires_at,
-        source=source,
-        created_at=now,
-    )
-    return {"svc_id": svc_id, "plan": plan, column: expires_at}
 
 
 # ---- use cases of the routes (each in its own transaction) ----------------------------------------
@@ -352,6 +311,7 @@ __all__ = [
     "SessionGrant",
     "SessionInvalid",
     "account",
+    "account_exists",
     "account_ids_after",
     "account_info",
     "add_account_section",
@@ -360,6 +320,9 @@ __all__ = [
     "delivery_profiles",
     "effective_plan",
     "grant_plan",
+    "inviter_link",
+    "link_inviter",
+    "lock_account",
     "login",
     "login_history",
     "login_id",
@@ -367,6 +330,7 @@ __all__ = [
     "logout",
     "notification_preferences",
     "notification_switches",
+    "referees",
     "register",
     "resolve_session",
     "set_community_role",
@@ -375,5 +339,6 @@ __all__ = [
     "sign_in",
     "sign_out",
     "sign_up",
+    "take_back_plan",
     "token_hash",
 ]

@@ -1,9 +1,10 @@
-"""Tables of the accounts domain: accounts, their notification switches, sessions, logins, plan grants
-and referral commissions. Times are integer Unix seconds; credits are integers of the smallest unit.
+"""Tables of the accounts domain: accounts (with the ``inviter_id`` link the referrals domain reads),
+their notification switches, sessions, logins and plan grants. Times are integer Unix seconds;
+credits are integers of the smallest unit.
 
 Example:
     >>> sorted(t.name for t in TABLES)
-    ['accounts', 'logins', 'notification_settings', 'plan_grants', 'referral_commissions', 'sessions']
+    ['accounts', 'logins', 'notification_settings', 'plan_grants', 'sessions']
 """
 
 from __future__ import annotations
@@ -83,14 +84,4 @@ plan_grants = sa.Table(
     sa.Column("created_at", sa.BigInteger, nullable=False),
 )
 
-referral_commissions = sa.Table(
-    "referral_commissions",
-    metadata,
-    sa.Column("commission_id", sa.String(40), primary_key=True),
-    sa.Column("svc_id", sa.String(6), sa.ForeignKey("accounts.svc_id"), nullable=False, index=True),
-    sa.Column("amount_usdt", sa.Numeric(18, 6), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False, server_default="recorded"),
-    sa.Column("created_at", sa.BigInteger, nullable=False),
-)
-
-TABLES = (accounts, notification_settings, sessions, logins, plan_grants, referral_commissions,)
+TABLES = (accounts, notification_settings, sessions, logins, plan_grants)

@@ -1,7 +1,9 @@
-"""``svc admin``: operator commands on accounts (plans, credits, announcements).
+"""``svc admin``: operator commands on accounts (plans, credits, announcements, referral rates,
+purchases and refunds).
 
 Each change is recorded: a plan grant row for ``grant-plan``, a credits ledger ``adjustment`` for
-``credits``. Settings come from the environment, as for the service.
+``credits``, a purchase row (with its plan grant and the inviter's commission) for ``purchase``.
+Settings come from the environment, as for the service.
 
 Example:
     >>> from click.testing import CliRunner
@@ -19,12 +21,14 @@ import click
 
 from svc_api.accounts import service as accounts
 from svc_api.accounts.plans import PLANS
+from svc_api.billing import service as billing
 from svc_api.core.errors import DomainError
 from svc_api.core.services import Services
 from svc_api.core.store import StoreUnavailable
 from svc_api.credits import service as credits
 from svc_api.migrations import migrate
 from svc_api.notifications import service as notifications
+from svc_api.referrals import service as referrals
 from svc_api.settings import Settings
 
 
@@ -80,3 +84,39 @@ def announce(title: str, body: str) -> None:
             return {"id": notifications.announce(conn, title, body)}
 
     _run(work)
+
+
+@command.command("referral-rate")
+@click.argument("svc_id")
+@click.argument("pct")
+def referral_rate(svc_id: str, pct: str) -> None:
+    """Set the referral commission rate of SVC_ID to PCT percent (0-100, at most 2 decimals; the
+    default is 20). It applies to purchases applied from then on."""
+    _run(lambda services: referrals.referral_rate(services.store, svc_id.upper(), pct))
+
+
+@command.command("purchase")
+@click.argument("svc_id")
+@click.argument("plan", type=click.Choice(PLANS[1:]))
+@click.argument("period", type=click.Choice(("monthly", "annual")))
+@click.option("--purchase-id", required=True, help="The purchase's id in its channel (idempotency key).")
+@click.option("--amount", default=None, help="USDT paid (default: the list price of PLAN and PERIOD).")
+@click.option("--source", default="admin", show_default=True, help="The channel reporting the purchase.")
+def purchase(svc_id: str, plan: str, period: str, purchase_id: str, amount: str | None, source: str) -> None:
+    """Apply a purchase of PLAN for PERIOD by SVC_ID: plan time and the inviter's commission, once."""
+
+    def work(services: Services) -> dict[str, Any]:
+        now = services.clock.now()
+        return billing.purchase(
+            services.store, svc_id.upper(), plan, period, purchase_id, amount, source, now
+        )
+
+    _run(work)
+
+
+@command.command("refund")
+@click.argument("purchase_id")
+@click.option("--source", default="admin", show_default=True, help="The channel that reported the purchase.")
+def refund(purchase_id: str, source: str) -> None:
+    """Refund a purchase: its plan time is taken back and the inviter's commission reversed."""
+    _run(lambda services: billing.refund(services.store, source, purchase_id, now=services.clock.now()))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Connection
 
-from svc_api.accounts.service import current_plan
-from svc_api.core.errors import Forbidden, NotFound
+from svc_api.accounts import service as accounts
+from svc_api.core.errors import Forbidden
 from svc_api.settings import Settings
 from svc_api.strategies import queries
 from svc_api.strategies.errors import GenerationBusy
@@ -28,7 +28,8 @@ LIVE = ("generating", "active")
 
 
 def lock_account(conn: Connection, svc_id: str) -> None:
-    """Lock the caller's account row for the rest of the transaction; 404 for an unknown account.
+    """Lock the caller's account row for the rest of the transaction; 404 for an unknown account
+    (the accounts domain's :func:`~svc_api.accounts.service.lock_account`, the one place of the rule).
 
     Example:
         >>> from svc_api.core.store import Store
@@ -40,8 +41,7 @@ def lock_account(conn: Connection, svc_id: str) -> None:
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    if not queries.lock_account(conn, svc_id):
-        raise NotFound(f"unknown account {svc_id}")
+    accounts.lock_account(conn, svc_id)
 
 
 def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> None:
@@ -57,7 +57,7 @@ def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> N
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    plan = current_plan(conn, svc_id)
+    plan = accounts.current_plan(conn, svc_id)
     limit = MAX_ACTIVE[plan]
     if limit == 0:
         raise Forbidden(
@@ -122,6 +122,6 @@ def check_coin_count(conn: Connection, svc_id: str, coins: int, *, now: int) -> 
         ...
         svc_api.core.errors.Forbidden: your plan allows at most 5 coins per strategy; 6 requested
     """
-    limit = MAX_COINS[current_plan(conn, svc_id, now=now)]
+    limit = MAX_COINS[accounts.current_plan(conn, svc_id, now=now)]
     if coins > limit:
         raise Forbidden(f"your plan allows at most {limit} coins per strategy; {coins} requested")

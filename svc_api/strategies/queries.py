@@ -21,7 +21,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from svc_api.accounts.service import ACCOUNTS
 from svc_api.core.prepared import Prepared
 from svc_api.strategies.tables import strategies, strategy_versions
 
@@ -43,23 +42,6 @@ _ACCOUNT_SECTION = Prepared(
 
 # ----------------------------------------------------------------------------------------------------
 # Heads and versions
-
-
-def lock_account(conn: Connection, svc_id: str) -> bool:
-    """Lock the account row (``FOR UPDATE`` on PostgreSQL); False when the account does not exist.
-
-    Mutations take this lock first so that plan limits and name checks hold under concurrency.
-
-    Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-        >>> with store.write() as conn:
-        ...     lock_account(conn, "NOPE00")
-        False
-    """
-    query = sa.select(ACCOUNTS.c.svc_id).where(ACCOUNTS.c.svc_id == svc_id).with_for_update()
-    return conn.execute(query).first() is not None
 
 
 def find_strategy(conn: Connection, svc_id: str, name: str) -> Row[Any] | None:

@@ -10,9 +10,10 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from svc_api.accounts.identity import login_id
-from svc_api.accounts.tables import logins, plan_grants, referral_commissions
+from svc_api.accounts.tables import logins, plan_grants
 from svc_api.cli.admin import command as admin
 from svc_api.credits.tables import credit_transactions
+from svc_api.referrals.tables import referral_commissions
 from svc_api.settings import Settings
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def test_account_info_has_every_field_with_real_values(api: Api) -> None:
             "code": info["referral"]["code"],
             "commissions": [{"commission_id": "c1", "amount_usdt": 2.5, "status": "recorded"}],
             "total_commission_usdt": 2.5,
+            "available_commission_usdt": 2.5,
         },
         "strategies": {},
     }

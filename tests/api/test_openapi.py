@@ -278,6 +278,7 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
 @pytest.mark.slow
 def test_real_replies_of_every_operation_match_the_schema(market_app):
     from svc_api.accounts import service as accounts
+    from svc_api.billing import service as billing
     from svc_api.credits import service as credits
     from svc_api.economic import service as economic
     from svc_api.market.service import catalog_of
@@ -400,7 +401,13 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     assert api.user("economic_calendar", mode="upcoming", horizon_days=30)["calendar"]
     api.user("economic_calendar", mode="recent", limit=2)
     api.user("marketplace_unsubscribe", subscription_id=sub["subscription_id"])
+    api.user("set_inviter", inviter_id=grant["svc_id"].lower())
+    with market_app.state.services.store.write() as conn:
+        billing.apply_purchase(conn, other["svc_id"], "pro", "monthly", "contract-1")
     api.headers = creator
+    api.user("referral_list")
+    api.user("referral_redeem", redeem_type="credits", amount=5)
+    assert api.user("account_info")["referral"]["available_commission_usdt"] == 5
     api.user("marketplace_unpublish", listing_id=listing["listing_id"])
     api.user("strategy_delete", strategy_name="smacross", confirm_name="smacross")
     api.user("api_key_revoke", api_key_id=key["api_key"])

@@ -1,7 +1,7 @@
 """community, the notification outbox and its fan-outs, messenger links
 
 Revision ID: 0015_community
-Revises: 0013_economic
+Revises: 0014_referrals
 Create Date: 2026-11-25
 
 Frozen once released: never edit a revision that has shipped; change the schema with a new one.
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015_community"
-down_revision = "0013_economic"
+down_revision = "0014_referrals"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,1 @@
+"""Billing: plan purchases applied once (plan time and the inviter's commission) and their refunds."""

@@ -1,0 +1,1 @@
+"""Referrals: an account's inviter, the commissions earned on referees' purchases, their redemption."""
