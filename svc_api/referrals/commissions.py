@@ -24,6 +24,7 @@ from sqlalchemy.engine import Connection
 
 from svc_api.accounts import service as accounts
 from svc_api.core.errors import Invalid
+from svc_api.notifications import service as notifications
 from svc_api.referrals import queries
 
 DEFAULT_RATE_PCT = Decimal(20)
@@ -137,7 +138,8 @@ def record_commission(
     if inviter is None:
         return None
     rate = rate_of(conn, inviter)
-    queries.insert_commission(
+    amount = commission_amount(amount_usdt, rate)
+    new = queries.insert_commission(
         conn,
         {
             "commission_id": commission_id_of(purchase_id),
@@ -146,11 +148,16 @@ def record_commission(
             "purchase_id": purchase_id,
             "purchase_amount_usdt": amount_usdt,
             "rate_pct": rate,
-            "amount_usdt": commission_amount(amount_usdt, rate),
+            "amount_usdt": amount,
             "status": "recorded",
             "created_at": now,
         },
     )
+    if new:
+        body = f"You earned {amount} USDT of commission on a purchase of an account you invited."
+        notifications.notify_many(
+            conn, [inviter], "Referral commission", body, "referral_commission", key=purchase_id, now=now
+        )
     return commission_of(conn, purchase_id)
 
 

@@ -21,8 +21,9 @@ APPLICATION = {
 
 
 def admin(*args: str) -> Any:
-    """``svc admin ...`` against the database in the environment; the parsed JSON output."""
-    result = CliRunner().invoke(svc, ["admin", *args])
+    """``svc admin ...`` (or ``svc economic ...`` when the first argument is ``economic``) against the
+    database in the environment; the parsed JSON output."""
+    result = CliRunner().invoke(svc, list(args) if args[0] == "economic" else ["admin", *args])
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 

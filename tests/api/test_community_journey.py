@@ -45,6 +45,8 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
 
     follower = api.register()
     fid, ft = follower["svc_id"], follower["session_token"]
+    named = api.user("set_inviter", {"inviter_id": leader_id}, token=ft)
+    assert (named.json()["data"]["inviter_id"], named.json()["timestamp"]) == (leader_id, SIGNALS_T0)
     leaders = api.get("/tradingdata", params={"request_type": "community_leaders"}).json()
     assert [(x["svc_id"], x["name"], x["is_following"]) for x in leaders["leaders"]] == [
         (leader_id, "Crypto Lab Pro", False)
@@ -119,3 +121,31 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
     assert community.purge(store, now=api.clock.now()) == 1
     assert admin("reports") == []
     assert api.user("community_post_delete", {"post_id": post_id}, token=lt).status_code == 404
+
+    # B buys a plan (the operator records the purchase); A earns 20% and redeems it as credits
+    assert admin("purchase", fid, "pro", "monthly", "--purchase-id", "ord-1")["plan"] == "pro"
+    assert admin("purchase", fid, "pro", "monthly", "--purchase-id", "ord-1")["replayed"] is True
+    referral = api.user("account_info", token=lt).json()["data"]["referral"]
+    assert [(c["amount_usdt"], c["status"]) for c in referral["commissions"]] == [(10, "recorded")]
+    assert (referral["total_commission_usdt"], referral["available_commission_usdt"]) == (10, 10)
+    invited = api.user("referral_list", token=lt).json()["data"]["referrals"]
+    assert [(r["svc_id_masked"], r["plan"]) for r in invited] == [(f"{fid[:2]}**{fid[-2:]}", "pro")]
+    assert "Referral commission" in [
+        n["title"] for n in api.user("notifications_list", token=lt).json()["data"]["notifications"]
+    ]
+    redeemed = api.user("referral_redeem", {"redeem_type": "credits", "amount": 10}, token=lt).json()["data"]
+    assert (redeemed["amount"], redeemed["status"]) == (10, "completed")
+    assert api.user("account_info", token=lt).json()["data"]["svc_credits"] == 10
+    assert api.user("referral_redeem", {"redeem_type": "credits", "amount": 1}, token=lt).status_code == 400
+
+    # B reads the economic news and calendar (the bundled sample, loaded by the operator command)
+    assert admin("economic", "sample")["news"]["added"] == 15
+    news = api.user("economic_news", {"limit": 5}, token=ft).json()
+    assert (len(news["data"]["news"]), news["data"]["has_more"], news["data"]["cost_credits"]) == (
+        5,
+        True,
+        0.0,
+    )
+    # the operator loaded it at wall time, weeks after this test's clock: 90 days ahead reach it
+    calendar = api.user("economic_calendar", {"horizon_days": 90, "limit": 50}, token=ft).json()["data"]
+    assert (calendar["mode"], len(calendar["calendar"]), calendar["cost_credits"]) == ("upcoming", 20, 0.0)
