@@ -21,6 +21,7 @@ from svc_api.keys import tables as _keys  # noqa: F401
 from svc_api.market import tables as _market  # noqa: F401
 from svc_api.marketplace import tables as _marketplace  # noqa: F401
 from svc_api.notifications import tables as _notifications  # noqa: F401
+from svc_api.platform import tables as _platform  # noqa: F401
 from svc_api.referrals import tables as _referrals  # noqa: F401
 from svc_api.signals import tables as _signals  # noqa: F401
 from svc_api.strategies import tables as _strategies  # noqa: F401

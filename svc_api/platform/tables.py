@@ -21,7 +21,6 @@ changelog_versions = sa.Table(
     sa.Column("current_version", sa.String(32), nullable=True),
     sa.Column("latest_build", sa.BigInteger, nullable=True),
     sa.Column("min_supported_version", sa.String(32), nullable=True),
-    sa.Column("updated_at", sa.BigInteger, nullable=False),
 )
 
 changelog_releases = sa.Table(
@@ -43,7 +42,6 @@ changelog_entries = sa.Table(
     sa.Column("date", sa.String(10), nullable=True),  # NULL: an uncategorized note of the release
     sa.Column("items", sa.Text, nullable=False),  # JSON array of strings
     sa.Column("position", sa.BigInteger, nullable=False),  # later added, higher: newer among equals
-    sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Index("ix_changelog_entries_order", "version_sort", "date", "position"),
 )
 
