@@ -6,7 +6,7 @@ off and plant what they need).
 
 Example:
     >>> [seed.__name__ for seed in SEEDS]
-    ['economic_sample']
+    ['economic_sample', 'changelog_sample']
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from svc_api.core.store import StoreUnavailable
 from svc_api.economic import service as economic
+from svc_api.platform import service as platform
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +27,13 @@ def economic_sample(services: Any) -> Any:
     return economic.fill_sample_if_empty(services.store, services.clock.now())
 
 
-SEEDS: list[Callable[[Any], Any]] = [economic_sample]
+def changelog_sample(services: Any) -> bool:
+    """The bundled changelog (``svc_api/platform/changelog.json``) when the store has none; whether
+    it was written."""
+    return platform.seed_changelog_if_empty(services.store, platform.CHANGELOG)
+
+
+SEEDS: list[Callable[[Any], Any]] = [economic_sample, changelog_sample]
 
 
 def plant(services: Any) -> dict[str, Any]:
@@ -40,7 +47,7 @@ def plant(services: Any) -> dict[str, Any]:
         >>> plant(services)["economic_sample"]["news"]
         {'added': 15, 'unchanged': 0}
         >>> plant(services)
-        {'economic_sample': None}
+        {'economic_sample': None, 'changelog_sample': False}
     """
     planted: dict[str, Any] = {}
     for seed in SEEDS:

@@ -17,7 +17,6 @@ from starlette.responses import JSONResponse, Response
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.services import Services
 from svc_api.notifications import service as notifications
-from svc_api.platform import changelog
 from svc_api.platform import service as platform
 
 
@@ -139,7 +138,7 @@ def _platform_notifications(call: Call) -> dict[str, Any]:
 
 def _changelog(call: Call) -> dict[str, Any]:
     limit = call.page(50, 1, 200, clamp=True)
-    return changelog.changelog(limit=limit, min_version=call.params.get("min_version"))
+    return platform.changelog(call.store, limit=limit, min_version=call.params.get("min_version"))
 
 
 TRADINGDATA: dict[str, Operation] = {

@@ -1,4 +1,5 @@
-"""Platform configuration (``GET /``): message, banners, supported coins, app version.
+"""Platform configuration (``GET /``): message, banners, supported coins, app version; and the
+changelog (kept in the store: :mod:`svc_api.platform.changelog`, re-exported here).
 
 Supported coins are the crypto symbols that have candles in the data store, shown as users know
 them (``BTCUSDT`` -> ``BTC``).
@@ -21,10 +22,47 @@ from typing import Any
 import yaml
 
 from svc_api.core.store import StoreUnavailable
+from svc_api.platform.changelog import (
+    add_entry,
+    changelog,
+    release,
+    remove_entry,
+    set_versions,
+    show,
+    version_key,
+)
+from svc_api.platform.changelog_import import (
+    CHANGELOG,
+    import_changelog,
+    import_file,
+    seed_changelog_if_empty,
+)
 
 logger = logging.getLogger("svc_api")
 COINS_TTL = 60.0
 """Seconds the supported coins of ``GET /`` are reused."""
+
+
+__all__ = [
+    "CHANGELOG",
+    "COINS_TTL",
+    "add_entry",
+    "changelog",
+    "config",
+    "import_changelog",
+    "import_file",
+    "openapi_document",
+    "platform_config",
+    "release",
+    "remove_entry",
+    "seed_changelog_if_empty",
+    "set_versions",
+    "show",
+    "store_ok",
+    "supported_coins",
+    "version_key",
+    "workers_health",
+]
 
 
 def supported_coins(data_dir: Path | None) -> list[str]:
@@ -125,3 +163,4 @@ def openapi_document() -> bytes:
     """
     text = resources.files("svc_api").joinpath("openapi.yaml").read_text(encoding="utf-8")
     return json.dumps(yaml.safe_load(text)).encode()
+
