@@ -226,7 +226,9 @@ def set_versions(
     if min_supported is not None:
         values["min_supported_version"] = valid_version(min_supported, "min_supported_version")
     if not values:
-        raise Invalid("nothing to set: give the current version, the latest build or the minimum supported")
+        raise Invalid(
+            "nothing to set: give the current version, the latest build or the minimum supported version"
+        )
     with store.write() as conn:
         queries.set_versions(conn, values)
         return dict(queries.versions(conn)._mapping)  # type: ignore[union-attr]
