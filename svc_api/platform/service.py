@@ -163,4 +163,3 @@ def openapi_document() -> bytes:
     """
     text = resources.files("svc_api").joinpath("openapi.yaml").read_text(encoding="utf-8")
     return json.dumps(yaml.safe_load(text)).encode()
-

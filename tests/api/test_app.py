@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pytest
 
+from svc_api.platform import service as platform
 from svc_api.settings import Settings
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ def test_correlation_id_is_echoed_on_errors(api: Api) -> None:
 
 
 def test_changelog_is_guest_accessible(api: Api) -> None:
+    assert platform.seed_changelog_if_empty(api.app.state.services.store)  # the bundled sample
     log = api.get("/tradingdata", params={"request_type": "changelog"}).json()
     assert log["current_version"] == "1.2.0"
     assert log["latest_build"] == 120
