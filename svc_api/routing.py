@@ -24,6 +24,7 @@ from svc_api.community import routes as community_routes
 from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
 from svc_api.economic import routes as economic_routes
+from svc_api.exchange import routes as exchange_routes
 from svc_api.keys import routes as keys
 from svc_api.market import routes as market_routes
 from svc_api.marketplace import routes as marketplace_routes
@@ -42,7 +43,7 @@ TRADE = frozenset({
     "marketplace_publish", "marketplace_update_listing", "marketplace_unpublish", "marketplace_subscribe",
     "marketplace_unsubscribe", "marketplace_review", "messenger_link",
     "set_inviter", "referral_redeem",
-}) | community_routes.TRADE  # fmt: skip
+}) | community_routes.TRADE | exchange_routes.TRADE  # fmt: skip
 """Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
 delete. Every other identified operation needs ``read``."""
 
@@ -67,6 +68,7 @@ USER = Family(
             marketplace_routes.USER,
             community_routes.USER,
             economic_routes.USER,
+            exchange_routes.USER,
             referral_routes.USER,
         )
     ),

@@ -84,6 +84,14 @@ class Settings:
     bot_token: str = ""
     # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
     community_purge_seconds: float = 3600.0
+    # The exchange orders go to: `paper` (the embedded paper exchange) or `binance`.
+    exchange: str = "paper"
+    # The address the exchange sees orders come from: linked keys must whitelist it.
+    order_proxy_ip: str = "127.0.0.1"
+    # Fernet keys of the exchange credentials, newest first (default: <var>/exchange_keys).
+    exchange_encryption_keys: tuple[str, ...] = ()
+    # Seconds between passes of the order reconciler and the paper exchange's fills (0: off).
+    exchange_poll_seconds: float = 5.0
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -217,6 +225,10 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "BOT_TOKEN": ("bot_token", _text),
     "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
     "SVC_SEED_SAMPLES": ("seed_samples", _int_at_least(0)),
+    "EXCHANGE": ("exchange", _text),
+    "ORDER_PROXY_IP": ("order_proxy_ip", _text),
+    "EXCHANGE_ENCRYPTION_KEYS": ("exchange_encryption_keys", _list),
+    "EXCHANGE_POLL_SECONDS": ("exchange_poll_seconds", _number(positive=False)),
 })  # fmt: skip
 
 

@@ -4,8 +4,8 @@
 deployments that run ``svc worker`` separately) and ``GET /healthz`` reports each one.
 
 Example:
-    >>> REGISTRY.names()[-4:]
-    ['notification_fanout', 'notification_outbox', 'messenger_updates', 'community_purge']
+    >>> REGISTRY.names()[-2:]
+    ['community_purge', 'exchange_reconciler']
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from svc_api.backtests.jobs import RunnerWorker
 from svc_api.community.service import purge_worker
 from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
+from svc_api.exchange.worker import reconciler_worker
 from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
 from svc_api.strategies.worker import GenerationWorker
@@ -30,3 +31,4 @@ REGISTRY.register("notification_fanout", fanout_worker)
 REGISTRY.register("notification_outbox", outbox_worker)
 REGISTRY.register("messenger_updates", messenger_worker)
 REGISTRY.register("community_purge", purge_worker)
+REGISTRY.register("exchange_reconciler", reconciler_worker)

@@ -171,3 +171,29 @@ def set_messenger_linked(conn: Connection, svc_id: str, linked: bool) -> None:
     """
     if not queries.set_account_columns(conn, svc_id, messenger_linked=linked):
         raise NotFound(f"unknown account {svc_id}")
+
+
+CONNECTIONS = {
+    "exchange": "exchange_linked",
+    "messenger": "messenger_linked",
+    "identity_provider": "identity_linked",
+}
+
+
+def set_connection(conn: Connection, svc_id: str, name: str, linked: bool) -> None:
+    """Record whether a connection of the Account (``exchange``, ``messenger``,
+    ``identity_provider``) is linked.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> from svc_api.accounts.service import register, account_info
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "x@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     set_connection(conn, sid, "exchange", True)
+        ...     account_info(conn, sid)["connections"]["exchange"]
+        True
+    """
+    if not queries.set_account_columns(conn, svc_id, **{CONNECTIONS[name]: linked}):
+        raise NotFound(f"unknown account {svc_id}")

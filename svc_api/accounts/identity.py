@@ -222,6 +222,24 @@ def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> 
     return str(row.svc_id), plan
 
 
+def open_session(
+    conn: Connection, svc_id: str, *, ip: str, platform: str, ttl: int, now: int
+) -> SessionGrant:
+    """A session for an account that proved who it is another way (an exchange key, an identity
+    provider): recorded in the login history like a password login.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "s@example.com", "password1", ip="::1", ttl=60, now=1).svc_id
+        ...     open_session(conn, sid, ip="::1", platform="api", ttl=60, now=2).expires_at
+        62
+    """
+    return _open_session(conn, svc_id, ip=ip, platform=platform, ttl=ttl, now=now)
+
+
 def _open_session(
     conn: Connection, svc_id: str, *, ip: str, platform: str, ttl: int, now: int
 ) -> SessionGrant:

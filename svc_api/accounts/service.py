@@ -26,6 +26,7 @@ from svc_api.accounts.contacts import (
     delivery_profiles,
     notification_preferences,
     set_community_role,
+    set_connection,
     set_messenger_linked,
     set_notification_preferences,
 )
@@ -37,6 +38,7 @@ from svc_api.accounts.identity import (
     login,
     login_id,
     logout,
+    open_session,
     register,
     resolve_session,
     token_hash,
@@ -170,8 +172,6 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
     for section in _SECTIONS:
         info.update(section(conn, svc_id))
     return info
-
-
 
 
 def login_history(
@@ -330,10 +330,12 @@ __all__ = [
     "logout",
     "notification_preferences",
     "notification_switches",
+    "open_session",
     "referees",
     "register",
     "resolve_session",
     "set_community_role",
+    "set_connection",
     "set_messenger_linked",
     "set_notification_preferences",
     "sign_in",

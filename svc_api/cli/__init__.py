@@ -13,7 +13,17 @@ from __future__ import annotations
 
 import click
 
-from svc_api.cli import admin, admin_changelog, admin_community, data, economic, serve, sweep, worker
+from svc_api.cli import (
+    admin,
+    admin_changelog,
+    admin_community,
+    admin_exchange,
+    data,
+    economic,
+    serve,
+    sweep,
+    worker,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,6 +38,7 @@ main.add_command(admin.command)
 for _command in (admin_community.leader, admin_community.reports, admin_community.moderator):
     admin.command.add_command(_command)
 admin.command.add_command(admin_changelog.changelog)
+admin.command.add_command(admin_exchange.exchange)
 main.add_command(sweep.command)
 main.add_command(worker.command)
 main.add_command(economic.command)

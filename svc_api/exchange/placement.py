@@ -1,0 +1,216 @@
+"""Placing an OCO exactly once, and settling what is left unknown.
+
+An order is claimed under its ``(account, idempotency_key)`` before anything is sent (the claim is
+committed first), so of any number of concurrent requests with one key only the first goes on; the
+others replay the stored reply (``idempotent_replay: true``), say ``processing``, or, for another
+order under the same key, get a 409. The OCO's client order ID derives from the key, so the exchange
+itself refuses a second one. When the exchange gives no usable answer the outcome is unknown: the
+order stays ``processing`` and the reconciler looks it up by its client ID: found, it is
+``submitted``; still absent two minutes after it was claimed, ``failed`` (the exchange never
+received it). Nothing ever places an order twice. A balance that cannot be read, or a refusal,
+places nothing and frees the key.
+
+Example:
+    >>> len(client_order_id("AB12CD", "order-2026-11-25-0001"))
+    35
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from decimal import Decimal
+from typing import Any
+
+from svc_api.core.errors import ApiError, Invalid
+from svc_api.exchange import orders, queries
+from svc_api.exchange.interface import (
+    Credentials,
+    Exchange,
+    ExchangeRejected,
+    ExchangeUnavailable,
+    OcoRequest,
+    OcoResult,
+)
+from svc_api.exchange.linking import stored_credentials
+from svc_api.exchange.secrets import Keyring
+
+logger = logging.getLogger(__name__)
+
+UNSEEN_AFTER = 120
+"""Seconds after its claim that an order the exchange does not know is declared ``failed``."""
+
+
+def client_order_id(svc_id: str, key: str) -> str:
+    """The exchange's client order ID of an idempotency key (``svc`` + 32 hex: Binance allows 36)."""
+    return "svc" + hashlib.sha256(f"{svc_id}|{key}".encode()).hexdigest()[:32]
+
+
+def _unavailable(message: str) -> ApiError:
+    return ApiError(
+        503, "service_unavailable", reason="exchange_unavailable", retry_after=5, extra={"message": message}
+    )
+
+
+def available(exchange: Exchange, creds: Credentials, asset: str) -> Decimal:
+    """The free spot balance of ``asset`` (raises :class:`ExchangeUnavailable`)."""
+    return exchange.balances(creds).get("spot", {}).get(asset, Decimal(0))
+
+
+def reply_of(c: orders.Checked, result: OcoResult, key: str) -> dict[str, Any]:
+    """The Exchange order result resource."""
+    pp, qp = c.rules.price_precision, c.rules.quantity_precision
+    return {
+        "order_list_id": result.order_list_id, "client_order_id": result.client_order_id,
+        "symbol": c.order.symbol, "side": c.order.order_side, "quantity": orders.fixed(c.quantity, qp),
+        "take_profit_price": orders.fixed(c.take_profit, pp), "stop_loss_price": orders.fixed(c.stop, pp),
+        "orders": [{"symbol": leg.symbol, "orderId": leg.order_id, "type": leg.type} for leg in result.legs],
+        "signal_position_key": c.order.signal_position_key, "order_source": c.order.order_source,
+        "idempotency_key": key, "status": "submitted",
+    }  # fmt: skip
+
+
+def fingerprint_of(order: orders.Order) -> str:
+    """What identifies an order under its key: the digest of its fields."""
+    return hashlib.sha256(json.dumps(order.fingerprint_fields(), sort_keys=True).encode()).hexdigest()
+
+
+def replay(row: Any, order: orders.Order) -> dict[str, Any]:
+    """The answer to a retry of a stored order (409 for another order under the same key)."""
+    return _replay(row, fingerprint_of(order))
+
+
+def _replay(row: Any, fingerprint: str) -> dict[str, Any]:
+    if row.fingerprint != fingerprint:
+        raise ApiError(409, "conflict", extra={"message": "this idempotency_key was used for another order"})
+    if row.state == "submitted":
+        return {**json.loads(row.result), "idempotent_replay": True}
+    return {"status": row.state, "idempotency_key": row.idempotency_key, "message": row.message}
+
+
+def _status(result: OcoResult) -> str:
+    if result.status != "ALL_DONE":
+        return "NEW"
+    filled = [leg for leg in result.legs if leg.status == "FILLED"]
+    return "FILLED" if filled else "CANCELED"
+
+
+def place(
+    store: Any,
+    exchange: Exchange,
+    creds: Credentials,
+    c: orders.Checked,
+    svc_id: str,
+    *,
+    strategy: str,
+    execution: str,
+    now: int,
+) -> dict[str, Any]:
+    """Claim, verify the balance, place, record: the reply of ``exchange_order``."""  # fmt: skip
+    key = str(c.order.idempotency_key)
+    fingerprint = hashlib.sha256(
+        json.dumps(c.order.fingerprint_fields(), sort_keys=True).encode()
+    ).hexdigest()
+    cid = client_order_id(svc_id, key)
+    claim = {
+        "svc_id": svc_id, "idempotency_key": key, "fingerprint": fingerprint, "client_order_id": cid,
+        "order_history_id": cid[3:], "exchange": execution, "symbol": c.order.symbol,
+        "coin": c.order.symbol[:-4], "strategy_name": strategy, "order_source": c.order.order_source,
+        "signal_position_key": c.order.signal_position_key, "state": "processing",
+        "exchange_status": "PROCESSING",
+        "message": "the order is being placed; poll order_history", "created_at": now, "updated_at": now,
+        # the reply as far as it is known before the exchange answers, for the reconciler to complete
+        "result": json.dumps(reply_of(c, OcoResult("", cid, "", ()), key)),
+    }  # fmt: skip
+    with store.write() as conn:
+        if not queries.claim_order(conn, claim):
+            return _replay(queries.order(conn, svc_id, key), fingerprint)
+    try:
+        held = available(exchange, creds, c.balance_asset)
+    except ExchangeUnavailable as exc:
+        _drop(store, svc_id, key)
+        raise _unavailable(f"the balance could not be verified, nothing was placed: {exc}") from None
+    if held < c.required:
+        _drop(store, svc_id, key)
+        raise Invalid(
+            f"insufficient {c.balance_asset}: {held.normalize()} available, {c.required.normalize()} needed"
+        )
+    request = OcoRequest(
+        c.order.symbol, c.order.order_side, c.quantity, c.take_profit, c.stop, c.stop_limit, cid
+    )
+    try:
+        result = exchange.place_oco(creds, request)
+    except ExchangeRejected as exc:
+        if not exc.duplicate:
+            _drop(store, svc_id, key)
+            raise Invalid(f"the exchange refused the order: {exc}") from None
+        result = _lookup(exchange, creds, cid)
+    except ExchangeUnavailable as exc:
+        logger.warning(
+            "order %s: no usable answer from the exchange (%s); the reconciler settles it", cid, exc
+        )
+        result = None
+    if result is None:
+        return {"status": "processing", "idempotency_key": key, "message": claim["message"]}
+    reply = reply_of(c, result, key)
+    _submitted(store, svc_id, key, result, reply, now)
+    return reply
+
+
+def _lookup(exchange: Exchange, creds: Credentials, cid: str) -> OcoResult | None:
+    try:
+        return exchange.find_order_list(creds, cid)
+    except ExchangeUnavailable:
+        return None
+
+
+def _drop(store: Any, svc_id: str, key: str) -> None:
+    with store.write() as conn:
+        queries.drop_order(conn, svc_id, key)
+
+
+def _submitted(store: Any, svc_id: str, key: str, result: OcoResult, reply: dict[str, Any], now: int) -> None:
+    with store.write() as conn:
+        queries.settle_order(
+            conn, svc_id, key, from_state="processing", state="submitted", exchange_status=_status(result),
+            order_list_id=result.order_list_id, result=json.dumps(reply), message="", updated_at=now,
+        )  # fmt: skip
+
+
+def reconcile(
+    store: Any, exchange: Exchange, keyring: Keyring, *, now: int, min_age: int = 10, limit: int = 200
+) -> int:
+    """Settle orders of unknown outcome and follow placed ones to their end; how many changed."""
+    with store.read() as conn:
+        rows = queries.orders_to_reconcile(conn, before=now - min_age, limit=limit)
+    changed = 0
+    for row in rows:
+        changed += _reconcile_one(store, exchange, keyring, row, now)
+    return changed
+
+
+def _reconcile_one(store: Any, exchange: Exchange, keyring: Keyring, row: Any, now: int) -> int:
+    with store.read() as conn:
+        linked = stored_credentials(conn, keyring, row.svc_id)
+    result = None if linked is None else _lookup(exchange, linked[1], row.client_order_id)
+    with store.write() as conn:
+        if row.state == "processing" and result is not None:
+            legs = [{"symbol": g.symbol, "orderId": g.order_id, "type": g.type} for g in result.legs]
+            reply = {**json.loads(row.result), "order_list_id": result.order_list_id, "orders": legs}
+            done = queries.settle_order(
+                conn, row.svc_id, row.idempotency_key, from_state="processing", state="submitted",
+                exchange_status=_status(result), order_list_id=result.order_list_id, result=json.dumps(reply),
+                message="", updated_at=now,
+            )  # fmt: skip
+            return int(done)
+        if row.state == "processing" and now - row.created_at >= UNSEEN_AFTER:
+            message = "the exchange never received this order; nothing was placed"
+            failed = queries.settle_order(
+                conn, row.svc_id, row.idempotency_key, from_state="processing", state="failed",
+                exchange_status="FAILED", message=message, updated_at=now,
+            )  # fmt: skip
+            return int(failed)
+        status = row.exchange_status if result is None else _status(result)
+        queries.update_order(conn, row.svc_id, row.idempotency_key, exchange_status=status, updated_at=now)
+        return int(status != row.exchange_status)
