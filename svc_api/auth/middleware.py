@@ -159,7 +159,7 @@ class Authenticator:
         def lookup() -> Principal:
             try:
                 with services.store.read() as conn:
-                    svc_id, plan = resolve_session(conn, token)
+                    svc_id, plan = resolve_session(conn, token, now=services.clock.now())
             except SessionExpired:
                 raise ApiError(
                     401,

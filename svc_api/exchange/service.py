@@ -43,9 +43,13 @@ def exchange_of(services: Any) -> Exchange:
     return services.cached("exchange:instance", math.inf, make)
 
 
+KEYRING_TTL = 5.0
+"""Seconds a process keeps the keys read: after a rotation every process reads the new key soon."""
+
+
 def keyring(services: Any) -> Keyring:
-    """The encryption keys of the stored exchange credentials (read once)."""
-    return services.cached("exchange:keyring", math.inf, lambda: keyring_of(services.settings))
+    """The encryption keys of the stored exchange credentials (read again every few seconds)."""
+    return services.cached("exchange:keyring", KEYRING_TTL, lambda: keyring_of(services.settings))
 
 
 def execution_mode(exchange: Exchange) -> str:

@@ -202,6 +202,7 @@ def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """``svc admin`` commands run in the test reach the test's database."""
     monkeypatch.setenv("DATABASE_URL", settings.database_url)
     monkeypatch.setenv("SECRET_KEY", settings.secret_key.decode())
+    monkeypatch.setenv("SVC_VAR_DIR", str(settings.var_dir))
 
 
 @pytest.fixture
