@@ -275,6 +275,33 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
     api.headers = member
 
 
+def _exchange_contract(api: Contract, app: Any) -> None:
+    """Every exchange operation on the paper exchange, with a manual order (the caller's headers)."""
+    from decimal import Decimal
+
+    from svc_api.exchange import service as exchange
+
+    services = app.state.services
+    keys = exchange.create_account(
+        services.store, balances={"BTC": Decimal(1)}, ip_whitelist=("127.0.0.1",), now=int(time.time())
+    )
+    creds = {"api_key": keys["api_key"], "api_secret": keys["api_secret"]}
+    api.user("exchange_link", **creds)
+    api.user("exchange_balance")
+    price = exchange.exchange_of(services).last_price("BTCUSDT")
+    tp, sl = f"{price * Decimal('1.05'):.2f}", f"{price * Decimal('0.95'):.2f}"
+    order = {"symbol": "BTCUSDT", "side": "BUY", "quantity": "0.01000", "order_source": "manual",
+             "take_profit_price": tp, "stop_loss_price": sl}  # fmt: skip
+    api.user("exchange_order_preview", **order)
+    api.user("exchange_order", idempotency_key="contract-order-0001", **order)
+    api.user("order_history")
+    member = api.headers
+    api.headers = {}
+    api.user("exchange_login", **creds)
+    api.headers = member
+    api.user("exchange_unlink")
+
+
 @pytest.mark.slow
 def test_real_replies_of_every_operation_match_the_schema(market_app):
     from svc_api.accounts import service as accounts
@@ -395,6 +422,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.user("marketplace_review", listing_id=listing["listing_id"], rating=4, comment="a contract review")
     api.data("marketplace_reviews", listing_id=listing["listing_id"])
     _community_contract(api, market_app, creator, grant["svc_id"])
+    _exchange_contract(api, market_app)
     api.user("active_signals", strategy_name=["smacross"])
     api.user("signal_history", filters={"owner": "subscribed"})
     assert economic.fill_sample_if_empty(services.store, services.clock.now()) is not None

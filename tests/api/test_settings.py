@@ -39,7 +39,8 @@ def test_every_variable_is_read() -> None:
         "RATE_LIMIT_PREFIX": "p1", "MARKET_REPLAY_SPEED": "600", "MARKET_REPLAY_FROM": "1790812800",
         "SIGNAL_POLL_SECONDS": "2.5", "MARKETPLACE_FEE_PCT": "15", "NOTIFY_POLL_SECONDS": "0.5",
         "SMTP_URL": "smtp://127.0.0.1:2525", "MAIL_FROM": "ops@example.com", "BOT_API_URL": "http://127.0.0.1:8081",
-        "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0",
+        "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0", "EXCHANGE": "binance",
+        "ORDER_PROXY_IP": "203.0.113.7", "EXCHANGE_ENCRYPTION_KEYS": "k1,k2", "EXCHANGE_POLL_SECONDS": "3",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -63,6 +64,8 @@ def test_every_variable_is_read() -> None:
     )
     assert (s.bot_api_url, s.bot_token, s.community_purge_seconds, s.seed_samples) == (
         "http://127.0.0.1:8081", "1:abc", 60.0, 0)  # fmt: skip
+    assert (s.exchange, s.order_proxy_ip, s.exchange_encryption_keys, s.exchange_poll_seconds) == (
+        "binance", "203.0.113.7", ("k1", "k2"), 3.0)  # fmt: skip
     assert RateLimitPolicy.from_settings(s).limit_for("pro", first_party=True) == 600
     assert RateLimitPolicy.from_settings(s).guest() == 18
     config = jobs.RunnerConfig.from_settings(s)

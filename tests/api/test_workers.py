@@ -56,7 +56,8 @@ def test_svc_worker_runs_the_workers_and_stops_on_sigterm(tmp_path: Path) -> Non
     text = log.read_text()
     assert (
         "workers running: ['strategy_generation', 'backtest_runner', 'idempotency_leases', 'signals', "
-        "'marketplace_renewals', 'notification_fanout', 'notification_outbox', 'community_purge']"
+        "'marketplace_renewals', 'notification_fanout', 'notification_outbox', 'community_purge', "
+        "'exchange_reconciler']"
     ) in text
     assert "'strategy_generation': {'state': 'running'" in text
     assert text.rstrip().endswith("workers stopped")
