@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 
 from svc_api.accounts import routes as account
 from svc_api.backtests import routes as backtest_routes
+from svc_api.billing import routes as billing_routes
 from svc_api.community import routes as community_routes
 from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
@@ -69,6 +70,7 @@ USER = Family(
             community_routes.USER,
             economic_routes.USER,
             exchange_routes.USER,
+            billing_routes.USER,
             referral_routes.USER,
         )
     ),
@@ -135,7 +137,7 @@ def routes() -> list[BaseRoute]:
 
     Example:
         >>> len(routes())
-        9
+        11
     """
     return [
         Route("/", platform.root, methods=["GET"]),
@@ -146,5 +148,6 @@ def routes() -> list[BaseRoute]:
         Route("/user", USER.__call__, methods=["POST"]),
         Route("/backtest", BACKTEST.__call__, methods=["POST"]),
         Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),
+        *billing_routes.WEBHOOKS,
         Mount("/education/v1", app=Router(routes=[])),
     ]

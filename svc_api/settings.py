@@ -92,6 +92,14 @@ class Settings:
     exchange_encryption_keys: tuple[str, ...] = ()
     # Seconds between passes of the order reconciler and the paper exchange's fills (0: off).
     exchange_poll_seconds: float = 5.0
+    # The card store's webhook HMAC secret and the app stores' notification token (unset: those routes 404).
+    card_webhook_secret: str | None = None
+    store_webhook_token: str | None = None
+    # Who checks in-app purchases: `sandbox` (receipts `sandbox:<transaction>:<product>`).
+    iap_verifier: str = "sandbox"
+    # The service's own exchange account, whose incoming USDT transfers pay for plans (unset: no channel).
+    payment_exchange_key: str | None = None
+    payment_exchange_secret: str | None = None
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -226,6 +234,11 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
     "SVC_SEED_SAMPLES": ("seed_samples", _int_at_least(0)),
     "EXCHANGE": ("exchange", _text),
+    "CARD_WEBHOOK_SECRET": ("card_webhook_secret", _text),
+    "STORE_WEBHOOK_TOKEN": ("store_webhook_token", _text),
+    "IAP_VERIFIER": ("iap_verifier", _text),
+    "PAYMENT_EXCHANGE_KEY": ("payment_exchange_key", _text),
+    "PAYMENT_EXCHANGE_SECRET": ("payment_exchange_secret", _text),
     "ORDER_PROXY_IP": ("order_proxy_ip", _text),
     "EXCHANGE_ENCRYPTION_KEYS": ("exchange_encryption_keys", _list),
     "EXCHANGE_POLL_SECONDS": ("exchange_poll_seconds", _number(positive=False)),

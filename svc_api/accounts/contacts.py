@@ -197,3 +197,19 @@ def set_connection(conn: Connection, svc_id: str, name: str, linked: bool) -> No
     """
     if not queries.set_account_columns(conn, svc_id, **{CONNECTIONS[name]: linked}):
         raise NotFound(f"unknown account {svc_id}")
+
+
+def account_of_email(conn: Connection, email: str) -> str | None:
+    """The account registered with ``email`` (case-insensitive), or None.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> from svc_api.accounts.service import register
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "pay@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     account_of_email(conn, "PAY@example.com") == sid, account_of_email(conn, "no@example.com")
+        (True, None)
+    """
+    return queries.svc_id_of_email(conn, email.strip().lower())

@@ -49,7 +49,7 @@ def _logout(call: Call) -> dict[str, Any]:
 
 
 def _account_info(call: Call) -> dict[str, Any]:
-    return accounts.account(call.store, call.svc_id)
+    return accounts.account(call.store, call.svc_id, now=call.now)
 
 
 def _login_history(call: Call) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from svc_api.accounts.contacts import (
     COMMUNITY_ROLES,
     DeliveryProfile,
     account_ids_after,
+    account_of_email,
     community_role,
     delivery_profiles,
     notification_preferences,
@@ -251,8 +252,8 @@ def sign_out(store: Store, token: str) -> bool:
         return logout(conn, token)
 
 
-def account(store: Store, svc_id: str) -> dict[str, Any]:
-    """:func:`account_info` in a read transaction.
+def account(store: Store, svc_id: str, *, now: int | None = None) -> dict[str, Any]:
+    """:func:`account_info` in a read transaction (the plan in force at ``now``).
 
     Example:
         >>> from svc_api.migrations import migrate
@@ -263,7 +264,7 @@ def account(store: Store, svc_id: str) -> dict[str, Any]:
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.read() as conn:
-        return account_info(conn, svc_id)
+        return account_info(conn, svc_id, now=now)
 
 
 def login_page(
@@ -314,6 +315,7 @@ __all__ = [
     "account_exists",
     "account_ids_after",
     "account_info",
+    "account_of_email",
     "add_account_section",
     "community_role",
     "current_plan",

@@ -27,8 +27,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from svc_api.billing.tables import purchases
-from svc_api.core.upsert import insert_new
+from svc_api.billing.tables import pending_payments, purchases
+from svc_api.core.upsert import insert_new, inserted
 
 _p = purchases.c
 
@@ -65,3 +65,37 @@ def mark_refunded(conn: Connection, source: str, purchase_id: str, *, now: int) 
         .values(status="refunded", refunded_at=now)
     )
     return conn.execute(update).rowcount == 1
+
+
+def add_pending(conn: Connection, values: dict[str, Any]) -> bool:
+    """Queue a payment for an operator; False when the channel's id is queued already."""
+    return inserted(conn, pending_payments, values, ["source", "external_id"])
+
+
+def pending(conn: Connection, payment_id: str) -> Row[Any] | None:
+    """One queued payment."""
+    return conn.execute(
+        sa.select(pending_payments).where(pending_payments.c.payment_id == payment_id)
+    ).first()
+
+
+def waiting(conn: Connection, limit: int) -> list[Row[Any]]:
+    """Queued payments still waiting, oldest first."""
+    p = pending_payments.c
+    return list(
+        conn.execute(
+            sa.select(pending_payments).where(p.status == "waiting").order_by(p.created_at).limit(limit)
+        )
+    )
+
+
+def decide_pending(
+    conn: Connection, payment_id: str, status: str, now: int, svc_id: str | None = None
+) -> bool:
+    """Close a waiting payment; False when it was not waiting."""
+    p = pending_payments.c
+    values: dict[str, Any] = {"status": status, "decided_at": now}
+    if svc_id is not None:
+        values["svc_id"] = svc_id
+    update = pending_payments.update().where(p.payment_id == payment_id, p.status == "waiting")
+    return conn.execute(update.values(**values)).rowcount == 1

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from svc_api.billing import payments
+from svc_api.billing.channels import VERIFIERS, card_webhook, iap_verify, store_notification
 from svc_api.billing.purchases import PERIOD_DAYS, PRICES, apply_purchase, purchase_amount, refund_purchase
+from svc_api.core.errors import Invalid
 from svc_api.core.store import Store
 
 
@@ -60,12 +63,74 @@ def refund(store: Store, source: str, purchase_id: str, *, now: int) -> dict[str
         return refund_purchase(conn, source, purchase_id, now)
 
 
+def verifier_of(settings: Any) -> Any:
+    """The in-app purchase verifier ``IAP_VERIFIER`` names.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> verifier_of(SimpleNamespace(iap_verifier="sandbox")).name
+        'sandbox'
+    """
+    name = settings.iap_verifier
+    if name not in VERIFIERS:
+        raise Invalid(f"IAP_VERIFIER must be one of {', '.join(VERIFIERS)}, got {name!r}")
+    return VERIFIERS[name]()
+
+
+def pending_payments(store: Store, limit: int = 100) -> list[dict[str, Any]]:
+    """Payments waiting for an operator (``svc admin payments pending``).
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> pending_payments(store)
+        []
+    """
+    with store.read() as conn:
+        return payments.waiting(conn, limit)
+
+
+def assign_payment(
+    store: Store, payment_id: str, svc_id: str, plan: str, period: str, *, now: int
+) -> dict[str, Any]:
+    """Apply a queued payment to an account (``svc admin payments assign``)."""
+    with store.write() as conn:
+        return payments.assign(conn, payment_id, svc_id, plan, period, now=now)
+
+
+def dismiss_payment(store: Store, payment_id: str, *, now: int) -> dict[str, Any]:
+    """Close a queued payment (``svc admin payments dismiss``)."""
+    with store.write() as conn:
+        return payments.dismiss(conn, payment_id, now=now)
+
+
+def receive_payment(store: Store, **payment: Any) -> dict[str, Any]:
+    """:func:`~svc_api.billing.payments.receive` in a write transaction (the USDT channel)."""
+    with store.write() as conn:
+        return payments.receive(conn, **payment)
+
+
+def buyer_of(store: Store, note: str, linked: str | None) -> str | None:
+    """:func:`~svc_api.billing.payments.buyer` in a read transaction."""
+    with store.read() as conn:
+        return payments.buyer(conn, note, None, linked)
+
+
 __all__ = [
     "PERIOD_DAYS",
     "PRICES",
     "apply_purchase",
+    "assign_payment",
+    "buyer_of",
+    "card_webhook",
+    "dismiss_payment",
+    "iap_verify",
+    "pending_payments",
     "purchase",
     "purchase_amount",
+    "receive_payment",
     "refund",
     "refund_purchase",
+    "store_notification",
+    "verifier_of",
 ]

@@ -4,7 +4,7 @@ that channel's own id, so that a purchase reported twice is applied once. Money 
 
 Example:
     >>> [t.name for t in TABLES]
-    ['purchases']
+    ['purchases', 'pending_payments']
 """
 
 from __future__ import annotations
@@ -35,4 +35,26 @@ purchases = sa.Table(
     sa.Column("refunded_at", sa.BigInteger, nullable=True),
 )
 
-TABLES = (purchases,)
+pending_payments = sa.Table(
+    "pending_payments",
+    metadata,
+    # A payment that could not be applied by itself (no account found, short, unknown product):
+    # it waits for an operator (``svc admin payments``).
+    sa.Column("payment_id", sa.String(40), primary_key=True),
+    sa.Column("source", sa.String(32), nullable=False),
+    sa.Column("external_id", sa.String(64), nullable=False),
+    sa.Column("svc_id", sa.String(6), nullable=True),
+    sa.Column("email", sa.String(320), nullable=False, server_default=""),
+    sa.Column("product", sa.String(64), nullable=False, server_default=""),
+    sa.Column("amount_usd", sa.Numeric(18, 6), nullable=False),
+    sa.Column("currency", sa.String(8), nullable=False),
+    sa.Column("note", sa.String(500), nullable=False, server_default=""),
+    sa.Column("reason", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False, server_default="waiting"),
+    sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("decided_at", sa.BigInteger, nullable=True),
+    sa.UniqueConstraint("source", "external_id", name="uq_pending_payments_external"),
+    sa.Index("ix_pending_payments_status", "status", "created_at"),
+)
+
+TABLES = (purchases, pending_payments)

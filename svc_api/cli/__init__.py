@@ -18,6 +18,7 @@ from svc_api.cli import (
     admin_changelog,
     admin_community,
     admin_exchange,
+    admin_payments,
     data,
     economic,
     serve,
@@ -39,6 +40,7 @@ for _command in (admin_community.leader, admin_community.reports, admin_communit
     admin.command.add_command(_command)
 admin.command.add_command(admin_changelog.changelog)
 admin.command.add_command(admin_exchange.exchange)
+admin.command.add_command(admin_payments.payments)
 main.add_command(sweep.command)
 main.add_command(worker.command)
 main.add_command(economic.command)

@@ -21,7 +21,7 @@ from typing import Any
 
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.fields import position_int, position_str
-from svc_api.exchange import linking, orders, placement, queries
+from svc_api.exchange import linking, orders, placement, queries, usdt
 from svc_api.exchange.interface import Credentials, Exchange, ExchangeUnavailable
 from svc_api.exchange.paper import PaperExchange, create_account, deposit, fund
 from svc_api.exchange.secrets import Keyring, key_file, keyring_of, new_key, write_keys
@@ -174,11 +174,16 @@ def history(
 
 
 def run_reconciler(services: Any) -> int:
-    """One pass of the reconciler (and, on the paper exchange, of its fills)."""
+    """One pass of the reconciler, the USDT payments and, on the paper exchange, its fills."""
     exchange = exchange_of(services)
     filled = exchange.run_fills() if isinstance(exchange, PaperExchange) else 0
     now = services.clock.now()
-    return filled + placement.reconcile(services.store, exchange, keyring(services), now=now)
+    paid = usdt.collect(services, exchange, now=now)
+    return (
+        filled
+        + placement.reconcile(services.store, exchange, keyring(services), now=now)
+        + sum(paid.values())
+    )
 
 
 def rotate_keys(services: Any) -> dict[str, Any]:

@@ -41,6 +41,8 @@ def test_every_variable_is_read() -> None:
         "SMTP_URL": "smtp://127.0.0.1:2525", "MAIL_FROM": "ops@example.com", "BOT_API_URL": "http://127.0.0.1:8081",
         "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0", "EXCHANGE": "binance",
         "ORDER_PROXY_IP": "203.0.113.7", "EXCHANGE_ENCRYPTION_KEYS": "k1,k2", "EXCHANGE_POLL_SECONDS": "3",
+        "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "sandbox",
+        "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -66,6 +68,8 @@ def test_every_variable_is_read() -> None:
         "http://127.0.0.1:8081", "1:abc", 60.0, 0)  # fmt: skip
     assert (s.exchange, s.order_proxy_ip, s.exchange_encryption_keys, s.exchange_poll_seconds) == (
         "binance", "203.0.113.7", ("k1", "k2"), 3.0)  # fmt: skip
+    assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "sandbox")
+    assert (s.payment_exchange_key, s.payment_exchange_secret) == ("pk", "ps")
     assert RateLimitPolicy.from_settings(s).limit_for("pro", first_party=True) == 600
     assert RateLimitPolicy.from_settings(s).guest() == 18
     config = jobs.RunnerConfig.from_settings(s)

@@ -1,0 +1,54 @@
+"""Billing's routes: ``/user`` ``iap_verify`` and the webhooks of the card store and the app stores.
+
+Example:
+    >>> sorted(USER), [r.path for r in WEBHOOKS]
+    (['iap_verify'], ['/webhooks/card', '/webhooks/store/{platform}'])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from svc_api.billing import service as billing
+from svc_api.core.dispatch import Call, Operation
+
+
+def _iap(call: Call) -> dict[str, Any]:
+    services = call.services
+    verifier = billing.verifier_of(services.settings)
+    return billing.iap_verify(services.store, verifier, call.svc_id, call.params, now=call.now)
+
+
+async def card_webhook(request: Request) -> JSONResponse:
+    """``POST /webhooks/card``: a signed card-store event."""
+    services = request.app.state.services
+    body = await request.body()
+    reply = await run_in_threadpool(
+        billing.card_webhook, services.store, services.settings.card_webhook_secret, body,
+        request.headers.get("x-signature"), now=services.clock.now(),
+    )  # fmt: skip
+    return JSONResponse(reply, status_code=202 if reply.get("outcome") == "queued" else 200)
+
+
+async def store_webhook(request: Request) -> JSONResponse:
+    """``POST /webhooks/store/{platform}``: an app store's server notification."""
+    services = request.app.state.services
+    body = await request.body()
+    token, expected = request.headers.get("x-store-token"), services.settings.store_webhook_token
+    platform, now = request.path_params["platform"], services.clock.now()
+    reply = await run_in_threadpool(
+        billing.store_notification, services.store, token, expected, platform, body, now=now
+    )
+    return JSONResponse(reply, status_code=202 if reply.get("outcome") == "queued" else 200)
+
+
+USER: dict[str, Operation] = {"iap_verify": Operation(_iap, scope="trade")}
+WEBHOOKS = [
+    Route("/webhooks/card", card_webhook, methods=["POST"]),
+    Route("/webhooks/store/{platform}", store_webhook, methods=["POST"]),
+]
