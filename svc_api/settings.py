@@ -100,6 +100,10 @@ class Settings:
     # The service's own exchange account, whose incoming USDT transfers pay for plans (unset: no channel).
     payment_exchange_key: str | None = None
     payment_exchange_secret: str | None = None
+    # The OpenID provider of `identity_login` (its issuer URL) and this service's client id there.
+    oidc_issuer: str | None = None
+    oidc_audience: str | None = None
+    oidc_jwks_cooldown_seconds: float = 30.0
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -237,6 +241,9 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "CARD_WEBHOOK_SECRET": ("card_webhook_secret", _text),
     "STORE_WEBHOOK_TOKEN": ("store_webhook_token", _text),
     "IAP_VERIFIER": ("iap_verifier", _text),
+    "OIDC_ISSUER": ("oidc_issuer", _text),
+    "OIDC_AUDIENCE": ("oidc_audience", _text),
+    "OIDC_JWKS_COOLDOWN_SECONDS": ("oidc_jwks_cooldown_seconds", _number(positive=False)),
     "PAYMENT_EXCHANGE_KEY": ("payment_exchange_key", _text),
     "PAYMENT_EXCHANGE_SECRET": ("payment_exchange_secret", _text),
     "ORDER_PROXY_IP": ("order_proxy_ip", _text),

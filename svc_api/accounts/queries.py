@@ -50,13 +50,14 @@ from sqlalchemy.engine import Connection, Row
 from svc_api.accounts.tables import (
     NOTIFICATION_CHANNELS,
     accounts,
+    identities,
     logins,
     notification_settings,
     plan_grants,
     sessions,
 )
 from svc_api.core.prepared import Prepared
-from svc_api.core.upsert import insert_new
+from svc_api.core.upsert import insert_new, inserted
 
 _a = accounts.c
 
@@ -301,3 +302,20 @@ def logins_after(
         at, lid = after
         query = query.where(sa.or_(c.login_at < at, sa.and_(c.login_at == at, c.login_id > lid)))
     return list(conn.execute(query.order_by(c.login_at.desc(), c.login_id).limit(limit)))
+
+
+def identity_owner(conn: Connection, issuer: str, subject: str) -> str | None:
+    """The account an identity is linked to."""
+    i = identities.c
+    query = sa.select(i.svc_id).where(i.issuer == issuer, i.subject == subject)
+    return conn.execute(query).scalar()
+
+
+def identity_of(conn: Connection, svc_id: str) -> Row[Any] | None:
+    """The identity linked to an account."""
+    return conn.execute(sa.select(identities).where(identities.c.svc_id == svc_id)).first()
+
+
+def link_identity(conn: Connection, **values: Any) -> bool:
+    """Link an identity; False when the identity or the account has one already (a race lost)."""
+    return inserted(conn, identities, values)

@@ -66,6 +66,15 @@ def _notification_settings(call: Call) -> dict[str, Any]:
     return accounts.notification_switches(call.store, call.svc_id, changes)
 
 
+def _identity_login(call: Call) -> dict[str, Any]:
+    ip, platform = call.principal.ip, platform_of(call.params)
+    return accounts.identity_login(call.services, call.params, ip=ip, platform=platform, now=call.now)
+
+
+def _identity_link(call: Call) -> dict[str, Any]:
+    return accounts.identity_link(call.services, call.svc_id, call.params, now=call.now)
+
+
 USER: dict[str, Operation] = {
     "register": Operation(_register, access="public"),
     "login": Operation(_login, access="public"),
@@ -73,4 +82,6 @@ USER: dict[str, Operation] = {
     "account_info": Operation(_account_info, inline=True),
     "login_history": Operation(_login_history, inline=True),
     "notification_settings": Operation(_notification_settings),
+    "identity_login": Operation(_identity_login, access="public"),
+    "identity_link": Operation(_identity_link, access="session"),
 }

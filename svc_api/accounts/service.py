@@ -44,6 +44,7 @@ from svc_api.accounts.identity import (
     resolve_session,
     token_hash,
 )
+from svc_api.accounts.oidc import identity_link, identity_login
 from svc_api.accounts.plans import PLANS, RATE_LIMITS, effective_plan
 from svc_api.accounts.referees import account_exists, inviter_link, link_inviter, referees
 from svc_api.accounts.tables import NOTIFICATION_CHANNELS, accounts
@@ -322,6 +323,8 @@ __all__ = [
     "delivery_profiles",
     "effective_plan",
     "grant_plan",
+    "identity_link",
+    "identity_login",
     "inviter_link",
     "link_inviter",
     "lock_account",

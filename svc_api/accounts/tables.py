@@ -84,4 +84,14 @@ plan_grants = sa.Table(
     sa.Column("created_at", sa.BigInteger, nullable=False),
 )
 
-TABLES = (accounts, notification_settings, sessions, logins, plan_grants)
+identities = sa.Table(
+    "identities",
+    metadata,
+    # An identity-provider subject (``iss`` + ``sub`` of its ID tokens) linked to one account.
+    sa.Column("issuer", sa.String(255), primary_key=True),
+    sa.Column("subject", sa.String(255), primary_key=True),
+    sa.Column("svc_id", sa.String(6), sa.ForeignKey("accounts.svc_id"), nullable=False, unique=True),
+    sa.Column("linked_at", sa.BigInteger, nullable=False),
+)
+
+TABLES = (accounts, identities, notification_settings, sessions, logins, plan_grants)

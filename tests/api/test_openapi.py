@@ -304,6 +304,26 @@ def _exchange_contract(api: Contract, app: Any) -> None:
     api.user("exchange_login", **creds)
     api.headers = member
     api.user("exchange_unlink")
+    _identity_contract(api, app)
+
+
+def _identity_contract(api: Contract, app: Any) -> None:
+    """identity_link and identity_login against a loopback OpenID provider."""
+    from tests.api.fakes.oidc_issuer import AUDIENCE, running_issuer
+
+    services = app.state.services
+    configured = services.settings
+    with running_issuer() as issuer:
+        services.settings = dataclasses.replace(configured, oidc_issuer=issuer.url, oidc_audience=AUDIENCE)
+        services._cache.pop("oidc:issuer", None)
+        try:
+            api.user("identity_link", id_token=issuer.token("contract-sub"))
+            member = api.headers
+            api.headers = {}
+            api.user("identity_login", id_token=issuer.token("contract-sub"))
+            api.headers = member
+        finally:
+            services.settings = configured
 
 
 @pytest.mark.slow

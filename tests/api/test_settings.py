@@ -42,7 +42,8 @@ def test_every_variable_is_read() -> None:
         "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0", "EXCHANGE": "binance",
         "ORDER_PROXY_IP": "203.0.113.7", "EXCHANGE_ENCRYPTION_KEYS": "k1,k2", "EXCHANGE_POLL_SECONDS": "3",
         "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "sandbox",
-        "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps",
+        "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps", "OIDC_ISSUER": "https://id.example",
+        "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -70,6 +71,11 @@ def test_every_variable_is_read() -> None:
         "binance", "203.0.113.7", ("k1", "k2"), 3.0)  # fmt: skip
     assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "sandbox")
     assert (s.payment_exchange_key, s.payment_exchange_secret) == ("pk", "ps")
+    assert (s.oidc_issuer, s.oidc_audience, s.oidc_jwks_cooldown_seconds) == (
+        "https://id.example",
+        "svc",
+        10.0,
+    )
     assert RateLimitPolicy.from_settings(s).limit_for("pro", first_party=True) == 600
     assert RateLimitPolicy.from_settings(s).guest() == 18
     config = jobs.RunnerConfig.from_settings(s)
