@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from starlette.routing import BaseRoute, Mount, Route, Router
+from starlette.routing import BaseRoute, Mount, Route, Router, WebSocketRoute
 
 from svc_api.accounts import routes as account
 from svc_api.backtests import routes as backtest_routes
@@ -31,6 +31,7 @@ from svc_api.market import routes as market_routes
 from svc_api.marketplace import routes as marketplace_routes
 from svc_api.notifications import routes as notification_routes
 from svc_api.platform import routes as platform
+from svc_api.realtime import routes as realtime
 from svc_api.referrals import routes as referral_routes
 from svc_api.signals import routes as signal_routes
 from svc_api.strategies import routes as strategy_routes
@@ -137,7 +138,7 @@ def routes() -> list[BaseRoute]:
 
     Example:
         >>> len(routes())
-        11
+        12
     """
     return [
         Route("/", platform.root, methods=["GET"]),
@@ -149,5 +150,6 @@ def routes() -> list[BaseRoute]:
         Route("/backtest", BACKTEST.__call__, methods=["POST"]),
         Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),
         *billing_routes.WEBHOOKS,
+        WebSocketRoute("/ws", realtime.endpoint),
         Mount("/education/v1", app=Router(routes=[])),
     ]

@@ -104,6 +104,8 @@ class Settings:
     oidc_issuer: str | None = None
     oidc_audience: str | None = None
     oidc_jwks_cooldown_seconds: float = 30.0
+    # Open WebSockets per process; past it a handshake gets an HTTP 429.
+    ws_max_connections: int = 1000
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -242,6 +244,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "STORE_WEBHOOK_TOKEN": ("store_webhook_token", _text),
     "IAP_VERIFIER": ("iap_verifier", _text),
     "OIDC_ISSUER": ("oidc_issuer", _text),
+    "WS_MAX_CONNECTIONS": ("ws_max_connections", _int_at_least(1)),
     "OIDC_AUDIENCE": ("oidc_audience", _text),
     "OIDC_JWKS_COOLDOWN_SECONDS": ("oidc_jwks_cooldown_seconds", _number(positive=False)),
     "PAYMENT_EXCHANGE_KEY": ("payment_exchange_key", _text),

@@ -42,6 +42,7 @@ from svc_api.backtests.execution import (
     run_engine,
 )
 from svc_api.backtests.progress import Progress
+from svc_api.core import pubsub
 from svc_api.core.liveness import is_dead
 from svc_api.core.objectstore import ObjectStore, open_object_store
 from svc_api.credits import service as credits
@@ -232,6 +233,12 @@ class JobRunner:
         if not done:  # deleted while it ran: keep no orphan objects
             for key in keys:
                 self.objects.delete(key)
+            return
+        event = {"channel": "jobs", "event": "completed", "job_id": work.job_id, "status": "completed",
+                 "progress_pct": 100.0}  # fmt: skip
+        if coins is not None:
+            event["coin_progress"] = coins
+        pubsub.publish(self.store, pubsub.user_topic(work.svc_id), event)
 
     def fail(self, job_id: str, error: str) -> bool:
         """Mark a running job failed and refund its credits (once); False when it was not running."""
@@ -246,6 +253,14 @@ class JobRunner:
                     conn, row.svc_id, credits.from_units(row.cost_credits), action="backtest",
                     description=f"Refund of failed backtest {job_id}", idempotency_key=f"refund:{job_id}",
                 )  # fmt: skip
+        event = {
+            "channel": "jobs",
+            "event": "failed",
+            "job_id": job_id,
+            "status": "failed",
+            "error": error[:500],
+        }
+        pubsub.publish(self.store, pubsub.user_topic(row.svc_id), event)
         return True
 
     def recover(self, now: float | None = None) -> list[str]:

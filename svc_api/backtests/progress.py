@@ -15,6 +15,7 @@ from typing import Any
 
 from svc_api.backtests import queries
 from svc_api.backtests.execution import Work
+from svc_api.core import pubsub
 
 logger = logging.getLogger("svc_api.backtests")
 
@@ -71,6 +72,11 @@ class Progress:
                 queries.update_running(conn, self.work.job_id, values)
         except Exception:
             logger.warning("progress of %s not written", self.work.job_id, exc_info=True)
+        event = {"channel": "jobs", "event": "progress", "job_id": self.work.job_id, "status": "running",
+                 "progress_pct": self.pct}  # fmt: skip
+        if self.coins is not None:
+            event["coin_progress"] = self.coins
+        pubsub.publish(self.store, pubsub.user_topic(self.work.svc_id), event)
 
     def final_coins(self) -> dict[str, dict[str, Any]] | None:
         """The coin progress of a completed job: coins never reported count as completed.

@@ -15,7 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from svc_api.core import pubsub
 from svc_api.core.clock import Clock, WallClock
+from svc_api.core.pubsub import Hub
 from svc_api.core.store import Store, StoreUnavailable
 from svc_api.settings import Settings
 
@@ -44,6 +46,7 @@ class Services:
         self._migrated = False
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, Any]] = {}
+        self.hub = Hub(settings.redis_url)
 
     @property
     def store(self) -> Store:
@@ -64,6 +67,8 @@ class Services:
         with self._lock:
             if self._store is None:
                 self._store = Store(self.settings.database_url, retry_after=self.settings.store_retry_after)
+                # domain code holding a connection publishes real-time events on this hub
+                pubsub.register(self._store.engine.url.render_as_string(hide_password=False), self.hub)
             if not self._migrated:
                 applied = self._migrate(self._store) if self._migrate is not None else []
                 if applied:
@@ -85,7 +90,8 @@ class Services:
         return True
 
     def close(self) -> None:
-        """Release the database connections."""
+        """Release the database connections and the real-time listeners."""
+        self.hub.close()
         with self._lock:
             if self._store is not None:
                 self._store.dispose()

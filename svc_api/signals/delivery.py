@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from svc_api.core import pubsub
 from svc_api.credits import service as credits
 from svc_api.marketplace import service as marketplace
 from svc_api.notifications import service as notifications
@@ -53,6 +54,7 @@ def opened(conn: Connection, row: Any, *, fee_pct: float, now: int) -> int:
     withheld = [u for u in users if u not in set(paid)]
     why = f"your balance does not cover {credits.from_units(price)} credits per signal"
     notifications.notify_many(conn, withheld, f"{title} withheld", why, "signal_withheld", key=key, now=now)
+    _push(conn, [row.svc_id, *paid], "opened", row)
     return len(paid)
 
 
@@ -63,3 +65,17 @@ def closed(conn: Connection, row: Any, *, now: int) -> None:
     users = [row.svc_id, *queries.receivers(conn, row.position_key)]
     notifications.notify_many(conn, users, title, body, "signal_closed", key=row.position_key, now=now)
     queries.mark_closed_sent(conn, row.position_key)
+    _push(conn, users, "closed", row)
+
+
+def _push(conn: Connection, users: list[str], event: str, row: Any) -> None:
+    """The real-time ``signals`` event of a signal to each of ``users`` (best effort)."""
+    message = {
+        "channel": "signals", "event": event, "position_key": row.position_key, "coin": row.coin,
+        "strategy_name": row.strategy_name, "owner": row.svc_id, "side": row.side.upper(),
+        "entry_price": f"{row.limit_price:g}", "limit_price": f"{row.tp_price:g}",
+        "stop_price": f"{row.sl_price:g}",
+        "status": row.status, "result": getattr(row, "result", None),
+    }  # fmt: skip
+    for svc_id in dict.fromkeys(users):
+        pubsub.publish(conn, pubsub.user_topic(svc_id), message)

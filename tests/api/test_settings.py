@@ -43,7 +43,7 @@ def test_every_variable_is_read() -> None:
         "ORDER_PROXY_IP": "203.0.113.7", "EXCHANGE_ENCRYPTION_KEYS": "k1,k2", "EXCHANGE_POLL_SECONDS": "3",
         "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "sandbox",
         "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps", "OIDC_ISSUER": "https://id.example",
-        "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10",
+        "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10", "WS_MAX_CONNECTIONS": "7",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
