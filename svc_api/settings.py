@@ -86,6 +86,9 @@ class Settings:
     community_purge_seconds: float = 3600.0
     # The exchange orders go to: `paper` (the embedded paper exchange) or `binance`.
     exchange: str = "paper"
+    # Binance's spot and futures REST APIs (EXCHANGE=binance).
+    binance_api_url: str = "https://api.binance.com"
+    binance_futures_url: str = "https://fapi.binance.com"
     # The address the exchange sees orders come from: linked keys must whitelist it.
     order_proxy_ip: str = "127.0.0.1"
     # Fernet keys of the exchange credentials, newest first (default: <var>/exchange_keys).
@@ -250,6 +253,8 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "PAYMENT_EXCHANGE_KEY": ("payment_exchange_key", _text),
     "PAYMENT_EXCHANGE_SECRET": ("payment_exchange_secret", _text),
     "ORDER_PROXY_IP": ("order_proxy_ip", _text),
+    "BINANCE_API_URL": ("binance_api_url", _text),
+    "BINANCE_FUTURES_URL": ("binance_futures_url", _text),
     "EXCHANGE_ENCRYPTION_KEYS": ("exchange_encryption_keys", _list),
     "EXCHANGE_POLL_SECONDS": ("exchange_poll_seconds", _number(positive=False)),
 })  # fmt: skip

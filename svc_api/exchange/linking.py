@@ -3,7 +3,7 @@
 The key and secret must be exactly 64 characters (a 400 when linking, a 401 when logging in, as the
 spec's table says), the exchange must name the account (502 otherwise), the key must allow spot
 trading and whitelist the order proxy's address (400 saying which). Key and secret are stored
-encrypted (:mod:`svc_api.exchange.secrets`); a digest of the key and the exchange's account ID find a
+encrypted (:mod:`svc_api.exchange.vault`); a digest of the key and the exchange's account ID find a
 link again.
 
 Example:
@@ -24,7 +24,7 @@ from svc_api.accounts import service as accounts
 from svc_api.core.errors import ApiError, Invalid, NotFound
 from svc_api.exchange import queries
 from svc_api.exchange.interface import Credentials, Exchange, ExchangeUnavailable, InvalidCredentials, KeyInfo
-from svc_api.exchange.secrets import Keyring, digest
+from svc_api.exchange.vault import Keyring, digest
 
 KEY_LENGTH = 64
 

@@ -31,7 +31,7 @@ from svc_api.exchange.interface import (
     SymbolRules,
     Transfer,
 )
-from svc_api.exchange.secrets import digest
+from svc_api.exchange.vault import digest
 from svc_api.market import service as market
 from svc_api.signals import service as signals
 

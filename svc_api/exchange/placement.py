@@ -34,7 +34,7 @@ from svc_api.exchange.interface import (
     OcoResult,
 )
 from svc_api.exchange.linking import stored_credentials
-from svc_api.exchange.secrets import Keyring
+from svc_api.exchange.vault import Keyring
 
 logger = logging.getLogger(__name__)
 

@@ -22,9 +22,10 @@ from typing import Any
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.fields import position_int, position_str
 from svc_api.exchange import linking, orders, placement, queries, usdt
+from svc_api.exchange.binance import BinanceExchange
 from svc_api.exchange.interface import Credentials, Exchange, ExchangeUnavailable
 from svc_api.exchange.paper import PaperExchange, create_account, deposit, fund
-from svc_api.exchange.secrets import Keyring, key_file, keyring_of, new_key, write_keys
+from svc_api.exchange.vault import Keyring, key_file, keyring_of, new_key, write_keys
 from svc_api.signals import service as signals
 
 EXCHANGES = ("paper", "binance")
@@ -38,6 +39,9 @@ def exchange_of(services: Any) -> Exchange:
         name = services.settings.exchange
         if name == "paper":
             return PaperExchange(services)
+        if name == "binance":
+            settings = services.settings
+            return BinanceExchange(settings.binance_api_url, settings.binance_futures_url)
         raise ValueError(f"EXCHANGE must be one of {', '.join(EXCHANGES)}, got {name!r}")
 
     return services.cached("exchange:instance", math.inf, make)

@@ -44,6 +44,7 @@ def test_every_variable_is_read() -> None:
         "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "sandbox",
         "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps", "OIDC_ISSUER": "https://id.example",
         "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10", "WS_MAX_CONNECTIONS": "7",
+        "BINANCE_API_URL": "http://127.0.0.1:1", "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
