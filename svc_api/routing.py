@@ -44,7 +44,7 @@ TRADE = frozenset({
     "track_trend_break_signal", "untrack_trend_break_signal",
     "marketplace_publish", "marketplace_update_listing", "marketplace_unpublish", "marketplace_subscribe",
     "marketplace_unsubscribe", "marketplace_review", "messenger_link",
-    "set_inviter", "referral_redeem",
+    "set_inviter", "referral_redeem", "iap_verify",
 }) | community_routes.TRADE | exchange_routes.TRADE  # fmt: skip
 """Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
 delete. Every other identified operation needs ``read``."""

@@ -3,7 +3,7 @@ notification settings.
 
 Example:
     >>> sorted(USER)[:3]
-    ['account_info', 'login', 'login_history']
+    ['account_info', 'identity_link', 'identity_login']
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ credits are integers of the smallest unit.
 
 Example:
     >>> sorted(t.name for t in TABLES)
-    ['accounts', 'logins', 'notification_settings', 'plan_grants', 'sessions']
+    ['accounts', 'identities', 'logins', 'notification_settings', 'plan_grants', 'sessions']
 """
 
 from __future__ import annotations
