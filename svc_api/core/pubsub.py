@@ -31,7 +31,8 @@ logger = logging.getLogger(__name__)
 
 QUEUE_SIZE = 256
 """Messages a slow socket may have waiting; later ones are dropped for it (it reads state again)."""
-_HUBS: dict[str, Hub] = {}
+_HUBS: dict[str, list[Hub]] = {}
+_HUBS_LOCK = threading.Lock()
 
 
 @dataclass(eq=False)
@@ -127,8 +128,18 @@ def _offer(queue: asyncio.Queue[str], data: str) -> None:
 
 
 def register(database_url: str, hub: Hub) -> None:
-    """Make ``hub`` the one :func:`publish` uses for connections to ``database_url``."""
-    _HUBS[database_url] = hub
+    """Add ``hub`` to those :func:`publish` uses for connections to ``database_url`` (an operator
+    command opening the same database in a server's process adds its own, and removes it on close)."""
+    with _HUBS_LOCK:
+        _HUBS.setdefault(database_url, []).append(hub)
+
+
+def unregister(hub: Hub) -> None:
+    """Stop publishing on ``hub``."""
+    with _HUBS_LOCK:
+        for hubs in _HUBS.values():
+            while hub in hubs:
+                hubs.remove(hub)
 
 
 def publish(conn_or_url: Any, topic: str, message: dict[str, Any]) -> None:
@@ -142,8 +153,9 @@ def publish(conn_or_url: Any, topic: str, message: dict[str, Any]) -> None:
         if isinstance(conn_or_url, str)
         else conn_or_url.engine.url.render_as_string(hide_password=False)
     )
-    hub = _HUBS.get(url)
-    if hub is not None:
+    with _HUBS_LOCK:
+        hubs = list(_HUBS.get(url, ()))
+    for hub in hubs:
         try:
             hub.publish(topic, message)
         except Exception:

@@ -92,6 +92,7 @@ class Services:
     def close(self) -> None:
         """Release the database connections and the real-time listeners."""
         self.hub.close()
+        pubsub.unregister(self.hub)
         with self._lock:
             if self._store is not None:
                 self._store.dispose()
