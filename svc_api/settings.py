@@ -98,8 +98,14 @@ class Settings:
     # The card store's webhook HMAC secret and the app stores' notification token (unset: those routes 404).
     card_webhook_secret: str | None = None
     store_webhook_token: str | None = None
-    # Who checks in-app purchases: `sandbox` (receipts `sandbox:<transaction>:<product>`).
+    # Who checks in-app purchases: `sandbox` (receipts `sandbox:<transaction>:<product>`) or `stores`
+    # (the App Store Server API and the Google Play Developer API at the URLs below).
     iap_verifier: str = "sandbox"
+    apple_api_url: str = "https://api.storekit.itunes.apple.com"
+    apple_api_token: str | None = None
+    google_api_url: str = "https://androidpublisher.googleapis.com"
+    google_api_token: str | None = None
+    google_package: str = "com.svc.app"
     # The service's own exchange account, whose incoming USDT transfers pay for plans (unset: no channel).
     payment_exchange_key: str | None = None
     payment_exchange_secret: str | None = None
@@ -246,6 +252,11 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "CARD_WEBHOOK_SECRET": ("card_webhook_secret", _text),
     "STORE_WEBHOOK_TOKEN": ("store_webhook_token", _text),
     "IAP_VERIFIER": ("iap_verifier", _text),
+    "APPLE_API_URL": ("apple_api_url", _text),
+    "APPLE_API_TOKEN": ("apple_api_token", _text),
+    "GOOGLE_API_URL": ("google_api_url", _text),
+    "GOOGLE_API_TOKEN": ("google_api_token", _text),
+    "GOOGLE_PACKAGE": ("google_package", _text),
     "OIDC_ISSUER": ("oidc_issuer", _text),
     "WS_MAX_CONNECTIONS": ("ws_max_connections", _int_at_least(1)),
     "OIDC_AUDIENCE": ("oidc_audience", _text),

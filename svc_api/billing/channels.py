@@ -9,14 +9,11 @@ notifications, and in-app purchases verified server-side.
   product_id, app_account_token}`` with ``X-Store-Token: <STORE_WEBHOOK_TOKEN>``; the app binds the
   buyer's ``svc_id`` as ``app_account_token``.
 - ``/user`` ``iap_verify``: ``{platform: ios|android, product_id, transaction_id, receipt}`` for the
-  caller, checked by the verifier ``IAP_VERIFIER`` names (``sandbox``: receipts of the form
-  ``sandbox:<transaction_id>:<product_id>``).
+  caller, checked by the verifier ``IAP_VERIFIER`` names (see :mod:`svc_api.billing.verifiers`).
 
 Example:
     >>> signature(b"{}", "s3cret")[:7]
     'sha256='
-    >>> SandboxVerifier().verify("ios", "svc_pro_monthly", "t1", "sandbox:t1:svc_pro_monthly")
-    True
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from svc_api.billing import payments
+from svc_api.billing.verifiers import verifier_for
 from svc_api.core.errors import ApiError, Invalid, NotFound
 from svc_api.core.fields import required_text
 from svc_api.core.store import Store
@@ -126,21 +124,8 @@ def store_notification(
     return {"received": True, **result}
 
 
-class SandboxVerifier:
-    """The embedded verifier: a receipt ``sandbox:<transaction_id>:<product_id>`` is a purchase."""
-
-    name = "sandbox"
-
-    def verify(self, platform: str, product_id: str, transaction_id: str, receipt: str) -> bool:
-        """Whether the store confirms the purchase."""
-        return receipt == f"sandbox:{transaction_id}:{product_id}"
-
-
-VERIFIERS = {"sandbox": SandboxVerifier}
-
-
 def iap_verify(
-    store: Store, verifier: Any, svc_id: str, params: Mapping[str, Any], *, now: int
+    store: Store, settings: Any, svc_id: str, params: Mapping[str, Any], *, now: int
 ) -> dict[str, Any]:
     """An in-app purchase of the caller, verified with the store, applied once per transaction."""
     platform = params.get("platform")
@@ -152,7 +137,7 @@ def iap_verify(
         raise Invalid("product_id must be svc_<plan>_monthly or svc_<plan>_annual")
     transaction = required_text(params.get("transaction_id"), "transaction_id", hi=64)
     receipt = required_text(params.get("receipt"), "receipt", hi=20000)
-    if not verifier.verify(platform, product, transaction, receipt):
+    if not verifier_for(settings, platform).verify(platform, product, transaction, receipt):
         raise Invalid("the store does not confirm this purchase")
     price = payments.PRICES[plan_period[0]][plan_period[1]]
     with store.write() as conn:

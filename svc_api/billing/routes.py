@@ -20,8 +20,7 @@ from svc_api.core.dispatch import Call, Operation
 
 def _iap(call: Call) -> dict[str, Any]:
     services = call.services
-    verifier = billing.verifier_of(services.settings)
-    return billing.iap_verify(services.store, verifier, call.svc_id, call.params, now=call.now)
+    return billing.iap_verify(services.store, services.settings, call.svc_id, call.params, now=call.now)
 
 
 async def card_webhook(request: Request) -> JSONResponse:

@@ -18,9 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from svc_api.billing import payments
-from svc_api.billing.channels import VERIFIERS, card_webhook, iap_verify, store_notification
+from svc_api.billing.channels import card_webhook, iap_verify, store_notification
 from svc_api.billing.purchases import PERIOD_DAYS, PRICES, apply_purchase, purchase_amount, refund_purchase
-from svc_api.core.errors import Invalid
 from svc_api.core.store import Store
 
 
@@ -61,20 +60,6 @@ def refund(store: Store, source: str, purchase_id: str, *, now: int) -> dict[str
     """
     with store.write() as conn:
         return refund_purchase(conn, source, purchase_id, now)
-
-
-def verifier_of(settings: Any) -> Any:
-    """The in-app purchase verifier ``IAP_VERIFIER`` names.
-
-    Example:
-        >>> from types import SimpleNamespace
-        >>> verifier_of(SimpleNamespace(iap_verifier="sandbox")).name
-        'sandbox'
-    """
-    name = settings.iap_verifier
-    if name not in VERIFIERS:
-        raise Invalid(f"IAP_VERIFIER must be one of {', '.join(VERIFIERS)}, got {name!r}")
-    return VERIFIERS[name]()
 
 
 def pending_payments(store: Store, limit: int = 100) -> list[dict[str, Any]]:
@@ -132,5 +117,4 @@ __all__ = [
     "refund",
     "refund_purchase",
     "store_notification",
-    "verifier_of",
 ]

@@ -231,3 +231,46 @@ def test_usdt_transfers_pay_by_note_or_by_linked_payer(papi: Any) -> None:
     assert _expiry(papi, by_note["session_token"]) == ("starter", SIGNALS_T0 + 30 * DAY)
     assert _expiry(papi, by_payer["session_token"]) == ("investor", SIGNALS_T0 + 365 * DAY)
     assert [(p["external_id"], p["source"]) for p in admin("payments", "pending")] == [("tx-c", "usdt")]
+
+
+def test_in_app_purchases_verified_with_each_store(settings: Settings, make_api: Any) -> None:
+    from tests.api.fakes.stores import TOKEN as STORE_TOKEN
+    from tests.api.fakes.stores import running_stores
+
+    with running_stores() as stores:
+        api = make_api(
+            dataclasses.replace(
+                settings,
+                iap_verifier="stores",
+                apple_api_url=stores.url,
+                apple_api_token=STORE_TOKEN,
+                google_api_url=stores.url,
+                google_api_token=STORE_TOKEN,
+                google_package="com.svc.app",
+                session_ttl_seconds=3650 * DAY,
+            ),
+            clock=ManualClock(SIGNALS_T0),
+        )
+        t = api.register()["session_token"]
+        stores.apple["a-1"] = {"transactionId": "a-1", "productId": "svc_plus_monthly"}
+        stores.apple["a-2"] = {"transactionId": "a-2", "productId": "svc_plus_monthly", "revocationDate": 1}
+        stores.google["tok-1"] = {
+            "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE",
+            "lineItems": [{"productId": "svc_pro_annual"}],
+        }
+
+        def buy(platform: str, product: str, tx: str, receipt: str) -> Any:
+            body = {"platform": platform, "product_id": product, "transaction_id": tx, "receipt": receipt}
+            return api.user("iap_verify", body, token=t)
+
+        assert buy("ios", "svc_plus_monthly", "a-1", "app-receipt").status_code == 200
+        assert buy("ios", "svc_pro_monthly", "a-1", "app-receipt").status_code == 400  # another product
+        assert buy("ios", "svc_plus_monthly", "a-2", "app-receipt").status_code == 400  # revoked
+        assert buy("ios", "svc_plus_monthly", "a-9", "app-receipt").status_code == 400  # unknown to Apple
+        assert buy("android", "svc_pro_annual", "gpa-1", "tok-1").status_code == 200
+        assert buy("android", "svc_pro_annual", "gpa-2", "tok-unknown").status_code == 400
+        assert _expiry(api, t) == ("pro", SIGNALS_T0 + (30 + 365) * DAY)
+        stores.down = True
+        down = buy("ios", "svc_plus_monthly", "a-3", "app-receipt")
+        assert (down.status_code, down.json()["reason"]) == (503, "store_unavailable")
+        assert _expiry(api, t) == ("pro", SIGNALS_T0 + (30 + 365) * DAY)  # nothing granted

@@ -41,7 +41,9 @@ def test_every_variable_is_read() -> None:
         "SMTP_URL": "smtp://127.0.0.1:2525", "MAIL_FROM": "ops@example.com", "BOT_API_URL": "http://127.0.0.1:8081",
         "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0", "EXCHANGE": "binance",
         "ORDER_PROXY_IP": "203.0.113.7", "EXCHANGE_ENCRYPTION_KEYS": "k1,k2", "EXCHANGE_POLL_SECONDS": "3",
-        "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "sandbox",
+        "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "stores",
+        "APPLE_API_URL": "http://a", "APPLE_API_TOKEN": "at", "GOOGLE_API_URL": "http://g", "GOOGLE_API_TOKEN": "gt",
+        "GOOGLE_PACKAGE": "p.q",
         "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps", "OIDC_ISSUER": "https://id.example",
         "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10", "WS_MAX_CONNECTIONS": "7",
         "BINANCE_API_URL": "http://127.0.0.1:1", "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
@@ -70,7 +72,14 @@ def test_every_variable_is_read() -> None:
         "http://127.0.0.1:8081", "1:abc", 60.0, 0)  # fmt: skip
     assert (s.exchange, s.order_proxy_ip, s.exchange_encryption_keys, s.exchange_poll_seconds) == (
         "binance", "203.0.113.7", ("k1", "k2"), 3.0)  # fmt: skip
-    assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "sandbox")
+    assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "stores")
+    assert (s.apple_api_url, s.apple_api_token, s.google_api_url, s.google_api_token, s.google_package) == (
+        "http://a",
+        "at",
+        "http://g",
+        "gt",
+        "p.q",
+    )
     assert (s.payment_exchange_key, s.payment_exchange_secret) == ("pk", "ps")
     assert (s.oidc_issuer, s.oidc_audience, s.oidc_jwks_cooldown_seconds) == (
         "https://id.example",
