@@ -128,4 +128,4 @@ def test_trader_journey(sig_api: Any, cli_env: None) -> None:
         assert by_identity["svc_id"] == svc_id
         connections = api.user("account_info", token=token).json()["data"]["connections"]
         assert (connections["exchange"], connections["identity_provider"]) == (True, True)
-    assert SIGNALS_T0 <= api.clock.now() and HOUR and signals
+    assert api.clock.now() >= SIGNALS_T0 and HOUR and signals
