@@ -51,12 +51,12 @@ def sync(
 
     ``listed_coins(conn, svc_id, strategy_name)`` gives the coins of the strategy's active listing.
     """
-    live = {(s.svc_id, s.name): s for s in strategies.live_strategies(conn)}
+    live = {(s.svc_id, s.name): s for s in strategies.live_within_plans(conn, now=now_ms // 1000)}
     have = {(w.svc_id, w.strategy_name, w.coin): w for w in queries.watches(conn)}
     keep: set[tuple[str, str, str]] = set()
     series: dict[str, tuple[str, str, str] | None] = {}  # coin -> (market, symbol, display), once a pass
     for (svc_id, name), strat in live.items():
-        found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series)
+        found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series, now=now)
         for coin, (mkt, symbol) in found.items():
             key = (svc_id, name, coin)
             keep.add(key)
@@ -93,9 +93,11 @@ def _coins(
     strat: Any,
     listed: list[str],
     series: dict[str, tuple[str, str, str] | None],
+    *,
+    now: int,
 ) -> dict[str, tuple[str, str]]:
     tested = backtests.full_range_returns(conn, strat.svc_id, strat.name, strat.timeframe) or {}
-    plan = accounts.current_plan(conn, strat.svc_id)
+    plan = accounts.current_plan(conn, strat.svc_id, now=now)
     cap = strategies.MAX_COINS.get(plan, 0)
     order = wanted_order(listed, json.loads(strat.public_coins), sorted(tested), cap=max(cap, len(listed)))
     found: dict[str, tuple[str, str]] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from svc_api.accounts import service as accounts
 from svc_api.core.store import Store
 from svc_api.strategies import queries, worker
 from svc_api.strategies.errors import (
@@ -59,6 +60,31 @@ def live_strategies(conn: Any) -> list[Any]:
         []
     """
     return queries.live_strategies(conn)
+
+
+def live_within_plans(conn: Any, *, now: int) -> list[Any]:
+    """:func:`live_strategies` that their owner's plan in force still allows (ours: when a plan runs
+    out nothing is deleted, but only the first ``MAX_ACTIVE`` of the plan, by name, keep producing
+    signals: none on ``free``).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     live_within_plans(conn, now=0)
+        []
+    """
+    rows = sorted(live_strategies(conn), key=lambda r: (r.svc_id, r.name))
+    allowed: dict[str, int] = {}
+    kept = []
+    for row in rows:
+        if row.svc_id not in allowed:
+            allowed[row.svc_id] = MAX_ACTIVE[accounts.current_plan(conn, row.svc_id, now=now)]
+        if allowed[row.svc_id] > 0:
+            allowed[row.svc_id] -= 1
+            kept.append(row)
+    return kept
 
 
 def price_per_signal(conn: Any, svc_id: str, name: str) -> int:
@@ -219,6 +245,7 @@ __all__ = [
     "generate",
     "live_count",
     "live_strategies",
+    "live_within_plans",
     "load_strategy",
     "lock_account",
     "price_per_signal",
