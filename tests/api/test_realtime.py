@@ -8,42 +8,26 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from svc_api.core.pubsub import Hub
 from svc_api.signals import service as signals
+from tests.api.fakes.loopback import serve
 from tests.api.test_signals import HOUR, STRATEGY, creator
 
 
 @contextmanager
 def serving(app: Any) -> Iterator[str]:
     """``app`` (already started by the test client) served by uvicorn on loopback: its ws:// URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"ws://127.0.0.1:{port}/ws"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve(app, lifespan="off") as url:
+        yield url.replace("http://", "ws://") + "/ws"
 
 
 def _subscribe(ws: ClientConnection, *channels: str) -> None:

@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+
+from tests.api.fakes.loopback import serve
 
 KEY, SECRET = "k" * 64, "s" * 64
 SYMBOLS = {
@@ -229,18 +228,6 @@ def _app(fake: BinanceFake) -> Starlette:
 def running_binance() -> Iterator[BinanceFake]:
     """The fake served by uvicorn on a free loopback port for the duration of the block."""
     fake = BinanceFake()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(_app(fake), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    fake.url = f"http://127.0.0.1:{port}"
-    try:
+    with serve(_app(fake)) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join(10)

@@ -4,8 +4,6 @@ test may rotate the key, or mint with a key the provider does not publish)."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,12 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.api.fakes.loopback import serve
 
 AUDIENCE = "svc-app"
 
@@ -67,18 +66,6 @@ def _app(issuer: Issuer) -> Starlette:
 def running_issuer() -> Iterator[Issuer]:
     """The provider served by uvicorn on a free loopback port for the duration of the block."""
     issuer = Issuer()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    issuer.url = f"http://127.0.0.1:{port}"
-    server = uvicorn.Server(uvicorn.Config(_app(issuer), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
+    with serve(_app(issuer)) as url:
+        issuer.url = url
         yield issuer
-    finally:
-        server.should_exit = True
-        thread.join(10)

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.api.fakes.loopback import serve
 
 TOKEN = "store-api-token"
 
@@ -74,18 +72,6 @@ def _app(stores: Stores) -> Starlette:
 def running_stores() -> Iterator[Stores]:
     """Both stores served by uvicorn on a free loopback port for the duration of the block."""
     stores = Stores()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(_app(stores), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    stores.url = f"http://127.0.0.1:{port}"
-    try:
+    with serve(_app(stores)) as url:
+        stores.url = url
         yield stores
-    finally:
-        server.should_exit = True
-        thread.join(10)
