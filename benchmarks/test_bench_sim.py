@@ -25,7 +25,8 @@ import pytest
 from numba import njit
 
 from svc_engine.sim import simulate, simulate_portfolio
-from svc_engine.sim.multi import build_book, divide_candidates, recommend_divide
+from svc_engine.sim.divide import divide_candidates, recommend_divide
+from svc_engine.sim.multi import build_book
 from svc_engine.sim.single import resolve_settings
 
 BTC_1M = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "crypto" / "BTCUSDT-1m.parquet"

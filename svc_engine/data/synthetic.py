@@ -35,9 +35,11 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from numba import njit
 
 from svc_engine.data.store import DataStore
+from svc_engine.data.synthetic_kernels import aggregate_nb as _aggregate_nb
+from svc_engine.data.synthetic_kernels import log_path_nb as _log_path_nb
+from svc_engine.data.synthetic_kernels import regimes_nb as _regimes_nb
 from svc_engine.instruments import Instrument, precision, universe
 
 END = datetime(2026, 11, 1, tzinfo=UTC)
@@ -114,8 +116,13 @@ _DAILY: dict[str, _Params] = {
     "OIL": _Params(46.0, 72.0, 0.35, 0.30, 8.0e9),
 }
 # Which common factor drives an instrument: stocks and ETFs share one, so do the USD pairs.
-_FACTOR = {"crypto": "crypto", "us_stocks": "equity", "etfs": "equity", "forex": "usd",
-           "commodities": "commodity"}
+_FACTOR = {
+    "crypto": "crypto",
+    "us_stocks": "equity",
+    "etfs": "equity",
+    "forex": "usd",
+    "commodities": "commodity",
+}
 # Share of a day's variance in the overnight step: gaps at the open for exchange-traded markets.
 _OVERNIGHT = {"us_stocks": 0.20, "etfs": 0.15, "forex": 0.03, "commodities": 0.10}
 
@@ -134,81 +141,26 @@ class _Regime:
     jumps: float  # jumps per bar
 
 
-_HOURLY = _Regime(stay_range=0.997, stay_trend=0.996, reverse=0.3, trend=0.08, kappa=0.02,
-                  alpha=0.09, beta=0.89, jumps=1 / 96)
-_DAILY_REGIME = _Regime(stay_range=0.97, stay_trend=0.96, reverse=0.3, trend=0.15, kappa=0.05,
-                        alpha=0.08, beta=0.90, jumps=4 / 252)
-
-
-# ---- numba kernels ---------------------------------------------------------------------------
-
-
-@njit(cache=True, nogil=True)
-def _regimes_nb(u: np.ndarray, stay_range: float, stay_trend: float, reverse: float) -> np.ndarray:
-    """Markov chain over bars: 0 range, 1 trend up, -1 trend down, driven by uniforms ``u``."""
-    out = np.empty(u.size, np.int8)
-    state = 0
-    for k in range(u.size):
-        out[k] = state
-        if state == 0 and u[k] > stay_range:
-            state = 1 if u[k] > (1.0 + stay_range) / 2.0 else -1
-        elif state != 0 and u[k] > stay_trend:
-            state = -state if u[k] > 1.0 - (1.0 - stay_trend) * reverse else 0
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _log_path_nb(z: np.ndarray, profile: np.ndarray, steps: int, sigma: float, regime: np.ndarray,
-                 trend: float, kappa: float, alpha: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Log-price path of ``z.size`` steps (``x[0] = 0``) and each step's standard deviation.
-
-    ``sigma`` is the long-run step deviation, scaled per bar by the GARCH variance ``h`` (fed by
-    the bar's standardised shock) and per step by ``profile[i % profile.size]``.
-    """
-    n_bars = z.size // steps
-    x = np.empty(z.size + 1)
-    sd = np.empty(z.size)
-    x[0] = 0.0
-    h, anchor, root = 1.0, 0.0, math.sqrt(steps)
-    omega = 1.0 - alpha - beta
-    period = profile.size
-    for k in range(n_bars):
-        start = k * steps
-        s = sigma * math.sqrt(h)
-        if regime[k] == 0:
-            if k == 0 or regime[k - 1] != 0:
-                anchor = x[start]
-            drift = -kappa * (x[start] - anchor) / steps
-        else:
-            drift = regime[k] * trend * s / root
-        u = 0.0
-        for i in range(start, start + steps):
-            sd[i] = s * profile[i % period]
-            x[i + 1] = x[i] + drift + sd[i] * z[i]
-            u += z[i]
-        u /= root
-        h = min(omega + (alpha * u * u + beta) * h, 50.0)
-    return x, sd
-
-
-@njit(cache=True, nogil=True)
-def _aggregate_nb(o: np.ndarray, hi: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray,
-                  steps: int, first: int) -> np.ndarray:
-    """OHLCV of consecutive bars of ``steps`` fine steps, skipping the first ``first`` of each."""
-    n = o.size // steps
-    out = np.empty((5, n))
-    for k in range(n):
-        a, b = k * steps + first, (k + 1) * steps
-        top, bottom, vol = hi[a], lo[a], 0.0
-        for i in range(a, b):
-            top = max(top, hi[i])
-            bottom = min(bottom, lo[i])
-            vol += v[i]
-        out[0, k], out[1, k], out[2, k], out[3, k], out[4, k] = o[a], top, bottom, c[b - 1], vol
-    return out
-
-
-# ---- simulation ----------------------------------------------------------------------------------
+_HOURLY = _Regime(
+    stay_range=0.997,
+    stay_trend=0.996,
+    reverse=0.3,
+    trend=0.08,
+    kappa=0.02,
+    alpha=0.09,
+    beta=0.89,
+    jumps=1 / 96,
+)
+_DAILY_REGIME = _Regime(
+    stay_range=0.97,
+    stay_trend=0.96,
+    reverse=0.3,
+    trend=0.15,
+    kappa=0.05,
+    alpha=0.08,
+    beta=0.90,
+    jumps=4 / 252,
+)
 
 
 def _rng(seed: int, name: str) -> np.random.Generator:
@@ -219,8 +171,7 @@ def _shocks(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.standard_t(_T_DF, n) / math.sqrt(_T_DF / (_T_DF - 2.0))
 
 
-def _factor(seed: int, name: str, n_bars: int, steps: int,
-            regime: _Regime) -> tuple[np.ndarray, np.ndarray]:
+def _factor(seed: int, name: str, n_bars: int, steps: int, regime: _Regime) -> tuple[np.ndarray, np.ndarray]:
     """A market's common shocks per step and its regime per bar (shared by its instruments)."""
     rng = _rng(seed, f"factor:{name}")
     z = _shocks(rng, n_bars * steps)
@@ -228,8 +179,9 @@ def _factor(seed: int, name: str, n_bars: int, steps: int,
     return z, states
 
 
-def _own_shocks(rng: np.random.Generator, common: np.ndarray, rho: float, steps: int,
-                regime: _Regime) -> np.ndarray:
+def _own_shocks(
+    rng: np.random.Generator, common: np.ndarray, rho: float, steps: int, regime: _Regime
+) -> np.ndarray:
     z = rho * common + math.sqrt(1.0 - rho * rho) * _shocks(rng, common.size)
     n_bars = common.size // steps
     hit = np.flatnonzero(rng.random(n_bars) < regime.jumps)
@@ -256,7 +208,7 @@ def _pin(x: np.ndarray, p: _Params, share: float) -> np.ndarray:
 
 
 def _rounded(digits: int, *prices: np.ndarray) -> list[np.ndarray]:
-    tick = 10.0 ** -digits
+    tick = 10.0**-digits
     return [np.maximum(np.round(a, digits), tick) for a in prices]
 
 
@@ -267,8 +219,16 @@ def _intraday_cycle(period: int) -> np.ndarray:
 
 
 def _frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
-    return pl.DataFrame({"open_time": open_time.astype(np.int64), "open": ohlcv[0], "high": ohlcv[1],
-                         "low": ohlcv[2], "close": ohlcv[3], "volume": ohlcv[4]})
+    return pl.DataFrame(
+        {
+            "open_time": open_time.astype(np.int64),
+            "open": ohlcv[0],
+            "high": ohlcv[1],
+            "low": ohlcv[2],
+            "close": ohlcv[3],
+            "volume": ohlcv[4],
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,8 +244,9 @@ _FULL = _Span(hours=730 * 24, minutes=30 * 1440, days=3652)
 _SMALL = _Span(hours=60 * 24, minutes=3 * 1440, days=730)
 
 
-def _crypto_frames(inst: Instrument, seed: int, span: _Span,
-                   factor: tuple[np.ndarray, np.ndarray]) -> dict[str, pl.DataFrame]:
+def _crypto_frames(
+    inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
+) -> dict[str, pl.DataFrame]:
     """The 1h and 1m candles of one coin, both cut from the same 1-minute path."""
     p, rules = _CRYPTO[inst.symbol], precision(inst.market, inst.symbol)
     rng = _rng(seed, inst.symbol)
@@ -294,8 +255,9 @@ def _crypto_frames(inst: Instrument, seed: int, span: _Span,
     cycle = _intraday_cycle(1440)
     profile = np.sqrt(cycle / cycle.mean())
     sigma = p.vol / math.sqrt(365.0 * 1440.0)
-    x, sd = _log_path_nb(z, profile, 60, sigma, states, _HOURLY.trend, _HOURLY.kappa,
-                         _HOURLY.alpha, _HOURLY.beta)
+    x, sd = _log_path_nb(
+        z, profile, 60, sigma, states, _HOURLY.trend, _HOURLY.kappa, _HOURLY.alpha, _HOURLY.beta
+    )
     logs = _step_bars(rng, _pin(x, p, span.hours / _FULL.hours), sd)
     o, hi, lo, c = _rounded(rules.price_precision, *(p.end * np.exp(a) for a in logs))
     start = END_MS - span.hours * _HOUR_MS
@@ -311,8 +273,15 @@ def _crypto_frames(inst: Instrument, seed: int, span: _Span,
     }
 
 
-def _crypto_volume(rng: np.random.Generator, quote_per_day: float, z: np.ndarray, activity: np.ndarray,
-                   open_time: np.ndarray, close: np.ndarray, digits: int) -> np.ndarray:
+def _crypto_volume(
+    rng: np.random.Generator,
+    quote_per_day: float,
+    z: np.ndarray,
+    activity: np.ndarray,
+    open_time: np.ndarray,
+    close: np.ndarray,
+    digits: int,
+) -> np.ndarray:
     """Base-asset volume per minute: more when volatile, when moving and in busy hours, less at
     weekends, noisy; rounded to the pair's quantity precision so that sums round back exactly."""
     weekend = ((open_time // _DAY_MS + 3) % 7) >= 5
@@ -328,23 +297,36 @@ def _weekdays(days: int) -> np.ndarray:
     return day[(day + 3) % 7 < 5] * _DAY_MS
 
 
-def _daily_frame(inst: Instrument, seed: int, span: _Span,
-                 factor: tuple[np.ndarray, np.ndarray]) -> pl.DataFrame:
+def _daily_frame(
+    inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
+) -> pl.DataFrame:
     """Daily candles of one instrument aggregated from a 79-step path per weekday."""
     p, rules = _DAILY[inst.symbol], precision(inst.market, inst.symbol)
     rng = _rng(seed, inst.symbol)
     common, states = factor
     z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, _DAILY_REGIME)
     night = _OVERNIGHT[inst.market]
-    profile = np.sqrt(np.r_[night * _DAILY_STEPS, np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS
-                                                             / (_DAILY_STEPS - 1))])
+    profile = np.sqrt(
+        np.r_[
+            night * _DAILY_STEPS, np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS / (_DAILY_STEPS - 1))
+        ]
+    )
     sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
-    x, sd = _log_path_nb(z, profile, _DAILY_STEPS, sigma, states, _DAILY_REGIME.trend,
-                         _DAILY_REGIME.kappa, _DAILY_REGIME.alpha, _DAILY_REGIME.beta)
+    x, sd = _log_path_nb(
+        z,
+        profile,
+        _DAILY_STEPS,
+        sigma,
+        states,
+        _DAILY_REGIME.trend,
+        _DAILY_REGIME.kappa,
+        _DAILY_REGIME.alpha,
+        _DAILY_REGIME.beta,
+    )
     logs = _step_bars(rng, _pin(x, p, span.days / _FULL.days), sd)
     o, hi, lo, c = (p.end * np.exp(a) for a in logs)
     bars = _aggregate_nb(o, hi, lo, c, np.zeros(z.size), _DAILY_STEPS, 1)
-    bars[:4] = np.maximum(np.round(bars[:4], rules.price_precision), 10.0 ** -rules.price_precision)
+    bars[:4] = np.maximum(np.round(bars[:4], rules.price_precision), 10.0**-rules.price_precision)
     moves = np.abs(np.diff(np.log(bars[3]), prepend=math.log(bars[0, 0])))
     weight = (0.6 + 0.4 * moves / max(moves.mean(), 1e-12)) * rng.lognormal(0.0, 0.3, moves.size)
     bars[4] = np.round(weight * (p.quote_volume / weight.mean()) / bars[3])
@@ -360,8 +342,9 @@ def _market_factor(seed: int, name: str, span: _Span) -> tuple[np.ndarray, np.nd
     return _factor(seed, name, len(_weekdays(span.days)), _DAILY_STEPS, _DAILY_REGIME)
 
 
-def _frames(inst: Instrument, seed: int, span: _Span,
-            factor: tuple[np.ndarray, np.ndarray]) -> dict[str, pl.DataFrame]:
+def _frames(
+    inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
+) -> dict[str, pl.DataFrame]:
     if inst.market == "crypto":
         return _crypto_frames(inst, seed, span, factor)
     return {"1d": _daily_frame(inst, seed, span, factor)}
@@ -382,8 +365,13 @@ def _write(store: DataStore, inst: Instrument, frames: dict[str, pl.DataFrame]) 
     return candles, size
 
 
-def generate_market(store: DataStore | None = None, *, seed: int = DEFAULT_SEED,
-                    progress: Progress | None = None, small: bool = False) -> dict[str, Any]:
+def generate_market(
+    store: DataStore | None = None,
+    *,
+    seed: int = DEFAULT_SEED,
+    progress: Progress | None = None,
+    small: bool = False,
+) -> dict[str, Any]:
     """Fill ``store`` (default: :class:`DataStore` at the default data directory) with the synthetic market.
 
     Full: every crypto pair with two years of 1h and the last 30 days of 1m candles, ten years of
@@ -414,6 +402,14 @@ def generate_market(store: DataStore | None = None, *, seed: int = DEFAULT_SEED,
         candles, size = candles + added, size + written
         if progress is not None:
             progress(done, len(plan), f"{inst.market}/{inst.symbol}")
-    return {"instruments": len(plan), "files": sum(2 if i.market == "crypto" else 1 for i in plan),
-            "candles": candles, "bytes": size, "seconds": round(time.perf_counter() - began, 3),
-            "seed": seed, "small": small, "end_ts": END_MS // 1000, "root": str(store.root)}
+    return {
+        "instruments": len(plan),
+        "files": sum(2 if i.market == "crypto" else 1 for i in plan),
+        "candles": candles,
+        "bytes": size,
+        "seconds": round(time.perf_counter() - began, 3),
+        "seed": seed,
+        "small": small,
+        "end_ts": END_MS // 1000,
+        "root": str(store.root),
+    }

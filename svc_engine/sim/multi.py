@@ -19,11 +19,11 @@ import numpy as np
 import polars as pl
 
 from svc_engine.sim import nb, perf, stats
+from svc_engine.sim.divide import kernel_settings, recommend_divide
 from svc_engine.sim.inputs import RULE_COLUMNS, SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import (
-    MS_PER_DAY,
     filter_signals,
     half_spread,
     resolve_settings,
@@ -31,7 +31,6 @@ from svc_engine.sim.single import (
     trade_columns,
 )
 
-DIVIDE_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)
 MAX_DIVIDE = 20
 
 
@@ -185,80 +184,6 @@ def build_book(
     )
 
 
-def _kernel_settings(book: Book, s: Settings) -> tuple[Any, ...]:
-    return (
-        s.initial_balance,
-        s.commission_pct / 100,
-        s.leverage,
-        book.hs,
-        book.tf_ms,
-        round(s.max_wait_days * MS_PER_DAY),
-        s.min_candles_between_signals,
-        *_sizing(s),
-    )
-
-
-def _sizing(s: Settings) -> tuple[int, float]:
-    """The kernels' sizing: the divide rule unless ``sizing`` is ``risk`` or ``quantity``
-    (``position_size_pct`` does not apply to a portfolio)."""
-    from svc_engine.sim.single import sizing_args
-
-    return sizing_args(s) if s.sizing != "fraction" else (nb.SIZE_FRACTION, 1.0)
-
-
-def divide_candidates(n_coins: int) -> list[int]:
-    """The divides the search tries: the fixed set, none above the number of coins.
-
-    Example:
-        >>> divide_candidates(7)
-        [1, 2, 3, 4, 5, 6]
-    """
-    return [d for d in DIVIDE_CANDIDATES if d <= n_coins]
-
-
-def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> dict[str, Any]:
-    """Sweep every candidate divide and pick the best ``return_dd_score`` (section 6). The divide
-    the caller ``requested`` is a candidate too (up to the number of coins, the bound of every
-    candidate), so the recommendation never scores worse than it.
-
-    Example:
-        >>> recommend_divide.__name__
-        'recommend_divide'
-    """
-    n = len(book.coins)
-    tried = divide_candidates(n)
-    if requested is not None and requested not in tried and requested <= n:
-        tried = sorted([*tried, requested])
-    todo = np.asarray(tried + ([] if n in tried else [n]), np.int64)
-    finals, dds, n_tr, no_slot, max_open = nb.divide_search_nb(
-        *book.sweep_args(), todo, *_kernel_settings(book, s)
-    )
-    rows = [
-        {
-            "divide": int(todo[x]),
-            "final_balance": float(finals[x]),
-            "total_return_pct": stats.total_return_pct(float(finals[x]), s.initial_balance),
-            "max_drawdown_pct": float(dds[x]),
-            "total_trades": int(n_tr[x]),
-            "skipped_no_slot": int(no_slot[x]),
-            "score": stats.return_dd_score(float(finals[x]), float(dds[x])),
-        }
-        for x in range(len(tried))
-    ]
-    best = stats.pick_best(tried, [r["score"] for r in rows])
-    chosen = rows[tried.index(best)]
-    return {
-        "divide": best,
-        "value": best,
-        "final_balance": chosen["final_balance"],
-        "total_return_pct": chosen["total_return_pct"],
-        "max_drawdown_pct": chosen["max_drawdown_pct"],
-        "max_concurrent_signals": int(max_open[list(todo).index(n)]),
-        "candidates": rows,
-        "method": "return_dd_score",
-    }
-
-
 def _coin_result(
     book: Book, ci: int, trades: np.ndarray, fate: np.ndarray, s: Settings, market: str = "crypto"
 ) -> dict[str, Any]:
@@ -337,7 +262,7 @@ def simulate_portfolio(
     eq = np.empty(book.union.shape[0])
     args = list(book.sweep_args())
     args[15] = fate
-    n_tr, final, max_open = nb.portfolio_sweep_nb(*args, trades, eq, divide, *_kernel_settings(book, s))
+    n_tr, final, max_open = nb.portfolio_sweep_nb(*args, trades, eq, divide, *kernel_settings(book, s))
     trades = trades[:n_tr]
     return _portfolio_result(
         book,
