@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from starlette.routing import BaseRoute, Mount, Route, Router, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from svc_api.accounts import routes as account
 from svc_api.backtests import routes as backtest_routes
@@ -25,6 +25,7 @@ from svc_api.community import routes as community_routes
 from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
 from svc_api.economic import routes as economic_routes
+from svc_api.education.app import education_app
 from svc_api.exchange import routes as exchange_routes
 from svc_api.keys import routes as keys
 from svc_api.market import routes as market_routes
@@ -151,5 +152,5 @@ def routes() -> list[BaseRoute]:
         Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),
         *billing_routes.WEBHOOKS,
         WebSocketRoute("/ws", realtime.endpoint),
-        Mount("/education/v1", app=Router(routes=[])),
+        Mount("/education/v1", app=education_app()),
     ]

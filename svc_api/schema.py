@@ -17,6 +17,7 @@ from svc_api.community import tables as _community  # noqa: F401
 from svc_api.core.tables import metadata
 from svc_api.credits import tables as _credits  # noqa: F401
 from svc_api.economic import tables as _economic  # noqa: F401
+from svc_api.education import tables as _education  # noqa: F401
 from svc_api.exchange import tables as _exchange  # noqa: F401
 from svc_api.keys import tables as _keys  # noqa: F401
 from svc_api.market import tables as _market  # noqa: F401

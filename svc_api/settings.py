@@ -115,6 +115,12 @@ class Settings:
     oidc_jwks_cooldown_seconds: float = 30.0
     # Open WebSockets per process; past it a handshake gets an HTTP 429.
     ws_max_connections: int = 1000
+    # Education checkout: open (1) or closed (0), the catalog's currency, how long a checkout session
+    # stays payable, and seconds between the payment provider's callback retries (0: off).
+    edu_checkout_open: int = 1
+    edu_currency: str = "USD"
+    edu_checkout_ttl_seconds: int = 1800
+    edu_payment_poll_seconds: float = 5.0
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -268,6 +274,10 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "BINANCE_FUTURES_URL": ("binance_futures_url", _text),
     "EXCHANGE_ENCRYPTION_KEYS": ("exchange_encryption_keys", _list),
     "EXCHANGE_POLL_SECONDS": ("exchange_poll_seconds", _number(positive=False)),
+    "EDU_CHECKOUT_OPEN": ("edu_checkout_open", _int_at_least(0)),
+    "EDU_CURRENCY": ("edu_currency", _text),
+    "EDU_CHECKOUT_TTL_SECONDS": ("edu_checkout_ttl_seconds", _int_at_least(60)),
+    "EDU_PAYMENT_POLL_SECONDS": ("edu_payment_poll_seconds", _number(positive=False)),
 })  # fmt: skip
 
 

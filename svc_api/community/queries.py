@@ -95,6 +95,15 @@ def leader(conn: Connection, svc_id: str) -> Row[Any] | None:
     return conn.execute(sa.select(leaders).where(leaders.c.svc_id == svc_id)).first()
 
 
+def leader_names(conn: Connection, svc_ids: list[str]) -> dict[str, str]:
+    """``svc_id -> display_name`` of the leaders among ``svc_ids``."""
+    if not svc_ids:
+        return {}
+    query = sa.select(leaders.c.svc_id, leaders.c.display_name).where(leaders.c.svc_id.in_(svc_ids))
+    rows = conn.execute(query)
+    return {row.svc_id: row.display_name for row in rows}
+
+
 def insert_leader(conn: Connection, **values: Any) -> None:
     """The profile of a newly approved leader (kept when re-approved)."""
     conn.execute(insert_new(conn, leaders).values(**values))

@@ -39,6 +39,20 @@ from svc_api.core.workers import Periodic
 from svc_api.notifications import service as notifications
 
 
+def leader_names(conn: Connection, svc_ids: list[str]) -> dict[str, str]:
+    """The display names of the community leaders among ``svc_ids`` (others are absent).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     leader_names(conn, ["NOPE00"])
+        {}
+    """
+    return queries.leader_names(conn, sorted(set(svc_ids)))
+
+
 def _followers(conn: Connection, leader_id: str, after: str | None, limit: int) -> list[str]:
     return queries.followers_after(conn, leader_id, after, limit)
 

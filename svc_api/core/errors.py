@@ -123,13 +123,15 @@ class ServiceError(Exception):
         """
         return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
-    def response(self) -> Response:
-        """The rendered Starlette response.
+    def response(self, *, descriptive: bool = False) -> Response:
+        """The rendered Starlette response (``descriptive``: the education routes' shape, see
+        :func:`descriptive_body`).
 
         >>> ApiError(402, "insufficient_credits", code="insufficient_credits").response().status_code
         402
         """
-        return JSONResponse(self.body(), status_code=self.status, headers=self.headers())
+        body = descriptive_body(self.body()) if descriptive else self.body()
+        return JSONResponse(body, status_code=self.status, headers=self.headers())
 
 
 class ApiError(ServiceError):
@@ -229,6 +231,30 @@ DomainError = ServiceError
 """The name the domain services raise under (the same class)."""
 
 
+DESCRIPTIVE_PREFIX = "/education/"
+"""Paths whose errors read ``{error: <descriptive message>, code: <machine name>}`` (the education
+API's contract) instead of ``{error: <machine name>, message}``."""
+
+
+def descriptive_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``{error: name, message?, ...}`` as ``{error: message, code: name, ...}``: the message a person
+    reads first, the stable name beside it for programs.
+
+    >>> descriptive_body({"error": "not_found", "message": "no such product"})
+    {'error': 'no such product', 'code': 'not_found'}
+    >>> descriptive_body({"error": "too_many_requests", "retry_after": 3})
+    {'error': 'too many requests', 'code': 'too_many_requests', 'retry_after': 3}
+    """
+    rest = {k: v for k, v in body.items() if k not in ("error", "code", "message")}
+    name = str(body.get("code") or body.get("error"))
+    message = body.get("message") or str(body.get("error", "")).replace("_", " ")
+    return {"error": message, "code": name, **rest}
+
+
+def _descriptive(scope: Scope | None) -> bool:
+    return scope is not None and str(scope.get("path", "")).startswith(DESCRIPTIVE_PREFIX)
+
+
 def session_expired(message: str = "a valid session token is required") -> ApiError:
     """The 401 that signs the user out.
 
@@ -255,7 +281,7 @@ async def api_error_handler(request: Request, exc: Exception) -> Response:
     """
     if not isinstance(exc, ServiceError):
         raise exc
-    return exc.response()
+    return exc.response(descriptive=_descriptive(getattr(request, "scope", None)))
 
 
 async def http_exception_handler(request: Request, exc: Exception) -> Response:
@@ -268,13 +294,13 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     """
     if not isinstance(exc, HTTPException):
         raise exc
-    return _http_response(exc)
+    return _http_response(exc, descriptive=_descriptive(getattr(request, "scope", None)))
 
 
-def _http_response(exc: HTTPException) -> Response:
+def _http_response(exc: HTTPException, *, descriptive: bool = False) -> Response:
     if exc.status_code in _NO_BODY or exc.status_code < 400:
         return Response(status_code=exc.status_code, headers=exc.headers)
-    response = _http_error(exc).response()
+    response = _http_error(exc).response(descriptive=descriptive)
     response.headers.update(exc.headers or {})
     return response
 
@@ -330,10 +356,11 @@ class ErrorEnvelopeMiddleware:
 
 
 def _render(scope: Scope, exc: Exception) -> Response:
+    descriptive = _descriptive(scope)
     if isinstance(exc, ServiceError):
-        return exc.response()
+        return exc.response(descriptive=descriptive)
     if isinstance(exc, HTTPException):
-        return _http_response(exc)
+        return _http_response(exc, descriptive=descriptive)
     if isinstance(exc, ClientDisconnect):
         # The client went away mid-request: not a server fault; nobody will read the reply.
         logger.info(
@@ -342,7 +369,7 @@ def _render(scope: Scope, exc: Exception) -> Response:
             scope.get("path"),
             _correlation_id(scope),
         )
-        return ApiError(400, "client_disconnected").response()
+        return ApiError(400, "client_disconnected").response(descriptive=descriptive)
     logger.error(
         "unhandled %s on %s %s [correlation_id=%s]",
         type(exc).__name__,
@@ -351,7 +378,7 @@ def _render(scope: Scope, exc: Exception) -> Response:
         _correlation_id(scope),
         exc_info=exc,
     )
-    return ApiError(500, "internal_error").response()
+    return ApiError(500, "internal_error").response(descriptive=descriptive)
 
 
 def _correlation_id(scope: Scope) -> str:

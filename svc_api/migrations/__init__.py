@@ -29,6 +29,21 @@ from sqlalchemy.engine import Connection
 
 from svc_api.core.store import Store
 
+UNMODELLED = ("edu_products_fts", "ix_edu_products_search")
+"""Schema objects the revisions make by hand, with no ``sa.Table`` beside them: the catalog's
+full-text index (an SQLite FTS5 table and its shadow tables; a PostgreSQL expression index)."""
+
+
+def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    """Alembic's comparison hook: leave the :data:`UNMODELLED` objects out.
+
+    Example:
+        >>> include_object(None, "edu_products_fts_data", "table", True, None)
+        False
+    """
+    return not (reflected and compare_to is None and (name or "").startswith(UNMODELLED))
+
+
 BASELINE = "0001"
 """The revision of the schema as it stood when migrations moved to Alembic."""
 _LOCK_ID = 7_215_400_606  # arbitrary, constant: the advisory lock of svc migrations

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from alembic import context
 
+from svc_api.migrations import include_object
 from svc_api.schema import load_all
 
 connection = context.config.attributes["connection"]
@@ -13,6 +14,7 @@ context.configure(
     target_metadata=load_all(),
     render_as_batch=connection.dialect.name == "sqlite",
     compare_type=True,
+    include_object=include_object,
 )
 with context.begin_transaction():
     context.run_migrations()

@@ -122,10 +122,11 @@ def test_wrong_method_and_unknown_path_use_the_error_envelope(api: Api) -> None:
     assert "x-ratelimit-remaining" in missing.headers
 
 
-def test_education_is_mounted_and_empty(api: Api) -> None:
+def test_education_answers_unknown_paths_in_its_error_shape(api: Api) -> None:
+    # issue 17: education errors read {error: <descriptive message>, code}
     reply = api.get("/education/v1/courses")
     assert reply.status_code == 404
-    assert reply.json()["error"] == "not_found"
+    assert reply.json() == {"error": "not found", "code": "not_found"}
 
 
 def test_correlation_id_is_echoed_on_errors(api: Api) -> None:

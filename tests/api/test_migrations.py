@@ -11,13 +11,14 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from svc_api.core.store import Store
-from svc_api.migrations import BASELINE, current_revision, head, migrate
+from svc_api.migrations import BASELINE, current_revision, head, include_object, migrate
 from svc_api.schema import load_all
 
 
 def _differences(store: Store) -> list[object]:
     with store.read() as conn:
-        return list(compare_metadata(MigrationContext.configure(conn), load_all()))
+        context = MigrationContext.configure(conn, opts={"include_object": include_object})
+        return list(compare_metadata(context, load_all()))
 
 
 def test_base_to_head_matches_the_tables_in_code(database_url: str) -> None:

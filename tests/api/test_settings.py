@@ -47,6 +47,8 @@ def test_every_variable_is_read() -> None:
         "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps", "OIDC_ISSUER": "https://id.example",
         "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10", "WS_MAX_CONNECTIONS": "7",
         "BINANCE_API_URL": "http://127.0.0.1:1", "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
+        "EDU_CHECKOUT_OPEN": "0", "EDU_CURRENCY": "EUR", "EDU_CHECKOUT_TTL_SECONDS": "600",
+        "EDU_PAYMENT_POLL_SECONDS": "2",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -73,6 +75,8 @@ def test_every_variable_is_read() -> None:
     assert (s.exchange, s.order_proxy_ip, s.exchange_encryption_keys, s.exchange_poll_seconds) == (
         "binance", "203.0.113.7", ("k1", "k2"), 3.0)  # fmt: skip
     assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "stores")
+    assert (s.edu_checkout_open, s.edu_currency, s.edu_checkout_ttl_seconds, s.edu_payment_poll_seconds) == (
+        0, "EUR", 600, 2.0)  # fmt: skip
     assert (s.apple_api_url, s.apple_api_token, s.google_api_url, s.google_api_token, s.google_package) == (
         "http://a",
         "at",

@@ -1,0 +1,328 @@
+"""Catalog rules: what a product, a bundle and a topic look like to clients, the catalog's filters,
+publishing a revision, and reviews with the rating that follows them.
+
+Until the studio exists (issue 18), products are made with :func:`publish_product` (tests, the
+sample catalog); a new curriculum revision with :func:`publish_revision`.
+
+Example:
+    >>> from svc_api.core.store import Store
+    >>> from svc_api.migrations import migrate
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.write() as conn:
+    ...     add_topic(conn, "trading-basics", "Trading basics")
+    ...     topic_page(conn, "basics", None, 10)[0][0]["topic_id"]
+    'trading-basics'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.engine import Connection, Row
+
+from svc_api.community import service as community
+from svc_api.core.errors import Conflict, Invalid, NotFound
+from svc_api.education.catalog import curriculum, queries
+
+KINDS = ("course", "publication")
+LEVELS = ("beginner", "intermediate", "advanced")
+DURATIONS = {"short": (None, 7_200), "medium": (7_200, 36_000), "long": (36_000, None)}
+"""Catalog ``duration`` filter: under 2 hours, 2-10 hours, 10 hours or more of video."""
+SORTS = tuple(queries.SORTS)
+MAX_TOPICS = 5
+_TOPIC = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+_LANGUAGE = re.compile(r"[a-z]{2}")
+
+add_topic = queries.add_topic
+product_row = queries.product
+products_by_id = queries.products_by_id
+bundle_products = queries.bundle_products
+bundle_row = queries.bundle
+refresh_rating = queries.refresh_rating
+add_students = queries.add_students
+
+
+def new_id(prefix: str) -> str:
+    """A fresh, unguessable resource id with a readable prefix.
+
+    Example:
+        >>> len(new_id("pr_"))
+        19
+    """
+    return prefix + secrets.token_hex(8)
+
+
+def topic_id(value: object, field: str = "topic") -> str:
+    """A topic id: lower-case letters, digits and ``-``, at most 40 (400 otherwise)."""
+    if not isinstance(value, str) or not _TOPIC.fullmatch(value):
+        raise Invalid(f"{field} must be a topic id (lower-case letters, digits and '-'), got {value!r}")
+    return value
+
+
+def catalog_filters(conn: Connection, query: Mapping[str, Any], topics: Sequence[str]) -> dict[str, Any]:
+    """The catalog's filters from its query parameters (400 naming the first bad one)."""
+    filters: dict[str, Any] = {}
+    text = query.get("q")
+    if text is not None:
+        if len(text) > 120:
+            raise Invalid(f"q must be at most 120 characters, got {len(text)}")
+        filters["words"] = queries.fts_query(text)
+    if len(topics) > MAX_TOPICS:
+        raise Invalid(f"at most {MAX_TOPICS} topic parameters, got {len(topics)}")
+    wanted = sorted({topic_id(value) for value in topics})
+    unknown = sorted(set(wanted) - queries.known_topics(conn, wanted)) if wanted else []
+    if unknown:
+        raise Invalid(f"unknown topic {unknown[0]!r}")
+    filters["topics"] = wanted
+    language = query.get("language")
+    if language is not None and not _LANGUAGE.fullmatch(language):
+        raise Invalid(f"language must be a two-letter ISO 639-1 code such as en, got {language!r}")
+    filters["language"] = language
+    for name, allowed in (("kind", KINDS), ("level", LEVELS), ("duration", tuple(DURATIONS))):
+        value = query.get(name)
+        if value is not None and value not in allowed:
+            raise Invalid(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        filters[name] = value
+    filters["duration"] = DURATIONS.get(filters["duration"] or "", (None, None))
+    filters["max_price"] = query.get("max_price")
+    return filters
+
+
+def sort_of(value: str | None) -> str:
+    """The catalog sort (default ``newest``)."""
+    if value is None:
+        return "newest"
+    if value not in queries.SORTS:
+        raise Invalid(f"sort must be one of {', '.join(SORTS)}, got {value!r}")
+    return value
+
+
+def filter_fingerprint(filters: Mapping[str, Any], sort: str) -> str:
+    """A short digest of a filter set: a cursor is valid for the filters it was made under only."""
+    canonical = json.dumps({"f": filters, "s": sort}, sort_keys=True, default=str)
+    return "catalog:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _summaries(conn: Connection, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+    ids = [row.product_id for row in rows]
+    topics = queries.topics_of(conn, ids)
+    names = community.leader_names(conn, [row.leader_id for row in rows])
+    return [summary(row, topics[row.product_id], names.get(row.leader_id)) for row in rows]
+
+
+def summary(row: Row[Any], topics: list[dict[str, str]], leader_name: str | None) -> dict[str, Any]:
+    """A product as a catalog entry."""
+    return {
+        "product_id": row.product_id,
+        "kind": row.kind,
+        "title": row.title,
+        "subtitle": row.subtitle,
+        "language": row.language,
+        "level": row.level,
+        "topics": topics,
+        "leader": {"leader_id": row.leader_id, "name": leader_name or row.leader_id},
+        "price": {"amount_minor": int(row.price_minor), "currency": row.currency},
+        "rating": {"average": round(float(row.rating_avg), 2), "count": int(row.rating_count)},
+        "student_count": int(row.student_count),
+        "lesson_count": int(row.lesson_count),
+        "duration_seconds": int(row.duration_seconds),
+        "state": row.state,
+        "published_at": row.published_at,
+    }
+
+
+def catalog(
+    conn: Connection, filters: dict[str, Any], sort: str, after: dict[str, Any] | None, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """One page of the catalog and whether more follow."""
+    key = None if after is None else (after["v"], after["id"])
+    rows = queries.catalog_page(conn, filters, sort, key, limit + 1)
+    return _summaries(conn, rows[:limit]), len(rows) > limit
+
+
+def position(item: Mapping[str, Any], sort: str) -> dict[str, Any]:
+    """The keyset position of a catalog entry under ``sort``."""
+    value = {
+        "newest": item["published_at"],
+        "popular": item["student_count"],
+        "rating": item["rating"]["average"],
+        "price_low": item["price"]["amount_minor"],
+        "price_high": item["price"]["amount_minor"],
+    }[sort]
+    return {"v": value, "id": item["product_id"]}
+
+
+def published(conn: Connection, product_id: str) -> Row[Any]:
+    """A product clients may see: published, or unpublished (its owners still learn from it); 404
+    for drafts and unknown ids."""
+    row = queries.product(conn, product_id)
+    if row is None or row.state not in ("published", "unpublished") or row.revision is None:
+        raise NotFound(f"no product {product_id}")
+    return row
+
+
+def detail(conn: Connection, product_id: str) -> dict[str, Any]:
+    """The product page: its catalog entry plus description and what buying it gets."""
+    row = published(conn, product_id)
+    item = _summaries(conn, [row])[0]
+    item["description"] = row.description
+    item["revision"] = row.revision
+    item["purchasable"] = row.state == "published"
+    item["refundable"] = bool(row.refundable)
+    return item
+
+
+def tree(conn: Connection, product_id: str, revision: int) -> dict[str, Any]:
+    """The curriculum of one revision of a product."""
+    row = queries.revision(conn, product_id, revision)
+    if row is None:
+        raise NotFound(f"no revision {revision} of product {product_id}")
+    return dict(row.curriculum)
+
+
+def leader_products(
+    conn: Connection, leader_id: str, after: dict[str, Any] | None, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """Published products of a leader (404 when nobody by that id teaches here)."""
+    if not community.leader_names(conn, [leader_id]) and not queries.has_products(conn, leader_id):
+        raise NotFound(f"no leader {leader_id}")
+    key = None if after is None else (after["v"], after["id"])
+    rows = queries.leader_page(conn, leader_id, key, limit + 1)
+    return _summaries(conn, rows[:limit]), len(rows) > limit
+
+
+def topic_page(
+    conn: Connection, text: str | None, after: dict[str, Any] | None, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """Topics whose name contains ``text`` (2-120 characters; 400 otherwise), by name."""
+    if text is not None and not 2 <= len(text.strip()) <= 120:
+        raise Invalid(f"q must be 2-120 characters, got {len(text.strip())}")
+    key = None if after is None else (after["n"], after["id"])
+    rows = queries.topic_page(conn, text.strip().casefold() if text else None, key, limit + 1)
+    return [{"topic_id": row.topic_id, "name": row.name} for row in rows[:limit]], len(rows) > limit
+
+
+def reviews(
+    conn: Connection, product_id: str, after: dict[str, Any] | None, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """A page of a product's reviews, newest first."""
+    published(conn, product_id)
+    key = None if after is None else (after["t"], after["id"])
+    rows = queries.review_page(conn, product_id, key, limit + 1)
+    items = [
+        {
+            "reviewer_id": row.svc_id,
+            "rating": row.rating,
+            "comment": row.comment,
+            "updated_at": row.updated_at,
+        }
+        for row in rows[:limit]
+    ]
+    return items, len(rows) > limit
+
+
+def _search_text(values: Mapping[str, Any], topic_names: Sequence[str]) -> str:
+    return " ".join(
+        [values["title"], values.get("subtitle", ""), values.get("description", ""), *topic_names]
+    )
+
+
+def publish_product(conn: Connection, leader_id: str, fields: Mapping[str, Any], *, now: int) -> str:
+    """Create a published product with revision 1 (the studio's review path in issue 18 ends in
+    the same rows). ``fields``: kind, title, subtitle, description, language, level, price_minor,
+    currency, topics (ids), curriculum, refundable, sample.
+    """
+    if fields["kind"] not in KINDS or fields["level"] not in LEVELS:
+        raise Invalid("kind or level is not one the catalog knows")
+    tree_ = curriculum.check(fields["curriculum"])
+    count, seconds = curriculum.totals(tree_)
+    product_id = new_id("pr_")
+    topic_ids = list(fields.get("topics", ()))
+    queries.insert_product(
+        conn,
+        product_id=product_id,
+        leader_id=leader_id,
+        kind=fields["kind"],
+        title=fields["title"],
+        subtitle=fields.get("subtitle", ""),
+        description=fields.get("description", ""),
+        language=fields["language"],
+        level=fields["level"],
+        price_minor=int(fields["price_minor"]),
+        currency=fields["currency"],
+        state="published",
+        revision=1,
+        duration_seconds=seconds,
+        lesson_count=count,
+        refundable=bool(fields.get("refundable", True)),
+        sample=bool(fields.get("sample", False)),
+        created_at=now,
+        published_at=now,
+        updated_at=now,
+    )
+    queries.insert_revision(conn, product_id, 1, tree_, now)
+    queries.set_topics(conn, product_id, topic_ids)
+    names = [topic["name"] for topic in queries.topics_of(conn, [product_id])[product_id]]
+    queries.index_text(conn, product_id, _search_text(fields, names))
+    return product_id
+
+
+def publish_revision(conn: Connection, product_id: str, tree_: object, *, now: int) -> int:
+    """Publish a new curriculum revision; enrolled students keep theirs until they adopt it."""
+    row = queries.product(conn, product_id, lock=True)
+    if row is None:
+        raise NotFound(f"no product {product_id}")
+    checked = curriculum.check(tree_)
+    count, seconds = curriculum.totals(checked)
+    number = int(row.revision or 0) + 1
+    queries.insert_revision(conn, product_id, number, checked, now)
+    queries.update_product(
+        conn, product_id, revision=number, lesson_count=count, duration_seconds=seconds, updated_at=now
+    )
+    return number
+
+
+def set_state(conn: Connection, product_id: str, state: str, *, now: int) -> None:
+    """Move a product to ``published`` or ``unpublished`` (sales close; entitlements stay)."""
+    if queries.product(conn, product_id) is None:
+        raise NotFound(f"no product {product_id}")
+    queries.update_product(conn, product_id, state=state, updated_at=now)
+
+
+def create_bundle(
+    conn: Connection,
+    leader_id: str,
+    title: str,
+    price: tuple[int, str],
+    product_ids: Sequence[str],
+    *,
+    now: int,
+) -> str:
+    """A published bundle of the leader's own products (409 when one is someone else's)."""
+    rows = queries.products_by_id(conn, product_ids)
+    if len(rows) != len(set(product_ids)) or any(row.leader_id != leader_id for row in rows.values()):
+        raise Conflict("a bundle holds its leader's own products only")
+    bundle_id = new_id("bn_")
+    queries.insert_bundle(
+        conn,
+        sorted(set(product_ids)),
+        bundle_id=bundle_id,
+        leader_id=leader_id,
+        title=title,
+        price_minor=price[0],
+        currency=price[1],
+        state="published",
+        created_at=now,
+        updated_at=now,
+    )
+    return bundle_id
+
+
+def count_products(conn: Connection) -> int:
+    """How many products exist (the sample catalog loads into an empty store only)."""
+    return queries.count_products(conn)

@@ -1,0 +1,148 @@
+"""Routes of buying: capabilities, checkouts, orders, refunds, and the sandbox provider's hosted
+page and callback.
+
+Example:
+    >>> sorted({r.path for r in ROUTES})[:2]
+    ['/checkouts', '/commerce/capabilities']
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from svc_api.education.commerce import service as commerce
+from svc_api.education.commerce.provider import provider_for
+from svc_api.education.conventions import Req, endpoint, only_fields, parse_money, reply, text_field
+
+
+def _provider(req: Req) -> Any:
+    return provider_for(req.services.settings)
+
+
+def capabilities(req: Req) -> dict[str, Any]:
+    settings = req.services.settings
+    return {
+        "checkout_open": bool(settings.edu_checkout_open),
+        "currency": settings.edu_currency,
+        "payment_providers": [_provider(req).name],
+        "refund_window_days": commerce.REFUND_WINDOW_SECONDS // 86_400,
+        "bundles": True,
+        "certificates": True,
+    }
+
+
+def create_checkout(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("product_id", "bundle_id", "expected_price"))
+    expected = req.body.get("expected_price")
+    expected_price = parse_money(expected, "expected_price") if expected is not None else None
+    settings = req.services.settings
+    with req.store.write() as conn:
+        order = commerce.checkout(
+            conn,
+            _provider(req),
+            svc_id,
+            req.body,
+            now=req.now,
+            is_open=bool(settings.edu_checkout_open),
+            ttl=int(settings.edu_checkout_ttl_seconds),
+            expected=expected_price,
+        )
+    return reply(order, 201)
+
+
+def get_order(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    with req.store.read() as conn:
+        return commerce.order_view(conn, _provider(req), svc_id, req.path["order_id"], now=req.now)
+
+
+def create_refund(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("reason",))
+    reason = text_field(req.body, "reason", lo=0, hi=500, required=False) or ""
+    with req.store.write() as conn:
+        refund = commerce.request_refund(
+            conn, _provider(req), svc_id, req.path["order_id"], reason, now=req.now
+        )
+    return reply(refund, 201)
+
+
+def get_refund(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    with req.store.read() as conn:
+        return commerce.refund_view(conn, svc_id, req.path["order_id"], req.path["refund_request_id"])
+
+
+async def sandbox_page(request: Request) -> Response:
+    """``GET /sandbox/checkout/{token}``: the sandbox provider's hosted checkout page."""
+    services = request.app.state.services
+    token = request.path_params["token"]
+
+    def load() -> Any:
+        with services.store.read() as conn:
+            return commerce.sandbox_page(conn, token, now=services.clock.now())
+
+    order = await run_in_threadpool(load)
+    amount = f"{order.amount_minor} {html.escape(order.currency)} (minor units)"
+    actions = "".join(
+        f'<form method="post" action="{html.escape(token)}/{outcome}"><button>{label}</button></form>'
+        for outcome, label in (("approve", "Pay"), ("decline", "Decline"))
+    )
+    return HTMLResponse(
+        f"<!doctype html><title>Sandbox checkout</title><h1>Sandbox checkout</h1>"
+        f"<p>Order {html.escape(order.order_id)}: {amount}</p>{actions}"
+    )
+
+
+async def sandbox_decide(request: Request) -> Response:
+    """``POST /sandbox/checkout/{token}/{approve|decline}``: the buyer's choice on the page; the
+    provider's signed callback follows (at once, and retried until accepted)."""
+    services = request.app.state.services
+    token, choice = request.path_params["token"], request.path_params["choice"]
+    outcome = {"approve": "paid", "decline": "declined"}.get(choice)
+    if outcome is None:
+        return JSONResponse({"error": "choose approve or decline", "code": "not_found"}, status_code=404)
+    provider = provider_for(services.settings)
+
+    def decide() -> dict[str, Any]:
+        now = services.clock.now()
+        with services.store.write() as conn:
+            order_id = commerce.sandbox_page(conn, token, now=now).order_id
+            commerce.sandbox_decide(conn, provider, token, outcome, now=now)
+        commerce.deliver_due(services.store, provider, now=now)
+        return {"order_id": order_id, "outcome": outcome}
+
+    return JSONResponse(await run_in_threadpool(decide))
+
+
+async def payment_callback(request: Request) -> Response:
+    """``POST /payments/callback``: a signed event of the payment provider."""
+    services = request.app.state.services
+    payload = await request.body()
+    provider = provider_for(services.settings)
+    signature = request.headers.get("x-sandbox-signature")
+
+    def apply() -> dict[str, Any]:
+        with services.store.write() as conn:
+            return commerce.payment_callback(conn, provider, payload, signature, now=services.clock.now())
+
+    return JSONResponse(await run_in_threadpool(apply))
+
+
+ROUTES = [
+    Route("/commerce/capabilities", endpoint(capabilities), methods=["GET"]),
+    Route("/checkouts", endpoint(create_checkout), methods=["POST"]),
+    Route("/orders/{order_id}", endpoint(get_order), methods=["GET"]),
+    Route("/orders/{order_id}/refund-requests", endpoint(create_refund), methods=["POST"]),
+    Route("/orders/{order_id}/refund-requests/{refund_request_id}", endpoint(get_refund), methods=["GET"]),
+    Route("/sandbox/checkout/{token}", sandbox_page, methods=["GET"]),
+    Route("/sandbox/checkout/{token}/{choice}", sandbox_decide, methods=["POST"]),
+    Route("/payments/callback", payment_callback, methods=["POST"]),
+]

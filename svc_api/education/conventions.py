@@ -1,0 +1,261 @@
+"""The conventions every ``/education/v1`` route follows, written once: who is calling, the JSON
+body, cursor pages, money, ``ETag``/``If-Match``, private caching, and the endpoint wrapper that
+runs a handler's store work in the threadpool.
+
+Choices (documented in docs/education-api.md and openapi.yaml):
+
+- pages: ``cursor`` (opaque, signed, bound to the list it came from) and ``limit`` (1-100,
+  default 20); a reply carries ``items`` and ``next_cursor`` (null on the last page);
+- money: ``{amount_minor: integer, currency: "USD"}``; a decimal or a string amount is a 400;
+- ``ETag`` values are strong, quoted; ``If-Match`` takes one of them or ``*``; a stale one is a
+  412; where the spec asks for ``If-Match`` and it is missing, 428 ``precondition_required``.
+
+Example:
+    >>> money(1999, "USD")
+    {'amount_minor': 1999, 'currency': 'USD'}
+    >>> etag("enrollment", 3)
+    '"enrollment-3"'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, QueryParams
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
+from svc_api.core.errors import ApiError, Invalid
+from svc_api.core.jsonbody import parse_object
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_BODY = 64 * 1024
+_CURRENCY = re.compile(r"[A-Z]{3}")
+NO_STORE = {"Cache-Control": "private, no-store"}
+
+
+@dataclass
+class Req:
+    """One education request, as a handler sees it (its store work runs in the threadpool).
+
+    Example:
+        >>> Req(None, None, {}, QueryParams(""), Headers({}), {}).viewer is None
+        True
+    """
+
+    services: Any
+    principal: Any
+    path: Mapping[str, Any]
+    query: QueryParams
+    headers: Headers
+    body: dict[str, Any]
+
+    @property
+    def viewer(self) -> str | None:
+        """The caller's account, or None for a guest (public routes)."""
+        principal = self.principal
+        return principal.svc_id if principal is not None and principal.identified else None
+
+    @property
+    def svc_id(self) -> str:
+        """The caller's account; 401 for a guest (student routes)."""
+        viewer = self.viewer
+        if viewer is None:
+            raise ApiError(
+                401,
+                "unauthenticated",
+                extra={"message": "this route needs a session: send Authorization: Bearer <session token>"},
+            )
+        return viewer
+
+    @property
+    def now(self) -> int:
+        """The service clock (Unix seconds)."""
+        return int(self.services.clock.now())
+
+    @property
+    def store(self) -> Any:
+        return self.services.store
+
+    @property
+    def secret(self) -> bytes:
+        return bytes(self.services.settings.secret_key)
+
+
+Handler = Callable[[Req], Response | dict[str, Any]]
+
+
+def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """A Starlette endpoint from a synchronous handler: the body is read and parsed as a JSON
+    object on the event loop (400 when it is not one), then the handler runs in the threadpool. A
+    dict reply is a 200 JSON response.
+
+    Example:
+        >>> callable(endpoint(lambda req: {"ok": True}))
+        True
+    """
+
+    @functools.wraps(handler)
+    async def run(request: Request) -> Response:
+        body: dict[str, Any] = {}
+        if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            raw = await request.body()
+            if len(raw) > MAX_BODY:
+                raise ApiError(413, "body_too_large", extra={"message": f"the body is over {MAX_BODY} bytes"})
+            body = parse_object(raw)
+        req = Req(
+            request.app.state.services,
+            request.scope.get("state", {}).get("principal"),
+            request.path_params,
+            request.query_params,
+            request.headers,
+            body,
+        )
+        reply = await run_in_threadpool(handler, req)
+        return reply if isinstance(reply, Response) else JSONResponse(reply)
+
+    return run
+
+
+def reply(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """A JSON response.
+
+    Example:
+        >>> reply({"a": 1}, 201).status_code
+        201
+    """
+    return JSONResponse(data, status_code=status, headers=dict(headers or {}))
+
+
+def money(amount_minor: int, currency: str) -> dict[str, Any]:
+    """The one shape of money on the wire."""
+    return {"amount_minor": int(amount_minor), "currency": currency}
+
+
+def parse_money(value: object, field: str) -> tuple[int, str]:
+    """``{amount_minor, currency}`` from a request: an integer amount of at least 0 and an ISO 4217
+    code; a decimal, a string amount or any other shape is a 400 naming ``field``.
+
+    Example:
+        >>> parse_money({"amount_minor": 500, "currency": "USD"}, "price")
+        (500, 'USD')
+        >>> try:
+        ...     parse_money({"amount_minor": 5.5, "currency": "USD"}, "price")
+        ... except Invalid as exc:
+        ...     print(exc.status, exc.message[:29])
+        400 price.amount_minor must be an
+    """
+    if not isinstance(value, dict) or set(value) != {"amount_minor", "currency"}:
+        raise Invalid(f"{field} must be an object {{amount_minor, currency}}")
+    amount, currency = value["amount_minor"], value["currency"]
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise Invalid(f"{field}.amount_minor must be an integer of minor units (no decimals), got {amount!r}")
+    if amount < 0 or amount > 10**12:
+        raise Invalid(f"{field}.amount_minor must be between 0 and 10^12, got {amount}")
+    if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
+        raise Invalid(f"{field}.currency must be an ISO 4217 code such as USD, got {currency!r}")
+    return amount, currency
+
+
+def minor_units(value: str | None, field: str) -> int | None:
+    """A query amount in minor units: digits only (``12.50`` or ``-1`` is a 400).
+
+    Example:
+        >>> minor_units("1500", "max_price"), minor_units(None, "max_price")
+        (1500, None)
+    """
+    if value is None:
+        return None
+    if not value.isdigit() or len(value) > 13:
+        raise Invalid(f"{field} must be a whole number of minor units (no decimals), got {value!r}")
+    return int(value)
+
+
+def page_params(req: Req, list_name: str) -> tuple[dict[str, Any] | None, int]:
+    """The position after which a page starts (None: the first page) and the page size.
+
+    A cursor from another list (or another filter set, folded into ``list_name``) is a 400.
+    """
+    limit = page_size(req.query.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT)
+    raw = req.query.get("cursor")
+    if raw is None:
+        return None, limit
+    position = decode_cursor(raw, req.secret)
+    if position.pop("_l", None) != list_name:
+        raise ApiError(
+            400,
+            "invalid_cursor",
+            extra={"message": "cursor is not valid: it belongs to another list or filter"},
+        )
+    return position, limit
+
+
+def page(
+    req: Req, list_name: str, items: Sequence[Any], more: bool, position: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
+    """``{items, next_cursor}``: the cursor holds ``position(last item)`` when more follow."""
+    cursor = encode_cursor({"_l": list_name, **position(items[-1])}, req.secret) if more and items else None
+    return {"items": list(items), "next_cursor": cursor}
+
+
+def etag(kind: str, version: int) -> str:
+    """The strong ``ETag`` of version ``version`` of a ``kind`` resource."""
+    return f'"{kind}-{int(version)}"'
+
+
+def check_if_match(req: Req, current: str, *, required: bool = True) -> None:
+    """412 when ``If-Match`` names another version; 428 when it is required and missing.
+
+    Example:
+        >>> r = Req(None, None, {}, QueryParams(""), Headers({"if-match": '"enrollment-1"'}), {})
+        >>> check_if_match(r, '"enrollment-2"')
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.ApiError: 412 precondition_failed
+    """
+    given = req.headers.get("if-match")
+    if given is None:
+        if required:
+            raise ApiError(
+                428, "precondition_required", extra={"message": "send If-Match with the ETag you last read"}
+            )
+        return
+    tags = [tag.strip() for tag in given.split(",")]
+    if "*" in tags or current in tags:
+        return
+    raise ApiError(
+        412,
+        "precondition_failed",
+        extra={"message": "the resource changed since you read it: read it again for the current ETag"},
+    )
+
+
+def text_field(body: Mapping[str, Any], name: str, *, lo: int, hi: int, required: bool = True) -> str | None:
+    """A string field of ``lo``-``hi`` characters after trimming (400 naming it otherwise)."""
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise Invalid(f"{name} is required")
+        return None
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be a string")
+    value = value.strip()
+    if not lo <= len(value) <= hi:
+        raise Invalid(f"{name} must be {lo}-{hi} characters, got {len(value)}")
+    return value
+
+
+def only_fields(body: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    """400 naming the first field the operation does not take (a typo is never silently ignored)."""
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise Invalid(
+            f"unknown field {unknown[0]!r}; this operation takes {', '.join(allowed) or 'no fields'}"
+        )

@@ -1,0 +1,184 @@
+"""A student's own review, questions and certificates.
+
+- Reviews: one per student and product (``PUT`` upserts it), rating 1-5 and a comment of at most
+  2,000 characters; the product's rating is recomputed in the same transaction.
+- Questions: ``open`` -> ``answered`` (by the instructor, issue 18) -> ``resolved`` by the asker,
+  who may also resolve an open question or reopen a resolved one; any other move is a 409.
+- Certificates: issued once per student and product after the server measured completion, with
+  an unguessable verification token that anyone may check.
+
+Example:
+    >>> QUESTION_MOVES["resolved"]
+    ('open',)
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy.engine import Connection, Row
+
+from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
+from svc_api.education.catalog import curriculum
+from svc_api.education.catalog import service as catalog
+from svc_api.education.commerce import service as commerce
+from svc_api.education.conventions import text_field
+from svc_api.education.learning import queries
+from svc_api.education.learning import service as learning
+
+QUESTION_MOVES = {"open": ("resolved",), "answered": ("resolved",), "resolved": ("open",)}
+
+
+def _review_view(row: Row[Any]) -> dict[str, Any]:
+    return {
+        "product_id": row.product_id,
+        "rating": row.rating,
+        "comment": row.comment,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
+
+
+def put_review(
+    conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *, now: int
+) -> dict[str, Any]:
+    """Create or replace the student's review (404 unknown product, 403 no entitlement, 400 bad fields)."""
+    catalog.published(conn, product_id)
+    rating = body.get("rating")
+    if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
+        raise Invalid("rating must be an integer from 1 to 5")
+    comment = text_field(body, "comment", lo=0, hi=2000, required=False) or ""
+    commerce.require_entitlement(conn, svc_id, product_id)
+    queries.put_review(conn, product_id, svc_id, rating, comment, now)
+    catalog.refresh_rating(conn, product_id)
+    return _review_view(queries.review(conn, product_id, svc_id))
+
+
+def delete_review(conn: Connection, svc_id: str, product_id: str) -> dict[str, Any]:
+    """Delete the student's review (403 no entitlement, 404 none to delete)."""
+    catalog.published(conn, product_id)
+    commerce.require_entitlement(conn, svc_id, product_id)
+    if not queries.delete_review(conn, product_id, svc_id):
+        raise NotFound("you have no review of this product")
+    catalog.refresh_rating(conn, product_id)
+    return {"product_id": product_id, "deleted": True}
+
+
+def _question_view(row: Row[Any]) -> dict[str, Any]:
+    return {
+        "question_id": row.question_id,
+        "product_id": row.product_id,
+        "lesson_id": row.lesson_id,
+        "title": row.title,
+        "body": row.body,
+        "state": row.state,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
+
+
+def ask(conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
+    """Ask a question on an entitled product (optionally about one lesson of the student's revision)."""
+    title = text_field(body, "title", lo=3, hi=160)
+    text = text_field(body, "body", lo=1, hi=4000)
+    lesson_id = body.get("lesson_id")
+    _, tree = learning.enrollment(conn, svc_id, product_id, now=now)
+    if lesson_id is not None and (
+        not isinstance(lesson_id, str) or curriculum.lesson(tree, lesson_id) is None
+    ):
+        raise Invalid(f"lesson_id must name a lesson of this product, got {lesson_id!r}")
+    question_id = catalog.new_id("qs_")
+    queries.insert_question(
+        conn,
+        question_id=question_id,
+        product_id=product_id,
+        svc_id=svc_id,
+        lesson_id=lesson_id,
+        title=title,
+        body=text,
+        state="open",
+        created_at=now,
+        updated_at=now,
+    )
+    return _question_view(queries.question(conn, question_id))
+
+
+def update_question(
+    conn: Connection, svc_id: str, question_id: str, body: dict[str, Any], *, now: int
+) -> dict[str, Any]:
+    """Resolve or reopen one's own question (404 unknown, 403 someone else's, 409 a move its state
+    does not allow, 400 an unknown state)."""
+    row = queries.question(conn, question_id)
+    if row is None:
+        raise NotFound(f"no question {question_id}")
+    if row.svc_id != svc_id:
+        raise Forbidden("only the asker may change a question's state", code="not_owner")
+    state = body.get("state")
+    if state not in ("open", "resolved"):
+        raise Invalid("state must be resolved or open")
+    if state not in QUESTION_MOVES.get(row.state, ()) or not queries.move_question(
+        conn, question_id, row.state, state, now
+    ):
+        raise Conflict(f"a question that is {row.state} cannot become {state}", code="invalid_transition")
+    return _question_view(queries.question(conn, question_id))
+
+
+def _certificate_view(row: Row[Any]) -> dict[str, Any]:
+    return {
+        "certificate_id": row.certificate_id,
+        "product_id": row.product_id,
+        "course_title": row.course_title,
+        "holder_name": row.holder_name,
+        "issued_at": row.issued_at,
+        "verification_token": row.token,
+        "verification_url": f"/education/v1/certificates/verify/{row.token}",
+    }
+
+
+def issue(conn: Connection, svc_id: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
+    """Issue the certificate of a completed product (403 not completed or not entitled, 409 issued)."""
+    product_id = body.get("product_id")
+    if not isinstance(product_id, str) or not 1 <= len(product_id) <= 24:
+        raise Invalid("product_id is required")
+    holder = text_field(body, "holder_name", lo=2, hi=80)
+    if queries.certificate_of(conn, svc_id, product_id) is not None:
+        raise Conflict("your certificate for this product was already issued", code="already_issued")
+    owned = product_id in commerce.owned(conn, svc_id, [product_id])
+    if not owned or not learning.completed(conn, svc_id, product_id):
+        raise ApiError(403, "not_completed", extra={"message": "complete every lesson of the product first"})
+    product = catalog.product_row(conn, product_id)
+    values = {
+        "certificate_id": catalog.new_id("ce_"),
+        "svc_id": svc_id,
+        "product_id": product_id,
+        "token": secrets.token_urlsafe(24),
+        "holder_name": holder,
+        "course_title": product.title,
+        "issued_at": now,
+    }
+    if not queries.issue_certificate(conn, **values):
+        raise Conflict("your certificate for this product was already issued", code="already_issued")
+    return _certificate_view(queries.certificate_of(conn, svc_id, product_id))
+
+
+def certificates(
+    conn: Connection, svc_id: str, after: dict[str, Any] | None, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """The student's certificates, newest first."""
+    key = None if after is None else (after["t"], after["id"])
+    rows = queries.certificate_page(conn, svc_id, key, limit + 1)
+    return [_certificate_view(row) for row in rows[:limit]], len(rows) > limit
+
+
+def verify(conn: Connection, token: str) -> dict[str, Any]:
+    """The public facts of a certificate (404 unknown token)."""
+    row = queries.certificate_by_token(conn, token) if len(token) <= 64 else None
+    if row is None:
+        raise NotFound("no certificate with this verification token")
+    return {
+        "valid": True,
+        "course": {"product_id": row.product_id, "title": row.course_title},
+        "holder": {"name": row.holder_name},
+        "issued_at": row.issued_at,
+    }

@@ -1,0 +1,209 @@
+"""Student routes of learning: dashboard, library, resume, progress, revision adoption, reading
+progress, playback sessions, reviews, questions, certificates, and media downloads.
+
+Example:
+    >>> "/me/dashboard" in [r.path for r in ROUTES]
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from svc_api.core.errors import ApiError
+from svc_api.core.objectstore import ObjectNotFound, open_object_store
+from svc_api.education.conventions import (
+    NO_STORE,
+    Req,
+    check_if_match,
+    endpoint,
+    only_fields,
+    page,
+    page_params,
+    reply,
+)
+from svc_api.education.learning import engagement, sessions
+from svc_api.education.learning import service as learning
+
+
+def _objects(services: Any) -> Any:
+    settings = services.settings
+    return services.cached(
+        "edu-objects",
+        3600,
+        lambda: open_object_store(
+            settings.object_store_url, var_dir=settings.var_dir, secret=bytes(settings.secret_key)
+        ),
+    )
+
+
+def dashboard(req: Req) -> Response:
+    svc_id = req.svc_id
+    with req.store.read() as conn:
+        return reply(learning.dashboard(conn, svc_id), headers=NO_STORE)
+
+
+def library(req: Req) -> Response:
+    svc_id = req.svc_id
+    list_name = f"library:{svc_id}"
+    after, limit = page_params(req, list_name)
+    with req.store.read() as conn:
+        items, more = learning.library(conn, svc_id, after, limit)
+    body = page(req, list_name, items, more, lambda item: {"t": item["granted_at"], "id": item["product_id"]})
+    return reply(body, headers=NO_STORE)
+
+
+def resume(req: Req) -> Response:
+    svc_id = req.svc_id
+    with req.store.write() as conn:
+        return reply(learning.resume(conn, svc_id, req.path["product_id"], now=req.now), headers=NO_STORE)
+
+
+def progress(req: Req) -> Response:
+    svc_id = req.svc_id
+    with req.store.write() as conn:
+        body = learning.progress(conn, svc_id, req.path["product_id"], now=req.now)
+    return reply(body, headers={**NO_STORE, "ETag": body["etag"]})
+
+
+def adopt(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ())
+    with req.store.write() as conn:
+        body = learning.adopt_revision(
+            conn, svc_id, req.path["product_id"], lambda current: check_if_match(req, current), now=req.now
+        )
+    return reply(body, headers={"ETag": body["etag"]})
+
+
+def reading(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("lesson_id", "version", "page"))
+    with req.store.write() as conn:
+        body = learning.reading_progress(conn, svc_id, req.path["product_id"], req.body, now=req.now)
+    return reply(body, headers={"ETag": body["etag"]})
+
+
+def start_playback(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("lesson_id",))
+    objects = _objects(req.services)
+    with req.store.write() as conn:
+        body = sessions.start(
+            conn, objects, req.secret, svc_id, req.path["product_id"], req.body, now=req.now
+        )
+    return reply(body, 201)
+
+
+def playback_events(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    only_fields(req.body, ("seq", "events"))
+    with req.store.write() as conn:
+        return sessions.events(conn, svc_id, req.path["session_id"], req.body, now=req.now)
+
+
+def close_playback(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    with req.store.write() as conn:
+        return sessions.close(conn, svc_id, req.path["session_id"], now=req.now)
+
+
+def put_review(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    only_fields(req.body, ("rating", "comment"))
+    with req.store.write() as conn:
+        return engagement.put_review(conn, svc_id, req.path["product_id"], req.body, now=req.now)
+
+
+def delete_review(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    with req.store.write() as conn:
+        return engagement.delete_review(conn, svc_id, req.path["product_id"])
+
+
+def ask(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("title", "body", "lesson_id"))
+    with req.store.write() as conn:
+        return reply(engagement.ask(conn, svc_id, req.path["product_id"], req.body, now=req.now), 201)
+
+
+def update_question(req: Req) -> dict[str, Any]:
+    svc_id = req.svc_id
+    only_fields(req.body, ("state",))
+    with req.store.write() as conn:
+        return engagement.update_question(conn, svc_id, req.path["question_id"], req.body, now=req.now)
+
+
+def issue_certificate(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("product_id", "holder_name"))
+    with req.store.write() as conn:
+        return reply(engagement.issue(conn, svc_id, req.body, now=req.now), 201)
+
+
+def certificates(req: Req) -> Response:
+    svc_id = req.svc_id
+    list_name = f"certificates:{svc_id}"
+    after, limit = page_params(req, list_name)
+    with req.store.read() as conn:
+        items, more = engagement.certificates(conn, svc_id, after, limit)
+    body = page(
+        req, list_name, items, more, lambda item: {"t": item["issued_at"], "id": item["certificate_id"]}
+    )
+    return reply(body, headers=NO_STORE)
+
+
+def verify_certificate(req: Req) -> dict[str, Any]:
+    with req.store.read() as conn:
+        return engagement.verify(conn, req.path["verification_token"])
+
+
+async def media(request: Request) -> Response:
+    """``GET /media/{key}``: a media object behind a signed, expiring URL (403 tampered or expired)."""
+    services = request.app.state.services
+    key = request.path_params["key"]
+    try:
+        expires = int(request.query_params.get("expires", ""))
+    except ValueError:
+        expires = -1
+    signature = request.query_params.get("signature", "")
+    if not sessions.media_signature_ok(
+        bytes(services.settings.secret_key), key, expires, signature, now=services.clock.now()
+    ):
+        raise ApiError(
+            403, "invalid_media_url", extra={"message": "this media URL is tampered with or expired"}
+        )
+    try:
+        data = await run_in_threadpool(_objects(services).get, key)
+    except (ObjectNotFound, ValueError):
+        raise ApiError(404, "not_found", extra={"message": "no such media"}) from None
+    return Response(
+        data, media_type="application/octet-stream", headers={"Cache-Control": "private, max-age=300"}
+    )
+
+
+ROUTES = [
+    Route("/me/dashboard", endpoint(dashboard), methods=["GET"]),
+    Route("/me/library", endpoint(library), methods=["GET"]),
+    Route("/me/enrollments/{product_id}/resume", endpoint(resume), methods=["GET"]),
+    Route("/me/enrollments/{product_id}/progress", endpoint(progress), methods=["GET"]),
+    Route("/me/enrollments/{product_id}/revision-adoptions", endpoint(adopt), methods=["POST"]),
+    Route("/me/enrollments/{product_id}/reading-progress", endpoint(reading), methods=["PUT"]),
+    Route("/products/{product_id}/playback-sessions", endpoint(start_playback), methods=["POST"]),
+    Route("/playback-sessions/{session_id}/events", endpoint(playback_events), methods=["POST"]),
+    Route("/playback-sessions/{session_id}", endpoint(close_playback), methods=["DELETE"]),
+    Route("/products/{product_id}/reviews/me", endpoint(put_review), methods=["PUT"]),
+    Route("/products/{product_id}/reviews/me", endpoint(delete_review), methods=["DELETE"]),
+    Route("/products/{product_id}/questions", endpoint(ask), methods=["POST"]),
+    Route("/questions/{question_id}", endpoint(update_question), methods=["PATCH"]),
+    Route("/me/certificates", endpoint(issue_certificate), methods=["POST"]),
+    Route("/me/certificates", endpoint(certificates), methods=["GET"]),
+    Route("/certificates/verify/{verification_token}", endpoint(verify_certificate), methods=["GET"]),
+    Route("/media/{key:path}", media, methods=["GET"]),
+]
