@@ -21,6 +21,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _NOSNIFF = (b"x-content-type-options", b"nosniff")
@@ -43,15 +45,22 @@ class SecurityHeadersMiddleware:
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
-                given = message.get("headers", ())
-                headers = [(k, v) for k, v in given if not private or k.lower() != b"cache-control"]
+                headers = (
+                    _private(message.get("headers", ())) if private else list(message.get("headers", ()))
+                )
                 headers.append(_NOSNIFF)
-                if private:
-                    headers.append(_NO_STORE)
                 message["headers"] = headers
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
+
+
+def _private(given: Any) -> list[tuple[bytes, bytes]]:
+    """The headers with ``Cache-Control: no-store``, keeping a route's own one when it already says
+    ``no-store`` (such as ``private, no-store``)."""
+    own = [(k, v) for k, v in given if k.lower() == b"cache-control" and b"no-store" in bytes(v)]
+    kept = [(k, v) for k, v in given if k.lower() != b"cache-control"]
+    return [*kept, *(own[:1] or [_NO_STORE])]
 
 
 __all__ = ["SecurityHeadersMiddleware"]
