@@ -37,7 +37,7 @@ import limits.errors
 from limits import RateLimitItem
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from svc_api.core.errors import STICKY_HEADERS, ApiError
+from svc_api.core.errors import DESCRIPTIVE_PREFIX, STICKY_HEADERS, ApiError
 from svc_api.core.ratecounters import Counter, counter_for
 from svc_api.settings import Settings, tunables_from_env
 
@@ -299,6 +299,6 @@ class RateLimitMiddleware:
 async def _send_error(
     exc: ApiError, headers: Mapping[str, str], scope: Scope, receive: Receive, send: Send
 ) -> None:
-    response = exc.response()
+    response = exc.response(descriptive=str(scope.get("path", "")).startswith(DESCRIPTIVE_PREFIX))
     response.headers.update(headers)
     await response(scope, receive, send)
