@@ -103,7 +103,8 @@ def test_student_routes_need_a_session(world: SimpleNamespace) -> None:
         ("POST", f"/me/enrollments/{c}/revision-adoptions"), ("POST", f"/products/{c}/playback-sessions"),
         ("POST", "/playback-sessions/ps_x/events"), ("DELETE", "/playback-sessions/ps_x"),
         ("PUT", f"/me/enrollments/{c}/reading-progress"), ("PUT", f"/products/{c}/reviews/me"),
-        ("DELETE", f"/products/{c}/reviews/me"), ("POST", f"/products/{c}/questions"), ("PATCH", "/questions/qs_x"),
+        ("DELETE", f"/products/{c}/reviews/me"), ("POST", f"/products/{c}/questions"),
+        ("PATCH", "/questions/qs_x"),
         ("POST", f"/orders/{o}/refund-requests"), ("GET", f"/orders/{o}/refund-requests/rf_x"),
         ("POST", "/me/certificates"), ("GET", "/me/certificates"),
     ]:  # fmt: skip
@@ -212,7 +213,7 @@ def test_learning_needs_an_entitlement_and_a_known_product(world: SimpleNamespac
         ("POST", f"/products/{c}/questions", {"title": "Why?", "body": "Tell me"}),
     ]:  # fmt: skip
         _code(call(api, method, path, world.other, json=body), 403, "no_entitlement")
-    for path in (f"/me/enrollments/pr_nope/resume", f"/me/enrollments/pr_nope/progress"):
+    for path in ("/me/enrollments/pr_nope/resume", "/me/enrollments/pr_nope/progress"):
         _code(call(api, "GET", path, world.owner), 404, "not_found")
     preview = call(api, "POST", f"/products/{c}/playback-sessions", world.other, json={"lesson_id": "l1"})
     assert preview.status_code == 201 and preview.json()["tracked"] is False

@@ -86,7 +86,8 @@ def test_a_new_student_finds_buys_learns_certifies_reviews_and_refunds(capi: Api
     assert library.headers["cache-control"] == dashboard.headers["cache-control"] == "private, no-store"
     assert [(i["product_id"], i["status"]) for i in library.json()["items"]] == [(course, "not_started")]
     assert dashboard.json() | {"last_activity": None} == {
-        "products": 1, "in_progress": 0, "completed": 0, "not_started": 1, "certificates": 0, "last_activity": None,
+        "products": 1, "in_progress": 0, "completed": 0, "not_started": 1, "certificates": 0,
+        "last_activity": None,
     }  # fmt: skip
 
     # watches both videos through events to completion and reads the PDF
