@@ -6,7 +6,7 @@ off and plant what they need).
 
 Example:
     >>> [seed.__name__ for seed in SEEDS]
-    ['economic_sample', 'changelog_sample']
+    ['economic_sample', 'changelog_sample', 'education_sample']
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from svc_api.core.objectstore import open_object_store
 from svc_api.core.store import StoreUnavailable
 from svc_api.economic import service as economic
+from svc_api.education import sample as education
 from svc_api.platform import service as platform
 
 logger = logging.getLogger(__name__)
@@ -33,7 +35,19 @@ def changelog_sample(services: Any) -> bool:
     return platform.seed_changelog_if_empty(services.store, platform.CHANGELOG)
 
 
-SEEDS: list[Callable[[Any], Any]] = [economic_sample, changelog_sample]
+def education_sample(services: Any) -> int:
+    """The sample education catalog (products marked ``sample``) when the catalog is empty; how many
+    products were added."""
+    settings = services.settings
+    objects = open_object_store(
+        settings.object_store_url, var_dir=settings.var_dir, secret=bytes(settings.secret_key)
+    )
+    return education.fill_sample_if_empty(
+        services.store, objects, now=services.clock.now(), currency=settings.edu_currency
+    )
+
+
+SEEDS: list[Callable[[Any], Any]] = [economic_sample, changelog_sample, education_sample]
 
 
 def plant(services: Any) -> dict[str, Any]:
@@ -43,11 +57,14 @@ def plant(services: Any) -> dict[str, Any]:
         >>> from svc_api.core.services import Services
         >>> from svc_api.migrations import migrate
         >>> from svc_api.settings import Settings
-        >>> services = Services(Settings(database_url="sqlite://", secret_key=b"k" * 32), migrate=migrate)
-        >>> plant(services)["economic_sample"]["news"]
-        {'added': 15, 'unchanged': 0}
+        >>> import tempfile
+        >>> settings = Settings(database_url="sqlite://", secret_key=b"k" * 32, var_dir=tempfile.mkdtemp())
+        >>> services = Services(settings, migrate=migrate)
+        >>> first = plant(services)
+        >>> first["economic_sample"]["news"], first["education_sample"]
+        ({'added': 15, 'unchanged': 0}, 3)
         >>> plant(services)
-        {'economic_sample': None, 'changelog_sample': False}
+        {'economic_sample': None, 'changelog_sample': False, 'education_sample': 0}
     """
     planted: dict[str, Any] = {}
     for seed in SEEDS:

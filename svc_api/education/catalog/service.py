@@ -132,6 +132,7 @@ def summary(row: Row[Any], topics: list[dict[str, str]], leader_name: str | None
         "lesson_count": int(row.lesson_count),
         "duration_seconds": int(row.duration_seconds),
         "state": row.state,
+        "sample": bool(row.sample),
         "published_at": row.published_at,
     }
 
