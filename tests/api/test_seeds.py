@@ -34,12 +34,17 @@ def test_start_up_loads_the_marked_sample_education_catalog_with_playable_media(
     free = next(item for item in items if item["price"]["amount_minor"] == 0)
     token = api.register()["session_token"]
     auth = {"Authorization": f"Bearer {token}"}
-    order = api.post("/education/v1/checkouts", json={"product_id": free["product_id"]},
-                     headers={**auth, "Idempotency-Key": "seed-free-book-0001"})  # fmt: skip
+    order = api.post(
+        "/education/v1/checkouts",
+        json={"product_id": free["product_id"]},
+        headers={**auth, "Idempotency-Key": "seed-free-book-0001"},
+    )
     assert (order.status_code, order.json()["state"]) == (201, "paid")
     course = next(item for item in items if item["title"] == "Price action from zero")
     path = f"/education/v1/products/{course['product_id']}/playback-sessions"
-    session = api.post(path, json={"lesson_id": "pa-1"}, headers={**auth, "Idempotency-Key": "seed-preview-00001"})  # fmt: skip
+    session = api.post(
+        path, json={"lesson_id": "pa-1"}, headers={**auth, "Idempotency-Key": "seed-preview-00001"}
+    )
     media = api.get(session.json()["credentials"]["media_url"])
     assert media.status_code == 200 and media.content == b"sample media of lesson pa-1\n"
     tampered = api.get(session.json()["credentials"]["media_url"][:-4] + "0000")
