@@ -47,7 +47,8 @@ VIDEO = {
     "kind": "course", "title": "Bench course", "language": "en", "level": "beginner", "price_minor": 0,
     "currency": "USD", "topics": [],
     "curriculum": {"sections": [{"section_id": "s", "title": "S", "lessons": [
-        {"lesson_id": "v1", "title": "Video", "kind": "video", "duration_seconds": 3600, "preview": False}]}]},
+        {"lesson_id": "v1", "title": "Video", "kind": "video", "duration_seconds": 3600,
+         "preview": False}]}]},
 }  # fmt: skip
 
 
@@ -133,8 +134,9 @@ def test_bench_playback_event_batches(benchmark: Any, edu_server: Any) -> None:
 
     async def open_session(client: httpx.AsyncClient, i: int) -> dict[str, Any]:
         auth = {"Authorization": f"Bearer {tokens[i]}"}
-        reply = await client.post(f"/education/v1/products/{course}/playback-sessions", json={"lesson_id": "v1"},
-                                  headers={**auth, "Idempotency-Key": str(uuid.uuid4())})  # fmt: skip
+        path = f"/education/v1/products/{course}/playback-sessions"
+        headers = {**auth, "Idempotency-Key": str(uuid.uuid4())}
+        reply = await client.post(path, json={"lesson_id": "v1"}, headers=headers)
         assert reply.status_code == 201, reply.text
         return {"auth": auth, "id": reply.json()["session_id"], "seq": 0, "position": 0.0}
 
