@@ -20,7 +20,6 @@ from typing import Any
 
 from svc_api.accounts import service as accounts
 from svc_api.core.store import Store
-from svc_api.education.catalog import curriculum
 from svc_api.education.catalog import service as catalog
 
 SAMPLE_LEADER = "_EDU_S"
@@ -67,7 +66,7 @@ def fill_sample_if_empty(store: Store, objects: Any, *, now: int, currency: str 
                 conn, SAMPLE_LEADER, {**fields, "currency": currency, "sample": True}, now=now
             )
     for fields in PRODUCTS:
-        for lesson in curriculum.lessons(fields["curriculum"]):
+        for lesson in catalog.lessons(fields["curriculum"]):
             if lesson.get("media_key"):
                 objects.put(lesson["media_key"], f"sample media of lesson {lesson['lesson_id']}\n".encode())
     return len(PRODUCTS)

@@ -39,6 +39,8 @@ _TOPIC = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 _LANGUAGE = re.compile(r"[a-z]{2}")
 
 add_topic = queries.add_topic
+lessons = curriculum.lessons
+lesson = curriculum.lesson
 product_row = queries.product
 products_by_id = queries.products_by_id
 bundle_products = queries.bundle_products

@@ -20,7 +20,6 @@ from typing import Any
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
-from svc_api.education.catalog import curriculum
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
 from svc_api.education.conventions import text_field
@@ -84,9 +83,7 @@ def ask(conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *,
     text = text_field(body, "body", lo=1, hi=4000)
     lesson_id = body.get("lesson_id")
     _, tree = learning.enrollment(conn, svc_id, product_id, now=now)
-    if lesson_id is not None and (
-        not isinstance(lesson_id, str) or curriculum.lesson(tree, lesson_id) is None
-    ):
+    if lesson_id is not None and (not isinstance(lesson_id, str) or catalog.lesson(tree, lesson_id) is None):
         raise Invalid(f"lesson_id must name a lesson of this product, got {lesson_id!r}")
     question_id = catalog.new_id("qs_")
     queries.insert_question(

@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.errors import ApiError, Conflict, Invalid
-from svc_api.education.catalog import curriculum
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
 from svc_api.education.conventions import etag
@@ -73,7 +72,7 @@ def progress(conn: Connection, svc_id: str, product_id: str, *, now: int) -> dic
     """Detailed progress of an enrollment, with its ``etag``."""
     row, tree = enrollment(conn, svc_id, product_id, now=now)
     rows = queries.progress_rows(conn, svc_id, product_id)
-    lessons = [_lesson_view(item, rows.get(item["lesson_id"])) for item in curriculum.lessons(tree)]
+    lessons = [_lesson_view(item, rows.get(item["lesson_id"])) for item in catalog.lessons(tree)]
     done = sum(1 for lesson in lessons if lesson["completed"])
     latest = int(catalog.published(conn, product_id).revision)
     return {
@@ -96,7 +95,7 @@ def _refresh_completion(conn: Connection, svc_id: str, product_id: str, lesson_i
     revision is complete."""
     row, tree = enrollment(conn, svc_id, product_id, now=now)
     rows = queries.progress_rows(conn, svc_id, product_id)
-    ids = [item["lesson_id"] for item in curriculum.lessons(tree)]
+    ids = [item["lesson_id"] for item in catalog.lessons(tree)]
     complete = all(rows.get(i) is not None and rows[i].completed_at is not None for i in ids)
     values: dict[str, Any] = {"last_lesson_id": lesson_id}
     if complete and row.completed_at is None:
@@ -107,8 +106,8 @@ def _refresh_completion(conn: Connection, svc_id: str, product_id: str, lesson_i
 def resume(conn: Connection, svc_id: str, product_id: str, *, now: int) -> dict[str, Any]:
     """Where to continue: the last lesson touched (the first lesson when none) and its checkpoint."""
     row, tree = enrollment(conn, svc_id, product_id, now=now)
-    lessons = curriculum.lessons(tree)
-    item = curriculum.lesson(tree, row.last_lesson_id or "") or lessons[0]
+    lessons = catalog.lessons(tree)
+    item = catalog.lesson(tree, row.last_lesson_id or "") or lessons[0]
     view = _lesson_view(item, queries.progress_row(conn, svc_id, product_id, item["lesson_id"]))
     return {
         "product_id": product_id,
@@ -142,7 +141,7 @@ def adopt_revision(
 
 
 def _reading_lesson(tree: dict[str, Any], lesson_id: object) -> dict[str, Any]:
-    item = curriculum.lesson(tree, lesson_id) if isinstance(lesson_id, str) else None
+    item = catalog.lesson(tree, lesson_id) if isinstance(lesson_id, str) else None
     if item is None or item["kind"] == "video":
         raise Invalid(f"lesson_id must name a pdf or article lesson of your revision, got {lesson_id!r}")
     return item
@@ -230,7 +229,7 @@ def _counts(conn: Connection, svc_id: str, product_id: str, row: Row[Any] | None
     if row is None:
         return "not_started", 0
     tree = catalog.tree(conn, product_id, int(row.revision))
-    ids = [item["lesson_id"] for item in curriculum.lessons(tree)]
+    ids = [item["lesson_id"] for item in catalog.lessons(tree)]
     rows = queries.progress_rows(conn, svc_id, product_id)
     done = sum(1 for i in ids if rows.get(i) is not None and rows[i].completed_at is not None)
     return status_of(row.completed_at, done + len(rows), len(ids)), (100 * done) // len(ids) if ids else 0

@@ -28,7 +28,6 @@ from sqlalchemy.engine import Connection
 
 from svc_api.core.errors import Conflict, Forbidden, Invalid
 from svc_api.core.objectstore import S3ObjectStore
-from svc_api.education.catalog import curriculum
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
 from svc_api.education.learning import playback, queries
@@ -78,7 +77,7 @@ def start(
         _, tree = learning.enrollment(conn, svc_id, product_id, now=now)
     else:
         tree = catalog.tree(conn, product_id, int(product.revision))
-    item = curriculum.lesson(tree, lesson_id)
+    item = catalog.lesson(tree, lesson_id)
     if item is None or item["kind"] != "video":
         raise Invalid(f"lesson_id must name a video lesson of this product, got {lesson_id!r}")
     if not owned and not item["preview"]:
