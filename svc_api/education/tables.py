@@ -5,7 +5,7 @@ integer of minor units beside its ISO 4217 currency.
 
 Example:
     >>> sorted(t.name for t in TABLES)[:3]
-    ['edu_bundle_items', 'edu_bundles', 'edu_certificates']
+    ['edu_answers', 'edu_bundle_items', 'edu_bundles']
 """
 
 from __future__ import annotations
