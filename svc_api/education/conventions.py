@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +123,16 @@ def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         return reply if isinstance(reply, Response) else JSONResponse(reply)
 
     return run
+
+
+def new_id(prefix: str) -> str:
+    """A fresh, unguessable resource id with a readable prefix.
+
+    Example:
+        >>> len(new_id("pr_"))
+        19
+    """
+    return prefix + secrets.token_hex(8)
 
 
 def reply(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> JSONResponse:

@@ -346,5 +346,11 @@ TABLES = (
     playback_sessions,
     reviews,
     questions,
-    certificates, instructor_roles, seller_profiles, onboarding_sessions, drafts, submissions, answers,
+    certificates,
+    instructor_roles,
+    seller_profiles,
+    onboarding_sessions,
+    drafts,
+    submissions,
+    answers,
 )

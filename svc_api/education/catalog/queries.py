@@ -213,6 +213,22 @@ def insert_bundle(conn: Connection, product_ids: Sequence[str], **values: Any) -
         conn.execute(bundle_items.insert().values(bundle_id=values["bundle_id"], product_id=product_id))
 
 
+def update_bundle(conn: Connection, bundle_id: str, version: int, **values: Any) -> bool:
+    """Compare-and-set on the bundle's version (it moves by one): True when this call changed it."""
+    result = conn.execute(
+        bundles.update()
+        .where(bundles.c.bundle_id == bundle_id, bundles.c.version == version)
+        .values(version=version + 1, **values)
+    )
+    return result.rowcount == 1
+
+
+def set_bundle_products(conn: Connection, bundle_id: str, product_ids: Sequence[str]) -> None:
+    conn.execute(bundle_items.delete().where(bundle_items.c.bundle_id == bundle_id))
+    for product_id in product_ids:
+        conn.execute(bundle_items.insert().values(bundle_id=bundle_id, product_id=product_id))
+
+
 def review_page(
     conn: Connection, product_id: str, after: tuple[int, str] | None, limit: int
 ) -> list[Row[Any]]:

@@ -19,18 +19,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.community import service as community
-from svc_api.core.errors import Conflict, Invalid, NotFound
-from svc_api.education.catalog import curriculum, queries
+from svc_api.core.errors import Invalid, NotFound
+from svc_api.education import conventions
+from svc_api.education.catalog import curriculum, publishing, queries
 
-KINDS = ("course", "publication")
-LEVELS = ("beginner", "intermediate", "advanced")
 DURATIONS = {"short": (None, 7_200), "medium": (7_200, 36_000), "long": (36_000, None)}
 """Catalog ``duration`` filter: under 2 hours, 2-10 hours, 10 hours or more of video."""
 SORTS = tuple(queries.SORTS)
@@ -38,6 +36,16 @@ MAX_TOPICS = 5
 _TOPIC = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 _LANGUAGE = re.compile(r"[a-z]{2}")
 
+KINDS, LEVELS = publishing.KINDS, publishing.LEVELS
+# the write side, re-exported: other domains meet the catalog here only
+create_draft = publishing.create_draft
+publish_product = publishing.publish_product
+publish_revision = publishing.publish_revision
+publish_snapshot = publishing.publish_snapshot
+set_state = publishing.set_state
+create_bundle = publishing.create_bundle
+update_bundle = publishing.update_bundle
+new_id = conventions.new_id
 add_topic = queries.add_topic
 lessons = curriculum.lessons
 lesson = curriculum.lesson
@@ -47,16 +55,6 @@ bundle_products = queries.bundle_products
 bundle_row = queries.bundle
 refresh_rating = queries.refresh_rating
 add_students = queries.add_students
-
-
-def new_id(prefix: str) -> str:
-    """A fresh, unguessable resource id with a readable prefix.
-
-    Example:
-        >>> len(new_id("pr_"))
-        19
-    """
-    return prefix + secrets.token_hex(8)
 
 
 def topic_id(value: object, field: str = "topic") -> str:
@@ -227,103 +225,6 @@ def reviews(
         for row in rows[:limit]
     ]
     return items, len(rows) > limit
-
-
-def _search_text(values: Mapping[str, Any], topic_names: Sequence[str]) -> str:
-    return " ".join(
-        [values["title"], values.get("subtitle", ""), values.get("description", ""), *topic_names]
-    )
-
-
-def publish_product(conn: Connection, leader_id: str, fields: Mapping[str, Any], *, now: int) -> str:
-    """Create a published product with revision 1 (the studio's review path in issue 18 ends in
-    the same rows). ``fields``: kind, title, subtitle, description, language, level, price_minor,
-    currency, topics (ids), curriculum, refundable, sample.
-    """
-    if fields["kind"] not in KINDS or fields["level"] not in LEVELS:
-        raise Invalid("kind or level is not one the catalog knows")
-    tree_ = curriculum.check(fields["curriculum"])
-    count, seconds = curriculum.totals(tree_)
-    product_id = new_id("pr_")
-    topic_ids = list(fields.get("topics", ()))
-    queries.insert_product(
-        conn,
-        product_id=product_id,
-        leader_id=leader_id,
-        kind=fields["kind"],
-        title=fields["title"],
-        subtitle=fields.get("subtitle", ""),
-        description=fields.get("description", ""),
-        language=fields["language"],
-        level=fields["level"],
-        price_minor=int(fields["price_minor"]),
-        currency=fields["currency"],
-        state="published",
-        revision=1,
-        duration_seconds=seconds,
-        lesson_count=count,
-        refundable=bool(fields.get("refundable", True)),
-        sample=bool(fields.get("sample", False)),
-        created_at=now,
-        published_at=now,
-        updated_at=now,
-    )
-    queries.insert_revision(conn, product_id, 1, tree_, now)
-    queries.set_topics(conn, product_id, topic_ids)
-    names = [topic["name"] for topic in queries.topics_of(conn, [product_id])[product_id]]
-    queries.index_text(conn, product_id, _search_text(fields, names))
-    return product_id
-
-
-def publish_revision(conn: Connection, product_id: str, tree_: object, *, now: int) -> int:
-    """Publish a new curriculum revision; enrolled students keep theirs until they adopt it."""
-    row = queries.product(conn, product_id, lock=True)
-    if row is None:
-        raise NotFound(f"no product {product_id}")
-    checked = curriculum.check(tree_)
-    count, seconds = curriculum.totals(checked)
-    number = int(row.revision or 0) + 1
-    queries.insert_revision(conn, product_id, number, checked, now)
-    queries.update_product(
-        conn, product_id, revision=number, lesson_count=count, duration_seconds=seconds, updated_at=now
-    )
-    return number
-
-
-def set_state(conn: Connection, product_id: str, state: str, *, now: int) -> None:
-    """Move a product to ``published`` or ``unpublished`` (sales close; entitlements stay)."""
-    if queries.product(conn, product_id) is None:
-        raise NotFound(f"no product {product_id}")
-    queries.update_product(conn, product_id, state=state, updated_at=now)
-
-
-def create_bundle(
-    conn: Connection,
-    leader_id: str,
-    title: str,
-    price: tuple[int, str],
-    product_ids: Sequence[str],
-    *,
-    now: int,
-) -> str:
-    """A published bundle of the leader's own products (409 when one is someone else's)."""
-    rows = queries.products_by_id(conn, product_ids)
-    if len(rows) != len(set(product_ids)) or any(row.leader_id != leader_id for row in rows.values()):
-        raise Conflict("a bundle holds its leader's own products only")
-    bundle_id = new_id("bn_")
-    queries.insert_bundle(
-        conn,
-        sorted(set(product_ids)),
-        bundle_id=bundle_id,
-        leader_id=leader_id,
-        title=title,
-        price_minor=price[0],
-        currency=price[1],
-        state="published",
-        created_at=now,
-        updated_at=now,
-    )
-    return bundle_id
 
 
 def count_products(conn: Connection) -> int:
