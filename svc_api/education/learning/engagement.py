@@ -23,8 +23,8 @@ from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
 from svc_api.education.conventions import text_field
+from svc_api.education.learning import progress as learning
 from svc_api.education.learning import queries
-from svc_api.education.learning import service as learning
 
 QUESTION_MOVES = {"open": ("resolved",), "answered": ("resolved",), "resolved": ("open",)}
 
@@ -64,8 +64,11 @@ def delete_review(conn: Connection, svc_id: str, product_id: str) -> dict[str, A
     return {"product_id": product_id, "deleted": True}
 
 
-def _question_view(row: Row[Any]) -> dict[str, Any]:
+def question_view(conn: Connection, row: Row[Any]) -> dict[str, Any]:
+    answers = [{"answer_id": a.answer_id, "leader_id": a.svc_id, "body": a.body, "created_at": a.created_at}
+               for a in queries.answers_of(conn, row.question_id)]  # fmt: skip
     return {
+        "answers": answers,
         "question_id": row.question_id,
         "product_id": row.product_id,
         "lesson_id": row.lesson_id,
@@ -98,7 +101,7 @@ def ask(conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *,
         created_at=now,
         updated_at=now,
     )
-    return _question_view(queries.question(conn, question_id))
+    return question_view(conn, queries.question(conn, question_id))
 
 
 def update_question(
@@ -118,7 +121,32 @@ def update_question(
         conn, question_id, row.state, state, now
     ):
         raise Conflict(f"a question that is {row.state} cannot become {state}", code="invalid_transition")
-    return _question_view(queries.question(conn, question_id))
+    return question_view(conn, queries.question(conn, question_id))
+
+
+def answer(
+    conn: Connection, leader_id: str, question_id: str, body: dict[str, Any], *, now: int
+) -> dict[str, Any]:
+    """The instructor answers a question on their own product (404 unknown, 403 another's product,
+    409 resolved, 400 bad text); an open question becomes ``answered``."""
+    row = queries.question(conn, question_id)
+    if row is None:
+        raise NotFound(f"no question {question_id}")
+    if catalog.product_row(conn, row.product_id).leader_id != leader_id:
+        raise Forbidden("you can answer questions on your own products only", code="not_owner")
+    text = text_field(body, "body", lo=1, hi=4000)
+    if row.state == "resolved":
+        raise Conflict("the question is resolved; the student may reopen it", code="invalid_transition")
+    queries.insert_answer(
+        conn,
+        answer_id=catalog.new_id("an_"),
+        question_id=question_id,
+        svc_id=leader_id,
+        body=text,
+        created_at=now,
+    )
+    queries.move_question(conn, question_id, "open", "answered", now)
+    return question_view(conn, queries.question(conn, question_id))
 
 
 def _certificate_view(row: Row[Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
 from svc_api.education.tables import (
+    answers,
     certificates,
     enrollments,
     lesson_progress,
@@ -179,6 +180,15 @@ def move_question(conn: Connection, question_id: str, from_state: str, to_state:
         .values(state=to_state, updated_at=now)
     )
     return result.rowcount == 1
+
+
+def insert_answer(conn: Connection, **values: Any) -> None:
+    conn.execute(answers.insert().values(**values))
+
+
+def answers_of(conn: Connection, question_id: str) -> list[Row[Any]]:
+    query = sa.select(answers).where(answers.c.question_id == question_id).order_by(answers.c.created_at)
+    return list(conn.execute(query))
 
 
 def issue_certificate(conn: Connection, **values: Any) -> bool:

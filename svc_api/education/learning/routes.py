@@ -28,7 +28,7 @@ from svc_api.education.conventions import (
     reply,
 )
 from svc_api.education.learning import engagement, sessions
-from svc_api.education.learning import service as learning
+from svc_api.education.learning import progress as learning
 
 
 def _objects(services: Any) -> Any:

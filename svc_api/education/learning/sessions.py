@@ -31,7 +31,7 @@ from svc_api.core.objectstore import S3ObjectStore
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
 from svc_api.education.learning import playback, queries
-from svc_api.education.learning import service as learning
+from svc_api.education.learning import progress as learning
 
 SESSION_SECONDS = 4 * 3600
 MAX_OPEN = 3

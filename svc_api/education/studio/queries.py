@@ -10,10 +10,10 @@ from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
 from svc_api.education.tables import (
-    answers,
     drafts,
     instructor_roles,
     onboarding_sessions,
+    products,
     seller_profiles,
     submissions,
 )
@@ -76,6 +76,13 @@ def insert_draft(conn: Connection, **values: Any) -> None:
     conn.execute(drafts.insert().values(**values))
 
 
+def title_taken(conn: Connection, leader_id: str, title: str) -> bool:
+    """Whether one of the leader's drafts already has this title (case-insensitively)."""
+    query = sa.select(drafts.c.fields).join(products, products.c.product_id == drafts.c.product_id)
+    rows = conn.execute(query.where(products.c.leader_id == leader_id))
+    return any(str(row.fields.get("title", "")).casefold() == title.casefold() for row in rows)
+
+
 def update_draft(conn: Connection, product_id: str, version: int, **values: Any) -> bool:
     """Compare-and-set on the draft's version: True when this call changed it."""
     result = conn.execute(
@@ -111,12 +118,3 @@ def decide_submission(conn: Connection, submission_id: str, state: str, reason: 
         .values(state=state, reason=reason, decided_at=now)
     )
     return result.rowcount == 1
-
-
-def insert_answer(conn: Connection, **values: Any) -> None:
-    conn.execute(answers.insert().values(**values))
-
-
-def answers_of(conn: Connection, question_id: str) -> list[Row[Any]]:
-    query = sa.select(answers).where(answers.c.question_id == question_id).order_by(answers.c.created_at)
-    return list(conn.execute(query))

@@ -1,0 +1,333 @@
+"""An instructor's products in the studio: drafts, their metadata and curriculum under ``If-Match``,
+submissions for review, the operator's decision, and unpublishing.
+
+A draft keeps its own fields and lesson tree (``edu_drafts``), versioned for its ``ETag``; nothing a
+draft edit does reaches the catalog. A submission freezes the draft as an immutable snapshot; the
+operator's approval (``svc admin edu review SUBMISSION approve``) publishes the snapshot as the
+product's next revision, a rejection records the reason. One submission may be pending per product.
+
+Example:
+    >>> check_fields({"kind": "course", "title": "Order flow", "language": "en", "level": "advanced",
+    ...               "price": {"amount_minor": 9900, "currency": "USD"}}, "USD")["price_minor"]
+    9900
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlalchemy.engine import Connection, Row
+
+from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
+from svc_api.education.catalog import service as catalog
+from svc_api.education.conventions import etag, new_id, parse_money
+from svc_api.education.studio import queries, sellers
+
+PRODUCT = "product"
+EDITABLE = ("title", "subtitle", "description", "language", "level", "price", "topics", "refundable")
+_LIMITS = {"title": (3, 160), "subtitle": (0, 240), "description": (0, 5000)}
+
+Media = Callable[[str], dict[str, Any] | None]
+"""``upload_id -> {kind, media_key, duration_seconds | pages}`` of the leader's processed uploads."""
+
+
+def _text(body: Mapping[str, Any], name: str) -> str:
+    value, (lo, hi) = body.get(name, ""), _LIMITS[name]
+    if not isinstance(value, str) or not lo <= len(value.strip()) <= hi:
+        raise Invalid(f"{name} must be a string of {lo}-{hi} characters")
+    return value.strip()
+
+
+def check_fields(body: Mapping[str, Any], currency: str, *, partial: bool = False) -> dict[str, Any]:
+    """Product metadata from a request (400 naming the first broken rule); ``partial``: a PATCH."""
+    allowed = EDITABLE if partial else ("kind", *EDITABLE)
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise Invalid(f"unknown field {unknown[0]!r}; a product takes {', '.join(allowed)}")
+    out: dict[str, Any] = {}
+    required = () if partial else ("kind", "title", "language", "level", "price")
+    missing = [name for name in required if name not in body]
+    if missing:
+        raise Invalid(f"{missing[0]} is required")
+    if "kind" in body and body["kind"] not in catalog.KINDS:
+        raise Invalid(f"kind must be one of {', '.join(catalog.KINDS)}")
+    for name in ("title", "subtitle", "description"):
+        if name in body:
+            out[name] = _text(body, name)
+    if "language" in body:
+        if (
+            not isinstance(body["language"], str)
+            or len(body["language"]) != 2
+            or not body["language"].islower()
+        ):
+            raise Invalid("language must be a two-letter ISO 639-1 code such as en")
+        out["language"] = body["language"]
+    if "level" in body and body["level"] not in catalog.LEVELS:
+        raise Invalid(f"level must be one of {', '.join(catalog.LEVELS)}")
+    if "price" in body:
+        amount, code = parse_money(body["price"], "price")
+        if code != currency:
+            raise Invalid(f"price.currency must be the catalog's currency {currency}")
+        out["price_minor"], out["currency"] = amount, code
+    if "topics" in body:
+        topics = body["topics"]
+        if not isinstance(topics, list) or len(topics) > catalog.MAX_TOPICS:
+            raise Invalid(f"topics must be a list of at most {catalog.MAX_TOPICS} topic ids")
+        out["topics"] = sorted({catalog.topic_id(t, "topics") for t in topics})
+    if "refundable" in body:
+        if not isinstance(body["refundable"], bool):
+            raise Invalid("refundable must be true or false")
+        out["refundable"] = body["refundable"]
+    return {**({"kind": body["kind"]} if "kind" in body else {}), **out}
+
+
+def _own(
+    conn: Connection, leader_id: str, product_id: str, *, missing: int = 403
+) -> tuple[Row[Any], Row[Any]]:
+    """(product row, draft row) of the leader's product; ``missing``: the status for an unknown id."""
+    product = catalog.product_row(conn, product_id)
+    draft = queries.draft(conn, product_id) if product is not None else None
+    if product is None or draft is None:
+        if missing == 404:
+            raise NotFound(f"no product {product_id}")
+        raise Forbidden(f"product {product_id} is not one of yours", code="not_owner")
+    if product.leader_id != leader_id:
+        raise Forbidden(f"product {product_id} is not one of yours", code="not_owner")
+    return product, draft
+
+
+def view(product: Row[Any], draft: Row[Any]) -> dict[str, Any]:
+    """A studio product: the draft's fields and tree beside the published state."""
+    fields = dict(draft.fields)
+    return {
+        "product_id": product.product_id,
+        "state": product.state,
+        "published_revision": product.revision,
+        "draft": {
+            **{k: v for k, v in fields.items() if k not in ("price_minor", "currency")},
+            "price": {"amount_minor": fields["price_minor"], "currency": fields["currency"]},
+            "curriculum": draft.curriculum,
+        },
+        "etag": etag(PRODUCT, int(draft.version)),
+        "updated_at": draft.updated_at,
+    }
+
+
+def create(
+    conn: Connection, leader_id: str, body: Mapping[str, Any], *, currency: str, now: int
+) -> dict[str, Any]:
+    """A new draft (201); 409 when the leader already has a product of that title."""
+    sellers.require_instructor(conn, leader_id)
+    fields = {
+        "subtitle": "",
+        "description": "",
+        "topics": [],
+        "refundable": True,
+        **check_fields(body, currency),
+    }
+    if queries.title_taken(conn, leader_id, fields["title"]):
+        raise Conflict(f"you already have a product titled {fields['title']!r}", code="duplicate_title")
+    unknown = set(fields["topics"]) - catalog.known_topics(conn, fields["topics"])
+    if unknown:
+        raise Invalid(f"unknown topic {sorted(unknown)[0]!r}")
+    product_id = catalog.create_draft(conn, leader_id, fields, now=now)
+    queries.insert_draft(
+        conn,
+        product_id=product_id,
+        fields=fields,
+        curriculum=None,
+        version=1,
+        curriculum_version=0,
+        updated_at=now,
+    )
+    return view(*_own(conn, leader_id, product_id))
+
+
+def _under_review(conn: Connection, product_id: str) -> None:
+    if queries.pending_submission(conn, product_id) is not None:
+        raise Conflict(
+            "the product is under review: wait for the decision before editing", code="under_review"
+        )
+
+
+def _write(conn: Connection, draft: Row[Any], now: int, **values: Any) -> None:
+    if not queries.update_draft(
+        conn, draft.product_id, int(draft.version), version=int(draft.version) + 1, updated_at=now, **values
+    ):
+        raise ApiError(
+            412, "precondition_failed", extra={"message": "the product changed meanwhile: read it again"}
+        )
+
+
+def update(
+    conn: Connection,
+    leader_id: str,
+    product_id: str,
+    body: Mapping[str, Any],
+    if_match: Callable[[str], None],
+    *,
+    currency: str,
+    now: int,
+) -> dict[str, Any]:
+    """Change a draft's metadata under ``If-Match`` (412 stale, 409 under review)."""
+    sellers.require_instructor(conn, leader_id)
+    _, draft = _own(conn, leader_id, product_id)
+    if_match(etag(PRODUCT, int(draft.version)))
+    changes = check_fields(body, currency, partial=True)
+    if not changes:
+        raise Invalid("send at least one field to change")
+    unknown = set(changes.get("topics", ())) - catalog.known_topics(conn, changes.get("topics", []))
+    if unknown:
+        raise Invalid(f"unknown topic {sorted(unknown)[0]!r}")
+    if changes.get("title") not in (None, draft.fields["title"]) and queries.title_taken(
+        conn, leader_id, changes["title"]
+    ):
+        raise Conflict(f"you already have a product titled {changes['title']!r}", code="duplicate_title")
+    _under_review(conn, product_id)
+    _write(conn, draft, now, fields={**draft.fields, **changes})
+    return view(*_own(conn, leader_id, product_id))
+
+
+def _with_media(tree: Any, media: Media) -> dict[str, Any]:
+    """The tree with each video and pdf lesson's media taken from its processed upload (400 when an
+    upload is unknown, someone else's, unprocessed, or of another kind)."""
+    if not isinstance(tree, dict) or not isinstance(tree.get("sections"), list):
+        raise Invalid("curriculum must be an object {sections: [...]}")
+    out = {"sections": []}
+    for section in tree["sections"]:
+        lessons = []
+        for lesson in (section.get("lessons") if isinstance(section, dict) else None) or []:
+            if isinstance(lesson, dict) and lesson.get("kind") in ("video", "pdf"):
+                lesson = _attach(lesson, media)
+            lessons.append(lesson)
+        out["sections"].append({**section, "lessons": lessons} if isinstance(section, dict) else section)
+    return out
+
+
+def _attach(lesson: dict[str, Any], media: Media) -> dict[str, Any]:
+    upload_id = lesson.get("upload_id")
+    found = media(upload_id) if isinstance(upload_id, str) else None
+    if found is None or found["kind"] != lesson["kind"]:
+        raise Invalid(
+            f"lesson {lesson.get('lesson_id')!r} needs the upload_id of a processed {lesson['kind']} "
+            "upload of yours"
+        )
+    extra = (
+        {"duration_seconds": found["duration_seconds"]}
+        if found["kind"] == "video"
+        else {"pages": found["pages"]}
+    )
+    return {
+        **{k: v for k, v in lesson.items() if k != "upload_id"},
+        **extra,
+        "media_key": found["media_key"],
+        "upload_id": upload_id,
+    }
+
+
+def replace_curriculum(
+    conn: Connection,
+    leader_id: str,
+    product_id: str,
+    tree: Any,
+    if_match: Callable[[str], None],
+    media: Media,
+    *,
+    now: int,
+) -> dict[str, Any]:
+    """Replace the draft's whole lesson tree under ``If-Match``: the tree's rules (400 naming the
+    first broken one), each video and pdf lesson on a processed upload of the same leader."""
+    sellers.require_instructor(conn, leader_id)
+    _, draft = _own(conn, leader_id, product_id)
+    if_match(etag(PRODUCT, int(draft.version)))
+    checked = catalog.check_curriculum(_with_media(tree, media))
+    _under_review(conn, product_id)
+    _write(conn, draft, now, curriculum=checked, curriculum_version=int(draft.curriculum_version) + 1)
+    return view(*_own(conn, leader_id, product_id))
+
+
+def submit(conn: Connection, leader_id: str, product_id: str, media: Media, *, now: int) -> dict[str, Any]:
+    """Freeze the draft as a snapshot for review (201 receipt): 409 one pending; 422 not ready (no
+    curriculum, media no longer processed, or seller gates)."""
+    sellers.require_instructor(conn, leader_id)
+    _, draft = _own(conn, leader_id, product_id)
+    if queries.pending_submission(conn, product_id) is not None:
+        raise Conflict("a submission of this product is already waiting for review", code="already_pending")
+    if draft.curriculum is None:
+        raise ApiError(422, "not_ready", extra={"message": "set the curriculum before submitting"})
+    for lesson in catalog.lessons(draft.curriculum):
+        if lesson.get("upload_id") and media(lesson["upload_id"]) is None:
+            raise ApiError(
+                422,
+                "not_ready",
+                extra={"message": f"the media of lesson {lesson['lesson_id']} is not processed"},
+            )
+    sellers.require_ready_to_submit(conn, leader_id)
+    submission_id = new_id("sb_")
+    snapshot = {"fields": draft.fields, "curriculum": draft.curriculum, "draft_version": int(draft.version)}
+    queries.insert_submission(
+        conn,
+        submission_id=submission_id,
+        product_id=product_id,
+        leader_id=leader_id,
+        snapshot=snapshot,
+        state="pending",
+        created_at=now,
+    )
+    return {
+        "submission_id": submission_id,
+        "product_id": product_id,
+        "state": "pending",
+        "draft_version": int(draft.version),
+        "created_at": now,
+    }
+
+
+def decide(
+    conn: Connection, submission_id: str, approve: bool, reason: str | None, *, now: int
+) -> dict[str, Any]:
+    """The operator's review: approval publishes the snapshot as the next revision; 404 unknown,
+    409 already decided."""
+    row = queries.submission(conn, submission_id)
+    if row is None:
+        raise NotFound(f"no submission {submission_id}")
+    if not queries.decide_submission(conn, submission_id, "approved" if approve else "rejected", reason, now):
+        raise Conflict(f"submission {submission_id} was already decided", code="already_decided")
+    revision = None
+    if approve:
+        snapshot = row.snapshot
+        revision = catalog.publish_snapshot(
+            conn, row.product_id, snapshot["fields"], snapshot["curriculum"], now=now
+        )
+    return {
+        "submission_id": submission_id,
+        "product_id": row.product_id,
+        "state": "approved" if approve else "rejected",
+        "revision": revision,
+        "reason": reason,
+    }
+
+
+def pending(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
+    """Submissions waiting for review, oldest first (the operator's queue)."""
+    return [
+        {
+            "submission_id": r.submission_id,
+            "product_id": r.product_id,
+            "leader_id": r.leader_id,
+            "title": r.snapshot["fields"]["title"],
+            "created_at": r.created_at,
+        }
+        for r in queries.pending_submissions(conn, limit)
+    ]
+
+
+def unpublish(conn: Connection, leader_id: str, product_id: str, *, now: int) -> dict[str, Any]:
+    """Close new sales (entitlements and progress stay): 404 unknown, 403 not yours, 409 not published."""
+    sellers.require_instructor(conn, leader_id)
+    product, _ = _own(conn, leader_id, product_id, missing=404)
+    if product.state != "published":
+        raise Conflict(f"the product is {product.state}, not published", code="not_published")
+    catalog.set_state(conn, product_id, "unpublished", now=now)
+    return {"product_id": product_id, "state": "unpublished"}
