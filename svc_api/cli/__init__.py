@@ -17,6 +17,7 @@ from svc_api.cli import (
     admin,
     admin_changelog,
     admin_community,
+    admin_education,
     admin_exchange,
     admin_payments,
     data,
@@ -41,6 +42,7 @@ for _command in (admin_community.leader, admin_community.reports, admin_communit
 admin.command.add_command(admin_changelog.changelog)
 admin.command.add_command(admin_exchange.exchange)
 admin.command.add_command(admin_payments.payments)
+admin.command.add_command(admin_education.edu)
 main.add_command(sweep.command)
 main.add_command(worker.command)
 main.add_command(economic.command)

@@ -45,9 +45,16 @@ def _one_line_errors() -> Iterator[None]:
 def _progress(label: str) -> Iterator[Callable[[int, int, str], None]]:
     console = Console(stderr=True)
     # Only on a terminal: in pipes and logs a bar is noise, and errors stay the one line they are.
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[item]}"), console=console, transient=True,
-                  disable=not console.is_terminal) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[item]}"),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
         task = bar.add_task(label, total=None, item="")
 
         def update(done: int, total: int, item: str) -> None:
@@ -65,8 +72,12 @@ def _print(table: Table) -> None:
 
 
 @click.group(name="data")
-@click.option("--data-dir", default=None, metavar="DIR|s3://BUCKET/PREFIX",
-              help="Store root (default: $DATA_DIR, else var/data of the checkout).")
+@click.option(
+    "--data-dir",
+    default=None,
+    metavar="DIR|s3://BUCKET/PREFIX",
+    help="Store root (default: $DATA_DIR, else var/data of the checkout).",
+)
 @click.pass_context
 def command(ctx: click.Context, data_dir: str | None) -> None:
     """Manage the kline data store: init, import, list, info, validate."""
@@ -91,8 +102,12 @@ def init(ctx: click.Context, if_missing: bool, seed: int | None, small: bool) ->
         kwargs: dict[str, Any] = {"small": small} if seed is None else {"small": small, "seed": seed}
         with _progress("generating") as progress:
             summary = generate_market(store, progress=progress, **kwargs)
-    click.echo(f"synthetic market written to {store.root}: " + ", ".join(
-        f"{k} {summary[k]}" for k in ("instruments", "files", "candles", "seconds") if k in summary))
+    click.echo(
+        f"synthetic market written to {store.root}: "
+        + ", ".join(
+            f"{k} {summary[k]}" for k in ("instruments", "files", "candles", "seconds") if k in summary
+        )
+    )
 
 
 def _mapping(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -111,21 +126,50 @@ def _mapping(_: click.Context, __: click.Parameter, values: tuple[str, ...]) -> 
 @click.option("--symbol", help="Data symbol (default: from the file name).")
 @click.option("--timeframe", type=click.Choice(list(TIMEFRAMES)), help="Timeframe (default: from the name).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
-@click.option("--map", "mapping", multiple=True, callback=_mapping, metavar="COLUMN=SOURCE",
-              help="Generic CSV: which source column holds open_time/open/high/low/close/volume.")
-@click.option("--time-unit", type=click.Choice(TIME_UNITS), default="auto", show_default=True,
-              help="Generic CSV: unit of numeric times, or iso for dates.")
+@click.option(
+    "--map",
+    "mapping",
+    multiple=True,
+    callback=_mapping,
+    metavar="COLUMN=SOURCE",
+    help="Generic CSV: which source column holds open_time/open/high/low/close/volume.",
+)
+@click.option(
+    "--time-unit",
+    type=click.Choice(TIME_UNITS),
+    default="auto",
+    show_default=True,
+    help="Generic CSV: unit of numeric times, or iso for dates.",
+)
 @click.pass_context
-def import_(ctx: click.Context, paths: tuple[Path, ...], market: str | None, symbol: str | None,
-            timeframe: str | None, fmt: str, mapping: dict[str, str], time_unit: str) -> None:
+def import_(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    market: str | None,
+    symbol: str | None,
+    timeframe: str | None,
+    fmt: str,
+    mapping: dict[str, str],
+    time_unit: str,
+) -> None:
     """Import Binance kline dumps (CSV/ZIP), a generic CSV, or Parquet in the store's schema."""
     with _one_line_errors(), _progress("importing") as progress:
-        results = import_paths(paths, store=_store(ctx), format=fmt, market=market, symbol=symbol,
-                               timeframe=timeframe, mapping=mapping or None, time_unit=time_unit,
-                               progress=progress)
+        results = import_paths(
+            paths,
+            store=_store(ctx),
+            format=fmt,
+            market=market,
+            symbol=symbol,
+            timeframe=timeframe,
+            mapping=mapping or None,
+            time_unit=time_unit,
+            progress=progress,
+        )
     for r in results:
-        click.echo(f"{r.market}/{r.symbol} {r.timeframe}: {r.files} file(s), {r.rows_read} candles read, "
-                   f"{r.rows_added} added")
+        click.echo(
+            f"{r.market}/{r.symbol} {r.timeframe}: {r.files} file(s), {r.rows_read} candles read, "
+            f"{r.rows_added} added"
+        )
 
 
 @command.command(name="list")
@@ -141,8 +185,15 @@ def list_(ctx: click.Context, market: str | None) -> None:
         return
     table = Table("market", "symbol", "timeframe", "first", "last", "candles", "dataset_key")
     for e in entries.iter_rows(named=True):
-        table.add_row(e["market"], e["symbol"], e["timeframe"], e["first_date"], e["last_date"],
-                      f"{e['total_candles']:,}", e["dataset_key"])
+        table.add_row(
+            e["market"],
+            e["symbol"],
+            e["timeframe"],
+            e["first_date"],
+            e["last_date"],
+            f"{e['total_candles']:,}",
+            e["dataset_key"],
+        )
     _print(table)
 
 
@@ -162,14 +213,25 @@ def info(ctx: click.Context, symbol: str, market: str | None) -> None:
         for e in entries.iter_rows(named=True):
             where = str(store.location(e["dataset_key"]))
             report = validate_klines(store._read(e["dataset_key"]), source=where, timeframe=e["timeframe"])
-            table.add_row(e["timeframe"], e["first_date"], e["last_date"], f"{report.rows:,}",
-                          str(report.gaps), f"{report.missing_candles:,}", str(report.off_grid))
+            table.add_row(
+                e["timeframe"],
+                e["first_date"],
+                e["last_date"],
+                f"{report.rows:,}",
+                str(report.gaps),
+                f"{report.missing_candles:,}",
+                str(report.off_grid),
+            )
     click.echo(f"{market}/{symbol.upper()} in {store.root}")
     _print(table)
     finest = entries["timeframe"][0]
-    derived = [tf for tf in TIMEFRAMES
-               if tf not in entries["timeframe"] and TIMEFRAMES[tf] % TIMEFRAMES[finest] == 0
-               and TIMEFRAMES[tf] > TIMEFRAMES[finest]]
+    derived = [
+        tf
+        for tf in TIMEFRAMES
+        if tf not in entries["timeframe"]
+        and TIMEFRAMES[tf] % TIMEFRAMES[finest] == 0
+        and TIMEFRAMES[tf] > TIMEFRAMES[finest]
+    ]
     if derived:
         click.echo(f"also loadable by resampling {finest}: {', '.join(derived)}")
 
@@ -191,8 +253,10 @@ def validate(ctx: click.Context, target: str | None, market: str | None) -> None
                 bad += 1
                 click.echo(f"INVALID {exc}")
                 continue
-            click.echo(f"ok {source}: {report.rows:,} candles, {report.gaps} gaps "
-                       f"({report.missing_candles:,} missing), {report.off_grid} off grid")
+            click.echo(
+                f"ok {source}: {report.rows:,} candles, {report.gaps} gaps "
+                f"({report.missing_candles:,} missing), {report.off_grid} off grid"
+            )
     if bad:
         raise click.ClickException(f"{bad} of {len(checks)} series are invalid")
 

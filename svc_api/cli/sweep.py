@@ -39,17 +39,37 @@ def _executor(workers: int | None, ray_address: str | None) -> Iterator[Executor
 
 @click.command(name="sweep")
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Results folder (default: SPEC's name + '-results', beside it).")
-@click.option("--data-dir", default=None,
-              help="Data store root for coins given as symbols (default: $DATA_DIR).")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Parallel chunks (default: the CPUs; 1 runs in this process).")
-@click.option("--ray", "ray_address", default=None, metavar="ADDRESS|local",
-              help="Run the chunks on Ray: a cluster address, or 'local' to start one.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Results folder (default: SPEC's name + '-results', beside it).",
+)
+@click.option(
+    "--data-dir", default=None, help="Data store root for coins given as symbols (default: $DATA_DIR)."
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Parallel chunks (default: the CPUs; 1 runs in this process).",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    metavar="ADDRESS|local",
+    help="Run the chunks on Ray: a cluster address, or 'local' to start one.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def command(spec: Path, out: Path | None, data_dir: str | None, workers: int | None, ray_address: str | None,
-            quiet: bool) -> None:
+def command(
+    spec: Path,
+    out: Path | None,
+    data_dir: str | None,
+    workers: int | None,
+    ray_address: str | None,
+    quiet: bool,
+) -> None:
     """Run the sweep described in SPEC (TOML): Parquet results and an HTML report."""
     from svc_engine.data import DataStore
     from svc_engine.research.spec import load_spec, run_spec

@@ -25,8 +25,13 @@ logger = logging.getLogger("svc_api.workers")
 
 @click.command("worker")
 @click.option("--only", multiple=True, help="Run only this worker (repeatable); default: all registered.")
-@click.option("--report", default=60.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds between health lines in the log.")
+@click.option(
+    "--report",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds between health lines in the log.",
+)
 def command(only: tuple[str, ...], report: float) -> None:
     """Run the background workers (settings from the environment, as for ``svc serve``)."""
     from svc_api.core.services import Services

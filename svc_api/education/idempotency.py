@@ -6,8 +6,8 @@ fingerprint of method, path, query and body; a replay returns the stored status 
 request under the key, or one still running, is a 409.
 
 A guest passes through (the route answers 401 first); a signed-in caller without the header gets
-400 ``idempotency_key_required``. The payment provider's own pages and callback, and media
-downloads, are exempt: they are not the client's operations.
+400 ``idempotency_key_required``. The payment provider's own pages and callback, the hosted
+onboarding page, and media downloads are exempt: they are not the client's operations.
 
 Example:
     >>> needs_key("POST", "/education/v1/checkouts"), needs_key("GET", "/education/v1/catalog")
@@ -34,7 +34,12 @@ from svc_api.core.idempotency import (
 )
 
 _MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-_EXEMPT = ("/education/v1/sandbox/", "/education/v1/payments/callback", "/education/v1/media/")
+_EXEMPT = (
+    "/education/v1/sandbox/",
+    "/education/v1/payments/callback",
+    "/education/v1/media/",
+    "/education/v1/seller/onboarding/",
+)
 
 
 def needs_key(method: str, path: str) -> bool:

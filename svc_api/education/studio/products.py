@@ -82,18 +82,22 @@ def check_fields(body: Mapping[str, Any], currency: str, *, partial: bool = Fals
     return {**({"kind": body["kind"]} if "kind" in body else {}), **out}
 
 
-def _own(
-    conn: Connection, leader_id: str, product_id: str, *, missing: int = 403
-) -> tuple[Row[Any], Row[Any]]:
-    """(product row, draft row) of the leader's product; ``missing``: the status for an unknown id."""
+def _owned(conn: Connection, leader_id: str, product_id: str, *, missing: int = 403) -> Row[Any]:
+    """The leader's product row; ``missing``: the status for an unknown id (403 or 404)."""
     product = catalog.product_row(conn, product_id)
-    draft = queries.draft(conn, product_id) if product is not None else None
-    if product is None or draft is None:
-        if missing == 404:
-            raise NotFound(f"no product {product_id}")
+    if product is None and missing == 404:
+        raise NotFound(f"no product {product_id}")
+    if product is None or product.leader_id != leader_id:
         raise Forbidden(f"product {product_id} is not one of yours", code="not_owner")
-    if product.leader_id != leader_id:
-        raise Forbidden(f"product {product_id} is not one of yours", code="not_owner")
+    return product
+
+
+def _own(conn: Connection, leader_id: str, product_id: str) -> tuple[Row[Any], Row[Any]]:
+    """(product row, draft row) of the leader's studio product (403 otherwise)."""
+    product = _owned(conn, leader_id, product_id)
+    draft = queries.draft(conn, product_id)
+    if draft is None:
+        raise Forbidden(f"product {product_id} was not made in the studio", code="not_owner")
     return product, draft
 
 
@@ -326,7 +330,7 @@ def pending(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
 def unpublish(conn: Connection, leader_id: str, product_id: str, *, now: int) -> dict[str, Any]:
     """Close new sales (entitlements and progress stay): 404 unknown, 403 not yours, 409 not published."""
     sellers.require_instructor(conn, leader_id)
-    product, _ = _own(conn, leader_id, product_id, missing=404)
+    product = _owned(conn, leader_id, product_id, missing=404)
     if product.state != "published":
         raise Conflict(f"the product is {product.state}, not published", code="not_published")
     catalog.set_state(conn, product_id, "unpublished", now=now)

@@ -163,14 +163,34 @@ def start_onboarding(conn: Connection, svc_id: str, *, now: int) -> dict[str, An
     }
 
 
-def complete_onboarding(conn: Connection, token: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
-    """The onboarding page's submission ``{accept_contract: true, payout_profile: {...}}``: 404
-    unknown session, 409 finished or expired, 400 a broken profile rule."""
+def _open_session(conn: Connection, token: str, now: int) -> Row[Any]:
     session = queries.onboarding_by_token(conn, token)
     if session is None:
         raise NotFound("no such onboarding session")
     if session.state != "open" or session.expires_at <= now:
         raise Conflict("this onboarding session is finished or expired", code="session_closed")
+    return session
+
+
+def onboarding_form(conn: Connection, token: str, *, now: int) -> dict[str, Any]:
+    """What the hosted onboarding page asks for (404 unknown, 409 finished or expired)."""
+    session = _open_session(conn, token, now)
+    return {
+        "session_id": session.session_id,
+        "expires_at": session.expires_at,
+        "contract_version": CONTRACT_VERSION,
+        "submit": {
+            "accept_contract": True,
+            "payout_profile": {name: "..." for name in payout_profile.FIELDS},
+        },
+        "rules": payout_profile.__doc__.split("Example:")[0].strip(),
+    }
+
+
+def complete_onboarding(conn: Connection, token: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
+    """The onboarding page's submission ``{accept_contract: true, payout_profile: {...}}``: 404
+    unknown session, 409 finished or expired, 400 a broken profile rule."""
+    session = _open_session(conn, token, now)
     if body.get("accept_contract") is not True:
         raise Invalid("accept_contract must be true: the contract is what makes you a seller")
     checked = payout_profile.check(body.get("payout_profile") or {})

@@ -8,6 +8,8 @@ Example:
 
 from __future__ import annotations
 
+from svc_api.education.studio.products import decide
+from svc_api.education.studio.products import pending as pending_submissions
 from svc_api.education.studio.sellers import (
     ROLES,
     complete_onboarding,
@@ -25,8 +27,10 @@ __all__ = [
     "ROLES",
     "complete_onboarding",
     "confirm_identity",
+    "decide",
     "grant_role",
     "payout_details",
+    "pending_submissions",
     "ready_for_payouts",
     "require_instructor",
     "require_ready_to_submit",
