@@ -74,6 +74,15 @@ def view(conn: Connection, bundle_id: str) -> dict[str, Any]:
     }
 
 
+def read(conn: Connection, leader_id: str, bundle_id: str) -> dict[str, Any]:
+    """The leader's bundle with its current ``ETag`` (403 not yours or unknown)."""
+    sellers.require_instructor(conn, leader_id)
+    row = catalog.bundle_row(conn, bundle_id)
+    if row is None or row.leader_id != leader_id:
+        raise Forbidden(f"bundle {bundle_id} is not one of yours", code="not_owner")
+    return view(conn, bundle_id)
+
+
 def create(
     conn: Connection, leader_id: str, body: Mapping[str, Any], *, currency: str, now: int
 ) -> dict[str, Any]:

@@ -63,8 +63,10 @@ def check_fields(body: Mapping[str, Any], currency: str, *, partial: bool = Fals
         ):
             raise Invalid("language must be a two-letter ISO 639-1 code such as en")
         out["language"] = body["language"]
-    if "level" in body and body["level"] not in catalog.LEVELS:
-        raise Invalid(f"level must be one of {', '.join(catalog.LEVELS)}")
+    if "level" in body:
+        if body["level"] not in catalog.LEVELS:
+            raise Invalid(f"level must be one of {', '.join(catalog.LEVELS)}")
+        out["level"] = body["level"]
     if "price" in body:
         amount, code = parse_money(body["price"], "price")
         if code != currency:
@@ -116,6 +118,12 @@ def view(product: Row[Any], draft: Row[Any]) -> dict[str, Any]:
         "etag": etag(PRODUCT, int(draft.version)),
         "updated_at": draft.updated_at,
     }
+
+
+def read(conn: Connection, leader_id: str, product_id: str) -> dict[str, Any]:
+    """The leader's studio product with its current ``ETag`` (403 not yours or unknown)."""
+    sellers.require_instructor(conn, leader_id)
+    return view(*_own(conn, leader_id, product_id))
 
 
 def create(

@@ -83,11 +83,10 @@ def title_taken(conn: Connection, leader_id: str, title: str) -> bool:
     return any(str(row.fields.get("title", "")).casefold() == title.casefold() for row in rows)
 
 
-def update_draft(conn: Connection, product_id: str, version: int, **values: Any) -> bool:
-    """Compare-and-set on the draft's version: True when this call changed it."""
-    result = conn.execute(
-        drafts.update().where(drafts.c.product_id == product_id, drafts.c.version == version).values(**values)
-    )
+def update_draft(conn: Connection, product_id: str, expected: int, **values: Any) -> bool:
+    """Compare-and-set on the draft's version (``expected``): True when this call changed it."""
+    where = (drafts.c.product_id == product_id, drafts.c.version == expected)
+    result = conn.execute(drafts.update().where(*where).values(**values))
     return result.rowcount == 1
 
 
