@@ -180,12 +180,24 @@ def detail(conn: Connection, product_id: str) -> dict[str, Any]:
     return item
 
 
+_TREES: dict[tuple[str, str, int], dict[str, Any]] = {}
+_TREES_KEPT = 4096
+
+
 def tree(conn: Connection, product_id: str, revision: int) -> dict[str, Any]:
-    """The curriculum of one revision of a product."""
+    """The curriculum of one revision of a product (treat it as read-only). A published revision
+    never changes, so it is remembered per database after its first read."""
+    key = (str(conn.engine.url), product_id, int(revision))
+    kept = _TREES.get(key)
+    if kept is not None:
+        return kept
     row = queries.revision(conn, product_id, revision)
     if row is None:
         raise NotFound(f"no revision {revision} of product {product_id}")
-    return dict(row.curriculum)
+    if len(_TREES) >= _TREES_KEPT:
+        _TREES.clear()
+    _TREES[key] = dict(row.curriculum)
+    return _TREES[key]
 
 
 def leader_products(
