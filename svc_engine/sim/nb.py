@@ -280,12 +280,9 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
     """
     base, base_reason, base_gap = stop_level_nb(entry, side, sl, leverage)
     stop, stop_reason, gap_reason = base, base_reason, base_gap
-    flags = exit_flag.shape[0] > 0
-    frac, dist, after, be = moves[0], moves[1], moves[2], moves[3]
-    trailing = not (np.isnan(frac) and np.isnan(dist))
-    armed = trailing and np.isnan(after)
-    be_armed = False
-    best = entry
+    moving = not (np.isnan(moves[0]) and np.isnan(moves[1]) and np.isnan(moves[3]))
+    armed = (not (np.isnan(moves[0]) and np.isnan(moves[1]))) and np.isnan(moves[2])
+    be_armed, best = False, entry
     for j in range(i, last + 1):
         hit, x, reason = candle_rules_nb(
             o[j], h[j], lo[j], c[i], side, j == i and not open_fill, tp, stop, stop_reason, gap_reason
@@ -294,30 +291,66 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
             return j, x, reason
         if j == last:
             break
-        if trailing or not np.isnan(be):
+        if moving:
             reach = c[i] if (j == i and not open_fill) else (h[j] if side == LONG else lo[j])
             best = max(best, reach) if side == LONG else min(best, reach)
-            gain = (best / entry - 1.0) * side
-            if trailing and not armed and gain >= after:
-                armed = True
-            if not np.isnan(be) and gain >= be:
-                be_armed = True
-            stop, stop_reason, gap_reason = base, base_reason, base_gap
-            if be_armed and (entry - stop) * side > 0:
-                stop, stop_reason, gap_reason = entry, np.int64(R_BE), np.int64(R_BE)
-            if armed:
-                level = best * (1.0 - side * frac) if not np.isnan(frac) else best - side * dist
-                if (level - stop) * side > 0:
-                    stop, stop_reason, gap_reason = level, np.int64(R_TRAIL), np.int64(R_TRAIL)
-        by_signal = flags and exit_flag[j]
-        if by_signal or (hold > 0 and j - i + 1 >= hold):
-            nxt = o[j + 1]
-            if (side == LONG and nxt <= stop) or (side == SHORT and nxt >= stop):
-                return j + 1, nxt, gap_reason
-            if (side == LONG and nxt >= tp) or (side == SHORT and nxt <= tp):
-                return j + 1, nxt, np.int64(R_TP_GAP)
-            return j + 1, nxt, np.int64(R_SIGNAL if by_signal else R_TIME)
+            armed, be_armed, stop, stop_reason, gap_reason = move_stop_nb(
+                moves, side, entry, best, armed, be_armed, base, base_reason, base_gap
+            )
+        ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
+        if ends:
+            return j1, x, reason
     return last, c[last], np.int64(R_END)
+
+
+@njit(cache=True, nogil=True)
+def move_stop_nb(moves, side, entry, best, armed, be_armed, base, base_reason, base_gap):
+    """The stop of the next candle from the best price reached so far (docs/exits.md, "The stop
+    of each candle"): (trailing armed, break-even armed, stop, its reason, its gap reason). Both
+    moves arm once ``best`` is their fraction beyond the entry and then stay armed.
+
+    Example:
+        >>> move_stop_nb(np.array([np.nan, 0.5, np.nan, np.nan]), LONG, 10.0, 12.0, True, False,
+        ...              9.0, R_SL, R_SL_GAP)[2:]
+        (11.5, 8, 8)
+    """
+    frac, dist, after, be = moves[0], moves[1], moves[2], moves[3]
+    trailing = not (np.isnan(frac) and np.isnan(dist))
+    gain = (best / entry - 1.0) * side
+    if trailing and not armed and gain >= after:
+        armed = True
+    if not np.isnan(be) and gain >= be:
+        be_armed = True
+    stop, stop_reason, gap_reason = base, base_reason, base_gap
+    if be_armed and (entry - stop) * side > 0:
+        stop, stop_reason, gap_reason = entry, np.int64(R_BE), np.int64(R_BE)
+    if armed:
+        level = best * (1.0 - side * frac) if not np.isnan(frac) else best - side * dist
+        if (level - stop) * side > 0:
+            stop, stop_reason, gap_reason = level, np.int64(R_TRAIL), np.int64(R_TRAIL)
+    return armed, be_armed, stop, stop_reason, gap_reason
+
+
+@njit(cache=True, nogil=True)
+def rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold):
+    """Rule 3 of docs/exits.md at the close of candle ``j`` (not the last): (ends?, exit candle,
+    raw exit price, reason). An exit condition on ``j`` or the end of the holding time closes the
+    trade at the open of ``j + 1``, named for the stop or take-profit that open gaps through.
+
+    Example:
+        >>> rule_exit_nb(np.array([10.0, 10.0, 9.0]), 1, 1, LONG, np.inf, 9.5, R_SL_GAP,
+        ...              np.array([False, True, False]), 0)
+        (True, 2, 9.0, 1)
+    """
+    by_signal = exit_flag.shape[0] > 0 and exit_flag[j]
+    if not (by_signal or (hold > 0 and j - i + 1 >= hold)):
+        return False, j, 0.0, np.int64(0)
+    nxt = o[j + 1]
+    if (side == LONG and nxt <= stop) or (side == SHORT and nxt >= stop):
+        return True, j + 1, nxt, np.int64(gap_reason)
+    if (side == LONG and nxt >= tp) or (side == SHORT and nxt <= tp):
+        return True, j + 1, nxt, np.int64(R_TP_GAP)
+    return True, j + 1, nxt, np.int64(R_SIGNAL if by_signal else R_TIME)
 
 
 @njit(cache=True, nogil=True)
@@ -351,6 +384,41 @@ def ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last):
         j, x, reason = find_exit_nb(
             o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
             tp, sl, leverage, last,
+        )  # fmt: skip
+        memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
+        memo[k].done = 2
+
+
+@njit(cache=True, nogil=True)
+def ensure_order_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms, market):
+    """:func:`ensure_fill_nb` for a limit order or, where ``market[k]`` (``market`` may be empty:
+    all limit orders), a market order filling at the next candle's open (docs/exits.md)."""
+    if memo[k].done == 0 and market.shape[0] > 0 and market[k]:
+        i, e_raw, open_fill, e = find_market_fill_nb(t, o, s, deadline_ms)
+        memo[k].fill_candle, memo[k].entry_raw, memo[k].open_fill = i, e_raw, open_fill
+        memo[k].expiry_candle = e
+        memo[k].done = 1
+    ensure_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms)
+
+
+@njit(cache=True, nogil=True)
+def has_rules_nb(exit_flag, hold, moves):
+    """Whether any exit rule is present (each array may be empty: that rule is unused)."""
+    return exit_flag.shape[0] > 0 or hold.shape[0] > 0 or moves.shape[0] > 0
+
+
+@njit(cache=True, nogil=True)
+def ensure_rule_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last, exit_flag, hold, moves):
+    """:func:`ensure_exit_nb` with the exit rules of signal ``k`` (docs/exits.md): ``exit_flag``
+    one bool per candle of ``o``, ``hold`` and ``moves`` one entry per signal; each may be empty
+    (unused), and with none :func:`find_exit_nb` runs as without rules."""
+    if not has_rules_nb(exit_flag, hold, moves):
+        ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last)
+    elif memo[k].done == 1 and memo[k].fill_candle >= 0:
+        j, x, reason = find_exit_rules_nb(
+            o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
+            tp, sl, leverage, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
+            moves[k] if moves.shape[0] > 0 else NO_MOVES,
         )  # fmt: skip
         memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
         memo[k].done = 2
@@ -416,34 +484,82 @@ def replay_nb(fo, fh, flo, fc, start, stop_f, fill_f, open_fill_f, side, tp, sto
 
 @njit(cache=True, nogil=True)
 def find_exit_detail_nb(
-    o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, fo, fh, flo, fc, fs, fe, fill_f
-):
+    o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, fo, fh, flo, fc, fs, fe, fill_f,
+    exit_flag, hold, moves,
+):  # fmt: skip
     """``find_exit_nb`` with the fill candle (from the fine fill on) and every candle that touches
     both levels replayed on its fine candles ``fs[j] .. fe[j]-1``; where a candle has no fine
-    candles, or the replay finds no exit on a both-touching candle, the conservative rules stand."""
-    stop, stop_reason, gap_reason = stop_level_nb(entry, side, sl, leverage)
+    candles, or the replay finds no exit on a both-touching candle, the conservative rules stand.
+
+    The exit rules (``exit_flag``, ``hold``, ``moves`` as in :func:`find_exit_rules_nb`; an empty
+    flag array, 0 and ``NO_MOVES`` when unused) apply at each candle's close as there. The stop of
+    a candle stays the same through its fine candles; the best price of a replayed fill candle is
+    the extreme of its fine candles after the fine fill (the fine fill candle's own extreme after
+    an open fill on it, else its close)."""
+    base, base_reason, base_gap = stop_level_nb(entry, side, sl, leverage)
+    stop, stop_reason, gap_reason = base, base_reason, base_gap
+    moving = not (np.isnan(moves[0]) and np.isnan(moves[1]) and np.isnan(moves[3]))
+    armed = (not (np.isnan(moves[0]) and np.isnan(moves[1]))) and np.isnan(moves[2])
+    be_armed, best = False, entry
     for j in range(i, last + 1):
+        hit, x, reason = False, 0.0, np.int64(0)
         if j == i and fill_f >= 0:
             hit, x, reason = replay_nb(
                 fo, fh, flo, fc, fill_f, fe[i], fill_f, open_fill, side, tp, stop, stop_reason, gap_reason
             )
-            if hit:
-                return j, x, reason
-            continue
-        at_fill = j == i and not open_fill
-        both = (lo[j] <= stop and h[j] >= tp) if side == LONG else (h[j] >= stop and lo[j] <= tp)
-        if both and not at_fill and fe[j] > fs[j]:
-            hit, x, reason = replay_nb(
-                fo, fh, flo, fc, fs[j], fe[j], -1, False, side, tp, stop, stop_reason, gap_reason
-            )
-            if hit:
-                return j, x, reason
-        hit, x, reason = candle_rules_nb(
-            o[j], h[j], lo[j], c[i], side, at_fill, tp, stop, stop_reason, gap_reason
-        )
+        else:
+            at_fill = j == i and not open_fill
+            both = (lo[j] <= stop and h[j] >= tp) if side == LONG else (h[j] >= stop and lo[j] <= tp)
+            if both and not at_fill and fe[j] > fs[j]:
+                hit, x, reason = replay_nb(
+                    fo, fh, flo, fc, fs[j], fe[j], -1, False, side, tp, stop, stop_reason, gap_reason
+                )
+            if not hit:
+                hit, x, reason = candle_rules_nb(
+                    o[j], h[j], lo[j], c[i], side, at_fill, tp, stop, stop_reason, gap_reason
+                )
         if hit:
             return j, x, reason
+        if j == last:
+            break
+        if moving:
+            if j == i and fill_f >= 0:
+                reach = fine_reach_nb(fh, flo, fc, fill_f, fe[i], open_fill, side)
+            elif j == i and not open_fill:
+                reach = c[i]
+            else:
+                reach = h[j] if side == LONG else lo[j]
+            best = max(best, reach) if side == LONG else min(best, reach)
+            armed, be_armed, stop, stop_reason, gap_reason = move_stop_nb(
+                moves, side, entry, best, armed, be_armed, base, base_reason, base_gap
+            )
+        ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
+        if ends:
+            return j1, x, reason
     return last, c[last], np.int64(R_END)
+
+
+@njit(cache=True, nogil=True)
+def fine_reach_nb(fh, flo, fc, f, stop_f, open_fill, side):
+    """The best price (long: highest) reached on fine candles ``f .. stop_f-1`` after a fill on
+    ``f``: the extreme of ``f`` itself only after an open fill (else its close), then each later one.
+
+    Example:
+        >>> p = np.array([10.0, 10.5])
+        >>> fine_reach_nb(p + 0.2, p - 0.2, p, 0, 2, False, LONG)
+        10.7
+        >>> fine_reach_nb(p + 0.2, p - 0.2, p, 0, 1, True, LONG)
+        10.2
+    """
+    if side == LONG:
+        best = fh[f] if open_fill else fc[f]
+        for g in range(f + 1, stop_f):
+            best = max(best, fh[g])
+    else:
+        best = flo[f] if open_fill else fc[f]
+        for g in range(f + 1, stop_f):
+            best = min(best, flo[g])
+    return best
 
 
 # ---------------------------------------------------------------- money
@@ -554,7 +670,6 @@ def stake_nb(sizing, size, balance, sl_dist, entry_raw, lev):
     return min(stake, balance)
 
 
-
 @njit(cache=True, nogil=True)
 def single_sweep_nb(
     t,
@@ -593,7 +708,6 @@ def single_sweep_nb(
     ``intrabar="detail"``; empty arrays otherwise. ``exit_flag`` (one bool per candle), ``market``
     ``hold`` and ``moves`` (per signal) are the exit rules and market entries of docs/exits.md; empty arrays
     when unused, which leaves every result as it was. Returns (number of trades, final balance)."""
-    rules = exit_flag.shape[0] > 0 or hold.shape[0] > 0 or moves.shape[0] > 0
     fs = fine[4]
     detail = fs.shape[0] > 0
     memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
@@ -612,12 +726,7 @@ def single_sweep_nb(
             fate[k] = F_BUSY
             continue
         anchor, has_anchor = s, True
-        if market.shape[0] > 0 and market[k] and memo[k].done == 0:
-            i, e_raw, open_fill, e = find_market_fill_nb(t, o, s, t[s] + tf_ms + wait_ms)
-            memo[k].fill_candle, memo[k].entry_raw, memo[k].open_fill = i, e_raw, open_fill
-            memo[k].expiry_candle = e
-            memo[k].done = 1
-        ensure_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms)
+        ensure_order_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms, market)
         if memo[k].fill_candle < 0:
             fate[k], free_at = F_EXPIRED, memo[k].expiry_candle
             continue
@@ -627,17 +736,14 @@ def single_sweep_nb(
                 fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
                 continue
         if detail:
-            _detail_outcome_nb(memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine)
-        elif rules and memo[k].done == 1:
-            j, x, reason = find_exit_rules_nb(
-                o, h, lo, c, memo[k].fill_candle, side[k], memo[k].entry_raw, memo[k].open_fill,
-                tp[k], sl[k], lev, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
-                moves[k] if moves.shape[0] > 0 else NO_MOVES,
+            _detail_outcome_nb(
+                memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine, exit_flag, market,
+                hold[k] if hold.shape[0] > 0 else 0, moves[k] if moves.shape[0] > 0 else NO_MOVES,
             )  # fmt: skip
-            memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
-            memo[k].done = 2
         else:
-            ensure_exit_nb(memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last)
+            ensure_rule_exit_nb(
+                memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last, exit_flag, hold, moves
+            )
         if sizing != SIZE_FRACTION:
             stake = stake_nb(sizing, size, balance, sl_d[k], memo[k].entry_raw, lev)
             if stake <= 0:
@@ -669,36 +775,24 @@ def single_sweep_nb(
 
 
 @njit(cache=True, nogil=True)
-def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine):
+def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine, exit_flag, market, hold,
+                       moves):  # fmt: skip
     """Refine a filled order's entry on the fine candles of its fill candle, then find its exit
-    with ``find_exit_detail_nb``."""
+    with ``find_exit_detail_nb`` and the signal's exit rules. A market order fills at the open of
+    its fill candle, so its fine fill is the first fine candle (an open fill at the same price)."""
     fo, fh, flo, fc, fs, fe = fine
     i = memo[k].fill_candle
-    f, price, open_fill = fine_fill_nb(fo, fh, flo, fs[i], fe[i], side, limit)
+    if market.shape[0] > 0 and market[k]:
+        f = fs[i] if fe[i] > fs[i] else np.int64(-1)
+    else:
+        f, price, open_fill = fine_fill_nb(fo, fh, flo, fs[i], fe[i], side, limit)
+        if f >= 0:
+            memo[k].entry_raw, memo[k].open_fill = price, open_fill
     memo[k].fine_fill_candle = f
-    if f >= 0:
-        memo[k].entry_raw, memo[k].open_fill = price, open_fill
     j, x, reason = find_exit_detail_nb(
-        o,
-        h,
-        lo,
-        c,
-        i,
-        side,
-        memo[k].entry_raw,
-        memo[k].open_fill,
-        tp,
-        sl,
-        lev,
-        last,
-        fo,
-        fh,
-        flo,
-        fc,
-        fs,
-        fe,
-        f,
-    )
+        o, h, lo, c, i, side, memo[k].entry_raw, memo[k].open_fill, tp, sl, lev, last,
+        fo, fh, flo, fc, fs, fe, f, exit_flag, hold, moves,
+    )  # fmt: skip
     memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
     memo[k].done = 2
 
@@ -829,6 +923,10 @@ def portfolio_sweep_nb(
     fate,
     soff,
     memo,
+    exit_flag,
+    market,
+    hold,
+    moves,
     trades,
     eq,
     divide,
@@ -849,8 +947,11 @@ def portfolio_sweep_nb(
     candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
     fates on entry and final fates on exit; ``eq`` receives equity per union time (cash after the
     events, then every open position's mark added trade by trade); ``hs`` is the half spread of
-    each coin. Only event times are visited: each coin is filed under the union time of its next
-    event (a coin's events touch only itself, and coins sharing a time go in coin order).
+    each coin. ``exit_flag`` (per candle, concatenated like the candles), ``market``, ``hold`` and
+    ``moves`` (per signal) are the exit rules and market entries of docs/exits.md, run as in the
+    single-coin sweep; empty arrays when unused. Only event times are visited: each coin is filed
+    under the union time of its next event (a coin's events touch only itself, and coins sharing a
+    time go in coin order).
     Returns (trades, final cash, most open positions)."""
     nc = off.shape[0] - 1
     sp = soff[:-1].copy()
@@ -893,9 +994,10 @@ def portfolio_sweep_nb(
                     fate[k], state[ci] = F_NO_SLOT, 0
                 else:
                     if memo[k].done == 1:  # slices only when needed: views cost reference counting
-                        ensure_exit_nb(
-                            memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1
-                        )
+                        ensure_rule_exit_nb(
+                            memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1,
+                            exit_flag[b:z], hold, moves,
+                        )  # fmt: skip
                     fill_trade_nb(
                         trades,
                         n_tr,
@@ -937,8 +1039,8 @@ def portfolio_sweep_nb(
                     anchor[ci], state[ci], cur[ci] = a, 1, k
                     if memo[k].done == 0:
                         deadline = t[b + a] + tf_ms + wait_ms
-                        ensure_fill_nb(
-                            memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline
+                        ensure_order_fill_nb(
+                            memo, k, t[b:z], o[b:z], h[b:z], lo[b:z], a, side[k], limit[k], deadline, market
                         )
                     # no live candle: expires at once
                     if memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
@@ -1029,6 +1131,10 @@ def divide_search_nb(
     fate0,
     soff,
     memo,
+    exit_flag,
+    market,
+    hold,
+    moves,
     candidates,
     initial,
     comm,
@@ -1068,6 +1174,10 @@ def divide_search_nb(
             fate,
             soff,
             memo,
+            exit_flag,
+            market,
+            hold,
+            moves,
             trades,
             eq,
             candidates[x],
