@@ -241,11 +241,6 @@ def dispatch(
     """
     name, record, _ = strategy_and_balance(store, svc_id, params)
     strategy = record.compiled()
-    if kind == "portfolio" and strategy.has_rules:
-        raise Invalid(
-            f"strategy {name!r} has exit conditions, market entries, holding times or no TP/SL level, which "
-            "run in single-coin backtests (run, full_range); a portfolio needs a take-profit and a stop-loss"
-        )
     names = PORTFOLIO_SETTINGS if kind == "portfolio" else SETTINGS
     settings = settings_from(params, names) | {"market_type": record.market_type}
     market, symbols = market_of(found), [i.symbol for i in found]

@@ -14,17 +14,10 @@ import math
 import numpy as np
 from numba import njit
 
-from svc_engine.indicators.core import (
-    atr_nb,
-    ema_nb,
-    first_valid_nb,
-    rolling_max_nb,
-    rolling_min_nb,
-    rolling_std_nb,
-    rsi_nb,
-    sma_nb,
-    wma_nb,
-)
+from svc_engine.indicators.averages import ema_nb, sma_nb, wma_nb
+from svc_engine.indicators.momentum import rsi_nb
+from svc_engine.indicators.numeric import first_valid_nb
+from svc_engine.indicators.ranges import atr_nb, rolling_max_nb, rolling_min_nb, rolling_std_nb
 
 
 @njit(cache=True, nogil=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.indicators.core import atr_nb, rolling_max_nb, rolling_min_nb
+from svc_engine.indicators.ranges import atr_nb, rolling_max_nb, rolling_min_nb
 
 
 @njit(cache=True, nogil=True)

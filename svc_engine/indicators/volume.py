@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.indicators.core import add_exact_nb
+from svc_engine.indicators.numeric import add_exact_nb
 
 
 @njit(cache=True, nogil=True)
@@ -61,9 +61,7 @@ def ad_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def mfi_nb(
-    high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray, n: int
-) -> np.ndarray:
+def mfi_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray, n: int) -> np.ndarray:
     """Money flow index over the last ``n`` candles (TA-Lib MFI): typical price times volume counts
     as positive flow when the typical price rose, negative when it fell;
     ``100 * positive / (positive + negative)``, 0 where the two sum to less than 1 (TA-Lib's rule).
@@ -100,9 +98,7 @@ def mfi_nb(
 
 
 @njit(cache=True, nogil=True)
-def cmf_nb(
-    high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray, n: int
-) -> np.ndarray:
+def cmf_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray, n: int) -> np.ndarray:
     """Chaikin money flow over the last ``n`` candles (Marc Chaikin's definition; TA-Lib has none):
     the sum of the A/D line's increments over the sum of volume; NaN where no volume traded.
 

@@ -20,7 +20,7 @@ import polars as pl
 
 from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.divide import kernel_settings, recommend_divide
-from svc_engine.sim.inputs import RULE_COLUMNS, SIGNAL_COLUMNS, Candles, prepare_signals, timeframe_name
+from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import (
@@ -56,6 +56,10 @@ class Book:
     hs: np.ndarray
     tf_ms: int
     memo: np.ndarray
+    rules: tuple[np.ndarray, ...]
+    """The exit rules and market entries of docs/exits.md for the kernels: exit flags per candle
+    (concatenated like the candles), market orders, holding times and stop moves per signal; each
+    empty when no coin uses it."""
 
     def sweep_args(self) -> tuple[Any, ...]:
         """The leading kernel arguments shared by every sweep."""
@@ -79,6 +83,7 @@ class Book:
             fate,
             self.soff,
             self.memo,
+            *self.rules,
         )
 
 
@@ -132,17 +137,7 @@ def build_book(
         except ValueError as exc:
             raise ValueError(f"coin {coin!r}: {exc}") from None
         frame = signals_by_coin.get(coin)
-        exits = frame is not None and frame.height > 0 and bool((frame["side"] == "exit").any())
-        if frame is not None and (exits or any(c in frame.columns for c in RULE_COLUMNS)):
-            raise ValueError(
-                "exit conditions, market entries and holding times run in single-coin backtests; "
-                "the portfolio does not simulate them yet"
-            )
-        sigs.append(
-            prepare_signals(
-                _empty_signals() if frame is None else frame.select(SIGNAL_COLUMNS), candles, window
-            )
-        )
+        sigs.append(prepare_signals(_empty_signals() if frame is None else frame, candles, window))
         where = market.get(coin, "crypto") if isinstance(market, dict) else market
         hs.append(half_spread(s, where, klines_by_coin[coin], candles, timeframe))
         windows.append(window)
@@ -153,15 +148,7 @@ def build_book(
     union = np.unique(t)
     side = _concat([x.side for x in sigs], np.int8)
     limit = _concat([x.limit for x in sigs], np.float64)
-    merged = type(sigs[0])(
-        _concat([x.row for x in sigs], np.int64),
-        _concat([x.sidx for x in sigs], np.int64),
-        side,
-        limit,
-        _concat([x.tp for x in sigs], np.float64),
-        _concat([x.sl for x in sigs], np.float64),
-        _concat([x.dup for x in sigs], np.bool_),
-    )
+    filtered = [filter_signals(x, s) for x in sigs]  # per coin: each knows whether its levels may be open
     return Book(
         coins=list(coins),
         windows=windows,
@@ -173,14 +160,42 @@ def build_book(
         c=_concat([w.c for w in windows], np.float64),
         union=union,
         upos=np.searchsorted(union, t).astype(np.int64),
-        sidx=merged.sidx,
+        sidx=_concat([x.sidx for x in sigs], np.int64),
         side=side,
         limit=limit,
         soff=np.cumsum([0] + [len(x) for x in sigs]).astype(np.int64),
-        filtered=filter_signals(merged, s),
+        filtered=tuple(_concat([f[n] for f in filtered], filtered[0][n].dtype) for n in range(5)),
         hs=np.asarray(hs, np.float64),
         tf_ms=tf.pop(),
-        memo=np.zeros(len(merged), nb.OUTCOME_DTYPE),
+        memo=np.zeros(side.shape[0], nb.OUTCOME_DTYPE),
+        rules=merge_rules(sigs, windows),
+    )
+
+
+def merge_rules(sigs: list[Signals], windows: list[Candles]) -> tuple[np.ndarray, ...]:
+    """The coins' exit rules as the portfolio kernels take them: (exit flags per candle, market
+    orders, holding times, stop moves per signal), concatenated coin by coin; an array stays empty
+    when no coin uses its rule, and a coin without it gets the neutral value (no flag, a limit
+    order, no holding time, no move).
+
+    Example:
+        >>> [a.shape for a in merge_rules([], [])]
+        [(0,), (0,), (0,), (0, 4)]
+    """
+    pairs = list(zip(sigs, windows, strict=True))
+
+    def used(name: str) -> bool:
+        return any(getattr(x, name).size for x in sigs)
+
+    flags = [x.exit_flag if x.exit_flag.size else np.zeros(len(w), np.bool_) for x, w in pairs]
+    orders = [x.market if x.market.size else np.zeros(len(x), np.bool_) for x in sigs]
+    hold = [x.hold if x.hold.size else np.zeros(len(x), np.int64) for x in sigs]
+    moves = [x.moves if x.moves.size else np.full((len(x), 4), np.nan) for x in sigs]
+    return (
+        _concat(flags if used("exit_flag") else [], np.bool_),
+        _concat(orders if used("market") else [], np.bool_),
+        _concat(hold if used("hold") else [], np.int64),
+        np.ascontiguousarray(np.concatenate(moves) if used("moves") else np.zeros((0, 4))),
     )
 
 

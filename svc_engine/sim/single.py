@@ -280,8 +280,6 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     hs = p.hs
     if s.spread_pct != p.settings.spread_pct:
         hs = half_spread(s, p.market, p.klines, p.candles, p.timeframe)
-    if sig.has_rules and s.intrabar == "detail":
-        raise ValueError("exit conditions, market entries and holding times run with intrabar='conservative'")
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
     trades = np.zeros(len(sig), nb.TRADE_DTYPE)
     n_tr, final = nb.single_sweep_nb(

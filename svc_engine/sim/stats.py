@@ -139,13 +139,14 @@ def avg_signals_per_month(total_signals: int, first_open_ms: int, last_close_ms:
 
 
 def mean_pct(distances: np.ndarray) -> float | None:
-    """Mean of fractions, in percent (``avg_stop_loss_pct``, ``avg_target_pct``).
+    """Mean of fractions, in percent (``avg_stop_loss_pct``, ``avg_target_pct``), over the trades
+    that have the level (a NaN distance: a trade without it, docs/exits.md); None when none has.
 
     Example:
-        >>> mean_pct(np.array([0.01, 0.03]))
-        2.0
+        >>> mean_pct(np.array([0.01, np.nan, 0.03])), mean_pct(np.array([np.nan]))
+        (2.0, None)
     """
-    return _mean_pct(distances)
+    return _mean_pct(distances[~np.isnan(distances)])
 
 
 def finite(value: Any) -> Any:

@@ -1,6 +1,6 @@
 """Exit conditions in words through the API (issue 20): ``strategy_generate`` and ``strategy_edit``
 take ``exit_condition``; detail and versions show it; a backtest of such a strategy equals the
-engine's; a portfolio, which cannot simulate exit rules, refuses it with a 400 that says why."""
+engine's, and so does a portfolio of it."""
 
 from __future__ import annotations
 
@@ -111,21 +111,32 @@ def test_an_exit_condition_is_kept_shown_and_simulated_as_the_engine_does(
     assert (len(reasons), reasons[-1], set(reasons[:-1])) == (18, "end", {"signal"})
 
 
-def test_a_portfolio_refuses_exit_rules_with_a_400_that_says_why(exit_api: Api) -> None:
+def test_a_portfolio_simulates_exit_rules_as_the_engine_does(exit_api: Api, market_dir: Path) -> None:
     token = _user(exit_api)
     _ok(exit_api.user("strategy_generate", CROSS, token=token))
     assert _settled(exit_api, token, "smaexit")["status"] == "active"
-    body = {
-        "strategy_name": "smaexit",
-        "coins": ["BTC", "ETH"],
-        "timeframe": "1h",
-        "start_ts": START,
-        "end_ts": END,
-    }
-    reply = _bt(exit_api, "portfolio", body, token)
-    assert reply.status_code == 400, reply.text
-    assert "exit" in reply.json()["message"]
-    assert _ok(exit_api.user("account_info", token=token))["data"]["svc_credits"] == 49  # nothing charged
+    body = {"strategy_name": "smaexit", "coins": ["BTC", "ETH"], "timeframe": "1h", "start_ts": START}
+    launch = _ok(_bt(exit_api, "portfolio", body, token))
+    result = _result(exit_api, token, launch["job_id"])
+    engine = compile_strategy(
+        CROSS["entry_condition"],
+        CROSS["tp_condition"],
+        CROSS["sl_condition"],
+        signal_mode="signal_only",
+        exit_condition=CROSS["exit_condition"],
+    )
+    book = drivers.portfolio(
+        engine, ["BTCUSDT", "ETHUSDT"], "1h", start_ts=START, store=DataStore(market_dir)
+    )
+    expected = as_requested(book.to_dict(), {"BTCUSDT": "BTC", "ETHUSDT": "ETH"})
+    assert {k: result[k] for k in expected} == expected
+    # both coins trade, and every trade but those still open at the end leaves by the exit condition
+    trades = result["trades"]
+    assert {t["coin"] for t in trades} == {"BTC", "ETH"}
+    assert {t["exit_reason"] for t in trades} == {"signal", "end"}
+    assert sum(t["exit_reason"] == "signal" for t in trades) >= 20
+    credits_left = _ok(exit_api.user("account_info", token=token))["data"]["svc_credits"]
+    assert credits_left == 50 - 1 - launch["cost_credits"]
 
 
 def test_an_edit_changes_or_removes_the_exit_condition(exit_api: Api) -> None:

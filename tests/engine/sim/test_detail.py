@@ -1,11 +1,13 @@
 """``intrabar="detail"``: the fill candle and candles touching both levels replayed on a finer
-series; checked by hand and against the reference on real 1m candles under 15m."""
+series; checked by hand and against the reference on real 1m candles under 15m; exit rules
+(docs/exits.md) under detail by hand and on real minutes."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 import reference_sim as ref
 from hypothesis import HealthCheck, given, settings
@@ -125,3 +127,107 @@ def test_detail_matches_reference(data: st.DataObject) -> None:
         assert math.isclose(row["return_pct"] / 100, t.return_frac, rel_tol=1e-12, abs_tol=1e-12)
     assert engine.all_positions["fate"].to_list() == reference.fates
     np.testing.assert_allclose(engine.equity["equity"].to_numpy(), reference.equity, rtol=1e-10, atol=1e-10)
+
+
+# ---------------------------------------------------------------- exit rules (docs/exits.md)
+
+RULES = {"order": pl.Utf8, "max_candles": pl.Int64, "trail_pct": pl.Float64, "breakeven_pct": pl.Float64}
+
+
+def rule_sigs(entry: tuple, exits: list[int], **rules: object) -> pl.DataFrame:
+    """One long signal (candle, limit, tp, sl) with rule columns, and ``exit`` rows at ``exits``."""
+    at, limit, tp, sl = entry
+    row = {"open_time": at * H, "side": "long", "limit_price": limit, "tp_price": tp, "sl_price": sl}
+    rows = [row | {"order": "limit"} | rules] + [{"open_time": i * H, "side": "exit"} for i in exits]
+    return pl.DataFrame(rows, schema=dict(sigs([]).schema) | RULES)
+
+
+def both(coarse: pl.DataFrame, fine: pl.DataFrame, s: pl.DataFrame) -> list[tuple]:
+    """(fill hour, exit hour, entry, exit, reason) of the conservative and the detail run."""
+    out = []
+    for kw in ({}, {"intrabar": "detail", "detail_klines": fine}):
+        t = simulate(coarse, s, timeframe="1h", min_candles_between_signals=1, **FREE, **kw).trades
+        cols = t.select("fill_time", "exit_time", "entry_price", "exit_price", "exit_reason").iter_rows()
+        out.append([(f // H, x // H, round(e, 10), round(p, 10), why) for f, x, e, p, why in cols])
+    return out
+
+
+HOURS = [
+    [(10, 10, 10, 10)] * 4,
+    [(10.5, 10.6, 10.3, 10.4), (10.4, 10.4, 9.9, 10.0), (10.0, 10.8, 10.0, 10.7), (10.7, 10.7, 10.5, 10.6)],
+    [
+        (10.6, 10.6, 10.2, 10.3),
+        (10.3, 10.4, 10.25, 10.35),
+        (10.35, 10.4, 10.3, 10.4),
+        (10.4, 10.4, 10.3, 10.35),
+    ],
+    [(10.35, 10.4, 10.3, 10.35)] * 4,
+    [(10.5, 10.6, 10.4, 10.5)] * 4,
+]
+
+
+def test_detail_runs_market_entries_and_exit_conditions_as_the_conservative_rules() -> None:
+    coarse, fine = coarse_and_fine(HOURS)
+    # market at 0 fills at the open of 1 (10.5); the exit condition at the close of 2 leaves at the
+    # open of 3 (10.35); no level to replay, so both runs agree
+    market = rule_sigs((0, None, np.inf, -np.inf), [2], order="market")
+    assert both(coarse, fine, market) == [[(1, 3, 10.5, 10.35, "signal")]] * 2
+    held = rule_sigs((0, None, np.inf, -np.inf), [], order="market", max_candles=3)
+    assert both(coarse, fine, held) == [[(1, 4, 10.5, 10.5, "time")]] * 2
+
+
+def test_detail_moves_a_trailing_stop_from_the_fine_fill_on() -> None:
+    coarse, fine = coarse_and_fine(HOURS)
+    # limit 10 fills inside hour 1 (at its second 15m candle). Conservative: only the hour's close
+    # 10.6 counts, so the 5% trailing stop for hour 2 is 10.07 and the trade leaves by the exit
+    # condition at the open of 4. Detail: the fine highs after the fill reach 10.8, so the stop for
+    # hour 2 is 10.26, which that hour's low 10.2 hits.
+    s = rule_sigs((0, 10.0, np.inf, 9.5), [3], trail_pct=5.0)
+    conservative, detail = both(coarse, fine, s)
+    assert conservative == [(1, 4, 10.0, 10.5, "signal")]
+    assert detail == [(1, 2, 10.0, 10.26, "trailing_stop")]
+
+
+def test_detail_replays_a_candle_touching_a_moved_stop_and_the_take_profit() -> None:
+    hours = [
+        [(10, 10, 10, 10)] * 4,
+        [
+            (10, 10.2, 10, 10.1),
+            (10.1, 10.4, 10.1, 10.35),
+            (10.35, 10.4, 10.3, 10.35),
+            (10.35, 10.35, 10.3, 10.3),
+        ],
+        [(10.3, 11.1, 10.3, 11.0), (11, 11, 9.9, 10), (10, 10.1, 9.95, 10), (10, 10.05, 9.95, 10)],
+        [(10, 10, 10, 10)] * 4,
+    ]
+    coarse, fine = coarse_and_fine(hours)
+    # market fill at 10 (open of 1); hour 1 reaches 10.4 (+4%), which moves the stop to the entry.
+    # Hour 2 touches both the moved stop (10) and the take-profit (11): the conservative rule takes the
+    # stop, the fine candles show the take-profit first.
+    s = rule_sigs((0, None, 11.0, 9.0), [], order="market", breakeven_pct=3.0)
+    conservative, detail = both(coarse, fine, s)
+    assert conservative == [(1, 2, 10.0, 10.0, "breakeven")]
+    assert detail == [(1, 2, 10.0, 11.0, "tp")]
+
+
+@pytest.mark.skipif(not (DATASETS / "crypto").is_dir(), reason="real datasets not found")
+def test_detail_of_exit_rules_on_real_minutes() -> None:
+    from svc_engine.strategy import compile_strategy
+
+    fine = real("crypto/ADABTC-1m")
+    coarse = aggregate(fine, M15)
+    kw = {"timeframe": "15m", "commission_pct": 0.1, "spread_pct": 0.0, "min_candles_between_signals": 1}
+    rule = "exit when SMA(5) crosses below SMA(20) or after 12 candles"
+    words = compile_strategy("SMA(5) crosses above SMA(20), buy at market", "no take profit", "no stop loss",
+                             exit_condition=rule)  # fmt: skip
+    plain = simulate(coarse, words.evaluate(coarse), **kw)
+    fined = simulate(coarse, words.evaluate(coarse), intrabar="detail", detail_klines=fine, **kw)
+    # no level to reach inside a candle: the fine candles change nothing
+    assert plain.trades.height > 20 and fined.trades.equals(plain.trades)
+    # limit entries at the close fill inside candles, and 1% / 0.5% trailing levels are reached inside
+    trail = compile_strategy("SMA(5) crosses above SMA(20)", "1%", "trailing stop 0.5%",
+                             exit_condition="exit when SMA(5) crosses below SMA(20)")  # fmt: skip
+    a = simulate(coarse, trail.evaluate(coarse), **kw).trades
+    b = simulate(coarse, trail.evaluate(coarse), intrabar="detail", detail_klines=fine, **kw).trades
+    assert a.height == b.height > 20 and {"trailing_stop", "signal", "tp"} <= set(b["exit_reason"])
+    assert (a["exit_price"] != b["exit_price"]).sum() == 1  # the fine candles decide one trade otherwise

@@ -85,15 +85,17 @@ def test_limit_entries_keep_their_rules_and_signals_without_rules_are_untouched(
     assert simulate(K, bad, **FREE).all_positions["fate"].to_list() == ["skipped_invalid"]
 
 
-def test_exit_rules_are_refused_where_they_are_not_simulated() -> None:
+def test_the_portfolio_and_intrabar_detail_simulate_exit_rules() -> None:
     from svc_engine.sim import simulate_portfolio
 
     sig = signals([(0, None, np.inf, -np.inf)], exits=[2], order="market")
-    with pytest.raises(ValueError, match="the portfolio does not simulate them yet"):
-        simulate_portfolio({"X": K}, {"X": sig}, coins=["X"], timeframe="1h")
+    port = simulate_portfolio({"X": K}, {"X": sig}, coins=["X"], **FREE).trades
+    got = [(r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
+           for r in port.iter_rows(named=True)]  # fmt: skip
+    assert got == trades(K, sig) == [(1, 3, 10.0, 10.7, "signal")]
     half = pl.concat([K, K.with_columns(pl.col("open_time") + H // 2)]).sort("open_time")
-    with pytest.raises(ValueError, match="run with intrabar='conservative'"):
-        simulate(K, sig, intrabar="detail", detail_klines=half, **FREE)
+    detail = simulate(K, sig, intrabar="detail", detail_klines=half, **FREE).trades
+    assert detail.equals(simulate(K, sig, **FREE).trades)  # more in tests/engine/sim/test_detail.py
 
 
 def test_exit_rules_in_words() -> None:

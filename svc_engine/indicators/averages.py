@@ -1,0 +1,122 @@
+"""Moving averages: simple, exponential (seeded as TA-Lib seeds them) and linearly weighted.
+Same contract as `svc_engine.indicators.core`.
+
+Example:
+    >>> import numpy as np
+    >>> sma_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2).tolist()
+    [nan, 1.5, 2.5, 3.5]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
+
+
+@njit(cache=True, nogil=True)
+def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Simple moving average: the window sum, rounded once, over ``n`` (TA-Lib SMA to round-off;
+    TA-Lib's naive running sum drifts with the series' start, this one does not). A window holding
+    a NaN (a missing volume) is NaN; later windows recover, where TA-Lib would stay NaN for good.
+
+    >>> sma_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), 2).tolist()
+    [nan, 1.5, 2.5, nan, nan, 5.5]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start < n:
+        return out
+    hi = 0.0
+    lo = 0.0
+    missing = 0
+    for i in range(start, x.size):
+        if np.isnan(x[i]):
+            missing += 1
+        else:
+            hi, lo = add_exact_nb(hi, lo, x[i])
+        if i < start + n - 1:
+            continue
+        if missing == 0:
+            out[i] = hi / n
+        old = x[i - n + 1]
+        if np.isnan(old):
+            missing -= 1
+        else:
+            hi, lo = add_exact_nb(hi, lo, -old)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def ema_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Exponential moving average with factor ``2 / (n + 1)``, seeded by the mean of the first ``n``
+    valid values (TA-Lib EMA).
+
+    >>> ema_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2).tolist()
+    [nan, 1.5, 2.5, 3.5]
+    """
+    return ema_seeded_nb(x, n, 2.0 / (n + 1), n - 1)
+
+
+@njit(cache=True, nogil=True)
+def ema_seeded_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarray:
+    """Exponential average with factor ``k``, seeded at ``first valid + seed_offset`` by the mean of
+    the ``n`` values ending there (TA-Lib's seeding; MACD seeds its fast EMA late).
+
+    >>> ema_seeded_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
+    [nan, 1.5, 2.5, 3.5]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    seed = start + seed_offset
+    if start < 0 or seed >= x.size or seed - n + 1 < start:
+        return out
+    total = 0.0
+    for i in range(seed - n + 1, seed + 1):
+        total += x[i]
+    prev = total / n
+    out[seed] = prev
+    for i in range(seed + 1, x.size):
+        prev = ((x[i] - prev) * k) + prev
+        out[i] = prev
+    return out
+
+
+@njit(cache=True, nogil=True)
+def wma_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Linearly weighted moving average, weights 1..n (TA-Lib WMA's running form, to round-off; its
+    sums are kept exact, see `add_exact_nb`, so the value does not depend on the series' start).
+
+    >>> wma_nb(np.array([1.0, 2.0, 3.0]), 2).tolist()
+    [nan, 1.6666666666666667, 2.6666666666666665]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start < n:
+        return out
+    divider = (n * (n + 1)) / 2.0
+    sub_hi, sub_lo, sum_hi, sum_lo = 0.0, 0.0, 0.0, 0.0
+    for i in range(start, start + n - 1):
+        sub_hi, sub_lo = add_exact_nb(sub_hi, sub_lo, x[i])
+        sum_hi, sum_lo = _add_product(sum_hi, sum_lo, x[i], float(i - start + 1))
+    trailing = 0.0
+    trailing_idx = start
+    for i in range(start + n - 1, x.size):
+        value = x[i]
+        sub_hi, sub_lo = add_exact_nb(sub_hi, sub_lo, value)
+        sub_hi, sub_lo = add_exact_nb(sub_hi, sub_lo, -trailing)
+        sum_hi, sum_lo = _add_product(sum_hi, sum_lo, value, float(n))
+        trailing = x[trailing_idx]
+        trailing_idx += 1
+        out[i] = sum_hi / divider
+        sum_hi, sum_lo = add_exact_nb(sum_hi, sum_lo, -sub_hi)
+        sum_hi, sum_lo = add_exact_nb(sum_hi, sum_lo, -sub_lo)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add_product(hi: float, lo: float, value: float, weight: float) -> tuple[float, float]:
+    product, err = two_prod_nb(value, weight)
+    hi, lo = add_exact_nb(hi, lo, product)
+    return add_exact_nb(hi, lo, err)

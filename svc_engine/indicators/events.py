@@ -1,0 +1,45 @@
+"""Events over series: where one crosses another, and how long a condition has held.
+Same contract as `svc_engine.indicators.core` (a mask or counts instead of floats).
+
+Example:
+    >>> import numpy as np
+    >>> cross_nb(np.array([1.0, 3.0]), np.array([2.0, 2.0]), True).tolist()
+    [False, True]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def cross_nb(a: np.ndarray, b: np.ndarray, above: bool) -> np.ndarray:
+    """Where `a` crosses `b`: from at-or-below to above (``above``), or from at-or-above to below.
+    Comparisons with NaN are false, as in NumPy.
+
+    >>> cross_nb(np.array([1.0, 3.0, 1.0]), np.array([2.0, 2.0, 2.0]), True).tolist()
+    [False, True, False]
+    """
+    out = np.zeros(a.size, np.bool_)
+    for i in range(1, a.size):
+        if above:
+            out[i] = a[i] > b[i] and a[i - 1] <= b[i - 1]
+        else:
+            out[i] = a[i] < b[i] and a[i - 1] >= b[i - 1]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def run_length_nb(mask: np.ndarray) -> np.ndarray:
+    """How many candles in a row, ending at each index, the mask has been true.
+
+    >>> run_length_nb(np.array([True, True, False, True])).tolist()
+    [1, 2, 0, 1]
+    """
+    out = np.zeros(mask.size, np.int64)
+    run = 0
+    for i in range(mask.size):
+        run = run + 1 if mask[i] else 0
+        out[i] = run
+    return out

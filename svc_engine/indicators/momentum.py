@@ -1,0 +1,179 @@
+"""Momentum oscillators: Wilder's RSI (and its average gain and loss), the stochastic, Williams
+%R, CCI (with the typical price) and the rate of change. Same contract as
+`svc_engine.indicators.core`.
+
+Example:
+    >>> import numpy as np
+    >>> roc_nb(np.array([1.0, 2.0, 3.0]), 1).tolist()
+    [nan, 100.0, 50.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.indicators.averages import sma_nb
+from svc_engine.indicators.numeric import first_valid_nb
+from svc_engine.indicators.ranges import rolling_max_nb, rolling_min_nb
+
+
+@njit(cache=True, nogil=True)
+def wilder_gain_loss_nb(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Wilder's average gain and average loss of the changes of ``x``, seeded by the mean of the
+    first ``n`` changes (the two halves of TA-Lib's RSI, same operations in the same order).
+
+    >>> gain, loss = wilder_gain_loss_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2)
+    >>> gain.tolist(), loss.tolist()
+    ([nan, nan, 0.5, 0.75], [nan, nan, 0.5, 0.25])
+    """
+    gain_out = np.full(x.size, np.nan)
+    loss_out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start <= n:
+        return gain_out, loss_out
+    prev_value = x[start]
+    gain = 0.0
+    loss = 0.0
+    for i in range(start + 1, start + n + 1):
+        diff = x[i] - prev_value
+        prev_value = x[i]
+        if diff < 0:
+            loss -= diff
+        else:
+            gain += diff
+    loss /= n
+    gain /= n
+    gain_out[start + n], loss_out[start + n] = gain, loss
+    for i in range(start + n + 1, x.size):
+        diff = x[i] - prev_value
+        prev_value = x[i]
+        loss *= n - 1
+        gain *= n - 1
+        if diff < 0:
+            loss -= diff
+        else:
+            gain += diff
+        loss /= n
+        gain /= n
+        gain_out[i], loss_out[i] = gain, loss
+    return gain_out, loss_out
+
+
+@njit(cache=True, nogil=True)
+def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Wilder's RSI, seeded by the mean gain and loss of the first ``n`` changes (TA-Lib RSI,
+    including its convention that a window without any move, average gain + loss below 1e-8,
+    reads 0).
+
+    >>> rsi_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2).tolist()
+    [nan, nan, 50.0, 75.0]
+    >>> rsi_nb(np.ones(4), 2).tolist()
+    [nan, nan, 0.0, 0.0]
+    """
+    gain, loss = wilder_gain_loss_nb(x, n)
+    out = np.full(x.size, np.nan)
+    for i in range(x.size):
+        if not np.isnan(gain[i]):
+            out[i] = _rsi_value(gain[i], loss[i])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _rsi_value(gain: float, loss: float) -> float:
+    total = gain + loss
+    # TA-Lib treats |total| < 1e-8 as zero and reports 0 there.
+    if -1e-8 < total < 1e-8:
+        return 0.0
+    return 100.0 * (gain / total)
+
+
+@njit(cache=True, nogil=True)
+def stoch_nb(
+    high: np.ndarray, low: np.ndarray, close: np.ndarray, k: int, slow_k: int, slow_d: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Slow stochastic %K and %D with simple averages (TA-Lib STOCH, matype SMA).
+
+    >>> high, low = np.array([2.0, 4.0, 6.0]), np.array([1.0, 2.0, 3.0])
+    >>> kk, dd = stoch_nb(high, low, np.array([2.0, 3.0, 5.0]), 2, 1, 1)
+    >>> kk.tolist()
+    [nan, 66.66666666666667, 75.0]
+    """
+    hh = rolling_max_nb(high, k)
+    ll = rolling_min_nb(low, k)
+    fast = np.full(high.size, np.nan)
+    for i in range(k - 1, high.size):
+        diff = (hh[i] - ll[i]) / 100.0
+        fast[i] = (close[i] - ll[i]) / diff if diff != 0.0 else 0.0
+    slow = sma_nb(fast, slow_k)
+    return slow, sma_nb(slow, slow_d)
+
+
+@njit(cache=True, nogil=True)
+def willr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    """Williams %R in [-100, 0] (TA-Lib WILLR).
+
+    >>> willr_nb(np.array([2.0, 4.0]), np.array([1.0, 2.0]), np.array([2.0, 3.0]), 2).tolist()
+    [nan, -33.333333333333336]
+    """
+    hh = rolling_max_nb(high, n)
+    ll = rolling_min_nb(low, n)
+    out = np.full(high.size, np.nan)
+    for i in range(n - 1, high.size):
+        diff = (hh[i] - ll[i]) / -100.0
+        out[i] = (hh[i] - close[i]) / diff if diff != 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def typical_price_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.ndarray:
+    """(high + low + close) / 3.
+
+    >>> typical_price_nb(np.array([3.0]), np.array([1.0]), np.array([2.0])).tolist()
+    [2.0]
+    """
+    out = np.empty(high.size)
+    for i in range(high.size):
+        out[i] = (high[i] + low[i] + close[i]) / 3.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    """Commodity channel index (TA-Lib CCI to round-off). Sums run oldest to newest in the window:
+    TA-Lib's circular buffer orders them by the index since the series' start, which would tie a
+    value's rounding to where the series starts.
+
+    >>> cci_nb(np.array([2.0, 4.0]), np.array([0.0, 2.0]), np.array([1.0, 3.0]), 2).tolist()
+    [nan, 66.66666666666667]
+    """
+    tp = typical_price_nb(high, low, close)
+    out = np.full(high.size, np.nan)
+    for t in range(n - 1, high.size):
+        mean = 0.0
+        for j in range(t - n + 1, t + 1):
+            mean += tp[j]
+        mean /= n
+        dev = 0.0
+        for j in range(t - n + 1, t + 1):
+            dev += abs(tp[j] - mean)
+        diff = tp[t] - mean
+        out[t] = diff / (0.015 * (dev / n)) if diff != 0.0 and dev != 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def roc_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Rate of change in percent over ``n`` candles (TA-Lib ROC; 0 where the old value is 0).
+
+    >>> roc_nb(np.array([2.0, 3.0]), 1).tolist()
+    [nan, 50.0]
+    """
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0:
+        return out
+    for i in range(start + n, x.size):
+        old = x[i - n]
+        out[i] = ((x[i] / old) - 1.0) * 100.0 if old != 0.0 else 0.0
+    return out

@@ -1,0 +1,138 @@
+"""Ranges and dispersion: true range, Wilder's ATR, rolling highest and lowest, rolling standard
+deviation. Same contract as `svc_engine.indicators.core`.
+
+Example:
+    >>> import numpy as np
+    >>> rolling_max_nb(np.array([1.0, 3.0, 2.0]), 2).tolist()
+    [nan, 3.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.indicators.numeric import first_valid_nb
+
+
+@njit(cache=True, nogil=True)
+def true_range_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.ndarray:
+    """True range; undefined on the first candle (TA-Lib TRANGE).
+
+    >>> true_range_nb(np.array([2.0, 5.0]), np.array([1.0, 4.0]), np.array([1.5, 4.5])).tolist()
+    [nan, 3.5]
+    """
+    out = np.full(high.size, np.nan)
+    for i in range(1, high.size):
+        prev = close[i - 1]
+        tr = high[i] - low[i]
+        up = abs(high[i] - prev)
+        down = abs(low[i] - prev)
+        if up > tr:
+            tr = up
+        if down > tr:
+            tr = down
+        out[i] = tr
+    return out
+
+
+@njit(cache=True, nogil=True)
+def atr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    """Wilder's average true range, seeded by the mean of the first ``n`` true ranges (TA-Lib ATR).
+
+    >>> atr_nb(np.array([2.0, 5.0, 6.0]), np.array([1.0, 4.0, 4.0]), np.array([1.5, 4.5, 5.0]), 1).tolist()
+    [nan, 3.5, 2.0]
+    """
+    out = np.full(high.size, np.nan)
+    if high.size <= n:
+        return out
+    total = 0.0
+    for i in range(1, n + 1):
+        total += _true_range(high[i], low[i], close[i - 1])
+    prev = total / n
+    out[n] = prev
+    for i in range(n + 1, high.size):
+        prev *= n - 1
+        prev += _true_range(high[i], low[i], close[i - 1])
+        prev /= n
+        out[i] = prev
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _true_range(high: float, low: float, prev_close: float) -> float:
+    tr = high - low
+    up = abs(high - prev_close)
+    down = abs(low - prev_close)
+    if up > tr:
+        tr = up
+    if down > tr:
+        tr = down
+    return tr
+
+
+@njit(cache=True, nogil=True)
+def rolling_max_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Highest value of the last ``n`` values, the current one included (TA-Lib MAX).
+
+    >>> rolling_max_nb(np.array([1.0, 3.0, 2.0, 1.0]), 2).tolist()
+    [nan, 3.0, 3.0, 2.0]
+    """
+    return _rolling_extreme(x, n, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def rolling_min_nb(x: np.ndarray, n: int) -> np.ndarray:
+    """Lowest value of the last ``n`` values, the current one included (TA-Lib MIN).
+
+    >>> rolling_min_nb(np.array([1.0, 3.0, 2.0, 1.0]), 2).tolist()
+    [nan, 1.0, 2.0, 1.0]
+    """
+    return _rolling_extreme(x, n, -1.0)
+
+
+@njit(cache=True, nogil=True)
+def _rolling_extreme(x: np.ndarray, n: int, sign: float) -> np.ndarray:
+    out = np.full(x.size, np.nan)
+    start = first_valid_nb(x)
+    if start < 0:
+        return out
+    best_idx = -1
+    best = 0.0
+    for i in range(start, x.size):
+        window_start = i - n + 1
+        value = sign * x[i]
+        if best_idx < window_start:
+            # The extreme left the window: rescan it (amortised cheap on real prices).
+            best_idx = max(window_start, start)
+            best = sign * x[best_idx]
+            for j in range(best_idx + 1, i + 1):
+                if sign * x[j] >= best:
+                    best = sign * x[j]
+                    best_idx = j
+        elif value >= best:
+            best = value
+            best_idx = i
+        if window_start >= start:
+            out[i] = sign * best
+    return out
+
+
+@njit(cache=True, nogil=True)
+def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
+    """Population standard deviation of the last ``n`` values around a given rolling mean
+    (two-pass, so flat windows give exactly 0).
+
+    >>> rolling_std_nb(np.array([1.0, 3.0]), np.array([np.nan, 2.0]), 2).tolist()
+    [nan, 1.0]
+    """
+    out = np.full(x.size, np.nan)
+    for i in range(x.size):
+        if np.isnan(mean[i]):
+            continue
+        acc = 0.0
+        for j in range(i - n + 1, i + 1):
+            d = x[j] - mean[i]
+            acc += d * d
+        out[i] = np.sqrt(acc / n)
+    return out

@@ -1,0 +1,103 @@
+"""Equity at every candle close and the drawdown below its running peak.
+
+Example:
+    >>> drawdown_nb(np.array([100.0, 120.0, 90.0]), 100.0)[1]
+    25.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.sim.kernels.money import mark_coeffs, mark_from
+
+
+@njit(cache=True, nogil=True)
+def _dd_segment(eq, dd, start, stop, peak, worst):
+    """Drawdown % of ``eq[start:stop]`` into ``dd`` from the running peak; the reciprocal of the
+    peak is kept because the peak changes rarely and a division per candle is the cost here."""
+    scale = 100.0 / peak
+    for k in range(start, stop):
+        v = eq[k]
+        if v > peak:
+            peak = v
+            scale = 100.0 / peak
+        d = (peak - v) * scale
+        dd[k] = d
+        if d > worst:
+            worst = d
+    return peak, worst
+
+
+@njit(cache=True, nogil=True)
+def _flat_segment(eq, dd, start, stop, cash, peak, worst):
+    """A stretch with no open position: equity is the cash, so its drawdown is one number."""
+    if stop <= start:
+        return peak, worst
+    peak = max(peak, cash)
+    d = (peak - cash) * (100.0 / peak)
+    eq[start:stop] = cash
+    dd[start:stop] = d
+    return peak, max(worst, d)
+
+
+@njit(cache=True, nogil=True)
+def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
+    """Equity at every candle close after that candle's events, for sequential (non-overlapping)
+    trades of one coin (realised balance, minus the open stake, plus its marked value), and the
+    drawdown %, into ``eq`` and ``dd`` in one pass; returns the max drawdown %. The outputs come
+    from the caller: NumPy's large allocations are cheaper to fault in."""
+    cash, peak, worst, pos = initial, initial, 0.0, 0
+    for n in range(trades.shape[0]):
+        i, j, stake = trades[n].fill_candle, trades[n].exit_candle, trades[n].stake
+        a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs)
+        peak, worst = _flat_segment(eq, dd, pos, i, cash, peak, worst)
+        scale = 100.0 / peak
+        base = cash - stake
+        for k in range(i, j):
+            v = base + mark_from(stake, a0, a1, c[k], lev)
+            eq[k] = v
+            if v > peak:
+                peak = v
+                scale = 100.0 / peak
+            d = (peak - v) * scale
+            dd[k] = d
+            worst = max(worst, d)
+        cash += trades[n].profit
+        peak, worst = _flat_segment(eq, dd, j, j + 1, cash, peak, worst)
+        pos = j + 1
+    peak, worst = _flat_segment(eq, dd, pos, eq.shape[0], cash, peak, worst)
+    return worst
+
+
+@njit(cache=True, nogil=True)
+def drawdown_nb(eq, initial):
+    """Drawdown in percent below the running peak (which starts at ``initial``), and its max.
+
+    Example:
+        >>> drawdown_nb(np.array([100.0, 120.0, 90.0]), 100.0)[1]
+        25.0
+    """
+    dd = np.empty(eq.shape[0])
+    _, worst = _dd_segment(eq, dd, 0, eq.shape[0], initial, 0.0)
+    return dd, worst
+
+
+@njit(cache=True, nogil=True)
+def max_drawdown_nb(eq, initial):
+    """The largest drawdown in percent (peak starting at ``initial``).
+
+    Example:
+        >>> max_drawdown_nb(np.array([100.0, 120.0, 90.0]), 100.0)
+        25.0
+    """
+    peak, worst = initial, 0.0
+    scale = 100.0 / peak
+    for k in range(eq.shape[0]):
+        v = eq[k]
+        if v > peak:
+            peak = v
+            scale = 100.0 / peak
+        worst = max(worst, (peak - v) * scale)
+    return worst

@@ -1,0 +1,170 @@
+"""The exit rules of docs/exits.md: exit conditions and holding times that close at the next
+open, trailing stops and break-even moves that move the stop from candle to candle.
+
+Example:
+    >>> has_rules_nb(np.zeros(0, np.bool_), np.zeros(0, np.int64), np.zeros((0, 4)))
+    False
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.sim.kernels.outcome import (
+    candle_rules_nb,
+    ensure_exit_nb,
+    ensure_fill_nb,
+    find_market_fill_nb,
+    stop_level_nb,
+)
+from svc_engine.sim.kernels.records import (
+    LONG,
+    NO_MOVES,
+    R_BE,
+    R_END,
+    R_SIGNAL,
+    R_TIME,
+    R_TP_GAP,
+    R_TRAIL,
+    SHORT,
+)
+
+
+@njit(cache=True, nogil=True)
+def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold,
+                       moves=NO_MOVES):  # fmt: skip
+    """:func:`find_exit_nb` plus the exit rules a strategy can say in words (docs/exits.md): on each
+    candle from the fill on, rules 1-3 first (stop first, gaps at the open); then, at the candle's
+    close, an exit condition (``exit_flag``, one bool per candle, may be empty) or the end of the
+    holding time (``hold`` candles counting the fill candle, 0 = none) closes the trade at the
+    next candle's open (reason ``signal`` or ``time``), unless that open gaps through the stop or
+    the take-profit, which then names the exit (at the same price). On the last candle it ends
+    there at its close (``end``).
+
+    ``moves`` (see ``NO_MOVES``) move the stop: a trailing stop follows the best price reached
+    (long: highest high) at a fraction or a distance below it, from the start or once that best
+    price is a fraction above the entry; a break-even move lifts the stop to the entry once the best
+    price is a fraction above it. A candle's own high moves the stop only from the next candle on
+    (its order against the low is unknown); on an intrabar fill candle only its close counts. The
+    reason names the level that was hit: ``trailing_stop`` or ``breakeven`` where that level lay
+    beyond the initial stop.
+
+    Example:
+        >>> o = np.array([10.0, 10.0, 10.2, 10.4]); h = o + 0.1; lo = o - 0.1
+        >>> flag = np.array([False, False, True, False])
+        >>> find_exit_rules_nb(o, h, lo, o, 1, LONG, 10.0, True, np.inf, -np.inf, 1.0, 3, flag, 0)
+        (3, 10.4, 6)
+        >>> find_exit_rules_nb(o, h, lo, o, 1, LONG, 10.0, True, np.inf, -np.inf, 1.0, 3, flag[:0], 1)
+        (2, 10.2, 7)
+    """
+    base, base_reason, base_gap = stop_level_nb(entry, side, sl, leverage)
+    stop, stop_reason, gap_reason = base, base_reason, base_gap
+    moving = not (np.isnan(moves[0]) and np.isnan(moves[1]) and np.isnan(moves[3]))
+    armed = (not (np.isnan(moves[0]) and np.isnan(moves[1]))) and np.isnan(moves[2])
+    be_armed, best = False, entry
+    for j in range(i, last + 1):
+        hit, x, reason = candle_rules_nb(
+            o[j], h[j], lo[j], c[i], side, j == i and not open_fill, tp, stop, stop_reason, gap_reason
+        )
+        if hit:
+            return j, x, reason
+        if j == last:
+            break
+        if moving:
+            reach = c[i] if (j == i and not open_fill) else (h[j] if side == LONG else lo[j])
+            best = max(best, reach) if side == LONG else min(best, reach)
+            armed, be_armed, stop, stop_reason, gap_reason = move_stop_nb(
+                moves, side, entry, best, armed, be_armed, base, base_reason, base_gap
+            )
+        ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
+        if ends:
+            return j1, x, reason
+    return last, c[last], np.int64(R_END)
+
+
+@njit(cache=True, nogil=True)
+def move_stop_nb(moves, side, entry, best, armed, be_armed, base, base_reason, base_gap):
+    """The stop of the next candle from the best price reached so far (docs/exits.md, "The stop
+    of each candle"): (trailing armed, break-even armed, stop, its reason, its gap reason). Both
+    moves arm once ``best`` is their fraction beyond the entry and then stay armed.
+
+    Example:
+        >>> from svc_engine.sim.kernels.records import R_SL, R_SL_GAP
+        >>> move_stop_nb(np.array([np.nan, 0.5, np.nan, np.nan]), LONG, 10.0, 12.0, True, False,
+        ...              9.0, R_SL, R_SL_GAP)[2:]
+        (11.5, 8, 8)
+    """
+    frac, dist, after, be = moves[0], moves[1], moves[2], moves[3]
+    trailing = not (np.isnan(frac) and np.isnan(dist))
+    gain = (best / entry - 1.0) * side
+    if trailing and not armed and gain >= after:
+        armed = True
+    if not np.isnan(be) and gain >= be:
+        be_armed = True
+    stop, stop_reason, gap_reason = base, base_reason, base_gap
+    if be_armed and (entry - stop) * side > 0:
+        stop, stop_reason, gap_reason = entry, np.int64(R_BE), np.int64(R_BE)
+    if armed:
+        level = best * (1.0 - side * frac) if not np.isnan(frac) else best - side * dist
+        if (level - stop) * side > 0:
+            stop, stop_reason, gap_reason = level, np.int64(R_TRAIL), np.int64(R_TRAIL)
+    return armed, be_armed, stop, stop_reason, gap_reason
+
+
+@njit(cache=True, nogil=True)
+def rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold):
+    """Rule 3 of docs/exits.md at the close of candle ``j`` (not the last): (ends?, exit candle,
+    raw exit price, reason). An exit condition on ``j`` or the end of the holding time closes the
+    trade at the open of ``j + 1``, named for the stop or take-profit that open gaps through.
+
+    Example:
+        >>> from svc_engine.sim.kernels.records import R_SL_GAP
+        >>> rule_exit_nb(np.array([10.0, 10.0, 9.0]), 1, 1, LONG, np.inf, 9.5, R_SL_GAP,
+        ...              np.array([False, True, False]), 0)
+        (True, 2, 9.0, 1)
+    """
+    by_signal = exit_flag.shape[0] > 0 and exit_flag[j]
+    if not (by_signal or (hold > 0 and j - i + 1 >= hold)):
+        return False, j, 0.0, np.int64(0)
+    nxt = o[j + 1]
+    if (side == LONG and nxt <= stop) or (side == SHORT and nxt >= stop):
+        return True, j + 1, nxt, np.int64(gap_reason)
+    if (side == LONG and nxt >= tp) or (side == SHORT and nxt <= tp):
+        return True, j + 1, nxt, np.int64(R_TP_GAP)
+    return True, j + 1, nxt, np.int64(R_SIGNAL if by_signal else R_TIME)
+
+
+@njit(cache=True, nogil=True)
+def ensure_order_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms, market):
+    """:func:`ensure_fill_nb` for a limit order or, where ``market[k]`` (``market`` may be empty:
+    all limit orders), a market order filling at the next candle's open (docs/exits.md)."""
+    if memo[k].done == 0 and market.shape[0] > 0 and market[k]:
+        i, e_raw, open_fill, e = find_market_fill_nb(t, o, s, deadline_ms)
+        memo[k].fill_candle, memo[k].entry_raw, memo[k].open_fill = i, e_raw, open_fill
+        memo[k].expiry_candle = e
+        memo[k].done = 1
+    ensure_fill_nb(memo, k, t, o, h, lo, s, side, limit, deadline_ms)
+
+
+@njit(cache=True, nogil=True)
+def has_rules_nb(exit_flag, hold, moves):
+    """Whether any exit rule is present (each array may be empty: that rule is unused)."""
+    return exit_flag.shape[0] > 0 or hold.shape[0] > 0 or moves.shape[0] > 0
+
+
+@njit(cache=True, nogil=True)
+def ensure_rule_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last, exit_flag, hold, moves):
+    """:func:`ensure_exit_nb` with the exit rules of signal ``k`` (docs/exits.md): ``exit_flag``
+    one bool per candle of ``o``, ``hold`` and ``moves`` one entry per signal; each may be empty
+    (unused), and with none :func:`find_exit_nb` runs as without rules."""
+    if not has_rules_nb(exit_flag, hold, moves):
+        ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last)
+    elif memo[k].done == 1 and memo[k].fill_candle >= 0:
+        j, x, reason = find_exit_rules_nb(
+            o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
+            tp, sl, leverage, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
+            moves[k] if moves.shape[0] > 0 else NO_MOVES,
+        )  # fmt: skip
+        memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
+        memo[k].done = 2

@@ -1,0 +1,130 @@
+"""The sequential sweep of one coin (engine-semantics sections 3-5, docs/exits.md).
+
+Example:
+    >>> single_sweep_nb.__name__
+    'single_sweep_nb'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from svc_engine.sim.kernels.detail import _detail_outcome_nb
+from svc_engine.sim.kernels.money import close_trade_nb, fill_trade_nb, stake_nb
+from svc_engine.sim.kernels.records import (
+    F_BUSY,
+    F_EXPIRED,
+    F_MIN_GAP,
+    F_NO_SLOT,
+    F_OK,
+    F_TRADED,
+    NO_MOVES,
+    OUTCOME_DTYPE,
+    SIZE_FRACTION,
+)
+from svc_engine.sim.kernels.rules import ensure_order_fill_nb, ensure_rule_exit_nb
+
+
+@njit(cache=True, nogil=True)
+def single_sweep_nb(
+    t,
+    o,
+    h,
+    lo,
+    c,
+    sidx,
+    side,
+    limit,
+    tp,
+    sl,
+    tp_d,
+    sl_d,
+    fate,
+    trades,
+    tf_ms,
+    wait_ms,
+    gap,
+    sizing,
+    size,
+    initial,
+    comm,
+    lev,
+    hs,
+    fine,
+    exit_flag,
+    market,
+    hold,
+    moves,
+):
+    """The sequential sweep of one coin. The stake of a fill is :func:`stake_nb` of ``sizing``
+    and ``size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on entry and every
+    signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
+    (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
+    ``intrabar="detail"``; empty arrays otherwise. ``exit_flag`` (one bool per candle), ``market``
+    ``hold`` and ``moves`` (per signal) are the exit rules and market entries of docs/exits.md; empty arrays
+    when unused, which leaves every result as it was. Returns (number of trades, final balance)."""
+    fs = fine[4]
+    detail = fs.shape[0] > 0
+    memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
+    last = t.shape[0] - 1
+    balance, n_tr = initial, 0
+    anchor, free_at = np.int64(-1), np.int64(-1)
+    has_anchor = False
+    for k in range(sidx.shape[0]):
+        if fate[k] != F_OK:
+            continue
+        s = sidx[k]
+        if has_anchor and s - anchor < gap:
+            fate[k] = F_MIN_GAP
+            continue
+        if s < free_at:
+            fate[k] = F_BUSY
+            continue
+        anchor, has_anchor = s, True
+        ensure_order_fill_nb(memo, k, t, o, h, lo, s, side[k], limit[k], t[s] + tf_ms + wait_ms, market)
+        if memo[k].fill_candle < 0:
+            fate[k], free_at = F_EXPIRED, memo[k].expiry_candle
+            continue
+        if sizing == SIZE_FRACTION:
+            stake = size * balance
+            if stake <= 0:
+                fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
+                continue
+        if detail:
+            _detail_outcome_nb(
+                memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine, exit_flag, market,
+                hold[k] if hold.shape[0] > 0 else 0, moves[k] if moves.shape[0] > 0 else NO_MOVES,
+            )  # fmt: skip
+        else:
+            ensure_rule_exit_nb(
+                memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last, exit_flag, hold, moves
+            )
+        if sizing != SIZE_FRACTION:
+            stake = stake_nb(sizing, size, balance, sl_d[k], memo[k].entry_raw, lev)
+            if stake <= 0:
+                fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
+                continue
+        fill_trade_nb(
+            trades,
+            n_tr,
+            0,
+            k,
+            s,
+            side[k],
+            limit[k],
+            tp[k],
+            sl[k],
+            tp_d[k],
+            sl_d[k],
+            memo,
+            stake,
+            comm,
+            lev,
+            hs,
+        )
+        balance += close_trade_nb(trades, n_tr, memo, k, comm, lev, hs)
+        trades[n_tr].balance = balance
+        fate[k], free_at = F_TRADED, memo[k].exit_candle
+        n_tr += 1
+    return n_tr, balance

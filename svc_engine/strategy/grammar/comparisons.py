@@ -1,0 +1,285 @@
+"""What follows a value: comparisons with margins, crosses, ranges, zones, moves and gaps.
+
+Example:
+    >>> from svc_engine.strategy.parser import parse_entry
+    >>> parse_entry("close is above SMA(50) by at least 2%").condition.op
+    '>='
+"""
+
+from __future__ import annotations
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.checks import check_indicator
+from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.words import (
+    AND_WORDS,
+    BEAR_WORDS,
+    BULL_WORDS,
+    DOWN_WORDS,
+    PERIOD_WORDS,
+    UP_WORDS,
+    ZONES,
+)
+from svc_engine.strategy.tokens import COMMA, END, NUM, WORD, Token
+from svc_engine.strategy.vocab import COMPARATORS
+
+
+class Comparisons(Cursor):
+    """The tail of a predicate: what a value is compared with, crosses, or does."""
+
+    def tail(self, left: A.Node) -> A.Node:
+        negate = self.accept("not")
+        node = self.tail_positive(left)
+        return A.Not(node) if negate else node
+
+    def tail_positive(self, left: A.Node) -> A.Node:
+        tok = self.peek()
+        if tok.text == "back":
+            self.i += 1
+            tok = self.peek()
+        if tok.text == "close" and left == A.Field("close"):
+            self.i += 1  # "price closes above ..."
+            tok = self.peek()
+        if tok.text in ("oversold", "overbought"):
+            return self.zone(left)
+        if isinstance(left, A.Ind) and left.name == "supertrend" and self.at_any(BULL_WORDS | BEAR_WORDS):
+            # "Supertrend is bullish": its direction is up.
+            op = ">" if self.take().text in BULL_WORDS else "<"
+            return A.Compare(op, _direction_of(left), A.Num(0.0))
+        if tok.text == "touch":
+            self.i += 1
+            level = self.value()
+            if left != A.Field("close"):
+                self.fail("only price touches a level, as in 'price touches the lower Bollinger band'", tok)
+            return A.And((A.Compare("<=", A.Field("low"), level), A.Compare(">=", A.Field("high"), level)))
+        if tok.text in ("cross", "break") or (tok.text in ("rise", "fall") and self.directional(1)):
+            return self.cross(left)
+        if tok.text == "turn":
+            return self.turn(left)
+        pct_next = self.peek(1).kind == NUM and self.peek(1).pct
+        if tok.text in ("rise", "fall") and (pct_next or (self.peek(1).text == "by" and self.peek(2).pct)):
+            return self.move(left)
+        if tok.text in ("rise", "fall"):
+            return self.streak(left)
+        if tok.text == "gap":
+            return self.gap(left)
+        if tok.text == "make" or (tok.text == "new"):
+            self.accept("make")
+            self.expect("new", "'new' (as in 'makes a new 20-candle high')")
+            n, kind = self.new_extreme()
+            return A.NewExtreme(kind, n, left)
+        if tok.text == "return":
+            return self.trend_return(left)
+        if tok.text == "between":
+            self.i += 1
+            self.no_second_side("between")
+            low = self.value()
+            self.expect("and", "'and' in 'between X and Y'")
+            self.no_second_side(self.raw(tok, self.toks[self.i - 1]))
+            return A.Between(left, low, self.value())
+        if tok.text == "within":
+            self.i += 1
+            pct = self.number("a percentage after 'within'")
+            if not pct.pct:
+                self.fail("'within' needs a percentage, as in 'within 2% of SMA(100)'", pct)
+            self.accept("of")
+            return A.Within(left, pct.value, self.value())
+        if tok.kind == NUM and tok.pct and self.peek(1).text in UP_WORDS | DOWN_WORDS:
+            right = self.number_primary()
+            assert isinstance(right, A.PctOff)
+            return A.Compare(">" if right.pct > 0 else "<", left, right)
+        if tok.kind == NUM and not tok.pct and self.peek(1).text == "point" and self.at_points_offset():
+            right = self.number_primary()  # "close is 50 points above SMA(20)"
+            assert isinstance(right, A.Arith)
+            return A.Compare(">" if right.op == "+" else "<", left, right)
+        self.accept("stay")
+        start = self.i
+        op = self.match(COMPARATORS)
+        if op is None:
+            self.fail("expected a comparison (above, below, crosses above, between, ...)")
+        self.accept("or", "equal")
+        self.no_second_side(self.raw(self.toks[start], self.toks[self.i - 1]))
+        right = self.value()
+        if self.at("by") and op in (">", "<"):
+            return self.margin(op, left, right)
+        return A.Compare(op or ">", left, right)
+
+    def directional(self, k: int) -> bool:
+        """Whether an above/below word follows at offset `k` (after an optional "back")."""
+        k += self.peek(k).text == "back"
+        return self.peek(k).text in UP_WORDS | DOWN_WORDS
+
+    def at_points_offset(self) -> bool:
+        return self.peek(1).text == "point" and self.peek(2).text in UP_WORDS | DOWN_WORDS
+
+    def margin(self, op: str, left: A.Node, right: A.Node) -> A.Node:
+        """ "close is above SMA(50) by at least 2%" (or "by more than 50 points")."""
+        by = self.take()
+        strict = False
+        if self.accept("at", "least"):
+            strict = False
+        elif self.accept("more") or self.accept("over"):
+            strict = True
+        tok = self.number("a margin after 'by' (a percentage or a number of points)")
+        if tok.value <= 0:
+            self.fail("a margin must be positive", tok)
+        up = op == ">"
+        if tok.pct:
+            level: A.Node = A.PctOff(tok.value if up else -tok.value, right)
+        else:
+            self.accept("point")
+            level = A.Arith("+" if up else "-", right, A.Num(tok.value))
+        del by
+        return A.Compare((">" if up else "<") + ("" if strict else "="), left, level)
+
+    def move(self, left: A.Node) -> A.Node:
+        """ "price rises 2% in one candle", "drops by 5% in the last 3 candles": the close's change
+        over N candles (ROC, in percent), at least X up (down)."""
+        verb = self.take()
+        self.accept("by")
+        tok = self.number("a percentage")
+        if tok.value <= 0:
+            self.fail("a move must be a positive percentage; 'rises' or 'drops' gives its direction", tok)
+        n = 1
+        if self.at("in") or self.at("over") or self.at("within"):
+            k = 1
+            while self.peek(k).text in PERIOD_WORDS or self.peek(k).text == "single":
+                k += 1
+            if self.peek(k).kind == NUM and self.peek(k + 1).text == "candle":
+                self.i += k
+                n = self.integer("the number of candles of the move")
+                self.i += 1
+            elif self.peek(k).text == "candle":
+                self.i += k + 1  # "in a single candle"
+        roc = check_indicator(
+            "roc",
+            [Token(NUM, str(n), tok.pos, tok.end, value=float(n))],
+            "",
+            left,
+            self.text,
+            verb,
+            self.toks[self.i - 1].end,
+        )
+        if verb.text == "rise":
+            return A.Compare(">=", roc, A.Num(tok.value))
+        return A.Compare("<=", roc, A.Num(-tok.value))
+
+    def gap(self, left: A.Node) -> A.Node:
+        """ "price gaps up (by 1%)": the open above the previous close (by at least 1%)."""
+        tok = self.take()
+        if left not in (A.Field("close"), A.Field("open")):
+            self.fail("only price gaps, as in 'price gaps up by 1%'", tok)
+        if self.at_any(UP_WORDS):
+            up = True
+        elif self.at_any(DOWN_WORDS):
+            up = False
+        else:
+            self.fail("expected 'up' or 'down' after 'gaps'")
+        self.i += 1
+        self.accept("by")
+        previous = A.Lag(A.Field("close"), 1)
+        if self.peek().kind == NUM and self.peek().pct:
+            pct = self.take()
+            if pct.value <= 0:
+                self.fail("a gap must be a positive percentage", pct)
+            level = A.PctOff(pct.value if up else -pct.value, previous)
+            return A.Compare(">=" if up else "<=", A.Field("open"), level)
+        return A.Compare(">" if up else "<", A.Field("open"), previous)
+
+    def cross(self, left: A.Node) -> A.Node:
+        verb = self.take()
+        self.accept("back")
+        if self.at_any(UP_WORDS):
+            direction = "above"
+        elif self.at_any(DOWN_WORDS):
+            direction = "below"
+        elif verb.text == "cross":
+            # "tenkan crosses kijun": either way.
+            self.no_second_side(self.raw(verb, verb))
+            return A.Cross("either", left, self.value())
+        else:
+            self.fail(f"expected 'above' or 'below' after {verb.text!r}")
+        self.i += 1
+        self.accept("through")
+        if self.at_trend_line() or self.at("broken"):
+            self.accept("broken")
+            self.skip_trend_line()
+            return A.TrendEvent("break_up" if direction == "above" else "break_down")
+        self.no_second_side(self.raw(verb, self.toks[self.i - 1]))
+        right = self.value()
+        if self.at("from") and self.peek(1).text in ("below", "above", "under", "over"):
+            came = "below" if self.peek(1).text in ("below", "under") else "above"
+            if (came == "below") != (direction == "above"):
+                self.fail(f"a cross {direction} comes from {'below' if direction == 'above' else 'above'}")
+            self.i += 2
+        return A.Cross(direction, left, right)
+
+    def no_second_side(self, what: str) -> None:
+        """Refuse a comparison whose second side is missing ("close is above and ...")."""
+        tok = self.peek()
+        if tok.kind == END or (tok.text in AND_WORDS | {"or", "then", "after"} and tok.kind in (WORD, COMMA)):
+            self.fail(
+                f"the comparison {what!r} has no second side: say what it is compared with "
+                "(a number, a price or an indicator)"
+            )
+
+    def zone(self, left: A.Node) -> A.Node:
+        tok = self.take()
+        name = left.name if isinstance(left, A.Ind) else ""
+        if name not in ZONES:
+            self.fail(f"{tok.text!r} applies to RSI, stochastic, Williams %R and CCI", tok)
+        low, high = ZONES[name]
+        if tok.text == "oversold":
+            return A.Compare("<", left, A.Num(low))
+        return A.Compare(">", left, A.Num(high))
+
+    def turn(self, left: A.Node) -> A.Node:
+        self.i += 1
+        left = _direction_of(left)
+        if self.at_any(BULL_WORDS):
+            self.i += 1
+            return A.Cross("above", left, A.Num(0.0))
+        if self.at_any(BEAR_WORDS):
+            self.i += 1
+            return A.Cross("below", left, A.Num(0.0))
+        self.fail("expected 'positive' or 'negative' after 'turns'")
+        raise AssertionError
+
+
+def _direction_of(node: A.Node) -> A.Node:
+    """A Supertrend turns by its direction line, not by its price line."""
+    if isinstance(node, A.Ind) and node.name == "supertrend":
+        return A.Ind("supertrend", node.params, "direction")
+    return node
+
+
+_CLOUD_SIDE = {
+    ">": "cloud top",
+    ">=": "cloud top",
+    "<": "cloud bottom",
+    "<=": "cloud bottom",
+    "above": "cloud top",
+    "below": "cloud bottom",
+}
+
+
+def _resolve_cloud(node: A.Node) -> A.Node:
+    """ "above the cloud" means above its top, "below the cloud" below its bottom."""
+    if isinstance(node, A.Not):
+        return A.Not(_resolve_cloud(node.item))
+    if not isinstance(node, A.Compare | A.Cross):
+        return node
+    way = node.op if isinstance(node, A.Compare) else node.direction
+    flipped = {"cloud top": "cloud bottom", "cloud bottom": "cloud top"}
+
+    def fix(side: A.Node, flip: bool) -> A.Node:
+        is_cloud = isinstance(side, A.Ind) and side.name == "ichimoku" and side.output == "cloud"
+        if is_cloud and way in _CLOUD_SIDE:
+            out = _CLOUD_SIDE[way]
+            return A.Ind("ichimoku", side.params, flipped[out] if flip else out)
+        return side
+
+    left, right = fix(node.left, True), fix(node.right, False)
+    if isinstance(node, A.Compare):
+        return A.Compare(node.op, left, right)
+    return A.Cross(node.direction, left, right)

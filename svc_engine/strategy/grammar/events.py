@@ -1,0 +1,192 @@
+"""Conditions that need no value: the day's end, candle patterns and colours, streaks, new highs,
+the Ichimoku cloud's colour, the golden and death crosses, trend-line events.
+
+Example:
+    >>> from svc_engine.strategy.parser import parse_entry
+    >>> parse_entry("3 green candles in a row").condition
+    Candles(color='green', n=3)
+"""
+
+from __future__ import annotations
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.checks import check_indicator
+from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, UP_WORDS
+from svc_engine.strategy.tokens import LPAREN, NUM, WORD
+from svc_engine.strategy.vocab import PATTERN_WORDS, PATTERNS, SPECS
+
+
+class Events(Cursor):
+    """Predicates without a subject, and the events a subject can have (streaks, trend lines)."""
+
+    def subjectless(self) -> A.Node | None:
+        tok = self.peek()
+        if (
+            tok.text == "candle"
+            and self.text[tok.pos : tok.end].lower() == "day"
+            and self.peek(1).text in ("end", "ends")
+        ):
+            self.i += 2
+            return A.DayEnd()  # "the day ends" (exit rules)
+        pattern = self.pattern()
+        if pattern is not None:
+            return pattern
+        tok = self.peek()
+        colored = self.candle_color()
+        if colored is not None:
+            return colored
+        if self.at("golden", "cross") or self.at("death", "cross"):
+            self.i += 2
+            way = "above" if tok.text == "golden" else "below"
+            return A.Cross(way, A.Ind("sma", (50,)), A.Ind("sma", (200,)))
+        if tok.kind == NUM and not tok.pct:
+            k = 1
+            if self.peek(1).text == "consecutive":
+                k = 2
+            color = COLORS.get(self.peek(k).text)
+            if color and self.peek(k + 1).text == "candle":
+                self.i += k + 2
+                self.accept("in", "row")
+                return A.Candles(color, self.positive_int(tok, "the number of candles"))
+        cloud = self.cloud_color()
+        if cloud is not None:
+            return cloud
+        if self.at("gap") or self.at("candle", "gap"):
+            self.accept("candle")
+            return self.gap(A.Field("close"))
+        if self.at("new"):
+            self.i += 1
+            n, kind = self.new_extreme()
+            return A.NewExtreme(kind, n, A.Field(kind))
+        if self.at_trend_line() or self.at("resistance") or self.at("support"):
+            return self.trend_break()
+        return None
+
+    def pattern(self) -> A.Node | None:
+        """ "a bullish engulfing (candle / pattern)", "hammer", "three white soldiers", "doji"."""
+        lead = 0  # "the (current) candle is a hammer"
+        while self.peek(lead).text in ("this", "current") or (self.peek(lead).text == "candle" and lead < 2):
+            lead += 1
+        start = self.peek(lead)
+        k = lead + (1 if start.text in ("bullish", "bearish") else 0)
+        words = []
+        j = k
+        while self.peek(j).kind in (WORD, NUM) and j - k < 3:
+            tok = self.peek(j)
+            words.append("three" if tok.kind == NUM and tok.value == 3 and not tok.pct else tok.text)
+            j += 1
+        name = next((PATTERN_WORDS[w] for n in (3, 2, 1) if (w := tuple(words[:n])) in PATTERN_WORDS), None)
+        if name is None:
+            return None
+        spec = PATTERNS[name]
+        side = start.text if k > lead else ""
+        self.i += k + len(name.split())
+        self.accept("pattern") or self.accept("candle")
+        for verb in ("appears", "forms", "occurs", "prints", "shows"):
+            self.accept(verb)
+        if side and side not in spec.sides:
+            if spec.sides == ("",):
+                self.fail(f"a {name} pattern is neither bullish nor bearish: say '{name} pattern'", start)
+            self.fail(f"a {name} pattern is {spec.sides[0]} only (TA-Lib's definition)", start)
+        if not side and "" not in spec.sides:
+            if len(spec.sides) > 1:
+                self.fail(f"say 'bullish {name}' or 'bearish {name}'", start)
+            side = ""
+        return A.Pattern(name, side)
+
+    def cloud_color(self) -> A.Node | None:
+        """ "the (Ichimoku) cloud is green": span A above span B (red: below)."""
+        k = 1 if self.at("ichimoku") else 0
+        if self.peek(k).text not in ("cloud", "kumo"):
+            return None
+        j = k + 1
+        params: tuple[float, ...] = SPECS["ichimoku"].defaults()
+        if self.peek(j).kind == LPAREN:
+            save = self.i
+            self.i += j
+            toks = self.params(None)
+            node = check_indicator(
+                "ichimoku", toks, "senkou a", None, self.text, self.toks[save], self.toks[self.i - 1].end
+            )
+            params, j, self.i = node.params, self.i - save, save
+        if self.peek(j).text not in COLORS:
+            return None
+        green = COLORS[self.peek(j).text] == "green"
+        self.i += j + 1
+        span_a, span_b = A.Ind("ichimoku", params, "senkou a"), A.Ind("ichimoku", params, "senkou b")
+        return A.Compare(">" if green else "<", span_a, span_b)
+
+    def candle_color(self) -> A.Node | None:
+        """ "the previous candle is red", "the candle is green" -> close vs open."""
+        k = 1 if self.peek().text in ("previous", "prior", "current", "this", "last") else 0
+        if self.peek(k).text != "candle" or self.peek(k + 1).text not in COLORS:
+            return None
+        lag = self.peek().text in ("previous", "prior", "last")
+        color = COLORS[self.peek(k + 1).text]
+        self.i += k + 2
+        close, open_ = A.Field("close"), A.Field("open")
+        if lag:
+            close, open_ = A.Lag(close, 1), A.Lag(open_, 1)
+        return A.Compare(">" if color == "green" else "<", close, open_)
+
+    def new_extreme(self) -> tuple[int, str]:
+        n = 20
+        if self.peek().kind == NUM:
+            n = self.integer("the number of candles")
+            self.accept("candle")
+        word = self.peek()
+        if word.text not in ("high", "low"):
+            self.fail("expected 'high' or 'low' after 'new'")
+        self.i += 1
+        return n, word.text
+
+    def at_trend_line(self) -> bool:
+        return self.at("trend", "line") or self.at("trendline") or self.at("trend")
+
+    def skip_trend_line(self) -> None:
+        if not (self.accept("trend", "line") or self.accept("trendline") or self.accept("trend")):
+            self.fail("expected 'trend line'")
+
+    def trend_break(self) -> A.Node:
+        side = None
+        if self.accept("resistance"):
+            side = "up"
+        elif self.accept("support"):
+            side = "down"
+        if self.at_trend_line():
+            self.skip_trend_line()
+        self.expect("break", "'breaks' after 'trend line'")
+        return self.trend_direction("break", side)
+
+    def trend_direction(self, event: str, default: str | None) -> A.Node:
+        if self.at_any(UP_WORDS):
+            self.i += 1
+            return A.TrendEvent(f"{event}_up")
+        if self.at_any(DOWN_WORDS):
+            self.i += 1
+            return A.TrendEvent(f"{event}_down")
+        return A.TrendEvent(f"{event}_{default}" if default else event)
+
+    def trend_return(self, left: A.Node) -> A.Node:
+        tok = self.take()
+        if left != A.Field("close"):
+            self.fail("only price returns to a broken trend line", tok)
+        self.accept("to")
+        self.accept("broken")
+        if self.at_trend_line():
+            self.skip_trend_line()
+            if self.accept("broken"):
+                return self.trend_direction("return", None)
+            return A.TrendEvent("return")
+        self.fail("expected 'the broken trend line' after 'returns to'")
+        raise AssertionError
+
+    def streak(self, left: A.Node) -> A.Node:
+        verb = self.take()
+        self.accept("for")
+        tok = self.number(f"how many candles after {verb.text!r}")
+        self.accept("consecutive")
+        self.accept("candle")
+        self.accept("in", "row")
+        return A.Streak(verb.text, self.positive_int(tok, "the number of candles"), left)

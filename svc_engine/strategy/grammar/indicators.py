@@ -1,0 +1,255 @@
+"""Indicators: names and their outputs, parameters and period phrases, "fast"/"slow", the signal
+line, indicators of another series, and the windows of "highest ... of the last N candles".
+
+Example:
+    >>> from svc_engine.strategy.parser import parse_entry
+    >>> parse_entry("close above the highest high of the previous 20 candles").condition.right
+    Lag(expr=Ind(name='max', params=(20,), output='', source=Field(name='high')), n=1)
+"""
+
+from __future__ import annotations
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.checks import check_indicator
+from svc_engine.strategy.errors import closest
+from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.words import (
+    CONNECTIVES,
+    KNOWN_PHRASES,
+    PERIOD_WORDS,
+    SPEED_NAMED,
+    TIMEFRAME_WORDS,
+)
+from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD, Token
+from svc_engine.strategy.vocab import ALIASES, NAMED_OUTPUTS, NOISE_AFTER, OUTPUT_WORDS, PREFIX_OUTPUTS, SPECS
+
+
+class Indicators(Cursor):
+    """An indicator at the cursor, with its parameters, source and window."""
+
+    def indicator(self, period_tok: Token | None, source: A.Node | None = None) -> A.Node:
+        if self.at("fast") or self.at("slow"):
+            return self.qualified(period_tok, source)
+        start = self.peek()
+        output = ""
+        while self.peek().text in PREFIX_OUTPUTS:
+            output = PREFIX_OUTPUTS[self.take().text]
+        if self.peek().text in ("highest", "lowest"):
+            return self.range_indicator(period_tok, start)
+        named = self.match(NAMED_OUTPUTS) if not output else None
+        if named is not None:
+            key, output = named
+            params = self.params(period_tok)
+            subject = self.subjects[-1] if self.subjects else None
+            if (  # "StochRSI %K crosses above %D": the subject's own %D
+                not params
+                and isinstance(subject, A.Ind)
+                and subject.name in ("stoch", "stochrsi")
+                and output in SPECS[subject.name].outputs
+            ):
+                return A.Ind(subject.name, subject.params, output, subject.source)
+            return check_indicator(key, params, output, None, self.text, start, self.toks[self.i - 1].end)
+        key = self.match(ALIASES)
+        if key is None and output and self.peek().text in ("band", "channel"):
+            key = "bb" if self.peek().text == "band" else "donchian"
+        if key is None and output:
+            self.fail(f"expected a band or channel after {output!r} (Bollinger, Keltner, Donchian)")
+        if key is None and self.at("signal"):
+            return self.signal_line()
+        if key is None:
+            self.unknown(start)
+        assert key is not None
+        spec = SPECS[key]
+        output = self.outputs(key, output)
+        self.period_word = ""
+        params = self.params(period_tok)
+        output = self.outputs(key, output)
+        if spec.sourced and source is None:
+            source = self.source()
+            if source is not None and not params and not self.range_depth and self.at_period_phrase():
+                params.append(self.period_phrase())  # "standard deviation of close over 20 candles"
+        elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
+            self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
+        node = check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
+        # "SMA of the previous 20 candles": the 20 before the current one.
+        return A.Lag(node, 1) if self.period_word in ("previous", "prior") else node
+
+    def qualified(self, period_tok: Token | None, source: A.Node | None) -> A.Node:
+        """ "fast EMA(12)", "slow SMA 50", "fast stochastic": the word must agree with what follows."""
+        word = self.take()
+        node = self.indicator(period_tok, source)
+        stoch = isinstance(node, A.Ind) and node.name == "stoch"
+        if stoch and node.params[1:] == (3, 3) and word.text == "fast":  # type: ignore[union-attr]
+            # The fast stochastic is %K without smoothing (TA-Lib STOCHF): slow_k = 1.
+            return A.Ind("stoch", (node.params[0], 1, 3), node.output, node.source)  # type: ignore[union-attr]
+        if stoch and word.text == "slow":
+            return node
+        if not (isinstance(node, A.Ind) and node.name in SPEED_NAMED):
+            self.fail(f"{word.text!r} applies to moving averages and the stochastic, not here", word)
+        assert isinstance(node, A.Ind)
+        said = self.text[word.end : self.toks[self.i - 1].end]
+        if not any(ch.isdigit() for ch in said):
+            self.fail(
+                f"{word.text!r} {SPECS[node.name].display} names no period: write it, as in "
+                f"'EMA(12) crosses above EMA(26)'",
+                word,
+            )
+        self.speeds[node] = (word.text, word)
+        return node
+
+    def check_speeds(self, node: A.Node) -> None:
+        """In "fast X crosses above slow Y" the fast one must have the shorter period."""
+        if not isinstance(node, A.Compare | A.Cross):
+            return
+        sides = [self.speeds.get(n) for n in (node.left, node.right)]
+        if None in sides or sides[0][0] == sides[1][0]:  # type: ignore[index]
+            return
+        fast, slow = (node.left, node.right) if sides[0][0] == "fast" else (node.right, node.left)  # type: ignore[index]
+        assert isinstance(fast, A.Ind) and isinstance(slow, A.Ind)
+        if fast.params[0] >= slow.params[0]:
+            self.fail(
+                f"the 'fast' {SPECS[fast.name].display}({fmt_num(fast.params[0])}) is not faster than the "
+                f"'slow' {SPECS[slow.name].display}({fmt_num(slow.params[0])}): swap the periods",
+                sides[0][1],  # type: ignore[index]
+            )
+
+    def signal_line(self) -> A.Node:
+        """ "MACD crosses above (its) signal (line)": the signal of the subject's MACD."""
+        self.i += 1
+        self.accept("line")
+        macd = next((s for s in reversed(self.subjects) if isinstance(s, A.Ind) and s.name == "macd"), None)
+        params = macd.params if macd is not None else SPECS["macd"].defaults()
+        return A.Ind("macd", params, "signal")
+
+    def unknown(self, tok: Token) -> None:
+        tok = next((t for t in self.toks if t.text in TIMEFRAME_WORDS and t.kind == WORD), tok)
+        if tok.text in TIMEFRAME_WORDS:
+            self.fail(
+                f"the timeframe {tok.text!r} is not supported: say daily, weekly, hourly or one such as 4h",
+                tok,
+            )
+        if tok.kind == END:
+            self.fail("expected a value (a price, an indicator or a number)")
+        if tok.kind == WORD and tok.text in CONNECTIVES:
+            self.dangling(tok)
+        if tok.kind != WORD:
+            self.fail("expected a value", tok)
+        self.fail(
+            f"unknown indicator or value {tok.text!r}", tok, suggestion=closest(tok.text, KNOWN_PHRASES)
+        )
+
+    def outputs(self, key: str, output: str) -> str:
+        table = OUTPUT_WORDS.get(key, {})
+        while True:
+            found = self.match(table) if table else None
+            if found is not None:
+                output = found
+            elif self.peek().text in NOISE_AFTER:
+                self.i += 1
+            else:
+                return output
+
+    def params(self, period_tok: Token | None) -> list[Token]:
+        out = [period_tok] if period_tok is not None else []
+        if self.peek().kind == LPAREN and self.peek(1).text == "-":
+            self.fail("indicator parameters must be positive numbers", self.peek(1))
+        if self.peek().kind == LPAREN and self.peek(1).kind == NUM:
+            self.i += 1
+            out.append(self.take())
+            while self.peek().kind == COMMA or self.at("/"):
+                self.i += 1
+                out.append(self.number("a parameter"))
+            if self.peek().kind != RPAREN:
+                self.fail("expected ')' after the parameters")
+            self.i += 1
+        elif (
+            self.peek().kind == NUM
+            and not self.peek().pct
+            and not (self.peek(1).text == "candle" and self.peek(2).text == "ago")
+            and not out
+        ):
+            out.append(self.take())
+            self.accept("candle")
+        elif not out and not self.range_depth and self.at_period_phrase():
+            out.append(self.period_phrase())
+        return out
+
+    def at_period_phrase(self) -> bool:
+        k = 1 if self.peek().text in ("of", "over", "for", "in", "with") else 0
+        if k == 0:
+            return False
+        while self.peek(k).text in PERIOD_WORDS:
+            k += 1
+        return (
+            self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and self.peek(k + 2).text != "ago"
+        )
+
+    def period_phrase(self) -> Token:
+        self.i += 1
+        while self.peek().text in PERIOD_WORDS:
+            if self.peek().text != "period":
+                self.period_word = self.peek().text
+            self.i += 1
+        tok = self.take()
+        self.i += 1  # "candle"
+        return tok
+
+    def source(self) -> A.Node | None:
+        if self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
+            self.i += 1
+            return self.postfix()
+        if self.at("volume"):
+            self.i += 1
+            return A.Field("volume")
+        return None
+
+    def range_indicator(self, period_tok: Token | None, start: Token) -> A.Node:
+        key = "max" if self.take().text == "highest" else "min"
+        source: A.Node = A.Field("high" if key == "max" else "low")
+        if self.peek().kind in (WORD, LPAREN) and not self.at_period_phrase():
+            self.range_depth += 1
+            try:
+                source = self.postfix()
+            finally:
+                self.range_depth -= 1
+        self.period_word = ""
+        params = self.params(period_tok)
+        word = self.period_word
+        including = self.accept_including()
+        node = check_indicator(key, params, "", source, self.text, start, self.toks[self.i - 1].end)
+        return self.range_window(node, word, including, start)
+
+    def accept_including(self) -> bool:
+        """ "... including the current candle" / "including this one"."""
+        if not self.accept("including"):
+            return False
+        self.accept("this") or self.accept("current")
+        one = self.peek().kind == NUM and self.peek().value == 1
+        if not (self.accept("candle") or (one and self.take())):
+            self.fail("expected 'the current candle' after 'including'")
+        return True
+
+    def range_window(self, node: A.Node, word: str, including: bool, start: Token) -> A.Node:
+        """Which candles a highest/lowest covers. In a condition, "the last N candles" are the N before
+        the current one (the current candle is what is compared with them); "including the current
+        candle" adds it. In a take-profit or stop level "the last N" include the signal candle.
+        "previous N" always excludes the current candle."""
+        if including:
+            if word in ("previous", "prior"):
+                self.fail(
+                    f"'the {word} N candles' exclude the current one; say 'the last N candles "
+                    "including the current candle'",
+                    start,
+                )
+            return node
+        if word in ("previous", "prior"):
+            return A.Lag(node, 1)
+        if not self.in_exit:
+            lag = A.Lag(node, 1)
+            self.implicit_lags.add(id(lag))  # "the 20-candle high 3 candles ago" ends the window there
+            return lag
+        return node
+
+
+def fmt_num(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)

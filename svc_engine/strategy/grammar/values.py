@@ -1,0 +1,184 @@
+"""Values: plus/minus < times/divided by < unary minus < ``N candles ago`` < primary (a number,
+a price field, an indicator, a parenthesised value, a value on another timeframe).
+
+Example:
+    >>> from svc_engine.strategy.parser import parse_entry
+    >>> parse_entry("close above (high + low) / 2").condition.right.op
+    '/'
+"""
+
+from __future__ import annotations
+
+from svc_engine.strategy import ast as A
+from svc_engine.strategy.checks import check_indicator
+from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
+from svc_engine.strategy.tokens import LPAREN, NUM, RPAREN, WORD
+from svc_engine.strategy.vocab import ALIASES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
+
+
+class Values(Cursor):
+    """Arithmetic over values and the primaries it combines."""
+
+    def value(self) -> A.Node:
+        node = self.term()
+        while True:
+            if self.accept("plus") or self.accept("+"):
+                node = A.Arith("+", node, self.term())
+            elif (self.at("minus") and not self.at("minus", "di") and self.accept("minus")) or self.accept(
+                "-"
+            ):
+                node = A.Arith("-", node, self.term())
+            else:
+                return node
+
+    def term(self) -> A.Node:
+        node = self.unary()
+        while True:
+            if (
+                self.accept("times")
+                or self.accept("x")
+                or self.accept("*")
+                or self.accept("multiplied", "by")
+            ):
+                node = A.Arith("*", node, self.unary())
+            elif self.accept("divided", "by") or self.accept("/"):
+                node = A.Arith("/", node, self.unary())
+            else:
+                return node
+
+    def unary(self) -> A.Node:
+        if (self.at("-") or self.at("minus")) and not self.at("minus", "di"):
+            self.i += 1
+            inner = self.unary()
+            if isinstance(inner, A.Num):
+                return A.Num(-inner.value)
+            return A.Arith("*", A.Num(-1.0), inner)
+        return self.postfix()
+
+    def postfix(self) -> A.Node:
+        node = self.primary()
+        while self.peek().kind == NUM and self.peek(1).text == "candle" and self.peek(2).text == "ago":
+            n = self.integer("the number of candles ago")
+            self.i += 2
+            if id(node) in self.implicit_lags:
+                node = A.Lag(node.expr, n)  # type: ignore[attr-defined]
+            else:
+                node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
+        return node
+
+    def timeframe_at(self, k: int = 0) -> tuple[str, int] | None:
+        """A timeframe at offset k: "daily", "weekly", "hourly", "4h", "4-hour", "15m", "1w";
+        returns (timeframe, tokens) or None."""
+        from svc_engine.data.schema import TIMEFRAMES  # the data layer's list of timeframes
+
+        tok = self.peek(k)
+        if tok.kind == WORD and tok.text in TF_ADJECTIVES:
+            return TF_ADJECTIVES[tok.text], 1
+        unit = self.peek(k + 1)
+        if tok.kind == NUM and not tok.pct and tok.value == int(tok.value) and unit.text in TF_UNITS:
+            name = f"{int(tok.value)}{TF_UNITS[unit.text]}"
+            if name in TIMEFRAMES:
+                return name, 2
+        return None
+
+    def primary(self) -> A.Node:
+        tok = self.peek()
+        tf = self.timeframe_at()
+        if tf is not None and self.peek(tf[1]).text not in ("chart", "timeframe", "candle"):
+            self.i += tf[1]
+            return A.Tf(self.primary(), tf[0])
+        if tok.kind == NUM:
+            return self.number_primary()
+        if tok.kind == LPAREN:
+            self.i += 1
+            depth, self.range_depth = self.range_depth, 0
+            try:
+                inner = self.value()
+            finally:
+                self.range_depth = depth
+            if self.peek().kind != RPAREN:
+                self.fail("expected ')'")
+            self.i += 1
+            return inner
+        if self.at("previous") or self.at("prior") or self.at("last"):
+            self.i += 1
+            self.accept("candle")
+            inner = self.primary()
+            return A.Lag(inner.expr, inner.n + 1) if isinstance(inner, A.Lag) else A.Lag(inner, 1)
+        if self.at("its"):
+            if not self.subjects or isinstance(self.subjects[-1], A.Num):
+                self.fail("'its' must follow the value it refers to, as in 'volume is above its average'")
+            self.i += 1
+            period = None
+            if self.peek().kind == NUM and not self.peek().pct:
+                period = self.take()
+                self.accept("candle")
+            return self.indicator(period, source=self.subjects[-1])
+        if self.alias_length() <= 1:
+            field = self.match(FIELDS)
+            if field is not None:
+                return self.field_suffix(A.Field(field))
+        return self.indicator(None)
+
+    def alias_length(self) -> int:
+        """Words of the longest indicator name at the cursor ("volume weighted average price" is 4)."""
+        return max((len(key) for key in ALIASES if self.at(*key)), default=0)
+
+    def number_primary(self) -> A.Node:
+        tok = self.take()
+        if tok.pct and self.at("of"):
+            self.i += 1
+            return A.Arith("*", A.Num(tok.value / 100.0), self.postfix())
+        if not tok.pct and self.at("candle") and self.peek(1).text in ("high", "low", "close"):
+            self.i += 1
+            source = A.Field(self.take().text)
+            key = "min" if source.name == "low" else "max"
+            including = self.accept_including()
+            node = check_indicator(key, [tok], "", source, self.text, tok, self.toks[self.i - 1].end)
+            return self.range_window(node, "", including, tok)
+        if not tok.pct and self.at("point") and self.peek(1).text in UP_WORDS | DOWN_WORDS:
+            self.i += 1
+            op = "+" if self.take().text in UP_WORDS else "-"
+            return A.Arith(op, self.postfix(), A.Num(tok.value))  # "50 points above SMA(20)"
+        if tok.pct and self.at_any(UP_WORDS | DOWN_WORDS):
+            sign = 1.0 if self.take().text in UP_WORDS else -1.0
+            if tok.value <= 0:
+                self.fail("a percentage offset must be positive", tok)
+            return A.PctOff(sign * tok.value, self.postfix())
+        if (
+            not tok.pct
+            and self.peek().kind == WORD
+            and self.peek().text not in ("x", "times", "candle")
+            and self.starts_indicator(0)
+        ):
+            return self.indicator(tok)
+        if not tok.pct and self.at("candle") and self.starts_indicator(1):
+            self.i += 1
+            return self.indicator(tok)
+        return A.Num(tok.value)
+
+    def starts_indicator(self, k: int) -> bool:
+        word = self.peek(k).text
+        if word in PREFIX_OUTPUTS or word in ("highest", "lowest"):
+            return True
+        if word == "volume" and self.peek(k + 1).text in {w[0] for w in ALIASES}:
+            return True
+        return any(self.phrase_at(k, key) for key in (*ALIASES, *NAMED_OUTPUTS))
+
+    def phrase_at(self, k: int, words: tuple[str, ...]) -> bool:
+        """Whether the words of `words` follow at offset k (a whole alias, not just its first word)."""
+        return all(self.peek(k + j).text == w for j, w in enumerate(words))
+
+    def field_suffix(self, node: A.Field) -> A.Node:
+        if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
+            self.i += 3
+            return A.Lag(node, 1)
+        if (
+            node.name == "volume"
+            and self.peek().kind == WORD
+            and self.starts_indicator(0)
+            and self.peek().text not in {*PREFIX_OUTPUTS, "highest", "lowest"}
+        ):
+            return self.indicator(None, source=node)
+        return node
