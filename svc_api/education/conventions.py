@@ -39,6 +39,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_BODY = 64 * 1024
 _CURRENCY = re.compile(r"[A-Z]{3}")
+_DIGITS = re.compile(r"[0-9]{1,13}")
 NO_STORE = {"Cache-Control": "private, no-store"}
 
 
@@ -111,6 +112,7 @@ def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             if len(raw) > MAX_BODY:
                 raise ApiError(413, "body_too_large", extra={"message": f"the body is over {MAX_BODY} bytes"})
             body = parse_object(raw)
+        _refuse_nul(request.path_params, request.query_params.multi_items(), body)
         req = Req(
             request.app.state.services,
             request.scope.get("state", {}).get("principal"),
@@ -133,6 +135,31 @@ def new_id(prefix: str) -> str:
         19
     """
     return prefix + secrets.token_hex(8)
+
+
+def _nul_in(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_nul_in(k) or _nul_in(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_nul_in(item) for item in value)
+    return False
+
+
+def _refuse_nul(*parts: Any) -> None:
+    """400 for a NUL character anywhere in the path, the query or the body: no text of the service
+    holds one (PostgreSQL cannot store it), so it is refused the same way on every store.
+
+    Example:
+        >>> _refuse_nul({"id": "pr_1"}, [("q", "ab")], {"title": "ok"})
+        >>> _refuse_nul({}, [], {"title": "a" + chr(0)})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: text must not contain NUL characters
+    """
+    if any(_nul_in(part) for part in parts):
+        raise Invalid("text must not contain NUL characters")
 
 
 def reply(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -184,7 +211,7 @@ def minor_units(value: str | None, field: str) -> int | None:
     """
     if value is None:
         return None
-    if not value.isdigit() or len(value) > 13:
+    if not _DIGITS.fullmatch(value):
         raise Invalid(f"{field} must be a whole number of minor units (no decimals), got {value!r}")
     return int(value)
 

@@ -173,7 +173,7 @@ async def media(request: Request) -> Response:
     except ValueError:
         expires = -1
     signature = request.query_params.get("signature", "")
-    if not sessions.media_signature_ok(
+    if "\x00" in key or not sessions.media_signature_ok(
         bytes(services.settings.secret_key), key, expires, signature, now=services.clock.now()
     ):
         raise ApiError(

@@ -54,7 +54,8 @@ def media_url(objects: Any, secret: bytes, key: str, *, expires: int) -> str:
 
 def media_signature_ok(secret: bytes, key: str, expires: int, signature: str, *, now: int) -> bool:
     """Whether a media URL is the service's own and unexpired."""
-    return now <= expires and hmac.compare_digest(_sign(secret, key, expires), signature)
+    given = signature.encode("utf-8", "replace")
+    return now <= expires and hmac.compare_digest(_sign(secret, key, expires).encode(), given)
 
 
 def start(
