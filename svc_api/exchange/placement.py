@@ -7,11 +7,12 @@ order under the same key, get a 409. The OCO's client order ID derives from the 
 itself refuses a second one. When the exchange gives no usable answer the outcome is unknown: the
 order stays ``processing`` and the reconciler looks it up by its client ID: found, it is
 ``submitted``; still absent two minutes after it was claimed, ``failed`` (the exchange never
-received it). Nothing ever places an order twice. A balance that cannot be read (503), an order the
-exchange turned down (:class:`Refused`, 400 with its reason), a request it refused otherwise (502) or
-a linked key it no longer accepts (400) places nothing and frees the key. In the reconciler a
-look-up the exchange refuses (a revoked key) leaves that order as it is, and the pass goes on with
-the others.
+received it); only the exchange's answer that it has no such order counts, never no answer.
+Nothing ever places an order twice. A balance that cannot be read (503), an order the exchange
+turned down (:class:`Refused`, 400 with its reason), a request it refused otherwise (502) or a
+linked key it no longer accepts (400) places nothing and frees the key. In the reconciler a look-up
+the exchange refuses (a revoked key) leaves that order as it is, and the pass goes on with the
+others.
 
 Example:
     >>> len(client_order_id("AB12CD", "order-2026-11-25-0001"))
@@ -227,7 +228,7 @@ def _reconcile_one(store: Any, exchange: Exchange, keyring: Keyring, row: Any, n
     try:
         result = None if linked is None else exchange.find_order_list(linked[1], row.client_order_id)
     except ExchangeUnavailable:
-        result = None
+        return 0  # no answer is not "the exchange has no such order": never fail an order on it
     except ExchangeError as exc:  # this account's key is refused: its order waits, the others go on
         logger.warning("order %s: the exchange refused the look-up (%s: %s); left as it is",
                        row.client_order_id, type(exc).__name__, exc)  # fmt: skip

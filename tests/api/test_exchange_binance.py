@@ -15,6 +15,7 @@ import pytest
 
 from svc_api.core.clock import ManualClock
 from svc_api.exchange import service as exchange
+from svc_api.exchange.placement import UNSEEN_AFTER
 from svc_api.settings import Settings
 from tests.api.conftest import SIGNALS_T0
 from tests.api.fakes.binance import KEY, SECRET, BinanceFake, running_binance
@@ -146,6 +147,20 @@ def test_a_refused_look_up_leaves_that_order_and_the_pass_goes_on(bapi: Any, fak
     services = bapi.app.state.services
     bapi.clock.advance(30)
     fake.answer_next(401, -2015, "Invalid API-key, IP, or permissions for action.", path="/api/v3/orderList")
+    assert exchange.run_reconciler(services) == 0
+    assert _history(bapi, token) == [(ORDER["idempotency_key"], "PROCESSING")]
+    bapi.clock.advance(30)
+    assert exchange.run_reconciler(services) == 1
+    assert _history(bapi, token) == [(ORDER["idempotency_key"], "NEW")]
+
+
+def test_an_exchange_that_does_not_answer_never_fails_an_order(bapi: Any, fake: BinanceFake) -> None:
+    token = _trader(bapi)
+    fake.fail_next("error_after_accept", path=OCO)  # placed, but the answer is a 502
+    assert _data(bapi.user("exchange_order", ORDER, token=token))["status"] == "processing"
+    services = bapi.app.state.services
+    bapi.clock.advance(UNSEEN_AFTER + 30)  # long enough to call an order the exchange lacks failed
+    fake.fail_next("server_error", path="/api/v3/orderList")
     assert exchange.run_reconciler(services) == 0
     assert _history(bapi, token) == [(ORDER["idempotency_key"], "PROCESSING")]
     bapi.clock.advance(30)
