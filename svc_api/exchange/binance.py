@@ -1,38 +1,33 @@
-"""The Binance spot adapter of :class:`~svc_api.exchange.interface.Exchange`.
+"""The Binance spot adapter of :class:`~svc_api.exchange.interface.Exchange`, over the transport of
+:mod:`~svc_api.exchange.binance_http` (signing, the clock offset, rate-limit pauses, error codes).
 
-Signed requests carry ``timestamp`` and ``recvWindow`` and an HMAC-SHA256 ``signature`` of the exact
-query string under the secret, with the key in ``X-MBX-APIKEY``; every parameter travels in the query
-string. The clock offset to the exchange's is learned from ``GET /api/v3/time`` and learned again
-when the exchange answers -1021 (outside the window), retrying that request once. Answers map to the
-interface's failures: 429 and 418 (with their ``Retry-After``), 5xx, timeouts, broken connections and
-bodies that are not JSON are :class:`ExchangeUnavailable`; -2014/-2015/-1022 are
-:class:`InvalidCredentials`; any other refusal is :class:`ExchangeRejected` (``duplicate`` for an
-order list whose client ID exists). The secret and the signature are never logged.
+What the exchange's answers leave out, and how the adapter fills it in:
 
-Limits (documented): futures balances come from the futures base URL and are an empty map when it
-cannot be read; deposits carry no memo on most networks, so a transfer's note is its ``txId`` and its
-payer unknown; symbol rules are cached an hour.
+- an order list read back (``GET /api/v3/orderList``) names its legs but not their status or type:
+  once the list is ``ALL_DONE``, or when a leg's type is not known from its placement, each leg is
+  read with ``GET /api/v3/order``, so a filled OCO reads ``FILLED`` (a leg's type never changes and
+  is remembered);
+- futures balances come from the futures base URL and are an empty map when it cannot be read, or
+  when the key may not read it (a spot-only key: -2015);
+- deposit history is read in windows of at most :data:`DEPOSIT_WINDOW` (Binance refuses ranges
+  over 90 days), a page of :data:`DEPOSIT_PAGE` at a time; deposits carry no memo on most networks,
+  so a transfer's note is its ``txId`` and its payer unknown;
+- symbol rules are cached an hour; a symbol Binance does not know (-1121) is a ``LookupError``.
 
 Example:
-    >>> sign("NhqPtmdSJYdKjVHjA7PZj4Mge3R5YNiP1e3UZjInClVN65XAbvqqM6A7H5fATj0j",
-    ...      "symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC&quantity=1&price=0.1&recvWindow=5000"
-    ...      "&timestamp=1499827319559")
-    'c8db56825ae71d6d79447849e617115f4a920fa2acdcab2b053c4b2838bd6b71'
+    >>> windows(0, 200 * 86400)[:2]
+    [(0, 7689600), (7689600, 15379200)]
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import threading
 import time
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
-from urllib.parse import urlencode
 
-import httpx
-
+from svc_api.exchange.binance_http import BinanceHttp, sign
 from svc_api.exchange.interface import (
     WALLETS,
     Credentials,
@@ -47,14 +42,26 @@ from svc_api.exchange.interface import (
     Transfer,
 )
 
-CREDENTIAL_CODES = {-2014, -2015, -1022}
 UNKNOWN_ORDER_CODES = {-2011, -2013}
+UNKNOWN_SYMBOL = -1121
 RULES_TTL = 3600.0
+DEPOSIT_WINDOW = 89 * 86400
+"""Seconds of deposit history asked for at once (Binance: less than 90 days)."""
+DEPOSIT_PAGE = 1000
+BINANCE_OPENED = 1_498_867_200
+"""2017-07-01: no deposit is older (a ``since`` before it reads from here)."""
+LEG_TYPES_KEPT = 10_000
+
+__all__ = ["BinanceExchange", "sign", "windows"]
 
 
-def sign(secret: str, query: str) -> str:
-    """The HMAC-SHA256 signature of ``query`` under ``secret`` (hex)."""
-    return hmac.new(secret.encode(), query.encode(), hashlib.sha256).hexdigest()
+def windows(since: int, until: int, size: int = DEPOSIT_WINDOW) -> list[tuple[int, int]]:
+    """``[since, until]`` cut into consecutive ``(start, end)`` windows of at most ``size`` seconds."""
+    out, start = [], since
+    while start < until:
+        out.append((start, min(start + size, until)))
+        start += size
+    return out
 
 
 def _plain(value: Decimal) -> str:
@@ -73,80 +80,22 @@ class BinanceExchange:
     def __init__(
         self, base_url: str = "https://api.binance.com", futures_url: str = "https://fapi.binance.com", *,
         recv_window: int = 5000, timeout: float = 10.0, clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
-        self.base_url, self.futures_url = base_url.rstrip("/"), futures_url.rstrip("/")
-        self.recv_window, self.clock = recv_window, clock
-        self.client = httpx.Client(timeout=timeout)
-        self._offset_ms: int | None = None
+        self.http = BinanceHttp(
+            base_url, recv_window=recv_window, timeout=timeout, clock=clock, monotonic=monotonic
+        )
+        self.futures_url, self.monotonic = futures_url.rstrip("/"), monotonic
         self._rules: dict[str, tuple[float, SymbolRules]] = {}
+        self._leg_types: dict[int, str] = {}
         self._lock = threading.Lock()
 
-    # ---- transport --------------------------------------------------------------------------------
-
-    def _send(self, method: str, url: str, headers: dict[str, str] | None = None) -> httpx.Response:
-        try:
-            return self.client.request(method, url, headers=headers)
-        except httpx.HTTPError as exc:
-            raise ExchangeUnavailable(f"{type(exc).__name__} calling the exchange") from None
-
-    def _reply(self, response: httpx.Response) -> Any:
-        if response.status_code in (418, 429):
-            raw = response.headers.get("Retry-After")
-            wait = float(raw) if raw and raw.replace(".", "", 1).isdigit() else None
-            raise ExchangeUnavailable(
-                f"rate limited by the exchange ({response.status_code})", retry_after=wait
-            )
-        if response.status_code >= 500:
-            raise ExchangeUnavailable(f"the exchange answered {response.status_code}")
-        try:
-            body = response.json()
-        except ValueError:
-            raise ExchangeUnavailable("the exchange's answer is not JSON") from None
-        if response.status_code >= 400:
-            code = body.get("code") if isinstance(body, dict) else None
-            message = str(body.get("msg", "")) if isinstance(body, dict) else ""
-            if code in CREDENTIAL_CODES:
-                raise InvalidCredentials(message or "the key was refused")
-            raise ExchangeRejected(f"{code}: {message}", duplicate="Duplicate order" in message)
-        return body
-
-    def _now_ms(self) -> int:
-        if self._offset_ms is None:
-            self._sync_time()
-        return int(self.clock() * 1000) + int(self._offset_ms or 0)
-
-    def _sync_time(self) -> None:
-        before = self.clock()
-        server = self._reply(self._send("GET", f"{self.base_url}/api/v3/time"))
-        after = self.clock()
-        try:
-            self._offset_ms = int(server["serverTime"]) - int((before + after) / 2 * 1000)
-        except (KeyError, TypeError, ValueError):
-            raise ExchangeUnavailable("the exchange's time answer is malformed") from None
-
-    def _signed(self, method: str, path: str, creds: Credentials, params: dict[str, Any] | None = None,
-                *, base: str | None = None) -> Any:  # fmt: skip
-        for attempt in (1, 2):
-            query = urlencode({**(params or {}), "recvWindow": self.recv_window, "timestamp": self._now_ms()})
-            url = f"{base or self.base_url}{path}?{query}&signature={sign(creds.api_secret, query)}"
-            response = self._send(method, url, {"X-MBX-APIKEY": creds.api_key})
-            if attempt == 1 and response.status_code == 400 and _code(response) == -1021:
-                self._sync_time()  # our clock drifted from the exchange's: learn the offset again
-                continue
-            return self._reply(response)
-        raise AssertionError("unreachable")
-
-    def _public(self, path: str, params: dict[str, Any]) -> Any:
-        return self._reply(self._send("GET", f"{self.base_url}{path}?{urlencode(params)}"))
-
-    # ---- the interface ----------------------------------------------------------------------------
-
     def key_info(self, creds: Credentials) -> KeyInfo:
-        account = self._signed("GET", "/api/v3/account", creds)
-        restrictions = self._signed("GET", "/sapi/v1/account/apiRestrictions", creds)
+        account = self.http.signed("GET", "/api/v3/account", creds)
+        restrictions = self.http.signed("GET", "/sapi/v1/account/apiRestrictions", creds)
         whitelist: tuple[str, ...] | None = None
         if restrictions.get("ipRestrict"):
-            ips = self._signed("GET", "/sapi/v1/account/apiRestrictions/ipRestriction", creds)
+            ips = self.http.signed("GET", "/sapi/v1/account/apiRestrictions/ipRestriction", creds)
             whitelist = tuple(str(ip) for ip in ips.get("ipList", []))
         can_spot = bool(restrictions.get("enableSpotAndMarginTrading")) and bool(
             account.get("canTrade", True)
@@ -155,16 +104,16 @@ class BinanceExchange:
 
     def balances(self, creds: Credentials) -> dict[str, dict[str, Decimal]]:
         out: dict[str, dict[str, Decimal]] = {w: {} for w in WALLETS}
-        for b in self._signed("GET", "/api/v3/account", creds).get("balances", []):
+        for b in self.http.signed("GET", "/api/v3/account", creds).get("balances", []):
             if Decimal(b["free"]) > 0:
                 out["spot"][b["asset"]] = Decimal(b["free"])
-        for b in self._signed("POST", "/sapi/v1/asset/get-funding-asset", creds) or []:
+        for b in self.http.signed("POST", "/sapi/v1/asset/get-funding-asset", creds) or []:
             if Decimal(b["free"]) > 0:
                 out["funding"][b["asset"]] = Decimal(b["free"])
         try:
-            futures = self._signed("GET", "/fapi/v2/balance", creds, base=self.futures_url)
-        except (ExchangeUnavailable, ExchangeRejected):
-            futures = []  # documented: no futures wallet readable, an empty map
+            futures = self.http.signed("GET", "/fapi/v2/balance", creds, base=self.futures_url)
+        except (ExchangeUnavailable, ExchangeRejected, InvalidCredentials):
+            futures = []  # documented: no futures wallet readable (or a spot-only key), an empty map
         for b in futures or []:
             if Decimal(b["availableBalance"]) > 0:
                 out["futures"][b["asset"]] = Decimal(b["availableBalance"])
@@ -173,26 +122,29 @@ class BinanceExchange:
     def symbol_rules(self, symbol: str) -> SymbolRules:
         with self._lock:
             hit = self._rules.get(symbol)
-        if hit is not None and hit[0] > time.monotonic():
+        if hit is not None and hit[0] > self.monotonic():
             return hit[1]
         try:
-            info = self._public("/api/v3/exchangeInfo", {"symbol": symbol})
-        except ExchangeRejected:
-            raise LookupError(f"{symbol} is not traded on binance") from None
-        [market] = info["symbols"]
-        filters = {f["filterType"]: f for f in market["filters"]}
-        tick, step = Decimal(filters["PRICE_FILTER"]["tickSize"]), Decimal(filters["LOT_SIZE"]["stepSize"])
-        notional = filters.get("NOTIONAL") or filters.get("MIN_NOTIONAL") or {"minNotional": "0"}
-        rules = SymbolRules(
-            symbol, market["baseAsset"], market["quoteAsset"], _digits(tick), _digits(step), tick.normalize(),
-            step.normalize(), Decimal(filters["LOT_SIZE"]["minQty"]), Decimal(notional["minNotional"]),
-        )  # fmt: skip
+            info = self.http.public("/api/v3/exchangeInfo", {"symbol": symbol})
+        except ExchangeRejected as exc:
+            if exc.code == UNKNOWN_SYMBOL:
+                raise LookupError(f"{symbol} is not traded on binance") from None
+            raise
+        try:
+            rules = _rules_of(symbol, info)
+        except (KeyError, TypeError, ValueError, InvalidOperation):
+            raise ExchangeUnavailable(f"the exchange's rules of {symbol} are malformed") from None
         with self._lock:
-            self._rules[symbol] = (time.monotonic() + RULES_TTL, rules)
+            self._rules[symbol] = (self.monotonic() + RULES_TTL, rules)
         return rules
 
     def last_price(self, symbol: str) -> Decimal:
-        return Decimal(self._public("/api/v3/ticker/price", {"symbol": symbol})["price"])
+        try:
+            return Decimal(self.http.public("/api/v3/ticker/price", {"symbol": symbol})["price"])
+        except ExchangeRejected as exc:
+            if exc.code == UNKNOWN_SYMBOL:
+                raise LookupError(f"{symbol} is not traded on binance") from None
+            raise
 
     def place_oco(self, creds: Credentials, order: OcoRequest) -> OcoResult:
         sell = order.side == "SELL"
@@ -204,34 +156,73 @@ class BinanceExchange:
                   "listClientOrderId": order.client_order_id}  # fmt: skip
         params.update({f"above{k}": v for k, v in above.items()})
         params.update({f"below{k}": v for k, v in below.items()})
-        return _oco(self._signed("POST", "/api/v3/orderList/oco", creds, params))
+        result = _oco(self.http.signed("POST", "/api/v3/orderList/oco", creds, params))
+        self._remember(result.legs)
+        return result
 
     def find_order_list(self, creds: Credentials, client_order_id: str) -> OcoResult | None:
         try:
-            reply = self._signed("GET", "/api/v3/orderList", creds, {"origClientOrderId": client_order_id})
+            query = {"origClientOrderId": client_order_id}
+            reply = self.http.signed("GET", "/api/v3/orderList", creds, query)
         except ExchangeRejected as exc:
-            if any(str(code) in str(exc) for code in UNKNOWN_ORDER_CODES):
+            if exc.code in UNKNOWN_ORDER_CODES:
                 return None
             raise
-        return _oco(reply)
+        result = _oco(reply)
+        if reply.get("orderReports"):
+            return result
+        with self._lock:
+            types = [self._leg_types.get(leg.order_id) for leg in result.legs]
+        if result.status != "ALL_DONE" and all(types):
+            known = zip(result.legs, types, strict=True)
+            legs = tuple(OcoLeg(g.symbol, g.order_id, str(t), g.status) for g, t in known)
+        else:  # the list ended (which leg filled?), or a leg's type is not known yet: read each leg
+            legs = tuple(self._leg(creds, leg) for leg in result.legs)
+            self._remember(legs)
+        return OcoResult(result.order_list_id, result.client_order_id, result.status, legs)
+
+    def _leg(self, creds: Credentials, leg: OcoLeg) -> OcoLeg:
+        query = {"symbol": leg.symbol, "orderId": leg.order_id}
+        order = self.http.signed("GET", "/api/v3/order", creds, query)
+        return OcoLeg(leg.symbol, leg.order_id, str(order.get("type", "")), str(order.get("status", "")))
+
+    def _remember(self, legs: tuple[OcoLeg, ...]) -> None:
+        with self._lock:
+            for leg in legs:
+                if leg.type:
+                    self._leg_types[leg.order_id] = leg.type
+            while len(self._leg_types) > LEG_TYPES_KEPT:
+                del self._leg_types[next(iter(self._leg_types))]
 
     def incoming_transfers(self, creds: Credentials, since: int) -> list[Transfer]:
-        window = {"status": 1, "startTime": since * 1000}
-        rows = self._signed("GET", "/sapi/v1/capital/deposit/hisrec", creds, window)
+        rows: dict[str, dict[str, Any]] = {}  # by deposit ID: one on a window's edge is read twice
+        for start, end in windows(max(since, BINANCE_OPENED), self.http.now_ms() // 1000):
+            offset = 0
+            while True:
+                window = {"status": 1, "startTime": start * 1000, "endTime": end * 1000,
+                          "offset": offset, "limit": DEPOSIT_PAGE}  # fmt: skip
+                page = self.http.signed("GET", "/sapi/v1/capital/deposit/hisrec", creds, window) or []
+                rows.update({str(r.get("id") or r["txId"]): r for r in page})
+                if len(page) < DEPOSIT_PAGE:
+                    break
+                offset += len(page)
         out = [
             Transfer(str(r["txId"]), str(r["coin"]), Decimal(str(r["amount"])), None, str(r["txId"]),
                      int(r["insertTime"]) // 1000)
-            for r in rows or []
+            for r in rows.values()
         ]  # fmt: skip
         return sorted(out, key=lambda t: (t.time, t.tx_id))
 
 
-def _code(response: httpx.Response) -> int | None:
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    return body.get("code") if isinstance(body, dict) else None
+def _rules_of(symbol: str, info: dict[str, Any]) -> SymbolRules:
+    [market] = info["symbols"]
+    filters = {f["filterType"]: f for f in market["filters"]}
+    tick, step = Decimal(filters["PRICE_FILTER"]["tickSize"]), Decimal(filters["LOT_SIZE"]["stepSize"])
+    notional = filters.get("NOTIONAL") or filters.get("MIN_NOTIONAL") or {"minNotional": "0"}
+    return SymbolRules(
+        symbol, market["baseAsset"], market["quoteAsset"], _digits(tick), _digits(step), tick.normalize(),
+        step.normalize(), Decimal(filters["LOT_SIZE"]["minQty"]), Decimal(notional["minNotional"]),
+    )  # fmt: skip
 
 
 def _oco(reply: dict[str, Any]) -> OcoResult:

@@ -4,8 +4,10 @@ Binance spot adapter. The service speaks only this; amounts are ``Decimal``, nev
 Failures come in three kinds, because the order path must tell them apart:
 
 - :class:`InvalidCredentials`: the key or secret was refused (nothing happened);
-- :class:`ExchangeRejected`: the exchange answered and refused the request (nothing happened; a
-  duplicate client order ID is ``duplicate=True``: an order of that ID exists already);
+- :class:`ExchangeRejected`: the exchange answered and refused the request (nothing happened);
+  :class:`Refused`, its kind for an order the exchange itself turned down (insufficient balance, a
+  filter such as the minimum notional, a duplicate client order ID: ``duplicate=True``, an order of
+  that ID exists already), which the trader can act on; ``code`` is the exchange's error code;
 - :class:`ExchangeUnavailable`: no usable answer (timeout, 5xx, rate limit, malformed body): for an
   order, the outcome is unknown and must be settled by looking the order up by its client ID.
 
@@ -33,11 +35,18 @@ class InvalidCredentials(ExchangeError):
 
 
 class ExchangeRejected(ExchangeError):
-    """The exchange refused the request; ``duplicate``: an order of that client ID exists."""
+    """The exchange refused the request; ``duplicate``: an order of that client ID exists; ``code``:
+    the exchange's error code when it gave one."""
 
-    def __init__(self, message: str, *, duplicate: bool = False) -> None:
+    def __init__(self, message: str, *, duplicate: bool = False, code: int | None = None) -> None:
         super().__init__(message)
         self.duplicate = duplicate
+        self.code = code
+
+
+class Refused(ExchangeRejected):
+    """The exchange turned the order down (insufficient balance, a filter, a duplicate client order
+    ID): nothing was placed, and the same order sent again would be refused again."""
 
 
 class ExchangeUnavailable(ExchangeError):
@@ -151,7 +160,7 @@ class Exchange(Protocol):
         ...
 
     def place_oco(self, creds: Credentials, order: OcoRequest) -> OcoResult:
-        """Place the OCO (:class:`ExchangeRejected` with ``duplicate`` for a known client ID)."""
+        """Place the OCO (:class:`Refused`, with ``duplicate`` for a known client ID)."""
         ...
 
     def find_order_list(self, creds: Credentials, client_order_id: str) -> OcoResult | None:

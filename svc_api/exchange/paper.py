@@ -22,12 +22,12 @@ from svc_api.exchange import paper_queries as queries
 from svc_api.exchange.interface import (
     WALLETS,
     Credentials,
-    ExchangeRejected,
     InvalidCredentials,
     KeyInfo,
     OcoLeg,
     OcoRequest,
     OcoResult,
+    Refused,
     SymbolRules,
     Transfer,
 )
@@ -165,10 +165,10 @@ class PaperExchange:
         now = self._now_ms()
         with self.store.write() as conn:
             if queries.order_list(conn, account, order.client_order_id) is not None:
-                raise ExchangeRejected("Duplicate order sent.", duplicate=True)
+                raise Refused("Duplicate order sent.", duplicate=True, code=-2010)
             held = queries.balance(conn, account, "spot", asset, lock=True)
             if held is None or Decimal(held.free) < reserve:
-                raise ExchangeRejected("Account has insufficient balance for requested action.")
+                raise Refused("Account has insufficient balance for requested action.", code=-2010)
             queries.move(conn, account, asset, free=-reserve, locked=reserve)
             queries.insert_order_list(
                 conn, account_id=account, client_order_id=order.client_order_id, symbol=order.symbol,

@@ -7,8 +7,12 @@ order under the same key, get a 409. The OCO's client order ID derives from the 
 itself refuses a second one. When the exchange gives no usable answer the outcome is unknown: the
 order stays ``processing`` and the reconciler looks it up by its client ID: found, it is
 ``submitted``; still absent two minutes after it was claimed, ``failed`` (the exchange never
-received it). Nothing ever places an order twice. A balance that cannot be read, or a refusal,
-places nothing and frees the key.
+received it); only the exchange's answer that it has no such order counts, never no answer.
+Nothing ever places an order twice. A balance that cannot be read (503), an order the exchange
+turned down (:class:`Refused`, 400 with its reason), a request it refused otherwise (502) or a
+linked key it no longer accepts (400) places nothing and frees the key. In the reconciler a look-up
+the exchange refuses (a revoked key) leaves that order as it is, and the pass goes on with the
+others.
 
 Example:
     >>> len(client_order_id("AB12CD", "order-2026-11-25-0001"))
@@ -28,10 +32,13 @@ from svc_api.exchange import orders, queries
 from svc_api.exchange.interface import (
     Credentials,
     Exchange,
+    ExchangeError,
     ExchangeRejected,
     ExchangeUnavailable,
+    InvalidCredentials,
     OcoRequest,
     OcoResult,
+    Refused,
 )
 from svc_api.exchange.linking import stored_credentials
 from svc_api.exchange.vault import Keyring
@@ -47,10 +54,25 @@ def client_order_id(svc_id: str, key: str) -> str:
     return "svc" + hashlib.sha256(f"{svc_id}|{key}".encode()).hexdigest()[:32]
 
 
-def _unavailable(message: str) -> ApiError:
-    return ApiError(
-        503, "service_unavailable", reason="exchange_unavailable", retry_after=5, extra={"message": message}
-    )
+def unavailable(message: str, retry_after: float | None = None) -> ApiError:
+    """The 503 of an exchange that gave no usable answer (``Retry-After``: its own wait, else 5 s)."""
+    wait = max(5.0, retry_after or 0.0)
+    detail = {"message": message}
+    return ApiError(503, "service_unavailable", reason="exchange_unavailable", retry_after=wait, extra=detail)
+
+
+def refused_key() -> ApiError:
+    """The 400 of a linked key the exchange no longer accepts."""
+    message = "the exchange refused the linked API key: link the exchange account again"
+    return ApiError(400, "exchange_refused_key", extra={"message": message})
+
+
+def rejected(exc: ExchangeRejected) -> ApiError | Invalid:
+    """A refused order is the trader's to fix (400); any other refusal is ours or the exchange's (502)."""
+    if isinstance(exc, Refused):
+        return Invalid(f"the exchange refused the order: {exc}")
+    message = f"the exchange rejected the request, nothing was placed: {exc}"
+    return ApiError(502, "exchange_rejected", extra={"message": message})
 
 
 def available(exchange: Exchange, creds: Credentials, asset: str) -> Decimal:
@@ -130,7 +152,11 @@ def place(
         held = available(exchange, creds, c.balance_asset)
     except ExchangeUnavailable as exc:
         _drop(store, svc_id, key)
-        raise _unavailable(f"the balance could not be verified, nothing was placed: {exc}") from None
+        message = f"the balance could not be verified, nothing was placed: {exc}"
+        raise unavailable(message, exc.retry_after) from None
+    except InvalidCredentials:
+        _drop(store, svc_id, key)
+        raise refused_key() from None
     if held < c.required:
         _drop(store, svc_id, key)
         raise Invalid(
@@ -144,8 +170,11 @@ def place(
     except ExchangeRejected as exc:
         if not exc.duplicate:
             _drop(store, svc_id, key)
-            raise Invalid(f"the exchange refused the order: {exc}") from None
+            raise rejected(exc) from None
         result = _lookup(exchange, creds, cid)
+    except InvalidCredentials:
+        _drop(store, svc_id, key)
+        raise refused_key() from None
     except ExchangeUnavailable as exc:
         logger.warning(
             "order %s: no usable answer from the exchange (%s); the reconciler settles it", cid, exc
@@ -162,6 +191,9 @@ def _lookup(exchange: Exchange, creds: Credentials, cid: str) -> OcoResult | Non
     try:
         return exchange.find_order_list(creds, cid)
     except ExchangeUnavailable:
+        return None
+    except ExchangeError as exc:  # settled later: by the reconciler, or the key's owner linking again
+        logger.warning("order %s: the exchange refused the look-up (%s: %s)", cid, type(exc).__name__, exc)
         return None
 
 
@@ -193,7 +225,17 @@ def reconcile(
 def _reconcile_one(store: Any, exchange: Exchange, keyring: Keyring, row: Any, now: int) -> int:
     with store.read() as conn:
         linked = stored_credentials(conn, keyring, row.svc_id)
-    result = None if linked is None else _lookup(exchange, linked[1], row.client_order_id)
+    try:
+        result = None if linked is None else exchange.find_order_list(linked[1], row.client_order_id)
+    except ExchangeUnavailable:
+        return 0  # no answer is not "the exchange has no such order": never fail an order on it
+    except ExchangeError as exc:  # this account's key is refused: its order waits, the others go on
+        logger.warning("order %s: the exchange refused the look-up (%s: %s); left as it is",
+                       row.client_order_id, type(exc).__name__, exc)  # fmt: skip
+        with store.write() as conn:  # to the back of the queue
+            queries.update_order(conn, row.svc_id, row.idempotency_key, exchange_status=row.exchange_status,
+                                 updated_at=now)  # fmt: skip
+        return 0
     with store.write() as conn:
         if row.state == "processing" and result is not None:
             legs = [{"symbol": g.symbol, "orderId": g.order_id, "type": g.type} for g in result.legs]

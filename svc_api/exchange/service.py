@@ -23,7 +23,13 @@ from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.fields import position_int, position_str
 from svc_api.exchange import linking, orders, placement, queries, usdt
 from svc_api.exchange.binance import BinanceExchange
-from svc_api.exchange.interface import Credentials, Exchange, ExchangeUnavailable
+from svc_api.exchange.interface import (
+    Credentials,
+    Exchange,
+    ExchangeError,
+    ExchangeUnavailable,
+    InvalidCredentials,
+)
 from svc_api.exchange.paper import PaperExchange, create_account, deposit, fund
 from svc_api.exchange.vault import Keyring, key_file, keyring_of, new_key, write_keys
 from svc_api.signals import service as signals
@@ -103,6 +109,8 @@ def balances(services: Any, svc_id: str) -> dict[str, dict[str, float]]:
         raise ApiError(
             502, "exchange_unavailable", extra={"message": f"the exchange gave no usable answer: {exc}"}
         ) from None
+    except InvalidCredentials:
+        raise placement.refused_key() from None
     return {
         w: {asset: float(v) for asset, v in wallets.get(w, {}).items()}
         for w in ("spot", "futures", "funding")
@@ -117,13 +125,21 @@ def _checked(
         with services.store.read() as conn:
             signal = signals.live_signal(conn, svc_id, order.signal_position_key)
     strategy = orders.check_signal(order, signal)
+    not_traded = Invalid(f"{order.symbol} is not traded on {exchange.name}")
     try:
         rules = exchange.symbol_rules(order.symbol)
+    except LookupError:
+        raise not_traded from None
+    except ExchangeError as exc:
+        retry = exc.retry_after if isinstance(exc, ExchangeUnavailable) else None
+        message = f"the trading rules of {order.symbol} could not be read from the exchange; retry: {exc}"
+        raise placement.unavailable(message, retry) from None
+    try:
         last = None if order.entry_text else exchange.last_price(order.symbol)
     except LookupError:
-        raise Invalid(f"{order.symbol} is not traded on {exchange.name}") from None
-    except ExchangeUnavailable:
-        rules, last = exchange.symbol_rules(order.symbol), None
+        raise not_traded from None
+    except ExchangeError:
+        last = None  # check_numbers answers 503 when it needs this price
     return orders.check_numbers(order, rules, last), strategy
 
 
@@ -136,6 +152,8 @@ def preview(services: Any, svc_id: str, params: Mapping[str, Any]) -> dict[str, 
         held: Decimal | None = placement.available(exchange, creds, checked.balance_asset)
     except ExchangeUnavailable:
         held = None
+    except InvalidCredentials:
+        raise placement.refused_key() from None
     if held is not None and held < checked.required:
         raise Invalid(f"insufficient {checked.balance_asset}: {held.normalize()} available, "
                       f"{checked.required.normalize()} needed")  # fmt: skip

@@ -3,7 +3,9 @@
 A transfer pays for the plan whose list price it equals (``PRICES``: 10 USDT a starter month, 60 a
 starter year, ...); its buyer is a ``svc_id`` in its note, else the account whose linked exchange
 account sent it. Anything else waits for an operator (see :mod:`svc_api.billing.payments`). Each
-transfer's ID makes it count once, however often it is read.
+transfer's ID makes it count once, however often it is read. An exchange that does not answer, or
+refuses the payment account's key, skips this pass (logged): the reconciler's pass goes on with the
+traders' orders.
 
 Example:
     >>> product_for(Decimal("50")), product_for(Decimal("49.99"))
@@ -12,12 +14,15 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from typing import Any
 
 from svc_api.billing import service as billing
 from svc_api.exchange import queries
-from svc_api.exchange.interface import Credentials, Exchange, ExchangeUnavailable
+from svc_api.exchange.interface import Credentials, Exchange, ExchangeError, ExchangeUnavailable
+
+logger = logging.getLogger(__name__)
 
 LOOKBACK = 7 * 86400
 
@@ -41,6 +46,10 @@ def collect(services: Any, exchange: Exchange, *, now: int) -> dict[str, int]:
     try:
         transfers = exchange.incoming_transfers(creds, mark["since"])
     except ExchangeUnavailable:
+        return {"applied": 0, "queued": 0}
+    except ExchangeError as exc:  # the payment key was refused: an operator must replace it
+        logger.error("USDT payments: the exchange refused to list the payment account's deposits "
+                     "(%s: %s); check PAYMENT_EXCHANGE_KEY", type(exc).__name__, exc)  # fmt: skip
         return {"applied": 0, "queued": 0}
     counts = {"applied": 0, "queued": 0}
     for t in transfers:

@@ -1,9 +1,15 @@
 """A loopback fake of Binance's spot REST protocol: it checks every signature (HMAC-SHA256 of the exact
 query string with the key's secret) and timestamp window like Binance (-1022, -1021), keeps one
-account in memory, refuses a second order list of a client ID (-2010 "Duplicate order sent."), and
-fails on cue: ``fail_next(kind)`` with kind ``timeout_after_accept`` (the order is stored, the answer
-never comes in time), ``server_error``, ``malformed``, ``rate_limit`` (429 + Retry-After) or
-``banned`` (418 + Retry-After)."""
+account in memory, refuses a second order list of a client ID (-2010 "Duplicate order sent.") and an
+OCO the balance does not cover (-2010), reads an order list back as Binance does (its legs without
+status or type: ``GET /api/v3/order`` gives those), ends one with ``fill(client_id, leg_type)``,
+refuses futures to a spot-only key (``futures_enabled = False``: -2015) and deposit history over 90
+days (-1127), and fails on cue: ``fail_next(kind, path=None)`` with kind ``timeout_after_accept``
+(the order is stored, the answer never comes in time), ``error_after_accept`` (stored, then a 502),
+``server_error``, ``malformed``, ``rate_limit`` (429 + Retry-After) or ``banned`` (418 +
+Retry-After); ``answer_next(status, code, msg, path=None)`` answers one request with that error. A
+failure with a ``path`` waits for a request to that path. Every request is in ``requests`` (paths)
+and ``calls`` (path and query parameters)."""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from starlette.applications import Starlette
@@ -24,6 +31,8 @@ from starlette.routing import Route
 from tests.api.fakes.loopback import serve
 
 KEY, SECRET = "k" * 64, "s" * 64
+FREE = {"BTC": "0.50000000", "USDT": "1000.00000000", "BNB": "0.00000000"}
+DAY_MS = 86_400_000
 SYMBOLS = {
     "BTCUSDT": {
         "base": "BTC",
@@ -50,16 +59,29 @@ class BinanceFake:
 
     url: str = ""
     skew_ms: int = 0
-    failures: list[str] = field(default_factory=list)
+    failures: list[tuple[Any, str | None]] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     order_lists: dict[str, dict[str, Any]] = field(default_factory=dict)
     ip_list: list[str] = field(default_factory=lambda: ["127.0.0.1"])
     spot_trading: bool = True
+    futures_enabled: bool = True
     deposits: list[dict[str, Any]] = field(default_factory=list)
 
-    def fail_next(self, kind: str) -> None:
-        """Make the next signed or public request fail as ``kind``."""
-        self.failures.append(kind)
+    def fail_next(self, kind: str, path: str | None = None) -> None:
+        """Make the next signed or public request (to ``path`` when given) fail as ``kind``."""
+        self.failures.append((kind, path))
+
+    def answer_next(self, status: int, code: int, msg: str, path: str | None = None) -> None:
+        """Answer the next request (to ``path`` when given) with Binance error ``code``."""
+        self.failures.append(((status, code, msg), path))
+
+    def fill(self, client_order_id: str, leg_type: str) -> None:
+        """The leg ``leg_type`` of an order list filled: the other expired, the list is done."""
+        found = self.order_lists[client_order_id]
+        for report in found["orderReports"]:
+            report["status"] = "FILLED" if report["type"] == leg_type else "EXPIRED"
+        found.update(listStatusType="ALL_DONE", listOrderStatus="ALL_DONE")
 
 
 def _error(status: int, code: int, msg: str) -> JSONResponse:
@@ -67,15 +89,20 @@ def _error(status: int, code: int, msg: str) -> JSONResponse:
 
 
 def _app(fake: BinanceFake) -> Starlette:
-    async def failure(accept: Any = None) -> Response | None:
-        if not fake.failures:
+    async def failure(path: str, accept: Any = None) -> Response | None:
+        due = [i for i, (_, where) in enumerate(fake.failures) if where in (None, path)]
+        if not due:
             return None
-        kind = fake.failures.pop(0)
+        kind, _ = fake.failures.pop(due[0])
+        if isinstance(kind, tuple):
+            return _error(*kind)
+        if kind in ("timeout_after_accept", "error_after_accept") and accept is not None:
+            accept()
         if kind == "timeout_after_accept":
-            if accept is not None:
-                accept()
             await asyncio.sleep(3)
             return JSONResponse({})
+        if kind == "error_after_accept":
+            return PlainTextResponse("upstream failed", status_code=502)
         if kind == "server_error":
             return PlainTextResponse("upstream failed", status_code=502)
         if kind == "malformed":
@@ -103,6 +130,7 @@ def _app(fake: BinanceFake) -> Starlette:
 
     async def signed(request: Request) -> Response:
         fake.requests.append(request.url.path)
+        fake.calls.append((request.url.path, dict(request.query_params)))
         refused = check(request)
         if refused is not None:
             return refused
@@ -110,21 +138,12 @@ def _app(fake: BinanceFake) -> Starlette:
         path = request.url.path
         if path == "/api/v3/orderList/oco":
             return await place(params)
-        down = await failure()
+        down = await failure(path)
         if down is not None:
             return down
         if path == "/api/v3/account":
-            return JSONResponse(
-                {
-                    "uid": 354937868,
-                    "canTrade": True,
-                    "balances": [
-                        {"asset": "BTC", "free": "0.50000000", "locked": "0"},
-                        {"asset": "USDT", "free": "1000.00000000", "locked": "0"},
-                        {"asset": "BNB", "free": "0.00000000", "locked": "0"},
-                    ],
-                }
-            )
+            balances = [{"asset": a, "free": free, "locked": "0"} for a, free in FREE.items()]
+            return JSONResponse({"uid": 354937868, "canTrade": True, "balances": balances})
         if path == "/sapi/v1/account/apiRestrictions":
             return JSONResponse(
                 {
@@ -138,13 +157,35 @@ def _app(fake: BinanceFake) -> Starlette:
         if path == "/sapi/v1/asset/get-funding-asset":
             return JSONResponse([{"asset": "USDT", "free": "25.5", "locked": "0"}])
         if path == "/fapi/v2/balance":
+            if not fake.futures_enabled:
+                return _error(401, -2015, "Invalid API-key, IP, or permissions for action.")
             return JSONResponse([{"asset": "USDT", "availableBalance": "100.0", "balance": "100.0"}])
-        if path == "/api/v3/orderList":
+        if path == "/api/v3/orderList":  # as Binance: the legs without their status or type
             found = fake.order_lists.get(params.get("origClientOrderId", ""))
-            return JSONResponse(found) if found else _error(400, -2011, "Order list does not exist.")
+            if not found:
+                return _error(400, -2011, "Order list does not exist.")
+            return JSONResponse({k: v for k, v in found.items() if k != "orderReports"})
+        if path == "/api/v3/order":
+            reports = [r for o in fake.order_lists.values() for r in o["orderReports"]]
+            legs = [r for r in reports if str(r["orderId"]) == params.get("orderId")]
+            if not legs or legs[0]["symbol"] != params.get("symbol"):
+                return _error(400, -2013, "Order does not exist.")
+            return JSONResponse(legs[0])
         if path == "/sapi/v1/capital/deposit/hisrec":
-            return JSONResponse(fake.deposits)
+            return deposits(params)
         return _error(404, -1, "not here")
+
+    def deposits(params: dict[str, str]) -> Response:
+        end = int(params.get("endTime") or time.time() * 1000)
+        start = int(params.get("startTime") or end - 90 * DAY_MS)
+        if not 0 <= end - start <= 90 * DAY_MS:
+            return _error(400, -1127, "More than 90 days between startTime and endTime.")
+        found = [d for d in fake.deposits if start <= d["insertTime"] <= end]
+        if "status" in params:
+            found = [d for d in found if str(d["status"]) == params["status"]]
+        found.sort(key=lambda d: -d["insertTime"])  # newest first, as Binance
+        offset, limit = int(params.get("offset", 0)), int(params.get("limit", 1000))
+        return JSONResponse(found[offset : offset + limit])
 
     async def place(params: dict[str, str]) -> Response:
         cid = params["listClientOrderId"]
@@ -158,6 +199,7 @@ def _app(fake: BinanceFake) -> Starlette:
             below, above = params["belowType"], params["aboveType"]
             fake.order_lists[cid] = {
                 "orderListId": list_id,
+                "transactionTime": int(time.time() * 1000),
                 "contingencyType": "OCO",
                 "listStatusType": "EXEC_STARTED",
                 "listOrderStatus": "EXECUTING",
@@ -172,15 +214,22 @@ def _app(fake: BinanceFake) -> Starlette:
 
         if cid in fake.order_lists:
             return _error(400, -2010, "Duplicate order sent.")
-        down = await failure(accept)
+        down = await failure("/api/v3/orderList/oco", accept)
         if down is not None:
             return down
+        base, quote = SYMBOLS[params["symbol"]]["base"], "USDT"
+        quantity = Decimal(params["quantity"])
+        need = {"SELL": (base, quantity), "BUY": (quote, quantity * Decimal(params["abovePrice"]))}
+        asset, amount = need[params["side"]]
+        if amount > Decimal(FREE.get(asset, "0")):
+            return _error(400, -2010, "Account has insufficient balance for requested action.")
         accept()
         return JSONResponse(fake.order_lists[cid])
 
     async def public(request: Request) -> Response:
         fake.requests.append(request.url.path)
-        down = await failure()
+        fake.calls.append((request.url.path, dict(request.query_params)))
+        down = await failure(request.url.path)
         if down is not None:
             return down
         if request.url.path == "/api/v3/time":
@@ -209,6 +258,7 @@ def _app(fake: BinanceFake) -> Starlette:
         "/sapi/v1/account/apiRestrictions",
         "/sapi/v1/account/apiRestrictions/ipRestriction",
         "/api/v3/orderList",
+        "/api/v3/order",
         "/sapi/v1/capital/deposit/hisrec",
         "/fapi/v2/balance",
     ]
