@@ -127,7 +127,7 @@ def test_every_variable_is_read() -> None:
         ("RATE_LIMIT_GUEST", "-3", "RATE_LIMIT_GUEST must be an integer >= 1, got '-3'"),
         ("REQUEST_THREADS", "0", "REQUEST_THREADS must be an integer >= 1, got '0'"),
         ("EDU_COMMISSION_PCT", "100.5", "EDU_COMMISSION_PCT must be a percentage of 0-100 with at most two"),
-        ("EDU_PAYMENT_FEE_PCT", "2.345", "EDU_PAYMENT_FEE_PCT must be a percentage of 0-100 with at most two"),
+        ("EDU_PAYMENT_FEE_PCT", "2.345", "EDU_PAYMENT_FEE_PCT must be a percentage of 0-100 with at most"),
         ("EDU_PAYOUT_MIN_INTL_USD", "-1", "EDU_PAYOUT_MIN_INTL_USD must be an integer >= 0, got '-1'"),
     ],
 )
