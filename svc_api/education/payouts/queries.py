@@ -99,11 +99,11 @@ def add_rate(conn: Connection, base: str, quote: str, rate_micros: int, now: int
     conn.execute(fx_rates.insert().values(base=base, quote=quote, rate_micros=rate_micros, set_at=now))
 
 
-def rate(conn: Connection, base: str, quote: str, now: int) -> int | None:
-    """The latest rate of ``base`` in ``quote`` set at or before ``now`` (millionths), or None."""
+def rate(conn: Connection, base: str, quote: str) -> int | None:
+    """The latest rate of ``base`` in ``quote`` (millionths), or None (older ones stay as history)."""
     query = (
         sa.select(F.rate_micros)
-        .where(F.base == base, F.quote == quote, F.set_at <= now)
+        .where(F.base == base, F.quote == quote)
         .order_by(F.set_at.desc(), F.rate_id.desc())
         .limit(1)
     )

@@ -80,15 +80,15 @@ def payout_id(leader_id: str, period: str, currency: str) -> str:
     return f"po_{leader_id}_{period.replace('-', '')}_{currency}"
 
 
-def _converted(conn: Connection, amount: int, base: str, quote: str, now: int) -> tuple[int, int] | None:
+def _converted(conn: Connection, amount: int, base: str, quote: str) -> tuple[int, int] | None:
     """``amount`` of ``base`` in ``quote`` and the rate used (millionths of quote per base; 1 for the
     same currency); the inverse rate serves when only that was set; None without a rate."""
     if base == quote:
         return amount, figures.MICROS
-    rate = queries.rate(conn, base, quote, now)
+    rate = queries.rate(conn, base, quote)
     if rate is not None:
         return figures.convert(amount, base, quote, rate), rate
-    inverse = queries.rate(conn, quote, base, now)
+    inverse = queries.rate(conn, quote, base)
     if inverse is None:
         return None
     rate = (figures.MICROS * figures.MICROS * 2 + inverse) // (2 * inverse)
@@ -96,22 +96,22 @@ def _converted(conn: Connection, amount: int, base: str, quote: str, now: int) -
 
 
 def _decide(
-    conn: Connection, details: dict[str, Any], balance: int, currency: str, policy: Policy, now: int
+    conn: Connection, details: dict[str, Any], balance: int, currency: str, policy: Policy
 ) -> tuple[str, dict[str, Any]]:
     """(reason or ``pay``, the payout's amounts) for a complete profile's positive balance."""
     local = details["country"] == "TR"
     target = details["payout_currency"] or ("TRY" if local else currency)
-    paid = _converted(conn, balance, currency, target, now)
+    paid = _converted(conn, balance, currency, target)
     if paid is None:
         return "no_fx_rate", {"payout_currency": target}
     minimum_usd = 100 * (policy.min_tr_usd if local else policy.min_intl_usd)
     if local:  # the minimum in the local currency at today's rate
-        minimum = _converted(conn, minimum_usd, "USD", target, now)
+        minimum = _converted(conn, minimum_usd, "USD", target)
         if minimum is None:
             return "no_fx_rate", {"payout_currency": target}
         meets = paid[0] >= minimum[0]
     else:
-        in_usd = _converted(conn, balance, currency, "USD", now)
+        in_usd = _converted(conn, balance, currency, "USD")
         if in_usd is None:
             return "no_fx_rate", {"payout_currency": "USD"}
         meets = in_usd[0] >= minimum_usd
@@ -143,7 +143,7 @@ def settle(
         if balance > 0:
             reason = "profile_incomplete"
             if details is not None:
-                reason, amounts = _decide(conn, details, balance, currency, policy, now)
+                reason, amounts = _decide(conn, details, balance, currency, policy)
         if reason == "pay":
             payout = {
                 "payout_id": payout_id(leader_id, period, currency), "leader_id": leader_id, "period": period,
