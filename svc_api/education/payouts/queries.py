@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
-from svc_api.education.tables import fx_rates, payables, payout_statements, payouts
+from svc_api.education.payouts.tables import fx_rates, payables, payout_statements, payouts
 
 S = payout_statements.c
 P = payouts.c
