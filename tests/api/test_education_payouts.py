@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -280,8 +281,14 @@ def test_two_runs_at_once_pay_once(shop: SimpleNamespace) -> None:
     with api.app.state.services.store.write() as conn:
         payouts.set_fx_rate(conn, "USD", "TRY", "41.25", now=at(11, 1))
     # four runs at once: two for October, two for November (which also covers October)
+    start = threading.Barrier(4)
+
+    def race(period: str) -> dict[str, Any]:
+        start.wait(10)
+        return run(api, at(12, 25), period)
+
     with ThreadPoolExecutor(4) as pool:
-        reports = list(pool.map(lambda period: run(api, at(12, 25), period), ["2026-10", "2026-11"] * 2))
+        reports = list(pool.map(race, ["2026-10", "2026-11"] * 2))
     issued = [out for report in reports for out in report["sellers"] if out["state"] == "paid"]
     items = statements(api, tr.token)["items"]
     assert [s["period"] for s in items] == ["2026-11", "2026-10"]

@@ -24,8 +24,9 @@ def latest_statement_end(conn: Connection, leader_id: str) -> int | None:
 
 
 def add_statement(conn: Connection, **values: Any) -> bool:
-    """Insert a statement unless the seller has one for that period and currency."""
-    return inserted(conn, payout_statements, values, keys=["leader_id", "period", "currency"])
+    """Insert a statement unless the seller has one for that period and currency. Its id is made of
+    that key too, so the conflict may surface on either unique index: no conflict target."""
+    return inserted(conn, payout_statements, values)
 
 
 def add_payable(conn: Connection, **values: Any) -> bool:
@@ -42,8 +43,9 @@ def unpaid_statements(conn: Connection, leader_id: str, last_period: str) -> lis
 
 
 def add_payout(conn: Connection, **values: Any) -> bool:
-    """Insert a payout unless the seller was paid for that period and currency (the unique key)."""
-    return inserted(conn, payouts, values, keys=["leader_id", "period", "currency"])
+    """Insert a payout unless the seller was paid for that period and currency (the unique key; the
+    id repeats it, hence no conflict target)."""
+    return inserted(conn, payouts, values)
 
 
 def claim_statements(conn: Connection, statement_ids: Sequence[str], payout_id: str) -> int:
