@@ -363,6 +363,8 @@ def test_every_error_status_of_the_routes(shop: SimpleNamespace) -> None:
     for params in bad:
         reply = call(api, "GET", "/studio/analytics/sales", tr.token, params=params)
         assert reply.status_code == 400, (params, reply.text)
+    twice = [("from", "2026-10-01"), ("from", "2026-10-02")]
+    _code(call(api, "GET", "/studio/analytics/sales", tr.token, params=twice), 400, "invalid_request")
     by_day = sales(api, tr.token, group_by="day", limit=1)["breakdown"]["next_cursor"]
     other_list = {"group_by": "product", "cursor": by_day}
     _code(call(api, "GET", "/studio/analytics/sales", tr.token, params=other_list), 400, "invalid_cursor")
