@@ -61,7 +61,9 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('statement_id'),
     sa.UniqueConstraint('leader_id', 'period', 'currency')
     )
-    op.create_index('ix_edu_payout_statements_unpaid', 'edu_payout_statements', ['leader_id', 'payout_id'], unique=False)
+    op.create_index(
+        'ix_edu_payout_statements_unpaid', 'edu_payout_statements', ['leader_id', 'payout_id'], unique=False
+    )
     op.create_table('edu_payables',
     sa.Column('entry_id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('leader_id', sa.String(length=6), nullable=False),
