@@ -121,6 +121,14 @@ class Settings:
     edu_currency: str = "USD"
     edu_checkout_ttl_seconds: int = 1800
     edu_payment_poll_seconds: float = 5.0
+    # Education payouts: the platform's commission and the payment fee (percent of each sale), the
+    # minimum payout in whole USD for Turkey-based (paid in TRY) and international sellers, and
+    # seconds between the payout scheduler's checks (it runs between the 20th and 30th; 0: off).
+    edu_commission_pct: float = 20.0
+    edu_payment_fee_pct: float = 3.0
+    edu_payout_min_tr_usd: int = 20
+    edu_payout_min_intl_usd: int = 250
+    edu_payout_check_seconds: float = 3600.0
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -209,6 +217,14 @@ def _text(name: str, raw: str) -> str:
     return raw
 
 
+def _percent(name: str, raw: str) -> float:
+    """A percentage of 0-100 with at most two decimals (a whole number of basis points)."""
+    value = _number(positive=False)(name, raw)
+    if value > 100 or abs(value * 100 - round(value * 100)) > 1e-9:
+        raise ValueError(f"{name} must be a percentage of 0-100 with at most two decimals, got {raw!r}")
+    return value
+
+
 def _timeframes(name: str, raw: str) -> tuple[str, ...]:
     from svc_engine.data.schema import TIMEFRAMES
 
@@ -278,6 +294,11 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "EDU_CURRENCY": ("edu_currency", _text),
     "EDU_CHECKOUT_TTL_SECONDS": ("edu_checkout_ttl_seconds", _int_at_least(60)),
     "EDU_PAYMENT_POLL_SECONDS": ("edu_payment_poll_seconds", _number(positive=False)),
+    "EDU_COMMISSION_PCT": ("edu_commission_pct", _percent),
+    "EDU_PAYMENT_FEE_PCT": ("edu_payment_fee_pct", _percent),
+    "EDU_PAYOUT_MIN_TR_USD": ("edu_payout_min_tr_usd", _int_at_least(0)),
+    "EDU_PAYOUT_MIN_INTL_USD": ("edu_payout_min_intl_usd", _int_at_least(0)),
+    "EDU_PAYOUT_CHECK_SECONDS": ("edu_payout_check_seconds", _number(positive=False)),
 })  # fmt: skip
 
 

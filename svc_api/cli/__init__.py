@@ -20,6 +20,7 @@ from svc_api.cli import (
     admin_education,
     admin_exchange,
     admin_payments,
+    admin_payouts,
     data,
     economic,
     serve,
@@ -43,6 +44,8 @@ admin.command.add_command(admin_changelog.changelog)
 admin.command.add_command(admin_exchange.exchange)
 admin.command.add_command(admin_payments.payments)
 admin.command.add_command(admin_education.edu)
+admin_education.edu.add_command(admin_payouts.payout_run)
+admin_education.edu.add_command(admin_payouts.fx_rate)
 main.add_command(sweep.command)
 main.add_command(worker.command)
 main.add_command(economic.command)

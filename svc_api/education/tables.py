@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from svc_api.core.tables import metadata
+from svc_api.education.payouts.tables import fx_rates, payables, payout_statements, payouts
 
 _ACCOUNT = "accounts.svc_id"
 
@@ -353,4 +354,8 @@ TABLES = (
     drafts,
     submissions,
     answers,
+    payouts,
+    payout_statements,
+    payables,
+    fx_rates,
 )

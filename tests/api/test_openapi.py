@@ -90,7 +90,8 @@ def test_document_is_valid_openapi_3_1():
 def test_every_route_and_selector_is_documented(app):
     doc = document()
     served = {r.path for r in app.routes if isinstance(r, Route)}
-    assert served == set(doc["paths"])
+    # the mounted /education/v1 routes are checked by their own tests (test_education_payouts.py)
+    assert served == {path for path in doc["paths"] if not path.startswith("/education/")}
     assert [r.path for r in app.routes if isinstance(r, Mount)] == ["/education/v1"]
     for path, family in FAMILIES.items():
         operation = doc["paths"][path]["post" if family.body else "get"]
@@ -143,6 +144,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     who = identities(app)
     operations = [result.ok() for result in schema.get_all_operations()]
+    # /education/v1 is fuzzed over real data by its own tests
+    operations = [op for op in operations if not op.path.startswith("/education/")]
     # Schemathesis leaves out the document's own endpoint (test_served_at_openapi_json covers it).
     assert {op.label for op in operations} == {
         "GET /",

@@ -48,7 +48,8 @@ def test_every_variable_is_read() -> None:
         "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10", "WS_MAX_CONNECTIONS": "7",
         "BINANCE_API_URL": "http://127.0.0.1:1", "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
         "EDU_CHECKOUT_OPEN": "0", "EDU_CURRENCY": "EUR", "EDU_CHECKOUT_TTL_SECONDS": "600",
-        "EDU_PAYMENT_POLL_SECONDS": "2",
+        "EDU_PAYMENT_POLL_SECONDS": "2", "EDU_COMMISSION_PCT": "12.5", "EDU_PAYMENT_FEE_PCT": "0",
+        "EDU_PAYOUT_MIN_TR_USD": "25", "EDU_PAYOUT_MIN_INTL_USD": "300", "EDU_PAYOUT_CHECK_SECONDS": "0",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -77,6 +78,8 @@ def test_every_variable_is_read() -> None:
     assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "stores")
     assert (s.edu_checkout_open, s.edu_currency, s.edu_checkout_ttl_seconds, s.edu_payment_poll_seconds) == (
         0, "EUR", 600, 2.0)  # fmt: skip
+    assert (s.edu_commission_pct, s.edu_payment_fee_pct, s.edu_payout_min_tr_usd, s.edu_payout_min_intl_usd,
+            s.edu_payout_check_seconds) == (12.5, 0.0, 25, 300, 0.0)  # fmt: skip
     assert (s.apple_api_url, s.apple_api_token, s.google_api_url, s.google_api_token, s.google_package) == (
         "http://a",
         "at",
@@ -123,6 +126,9 @@ def test_every_variable_is_read() -> None:
         ("RATE_LIMIT_SCALE", "inf", "RATE_LIMIT_SCALE must be a number > 0, got 'inf'"),
         ("RATE_LIMIT_GUEST", "-3", "RATE_LIMIT_GUEST must be an integer >= 1, got '-3'"),
         ("REQUEST_THREADS", "0", "REQUEST_THREADS must be an integer >= 1, got '0'"),
+        ("EDU_COMMISSION_PCT", "100.5", "EDU_COMMISSION_PCT must be a percentage of 0-100 with at most two"),
+        ("EDU_PAYMENT_FEE_PCT", "2.345", "EDU_PAYMENT_FEE_PCT must be a percentage of 0-100 with at most"),
+        ("EDU_PAYOUT_MIN_INTL_USD", "-1", "EDU_PAYOUT_MIN_INTL_USD must be an integer >= 0, got '-1'"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, raw: str, message: str) -> None:

@@ -149,3 +149,104 @@ def complete_refund(conn: Connection, refund_request_id: str, now: int) -> None:
         .where(refunds.c.refund_request_id == refund_request_id)
         .values(state="completed", completed_at=now)
     )
+
+
+# Reads of the sales ledger for sales analytics and payout statements (the payouts domain).
+L = ledger.c
+
+
+def _ledger_scope(
+    leader_id: str, currency: str | None, start: int | None, end: int | None, item: tuple[str, str] | None
+) -> list[Any]:
+    conditions: list[Any] = [L.leader_id == leader_id]
+    if currency is not None:
+        conditions.append(L.currency == currency)
+    if start is not None:
+        conditions.append(L.at >= start)
+    if end is not None:
+        conditions.append(L.at < end)
+    if item is not None:
+        conditions += [O.item_kind == item[0], O.item_id == item[1]]
+    return conditions
+
+
+def _sales_columns() -> list[Any]:
+    sale, refund = L.kind == "sale", L.kind == "refund"
+    return [
+        sa.func.count(sa.case((sale, 1))).label("orders"),
+        sa.func.coalesce(sa.func.sum(sa.case((sale, L.amount_minor), else_=0)), 0).label("gross"),
+        sa.func.count(sa.case((refund, 1))).label("refunded_orders"),
+        sa.func.coalesce(sa.func.sum(sa.case((refund, -L.amount_minor), else_=0)), 0).label("refunds"),
+    ]
+
+
+def sales_totals(
+    conn: Connection,
+    leader_id: str,
+    currency: str,
+    start: int | None,
+    end: int | None,
+    item: tuple[str, str] | None,
+) -> Row[Any]:
+    """Counts and sums of a seller's sale and refund entries in ``[start, end)``."""
+    query = sa.select(*_sales_columns()).select_from(ledger.join(orders, O.order_id == L.order_id))
+    return conn.execute(query.where(*_ledger_scope(leader_id, currency, start, end, item))).one()
+
+
+def sales_by_item(
+    conn: Connection,
+    leader_id: str,
+    currency: str,
+    start: int | None,
+    end: int | None,
+    item: tuple[str, str] | None,
+    after: tuple[str, str] | None,
+    limit: int,
+) -> list[Row[Any]]:
+    """The same sums per sold item (product or bundle), keyset on (kind, id)."""
+    query = (
+        sa.select(O.item_kind, O.item_id, *_sales_columns())
+        .select_from(ledger.join(orders, O.order_id == L.order_id))
+        .where(*_ledger_scope(leader_id, currency, start, end, item))
+        .group_by(O.item_kind, O.item_id)
+    )
+    if after is not None:
+        query = query.having(sa.tuple_(O.item_kind, O.item_id) > after)
+    return list(conn.execute(query.order_by(O.item_kind, O.item_id).limit(limit)))
+
+
+def sales_by_day(
+    conn: Connection,
+    leader_id: str,
+    currency: str,
+    start: int | None,
+    end: int | None,
+    item: tuple[str, str] | None,
+    after: int | None,
+    limit: int,
+) -> list[Row[Any]]:
+    """The same sums per UTC day (days since the epoch), keyset on the day."""
+    day = (L.at // 86_400).label("day")
+    query = (
+        sa.select(day, *_sales_columns())
+        .select_from(ledger.join(orders, O.order_id == L.order_id))
+        .where(*_ledger_scope(leader_id, currency, start, end, item))
+        .group_by(day)
+    )
+    if after is not None:
+        query = query.having(day > after)
+    return list(conn.execute(query.order_by(day).limit(limit)))
+
+
+def ledger_entries(conn: Connection, leader_id: str, start: int | None, end: int) -> list[Row[Any]]:
+    """A seller's ledger entries in ``[start, end)``, in order."""
+    query = sa.select(L.order_id, L.kind, L.amount_minor, L.currency, L.at).where(
+        *_ledger_scope(leader_id, None, start, end, None)
+    )
+    return list(conn.execute(query.order_by(L.at, L.entry_id)))
+
+
+def ledger_sellers(conn: Connection, end: int) -> list[str]:
+    """Every seller with a ledger entry before ``end``."""
+    query = sa.select(L.leader_id).where(L.at < end).distinct().order_by(L.leader_id)
+    return [row.leader_id for row in conn.execute(query)]

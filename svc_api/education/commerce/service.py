@@ -341,3 +341,37 @@ def refund_view(conn: Connection, svc_id: str, order_id: str, refund_id: str) ->
         "created_at": row.created_at,
         "completed_at": row.completed_at,
     }
+
+
+def sales_totals(
+    conn: Connection, leader_id: str, currency: str, span: tuple[int | None, int | None], item: Any
+) -> Row[Any]:
+    """A seller's sales in ``span`` = [start, end) (None: open): ``orders``, ``gross``,
+    ``refunded_orders``, ``refunds`` (positive minor units); ``item`` (kind, id) narrows them."""
+    return queries.sales_totals(conn, leader_id, currency, span[0], span[1], item)
+
+
+def sales_breakdown(
+    conn: Connection,
+    leader_id: str,
+    currency: str,
+    span: tuple[int | None, int | None],
+    item: Any,
+    by: str,
+    after: Any,
+    limit: int,
+) -> list[Row[Any]]:
+    """The same figures per sold item (``by="product"``: ``item_kind``, ``item_id``) or per UTC day
+    (``by="day"``: ``day`` since the epoch), after the keyset position ``after``."""
+    fetch = queries.sales_by_item if by == "product" else queries.sales_by_day
+    return fetch(conn, leader_id, currency, span[0], span[1], item, after, limit)
+
+
+def seller_entries(conn: Connection, leader_id: str, start: int | None, end: int) -> list[Row[Any]]:
+    """A seller's sale (+) and refund (-) ledger entries in ``[start, end)``, oldest first."""
+    return queries.ledger_entries(conn, leader_id, start, end)
+
+
+def sellers_with_sales(conn: Connection, end: int) -> list[str]:
+    """Every seller with a sale or refund before ``end``."""
+    return queries.ledger_sellers(conn, end)
