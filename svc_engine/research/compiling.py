@@ -50,9 +50,10 @@ def compile_combinations(
 
 class PartsCache:
     """Compiles a grid's strategies part by part: an entry condition is parsed once per distinct
-    wording, the exits (take-profit, stop-loss and exit rule) once per distinct triple, and each
-    strategy assembled from them. A strategy's parts are checked independently of each other (the
-    entry with its options, the exits with theirs), so this equals ``compile_strategy`` of the whole.
+    wording, the take-profit and stop-loss once per distinct pair, the exit rule once per distinct
+    wording, and each strategy assembled from them. ``compile_strategy`` checks these parts apart
+    from each other (only the take-profit against the stop-loss), so this equals
+    ``compile_strategy`` of the whole.
 
     Example:
         >>> from svc_engine.strategy import compile_strategy
@@ -69,7 +70,8 @@ class PartsCache:
 
     def __init__(self) -> None:
         self.entries: dict[tuple[str, str], Any] = {}
-        self.exits: dict[tuple[str, Any, Any, Any], Any] = {}
+        self.exits: dict[tuple[str, Any, Any], Any] = {}
+        self.rules: dict[tuple[str, Any], Any] = {}
 
     def compile(self, kwargs: Mapping[str, Any]) -> Any:
         """The ``compile_strategy(**kwargs)`` strategy, from cached parts."""
@@ -80,12 +82,13 @@ class PartsCache:
         options = {k: v for k, v in kwargs.items() if k not in PARTS}
         okey = json.dumps(options, sort_keys=True, default=str)
         ekey = (okey, kwargs["entry_condition"])
-        if ekey not in self.entries:
+        if ekey not in self.entries:  # the entry, its price and order type
             self.entries[ekey] = compile_strategy(kwargs["entry_condition"], **options)
         tp, sl, rule = kwargs.get("tp_condition"), kwargs.get("sl_condition"), kwargs.get("exit_condition")
-        xkey = (okey, tp, sl, rule)
+        xkey, rkey = (okey, tp, sl), (okey, rule)
         if xkey not in self.exits:
-            # the entry and its order type come from the entry part; these from the exits part
-            self.exits[xkey] = compile_strategy("close > open", tp, sl, exit_condition=rule, **options)
-        x = self.exits[xkey]
-        return replace(self.entries[ekey], tp=x.tp, sl=x.sl, exit=x.exit, hold=x.hold, breakeven=x.breakeven)
+            self.exits[xkey] = compile_strategy("close > open", tp, sl, **options)
+        if rkey not in self.rules:  # the exit condition, holding time and break-even move
+            self.rules[rkey] = compile_strategy("close > open", exit_condition=rule, **options)
+        x, r = self.exits[xkey], self.rules[rkey]
+        return replace(self.entries[ekey], tp=x.tp, sl=x.sl, exit=r.exit, hold=r.hold, breakeven=r.breakeven)

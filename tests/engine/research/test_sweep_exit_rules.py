@@ -192,3 +192,24 @@ def test_walk_forward_chooses_and_runs_exit_rule_parameters(frames) -> None:
         alone = sv.backtest(sv.compile_strategy(**kwargs), klines.filter(pl.col("open_time") <= oos_hi), "1h",
                             oos_lo / 1000, oos_hi / 1000, **SETTINGS)  # fmt: skip
         assert row["oos_value"] == alone.summary["total_return_pct"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"market_type": "futures", "position_side": "short"}, {"hold": 30, "breakeven": 0.5},
+     {"entry_order": "market"}],
+)  # fmt: skip
+def test_strategies_with_rules_compiled_part_by_part_equal_whole_compiles(options) -> None:
+    from svc_engine.research.compiling import PartsCache
+
+    cache = PartsCache()
+    side = "below" if options.get("position_side") == "short" else "above"
+    rules = (None, f"exit when RSI(14) crosses {side} 50", "after 12 candles",
+             "move the stop to entry after 1% profit, exit when the day ends")  # fmt: skip
+    for n in (7, 14):
+        for sl in ("2%", "trailing stop 1.5%", "no stop loss"):
+            for rule in rules:
+                kwargs = {"entry_condition": f"RSI({n}) crosses {side} 30", "tp_condition": "3%",
+                          "sl_condition": sl, "exit_condition": rule, **options}  # fmt: skip
+                assert cache.compile(kwargs) == sv.compile_strategy(**kwargs), kwargs
+    assert (len(cache.entries), len(cache.exits), len(cache.rules)) == (2, 3, 4)
