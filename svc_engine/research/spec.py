@@ -18,6 +18,7 @@ Example spec::
     entry = "RSI({n}) crosses above {level}"
     tp = "{tp}%"
     sl = "2%"
+    exit = "exit when RSI({n}) rises above 70"   # optional: exit rules (docs/exits.md)
 
     [grid]                                   # or [[combos]] tables, one per combination
     n = [7, 14, 21]

@@ -41,13 +41,18 @@ import polars as pl
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
-from svc_engine.research.params import PARTS, Template, combinations, split_settings
+from svc_engine.research.compiling import PartsCache, compile_combinations
+from svc_engine.research.params import Template, combinations
 from svc_engine.research.results import SweepResult
-from svc_engine.sim import nb
+from svc_engine.research.signals import strategy_signals
 from svc_engine.sim.drivers import first_and_stop, warmup_of
-from svc_engine.sim.inputs import Signals, prepare_signals
 from svc_engine.sim.settings import Settings
-from svc_engine.sim.single import prepare, resolve_settings, run_kernels
+from svc_engine.sim.single import prepare, run_kernels
+
+__all__ = [
+    "Chunk", "PartsCache", "Plan", "fingerprint", "part_path", "plan_chunks", "run_chunk", "strategy_signals",
+    "sweep",
+]  # fmt: skip
 
 #: Summary figures that are counts; every other figure is a Float64 column.
 INT_FIGURES: frozenset[str] = frozenset({"total_signals", "total_trades", "gain_count", "loss_count"})
@@ -165,58 +170,15 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
     )
     ctx = Context(klines)
     rows = []
-    times = klines["open_time"]
     for k in range(chunk.lo, chunk.hi):
         strategy = plan.strategies[k]
-        if getattr(strategy, "has_rules", False):
-            # exit rules travel as extra signal columns and rows: the frames path, as backtest takes
-            signals = strategy.evaluate(klines, context=ctx)
-            signals = signals.filter(pl.col("open_time").is_between(times[first], times[stop - 1]))
-            sig = prepare_signals(signals, prepared.candles, prepared.window)
-        else:
-            sig = strategy_signals(strategy.signal_arrays(ctx), first, stop, strategy)
+        arrays = strategy.signal_arrays(ctx)
+        rules = strategy.rule_arrays(ctx, arrays[0]) if strategy.has_rules else None
+        sig = strategy_signals(arrays, first, stop, strategy, rules)
         run = run_kernels(prepared, sig, plan.settings[k])
         rows.append({"combo": k, **run.summary})
         _prune(ctx)
     return _frame(rows, chunk)
-
-
-def strategy_signals(arrays: tuple[np.ndarray, ...], first: int, stop: int, strategy: Any) -> Signals:
-    """The kernels' arrays of a compiled strategy's signals (``Strategy.signal_arrays`` over the
-    loaded candles) inside rows ``[first, stop)``: what ``prepare_signals`` gives for the same
-    signals as a frame, without its checks, which such signals pass by construction (one per
-    candle, sorted, one side).
-
-    Example:
-        >>> from svc_engine.research.demo import random_walk
-        >>> from svc_engine.sim.inputs import Candles, prepare_signals
-        >>> from svc_engine.strategy import compile_strategy
-        >>> from svc_engine.strategy.compiler import Context
-        >>> k = random_walk(300, seed=2)
-        >>> c, st = Candles.from_frame(k, timeframe="1h"), compile_strategy("RSI(14) crosses above 40")
-        >>> a = strategy_signals(st.signal_arrays(Context(k)), 100, 300, st)
-        >>> b = prepare_signals(st.evaluate(k), c, c.slice(100, 300))
-        >>> all(np.array_equal(getattr(a, f), getattr(b, f)) for f in Signals.__slots__)
-        True
-    """
-    if getattr(strategy, "has_rules", False):
-        # Exit conditions, market entries, trailing stops and missing TP/SL (docs/exits.md) travel in
-        # the signal frame, not in these arrays (run_chunk sends such strategies through
-        # prepare_signals): refuse rather than run them as plain limit orders.
-        raise ValueError(f"exit rules need the signal frame, not these arrays: {strategy.describe()!r}")
-    idx, limit, tp, sl = arrays
-    lo, hi = np.searchsorted(idx, first, "left"), np.searchsorted(idx, stop, "left")
-    m = int(hi - lo)
-    side = nb.LONG if strategy.position_side == "long" else nb.SHORT
-    return Signals(
-        np.arange(lo, hi, dtype=np.int64),
-        (idx[lo:hi] - first).astype(np.int64),
-        np.full(m, side, np.int8),
-        np.ascontiguousarray(limit[lo:hi], dtype=np.float64),
-        np.ascontiguousarray(tp[lo:hi], dtype=np.float64),
-        np.ascontiguousarray(sl[lo:hi], dtype=np.float64),
-        np.zeros(m, np.bool_),
-    )
 
 
 def _frame(rows: list[dict[str, Any]], chunk: Chunk) -> pl.DataFrame:
@@ -345,7 +307,7 @@ def sweep(
         raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
     template = Template.of(strategy)
     combos = combinations(params)
-    strategies, resolved = _compile(template, combos, settings)
+    strategies, resolved = compile_combinations(template, combos, settings)
     plan = Plan(
         strategies=tuple(strategies),
         settings=tuple(resolved),
@@ -385,68 +347,6 @@ def _frames_key(frames: dict[str, pl.DataFrame] | None) -> Any:
         k: [v.height, int(v["open_time"][0]), int(v["open_time"][-1]), float(v["close"].sum())]
         for k, v in frames.items()
     }
-
-
-def _compile(
-    template: Template, combos: list[dict[str, Any]], base: Mapping[str, Any]
-) -> tuple[list[Any], list[Settings]]:
-    parts = PartsCache()
-    settings_seen: dict[str, Settings] = {}
-    strategies, resolved = [], []
-    for k, combo in enumerate(combos):
-        try:
-            values, settings = split_settings(template, combo, base)
-            strategies.append(parts.compile(template.render(values)))
-            key = json.dumps(settings, sort_keys=True, default=str)
-            if key not in settings_seen:
-                settings_seen[key] = resolve_settings(settings)
-            resolved.append(settings_seen[key])
-        except ValueError as error:
-            error.add_note(f"in combination {k}: {combo}")
-            raise
-    return strategies, resolved
-
-
-class PartsCache:
-    """Compiles a grid's strategies part by part: an entry condition is parsed once per distinct
-    wording, the exits once per distinct pair, and each strategy assembled from them. A strategy's
-    parts are checked independently of each other, so this equals ``compile_strategy`` of the whole.
-
-    Example:
-        >>> from svc_engine.strategy import compile_strategy
-        >>> c = PartsCache()
-        >>> c.compile({"entry_condition": "RSI(7) crosses above 30", "tp_condition": "3%"}) == (
-        ...     compile_strategy("RSI(7) crosses above 30", "3%"))
-        True
-    """
-
-    def __init__(self) -> None:
-        self.entries: dict[tuple[str, str], Any] = {}
-        self.exits: dict[tuple[str, Any, Any], Any] = {}
-        self.whole: dict[str, Any] = {}
-
-    def compile(self, kwargs: Mapping[str, Any]) -> Any:
-        """The ``compile_strategy(**kwargs)`` strategy, from cached parts."""
-        from dataclasses import replace
-
-        from svc_engine.strategy import compile_strategy
-
-        if kwargs.get("exit_condition") is not None:  # exit rules: compiled whole, once per wording
-            key = json.dumps(kwargs, sort_keys=True, default=str)
-            if key not in self.whole:
-                self.whole[key] = compile_strategy(**kwargs)
-            return self.whole[key]
-        options = {k: v for k, v in kwargs.items() if k not in PARTS}
-        okey = json.dumps(options, sort_keys=True, default=str)
-        ekey = (okey, kwargs["entry_condition"])
-        if ekey not in self.entries:
-            self.entries[ekey] = compile_strategy(kwargs["entry_condition"], **options)
-        tp, sl = kwargs.get("tp_condition"), kwargs.get("sl_condition")
-        xkey = (okey, tp, sl)
-        if xkey not in self.exits:
-            self.exits[xkey] = compile_strategy("close > open", tp, sl, **options)
-        exits = self.exits[xkey]
-        return replace(self.entries[ekey], tp=exits.tp, sl=exits.sl)
 
 
 def _run(

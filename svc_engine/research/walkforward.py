@@ -40,6 +40,7 @@ from svc_engine.data import DataStore, load_klines
 from svc_engine.data.schema import timeframe_ms
 from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor
+from svc_engine.research.compiling import compile_combinations
 from svc_engine.research.params import Template, combinations, split_settings
 from svc_engine.research.sweeper import sweep
 from svc_engine.sim import perf
@@ -214,10 +215,9 @@ def walk_forward(
     tf_ms = timeframe_ms(timeframe)
     template = Template.of(strategy)
     combos = combinations(params)
-    from svc_engine.research.sweeper import _compile
     from svc_engine.sim.drivers import warmup_of
 
-    strategies, _ = _compile(template, combos, settings)
+    strategies, _ = compile_combinations(template, combos, settings)
     warmup = max(warmup_of(x) for x in set(strategies))
     frames = _frames(coins, timeframe, start_ts, end_ts, warmup, market, store)
     first_coin = next(iter(frames.values()))

@@ -32,6 +32,9 @@ DEFAULT_SL_PCT = 1.0
 MARKET_TYPES = ("spot", "futures")
 POSITION_SIDES = ("long", "short")
 SIGNAL_MODES = ("signal_orders", "signal_only", "full")
+#: The stop-move columns of a strategy's signals with exit rules (docs/exits.md), in the order of
+#: ``Strategy.rule_arrays``: percent columns in percent, ``trail_distance`` a price distance.
+MOVE_COLUMNS: tuple[str, ...] = ("trail_pct", "trail_distance", "trail_after_pct", "breakeven_pct")
 SIGNAL_SCHEMA = {
     "open_time": pl.Int64,
     "side": pl.Utf8,
@@ -293,37 +296,59 @@ class Strategy:
             return frame
         # Exit rules travel with the signals (svc_engine.sim.inputs.RULE_COLUMNS): the order type
         # and holding time of each entry, and one "exit" row per candle where the exit condition held.
+        fired, moves = self.rule_arrays(ctx, idx)
         frame = frame.with_columns(
             pl.lit(self.entry_order).alias("order"),
             pl.lit(self.hold or None, dtype=pl.Int64).alias("max_candles"),
-            *self._move_columns(ctx, idx),
+            *(pl.Series(name, np.ascontiguousarray(moves[:, m])) for m, name in enumerate(MOVE_COLUMNS)),
         )
-        if self.exit is not None:
-            fired = ctx.truth(self.exit).copy()
-            fired[: min(self.candle_count - 1, ctx.size)] = False
+        if fired is not None:
             at = ctx.array("open_time")[np.flatnonzero(fired)]
-            exits = pl.DataFrame({"open_time": at, "side": ["exit"] * at.size}).with_columns(
-                pl.lit(None, dtype=dtype).alias(name) for name, dtype in frame.schema.items()
-                if name not in ("open_time", "side")
-            ).select(frame.columns).cast(dict(frame.schema))
+            exits = (
+                pl.DataFrame({"open_time": at, "side": ["exit"] * at.size})
+                .with_columns(
+                    pl.lit(None, dtype=dtype).alias(name)
+                    for name, dtype in frame.schema.items()
+                    if name not in ("open_time", "side")
+                )
+                .select(frame.columns)
+                .cast(dict(frame.schema))
+            )
             frame = pl.concat([frame, exits]).sort("open_time", maintain_order=True)
         return frame
 
-    def _move_columns(self, ctx: Context, idx: np.ndarray) -> list[pl.Series]:
-        """The stop moves of each entry (docs/exits.md): trailing percent or distance (N x ATR of
-        the signal candle), the profit that starts it, the profit that moves the stop to entry."""
+    def rule_arrays(self, ctx: Context, idx: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """The exit rules of :meth:`evaluate` as arrays: where the exit condition holds (one bool
+        per candle of ``ctx``, never before ``candle_count``; None without an exit condition), and
+        the stop moves of the signals on candles ``idx``, one row each, columns in the order of
+        ``MOVE_COLUMNS``: trailing percent, trailing distance (N x ATR of the signal candle), the
+        profit in percent that starts the trailing, the profit that moves the stop to entry (NaN:
+        none). ``evaluate`` turns them into rows and columns; a sweep gives them to the kernels.
+
+        >>> import polars as pl
+        >>> k = pl.DataFrame({"open_time": [0, 1, 2], "open": [1.0, 2.0, 2.0], "high": [2.0, 3.0, 3.0],
+        ...     "low": [1.0, 1.0, 1.0], "close": [2.0, 1.0, 2.5], "volume": [1.0, 1.0, 1.0]})
+        >>> s = compile_strategy("close rises for 1 candle", "no take profit", "trailing stop 2%",
+        ...                      exit_condition="exit when close drops for 1 candle")
+        >>> fired, moves = s.rule_arrays(Context(k), np.array([2]))
+        >>> fired.tolist(), moves.tolist()
+        ([False, True, False], [[2.0, nan, nan, nan]])
+        """
+        fired = None
+        if self.exit is not None:
+            fired = ctx.truth(self.exit).copy()
+            fired[: min(self.candle_count - 1, ctx.size)] = False
         trail = self.sl if isinstance(self.sl, A.Trailing) else A.Trailing()
-        distance = np.full(idx.size, np.nan)
+        moves = np.full((idx.size, len(MOVE_COLUMNS)), np.nan)
+        if trail.pct:
+            moves[:, 0] = trail.pct
         if trail.atr_mult:
-            distance = trail.atr_mult * ctx.values(A.Ind("atr", (trail.atr_period,)))[idx]
-
-        def column(name: str, value: float) -> pl.Series:
-            return pl.Series(name, np.full(idx.size, value if value else np.nan))
-
-        return [
-            column("trail_pct", trail.pct), pl.Series("trail_distance", distance),
-            column("trail_after_pct", trail.after_pct), column("breakeven_pct", self.breakeven),
-        ]  # fmt: skip
+            moves[:, 1] = trail.atr_mult * ctx.values(A.Ind("atr", (trail.atr_period,)))[idx]
+        if trail.after_pct:
+            moves[:, 2] = trail.after_pct
+        if self.breakeven:
+            moves[:, 3] = self.breakeven
+        return fired, moves
 
     def signal_arrays(self, ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(candle rows, limit, take-profit, stop-loss) of the signals, as arrays (``evaluate``

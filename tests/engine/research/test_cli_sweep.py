@@ -119,3 +119,25 @@ def test_a_sample_of_a_large_grid(spec: Path) -> None:
     assert res.exit_code == 0, res.output
     rows = pl.read_parquet(spec.with_name("spec-results") / "results.parquet")
     assert rows.height == 10 * 2 and rows.select("n", "level", "tp").unique().height == 10
+
+
+def test_a_spec_with_exit_rules_equals_the_sweep(spec: Path) -> None:
+    import svc_engine as sv
+
+    ruled = SPEC.replace(
+        'tp = "{tp}%"\nsl = "2%"', 'tp = "{tp}%"\nsl = "trailing stop 2%"\nexit = "after {hold} candles"'
+    )
+    ruled = ruled.replace("tp = [2, 4]", "tp = [2, 4]\nhold = [6, 24]").replace(
+        "n = [6, 9, 12, 15, 18, 21]", "n = [9]"
+    )
+    spec.write_text(ruled)
+    res = CliRunner().invoke(main, ["sweep", str(spec), "--workers", "1", "--quiet"])
+    assert res.exit_code == 0, res.output
+    rows = pl.read_parquet(spec.with_name("spec-results") / "results.parquet")
+    frames = {c: pl.read_parquet(spec.with_name(f"{c}.parquet")) for c in ("AAA", "BBB")}
+    strategy = {"entry": "RSI({n}) crosses above {level}", "tp": "{tp}%", "sl": "trailing stop 2%",
+                "exit": "after {hold} candles"}  # fmt: skip
+    grid = {"n": [9], "level": [25, 30, 35, 40], "tp": [2, 4], "hold": [6, 24]}
+    direct = sv.sweep(strategy, grid, frames, "1h", "2024-01-10", "2024-04-01", commission_pct=0.1,
+                      spread_pct=0.05).rows  # fmt: skip
+    assert rows.height == 16 * 2 and rows.equals(direct)

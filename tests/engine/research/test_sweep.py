@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
 
 import polars as pl
 import pytest
 
 import svc_engine as sv
-from svc_engine.executors import LocalExecutor, RayExecutor, SerialExecutor
+from svc_engine.executors import LocalExecutor, SerialExecutor
 from svc_engine.research import Template, combinations, sweep
 from svc_engine.research.demo import random_walk
 from svc_engine.research.sweeper import part_path, plan_chunks
@@ -73,17 +72,6 @@ def test_local_executor_gives_identical_rows(serial_result, frames, window) -> N
     with LocalExecutor(max_workers=2) as ex:
         local = sweep(STRATEGY, GRID, frames, "1h", *window, executor=ex, chunk_combos=3, **SETTINGS)
     assert local.rows.equals(serial_result.rows)
-
-
-@pytest.fixture(scope="module")
-def ray_executor() -> Iterator[RayExecutor]:
-    pytest.importorskip("ray")
-    try:
-        executor = RayExecutor(num_cpus=2, object_store_memory=200 * 1024 * 1024)
-    except Exception as error:  # a sandbox without shared memory or sockets
-        pytest.skip(f"a local Ray runtime cannot start here: {error}")
-    yield executor
-    executor.close()
 
 
 @pytest.mark.ray
