@@ -7,6 +7,7 @@ no reply outside the schema."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from schemathesis.python.asgi import shutdown_lifespans
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from svc_api.core.clock import ManualClock
@@ -24,16 +26,20 @@ from svc_api.education.catalog import service as catalog
 from tests.api.education_helpers import PUBLICATION, VIDEO_COURSE, buy, call, key, leader, publish, student
 
 CHECKS = [not_a_server_error, response_schema_conformance]
-EXAMPLES = int(__import__("os").environ.get("EDU_FUZZ", "20"))
+EXAMPLES = 25
 PREFIX = "/education/v1"
 
 
 @pytest.fixture
-def edu_api(make_api: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+def edu_api(settings: Any, make_api: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A client of an app on the parametrised store whose clock moves only when told (fuzzing sends
-    thousands of requests: the per-minute limits are lifted)."""
+    thousands of requests: the per-minute limits are lifted). ``settings`` comes first so that its
+    PostgreSQL schema is dropped after the app and its workers stopped, not under them."""
     monkeypatch.setenv("RATE_LIMIT_SCALE", "1000")
-    return make_api(settings, clock=ManualClock(int(time.time())))
+    yield make_api(settings, clock=ManualClock(int(time.time())))
+    # Schemathesis starts the app's lifespan on its first call and keeps it (and its workers) for the
+    # rest of the process: stop it while the store still exists.
+    shutdown_lifespans()
 
 
 class Contract:
@@ -187,10 +193,10 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
 
 
 def real_data(api: Any) -> dict[str, Any]:
-    """A teacher's course (bought, watched, read, certified and reviewed by the student), publication
-    (bought and refunded) and a third product nobody bought (with a checkout left open); a question,
-    an open playback session and its signed media URL. Returns the identities' headers and, for
-    each parameter, real values for the fuzzer to plant."""
+    """A teacher's course (bought, watched, read, certified and reviewed by the student; a newer
+    revision to adopt), publication (bought and refunded) and a third product (bought by the student,
+    a checkout left open by the stranger); a question, an open playback session and its media. Returns
+    the identities' headers and, for each parameter, real values for the fuzzer to plant."""
     teacher = leader(api)
     course, book = publish(api, teacher, VIDEO_COURSE), publish(api, teacher, PUBLICATION)
     other = publish(api, teacher, VIDEO_COURSE, title="Order flow", price_minor=2500)
@@ -266,7 +272,7 @@ def plant(case: schemathesis.Case, real: dict[str, Any], data: st.DataObject) ->
 
 
 def fuzz(operation: Any, headers: dict[str, str], real: dict[str, Any], seen: dict[str, set[int]]) -> None:
-    """``EXAMPLES`` generated cases of one operation, about half over real ids; fails on a 5xx or a
+    """``EXAMPLES`` generated cases of one operation, most over real ids; fails on a 5xx or a
     reply outside the schema."""
 
     @given(case=operation.as_strategy(), data=st.data())
@@ -274,7 +280,7 @@ def fuzz(operation: Any, headers: dict[str, str], real: dict[str, Any], seen: di
         max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
     )
     def run(case: schemathesis.Case, data: st.DataObject) -> None:
-        if data.draw(st.booleans()):
+        if data.draw(st.sampled_from([True, True, False])):  # two in three over real ids
             plant(case, real, data)
         response = case.call_and_validate(headers=headers, checks=CHECKS)
         seen.setdefault(operation.label.replace(PREFIX, "", 1), set()).add(response.status_code)
@@ -286,11 +292,62 @@ def fuzz(operation: Any, headers: dict[str, str], real: dict[str, Any], seen: di
 def test_schemathesis_finds_no_server_error_and_no_schema_violation_in_education(edu_api):
     real = real_data(edu_api)
     schema = schemathesis.openapi.from_asgi("/openapi.json", edu_api.app)
+    # No NUL characters: on PostgreSQL every education text reaching a query fails with a 500 (a
+    # known defect, pinned by test_nul_character_in_an_id_is_not_a_server_error below).
+    schema.config.generation.update(allow_x00=False)
     operations = [r.ok() for r in schema.get_all_operations() if r.ok().path.startswith(f"{PREFIX}/")]
     assert len(operations) == 31
     seen: dict[str, set[int]] = {}
-    for name, headers in real["identities"].items():
+    for headers in real["identities"].values():
         for operation in operations:
             fuzz(operation, headers, real, seen)
-    for label, statuses in sorted(seen.items()):
-        print(label, sorted(statuses))
+    # Every operation was reached, and real data made these succeed (the rest need luckier inputs).
+    assert len(seen) == 31
+    succeeded = {label for label, statuses in seen.items() if statuses & {200, 201}}
+    assert {
+        "GET /catalog", "GET /products/{product_id}", "GET /products/{product_id}/curriculum",
+        "GET /topics", "GET /leaders/{leader_id}/products", "GET /products/{product_id}/reviews",
+        "GET /commerce/capabilities",
+        "GET /certificates/verify/{verification_token}", "GET /orders/{order_id}", "GET /me/dashboard",
+        "GET /me/library", "GET /me/certificates", "GET /me/enrollments/{product_id}/resume",
+        "GET /me/enrollments/{product_id}/progress", "GET /sandbox/checkout/{token}", "POST /checkouts",
+    } <= succeeded, sorted(succeeded)  # fmt: skip
+
+
+# Defects of the education code found by the fuzzing above (the code is the lead's; these tests pin
+# them until it is fixed, then fail as XPASS: remove the mark then).
+
+
+@pytest.mark.xfail(strict=True, reason="defect: hmac.compare_digest raises TypeError on a non-ASCII str")
+def test_media_url_with_a_non_ascii_signature_is_a_403(edu_api):
+    reply = call(edu_api, "GET", "/media/x?expires=99999999999&signature=%C3%A9")
+    assert reply.status_code == 403, reply.text
+
+
+@pytest.mark.xfail(strict=True, reason="defect: str.isdigit accepts '²', which int() refuses")
+def test_max_price_of_a_superscript_digit_is_a_400(edu_api):
+    reply = call(edu_api, "GET", "/catalog?max_price=%C2%B2")
+    assert reply.status_code == 400, reply.text
+
+
+NUL_IN_TEXT = "defect: PostgreSQL refuses NUL in text (psycopg DataError), answered as a 500"
+
+
+@pytest.mark.parametrize(
+    "database_url",
+    ["sqlite", pytest.param("postgres", marks=pytest.mark.xfail(strict=True, reason=NUL_IN_TEXT))],
+    indirect=True,
+)
+def test_nul_character_in_an_id_or_a_text_is_not_a_server_error(edu_api):
+    teacher, token = leader(edu_api), student(edu_api)
+    course = publish(edu_api, teacher, VIDEO_COURSE)
+    buy(edu_api, token, course)
+    probes = [
+        ("GET", "/products/pr%00", None, 404),
+        ("GET", "/topics?q=ab%00", None, 200),
+        ("POST", "/checkouts", {"product_id": "pr\x00"}, 422),
+        ("PUT", f"/products/{course}/reviews/me", {"rating": 4, "comment": "ok\x00"}, 200),
+        ("POST", f"/products/{course}/questions", {"title": "Why\x00", "body": "so"}, 201),
+    ]
+    statuses = [call(edu_api, method, path, token, json=body).status_code for method, path, body, _ in probes]
+    assert statuses == [status for *_, status in probes]
