@@ -324,9 +324,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation_in_education
     } <= succeeded, sorted(succeeded)  # fmt: skip
 
 
-# Defects of the education code the fuzzing found: three are fixed (their tests below stay as
-# regressions); the sandbox's own pages still fail on a NUL token under PostgreSQL (strict xfail: it
-# turns into an XPASS failure once fixed; remove the mark then).
+# Defects of the education code the fuzzing found, fixed; their tests stay as regressions.
 
 
 def test_media_url_with_a_non_ascii_signature_is_a_403(edu_api):
@@ -354,14 +352,6 @@ def test_nul_character_in_an_id_or_a_text_is_a_400(edu_api):
     assert statuses == [400] * len(probes)
 
 
-NUL_TOKEN = "defect: the sandbox pages query a NUL token; PostgreSQL refuses it (DataError): a 500"
-
-
-@pytest.mark.parametrize(
-    "database_url",
-    ["sqlite", pytest.param("postgres", marks=pytest.mark.xfail(strict=True, reason=NUL_TOKEN))],
-    indirect=True,
-)
 def test_sandbox_checkout_page_with_a_nul_token_is_not_a_server_error(edu_api):
     page = call(edu_api, "GET", "/sandbox/checkout/tok%00")
     decide = call(edu_api, "POST", "/sandbox/checkout/tok%00/approve")

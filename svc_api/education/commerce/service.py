@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +30,7 @@ from svc_api.education.commerce import queries
 from svc_api.education.commerce.provider import PaymentProvider
 
 REFUND_WINDOW_SECONDS = 15 * 86_400
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
 def _unprocessable(error: str, message: str) -> ApiError:
@@ -195,7 +197,8 @@ def order_view(
 
 def sandbox_page(conn: Connection, token: str, *, now: int) -> Row[Any]:
     """The open order behind a sandbox checkout page (404 unknown, 409 finished or expired)."""
-    order = queries.order_by_token(conn, token)
+    # Tokens are token_urlsafe: anything else names no session (and a NUL never reaches the store).
+    order = queries.order_by_token(conn, token) if _TOKEN.fullmatch(token) else None
     if order is None:
         raise NotFound("no such checkout session")
     if order.state != "awaiting_payment" or order.expires_at <= now:
