@@ -5,7 +5,7 @@ deployments that run ``svc worker`` separately) and ``GET /healthz`` reports eac
 
 Example:
     >>> REGISTRY.names()[-2:]
-    ['exchange_reconciler', 'edu_payment_callbacks']
+    ['edu_payment_callbacks', 'edu_uploads']
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from svc_api.community.service import purge_worker
 from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
 from svc_api.education.commerce.worker import payment_callback_worker
+from svc_api.education.uploads.processing import upload_worker
 from svc_api.exchange.worker import reconciler_worker
 from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
@@ -34,3 +35,4 @@ REGISTRY.register("messenger_updates", messenger_worker)
 REGISTRY.register("community_purge", purge_worker)
 REGISTRY.register("exchange_reconciler", reconciler_worker)
 REGISTRY.register("edu_payment_callbacks", payment_callback_worker)
+REGISTRY.register("edu_uploads", upload_worker)

@@ -19,10 +19,11 @@ from svc_api.education.commerce import routes as commerce
 from svc_api.education.idempotency import HeaderIdempotency
 from svc_api.education.learning import routes as learning
 from svc_api.education.studio import routes as studio
+from svc_api.education.uploads import routes as uploads
 
 
 def education_app() -> HeaderIdempotency:
     """The ASGI app behind ``/education/v1``."""
     return HeaderIdempotency(
-        Router(routes=[*catalog.ROUTES, *commerce.ROUTES, *learning.ROUTES, *studio.ROUTES])
+        Router(routes=[*catalog.ROUTES, *commerce.ROUTES, *learning.ROUTES, *studio.ROUTES, *uploads.ROUTES])
     )
