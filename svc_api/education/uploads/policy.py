@@ -15,8 +15,8 @@ Choices (documented in docs/education-api.md, section "Uploads"):
 Example:
     >>> POLICY.part_size_for(12 * MIB)
     5242880
-    >>> POLICY.part_count(12 * MIB, 5 * MIB)
-    3
+    >>> POLICY.part_count(12 * MIB, 5 * MIB), POLICY.part_size_for(100 * GIB) // MIB
+    (3, 11)
     >>> ranges([1, 2, 3, 5, 7, 8])
     [[1, 3], [5, 5], [7, 8]]
 """
@@ -80,7 +80,7 @@ class PartPolicy:
         """The service's part size for a file of ``size`` bytes: the minimum, or the smallest whole
         number of MiB that needs no more than ``max_parts`` parts."""
         need = -(-size // self.max_parts)
-        return max(self.min_part, -(-need // MIB) * MIB)
+        return self.min_part if need <= self.min_part else -(-need // MIB) * MIB
 
     @staticmethod
     def part_count(size: int, part_size: int) -> int:
