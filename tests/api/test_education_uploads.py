@@ -6,19 +6,24 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from svc_api.education.uploads import service as uploads
 from tests.api.education_helpers import call
-from tests.api.upload_helpers import (  # noqa: F401 (fixtures)
-    desk,
+from tests.api.upload_helpers import (
+    leader_desk,
     make_pdf,
     make_video,
-    moto_endpoint,
+    moto_server,
     put,
     receipts,
     register,
     send_parts,
     upload_whole,
 )
+
+moto_endpoint = pytest.fixture(scope="session")(moto_server)
+desk = pytest.fixture(params=["local", "s3"])(leader_desk)
 
 
 def test_a_leader_uploads_a_video_in_parts_loses_the_client_reconciles_and_gets_it_processed(
@@ -94,7 +99,8 @@ def test_a_pdf_in_parts_is_processed_with_its_page_count(desk: SimpleNamespace) 
     upload_id = done["upload_id"]
     with desk.api.app.state.services.store.read() as conn:
         assert uploads.processed_media(conn, desk.svc_id, upload_id) == {
-            "upload_id": upload_id, "kind": "pdf", "media_key": f"uploads/{upload_id}/handbook.pdf", "pages": 4,
+            "upload_id": upload_id, "kind": "pdf", "media_key": f"uploads/{upload_id}/handbook.pdf",
+            "pages": 4,
         }  # fmt: skip
 
 

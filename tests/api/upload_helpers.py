@@ -29,24 +29,24 @@ TEST_POLICY = policy.PartPolicy(min_part=64 * KIB, max_part=1024 * KIB, max_part
 """Parts of 64 KiB and up, so that a file of a few hundred KiB comes in several parts."""
 
 
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    """moto's S3 server on a free loopback port (parts of 1 KiB and up, like :data:`TEST_POLICY`)."""
-    from moto import server as moto_server
+def moto_server() -> Iterator[str]:
+    """The ``moto_endpoint`` fixture of the upload tests: moto's S3 server on a free loopback port
+    (parts of 1 KiB and up, like :data:`TEST_POLICY`)."""
+    from moto import server
     from moto.s3 import models as moto_s3
 
     saved_min = moto_s3.S3_UPLOAD_PART_MIN_SIZE
     moto_s3.S3_UPLOAD_PART_MIN_SIZE = KIB
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    threaded = server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    threaded.start()
+    host, port = threaded.get_host_and_port()
     names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
     saved = {name: os.environ.get(name) for name in names}
     os.environ.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1")
     try:
         yield f"http://{host}:{port}"
     finally:
-        server.stop()
+        threaded.stop()
         moto_s3.S3_UPLOAD_PART_MIN_SIZE = saved_min
         for name, value in saved.items():
             if value is None:
@@ -69,11 +69,11 @@ def store_settings(settings: Settings, kind: str, request: pytest.FixtureRequest
     return dataclasses.replace(quiet, object_store_url=f"s3://{bucket}/media", s3_endpoint_url=endpoint)
 
 
-@pytest.fixture(params=["local", "s3"])
-def desk(
+def leader_desk(
     request: pytest.FixtureRequest, settings: Settings, make_api: Any, monkeypatch: pytest.MonkeyPatch
 ) -> SimpleNamespace:
-    """A leader on an app whose clock moves only when told, on either object store."""
+    """The ``desk`` fixture (parametrised ``local`` and ``s3``): a leader on an app whose clock moves
+    only when told, on either object store."""
     monkeypatch.setattr(policy, "POLICY", TEST_POLICY)
     api = make_api(store_settings(settings, request.param, request), clock=ManualClock(SIGNALS_T0))
     account = api.register()
