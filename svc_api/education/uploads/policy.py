@@ -143,14 +143,14 @@ def check_registration(body: Mapping[str, Any], policy: PartPolicy) -> dict[str,
         raise Invalid(
             f"content_type of a {kind} must be one of {', '.join(KINDS[kind])}, got {content_type!r}"
         )
-    size = _int(body, "size_bytes")
-    assert size is not None
+    size = _int(body, "size_bytes") or 0
     if not 1 <= size <= MAX_SIZE[kind]:
         raise Invalid(f"size_bytes of a {kind} must be 1-{MAX_SIZE[kind]}, got {size}")
     sha256 = body["sha256"]
     if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256.lower()):
         raise Invalid("sha256 must be the 64 hex digits of the whole file's SHA-256")
-    part_size = _int(body, "part_size_bytes") or policy.part_size_for(size)
+    asked = _int(body, "part_size_bytes")
+    part_size = asked if asked is not None else min(policy.part_size_for(size), policy.max_part)
     if not policy.min_part <= part_size <= policy.max_part:
         raise Invalid(f"part_size_bytes must be {policy.min_part}-{policy.max_part}, got {part_size}")
     count = policy.part_count(size, part_size)
