@@ -90,8 +90,18 @@ def test_document_is_valid_openapi_3_1():
 def test_every_route_and_selector_is_documented(app):
     doc = document()
     served = {r.path for r in app.routes if isinstance(r, Route)}
-    assert served == set(doc["paths"])
-    assert [r.path for r in app.routes if isinstance(r, Mount)] == ["/education/v1"]
+    assert served == {path for path in doc["paths"] if not path.startswith("/education/v1/")}
+    [education] = [r for r in app.routes if isinstance(r, Mount)]
+    assert education.path == "/education/v1"
+    # every education operation described is served (the rest are being described, issue 18)
+    mounted = {
+        ("/education/v1" + r.path.replace(":int", "").replace(":path", ""), method)
+        for r in education.app.app.routes
+        for method in r.methods or ()
+    }
+    for path, item in doc["paths"].items():
+        if path.startswith("/education/v1/"):
+            assert {(path, m.upper()) for m in item if m != "parameters"} <= mounted, path
     for path, family in FAMILIES.items():
         operation = doc["paths"][path]["post" if family.body else "get"]
         [selector] = [p for p in operation["parameters"] if p["name"] == family.selector]
