@@ -156,6 +156,7 @@ def test_a_part_put_to_the_service_needs_its_signature_and_fits_the_part_size(de
     tampered = first.replace("/1?", "/2?")
     assert api.request("PUT", tampered, content=b"x").json()["code"] == "invalid_part_url"
     assert api.request("PUT", first[:-3] + "abc", content=b"x").status_code == 403
+    assert api.request("PUT", first[:-3] + "\u00e4bc", content=b"x").status_code == 403  # not a 500
     too_big = api.request("PUT", first, content=b"x" * (65536 + 1))
     assert too_big.status_code == 413 and too_big.json()["code"] == "part_too_large"
     ok = api.request("PUT", first, content=video[:65536])

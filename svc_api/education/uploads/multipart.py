@@ -78,7 +78,8 @@ def part_signature_ok(
 ) -> bool:
     """Whether a part URL is the service's own and unexpired."""
     expected = _sign(secret, upload_id, part_number, expires)
-    return now <= expires and hmac.compare_digest(expected, signature)
+    # bytes: compare_digest refuses a str with non-ASCII characters (a hostile URL)
+    return now <= expires and hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace"))
 
 
 class Multipart(abc.ABC):
