@@ -39,6 +39,8 @@ from svc_api.core.idempotency import IdempotencyMiddleware
 from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
 from svc_api.core.security import SecurityHeadersMiddleware
 from svc_api.core.services import Services
+from svc_api.education.uploads.multipart import PART_PREFIX
+from svc_api.education.uploads.policy import POLICY
 from svc_api.migrations import migrate
 from svc_api.routing import family_endpoints, operation_for, routes, selector_of
 from svc_api.seeds import plant
@@ -105,7 +107,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             *([cors_middleware(settings.cors_origins)] if settings.cors_origins else []),
             Middleware(SecurityHeadersMiddleware),
             Middleware(ErrorEnvelopeMiddleware),
-            Middleware(BodyLimitMiddleware, read_timeout=settings.body_read_timeout),
+            Middleware(
+                BodyLimitMiddleware,
+                read_timeout=settings.body_read_timeout,
+                # upload parts PUT to the service's signed URLs (local object store) are up to 64 MiB
+                larger={PART_PREFIX: POLICY.max_part},
+            ),
             Middleware(
                 AuthMiddleware,
                 services=services,

@@ -5,7 +5,7 @@ deployments that run ``svc worker`` separately) and ``GET /healthz`` reports eac
 
 Example:
     >>> REGISTRY.names()[-2:]
-    ['edu_payment_callbacks', 'edu_payouts']
+    ['edu_payouts', 'edu_uploads']
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
 from svc_api.education.commerce.worker import payment_callback_worker
 from svc_api.education.payouts.worker import payout_worker
+from svc_api.education.uploads.processing import upload_worker
 from svc_api.exchange.worker import reconciler_worker
 from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
@@ -36,3 +37,4 @@ REGISTRY.register("community_purge", purge_worker)
 REGISTRY.register("exchange_reconciler", reconciler_worker)
 REGISTRY.register("edu_payment_callbacks", payment_callback_worker)
 REGISTRY.register("edu_payouts", payout_worker)
+REGISTRY.register("edu_uploads", upload_worker)

@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -54,20 +55,42 @@ class BodyTimeout(ServiceError):
 
 
 class BodyLimitMiddleware:
-    """See the module docstring; ``max_bytes`` and ``read_timeout`` (seconds per chunk) are settings."""
+    """See the module docstring; ``max_bytes`` and ``read_timeout`` (seconds per chunk) are settings;
+    ``larger`` maps path prefixes to the limit of their routes (the upload parts PUT to signed URLs).
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int = MAX_BODY, read_timeout: float = 15.0) -> None:
+    Example:
+        >>> BodyLimitMiddleware(None, larger={"/up/": 99}).limit_for("/up/1")
+        99
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int = MAX_BODY,
+        read_timeout: float = 15.0,
+        larger: Mapping[str, int] | None = None,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.read_timeout = read_timeout
+        self.larger = tuple((larger or {}).items())
+
+    def limit_for(self, path: str) -> int:
+        """The body limit of a request to ``path``."""
+        for prefix, limit in self.larger:
+            if path.startswith(prefix):
+                return limit
+        return self.max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit_for(scope.get("path", "")) if self.larger else self.max_bytes
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            raise self._too_large()
+        if declared is not None and declared > limit:
+            raise self._too_large(limit)
         seen = 0
         done = False
 
@@ -85,15 +108,15 @@ class BodyLimitMiddleware:
                 ) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise self._too_large()
+                if seen > limit:
+                    raise self._too_large(limit)
                 done = not message.get("more_body", False)
             return message
 
         await self.app(scope, bounded, send)
 
-    def _too_large(self) -> PayloadTooLarge:
-        return PayloadTooLarge(f"the request body is larger than {self.max_bytes} bytes")
+    def _too_large(self, limit: int) -> PayloadTooLarge:
+        return PayloadTooLarge(f"the request body is larger than {limit} bytes")
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -20,15 +20,20 @@ from svc_api.education.idempotency import HeaderIdempotency
 from svc_api.education.learning import routes as learning
 from svc_api.education.payouts import routes as payouts
 from svc_api.education.studio import routes as studio
+from svc_api.education.uploads import routes as uploads
 
 
 def education_app() -> HeaderIdempotency:
     """The ASGI app behind ``/education/v1``."""
     return HeaderIdempotency(
-        Router(routes=[*catalog.ROUTES, *commerce.ROUTES, *learning.ROUTES, *studio.ROUTES, *ROUTES])
+        Router(
+            routes=[
+                *catalog.ROUTES,
+                *commerce.ROUTES,
+                *learning.ROUTES,
+                *studio.ROUTES,
+                *uploads.ROUTES,
+                *payouts.ROUTES,
+            ]
+        )
     )
-
-
-ROUTES = [*payouts.ROUTES]
-"""Routes of the instructor domains built beside the studio (sales and payouts), served after the
-others."""

@@ -7,7 +7,8 @@ request under the key, or one still running, is a 409.
 
 A guest passes through (the route answers 401 first); a signed-in caller without the header gets
 400 ``idempotency_key_required``. The payment provider's own pages and callback, the hosted
-onboarding page, and media downloads are exempt: they are not the client's operations.
+onboarding page, media downloads and upload parts PUT to signed URLs are exempt: they are not the
+client's operations.
 
 Example:
     >>> needs_key("POST", "/education/v1/checkouts"), needs_key("GET", "/education/v1/catalog")
@@ -39,6 +40,7 @@ _EXEMPT = (
     "/education/v1/payments/callback",
     "/education/v1/media/",
     "/education/v1/seller/onboarding/",
+    "/education/v1/studio/upload-parts/",
 )
 
 

@@ -1,7 +1,7 @@
 """education payouts: statements, payout instructions, the accounts-payable ledger, FX rates
 
 Revision ID: 0025_edu_payouts
-Revises: 0023_edu_studio
+Revises: 0024_edu_uploads
 Create Date: 2026-11-25
 
 Frozen once released: never edit a revision that has shipped; change the schema with a new one.
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0025_edu_payouts"
-down_revision = "0023_edu_studio"
+down_revision = "0024_edu_uploads"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,357 @@
+"""The object store's side of a multipart upload, on either store behind one interface.
+
+- S3: a real multipart upload (``create_multipart_upload``); part URLs are presigned
+  ``upload_part`` requests; the part set is ``list_parts``; assembly is
+  ``complete_multipart_upload``; abort is ``abort_multipart_upload``.
+- Local directory: parts are files ``_multipart/<store upload id>/<part:05d>-<md5>`` under the
+  store's root, written by the service's own ``PUT /education/v1/studio/upload-parts/...`` behind
+  an HMAC-signed, expiring URL; the part set is the directory listing; assembly concatenates the
+  parts in order into the object's file (written beside it, then renamed).
+
+Both answer a part's PUT with the MD5 of its bytes as the entity tag, which is what receipts and
+manifests name. Assembly hashes the whole file (SHA-256) and removes it again when the hash is not
+the registered one (:class:`ChecksumMismatch`).
+
+Example:
+    >>> url = local_part_url(b"k" * 32, "up_1", 2, expires=2_000_000_000)
+    >>> url.startswith("/education/v1/studio/upload-parts/up_1/2?expires=2000000000&signature=")
+    True
+    >>> part_signature_ok(b"k" * 32, "up_1", 2, 2_000_000_000, url.rsplit("=", 1)[1], now=1)
+    True
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import hashlib
+import hmac
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from svc_api.core.objectstore import LocalObjectStore, ObjectStore, S3ObjectStore, check_key
+
+PART_PREFIX = "/education/v1/studio/upload-parts/"
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class StoredPart:
+    """A part as the store holds it: its entity tag (MD5 hex, no quotes) and size."""
+
+    etag: str
+    size: int
+
+
+class ChecksumMismatch(Exception):
+    """The assembled file's SHA-256 is not the registered one (the file was removed).
+
+    Example:
+        >>> ChecksumMismatch("ab").actual
+        'ab'
+    """
+
+    def __init__(self, actual: str) -> None:
+        super().__init__(f"assembled file has SHA-256 {actual}")
+        self.actual = actual
+
+
+def _sign(secret: bytes, upload_id: str, part_number: int, expires: int) -> str:
+    message = f"upload-part|{upload_id}|{part_number}|{expires}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def local_part_url(secret: bytes, upload_id: str, part_number: int, *, expires: int) -> str:
+    """The service's own URL that takes part ``part_number`` until ``expires``."""
+    signature = _sign(secret, upload_id, part_number, expires)
+    return f"{PART_PREFIX}{upload_id}/{part_number}?expires={expires}&signature={signature}"
+
+
+def part_signature_ok(
+    secret: bytes, upload_id: str, part_number: int, expires: int, signature: str, *, now: int
+) -> bool:
+    """Whether a part URL is the service's own and unexpired."""
+    expected = _sign(secret, upload_id, part_number, expires)
+    # bytes: compare_digest refuses a str with non-ASCII characters (a hostile URL)
+    return now <= expires and hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace"))
+
+
+class Multipart(abc.ABC):
+    """Multipart uploads into one object store."""
+
+    @abc.abstractmethod
+    def start(self, key: str) -> str:
+        """Open a multipart upload of the object ``key``; the store's id of it."""
+
+    @abc.abstractmethod
+    def part_url(
+        self, upload_id: str, key: str, store_id: str, part_number: int, *, ttl: int, now: int
+    ) -> str:
+        """Where the client PUTs part ``part_number`` (valid for ``ttl`` seconds)."""
+
+    @abc.abstractmethod
+    def list_parts(self, key: str, store_id: str) -> dict[int, StoredPart]:
+        """The parts the store holds, by number (empty once assembled or aborted)."""
+
+    @abc.abstractmethod
+    def assemble(self, key: str, store_id: str, etags: dict[int, str], sha256: str) -> None:
+        """Join the parts (in number order, each with its entity tag) into ``key``; when the whole
+        file's SHA-256 is not ``sha256``, remove it and raise :class:`ChecksumMismatch`. Done again
+        after a crash, it checks the object already there."""
+
+    @abc.abstractmethod
+    def assembled(self, key: str) -> bool:
+        """Whether the assembled object ``key`` exists."""
+
+    @abc.abstractmethod
+    def abort(self, key: str, store_id: str) -> None:
+        """Drop the parts (idempotent)."""
+
+    @abc.abstractmethod
+    def remove(self, key: str) -> None:
+        """Delete the assembled object, if any."""
+
+    @abc.abstractmethod
+    def local_copy(self, key: str) -> contextlib.AbstractContextManager[Path]:
+        """A file holding the assembled object, for as long as the context lasts."""
+
+
+class LocalMultipart(Multipart):
+    """Parts as files under ``<root>/_multipart/`` (see the module docstring).
+
+    Example:
+        >>> import tempfile
+        >>> mp = LocalMultipart(LocalObjectStore(tempfile.mkdtemp()), b"k" * 32)
+        >>> sid = mp.start("uploads/up_1/a.pdf")
+        >>> mp.write_part(sid, 1, b"hello ")
+        StoredPart(etag='f814893777bcc2295fff05f00e508da6', size=6)
+        >>> _ = mp.write_part(sid, 2, b"world")
+        >>> mp.assemble("uploads/up_1/a.pdf", sid, mp._etags(sid),
+        ...             hashlib.sha256(b"hello world").hexdigest())
+        >>> (mp.store.root / "uploads/up_1/a.pdf").read_bytes(), mp.list_parts("uploads/up_1/a.pdf", sid)
+        (b'hello world', {})
+    """
+
+    def __init__(self, store: LocalObjectStore, secret: bytes) -> None:
+        self.store = store
+        self.secret = secret
+
+    def _dir(self, store_id: str) -> Path:
+        if not store_id.isalnum():
+            raise ValueError(f"invalid store upload id {store_id!r}")
+        return self.store.root / "_multipart" / store_id
+
+    def start(self, key: str) -> str:
+        check_key(key)
+        store_id = secrets.token_hex(16)
+        self._dir(store_id).mkdir(parents=True, exist_ok=True)
+        return store_id
+
+    def part_url(
+        self, upload_id: str, key: str, store_id: str, part_number: int, *, ttl: int, now: int
+    ) -> str:
+        return local_part_url(self.secret, upload_id, part_number, expires=now + ttl)
+
+    def write_part(self, store_id: str, part_number: int, data: bytes) -> StoredPart:
+        """Store one part (the PUT of a part URL); a part sent again replaces the earlier one."""
+        folder = self._dir(store_id)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"multipart upload {store_id} is gone")
+        etag = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".part.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, folder / f"{part_number:05d}-{etag}")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        for other in folder.glob(f"{part_number:05d}-*"):
+            if other.name != f"{part_number:05d}-{etag}":
+                other.unlink(missing_ok=True)
+        return StoredPart(etag, len(data))
+
+    def list_parts(self, key: str, store_id: str) -> dict[int, StoredPart]:
+        out: dict[int, StoredPart] = {}
+        try:
+            entries = list(os.scandir(self._dir(store_id)))
+        except FileNotFoundError:
+            return out
+        for entry in entries:
+            number, _, etag = entry.name.partition("-")
+            if number.isdigit() and etag and not entry.name.endswith(".tmp"):
+                out[int(number)] = StoredPart(etag, entry.stat().st_size)
+        return out
+
+    def _etags(self, store_id: str) -> dict[int, str]:
+        return {n: part.etag for n, part in self.list_parts("", store_id).items()}
+
+    def assemble(self, key: str, store_id: str, etags: dict[int, str], sha256: str) -> None:
+        target = self.store.root / check_key(key)
+        folder = self._dir(store_id)
+        if not folder.is_dir() and target.is_file():
+            self._check(target, sha256)  # assembled before a crash
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for number in sorted(etags):
+                    with open(folder / f"{number:05d}-{etags[number]}", "rb") as part:
+                        while chunk := part.read(CHUNK):
+                            digest.update(chunk)
+                            out.write(chunk)
+            if digest.hexdigest() != sha256:
+                raise ChecksumMismatch(digest.hexdigest())
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def _check(self, path: Path, sha256: str) -> None:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(CHUNK):
+                digest.update(chunk)
+        if digest.hexdigest() != sha256:
+            path.unlink(missing_ok=True)
+            raise ChecksumMismatch(digest.hexdigest())
+
+    def assembled(self, key: str) -> bool:
+        return (self.store.root / check_key(key)).is_file()
+
+    def abort(self, key: str, store_id: str) -> None:
+        shutil.rmtree(self._dir(store_id), ignore_errors=True)
+
+    def remove(self, key: str) -> None:
+        self.store.delete(key)
+
+    @contextlib.contextmanager
+    def local_copy(self, key: str) -> Iterator[Path]:
+        path = self.store.root / check_key(key)
+        if not path.is_file():
+            raise FileNotFoundError(key)
+        yield path
+
+
+class S3Multipart(Multipart):
+    """A real S3 multipart upload in the store's bucket, under its prefix."""
+
+    def __init__(self, store: S3ObjectStore) -> None:
+        self.store = store
+        self.client = store.client
+        self.bucket = store.bucket
+
+    def _key(self, key: str) -> str:
+        return f"{self.store.prefix}/{check_key(key)}" if self.store.prefix else check_key(key)
+
+    def start(self, key: str) -> str:
+        reply = self.client.create_multipart_upload(Bucket=self.bucket, Key=self._key(key))
+        return str(reply["UploadId"])
+
+    def part_url(
+        self, upload_id: str, key: str, store_id: str, part_number: int, *, ttl: int, now: int
+    ) -> str:
+        params = {
+            "Bucket": self.bucket,
+            "Key": self._key(key),
+            "UploadId": store_id,
+            "PartNumber": part_number,
+        }
+        return str(self.client.generate_presigned_url("upload_part", Params=params, ExpiresIn=ttl))
+
+    def list_parts(self, key: str, store_id: str) -> dict[int, StoredPart]:
+        out: dict[int, StoredPart] = {}
+        marker = 0
+        while True:
+            try:
+                reply = self.client.list_parts(
+                    Bucket=self.bucket, Key=self._key(key), UploadId=store_id, PartNumberMarker=marker
+                )
+            except self.client.exceptions.NoSuchUpload:
+                return out
+            for part in reply.get("Parts", ()):
+                out[int(part["PartNumber"])] = StoredPart(part["ETag"].strip('"').lower(), int(part["Size"]))
+            if not reply.get("IsTruncated"):
+                return out
+            marker = int(reply["NextPartNumberMarker"])
+
+    def assemble(self, key: str, store_id: str, etags: dict[int, str], sha256: str) -> None:
+        parts = [{"PartNumber": n, "ETag": f'"{etags[n]}"'} for n in sorted(etags)]
+        try:
+            self.client.complete_multipart_upload(
+                Bucket=self.bucket, Key=self._key(key), UploadId=store_id, MultipartUpload={"Parts": parts}
+            )
+        except self.client.exceptions.NoSuchUpload:
+            if not self.store.exists(key):
+                raise
+        digest = hashlib.sha256()
+        body = self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+        for chunk in body.iter_chunks(CHUNK):
+            digest.update(chunk)
+        if digest.hexdigest() != sha256:
+            self.remove(key)
+            raise ChecksumMismatch(digest.hexdigest())
+
+    def assembled(self, key: str) -> bool:
+        return self.store.exists(key)
+
+    def abort(self, key: str, store_id: str) -> None:
+        with contextlib.suppress(self.client.exceptions.NoSuchUpload):
+            self.client.abort_multipart_upload(Bucket=self.bucket, Key=self._key(key), UploadId=store_id)
+
+    def remove(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    @contextlib.contextmanager
+    def local_copy(self, key: str) -> Iterator[Path]:
+        with tempfile.TemporaryDirectory(prefix="svc-upload-") as folder:
+            path = Path(folder) / Path(key).name
+            with open(path, "wb") as out:
+                self.client.download_fileobj(self.bucket, self._key(key), out)
+            yield path
+
+
+def multipart_for(store: ObjectStore, secret: bytes) -> Multipart:
+    """The multipart side of ``store``.
+
+    Example:
+        >>> import tempfile
+        >>> type(multipart_for(LocalObjectStore(tempfile.mkdtemp()), b"k")).__name__
+        'LocalMultipart'
+    """
+    if isinstance(store, S3ObjectStore):
+        return S3Multipart(store)
+    if isinstance(store, LocalObjectStore):
+        return LocalMultipart(store, secret)
+    raise TypeError(f"no multipart uploads on {store!r}")
+
+
+def store_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean store trouble (retryable): OS errors and, with boto3, its errors."""
+    errors: list[type[BaseException]] = [OSError]
+    with contextlib.suppress(ImportError):
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        errors += [BotoCoreError, ClientError]
+    return tuple(errors)
+
+
+__all__: list[Any] = [
+    "ChecksumMismatch",
+    "LocalMultipart",
+    "Multipart",
+    "S3Multipart",
+    "StoredPart",
+    "local_part_url",
+    "multipart_for",
+    "part_signature_ok",
+    "store_errors",
+]
