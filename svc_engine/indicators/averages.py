@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
+from svc_engine.pages import nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -24,7 +25,7 @@ def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> sma_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), 2).tolist()
     [nan, 1.5, 2.5, nan, nan, 5.5]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
         return out
@@ -67,7 +68,7 @@ def ema_seeded_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarr
     >>> ema_seeded_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
     [nan, 1.5, 2.5, 3.5]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     seed = start + seed_offset
     if start < 0 or seed >= x.size or seed - n + 1 < start:
@@ -91,7 +92,7 @@ def wma_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> wma_nb(np.array([1.0, 2.0, 3.0]), 2).tolist()
     [nan, 1.6666666666666667, 2.6666666666666665]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
         return out

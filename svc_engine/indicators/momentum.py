@@ -16,6 +16,7 @@ from numba import njit
 from svc_engine.indicators.averages import sma_nb
 from svc_engine.indicators.numeric import first_valid_nb
 from svc_engine.indicators.ranges import rolling_max_nb, rolling_min_nb
+from svc_engine.pages import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -27,8 +28,8 @@ def wilder_gain_loss_nb(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     >>> gain.tolist(), loss.tolist()
     ([nan, nan, 0.5, 0.75], [nan, nan, 0.5, 0.25])
     """
-    gain_out = np.full(x.size, np.nan)
-    loss_out = np.full(x.size, np.nan)
+    gain_out = nans_nb(x.size)
+    loss_out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0 or x.size - start <= n:
         return gain_out, loss_out
@@ -72,7 +73,7 @@ def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
     [nan, nan, 0.0, 0.0]
     """
     gain, loss = wilder_gain_loss_nb(x, n)
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     for i in range(x.size):
         if not np.isnan(gain[i]):
             out[i] = _rsi_value(gain[i], loss[i])
@@ -101,7 +102,7 @@ def stoch_nb(
     """
     hh = rolling_max_nb(high, k)
     ll = rolling_min_nb(low, k)
-    fast = np.full(high.size, np.nan)
+    fast = nans_nb(high.size)
     for i in range(k - 1, high.size):
         diff = (hh[i] - ll[i]) / 100.0
         fast[i] = (close[i] - ll[i]) / diff if diff != 0.0 else 0.0
@@ -118,7 +119,7 @@ def willr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np
     """
     hh = rolling_max_nb(high, n)
     ll = rolling_min_nb(low, n)
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for i in range(n - 1, high.size):
         diff = (hh[i] - ll[i]) / -100.0
         out[i] = (hh[i] - close[i]) / diff if diff != 0.0 else 0.0
@@ -132,7 +133,7 @@ def typical_price_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np
     >>> typical_price_nb(np.array([3.0]), np.array([1.0]), np.array([2.0])).tolist()
     [2.0]
     """
-    out = np.empty(high.size)
+    out = empty_nb(high.size)
     for i in range(high.size):
         out[i] = (high[i] + low[i] + close[i]) / 3.0
     return out
@@ -148,7 +149,7 @@ def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     [nan, 66.66666666666667]
     """
     tp = typical_price_nb(high, low, close)
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for t in range(n - 1, high.size):
         mean = 0.0
         for j in range(t - n + 1, t + 1):
@@ -169,7 +170,7 @@ def roc_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> roc_nb(np.array([2.0, 3.0]), 1).tolist()
     [nan, 50.0]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0:
         return out

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.numeric import first_valid_nb
+from svc_engine.pages import nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -22,7 +23,7 @@ def true_range_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.nd
     >>> true_range_nb(np.array([2.0, 5.0]), np.array([1.0, 4.0]), np.array([1.5, 4.5])).tolist()
     [nan, 3.5]
     """
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for i in range(1, high.size):
         prev = close[i - 1]
         tr = high[i] - low[i]
@@ -43,7 +44,7 @@ def atr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     >>> atr_nb(np.array([2.0, 5.0, 6.0]), np.array([1.0, 4.0, 4.0]), np.array([1.5, 4.5, 5.0]), 1).tolist()
     [nan, 3.5, 2.0]
     """
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     if high.size <= n:
         return out
     total = 0.0
@@ -93,7 +94,7 @@ def rolling_min_nb(x: np.ndarray, n: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _rolling_extreme(x: np.ndarray, n: int, sign: float) -> np.ndarray:
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0:
         return out
@@ -126,7 +127,7 @@ def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     >>> rolling_std_nb(np.array([1.0, 3.0]), np.array([np.nan, 2.0]), 2).tolist()
     [nan, 1.0]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     for i in range(x.size):
         if np.isnan(mean[i]):
             continue
