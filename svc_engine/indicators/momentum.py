@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.averages import sma_nb
+from svc_engine.indicators.lanes import STABILISE, rsi_from_nb, rsi_value_nb
 from svc_engine.indicators.numeric import first_valid_nb
 from svc_engine.indicators.ranges import rolling_max_nb, rolling_min_nb
 from svc_engine.pages import empty_nb, nans_nb
@@ -72,21 +73,22 @@ def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> rsi_nb(np.ones(4), 2).tolist()
     [nan, nan, 0.0, 0.0]
     """
-    gain, loss = wilder_gain_loss_nb(x, n)
-    out = nans_nb(x.size)
-    for i in range(x.size):
-        if not np.isnan(gain[i]):
-            out[i] = _rsi_value(gain[i], loss[i])
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start <= n:
+        return nans_nb(x.size)
+    out = empty_nb(x.size)  # every value from the seed on is written
+    out[: start + n] = np.nan
+    gain, loss = 0.0, 0.0
+    for i in range(start + 1, start + n + 1):  # the seed: mean gain and loss of the first n moves
+        diff = x[i] - x[i - 1]
+        if diff < 0:
+            loss -= diff
+        else:
+            gain += diff
+    gain, loss = gain / n, loss / n
+    out[start + n] = rsi_value_nb(gain, loss)
+    rsi_from_nb(x, out, start + n, gain, loss, n, STABILISE * n)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _rsi_value(gain: float, loss: float) -> float:
-    total = gain + loss
-    # TA-Lib treats |total| < 1e-8 as zero and reports 0 there.
-    if -1e-8 < total < 1e-8:
-        return 0.0
-    return 100.0 * (gain / total)
 
 
 @njit(cache=True, nogil=True)
