@@ -33,6 +33,22 @@ def cross_nb(a: np.ndarray, b: np.ndarray, above: bool) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def cross_level_nb(a: np.ndarray, level: float, above: bool) -> np.ndarray:
+    """``cross_nb`` of ``a`` against a constant ``level`` (no array of the level needed).
+
+    >>> cross_level_nb(np.array([1.0, 3.0, 1.0]), 2.0, True).tolist()
+    [False, True, False]
+    """
+    out = falses_nb(a.size)
+    for i in range(1, a.size):
+        if above:
+            out[i] = a[i] > level and a[i - 1] <= level
+        else:
+            out[i] = a[i] < level and a[i - 1] >= level
+    return out
+
+
+@njit(cache=True, nogil=True)
 def run_length_nb(mask: np.ndarray) -> np.ndarray:
     """How many candles in a row, ending at each index, the mask has been true.
 
