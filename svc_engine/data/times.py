@@ -4,11 +4,12 @@ Ranges go in as Unix seconds (``start_ts``/``end_ts``); every entry point also t
 ``datetime`` (naive = UTC), a ``date`` (its midnight UTC), a NumPy ``datetime64`` or an ISO 8601
 string (``"2024-01-31"``, ``"2024-01-31T12:00"``, ``"2024-01-31T12:00:00+02:00"``).
 
-Times come out with their unit in the dtype: every time a result carries (trades, positions,
-equity, trend signals, walk-forward windows) is a ``Datetime("ms", "UTC")`` column (``TIME``).
-Frames aligned candle by candle with the candles keep the candles' own ``open_time``, ``Int64``
-Unix milliseconds as the data store holds them (klines, signal frames, per-candle trend events).
-The API's JSON shapes carry Unix milliseconds: ``ms_columns`` turns a result frame back.
+Times come out with their unit in the dtype: the times of a run's results (trades, positions,
+equity, walk-forward windows) are ``Datetime("ms", "UTC")`` columns (``TIME``). Frames aligned
+candle by candle with the candles keep the candles' own ``open_time``, ``Int64`` Unix milliseconds
+as the data store holds them (klines, signal frames, per-candle trend events); so do, for now, the
+trend detector's signal rows. The API's JSON shapes carry Unix milliseconds: ``ms_columns`` turns a
+result frame back.
 
 Example:
     >>> to_seconds("2024-01-01"), to_seconds(1_704_067_200), to_seconds(None)
