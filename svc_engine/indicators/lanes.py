@@ -1,4 +1,4 @@
-"""Chained indicators (EMA, Wilder's RSI, the exact window sum of the SMA) over long series, several
+"""Chained indicators (EMA, Wilder's RSI and ATR, the exact window sum of the SMA) over long series, several
 stretches side by side, bit for bit the values of one pass.
 
 Each value of a chain waits for the one before, so one pass runs at the latency of the chain (a
@@ -196,6 +196,85 @@ def rsi_from_nb(
                 x, out, starts[j] + warm, starts[j] + steps, gains[j - 1], losses[j - 1], n
             )
     _rsi_run(x, out, starts[lanes - 1] + steps, x.size, gains[lanes - 1], losses[lanes - 1], n)
+
+
+# ---- ATR (Wilder's smoothing of the true range) -----------------------------------------------------
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def true_range_value_nb(high: float, low: float, prev_close: float) -> float:
+    """The true range of one candle: the largest of high - low and the distances of high and low
+    from the previous close (TA-Lib TRANGE).
+
+    >>> true_range_value_nb(5.0, 4.0, 1.5)
+    3.5
+    """
+    tr = high - low
+    up = abs(high - prev_close)
+    down = abs(low - prev_close)
+    tr = up if up > tr else tr  # selects, not branches: which one wins is a coin toss per candle
+    return down if down > tr else tr
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _atr_run(
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
+    out: np.ndarray,
+    begin: int,
+    end: int,
+    prev: float,
+    n: int,
+) -> float:
+    # TA-Lib's order: (atr * (n - 1) + true range) / n
+    m, fn = float(n - 1), float(n)
+    for i in range(begin, end):
+        prev = (prev * m + true_range_value_nb(high[i], low[i], close[i - 1])) / fn
+        out[i] = prev
+    return prev
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def atr_from_nb(
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
+    out: np.ndarray,
+    seed: int,
+    prev: float,
+    n: int,
+    warm: int,
+) -> None:
+    """Wilder's ATR for ``i > seed`` from ``prev`` at ``seed``."""
+    starts, steps, warm = plan_nb(seed + 1, close.size, warm)
+    if steps == 0:
+        _atr_run(high, low, close, out, seed + 1, close.size, prev, n)
+        return
+    lanes = starts.size
+    m, fn = float(n - 1), float(n)
+    state = np.zeros(lanes)  # a plain seed: no range yet
+    state[0] = prev
+    saved = state.copy()
+    buf = np.empty((BLOCK, lanes))
+    for t0 in range(0, steps, BLOCK):
+        size = min(BLOCK, steps - t0)
+        for t in range(size):
+            for j in range(lanes):
+                i = starts[j] + t0 + t
+                buf[t, j] = true_range_value_nb(high[i], low[i], close[i - 1])
+        for t in range(size):
+            for j in range(lanes):
+                value = (state[j] * m + buf[t, j]) / fn
+                state[j] = value
+                buf[t, j] = value
+        _scatter(buf, out, starts, t0, size)
+        if t0 + size == warm:
+            saved[:] = state
+    for j in range(1, lanes):
+        if not _same(saved[j], state[j - 1]):
+            state[j] = _atr_run(high, low, close, out, starts[j] + warm, starts[j] + steps, state[j - 1], n)
+    _atr_run(high, low, close, out, starts[lanes - 1] + steps, close.size, state[lanes - 1], n)
 
 
 # ---- SMA (exact window sum) ----------------------------------------------------------------------

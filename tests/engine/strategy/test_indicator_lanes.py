@@ -1,6 +1,7 @@
-"""The chained kernels run in stretches side by side (svc_engine/indicators/lanes.py) and give the
-one-pass values bit for bit: compared with the one-pass kernels they replaced, on long series with
-gaps, flat stretches and NaN, and with warm-ups too short to forget a seed (every seam recomputed)."""
+"""The chained kernels (EMA, RSI, ATR, SMA) run in stretches side by side (indicators/lanes.py)
+and give the one-pass values bit for bit: compared with the one-pass kernels they replaced, on long
+series with gaps, flat stretches and NaN, and with warm-ups too short to forget a seed (every seam
+recomputed)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,24 @@ def one_pass_rsi(x: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def one_pass_atr(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(high.size, np.nan)
+    if high.size <= n:
+        return out
+    total = 0.0
+    for i in range(1, n + 1):
+        total += L.true_range_value_nb(high[i], low[i], close[i - 1])
+    prev = total / n
+    out[n] = prev
+    for i in range(n + 1, high.size):
+        prev *= n - 1
+        prev += L.true_range_value_nb(high[i], low[i], close[i - 1])
+        prev /= n
+        out[i] = prev
+    return out
+
+
 def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
     # NaN against NaN whatever the payload; every other value to the bit (-0.0 differs from 0.0)
     nan = np.isnan(a)
@@ -97,6 +116,8 @@ def test_chained_kernels_equal_one_pass_bit_for_bit(kind: str, n: int) -> None:
     assert _bits_equal(K.sma_nb(x, n), one_pass_sma(x, n))
     assert _bits_equal(K.ema_nb(x, n), one_pass_ema(x, n, 2.0 / (n + 1), n - 1))
     assert _bits_equal(K.rsi_nb(x, n), one_pass_rsi(x, n))
+    high, low = x * 1.001, x * 0.998
+    assert _bits_equal(K.atr_nb(high, low, x, n), one_pass_atr(high, low, x, n))
 
 
 def test_a_seed_not_forgotten_is_recomputed_from_the_stretch_before() -> None:
@@ -117,6 +138,12 @@ def test_a_seed_not_forgotten_is_recomputed_from_the_stretch_before() -> None:
     out[200] = rsi[200]
     L.rsi_from_nb(x, out, 200, gain[200], loss[200], 200, 1)
     assert _bits_equal(out, rsi)
+
+    atr = one_pass_atr(x + 1.0, x - 1.0, x, 200)
+    out = np.full(x.size, np.nan)
+    out[200] = atr[200]
+    L.atr_from_nb(x + 1.0, x - 1.0, x, out, 200, atr[200], 200, 1)
+    assert _bits_equal(out, atr)
 
 
 def test_a_nan_inside_a_smoothing_stays_nan_to_the_end_as_in_one_pass() -> None:
