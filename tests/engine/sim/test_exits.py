@@ -224,8 +224,13 @@ def test_each_candidates_outcome_is_computed_independently() -> None:
         1.0,
     )
     got = [
-        (m["fill_candle"], m["exit_candle"], float(m["entry_raw"]), float(m["exit_raw"]),
-         nb.REASONS[m["reason"]])
+        (
+            m["fill_candle"],
+            m["exit_candle"],
+            float(m["entry_raw"]),
+            float(m["exit_raw"]),
+            nb.REASONS[m["reason"]],
+        )
         for m in memo
     ]
     assert got[:3] == [(1, 2, 10.0, 11.0, "tp"), (3, 3, 10.2, 9.5, "sl"), (3, 3, 11.2, 9.0, "tp")]

@@ -75,8 +75,11 @@ def mirrored(signals: pl.DataFrame) -> pl.DataFrame:
     """Undo the mirror on a signal frame: way swapped, high and low anchors swapped, prices negated,
     and the signals of each candle back in the documented order (break BUY, break SELL, return BUY,
     return SELL), which the mirror turns around where one candle has a signal of each way."""
-    swap = {c: c.replace("high", "@").replace("low", "high").replace("@", "low")
-            for c in signals.columns if c.startswith(("high_", "low_"))}
+    swap = {
+        c: c.replace("high", "@").replace("low", "high").replace("@", "low")
+        for c in signals.columns
+        if c.startswith(("high_", "low_"))
+    }
     out = signals.rename(swap).with_columns(
         pl.when(pl.col("way") == "BUY").then(pl.lit("SELL")).otherwise(pl.lit("BUY")).alias("way"),
         *[(-pl.col(c)).alias(c) for c in signals.columns if c.endswith("_price")],
@@ -101,11 +104,20 @@ def test_real_series_give_signals_on_both_sides(shared_datasets: Path) -> None:
     touches=st.sampled_from([2, 3]),
     tols=st.sampled_from([(0.1, 0.0, 0.2), (0.5, 0.3, 0.0), (0.0, 0.0, 1.0)]),
 )
-def test_kernel_equals_the_literal_reference(seed: int, n: int, tick: float, shape: tuple,
-                                             touches: int, tols: tuple) -> None:
+def test_kernel_equals_the_literal_reference(
+    seed: int, n: int, tick: float, shape: tuple, touches: int, tols: tuple
+) -> None:
     left, right, min_gap, window = shape
-    params = TrendParams(left=left, right=right, min_gap=min_gap, window=window, min_touches=touches,
-                         touch_tol=tols[0], break_tol=tols[1], retest_tol=tols[2])
+    params = TrendParams(
+        left=left,
+        right=right,
+        min_gap=min_gap,
+        window=window,
+        min_touches=touches,
+        touch_tol=tols[0],
+        break_tol=tols[1],
+        retest_tol=tols[2],
+    )
     k = random_walk(seed, n, tick)
     records, _ = signal_records(k, **{f: getattr(params, f) for f in params.__slots__})
     expected = reference(*(k[c].to_numpy() for c in ("high", "low", "close")), params)
