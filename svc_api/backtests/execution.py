@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from svc_engine.data import DataStore
+from svc_engine.data.times import ms_columns
 from svc_engine.executors import Executor
 from svc_engine.sim.stats import finite
 
@@ -131,7 +132,7 @@ def portfolio_coin_results(result: Any) -> dict[str, dict[str, Any]]:
         trades = result.trades.filter(pl.col("coin") == coin)
         out[coin] = finite({
             "coin": coin, "timeframe": result.timeframe, "summary": result.coin_results.get(coin, {}),
-            "trades": trades.to_dicts(), "total_trades": trades.height,
+            "trades": ms_columns(trades).to_dicts(), "total_trades": trades.height,
         })  # fmt: skip
     return out
 

@@ -2,9 +2,14 @@
 
 Ranges go in as Unix seconds (``start_ts``/``end_ts``); every entry point also takes a
 ``datetime`` (naive = UTC), a ``date`` (its midnight UTC), a NumPy ``datetime64`` or an ISO 8601
-string (``"2024-01-31"``, ``"2024-01-31T12:00"``, ``"2024-01-31T12:00:00+02:00"``). Times come out
-as Unix milliseconds in ``Int64`` columns whose names end in ``_time``, or as ``Datetime("ms",
-"UTC")`` columns.
+string (``"2024-01-31"``, ``"2024-01-31T12:00"``, ``"2024-01-31T12:00:00+02:00"``).
+
+Times come out with their unit in the dtype: the times of a run's results (trades, positions,
+equity, walk-forward windows) are ``Datetime("ms", "UTC")`` columns (``TIME``). Frames aligned
+candle by candle with the candles keep the candles' own ``open_time``, ``Int64`` Unix milliseconds
+as the data store holds them (klines, signal frames, per-candle trend events); so do, for now, the
+trend detector's signal rows. The API's JSON shapes carry Unix milliseconds: ``ms_columns`` turns a
+result frame back.
 
 Example:
     >>> to_seconds("2024-01-01"), to_seconds(1_704_067_200), to_seconds(None)
@@ -18,6 +23,11 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
+import polars as pl
+import polars.selectors as cs
+
+TIME = pl.Datetime("ms", "UTC")
+"""The dtype of the times in results: milliseconds, UTC, shown as dates."""
 
 
 def to_seconds(value: Any) -> float | int | None:
@@ -58,3 +68,23 @@ def to_seconds(value: Any) -> float | int | None:
     if abs(value) > 1e11:
         raise ValueError(f"{value} looks like Unix milliseconds; ranges take seconds ({value / 1000})")
     return value
+
+
+def time_series(name: str, ms: np.ndarray) -> pl.Series:
+    """A ``TIME`` column from Unix milliseconds.
+
+    Example:
+        >>> time_series("fill_time", np.array([3_600_000])).to_list()[0].isoformat()
+        '1970-01-01T01:00:00+00:00'
+    """
+    return pl.Series(name, ms, dtype=pl.Int64).cast(TIME)
+
+
+def ms_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every datetime column as ``Int64`` Unix milliseconds (the API's JSON shapes).
+
+    Example:
+        >>> ms_columns(pl.DataFrame({"t": time_series("t", np.array([5]))})).to_dicts()
+        [{'t': 5}]
+    """
+    return frame.with_columns(cs.datetime().dt.epoch("ms"))

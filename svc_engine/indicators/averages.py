@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb
 from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
+from svc_engine.pages import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -24,27 +26,12 @@ def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> sma_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), 2).tolist()
     [nan, 1.5, 2.5, nan, nan, 5.5]
     """
-    out = np.full(x.size, np.nan)
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
-        return out
-    hi = 0.0
-    lo = 0.0
-    missing = 0
-    for i in range(start, x.size):
-        if np.isnan(x[i]):
-            missing += 1
-        else:
-            hi, lo = add_exact_nb(hi, lo, x[i])
-        if i < start + n - 1:
-            continue
-        if missing == 0:
-            out[i] = hi / n
-        old = x[i - n + 1]
-        if np.isnan(old):
-            missing -= 1
-        else:
-            hi, lo = add_exact_nb(hi, lo, -old)
+        return nans_nb(x.size)
+    out = empty_nb(x.size)  # every value from the first window on is written
+    out[: start + n - 1] = np.nan
+    sma_from_nb(x, out, start + n - 1, n)
     return out
 
 
@@ -67,19 +54,18 @@ def ema_seeded_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarr
     >>> ema_seeded_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
     [nan, 1.5, 2.5, 3.5]
     """
-    out = np.full(x.size, np.nan)
     start = first_valid_nb(x)
     seed = start + seed_offset
     if start < 0 or seed >= x.size or seed - n + 1 < start:
-        return out
+        return nans_nb(x.size)
+    out = empty_nb(x.size)  # every value from the seed on is written
+    out[:seed] = np.nan
     total = 0.0
     for i in range(seed - n + 1, seed + 1):
         total += x[i]
     prev = total / n
     out[seed] = prev
-    for i in range(seed + 1, x.size):
-        prev = ((x[i] - prev) * k) + prev
-        out[i] = prev
+    ema_from_nb(x, out, seed, prev, k, int(STABILISE / k) + 1)
     return out
 
 
@@ -91,7 +77,7 @@ def wma_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> wma_nb(np.array([1.0, 2.0, 3.0]), 2).tolist()
     [nan, 1.6666666666666667, 2.6666666666666665]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
         return out

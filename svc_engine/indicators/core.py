@@ -24,6 +24,7 @@ from svc_engine.indicators.averages import (
     wma_nb,
 )
 from svc_engine.indicators.events import (
+    cross_level_nb,
     cross_nb,
     run_length_nb,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "add_exact_nb",
     "atr_nb",
     "cci_nb",
+    "cross_level_nb",
     "cross_nb",
     "ema_nb",
     "ema_seeded_nb",

@@ -18,6 +18,7 @@ from svc_engine.indicators.averages import ema_nb, sma_nb, wma_nb
 from svc_engine.indicators.momentum import rsi_nb
 from svc_engine.indicators.numeric import first_valid_nb
 from svc_engine.indicators.ranges import atr_nb, rolling_max_nb, rolling_min_nb, rolling_std_nb
+from svc_engine.pages import nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -27,7 +28,7 @@ def mom_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> mom_nb(np.array([1.0, 3.0, 2.0]), 2).tolist()
     [nan, nan, 1.0]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0:
         return out
@@ -95,7 +96,7 @@ def zscore_nb(x: np.ndarray, n: int) -> np.ndarray:
     """
     mean = sma_nb(x, n)
     sd = rolling_std_nb(x, mean, n)
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     for i in range(x.size):
         if not np.isnan(sd[i]):
             out[i] = (x[i] - mean[i]) / sd[i] if sd[i] > 0.0 else 0.0
@@ -110,7 +111,7 @@ def natr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.
     [nan, 70.0]
     """
     atr = atr_nb(high, low, close, n)
-    out = np.full(close.size, np.nan)
+    out = nans_nb(close.size)
     for i in range(close.size):
         if not np.isnan(atr[i]):
             out[i] = (atr[i] / close[i]) * 100.0 if close[i] != 0.0 else 0.0
@@ -127,7 +128,7 @@ def percent_b_nb(x: np.ndarray, n: int, mult: float) -> np.ndarray:
     """
     mid = sma_nb(x, n)
     sd = rolling_std_nb(x, mid, n)
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     for i in range(x.size):
         if not np.isnan(sd[i]):
             lower = mid[i] - mult * sd[i]
@@ -148,7 +149,7 @@ def stochrsi_nb(x: np.ndarray, n: int, k: int, d: int) -> tuple[np.ndarray, np.n
     rsi = rsi_nb(x, n)
     hh = rolling_max_nb(rsi, k)
     ll = rolling_min_nb(rsi, k)
-    fast = np.full(x.size, np.nan)
+    fast = nans_nb(x.size)
     for i in range(x.size):
         if not np.isnan(hh[i]):
             diff = (hh[i] - ll[i]) / 100.0

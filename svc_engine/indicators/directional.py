@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.ranges import atr_nb, rolling_max_nb, rolling_min_nb
+from svc_engine.pages import nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -67,9 +68,9 @@ def dmi_nb(
     [57.14285714285714, 61.18012422360248]
     """
     size = high.size
-    plus_di = np.full(size, np.nan)
-    minus_di = np.full(size, np.nan)
-    adx = np.full(size, np.nan)
+    plus_di = nans_nb(size)
+    minus_di = nans_nb(size)
+    adx = nans_nb(size)
     if size <= n or n < 1:
         return plus_di, minus_di, adx
     plus_dm = 0.0
@@ -126,9 +127,9 @@ def aroon_nb(high: np.ndarray, low: np.ndarray, n: int) -> tuple[np.ndarray, np.
     [nan, nan, 50.0, 0.0]
     """
     size = high.size
-    up = np.full(size, np.nan)
-    down = np.full(size, np.nan)
-    osc = np.full(size, np.nan)
+    up = nans_nb(size)
+    down = nans_nb(size)
+    osc = nans_nb(size)
     factor = 100.0 / n
     hi_idx = -1
     lo_idx = -1
@@ -167,7 +168,7 @@ def sar_nb(high: np.ndarray, low: np.ndarray, acceleration: float, maximum: floa
     [nan, 9.0, 9.04, 9.158399999999999]
     """
     size = high.size
-    out = np.full(size, np.nan)
+    out = nans_nb(size)
     if size < 2:
         return out
     if acceleration > maximum:
@@ -266,8 +267,8 @@ def supertrend_nb(
     """
     size = high.size
     atr = atr_nb(high, low, close, n)
-    line = np.full(size, np.nan)
-    way = np.full(size, np.nan)
+    line = nans_nb(size)
+    way = nans_nb(size)
     upper = 0.0
     lower = 0.0
     trend = -1.0
@@ -316,8 +317,8 @@ def ichimoku_nb(
     span_b_now = (rolling_max_nb(high, senkou_n) + rolling_min_nb(low, senkou_n)) / 2.0
     span_a_now = (tenkan + kijun) / 2.0
     size = high.size
-    span_a = np.full(size, np.nan)
-    span_b = np.full(size, np.nan)
+    span_a = nans_nb(size)
+    span_b = nans_nb(size)
     for t in range(shift, size):
         span_a[t] = span_a_now[t - shift]
         span_b[t] = span_b_now[t - shift]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from svc_engine.pages import falses_nb, huge_nb
+
 
 @njit(cache=True, nogil=True)
 def cross_nb(a: np.ndarray, b: np.ndarray, above: bool) -> np.ndarray:
@@ -21,12 +23,28 @@ def cross_nb(a: np.ndarray, b: np.ndarray, above: bool) -> np.ndarray:
     >>> cross_nb(np.array([1.0, 3.0, 1.0]), np.array([2.0, 2.0, 2.0]), True).tolist()
     [False, True, False]
     """
-    out = np.zeros(a.size, np.bool_)
+    out = falses_nb(a.size)
     for i in range(1, a.size):
         if above:
             out[i] = a[i] > b[i] and a[i - 1] <= b[i - 1]
         else:
             out[i] = a[i] < b[i] and a[i - 1] >= b[i - 1]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def cross_level_nb(a: np.ndarray, level: float, above: bool) -> np.ndarray:
+    """``cross_nb`` of ``a`` against a constant ``level`` (no array of the level needed).
+
+    >>> cross_level_nb(np.array([1.0, 3.0, 1.0]), 2.0, True).tolist()
+    [False, True, False]
+    """
+    out = falses_nb(a.size)
+    for i in range(1, a.size):
+        if above:
+            out[i] = a[i] > level and a[i - 1] <= level
+        else:
+            out[i] = a[i] < level and a[i - 1] >= level
     return out
 
 
@@ -37,7 +55,7 @@ def run_length_nb(mask: np.ndarray) -> np.ndarray:
     >>> run_length_nb(np.array([True, True, False, True])).tolist()
     [1, 2, 0, 1]
     """
-    out = np.zeros(mask.size, np.int64)
+    out = huge_nb(np.empty(mask.size, np.int64))
     run = 0
     for i in range(mask.size):
         run = run + 1 if mask[i] else 0

@@ -14,8 +14,10 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.averages import sma_nb
+from svc_engine.indicators.lanes import STABILISE, rsi_from_nb, rsi_value_nb
 from svc_engine.indicators.numeric import first_valid_nb
 from svc_engine.indicators.ranges import rolling_max_nb, rolling_min_nb
+from svc_engine.pages import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -27,8 +29,8 @@ def wilder_gain_loss_nb(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     >>> gain.tolist(), loss.tolist()
     ([nan, nan, 0.5, 0.75], [nan, nan, 0.5, 0.25])
     """
-    gain_out = np.full(x.size, np.nan)
-    loss_out = np.full(x.size, np.nan)
+    gain_out = nans_nb(x.size)
+    loss_out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0 or x.size - start <= n:
         return gain_out, loss_out
@@ -71,21 +73,22 @@ def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> rsi_nb(np.ones(4), 2).tolist()
     [nan, nan, 0.0, 0.0]
     """
-    gain, loss = wilder_gain_loss_nb(x, n)
-    out = np.full(x.size, np.nan)
-    for i in range(x.size):
-        if not np.isnan(gain[i]):
-            out[i] = _rsi_value(gain[i], loss[i])
+    start = first_valid_nb(x)
+    if start < 0 or x.size - start <= n:
+        return nans_nb(x.size)
+    out = empty_nb(x.size)  # every value from the seed on is written
+    out[: start + n] = np.nan
+    gain, loss = 0.0, 0.0
+    for i in range(start + 1, start + n + 1):  # the seed: mean gain and loss of the first n moves
+        diff = x[i] - x[i - 1]
+        if diff < 0:
+            loss -= diff
+        else:
+            gain += diff
+    gain, loss = gain / n, loss / n
+    out[start + n] = rsi_value_nb(gain, loss)
+    rsi_from_nb(x, out, start + n, gain, loss, n, STABILISE * n)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _rsi_value(gain: float, loss: float) -> float:
-    total = gain + loss
-    # TA-Lib treats |total| < 1e-8 as zero and reports 0 there.
-    if -1e-8 < total < 1e-8:
-        return 0.0
-    return 100.0 * (gain / total)
 
 
 @njit(cache=True, nogil=True)
@@ -101,7 +104,7 @@ def stoch_nb(
     """
     hh = rolling_max_nb(high, k)
     ll = rolling_min_nb(low, k)
-    fast = np.full(high.size, np.nan)
+    fast = nans_nb(high.size)
     for i in range(k - 1, high.size):
         diff = (hh[i] - ll[i]) / 100.0
         fast[i] = (close[i] - ll[i]) / diff if diff != 0.0 else 0.0
@@ -118,7 +121,7 @@ def willr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np
     """
     hh = rolling_max_nb(high, n)
     ll = rolling_min_nb(low, n)
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for i in range(n - 1, high.size):
         diff = (hh[i] - ll[i]) / -100.0
         out[i] = (hh[i] - close[i]) / diff if diff != 0.0 else 0.0
@@ -132,7 +135,7 @@ def typical_price_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np
     >>> typical_price_nb(np.array([3.0]), np.array([1.0]), np.array([2.0])).tolist()
     [2.0]
     """
-    out = np.empty(high.size)
+    out = empty_nb(high.size)
     for i in range(high.size):
         out[i] = (high[i] + low[i] + close[i]) / 3.0
     return out
@@ -148,7 +151,7 @@ def cci_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     [nan, 66.66666666666667]
     """
     tp = typical_price_nb(high, low, close)
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for t in range(n - 1, high.size):
         mean = 0.0
         for j in range(t - n + 1, t + 1):
@@ -169,7 +172,7 @@ def roc_nb(x: np.ndarray, n: int) -> np.ndarray:
     >>> roc_nb(np.array([2.0, 3.0]), 1).tolist()
     [nan, 50.0]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0:
         return out

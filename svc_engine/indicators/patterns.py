@@ -32,6 +32,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from svc_engine.pages import zeros_nb
+
 BODY, HIGHLOW, SHADOWS = 0, 1, 2
 
 
@@ -89,14 +91,18 @@ def engulfing_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray) ->
     >>> engulfing_nb(o, np.maximum(o, c), np.minimum(o, c), c).tolist()
     [0.0, 0.0, -100.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(2, c.size):  # TA-Lib's lookback is 2
         now, before = _color(o, c, i), _color(o, c, i - 1)
-        bull = now == 1 and before == -1 and (
-            (c[i] >= o[i - 1] and o[i] < c[i - 1]) or (c[i] > o[i - 1] and o[i] <= c[i - 1])
+        bull = (
+            now == 1
+            and before == -1
+            and ((c[i] >= o[i - 1] and o[i] < c[i - 1]) or (c[i] > o[i - 1] and o[i] <= c[i - 1]))
         )
-        bear = now == -1 and before == 1 and (
-            (o[i] >= c[i - 1] and c[i] < o[i - 1]) or (o[i] > c[i - 1] and c[i] <= o[i - 1])
+        bear = (
+            now == -1
+            and before == 1
+            and ((o[i] >= c[i - 1] and c[i] < o[i - 1]) or (o[i] > c[i - 1] and c[i] <= o[i - 1]))
         )
         if bull or bear:
             full = o[i] != c[i - 1] and c[i] != o[i - 1]
@@ -112,7 +118,7 @@ def doji_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray) -> np.n
     >>> doji_nb(o, c + 0.5, o - 0.5, c).tolist()[10]
     100.0
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(10, c.size):
         if _body(o, c, i) <= _average(HIGHLOW, 10, 0.1, o, h, lo, c, i):
             out[i] = 100.0
@@ -138,7 +144,7 @@ def hammer_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray) -> np
     >>> hammer_nb(*(np.ones(3) for _ in range(4))).tolist()
     [0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(11, c.size):
         near = _average(HIGHLOW, 5, 0.2, o, h, lo, c, i - 1)
         if _small_body_long_shadow(o, h, lo, c, i, False) and min(o[i], c[i]) <= lo[i - 1] + near:
@@ -154,7 +160,7 @@ def inverted_hammer_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarr
     >>> inverted_hammer_nb(*(np.ones(3) for _ in range(4))).tolist()
     [0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(11, c.size):
         gap_down = max(o[i], c[i]) < min(o[i - 1], c[i - 1])
         if _small_body_long_shadow(o, h, lo, c, i, True) and gap_down:
@@ -170,7 +176,7 @@ def shooting_star_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray
     >>> shooting_star_nb(*(np.ones(3) for _ in range(4))).tolist()
     [0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(11, c.size):
         gap_up = min(o[i], c[i]) > max(o[i - 1], c[i - 1])
         if _small_body_long_shadow(o, h, lo, c, i, True) and gap_up:
@@ -186,7 +192,7 @@ def harami_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray) -> np
     >>> harami_nb(*(np.ones(3) for _ in range(4))).tolist()
     [0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(11, c.size):
         if _body(o, c, i - 1) > _average(BODY, 10, 1.0, o, h, lo, c, i - 1) and _body(o, c, i) <= _average(
             BODY, 10, 1.0, o, h, lo, c, i
@@ -209,7 +215,7 @@ def star_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, morning
     >>> star_nb(*(np.ones(3) for _ in range(4)), True).tolist()
     [0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     first = -1 if morning else 1
     for i in range(12, c.size):
         if not (
@@ -240,7 +246,7 @@ def three_soldiers_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarra
     >>> three_soldiers_nb(*(np.ones(3) for _ in range(4))).tolist()
     [0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(12, c.size):
         ok = True
         for j in (i - 2, i - 1, i):
@@ -272,7 +278,7 @@ def three_crows_nb(o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray) 
     >>> three_crows_nb(*(np.ones(4) for _ in range(4))).tolist()
     [0.0, 0.0, 0.0, 0.0]
     """
-    out = np.zeros(c.size)
+    out = zeros_nb(c.size)
     for i in range(13, c.size):
         if _color(o, c, i - 3) != 1:
             continue

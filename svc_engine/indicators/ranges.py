@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from svc_engine.indicators.lanes import STABILISE, atr_from_nb, true_range_value_nb
 from svc_engine.indicators.numeric import first_valid_nb
+from svc_engine.pages import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -22,7 +24,7 @@ def true_range_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.nd
     >>> true_range_nb(np.array([2.0, 5.0]), np.array([1.0, 4.0]), np.array([1.5, 4.5])).tolist()
     [nan, 3.5]
     """
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for i in range(1, high.size):
         prev = close[i - 1]
         tr = high[i] - low[i]
@@ -43,32 +45,17 @@ def atr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.n
     >>> atr_nb(np.array([2.0, 5.0, 6.0]), np.array([1.0, 4.0, 4.0]), np.array([1.5, 4.5, 5.0]), 1).tolist()
     [nan, 3.5, 2.0]
     """
-    out = np.full(high.size, np.nan)
     if high.size <= n:
-        return out
+        return nans_nb(high.size)
+    out = empty_nb(high.size)  # every value from the seed on is written
+    out[:n] = np.nan
     total = 0.0
     for i in range(1, n + 1):
-        total += _true_range(high[i], low[i], close[i - 1])
+        total += true_range_value_nb(high[i], low[i], close[i - 1])
     prev = total / n
     out[n] = prev
-    for i in range(n + 1, high.size):
-        prev *= n - 1
-        prev += _true_range(high[i], low[i], close[i - 1])
-        prev /= n
-        out[i] = prev
+    atr_from_nb(high, low, close, out, n, prev, n, STABILISE * n)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _true_range(high: float, low: float, prev_close: float) -> float:
-    tr = high - low
-    up = abs(high - prev_close)
-    down = abs(low - prev_close)
-    if up > tr:
-        tr = up
-    if down > tr:
-        tr = down
-    return tr
 
 
 @njit(cache=True, nogil=True)
@@ -93,7 +80,7 @@ def rolling_min_nb(x: np.ndarray, n: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _rolling_extreme(x: np.ndarray, n: int, sign: float) -> np.ndarray:
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     start = first_valid_nb(x)
     if start < 0:
         return out
@@ -126,7 +113,7 @@ def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     >>> rolling_std_nb(np.array([1.0, 3.0]), np.array([np.nan, 2.0]), 2).tolist()
     [nan, 1.0]
     """
-    out = np.full(x.size, np.nan)
+    out = nans_nb(x.size)
     for i in range(x.size):
         if np.isnan(mean[i]):
             continue

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.numeric import add_exact_nb
+from svc_engine.pages import nans_nb, zeros_nb
 
 
 @njit(cache=True, nogil=True)
@@ -28,7 +29,7 @@ def obv_nb(close: np.ndarray, volume: np.ndarray) -> np.ndarray:
     >>> obv_nb(np.array([2.0, 1.0]), np.array([5.0, 2.0])).tolist()
     [5.0, 3.0]
     """
-    out = np.full(close.size, np.nan)
+    out = nans_nb(close.size)
     if close.size == 0:
         return out
     total = volume[0]
@@ -50,7 +51,7 @@ def ad_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarr
     >>> ad_nb(np.array([3.0, 4.0]), np.array([1.0, 2.0]), np.array([3.0, 2.5]), np.array([2.0, 4.0])).tolist()
     [2.0, 0.0]
     """
-    out = np.full(close.size, np.nan)
+    out = nans_nb(close.size)
     total = 0.0
     for i in range(close.size):
         span = high[i] - low[i]
@@ -72,10 +73,10 @@ def mfi_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndar
     [nan, nan, 37.5]
     """
     size = close.size
-    out = np.full(size, np.nan)
+    out = nans_nb(size)
     if size <= n:
         return out
-    flow = np.zeros(size)
+    flow = zeros_nb(size)
     for i in range(1, size):
         tp = (high[i] + low[i] + close[i]) / 3.0
         prev = (high[i - 1] + low[i - 1] + close[i - 1]) / 3.0
@@ -107,7 +108,7 @@ def cmf_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndar
     [nan, 0.0]
     """
     size = close.size
-    out = np.full(size, np.nan)
+    out = nans_nb(size)
     mf_hi, mf_lo, vol_hi, vol_lo = 0.0, 0.0, 0.0, 0.0
     for i in range(size):
         span = high[i] - low[i]

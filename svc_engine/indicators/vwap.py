@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from svc_engine.pages import nans_nb
+
 DAY_MS = 86_400_000
 
 
@@ -27,7 +29,7 @@ def vwap_session_nb(
     >>> vwap_session_nb(t, one, one, one, np.array([1.0, 3.0, 1.0])).tolist()
     [1.0, 1.75, 3.0]
     """
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     day = -1
     pv = 0.0
     vol = 0.0
@@ -54,7 +56,7 @@ def vwap_rolling_nb(
     >>> vwap_rolling_nb(one, one, one, np.array([1.0, 3.0, 1.0]), 2).tolist()
     [nan, 1.75, 2.25]
     """
-    out = np.full(high.size, np.nan)
+    out = nans_nb(high.size)
     for i in range(n - 1, high.size):
         pv = 0.0
         vol = 0.0

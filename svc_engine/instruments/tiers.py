@@ -65,7 +65,8 @@ def volume_tier(avg_daily_quote_volume: float) -> Tier:
     value = float(avg_daily_quote_volume)
     if not math.isfinite(value) or value < 0:
         raise ValueError(
-            f"average daily quote volume must be a finite number >= 0, got {avg_daily_quote_volume!r}")
+            f"average daily quote volume must be a finite number >= 0, got {avg_daily_quote_volume!r}"
+        )
     return next(tier for floor, tier in TIERS if value >= floor)
 
 
@@ -86,8 +87,7 @@ def avg_daily_quote_volume(klines: pl.DataFrame, timeframe: str) -> float:
         total = klines.select(quote.sum()).item() or 0.0
         return float(total) / (klines.height * step / _DAY_MS)
     t = klines["open_time"].cast(pl.Int64).to_numpy()
-    v = klines["volume"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    c = klines["close"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    v, c = (_floats(klines[name]) for name in ("volume", "close"))
     mean = _daily_mean_nb(t, v, c, _DAY_MS)
     if not math.isnan(mean):
         return float(mean)
@@ -95,20 +95,28 @@ def avg_daily_quote_volume(klines: pl.DataFrame, timeframe: str) -> float:
     return float(np.mean(days["q"].to_numpy()))
 
 
+def _floats(column: pl.Series) -> np.ndarray:
+    # Without a copy when the column is float64 without nulls (filling nulls copies 35 MB on 4.35 M).
+    column = column.cast(pl.Float64)
+    return (column.fill_null(np.nan) if column.null_count() else column).to_numpy()
+
+
 @njit(cache=True, nogil=True)
 def _daily_mean_nb(t, v, c, day_ms):
     """Mean over UTC days of the summed ``volume * close`` (NaN products skipped) of a series sorted
     by time, in one pass; NaN when the times are not sorted (the caller groups instead)."""
     days, total, day_sum = 0, 0.0, 0.0
-    current = np.int64(-(2**62))
+    # The day's first and next-day's first millisecond: a division only when a day starts (an
+    # integer division per candle took most of the pass).
+    begin, end = np.int64(1), np.int64(0)
     for k in range(t.shape[0]):
         if k > 0 and t[k] < t[k - 1]:
             return np.nan
-        d = t[k] // day_ms
-        if d != current:
+        if t[k] >= end or t[k] < begin:
             if days > 0:
                 total += day_sum
-            days, current, day_sum = days + 1, d, 0.0
+            begin = (t[k] // day_ms) * day_ms
+            days, end, day_sum = days + 1, begin + day_ms, 0.0
         q = v[k] * c[k]
         if not np.isnan(q):
             day_sum += q

@@ -291,7 +291,7 @@ def _summary(
     windows: pl.DataFrame, equity: pl.DataFrame, tf_ms: int, market: str | None, settings: Mapping[str, Any]
 ) -> dict[str, Any]:
     eq = equity["equity"].to_numpy()
-    t = equity["open_time"].to_numpy()
+    t = equity["open_time"].dt.epoch("ms").to_numpy()
     initial = float(settings.get("initial_balance", 100.0))
     rets = perf.period_returns(np.concatenate([[initial], eq]))
     is_mean = windows["is_value"].mean()

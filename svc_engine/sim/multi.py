@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import time_series
 from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.divide import kernel_settings, recommend_divide
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
@@ -351,7 +352,9 @@ def _portfolio_result(
             fate,
             np.asarray(book.coins, dtype=object)[coin_of_signal],
         ),
-        equity=pl.DataFrame({"open_time": book.union, "equity": eq, "drawdown_pct": dd}),
+        equity=pl.DataFrame(
+            {"open_time": time_series("open_time", book.union), "equity": eq, "drawdown_pct": dd}
+        ),
         coin_results={
             coin: _coin_result(book, ci, trades, fate, s, market) for ci, coin in enumerate(book.coins)
         },

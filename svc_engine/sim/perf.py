@@ -30,6 +30,7 @@ import math
 from typing import Any
 
 import numpy as np
+import polars as pl
 from numba import njit
 
 MS_PER_DAY = 86_400_000
@@ -534,8 +535,7 @@ def run_figures(
         >>> round(f["exposure_pct"], 9), round(f["buy_and_hold_return_pct"], 9)
         (66.666666667, 20.0)
     """
-    fill_ms = np.asarray(trades["fill_time"])
-    exit_ms = np.asarray(trades["exit_time"])
+    fill_ms, exit_ms = _ms(trades["fill_time"]), _ms(trades["exit_time"])
     t = np.ascontiguousarray(times_ms, dtype=np.int64)
     holds = [buy_and_hold_return_pct(c) for c in closes if c.shape[0]]
     return statistics(
@@ -555,3 +555,10 @@ def run_figures(
         risk_free_rate=risk_free_rate,
         periods=periods,
     )
+
+
+def _ms(times: Any) -> np.ndarray:
+    """Unix milliseconds of a datetime column (a result frame's) or of an array of them."""
+    if isinstance(times, pl.Series) and times.dtype == pl.Datetime:
+        times = times.dt.epoch("ms")
+    return np.asarray(times, dtype=np.int64)

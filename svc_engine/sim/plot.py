@@ -116,14 +116,18 @@ def _rows(panel: bool) -> Any:
     )
 
 
-def _dt(ms: pl.Series | np.ndarray) -> np.ndarray:
-    return np.asarray(ms, dtype="int64").astype("datetime64[ms]")
+def _dt(times: pl.Series | np.ndarray) -> np.ndarray:
+    # Unix milliseconds (candles) or a datetime column (results), as datetime64[ms]
+    if isinstance(times, pl.Series) and times.dtype == pl.Datetime:
+        times = times.dt.epoch("ms")
+    return np.asarray(times, dtype="int64").astype("datetime64[ms]")
 
 
 def _clip(klines: pl.DataFrame | None, equity: pl.DataFrame) -> pl.DataFrame | None:
     if klines is None or equity.height == 0:
         return klines
-    lo, hi = equity["open_time"][0], equity["open_time"][-1]
+    span = _dt(equity["open_time"]).astype(np.int64)
+    lo, hi = int(span[0]), int(span[-1])
     return klines.filter(pl.col("open_time").is_between(lo, hi))
 
 

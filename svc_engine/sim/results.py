@@ -16,12 +16,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import ms_columns, time_series
 from svc_engine.sim import nb, stats
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.stats import finite
 
 API_TRADES_LIMIT = 500
 """A portfolio's ``to_dict()`` keeps this many trades (flag ``trades_truncated``)."""
+
 
 def _names(codes: np.ndarray, names: tuple[str, ...]) -> pl.Series:
     mapping = dict(enumerate(names))
@@ -63,9 +65,9 @@ def trades_frame(trades: np.ndarray, times: list[np.ndarray], coins: list[str] |
         "exit_reason": _names(trades["reason"], nb.REASONS), "return_pct": trades["ret"] * 100.0,
         "pnl": trades["profit"], "balance": trades["balance"],
     }  # fmt: skip
-    return pl.DataFrame(
-        columns, schema_overrides={k: pl.Int64 for k in ("signal_time", "fill_time", "exit_time")}
-    )
+    for name in ("signal_time", "fill_time", "exit_time"):
+        columns[name] = time_series(name, columns[name])
+    return pl.DataFrame(columns)
 
 
 def positions_frame(
@@ -89,7 +91,7 @@ def positions_frame(
     if coins is not None:
         columns["coin"] = pl.Series(coins, dtype=pl.Utf8)
     columns |= {
-        "signal_time": pl.Series(signal_time, dtype=pl.Int64),
+        "signal_time": time_series("signal_time", signal_time),
         "side": _sides(side),
         "limit_price": limit,
         "tp_price": tp,
@@ -118,7 +120,7 @@ def signal_counts(fate: np.ndarray, portfolio: bool) -> dict[str, int]:
 
 
 def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    return finite(frame.to_dicts())
+    return finite(ms_columns(frame).to_dicts())
 
 
 def _plot(result: Any, path: str | Path | None, klines: pl.DataFrame | None, **options: Any) -> Any:
@@ -176,7 +178,7 @@ class BacktestResult:
         when given (needs the ``plot`` extra). The candles default to those of the run. ``options``:
         ``plotlyjs`` (``True``, ``"cdn"`` or a ``.js`` path) and ``max_points`` per line."""
         if klines is None and self.klines is not None and self.equity.height:
-            span = self.equity["open_time"]
+            span = self.equity["open_time"].dt.epoch("ms")
             klines = self.klines.filter(pl.col("open_time").is_between(span[0], span[-1]))
         return _plot(self, path, klines, **options)
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import time_series
 from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import BacktestResult, positions_frame, signal_counts, trades_frame
@@ -245,7 +246,9 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
         trades=trades_frame(run.trades, [window.t]),
         signal_counts=run.counts,
         all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, run.tp, run.sl, run.fate),
-        equity=pl.DataFrame({"open_time": window.t, "equity": run.eq, "drawdown_pct": run.dd}),
+        equity=pl.DataFrame(
+            {"open_time": time_series("open_time", window.t), "equity": run.eq, "drawdown_pct": run.dd}
+        ),
         settings=s,
         symbol=p.symbol,
         timeframe=p.timeframe or timeframe_name(window.tf_ms),

@@ -391,7 +391,7 @@ _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
 # ---- conditions ----------------------------------------------------------------------------------
 
 
-def _compare_arrays(op: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def _compare_arrays(op: str, left: np.ndarray | float, right: np.ndarray | float) -> np.ndarray:
     if op == ">":
         return left > right
     if op == "<":
@@ -403,12 +403,26 @@ def _compare_arrays(op: str, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return left == right
 
 
+def _operand(ctx: Context, node: A.Node) -> np.ndarray | float:
+    """A number stays a number (NumPy broadcasts it), not an array of one value per candle."""
+    return float(node.value) if isinstance(node, A.Num) else ctx.values(node)
+
+
 def _compare(ctx: Context, node: A.Compare) -> np.ndarray:
-    return _compare_arrays(node.op, ctx.values(node.left), ctx.values(node.right))
+    left, right = _operand(ctx, node.left), _operand(ctx, node.right)
+    if isinstance(left, float) and isinstance(right, float):  # two numbers: still one value a candle
+        left = ctx.values(node.left)
+    return _compare_arrays(node.op, left, right)
 
 
 def _cross(ctx: Context, node: A.Cross) -> np.ndarray:
-    left, right = ctx.values(node.left), ctx.values(node.right)
+    left = ctx.values(node.left)
+    if isinstance(node.right, A.Num):  # "crosses above 30": the level as a number
+        level = float(node.right.value)
+        if node.direction == "either":
+            return K.cross_level_nb(left, level, True) | K.cross_level_nb(left, level, False)
+        return K.cross_level_nb(left, level, node.direction == "above")
+    right = ctx.values(node.right)
     if node.direction == "either":
         return K.cross_nb(left, right, True) | K.cross_nb(left, right, False)
     return K.cross_nb(left, right, node.direction == "above")
@@ -567,8 +581,9 @@ class _Reach(NamedTuple):
 
 
 _LOOKBACK = _Reach(lambda n: SPECS[n.name].lookback(n.params, n.output), TREND_LOOKBACK, lambda p: p)
-_SETTLE = _Reach(lambda n: SPECS[n.name].settle(n.params, n.output), TREND_SETTLE,
-                 lambda p: p + wilder_settle(p))
+_SETTLE = _Reach(
+    lambda n: SPECS[n.name].settle(n.params, n.output), TREND_SETTLE, lambda p: p + wilder_settle(p)
+)
 
 
 def _reach(node: A.Node, m: _Reach) -> int:

@@ -24,15 +24,41 @@ from svc_engine.trend.lines import best_anchor_nb, line_at
 from svc_engine.trend.pivots import is_pivot_nb
 
 RECORD_FIELDS: tuple[str, ...] = (
-    "index", "way", "is_return", "break_index", "line_p1", "line_p2", "other_p1", "other_p2",
+    "index",
+    "way",
+    "is_return",
+    "break_index",
+    "line_p1",
+    "line_p2",
+    "other_p1",
+    "other_p2",
 )
 """Columns of the record array returned by ``detect_nb``."""
 
+# Rows of the detector's int64 state, one column per side; -1 where nothing is set.
+FIRST, COUNT_PIV, LINE_P1, LINE_P2, LAST_BREAK, RETEST_BREAK, RETEST_P1, RETEST_P2, START_P1, START_P2 = (
+    range(10)
+)
+STATE_ROWS = 10
+
 
 @njit(cache=True, nogil=True)
-def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndarray, left: int,
-              right: int, min_gap: int, window: int, min_touches: int, touch_tol: float,
-              break_tol: float, retest_tol: float, retest_min: int, retest_max: int) -> np.ndarray:
+def detect_nb(
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
+    atr: np.ndarray,
+    left: int,
+    right: int,
+    min_gap: int,
+    window: int,
+    min_touches: int,
+    touch_tol: float,
+    break_tol: float,
+    retest_tol: float,
+    retest_min: int,
+    retest_max: int,
+) -> np.ndarray:
     """Every signal of the series as a (k, 8) int64 record array (see ``RECORD_FIELDS``).
 
     ``atr`` is NaN where undefined; every tolerance is 0 there.
@@ -44,25 +70,70 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
         []
     """
     n = close.shape[0]
+    params = (
+        left,
+        right,
+        min_gap,
+        window,
+        min_touches,
+        touch_tol,
+        break_tol,
+        retest_tol,
+        retest_min,
+        retest_max,
+    )
     # Confirmed pivots per side in increasing order; those older than the window are skipped for
     # good by advancing ``first``. np.empty only touches the pages that get written.
     pivots = np.empty((2, max(n, 1)), dtype=np.int64)
-    first = np.zeros(2, dtype=np.int64)
-    count_piv = np.zeros(2, dtype=np.int64)
-    line_p1 = np.full(2, -1, dtype=np.int64)
-    line_p2 = np.full(2, -1, dtype=np.int64)
-    last_break = np.full(2, -1, dtype=np.int64)
-    retest_break = np.full(2, -1, dtype=np.int64)
-    retest_p1 = np.full(2, -1, dtype=np.int64)
-    retest_p2 = np.full(2, -1, dtype=np.int64)
-    # Anchor-1 price and slope in sign space of the active line and of the pending retest's line.
-    line_c = np.zeros((2, 2))
-    retest_c = np.zeros((2, 2))
-    start_p1 = np.full(2, -1, dtype=np.int64)
-    start_p2 = np.full(2, -1, dtype=np.int64)
+    state = np.full((STATE_ROWS, 2), -1, dtype=np.int64)
+    state[FIRST] = 0
+    state[COUNT_PIV] = 0
+    # Anchor-1 price and slope in sign space of the active line (0) and the pending retest's line (1).
+    coef = np.zeros((2, 2, 2))
     out = np.empty((64, 8), dtype=np.int64)
     count = 0
-    for t in range(n):
+    t = 0
+    while True:
+        # The scan stops when `out` may lack room for the next candle's signals, and `out` grows
+        # here: re-binding an array inside the per-candle loop costs reference counting on every
+        # candle (some 35 ns, two thirds of the detector's time when it grew inside).
+        t, count = _scan(high, low, close, atr, params, t, out, count, pivots, state, coef)
+        if t >= n:
+            return out[:count].copy()
+        bigger = np.empty((2 * out.shape[0], 8), dtype=np.int64)
+        bigger[:count] = out[:count]
+        out = bigger
+
+
+@njit(cache=True, nogil=True)
+def _scan(
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
+    atr: np.ndarray,
+    params: tuple[int, int, int, int, int, float, float, float, int, int],
+    begin: int,
+    out: np.ndarray,
+    count: int,
+    pivots: np.ndarray,
+    state: np.ndarray,
+    coef: np.ndarray,
+) -> tuple[int, int]:
+    """The candles from ``begin`` on, until the end or until ``out`` has room for fewer than the
+    four signals one candle can give (a break and a return per side): (next candle, signals)."""
+    left, right, min_gap, window, min_touches, touch_tol, break_tol, retest_tol, retest_min, retest_max = (
+        params
+    )
+    first, count_piv, line_p1, line_p2 = state[FIRST], state[COUNT_PIV], state[LINE_P1], state[LINE_P2]
+    last_break, retest_break = state[LAST_BREAK], state[RETEST_BREAK]
+    retest_p1, retest_p2 = state[RETEST_P1], state[RETEST_P2]
+    # The other side's line reported with a signal is the one active when candle t opened.
+    start_p1, start_p2 = state[START_P1], state[START_P2]
+    line_c, retest_c = coef[0], coef[1]
+    n = close.shape[0]
+    for t in range(begin, n):
+        if count + 4 > out.shape[0]:
+            return t, count
         unit = 0.0 if np.isnan(atr[t]) else atr[t]
         for s in range(2):
             if line_p1[s] >= 0 and t - line_p1[s] > window:
@@ -70,7 +141,6 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
                 line_p2[s] = -1
             if retest_break[s] >= 0 and (t - retest_break[s] > retest_max or t - retest_p1[s] > window):
                 retest_break[s] = -1
-            # The other side's line reported with a signal is the one active when candle t opened.
             start_p1[s] = line_p1[s]
             start_p2[s] = line_p2[s]
         for s in range(2):
@@ -78,8 +148,7 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
                 sign = 1.0 - 2.0 * s
                 value = line_at(line_c[s, 0], line_p1[s], line_c[s, 1], t)
                 if sign * close[t] > value + break_tol * unit:
-                    out = _emit(out, count, t, s, 0, t, line_p1[s], line_p2[s], start_p1[1 - s],
-                                start_p2[1 - s])
+                    _emit(out, count, t, s, 0, t, line_p1[s], line_p2[s], start_p1[1 - s], start_p2[1 - s])
                     count += 1
                     retest_break[s] = t
                     retest_p1[s] = line_p1[s]
@@ -99,27 +168,74 @@ def detect_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, atr: np.ndar
                 if sign * close[t] <= value:
                     retest_break[s] = -1
                 elif t - b >= retest_min and wick <= value + retest_tol * unit:
-                    out = _emit(out, count, t, s, 1, b, retest_p1[s], retest_p2[s], start_p1[1 - s],
-                                start_p2[1 - s])
+                    _emit(
+                        out, count, t, s, 1, b, retest_p1[s], retest_p2[s], start_p1[1 - s], start_p2[1 - s]
+                    )
                     count += 1
                     retest_break[s] = -1
         p2 = t - right
         if p2 >= left:
             tol = touch_tol * unit
             if is_pivot_nb(high, p2, left, right, 1.0):
-                _new_pivot(high, close, 0, p2, t, window, min_gap, tol, min_touches, pivots, first,
-                           count_piv, last_break, line_p1, line_p2, line_c)
+                _new_pivot(
+                    high,
+                    close,
+                    0,
+                    p2,
+                    t,
+                    window,
+                    min_gap,
+                    tol,
+                    min_touches,
+                    pivots,
+                    first,
+                    count_piv,
+                    last_break,
+                    line_p1,
+                    line_p2,
+                    line_c,
+                )
             if is_pivot_nb(low, p2, left, right, -1.0):
-                _new_pivot(low, close, 1, p2, t, window, min_gap, tol, min_touches, pivots, first,
-                           count_piv, last_break, line_p1, line_p2, line_c)
-    return out[:count].copy()
+                _new_pivot(
+                    low,
+                    close,
+                    1,
+                    p2,
+                    t,
+                    window,
+                    min_gap,
+                    tol,
+                    min_touches,
+                    pivots,
+                    first,
+                    count_piv,
+                    last_break,
+                    line_p1,
+                    line_p2,
+                    line_c,
+                )
+    return n, count
 
 
 @njit(cache=True, nogil=True)
-def _new_pivot(a: np.ndarray, close: np.ndarray, s: int, p2: int, t: int, window: int, min_gap: int,
-               tol: float, min_touches: int, pivots: np.ndarray, first: np.ndarray, count_piv: np.ndarray,
-               last_break: np.ndarray, line_p1: np.ndarray, line_p2: np.ndarray,
-               line_c: np.ndarray) -> None:
+def _new_pivot(
+    a: np.ndarray,
+    close: np.ndarray,
+    s: int,
+    p2: int,
+    t: int,
+    window: int,
+    min_gap: int,
+    tol: float,
+    min_touches: int,
+    pivots: np.ndarray,
+    first: np.ndarray,
+    count_piv: np.ndarray,
+    last_break: np.ndarray,
+    line_p1: np.ndarray,
+    line_p2: np.ndarray,
+    line_c: np.ndarray,
+) -> None:
     # Record pivot p2 of side s, forget pivots older than the window, and draw the tangent if one fits.
     sign = 1.0 - 2.0 * s
     pivots[s, count_piv[s]] = p2
@@ -127,8 +243,9 @@ def _new_pivot(a: np.ndarray, close: np.ndarray, s: int, p2: int, t: int, window
     while first[s] < count_piv[s] and pivots[s, first[s]] < t - window:
         first[s] += 1
     lo = max(t - window, last_break[s] + 1)
-    p1 = best_anchor_nb(a, close, pivots[s, first[s]:count_piv[s]], p2, t, lo, min_gap, sign, tol,
-                        min_touches)
+    p1 = best_anchor_nb(
+        a, close, pivots[s, first[s] : count_piv[s]], p2, t, lo, min_gap, sign, tol, min_touches
+    )
     if p1 >= 0:
         line_p1[s] = p1
         line_p2[s] = p2
@@ -137,12 +254,9 @@ def _new_pivot(a: np.ndarray, close: np.ndarray, s: int, p2: int, t: int, window
 
 
 @njit(cache=True, nogil=True)
-def _emit(out: np.ndarray, count: int, t: int, side: int, is_return: int, b: int, p1: int, p2: int,
-          o1: int, o2: int) -> np.ndarray:
-    if count == out.shape[0]:
-        bigger = np.empty((2 * count, 8), dtype=np.int64)
-        bigger[:count] = out
-        out = bigger
+def _emit(
+    out: np.ndarray, count: int, t: int, side: int, is_return: int, b: int, p1: int, p2: int, o1: int, o2: int
+) -> None:
     out[count, 0] = t
     out[count, 1] = 1 - 2 * side
     out[count, 2] = is_return
@@ -151,4 +265,3 @@ def _emit(out: np.ndarray, count: int, t: int, side: int, is_return: int, b: int
     out[count, 5] = p2
     out[count, 6] = o1
     out[count, 7] = o2
-    return out

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim_helpers import DATASETS, H, aggregate, bars, candle_tuples, real, signal_dicts, sigs
 
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import simulate, simulate_portfolio
 
 FREE = {"commission_pct": 0.0, "spread_pct": 0.0}
@@ -38,8 +39,9 @@ def test_a_candle_touching_both_levels_takes_the_level_reached_first() -> None:
     ]
     coarse, fine = coarse_and_fine(hours)
     s = sigs([(0, "long", 10.0, 11.0, 9.0)])
-    conservative = simulate(coarse, s, **FREE).trades.row(0, named=True)
-    detail = simulate(coarse, s, intrabar="detail", detail_klines=fine, **FREE).trades.row(0, named=True)
+    conservative = ms_columns(simulate(coarse, s, **FREE).trades).row(0, named=True)
+    detail = simulate(coarse, s, intrabar="detail", detail_klines=fine, **FREE)
+    detail = ms_columns(detail.trades).row(0, named=True)
     assert (conservative["exit_reason"], conservative["exit_price"]) == ("sl", 9.0)
     assert (detail["exit_reason"], detail["exit_price"], detail["exit_time"]) == ("tp", 11.0, 2 * H)
 
@@ -57,8 +59,9 @@ def test_the_fill_candle_is_replayed_from_the_fine_fill_on() -> None:
     ]
     coarse, fine = coarse_and_fine(hours)
     s = sigs([(0, "long", 10.0, 11.0, 9.0)])
-    conservative = simulate(coarse, s, **FREE).trades.row(0, named=True)
-    detail = simulate(coarse, s, intrabar="detail", detail_klines=fine, **FREE).trades.row(0, named=True)
+    conservative = ms_columns(simulate(coarse, s, **FREE).trades).row(0, named=True)
+    detail = simulate(coarse, s, intrabar="detail", detail_klines=fine, **FREE)
+    detail = ms_columns(detail.trades).row(0, named=True)
     assert (
         conservative["exit_reason"] == "end"
     )  # the coarse close (10.3) is below TP: no tp on the fill candle
@@ -119,9 +122,9 @@ def test_detail_matches_reference(data: st.DataObject) -> None:
     reference = ref.run_single(
         candle_tuples(coarse), signal_dicts(s), cfg, tf_ms=M15, half_spread=0.0, fine=candle_tuples(fine)
     )
-    got = list(engine.trades.select("fill_time", "exit_time", "exit_reason").iter_rows())
+    got = list(ms_columns(engine.trades).select("fill_time", "exit_time", "exit_reason").iter_rows())
     assert got == [(t.fill_time, t.exit_time, t.reason) for t in reference.trades]
-    for row, t in zip(engine.trades.iter_rows(named=True), reference.trades, strict=True):
+    for row, t in zip(ms_columns(engine.trades).iter_rows(named=True), reference.trades, strict=True):
         assert math.isclose(row["entry_price"], t.entry_price, rel_tol=1e-12)
         assert math.isclose(row["exit_price"], t.exit_price, rel_tol=1e-12)
         assert math.isclose(row["return_pct"] / 100, t.return_frac, rel_tol=1e-12, abs_tol=1e-12)
@@ -146,7 +149,9 @@ def both(coarse: pl.DataFrame, fine: pl.DataFrame, s: pl.DataFrame) -> list[tupl
     """(fill hour, exit hour, entry, exit, reason) of the conservative and the detail run."""
     out = []
     for kw in ({}, {"intrabar": "detail", "detail_klines": fine}):
-        t = simulate(coarse, s, timeframe="1h", min_candles_between_signals=1, **FREE, **kw).trades
+        t = ms_columns(
+            simulate(coarse, s, timeframe="1h", min_candles_between_signals=1, **FREE, **kw).trades
+        )
         cols = t.select("fill_time", "exit_time", "entry_price", "exit_price", "exit_reason").iter_rows()
         out.append([(f // H, x // H, round(e, 10), round(p, 10), why) for f, x, e, p, why in cols])
     return out

@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import nb, simulate
 from svc_engine.strategy import StrategyCompileError, compile_strategy
 
@@ -40,7 +41,7 @@ K = candles([(10, 10.5, 9.5, 10), (10, 10.5, 9.8, 10.2), (10.2, 10.8, 10.0, 10.6
 
 
 def trades(k: pl.DataFrame, sig: pl.DataFrame) -> list[tuple[int, int, float, float, str]]:
-    t = simulate(k, sig, **FREE).trades
+    t = ms_columns(simulate(k, sig, **FREE).trades)
     return [(r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
             for r in t.iter_rows(named=True)]  # fmt: skip
 
@@ -89,7 +90,7 @@ def test_the_portfolio_and_intrabar_detail_simulate_exit_rules() -> None:
     from svc_engine.sim import simulate_portfolio
 
     sig = signals([(0, None, np.inf, -np.inf)], exits=[2], order="market")
-    port = simulate_portfolio({"X": K}, {"X": sig}, coins=["X"], **FREE).trades
+    port = ms_columns(simulate_portfolio({"X": K}, {"X": sig}, coins=["X"], **FREE).trades)
     got = [(r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
            for r in port.iter_rows(named=True)]  # fmt: skip
     assert got == trades(K, sig) == [(1, 3, 10.0, 10.7, "signal")]
@@ -160,7 +161,7 @@ def test_sma_crossover_equals_backtesting_py(shared_datasets: Path) -> None:
     )  # fmt: skip
     ours = simulate(k, strategy.evaluate(k), symbol="BTCUSDT", initial_balance=1_000_000, **FREE)
     bt = theirs._trades
-    t = ours.trades
+    t = ms_columns(ours.trades)
     assert t.height == len(bt) == 1465
     times = lambda col: bt[col].astype("datetime64[ms]").astype("int64").to_numpy()  # noqa: E731
     assert np.array_equal(t["fill_time"].to_numpy(), times("EntryTime"))
@@ -268,7 +269,7 @@ def test_exit_at_the_end_of_the_day(shared_datasets: Path) -> None:
     s = compile_strategy("RSI crosses above 30, buy at market", "no take profit", "no stop loss",
                          exit_condition="close the position at the end of the day")  # fmt: skip
     assert s.wording["exit"] == "exit when the day ends"
-    t = simulate(k, s.evaluate(k), **FREE).trades
+    t = ms_columns(simulate(k, s.evaluate(k), **FREE).trades)
     # the 23:00 candle closes the UTC day: the trade leaves at the next open, 00:00
     assert t.height > 5 and set(t["exit_reason"]) <= {"signal", "end"}
     done = t.filter(pl.col("exit_reason") == "signal")

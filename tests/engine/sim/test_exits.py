@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sim_helpers import H, bars, sigs
 
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import simulate
 
 FREE = {"commission_pct": 0.0, "spread_pct": 0.0}
@@ -21,7 +22,7 @@ def one_trade(
 ) -> dict:
     r = simulate(bars(rows), sigs([(0, side, limit, tp, sl)]), **(FREE | kw))
     assert r.trades.height == 1, r.all_positions
-    return r.trades.row(0, named=True)
+    return ms_columns(r.trades).row(0, named=True)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +93,7 @@ def test_short_mirrors_every_rule(rows: list[tuple], reason: str, entry: float, 
 def test_liquidation_replaces_a_farther_stop_and_loses_the_stake() -> None:
     rows = [SIGNAL, (10, 10.2, 9.9, 10.1), (9.5, 9.6, 7.9, 8.2)]
     r = simulate(bars(rows), sigs([(0, "long", 10.0, 11.0, 7.0)]), market_type="futures", leverage=5, **FREE)
-    t = r.trades.row(0, named=True)
+    t = ms_columns(r.trades).row(0, named=True)
     assert (t["exit_reason"], t["exit_price"], t["return_pct"], t["pnl"]) == (
         "liquidation",
         8.0,
@@ -105,14 +106,14 @@ def test_liquidation_replaces_a_farther_stop_and_loses_the_stake() -> None:
 def test_liquidation_on_a_gap_and_for_a_short() -> None:
     rows = [SIGNAL, (10, 10.1, 9.95, 10.0), (12.5, 12.6, 12.4, 12.5)]
     r = simulate(bars(rows), sigs([(0, "short", 10.0, 9.0, 14.0)]), market_type="futures", leverage=4, **FREE)
-    t = r.trades.row(0, named=True)
+    t = ms_columns(r.trades).row(0, named=True)
     assert (t["exit_reason"], t["exit_price"], t["return_pct"]) == ("liquidation", 12.5, -100.0)
 
 
 def test_a_nearer_stop_wins_over_liquidation_and_leverage_scales_the_return() -> None:
     rows = [SIGNAL, (10, 10.2, 9.9, 10.1), (9.8, 9.9, 8.5, 9.0)]
     r = simulate(bars(rows), sigs([(0, "long", 10.0, 11.0, 9.5)]), market_type="futures", leverage=5, **FREE)
-    t = r.trades.row(0, named=True)
+    t = ms_columns(r.trades).row(0, named=True)
     assert (t["exit_reason"], t["exit_price"]) == ("sl", 9.5)
     assert t["return_pct"] == pytest.approx(-25.0, rel=1e-12)
     assert r.summary["final_balance"] == pytest.approx(75.0, rel=1e-12)
@@ -223,8 +224,13 @@ def test_each_candidates_outcome_is_computed_independently() -> None:
         1.0,
     )
     got = [
-        (m["fill_candle"], m["exit_candle"], float(m["entry_raw"]), float(m["exit_raw"]),
-         nb.REASONS[m["reason"]])
+        (
+            m["fill_candle"],
+            m["exit_candle"],
+            float(m["entry_raw"]),
+            float(m["exit_raw"]),
+            nb.REASONS[m["reason"]],
+        )
         for m in memo
     ]
     assert got[:3] == [(1, 2, 10.0, 11.0, "tp"), (3, 3, 10.2, 9.5, "sl"), (3, 3, 11.2, 9.0, "tp")]

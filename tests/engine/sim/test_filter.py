@@ -7,6 +7,7 @@ import pytest
 from sim_helpers import H, bars, sigs
 
 from svc_engine.data.schema import KlineValidationError
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import simulate
 
 ROWS = [(10, 10, 10, 10)] + [(10, 10.05, 9.95, 10)] * 9
@@ -91,7 +92,7 @@ def test_reject_counts_every_counter() -> None:
 def test_signals_are_sorted_and_one_per_candle_is_considered() -> None:
     s = sigs([(2 * H, "long", 9.9, 11.0, 9.0), (0, "long", 10.0, None, 9.0), (0, "short", 10.0, 9.0, 11.0)])
     r = simulate(bars(ROWS), s, **(FREE | {"max_wait_days": 1 / 24}))
-    assert r.all_positions["signal_time"].to_list() == [0, 0, 2 * H]
+    assert ms_columns(r.all_positions)["signal_time"].to_list() == [0, 0, 2 * H]
     assert r.all_positions["fate"].to_list() == ["skipped_invalid", "skipped_min_gap", "expired"]
 
 

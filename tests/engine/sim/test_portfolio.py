@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from sim_helpers import DATASETS, H, bars, real, sigs
 
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import simulate, simulate_portfolio
 
 FREE = {"commission_pct": 0.0, "spread_pct": 0.0, "min_candles_between_signals": 0}
@@ -70,7 +71,7 @@ def test_the_stake_is_balance_over_divide_capped_by_free_cash() -> None:
     late_b = sigs([(2 * H, "long", 22.0, 24.0, 20.0)])
     r = run(["A", "B"], 2, sig_b=late_b)
     assert r.trades["coin"].to_list() == ["A", "B"]
-    assert r.trades["fill_time"].to_list() == [H, 3 * H]
+    assert ms_columns(r.trades)["fill_time"].to_list() == [H, 3 * H]
     b = r.trades.row(1, named=True)
     assert (b["exit_reason"], b["pnl"]) == ("end", 0.0)
     np.testing.assert_allclose(r.equity["equity"].to_numpy()[-2:], [105, 105], rtol=1e-12)
@@ -102,8 +103,9 @@ def test_coins_with_their_own_ranges_share_the_union_of_times() -> None:
     r = simulate_portfolio(
         {"A": A, "B": late}, {"A": SIG_A, "B": SIG_B.with_columns(open_time=pl.lit(2 * H))}, divide=2, **FREE
     )
-    assert r.equity["open_time"].to_list() == [k * H for k in range(7)]
-    assert r.trades["coin"].to_list() == ["A", "B"] and r.trades["fill_time"].to_list() == [H, 3 * H]
+    assert ms_columns(r.equity)["open_time"].to_list() == [k * H for k in range(7)]
+    assert r.trades["coin"].to_list() == ["A", "B"]
+    assert ms_columns(r.trades)["fill_time"].to_list() == [H, 3 * H]
     assert r.summary["avg_signals_per_month"] == pytest.approx(2 / (7 / 24 / 30.4375), rel=1e-12)
 
 

@@ -10,6 +10,7 @@ import pytest
 from sim_helpers import DATASETS, H, bars, real
 
 from svc_engine import backtest, simulate_portfolio
+from svc_engine.data.times import ms_columns
 from svc_engine.executors import SerialExecutor
 from svc_engine.strategy import compile_strategy
 
@@ -119,7 +120,7 @@ def rows(trades: pl.DataFrame) -> list[tuple]:
     cols = ("coin", "fill_time", "exit_time", "entry_price", "exit_price", "exit_reason")
     return [
         (c, f // H, x // H, round(e, 10), round(p, 10), why)
-        for c, f, x, e, p, why in trades.select(cols).iter_rows()
+        for c, f, x, e, p, why in ms_columns(trades).select(cols).iter_rows()
     ]
 
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim_helpers import DATASETS, candle_tuples, real, signal_dicts
 
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import simulate, simulate_portfolio
 
 pytestmark = pytest.mark.skipif(not (DATASETS / "crypto").is_dir(), reason="real datasets not found")
@@ -149,7 +150,7 @@ def test_single_coin_matches_reference(data: st.DataObject) -> None:
         rng = (t[a] // 1000, t[b] // 1000 + 1)
     engine, reference = run_both(k, s, cfg, TF[name], rng)
     json.dumps(engine.to_dict(), allow_nan=False)
-    assert_same_trades(engine.trades, reference.trades)
+    assert_same_trades(ms_columns(engine.trades), reference.trades)
     assert engine.all_positions["fate"].to_list() == reference.fates
     eq = engine.equity["equity"].to_numpy()
     np.testing.assert_allclose(eq, reference.equity, rtol=1e-10, atol=1e-10)
@@ -204,7 +205,7 @@ def test_portfolio_matches_reference(data: st.DataObject) -> None:
     reference = ref.run_portfolio(by_coin, sig_by_coin, other, coins=coins, divide=divide, **kw)
     by_key = sorted(reference.trades, key=lambda t: (t.fill_time, coins.index(t.coin)))
     assert engine.trades["coin"].to_list() == [t.coin for t in by_key]
-    assert_same_trades(engine.trades, by_key)
+    assert_same_trades(ms_columns(engine.trades), by_key)
     assert engine.all_positions["fate"].to_list() == reference.fates
     np.testing.assert_allclose(engine.equity["equity"].to_numpy(), reference.equity, rtol=1e-10, atol=1e-10)
     assert engine.summary["max_concurrent_positions"] == reference.max_open

@@ -27,6 +27,7 @@ import pytest
 from sim_helpers import H, gappy_walk
 
 import svc_engine as sv
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import perf
 
 empyrical = pytest.importorskip("empyrical", reason="empyrical-reloaded is a test-only dependency")
@@ -78,10 +79,10 @@ def test_risk_free_rate_matches_empyrical_per_period_rate(run) -> None:
 
 
 def _backtesting_py(result: sv.BacktestResult, klines: pl.DataFrame) -> pd.Series:
-    t = result.equity["open_time"].to_numpy()
+    t = ms_columns(result.equity)["open_time"].to_numpy()
     index = pd.DatetimeIndex(pd.to_datetime(t, unit="ms"))
     ohlc = pd.DataFrame({"Close": klines.filter(pl.col("open_time").is_in(t))["close"].to_numpy()}, index)
-    tr = result.trades
+    tr = ms_columns(result.trades)
     entry_bar = np.searchsorted(t, tr["fill_time"].to_numpy())
     exit_bar = np.searchsorted(t, tr["exit_time"].to_numpy())
     trades = pd.DataFrame(
@@ -132,7 +133,7 @@ def test_statistics_on_a_series_with_gaps_count_calendar_time() -> None:
     k = gappy_walk(1_000, seed=5)
     k = k.filter(~pl.col("open_time").is_between(400 * H, 423 * H))
     r = sv.backtest("RSI(14) crosses above 35", k, "1h", spread_pct=0.0)
-    eq, t = r.equity["equity"].to_numpy(), r.equity["open_time"].to_numpy()
+    eq, t = r.equity["equity"].to_numpy(), ms_columns(r.equity)["open_time"].to_numpy()
     years = (t[-1] - t[0]) / (365.25 * 86_400_000)
     assert r.summary["cagr_pct"] == pytest.approx(((eq[-1] / 100) ** (1 / years) - 1) * 100, rel=1e-12)
     theirs = empyrical.cagr(_returns(r), annualization=PPY) * 100

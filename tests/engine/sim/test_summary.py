@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sim_helpers import H, bars, sigs
 
+from svc_engine.data.times import ms_columns
 from svc_engine.sim import perf, simulate
 
 ROWS = [
@@ -30,7 +31,7 @@ def result():
 
 
 def test_trades(result) -> None:
-    t = result.trades
+    t = ms_columns(result.trades)
     assert t["exit_reason"].to_list() == ["tp", "sl", "end"]
     assert t["fill_time"].to_list() == [H, 3 * H, 5 * H]
     assert t["exit_time"].to_list() == [2 * H, 4 * H, 6 * H]
@@ -186,11 +187,11 @@ def test_position_size_keeps_the_rest_in_cash() -> None:
 def test_a_range_run_starts_flat_and_ends_at_its_last_candle() -> None:
     # range = candles 2..5: A (candle 0) is outside; B trades; C is still open at 5 and closes there
     r = simulate(bars(ROWS), sigs(SIGNALS), start_ts=2 * 3600, end_ts=5 * 3600, **FREE)
-    assert r.all_positions["signal_time"].to_list() == [2 * H, 4 * H]
-    t = r.trades
+    assert ms_columns(r.all_positions)["signal_time"].to_list() == [2 * H, 4 * H]
+    t = ms_columns(r.trades)
     assert t["exit_reason"].to_list() == ["sl", "end"] and t["exit_time"].to_list() == [4 * H, 5 * H]
     assert t["exit_price"].to_list() == [9.9, 10.1]
-    assert r.equity["open_time"].to_list() == [2 * H, 3 * H, 4 * H, 5 * H]
+    assert ms_columns(r.equity)["open_time"].to_list() == [2 * H, 3 * H, 4 * H, 5 * H]
     assert r.summary["final_balance"] == pytest.approx(90 * (1 + 0.1 / 10.2), rel=1e-12)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import svc_engine as sv
 from svc_engine.data import DataStore
-from svc_engine.data.times import to_seconds
+from svc_engine.data.times import ms_columns, to_seconds
 from svc_engine.research.demo import START_MS, random_walk
 
 STRATEGY = "RSI(14) crosses above 35"
@@ -52,9 +52,9 @@ def test_portfolio_takes_end_ts_and_uses_no_candle_after_it(store: DataStore) ->
         STRATEGY, ["AAAUSDT", "BBBUSDT"], "1h", start_ts="2024-01-03", end_ts="2024-01-20", store=store,
         spread_pct=0,
     )  # fmt: skip
-    eq = cut.equity["open_time"]
+    eq = ms_columns(cut.equity)["open_time"]
     assert eq[0] == START_MS + 2 * 86_400_000 and eq[-1] == START_MS + 19 * 86_400_000
-    assert cut.trades["exit_time"].max() <= eq[-1]
+    assert ms_columns(cut.trades)["exit_time"].max() <= eq[-1]
     assert full.equity.height == 1_200 and cut.equity.height == 17 * 24 + 1
     with pytest.raises(ValueError, match="inverted range"):
         sv.portfolio(STRATEGY, ["AAAUSDT"], "1h", start_ts="2024-02-01", end_ts="2024-01-01", store=store)
@@ -67,3 +67,27 @@ def test_portfolio_range_equals_a_frame_run_of_the_same_candles(store: DataStore
     b = sv.backtest(STRATEGY, "AAAUSDT", "1h", "2024-01-03", "2024-01-20", store=store, spread_pct=0)
     assert p.summary["final_balance"] == pytest.approx(b.summary["final_balance"], rel=1e-12)
     assert p.trades.drop("coin").select(pl.exclude("balance")).equals(b.trades.select(pl.exclude("balance")))
+
+
+def test_result_times_say_their_unit_in_the_dtype_and_the_api_shape_keeps_milliseconds(
+    store: DataStore,
+) -> None:
+    # Times go in as seconds (or dates) and come out as datetimes: milliseconds, UTC, in the dtype.
+    r = sv.backtest(STRATEGY, "AAAUSDT", "1h", "2024-01-06", "2024-01-31", store=store, spread_pct=0)
+    p = sv.portfolio(
+        STRATEGY, ["AAAUSDT", "BBBUSDT"], "1h", start_ts="2024-01-06", end_ts="2024-01-31", store=store
+    )
+    ms = pl.Datetime("ms", "UTC")
+    for frame, names in (
+        (r.trades, ("signal_time", "fill_time", "exit_time")),
+        (r.all_positions, ("signal_time",)),
+        (r.equity, ("open_time",)),
+        (p.trades, ("fill_time", "exit_time")),
+        (p.equity, ("open_time",)),
+    ):
+        assert all(frame.schema[name] == ms for name in names)
+    assert r.equity["open_time"][0] == datetime(2024, 1, 6, tzinfo=UTC)
+    first = r.trades.row(0, named=True)
+    # The API's JSON shape keeps Unix milliseconds.
+    assert r.to_dict()["trades"][0]["fill_time"] == int(first["fill_time"].timestamp() * 1000)
+    assert p.to_dict()["trades"][0]["exit_time"] == ms_columns(p.trades)["exit_time"][0]

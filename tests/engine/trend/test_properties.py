@@ -60,15 +60,31 @@ def test_mirror_swaps_buy_and_sell_with_the_same_anchors(shared_datasets: Path) 
     check()
 
 
+def test_mirror_of_a_candle_with_signals_on_both_sides() -> None:
+    # Two returns to trend on one candle (960): the mirror gives them in the other order (BUY first
+    # is the other side there); put back in the documented order they are the same signals. This
+    # random walk is the kind of example on which the property above once failed.
+    k = random_walk(71, 1500, 0.5)
+    signals = detect_trends(k)
+    both = signals.filter(pl.col("index") == 960)
+    assert both.select("way", "is_return_to_trend").rows() == [("BUY", True), ("SELL", True)]
+    assert mirrored(detect_trends(mirror(k))).equals(signals)
+
+
 def mirrored(signals: pl.DataFrame) -> pl.DataFrame:
-    """Undo the mirror on a signal frame: way swapped, high and low anchors swapped, prices negated."""
-    swap = {c: c.replace("high", "@").replace("low", "high").replace("@", "low")
-            for c in signals.columns if c.startswith(("high_", "low_"))}
+    """Undo the mirror on a signal frame: way swapped, high and low anchors swapped, prices negated,
+    and the signals of each candle back in the documented order (break BUY, break SELL, return BUY,
+    return SELL), which the mirror turns around where one candle has a signal of each way."""
+    swap = {
+        c: c.replace("high", "@").replace("low", "high").replace("@", "low")
+        for c in signals.columns
+        if c.startswith(("high_", "low_"))
+    }
     out = signals.rename(swap).with_columns(
         pl.when(pl.col("way") == "BUY").then(pl.lit("SELL")).otherwise(pl.lit("BUY")).alias("way"),
         *[(-pl.col(c)).alias(c) for c in signals.columns if c.endswith("_price")],
     )
-    return out.select(signals.columns)
+    return out.select(signals.columns).sort("index", "is_return_to_trend", "way", maintain_order=True)
 
 
 def test_real_series_give_signals_on_both_sides(shared_datasets: Path) -> None:
@@ -88,11 +104,20 @@ def test_real_series_give_signals_on_both_sides(shared_datasets: Path) -> None:
     touches=st.sampled_from([2, 3]),
     tols=st.sampled_from([(0.1, 0.0, 0.2), (0.5, 0.3, 0.0), (0.0, 0.0, 1.0)]),
 )
-def test_kernel_equals_the_literal_reference(seed: int, n: int, tick: float, shape: tuple,
-                                             touches: int, tols: tuple) -> None:
+def test_kernel_equals_the_literal_reference(
+    seed: int, n: int, tick: float, shape: tuple, touches: int, tols: tuple
+) -> None:
     left, right, min_gap, window = shape
-    params = TrendParams(left=left, right=right, min_gap=min_gap, window=window, min_touches=touches,
-                         touch_tol=tols[0], break_tol=tols[1], retest_tol=tols[2])
+    params = TrendParams(
+        left=left,
+        right=right,
+        min_gap=min_gap,
+        window=window,
+        min_touches=touches,
+        touch_tol=tols[0],
+        break_tol=tols[1],
+        retest_tol=tols[2],
+    )
     k = random_walk(seed, n, tick)
     records, _ = signal_records(k, **{f: getattr(params, f) for f in params.__slots__})
     expected = reference(*(k[c].to_numpy() for c in ("high", "low", "close")), params)
