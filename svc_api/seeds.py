@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from svc_api.core.objectstore import open_object_store
+from svc_api.core.objectstore import from_settings
 from svc_api.core.store import StoreUnavailable
 from svc_api.economic import service as economic
 from svc_api.education import sample as education
@@ -39,9 +39,7 @@ def education_sample(services: Any) -> int:
     """The sample education catalog (products marked ``sample``) when the catalog is empty; how many
     products were added."""
     settings = services.settings
-    objects = open_object_store(
-        settings.object_store_url, var_dir=settings.var_dir, secret=bytes(settings.secret_key)
-    )
+    objects = from_settings(settings)
     return education.fill_sample_if_empty(
         services.store, objects, now=services.clock.now(), currency=settings.edu_currency
     )

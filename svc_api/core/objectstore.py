@@ -230,3 +230,20 @@ def open_object_store(
     if parsed.scheme == "":
         return LocalObjectStore(url, secret=secret)
     raise ValueError(f"OBJECT_STORE_URL must be s3://bucket/prefix, file:///dir or a directory, got {url!r}")
+
+
+def from_settings(settings: Any) -> ObjectStore:
+    """The service's object store: ``OBJECT_STORE_URL`` (and ``S3_ENDPOINT_URL``) of ``settings``,
+    ``<var>/objects`` by default, local presigned URLs signed with the service secret.
+
+    Example:
+        >>> from svc_api.settings import Settings
+        >>> from_settings(Settings(database_url="sqlite://", secret_key=b"k" * 32, var_dir="/tmp/v"))
+        LocalObjectStore('/tmp/v/objects')
+    """
+    return open_object_store(
+        settings.object_store_url,
+        var_dir=settings.var_dir,
+        secret=bytes(settings.secret_key),
+        endpoint_url=settings.s3_endpoint_url,
+    )

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from svc_api.core.errors import ApiError
-from svc_api.core.objectstore import ObjectNotFound, open_object_store
+from svc_api.core.objectstore import ObjectNotFound, from_settings
 from svc_api.education.conventions import (
     NO_STORE,
     Req,
@@ -32,14 +32,7 @@ from svc_api.education.learning import progress as learning
 
 
 def _objects(services: Any) -> Any:
-    settings = services.settings
-    return services.cached(
-        "edu-objects",
-        3600,
-        lambda: open_object_store(
-            settings.object_store_url, var_dir=settings.var_dir, secret=bytes(settings.secret_key)
-        ),
-    )
+    return services.cached("edu-objects", 3600, lambda: from_settings(services.settings))
 
 
 def dashboard(req: Req) -> Response:

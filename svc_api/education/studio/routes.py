@@ -17,6 +17,12 @@ from starlette.routing import Route
 from svc_api.education.conventions import Req, check_if_match, endpoint, only_fields, reply
 from svc_api.education.learning import service as learning
 from svc_api.education.studio import bundles, products, sellers
+from svc_api.education.uploads import service as uploads
+
+
+def _media(conn: Any, leader_id: str) -> products.Media:
+    """The leader's processed uploads, as the curriculum and submission rules look them up."""
+    return lambda upload_id: uploads.processed_media(conn, leader_id, upload_id)
 
 
 def _currency(req: Req) -> str:
@@ -74,6 +80,31 @@ def update_product(req: Req) -> Response:
     return _tagged(body)
 
 
+def submit_product(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ())
+    with req.store.write() as conn:
+        media = _media(conn, svc_id)
+        return reply(products.submit(conn, svc_id, req.path["product_id"], media, now=req.now), 201)
+
+
+def replace_curriculum(req: Req) -> Response:
+    svc_id = req.svc_id
+    only_fields(req.body, ("sections",))
+    with req.store.write() as conn:
+        media = _media(conn, svc_id)
+        body = products.replace_curriculum(
+            conn,
+            svc_id,
+            req.path["product_id"],
+            req.body,
+            lambda tag: check_if_match(req, tag),
+            media,
+            now=req.now,
+        )
+    return _tagged(body)
+
+
 def unpublish(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
     only_fields(req.body, ())
@@ -119,6 +150,8 @@ ROUTES = [
     Route("/studio/products", endpoint(create_product), methods=["POST"]),
     Route("/studio/products/{product_id}", endpoint(get_product), methods=["GET"]),
     Route("/studio/products/{product_id}", endpoint(update_product), methods=["PATCH"]),
+    Route("/studio/products/{product_id}/curriculum", endpoint(replace_curriculum), methods=["PUT"]),
+    Route("/studio/products/{product_id}/submissions", endpoint(submit_product), methods=["POST"]),
     Route("/studio/products/{product_id}/unpublish", endpoint(unpublish), methods=["POST"]),
     Route("/studio/bundles", endpoint(create_bundle), methods=["POST"]),
     Route("/studio/bundles/{bundle_id}", endpoint(get_bundle), methods=["GET"]),

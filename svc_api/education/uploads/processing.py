@@ -26,7 +26,7 @@ import logging
 from typing import Any
 
 from svc_api.core.liveness import HOLDER
-from svc_api.core.objectstore import open_object_store
+from svc_api.core.objectstore import from_settings
 from svc_api.core.store import Store
 from svc_api.core.workers import Periodic
 from svc_api.education.uploads import completion, policy
@@ -50,13 +50,7 @@ def multipart_of(services: Any) -> Multipart:
     secret = bytes(settings.secret_key)
 
     def make() -> Multipart:
-        store = open_object_store(
-            settings.object_store_url,
-            var_dir=settings.var_dir,
-            secret=secret,
-            endpoint_url=settings.s3_endpoint_url,
-        )
-        return multipart_for(store, secret)
+        return multipart_for(from_settings(settings), secret)
 
     return services.cached("edu-uploads-multipart", 86400, make)  # type: ignore[no-any-return]
 
