@@ -8,7 +8,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from svc_api.cli import main as svc
 from svc_api.education.studio import service as studio
 from tests.api.community_helpers import admin
 from tests.api.conftest import Api
@@ -330,3 +332,120 @@ def test_instructors_answer_questions_on_their_own_products(desk: SimpleNamespac
     )
     assert resolved.json()["state"] == "resolved"
     _code(call(api, "POST", path, token, json={"body": "More"}), 409, "invalid_transition")
+
+
+ARTICLES = {
+    "sections": [
+        {
+            "section_id": "s1",
+            "title": "Reading",
+            "lessons": [
+                {"lesson_id": "a1", "title": "The tape", "kind": "article", "pages": 3, "preview": True},
+                {"lesson_id": "a2", "title": "The book", "kind": "article", "pages": 5, "preview": False},
+            ],
+        }
+    ]
+}
+
+
+def _onboarded(api: Api, token: str, svc_id: str) -> None:
+    url = call(api, "POST", "/seller/onboarding-sessions", token, json={}).json()["onboarding_url"]
+    assert api.post(url, json={"accept_contract": True, "payout_profile": DE_PROFILE}).status_code == 200
+    with api.app.state.services.store.write() as conn:
+        studio.confirm_identity(conn, svc_id, now=api.clock.now())
+
+
+def test_curriculum_errors(desk: SimpleNamespace) -> None:
+    api, token = desk.api, desk.token
+    product_id = call(api, "POST", "/studio/products", token, json=DRAFT).json()["product_id"]
+    path = f"/studio/products/{product_id}/curriculum"
+    _code(call(api, "PUT", path, token, json=ARTICLES), 428, "precondition_required")
+    _code(
+        call(api, "PUT", path, token, json=ARTICLES, headers={"If-Match": '"product-5"'}),
+        412,
+        "precondition_failed",
+    )
+    video = {
+        "sections": [
+            {
+                "section_id": "s1",
+                "title": "T",
+                "lessons": [
+                    {
+                        "lesson_id": "v1",
+                        "title": "V",
+                        "kind": "video",
+                        "preview": False,
+                        "upload_id": "up_nope",
+                    }
+                ],
+            }
+        ]
+    }
+    for bad in (
+        {"sections": []},
+        video,
+        {
+            "sections": [
+                {
+                    "section_id": "s1",
+                    "title": "T",
+                    "lessons": [{"lesson_id": "a1", "title": "A", "kind": "podcast", "preview": False}],
+                }
+            ]
+        },
+    ):
+        _code(
+            call(api, "PUT", path, token, json=bad, headers={"If-Match": '"product-1"'}),
+            400,
+            "invalid_request",
+        )
+    _code(
+        call(api, "PUT", path, _leader(api)[1], json=ARTICLES, headers={"If-Match": '"product-1"'}),
+        403,
+        "not_owner",
+    )
+    placed = call(api, "PUT", path, token, json=ARTICLES, headers={"If-Match": '"product-1"'})
+    assert placed.status_code == 200 and placed.headers["etag"] == '"product-2"'
+    assert placed.json()["draft"]["curriculum"]["sections"][0]["lessons"][1]["pages"] == 5
+    _onboarded(api, token, desk.svc_id)
+    assert call(api, "POST", f"/studio/products/{product_id}/submissions", token, json={}).status_code == 201
+    _code(
+        call(api, "PUT", path, token, json=ARTICLES, headers={"If-Match": '"product-2"'}), 409, "under_review"
+    )
+
+
+def test_submission_errors_and_the_operators_review(desk: SimpleNamespace, cli_env: None) -> None:
+    api, token = desk.api, desk.token
+    product_id = call(api, "POST", "/studio/products", token, json=DRAFT).json()["product_id"]
+    submit = f"/studio/products/{product_id}/submissions"
+    _code(call(api, "POST", submit, token, json={}), 422, "not_ready")
+    call(
+        api,
+        "PUT",
+        f"/studio/products/{product_id}/curriculum",
+        token,
+        json=ARTICLES,
+        headers={"If-Match": '"product-1"'},
+    )
+    _code(call(api, "POST", submit, token, json={}), 422, "seller_not_ready")
+    _code(call(api, "POST", submit, _leader(api)[1], json={}), 403, "not_owner")
+    _onboarded(api, token, desk.svc_id)
+    first = call(api, "POST", submit, token, json={})
+    assert first.status_code == 201 and first.json()["draft_version"] == 2
+    _code(call(api, "POST", submit, token, json={}), 409, "already_pending")
+    rejected = admin("edu", "review", first.json()["submission_id"], "reject", "--reason", "audio is missing")
+    assert (rejected["state"], rejected["reason"], rejected["revision"]) == (
+        "rejected",
+        "audio is missing",
+        None,
+    )
+    assert call(api, "GET", f"/products/{product_id}").status_code == 404
+    twice = CliRunner().invoke(svc, ["admin", "edu", "review", first.json()["submission_id"], "approve"])
+    assert twice.exit_code != 0 and "already decided" in twice.output
+    unknown = CliRunner().invoke(svc, ["admin", "edu", "review", "sb_nope", "approve"])
+    assert unknown.exit_code != 0 and "no submission" in unknown.output
+    second = call(api, "POST", submit, token, json={}).json()
+    assert admin("edu", "review", second["submission_id"], "approve")["revision"] == 1
+    page = call(api, "GET", f"/products/{product_id}").json()
+    assert (page["title"], page["lesson_count"], page["purchasable"]) == (DRAFT["title"], 2, True)
