@@ -37,6 +37,17 @@ PUBLICATION = {
         {"lesson_id": "p1", "title": "The handbook", "kind": "pdf", "pages": 10, "preview": False}]}]},
 }  # fmt: skip
 
+TR_PROFILE = {
+    "country": "TR", "legal_entity": "individual", "tax_id": "12345678901",
+    "bank_account": "TR330006100519786457841326", "e_document_type": "e_archive",
+}  # fmt: skip
+"""A complete payout profile of a Turkey-based individual seller."""
+DE_PROFILE = {
+    "country": "DE", "legal_entity": "company", "tax_id": "1234567890",
+    "bank_account": "DE89370400440532013000", "swift_bic": "COBADEFFXXX", "payout_currency": "EUR",
+}  # fmt: skip
+"""A complete payout profile of an international company, paid in EUR."""
+
 TOPICS = {"price-action": "Price action", "candles": "Candlesticks", "risk": "Risk management"}
 
 

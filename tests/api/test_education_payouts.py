@@ -22,23 +22,10 @@ from svc_api.education.payouts.worker import payout_worker
 from svc_api.education.studio import service as studio
 from tests.api.community_helpers import admin
 from tests.api.conftest import Api
-from tests.api.education_helpers import PUBLICATION, VIDEO_COURSE, buy, call, publish
+from tests.api.education_helpers import DE_PROFILE, PUBLICATION, TR_PROFILE, VIDEO_COURSE, buy, call, publish
 
-TR_PROFILE = {
-    "country": "TR",
-    "legal_entity": "individual",
-    "tax_id": "12345678901",
-    "bank_account": "TR330006100519786457841326",
-    "e_document_type": "e_archive",
-}
-DE_PROFILE = {
-    "country": "DE",
-    "legal_entity": "company",
-    "tax_id": "1234567890",
-    "bank_account": "DE89370400440532013000",
-    "swift_bic": "COBADEFFXXX",
-    "payout_currency": "USD",
-}
+USD_PROFILE = {**DE_PROFILE, "payout_currency": "USD"}
+"""An international seller paid in USD."""
 
 
 def at(month: int, day: int, hour: int = 12) -> int:
@@ -194,8 +181,8 @@ def test_minimums_tr_with_and_without_a_rate_and_international_below_and_above(
     api = capi
     api.clock.set(at(10, 1))
     tr_low, tr_high = seller(api, TR_PROFILE), seller(api, TR_PROFILE)
-    intl_low, intl_high = seller(api, DE_PROFILE), seller(api, DE_PROFILE)
-    intl_eur = seller(api, {**DE_PROFILE, "payout_currency": "EUR"})
+    intl_low, intl_high = seller(api, USD_PROFILE), seller(api, USD_PROFILE)
+    intl_eur = seller(api, {**USD_PROFILE, "payout_currency": "EUR"})
     product = {
         s.svc_id: publish(api, s.svc_id, VIDEO_COURSE, price_minor=20000)
         for s in (intl_low, intl_high, intl_eur)
@@ -252,7 +239,7 @@ def test_each_incomplete_profile_accrues_until_complete(capi: Api) -> None:
     api = capi
     api.clock.set(at(10, 1))
     nothing = seller(api)
-    unconfirmed = seller(api, DE_PROFILE, identity=False)
+    unconfirmed = seller(api, USD_PROFILE, identity=False)
     identity_only = seller(api)
     with api.app.state.services.store.write() as conn:
         studio.confirm_identity(conn, identity_only.svc_id, now=api.clock.now())

@@ -14,7 +14,7 @@ from svc_api.cli import main as svc
 from svc_api.education.studio import service as studio
 from tests.api.community_helpers import admin
 from tests.api.conftest import Api
-from tests.api.education_helpers import PUBLICATION, buy, call, publish, student
+from tests.api.education_helpers import DE_PROFILE, PUBLICATION, TR_PROFILE, buy, call, publish, student
 
 DRAFT = {
     "kind": "course",
@@ -23,21 +23,6 @@ DRAFT = {
     "level": "advanced",
     "price": {"amount_minor": 9900, "currency": "USD"},
     "topics": [],
-}
-TR_PROFILE = {
-    "country": "TR",
-    "legal_entity": "individual",
-    "tax_id": "12345678901",
-    "bank_account": "TR330006100519786457841326",
-    "e_document_type": "e_archive",
-}
-DE_PROFILE = {
-    "country": "DE",
-    "legal_entity": "company",
-    "tax_id": "1234567890",
-    "bank_account": "DE89370400440532013000",
-    "swift_bic": "COBADEFFXXX",
-    "payout_currency": "EUR",
 }
 
 
