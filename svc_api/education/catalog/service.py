@@ -117,6 +117,11 @@ def _summaries(conn: Connection, rows: Sequence[Row[Any]]) -> list[dict[str, Any
     return [summary(row, topics[row.product_id], names.get(row.leader_id)) for row in rows]
 
 
+def _unnamed(row: Row[Any]) -> str:
+    """The name shown for an instructor without a community profile."""
+    return "Sample instructor" if row.sample else str(row.leader_id)
+
+
 def summary(row: Row[Any], topics: list[dict[str, str]], leader_name: str | None) -> dict[str, Any]:
     """A product as a catalog entry."""
     return {
@@ -127,7 +132,7 @@ def summary(row: Row[Any], topics: list[dict[str, str]], leader_name: str | None
         "language": row.language,
         "level": row.level,
         "topics": topics,
-        "leader": {"leader_id": row.leader_id, "name": leader_name or row.leader_id},
+        "leader": {"leader_id": row.leader_id, "name": leader_name or _unnamed(row)},
         "price": {"amount_minor": int(row.price_minor), "currency": row.currency},
         "rating": {"average": round(float(row.rating_avg), 2), "count": int(row.rating_count)},
         "student_count": int(row.student_count),
