@@ -14,7 +14,7 @@ from svc_api.cli import main as svc
 from svc_api.education.studio import service as studio
 from tests.api.community_helpers import admin
 from tests.api.conftest import Api
-from tests.api.education_helpers import DE_PROFILE, PUBLICATION, TR_PROFILE, buy, call, publish, student
+from tests.api.education_helpers import DE_PROFILE, PUBLICATION, TR_PROFILE, buy, call, key, publish, student
 
 DRAFT = {
     "kind": "course",
@@ -434,3 +434,33 @@ def test_submission_errors_and_the_operators_review(desk: SimpleNamespace, cli_e
     assert admin("edu", "review", second["submission_id"], "approve")["revision"] == 1
     page = call(api, "GET", f"/products/{product_id}").json()
     assert (page["title"], page["lesson_count"], page["purchasable"]) == (DRAFT["title"], 2, True)
+
+
+def test_a_replayed_key_returns_the_stored_result_of_an_instructor_change(desk: SimpleNamespace) -> None:
+    api, token, idem = desk.api, desk.token, key()
+    first = call(api, "POST", "/studio/products", token, json=DRAFT, idem=idem)
+    again = call(api, "POST", "/studio/products", token, json=DRAFT, idem=idem)
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json() == first.json() and again.headers["idempotent-replay"] == "true"
+    path = f"/studio/products/{first.json()['product_id']}"
+    patch_key = key()
+    patched = call(
+        api, "PATCH", path, token, json={"subtitle": "s"}, idem=patch_key, headers={"If-Match": '"product-1"'}
+    )
+    replayed = call(
+        api, "PATCH", path, token, json={"subtitle": "s"}, idem=patch_key, headers={"If-Match": '"product-1"'}
+    )
+    assert replayed.json() == patched.json() and replayed.json()["etag"] == '"product-2"'
+    _code(
+        call(
+            api,
+            "PATCH",
+            path,
+            token,
+            json={"subtitle": "t"},
+            idem=patch_key,
+            headers={"If-Match": '"product-1"'},
+        ),
+        409,
+        "idempotency_key_reused",
+    )
