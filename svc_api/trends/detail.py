@@ -63,7 +63,7 @@ def detail(store: Any, symbol: str, timeframe: str, ts: int, way: str | None = N
     found = pl.DataFrame()
     if klines is not None:
         found = detect_trends(klines, symbol=symbol, timeframe=timeframe)
-        found = found.filter(pl.col("open_time") == ts * 1000)
+        found = found.filter(pl.col("open_time").dt.epoch("ms") == ts * 1000)
         if way is not None:
             found = found.filter(pl.col("way") == way)
     if found.height == 0:

@@ -66,12 +66,13 @@ def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, 
     """
     from svc_engine.data import load_klines, timeframe_ms
     from svc_engine.trend import trend_indicator
+    from svc_engine.trend.sentiment import SCORE_SCHEMA
 
     step = timeframe_ms(timeframe)
     newest = freshest(catalog, market, symbol)[1]
     hi = newest if before is None else min(newest, before * 1000 - 1)
     lo = max(0, hi - (count + SENTIMENT_WARMUP) * step)
-    empty = pl.DataFrame(schema={"open_time": pl.Int64(), "score": pl.Int64(), "direction": pl.Utf8()})
+    empty = pl.DataFrame(schema=SCORE_SCHEMA)
     if hi < lo:
         return empty
     try:

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
+from svc_engine.data.times import to_seconds
 from svc_engine.trend.api import signal_to_api
 from svc_engine.trend.params import TrendParams
 from svc_engine.trend.signals import SIGNAL_SCHEMA, detect_trends
@@ -58,7 +60,7 @@ class StoreLoader:
     """
 
     market: str | None
-    since: int | None
+    since: float | None
     store: Any = None
     warmup: int = WARMUP
     until: int | None = None
@@ -77,10 +79,13 @@ class StoreLoader:
             raise
 
 
-def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: int | None = None,
+def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: Any = None,
                 executor: MapExecutor | None = None, store: Any = None, market: str | None = "crypto",
                 loader: Loader | None = None, **params: object) -> pl.DataFrame:
-    """The signals of every coin and timeframe at or after ``since`` (Unix seconds), newest first.
+    """The signals of every coin and timeframe at or after ``since``, newest first.
+
+    ``since`` is Unix seconds, a ``datetime``/``date`` or an ISO string (``to_seconds``); the times
+    of the result are ``Datetime("ms", "UTC")`` columns, as those of ``detect_trends``.
 
     ``loader(symbol, timeframe)`` replaces loading from ``store`` (a ``DataStore``, default the
     project's) in ``market``; a pair whose series does not exist (``LookupError``) is skipped.
@@ -93,6 +98,7 @@ def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: int |
         ['market', 'symbol', 'timeframe']
     """
     TrendParams.from_kwargs(**params)
+    since = to_seconds(since)
     frames = [str(tf) for tf in timeframes]
     for tf in frames:
         timeframe_ms(tf)
@@ -107,9 +113,9 @@ def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: int |
                                  descending=[True, False, False, False, False])
 
 
-def scan_one(item: tuple[str, str], *, loader: Loader, since: int | None, market: str,
+def scan_one(item: tuple[str, str], *, loader: Loader, since: float | None, market: str,
              params: dict[str, object]) -> pl.DataFrame | None:
-    """The signals of one ``(symbol, timeframe)`` at or after ``since``; None when it has no data.
+    """The signals of one ``(symbol, timeframe)`` at or after ``since`` (Unix seconds); None without data.
 
     Example:
         >>> scan_one(("BTCUSDT", "1h"), loader=lambda s, tf: pl.DataFrame(
@@ -124,7 +130,7 @@ def scan_one(item: tuple[str, str], *, loader: Loader, since: int | None, market
         return None
     out = detect_trends(klines, symbol=symbol, timeframe=timeframe, **params)
     if since is not None:
-        out = out.filter(pl.col("open_time") >= int(since) * 1000)
+        out = out.filter(pl.col("open_time").dt.epoch("ms") >= math.ceil(since * 1000))
     return out.select(pl.lit(market, dtype=pl.Utf8()).alias("market"), pl.all())
 
 
@@ -153,7 +159,7 @@ def signal_detail(coin_name: str, graph_type: str, timestamp: int | str, *, stor
     else:
         klines = loader(coin_name, graph_type)
     found = detect_trends(klines, symbol=coin_name.upper(), timeframe=graph_type, **params)
-    found = found.filter(pl.col("open_time") == ts * 1000)
+    found = found.filter(pl.col("open_time").dt.epoch("ms") == ts * 1000)
     if found.height == 0:
         raise LookupError(f"no trend signal of {coin_name.upper()} {graph_type} at timestamp {ts}")
     return signal_to_api(found.head(1), klines)

@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from svc_engine.data.times import TIME
 from svc_engine.indicators import atr_nb
 from svc_engine.trend.breaks import detect_nb
 from svc_engine.trend.params import TrendParams
@@ -22,24 +23,27 @@ _ANCHORS: tuple[str, ...] = ("high_p1", "high_p2", "low_p1", "low_p2")
 SIGNAL_SCHEMA: dict[str, pl.DataType] = {
     "symbol": pl.Utf8(),
     "timeframe": pl.Utf8(),
-    "open_time": pl.Int64(),
+    "open_time": TIME,
     "index": pl.Int64(),
     "way": pl.Utf8(),
     "is_return_to_trend": pl.Boolean(),
-    "break_open_time": pl.Int64(),
-    **{f"{a}_{f}": t for a in _ANCHORS for f, t in (("time", pl.Int64()), ("index", pl.Int64()),
+    "break_open_time": TIME,
+    **{f"{a}_{f}": t for a in _ANCHORS for f, t in (("time", TIME), ("index", pl.Int64()),
                                                     ("price", pl.Float64()))},
 }
 """Columns of ``detect_trends``: the signal candle, the way, and the anchors of both lines.
 
-``high_p1_*``/``high_p2_*`` are anchor 1 and 2 of the resistance line (time in ms, index in the
-input frame, pivot price), ``low_*`` those of the support line; null where that side has no line.
+Times (``open_time``, ``break_open_time``, ``*_time``) are ``Datetime("ms", "UTC")``: the open time
+of the candle meant. ``high_p1_*``/``high_p2_*`` are anchor 1 and 2 of the resistance line (time,
+index in the input frame, pivot price), ``low_*`` those of the support line; null where that side
+has no line.
 """
 
 
 def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-    """``open_time`` (int64), ``high``, ``low``, ``close`` (float64) and the ``extra`` columns, checked.
+    """``open_time`` (int64 Unix ms), ``high``, ``low``, ``close`` (float64) and ``extra``, checked.
 
+    ``open_time`` may be ``Int64`` Unix milliseconds (as ``load_klines`` gives) or a datetime column.
     Arrays are views of the frame where polars allows it (one chunk, no nulls).
 
     Example:
@@ -55,6 +59,8 @@ def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str,
     out: dict[str, np.ndarray] = {}
     for name in wanted:
         column = klines[name]
+        if name == "open_time" and column.dtype.is_temporal():
+            column = column.dt.epoch("ms")
         if column.null_count():
             raise ValueError(f"klines column {name!r} has {column.null_count()} missing values")
         dtype = np.int64 if name == "open_time" else np.float64
@@ -161,6 +167,9 @@ def _masked(values: np.ndarray, present: np.ndarray) -> pl.Series:
 
 def break_events(klines: pl.DataFrame, **params: object) -> pl.DataFrame:
     """One row per candle: did a trend line break up/down, or a return to trend happen, at its close.
+
+    Aligned candle by candle with ``klines``, the frame keeps their ``open_time`` as ``Int64`` Unix
+    milliseconds (like the klines and the signal frames it sits beside).
 
     Meant for strategy phrases such as "a trend line breaks upward"; each flag only uses candles
     up to its own, so it can be used as an entry condition without look-ahead.

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, frame
 
+from svc_engine.data.times import ms_columns
 from svc_engine.trend import detect_trends, signal_summary, signal_to_api
 
 
@@ -30,7 +31,7 @@ def test_hand_made_break_in_api_shape() -> None:
 def test_real_signals_fit_their_snapshot(shared_datasets: Path) -> None:
     k = pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-4h.parquet").head(4000)
     signals = detect_trends(k, symbol="BTCUSDT", timeframe="4h")
-    for row in signals.iter_rows(named=True):
+    for row in ms_columns(signals).iter_rows(named=True):
         api = signal_to_api(row, k)
         snap = api["klines_data"]
         assert len(snap) == min(200, row["index"] + 1)

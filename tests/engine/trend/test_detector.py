@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, flat, frame, line, mirror
 
+from svc_engine.data.times import ms_columns
 from svc_engine.indicators import atr_nb
 from svc_engine.trend import break_events, detect_trends
 
@@ -28,7 +29,7 @@ def test_clean_falling_resistance_breaks_at_the_known_candle() -> None:
     k = frame(broken_at_45())
     out = detect_trends(k, symbol="BTCUSDT", timeframe="1m")
     assert out.height == 1
-    row = out.row(0, named=True)
+    row = ms_columns(out).row(0, named=True)
     assert row["symbol"] == "BTCUSDT" and row["timeframe"] == "1m"
     assert (row["index"], row["open_time"], row["way"], row["is_return_to_trend"]) == (45, 2_700_000, "BUY",
                                                                                         False)
@@ -68,7 +69,7 @@ def test_retest_that_holds_gives_one_return_signal() -> None:
         (48, "BUY", True, *expected_line),
     ]
     out = detect_trends(frame(cols)).filter(pl.col("is_return_to_trend"))
-    assert out["break_open_time"].to_list() == [45 * 60_000]
+    assert ms_columns(out)["break_open_time"].to_list() == [45 * 60_000]
 
 
 def test_retest_that_fails_after_a_close_back_through_the_line() -> None:

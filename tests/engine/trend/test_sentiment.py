@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, frame, mirror
 
+from svc_engine.data.times import ms_columns
 from svc_engine.trend import detect_trends, market_key, sentiment_history, sentiment_item, trend_indicator
 
 
@@ -20,9 +21,9 @@ def ramp(n: int, step: float) -> pl.DataFrame:
 
 def test_steady_rise_scores_80_and_steady_fall_minus_80() -> None:
     up = trend_indicator(ramp(300, 0.5))
-    assert up.tail(1).rows() == [(299 * 60_000, 80, "BULLISH")]
+    assert ms_columns(up).tail(1).rows() == [(299 * 60_000, 80, "BULLISH")]
     down = trend_indicator(ramp(300, -0.2))
-    assert down.tail(1).rows() == [(299 * 60_000, -80, "BEARISH")]
+    assert ms_columns(down).tail(1).rows() == [(299 * 60_000, -80, "BEARISH")]
 
 
 def test_warm_up_parts_are_zero() -> None:
