@@ -34,8 +34,13 @@ def summary(row: Any) -> dict[str, Any]:
     from svc_engine.trend import signal_summary
 
     m = row if isinstance(row, Mapping) else row._mapping
-    record = {"symbol": m["symbol"], "timeframe": m["timeframe"], "open_time": int(m["ts"]) * 1000,
-              "way": m["way"], "is_return_to_trend": m["is_return_to_trend"]}
+    record = {
+        "symbol": m["symbol"],
+        "timeframe": m["timeframe"],
+        "open_time": int(m["ts"]) * 1000,
+        "way": m["way"],
+        "is_return_to_trend": m["is_return_to_trend"],
+    }
     return {**signal_summary(record), "klines_data": []}
 
 

@@ -48,8 +48,9 @@ got 'BTCUSDT-1h'
     return market_key(data_symbol, timeframe), market, data_symbol, timeframe
 
 
-def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, count: int,
-                     before: int | None) -> pl.DataFrame:
+def sentiment_scores(
+    catalog: Any, market: str, symbol: str, timeframe: str, *, count: int, before: int | None
+) -> pl.DataFrame:
     """The engine's scores of the last ``count`` candles opening before ``before`` (seconds), each
     computed with ``SENTIMENT_WARMUP`` earlier candles; the warm-up rows are kept (older history).
 
@@ -76,8 +77,9 @@ def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, 
     if hi < lo:
         return empty
     try:
-        klines = load_klines(symbol, timeframe, start_ts=lo / 1000, end_ts=hi / 1000, market=market,
-                             store=catalog.store)
+        klines = load_klines(
+            symbol, timeframe, start_ts=lo / 1000, end_ts=hi / 1000, market=market, store=catalog.store
+        )
     except ValueError as exc:
         if "selects no candle" in str(exc):
             return empty

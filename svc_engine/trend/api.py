@@ -27,8 +27,9 @@ KLINE_FIELDS: tuple[str, ...] = ("open_time", "open", "high", "low", "close", "v
 """The order of the values in each row of ``klines_data``."""
 
 
-def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *,
-                  with_klines: bool = True) -> dict[str, Any]:
+def signal_to_api(
+    row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *, with_klines: bool = True
+) -> dict[str, Any]:
     """The API Trend signal object of one ``detect_trends`` row (a dict or a one-row frame).
 
     ``klines`` is the series the row was found on (any frame holding the snapshot's candles works,
@@ -59,12 +60,17 @@ def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *
     for side in ("high", "low"):
         if row.get(f"{side}_p1_time") is None:
             continue
-        anchors = [(epoch_ms(row[f"{a}_time"]), float(row[f"{a}_price"]))
-                   for a in (f"{side}_p1", f"{side}_p2")]
-        trend_data[f"{side}_trend"] = [[ms, _locate(times, ms, "anchor") - start, price]
-                                       for ms, price in anchors]
-    return {**signal_summary(row), "trend_data": trend_data,
-            "klines_data": _snapshot(arr, start, end) if with_klines else []}
+        anchors = [
+            (epoch_ms(row[f"{a}_time"]), float(row[f"{a}_price"])) for a in (f"{side}_p1", f"{side}_p2")
+        ]
+        trend_data[f"{side}_trend"] = [
+            [ms, _locate(times, ms, "anchor") - start, price] for ms, price in anchors
+        ]
+    return {
+        **signal_summary(row),
+        "trend_data": trend_data,
+        "klines_data": _snapshot(arr, start, end) if with_klines else [],
+    }
 
 
 def signal_summary(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,5 +101,5 @@ def _locate(times: np.ndarray, ms: int, what: str) -> int:
 
 
 def _snapshot(arr: dict[str, np.ndarray], start: int, end: int) -> list[list[float | int]]:
-    cols = [arr[f][start:end + 1].tolist() for f in KLINE_FIELDS]
+    cols = [arr[f][start : end + 1].tolist() for f in KLINE_FIELDS]
     return [list(r) for r in zip(*cols, strict=True)]

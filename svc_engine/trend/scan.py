@@ -69,19 +69,40 @@ class StoreLoader:
         from svc_engine.data import load_klines
 
         try:
-            return load_klines(symbol, timeframe, start_ts=self.since, end_ts=self.until, market=self.market,
-                               warmup=self.warmup if self.since is not None else 0, store=self.store)
+            return load_klines(
+                symbol,
+                timeframe,
+                start_ts=self.since,
+                end_ts=self.until,
+                market=self.market,
+                warmup=self.warmup if self.since is not None else 0,
+                store=self.store,
+            )
         except ValueError as exc:
             # A ``since`` after the last candle selects nothing: no candle, so no signal.
             if "selects no candle" in str(exc):
-                return pl.DataFrame(schema={"open_time": pl.Int64(), "high": pl.Float64(),
-                                            "low": pl.Float64(), "close": pl.Float64()})
+                return pl.DataFrame(
+                    schema={
+                        "open_time": pl.Int64(),
+                        "high": pl.Float64(),
+                        "low": pl.Float64(),
+                        "close": pl.Float64(),
+                    }
+                )
             raise
 
 
-def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: Any = None,
-                executor: MapExecutor | None = None, store: Any = None, market: str | None = "crypto",
-                loader: Loader | None = None, **params: object) -> pl.DataFrame:
+def scan_trends(
+    coins: Iterable[str],
+    timeframes: Iterable[str],
+    *,
+    since: Any = None,
+    executor: MapExecutor | None = None,
+    store: Any = None,
+    market: str | None = "crypto",
+    loader: Loader | None = None,
+    **params: object,
+) -> pl.DataFrame:
     """The signals of every coin and timeframe at or after ``since``, newest first.
 
     ``since`` is Unix seconds, a ``datetime``/``date`` or an ISO string (``to_seconds``); the times
@@ -109,12 +130,15 @@ def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: Any =
     found = [p for p in parts if p is not None and p.height]
     if not found:
         return pl.DataFrame(schema=SCAN_SCHEMA)
-    return pl.concat(found).sort(["open_time", "symbol", "timeframe", "is_return_to_trend", "way"],
-                                 descending=[True, False, False, False, False])
+    return pl.concat(found).sort(
+        ["open_time", "symbol", "timeframe", "is_return_to_trend", "way"],
+        descending=[True, False, False, False, False],
+    )
 
 
-def scan_one(item: tuple[str, str], *, loader: Loader, since: float | None, market: str,
-             params: dict[str, object]) -> pl.DataFrame | None:
+def scan_one(
+    item: tuple[str, str], *, loader: Loader, since: float | None, market: str, params: dict[str, object]
+) -> pl.DataFrame | None:
     """The signals of one ``(symbol, timeframe)`` at or after ``since`` (Unix seconds); None without data.
 
     Example:
@@ -134,9 +158,16 @@ def scan_one(item: tuple[str, str], *, loader: Loader, since: float | None, mark
     return out.select(pl.lit(market, dtype=pl.Utf8()).alias("market"), pl.all())
 
 
-def signal_detail(coin_name: str, graph_type: str, timestamp: int | str, *, store: Any = None,
-                  market: str | None = None, loader: Loader | None = None,
-                  **params: object) -> dict[str, Any]:
+def signal_detail(
+    coin_name: str,
+    graph_type: str,
+    timestamp: int | str,
+    *,
+    store: Any = None,
+    market: str | None = None,
+    loader: Loader | None = None,
+    **params: object,
+) -> dict[str, Any]:
     """The Trend signal object (with ``trend_data`` and ``klines_data``) of the signal at ``timestamp``.
 
     ``timestamp`` is the signal candle's open time in Unix seconds (the list's ``timestamp``). The

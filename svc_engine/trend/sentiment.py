@@ -57,8 +57,9 @@ def direction_of(score: int) -> str:
     return "BULLISH" if score >= 20 else "BEARISH" if score <= -20 else "NEUTRAL"
 
 
-def trend_indicator(klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None,
-                    **params: object) -> pl.DataFrame:
+def trend_indicator(
+    klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None, **params: object
+) -> pl.DataFrame:
     """The score and direction at every candle close (``open_time``, ``score``, ``direction``).
 
     ``open_time`` is the candle's open as ``Datetime("ms", "UTC")``, like the times of ``detect_trends``.
@@ -82,8 +83,9 @@ def trend_indicator(klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None,
     score = (np.sign(raw) * np.floor(np.abs(raw) + 0.5)).astype(np.int64)
     score = np.clip(score, -100, 100)
     labels = np.where(score >= 20, "BULLISH", np.where(score <= -20, "BEARISH", "NEUTRAL"))
-    return pl.DataFrame({"open_time": arr["open_time"], "score": score, "direction": labels},
-                        schema=SCORE_SCHEMA)
+    return pl.DataFrame(
+        {"open_time": arr["open_time"], "score": score, "direction": labels}, schema=SCORE_SCHEMA
+    )
 
 
 def raw_scores(arr: dict[str, np.ndarray], breaks: pl.DataFrame) -> np.ndarray:
@@ -100,8 +102,13 @@ def raw_scores(arr: dict[str, np.ndarray], breaks: pl.DataFrame) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         lagged = np.r_[np.full(min(SLOPE_LAG, close.size), np.nan), ema50[:-SLOPE_LAG]]
         slope = np.clip((ema50 - lagged) / atr, -1.0, 1.0)
-        parts = (20.0 * np.sign(close - ema50), 20.0 * np.sign(close - ema200), 15.0 * slope,
-                 25.0 * (rsi - 50.0) / 50.0, _signal_part(arr["open_time"], breaks))
+        parts = (
+            20.0 * np.sign(close - ema50),
+            20.0 * np.sign(close - ema200),
+            15.0 * slope,
+            25.0 * (rsi - 50.0) / 50.0,
+            _signal_part(arr["open_time"], breaks),
+        )
     return np.sum([np.nan_to_num(p, nan=0.0, posinf=0.0, neginf=0.0) for p in parts], axis=0)
 
 
@@ -160,12 +167,17 @@ def sentiment_item(market_key: str, row: dict[str, Any]) -> dict[str, Any]:
         {'market_key': 'BTCUSDT#1h', 'timestamp': 3600, 'score': -42, 'direction': 'BEARISH'}
     """
     _check_key(market_key)
-    return {"market_key": market_key, "timestamp": epoch_ms(row["open_time"]) // 1000,
-            "score": int(row["score"]), "direction": str(row["direction"])}
+    return {
+        "market_key": market_key,
+        "timestamp": epoch_ms(row["open_time"]) // 1000,
+        "score": int(row["score"]),
+        "direction": str(row["direction"]),
+    }
 
 
-def sentiment_history(market_key: str, scores: pl.DataFrame, *, limit: int = HISTORY_LIMIT,
-                      before: int | None = None) -> dict[str, Any]:
+def sentiment_history(
+    market_key: str, scores: pl.DataFrame, *, limit: int = HISTORY_LIMIT, before: int | None = None
+) -> dict[str, Any]:
     """One page of the score history, newest first, in the ``trend_indicator_history`` shape.
 
     ``before`` (seconds, exclusive) pages backwards; ``limit`` is clamped to 1..200.
@@ -184,6 +196,12 @@ def sentiment_history(market_key: str, scores: pl.DataFrame, *, limit: int = HIS
     items = [sentiment_item(market_key, r) for r in page.iter_rows(named=True)]
     has_more = older.height > page.height
     oldest = items[-1]["timestamp"] if items else None
-    return {"market_key": market_key, "items": items, "count": len(items), "limit": limit,
-            "has_more": has_more, "oldest_timestamp": oldest,
-            "next_before_timestamp": oldest if has_more else None}
+    return {
+        "market_key": market_key,
+        "items": items,
+        "count": len(items),
+        "limit": limit,
+        "has_more": has_more,
+        "oldest_timestamp": oldest,
+        "next_before_timestamp": oldest if has_more else None,
+    }

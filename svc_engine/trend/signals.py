@@ -28,8 +28,11 @@ SIGNAL_SCHEMA: dict[str, pl.DataType] = {
     "way": pl.Utf8(),
     "is_return_to_trend": pl.Boolean(),
     "break_open_time": TIME,
-    **{f"{a}_{f}": t for a in _ANCHORS for f, t in (("time", TIME), ("index", pl.Int64()),
-                                                    ("price", pl.Float64()))},
+    **{
+        f"{a}_{f}": t
+        for a in _ANCHORS
+        for f, t in (("time", TIME), ("index", pl.Int64()), ("price", pl.Float64()))
+    },
 }
 """Columns of ``detect_trends``: the signal candle, the way, and the anchors of both lines.
 
@@ -74,8 +77,7 @@ def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str,
 
 
 @njit(cache=True, nogil=True)
-def _first_bad_nb(times: np.ndarray, high: np.ndarray, low: np.ndarray,
-                  close: np.ndarray) -> tuple[int, int]:
+def _first_bad_nb(times: np.ndarray, high: np.ndarray, low: np.ndarray, close: np.ndarray) -> tuple[int, int]:
     # One pass instead of several temporary arrays: this check runs on every call of the detector.
     for i in range(times.shape[0]):
         if i > 0 and times[i] <= times[i - 1]:
@@ -97,14 +99,28 @@ def signal_records(klines: pl.DataFrame, **params: object) -> tuple[np.ndarray, 
     arr = kline_arrays(klines)
     high, low, close = arr["high"], arr["low"], arr["close"]
     atr = atr_nb(high, low, close, p.atr_period)
-    records = detect_nb(high, low, close, atr, p.left, p.right, p.min_gap, p.window, p.min_touches,
-                        float(p.touch_tol), float(p.break_tol), float(p.retest_tol), p.retest_min,
-                        p.retest_max)
+    records = detect_nb(
+        high,
+        low,
+        close,
+        atr,
+        p.left,
+        p.right,
+        p.min_gap,
+        p.window,
+        p.min_touches,
+        float(p.touch_tol),
+        float(p.break_tol),
+        float(p.retest_tol),
+        p.retest_min,
+        p.retest_max,
+    )
     return records, arr
 
 
-def detect_trends(klines: pl.DataFrame, *, symbol: str = "", timeframe: str = "",
-                  **params: object) -> pl.DataFrame:
+def detect_trends(
+    klines: pl.DataFrame, *, symbol: str = "", timeframe: str = "", **params: object
+) -> pl.DataFrame:
     """Every trend break and return to trend of a kline frame, oldest first (columns: ``SIGNAL_SCHEMA``).
 
     ``params`` are those of ``TrendParams`` (``left``, ``right``, ``min_gap``, ``window``, ...).
@@ -123,8 +139,9 @@ def detect_trends(klines: pl.DataFrame, *, symbol: str = "", timeframe: str = ""
     return signals_frame(records, arr, symbol=symbol, timeframe=timeframe)
 
 
-def signals_frame(records: np.ndarray, arr: dict[str, np.ndarray], *, symbol: str = "",
-                  timeframe: str = "") -> pl.DataFrame:
+def signals_frame(
+    records: np.ndarray, arr: dict[str, np.ndarray], *, symbol: str = "", timeframe: str = ""
+) -> pl.DataFrame:
     """Turn a record array and the kline arrays into the ``detect_trends`` frame.
 
     Example:
@@ -187,11 +204,20 @@ def break_events(klines: pl.DataFrame, **params: object) -> pl.DataFrame:
     records, arr = signal_records(klines, **params)
     n = arr["open_time"].size
     flags: dict[str, object] = {"open_time": arr["open_time"]}
-    for name, way, ret in (("break_up", 1, 0), ("break_down", -1, 0), ("return_up", 1, 1),
-                           ("return_down", -1, 1)):
+    for name, way, ret in (
+        ("break_up", 1, 0),
+        ("break_down", -1, 0),
+        ("return_up", 1, 1),
+        ("return_down", -1, 1),
+    ):
         mask = np.zeros(n, dtype=bool)
         rows = (records[:, 1] == way) & (records[:, 2] == ret)
         mask[records[rows, 0]] = True
         flags[name] = mask
-    return pl.DataFrame(flags, schema={"open_time": pl.Int64(), **dict.fromkeys(
-        ("break_up", "break_down", "return_up", "return_down"), pl.Boolean())})
+    return pl.DataFrame(
+        flags,
+        schema={
+            "open_time": pl.Int64(),
+            **dict.fromkeys(("break_up", "break_down", "return_up", "return_down"), pl.Boolean()),
+        },
+    )

@@ -102,7 +102,12 @@ def test_signal_detail_from_the_store(tmp_path: Path, shared_datasets: Path) -> 
 
 
 def test_scan_task_pickles_for_ray_workers() -> None:
-    task = functools.partial(scan_one, loader=StoreLoader(market="crypto", since=10), since=10,
-                             market="crypto", params={"window": 50})
+    task = functools.partial(
+        scan_one,
+        loader=StoreLoader(market="crypto", since=10),
+        since=10,
+        market="crypto",
+        params={"window": 50},
+    )
     again = pickle.loads(pickle.dumps(task))
     assert again.keywords["loader"] == StoreLoader(market="crypto", since=10)
