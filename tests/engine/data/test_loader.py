@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
@@ -107,6 +109,20 @@ def test_range_with_no_candle_is_refused_with_the_data_range(store):
 def test_a_timestamp_that_is_not_a_finite_number_is_refused(store, bad):
     with pytest.raises(ValueError, match=f"start_ts must be a finite number of Unix seconds, got {bad!r}"):
         load_klines("BTCUSDT", "1h", bad, None, store=store)
+
+
+def test_datetimes_and_iso_strings_are_taken_as_utc(store):
+    want = load_klines("BTCUSDT", "1h", sec(5), sec(9), store=store)
+    assert want.schema["open_time"] == pl.Int64  # the store's Unix milliseconds
+    for start, end in (
+        ("2024-01-01T05:00:00Z", "2024-01-01T09:00"),
+        (datetime(2024, 1, 1, 5, tzinfo=UTC), datetime(2024, 1, 1, 9)),
+        (np.datetime64("2024-01-01T05:00"), "2024-01-01T11:00+02:00"),
+    ):
+        assert load_klines("BTCUSDT", "1h", start, end, store=store).equals(want), (start, end)
+    assert load_klines("BTCUSDT", "1h", date(2024, 1, 2), store=store).height == 24
+    with pytest.raises(ValueError, match="'tomorrow' is neither Unix seconds nor an ISO 8601 date"):
+        load_klines("BTCUSDT", "1h", "tomorrow", store=store)
 
 
 def test_numpy_timestamps_are_numbers(store):
