@@ -34,8 +34,13 @@ def summary(row: Any) -> dict[str, Any]:
     from svc_engine.trend import signal_summary
 
     m = row if isinstance(row, Mapping) else row._mapping
-    record = {"symbol": m["symbol"], "timeframe": m["timeframe"], "open_time": int(m["ts"]) * 1000,
-              "way": m["way"], "is_return_to_trend": m["is_return_to_trend"]}
+    record = {
+        "symbol": m["symbol"],
+        "timeframe": m["timeframe"],
+        "open_time": int(m["ts"]) * 1000,
+        "way": m["way"],
+        "is_return_to_trend": m["is_return_to_trend"],
+    }
     return {**signal_summary(record), "klines_data": []}
 
 
@@ -63,7 +68,7 @@ def detail(store: Any, symbol: str, timeframe: str, ts: int, way: str | None = N
     found = pl.DataFrame()
     if klines is not None:
         found = detect_trends(klines, symbol=symbol, timeframe=timeframe)
-        found = found.filter(pl.col("open_time") == ts * 1000)
+        found = found.filter(pl.col("open_time").dt.epoch("ms") == ts * 1000)
         if way is not None:
             found = found.filter(pl.col("way") == way)
     if found.height == 0:

@@ -48,8 +48,9 @@ got 'BTCUSDT-1h'
     return market_key(data_symbol, timeframe), market, data_symbol, timeframe
 
 
-def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, count: int,
-                     before: int | None) -> pl.DataFrame:
+def sentiment_scores(
+    catalog: Any, market: str, symbol: str, timeframe: str, *, count: int, before: int | None
+) -> pl.DataFrame:
     """The engine's scores of the last ``count`` candles opening before ``before`` (seconds), each
     computed with ``SENTIMENT_WARMUP`` earlier candles; the warm-up rows are kept (older history).
 
@@ -66,17 +67,19 @@ def sentiment_scores(catalog: Any, market: str, symbol: str, timeframe: str, *, 
     """
     from svc_engine.data import load_klines, timeframe_ms
     from svc_engine.trend import trend_indicator
+    from svc_engine.trend.sentiment import SCORE_SCHEMA
 
     step = timeframe_ms(timeframe)
     newest = freshest(catalog, market, symbol)[1]
     hi = newest if before is None else min(newest, before * 1000 - 1)
     lo = max(0, hi - (count + SENTIMENT_WARMUP) * step)
-    empty = pl.DataFrame(schema={"open_time": pl.Int64(), "score": pl.Int64(), "direction": pl.Utf8()})
+    empty = pl.DataFrame(schema=SCORE_SCHEMA)
     if hi < lo:
         return empty
     try:
-        klines = load_klines(symbol, timeframe, start_ts=lo / 1000, end_ts=hi / 1000, market=market,
-                             store=catalog.store)
+        klines = load_klines(
+            symbol, timeframe, start_ts=lo / 1000, end_ts=hi / 1000, market=market, store=catalog.store
+        )
     except ValueError as exc:
         if "selects no candle" in str(exc):
             return empty

@@ -18,6 +18,7 @@ from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import NotFound
 from svc_api.trends import queries
 from svc_api.trends.detail import summary
+from svc_engine.data.times import ms_columns
 
 SIGNAL_TTL = 7 * 86_400
 """Seconds of market time after its candle at which an untracked signal expires."""
@@ -79,7 +80,8 @@ def signal_rows(scan: pl.DataFrame) -> list[dict[str, Any]]:
     """
     out: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     columns = ("market", "symbol", "timeframe", "open_time", "way", "is_return_to_trend")
-    for market, symbol, timeframe, open_time, way, is_return in scan.select(columns).iter_rows():
+    # ``scan_trends`` gives datetimes; ms_columns reads them (and plain integers) as Unix ms.
+    for market, symbol, timeframe, open_time, way, is_return in ms_columns(scan.select(columns)).iter_rows():
         key = (symbol, timeframe, int(open_time) // 1000, way)
         out.setdefault(
             key,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -29,6 +30,7 @@ import polars as pl
 from svc_engine.data.derived import scan_series
 from svc_engine.data.schema import COLUMNS, timeframe_ms, validate_klines
 from svc_engine.data.store import DataStore
+from svc_engine.data.times import to_seconds
 
 _T = pl.col("open_time")
 
@@ -36,15 +38,18 @@ _T = pl.col("open_time")
 def load_klines(
     symbol: str,
     timeframe: str,
-    start_ts: float | None = None,
-    end_ts: float | None = None,
+    start_ts: Any = None,
+    end_ts: Any = None,
     market: str | None = None,
     warmup: int = 0,
     *,
     store: DataStore | None = None,
 ) -> pl.DataFrame:
-    """Candles of one instrument with ``open_time`` in ``[start_ts, end_ts]`` (Unix seconds, inclusive).
+    """Candles of one instrument with ``open_time`` in ``[start_ts, end_ts]`` (inclusive).
 
+    ``start_ts``/``end_ts`` are Unix seconds, ``datetime``/``date`` objects or ISO strings
+    (``svc_engine.data.times.to_seconds``). The frame's ``open_time`` is ``Int64`` Unix
+    milliseconds, UTC, as the data store holds it (``schema.SCHEMA``): the kernels read it as is.
     The range is clipped to the data; ``warmup`` earlier candles are prepended (fewer where the
     data starts sooner). ``market=None`` picks the one market that holds ``symbol``. A timeframe
     that is not stored is resampled from the finest stored one that divides it, and cached.
@@ -57,6 +62,7 @@ def load_klines(
         ...
         ValueError: inverted range: start_ts 300 is after end_ts 200
     """
+    start_ts, end_ts = _seconds(start_ts), _seconds(end_ts)
     _check_ts("start_ts", start_ts)
     _check_ts("end_ts", end_ts)
     if start_ts is not None and end_ts is not None and start_ts > end_ts:
@@ -77,6 +83,22 @@ def load_klines(
     body = body.rechunk()
     validate_klines(body, source=f"{source} (loaded range)", timeframe=timeframe)
     return body
+
+
+def _seconds(ts: Any) -> Any:
+    # Numbers are checked as they are (_check_ts), and so is a number written as a string (refused,
+    # as before); datetimes, dates, datetime64 and ISO strings become seconds.
+    if ts is None or isinstance(ts, numbers.Real) or (isinstance(ts, str) and _is_number(ts)):
+        return ts
+    return to_seconds(ts)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_ts(name: str, ts: object) -> None:

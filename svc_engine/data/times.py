@@ -5,11 +5,11 @@ Ranges go in as Unix seconds (``start_ts``/``end_ts``); every entry point also t
 string (``"2024-01-31"``, ``"2024-01-31T12:00"``, ``"2024-01-31T12:00:00+02:00"``).
 
 Times come out with their unit in the dtype: the times of a run's results (trades, positions,
-equity, walk-forward windows) are ``Datetime("ms", "UTC")`` columns (``TIME``). Frames aligned
-candle by candle with the candles keep the candles' own ``open_time``, ``Int64`` Unix milliseconds
-as the data store holds them (klines, signal frames, per-candle trend events); so do, for now, the
-trend detector's signal rows. The API's JSON shapes carry Unix milliseconds: ``ms_columns`` turns a
-result frame back.
+equity, walk-forward windows; the trend detector's signals, scans and sentiment scores) are
+``Datetime("ms", "UTC")`` columns (``TIME``). Frames aligned candle by candle with the candles keep
+the candles' own ``open_time``, ``Int64`` Unix milliseconds as the data store holds them (klines,
+signal frames, ``break_events``), so that they line up with the arrays the kernels read. The API's
+JSON shapes carry Unix milliseconds: ``ms_columns`` turns a result frame back, ``epoch_ms`` one value.
 
 Example:
     >>> to_seconds("2024-01-01"), to_seconds(1_704_067_200), to_seconds(None)
@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import numbers
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ import polars.selectors as cs
 
 TIME = pl.Datetime("ms", "UTC")
 """The dtype of the times in results: milliseconds, UTC, shown as dates."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def to_seconds(value: Any) -> float | int | None:
@@ -88,3 +89,16 @@ def ms_columns(frame: pl.DataFrame) -> pl.DataFrame:
         [{'t': 5}]
     """
     return frame.with_columns(cs.datetime().dt.epoch("ms"))
+
+
+def epoch_ms(value: datetime | int) -> int:
+    """Unix milliseconds of one time read from a frame: a ``TIME`` value (naive = UTC) or ``Int64`` ms.
+
+    Example:
+        >>> epoch_ms(datetime(1970, 1, 1, 1, tzinfo=UTC)), epoch_ms(3_600_000)
+        (3600000, 3600000)
+    """
+    if isinstance(value, datetime):
+        when = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return (when - _EPOCH) // timedelta(milliseconds=1)
+    return int(value)

@@ -266,7 +266,8 @@ class Strategy:
     def evaluate(self, klines: pl.DataFrame, *, context: Context | None = None) -> pl.DataFrame:
         """Signals: one row per candle where the entry fires, evaluated at that candle's close.
 
-        Columns ``open_time``, ``side``, ``limit_price``, ``tp_price``, ``sl_price``. A ``context``
+        Columns ``open_time`` (the klines' own, ``Int64`` Unix milliseconds: the frame lines up
+        with the candles), ``side``, ``limit_price``, ``tp_price``, ``sl_price``. A ``context``
         of the same ``klines`` (``compiler.Context``) shares its computed indicators between
         strategies (a sweep computes each indicator once per coin).
 

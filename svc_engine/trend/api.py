@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import epoch_ms
 from svc_engine.trend.signals import kline_arrays
 
 SNAPSHOT = 200
@@ -26,13 +27,15 @@ KLINE_FIELDS: tuple[str, ...] = ("open_time", "open", "high", "low", "close", "v
 """The order of the values in each row of ``klines_data``."""
 
 
-def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *,
-                  with_klines: bool = True) -> dict[str, Any]:
+def signal_to_api(
+    row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *, with_klines: bool = True
+) -> dict[str, Any]:
     """The API Trend signal object of one ``detect_trends`` row (a dict or a one-row frame).
 
     ``klines`` is the series the row was found on (any frame holding the snapshot's candles works,
     since candles are matched by ``open_time``). ``with_klines=False`` leaves ``klines_data`` empty,
-    as list responses do.
+    as list responses do. The row's times may be datetimes (as ``detect_trends`` gives them) or
+    Unix milliseconds; the object carries Unix milliseconds (``timestamp``: seconds, as a string).
 
     Example:
         >>> import numpy as np
@@ -51,23 +54,29 @@ def signal_to_api(row: Mapping[str, Any] | pl.DataFrame, klines: pl.DataFrame, *
         row = row.row(0, named=True)
     arr = kline_arrays(klines, ("open", "volume") if with_klines else ())
     times = arr["open_time"]
-    end = _locate(times, int(row["open_time"]), "signal candle")
+    end = _locate(times, epoch_ms(row["open_time"]), "signal candle")
     start = max(0, end - SNAPSHOT + 1)
     trend_data: dict[str, list[list[float | int]]] = {}
     for side in ("high", "low"):
         if row.get(f"{side}_p1_time") is None:
             continue
-        trend_data[f"{side}_trend"] = [
-            [int(row[f"{a}_time"]), _locate(times, int(row[f"{a}_time"]), "anchor") - start,
-             float(row[f"{a}_price"])]
-            for a in (f"{side}_p1", f"{side}_p2")
+        anchors = [
+            (epoch_ms(row[f"{a}_time"]), float(row[f"{a}_price"])) for a in (f"{side}_p1", f"{side}_p2")
         ]
-    return {**signal_summary(row), "trend_data": trend_data,
-            "klines_data": _snapshot(arr, start, end) if with_klines else []}
+        trend_data[f"{side}_trend"] = [
+            [ms, _locate(times, ms, "anchor") - start, price] for ms, price in anchors
+        ]
+    return {
+        **signal_summary(row),
+        "trend_data": trend_data,
+        "klines_data": _snapshot(arr, start, end) if with_klines else [],
+    }
 
 
 def signal_summary(row: Mapping[str, Any]) -> dict[str, Any]:
     """The list record of a signal (``trend_signals``): no lines, no candles, so no klines needed.
+
+    ``open_time`` is a datetime (a ``detect_trends`` row) or Unix milliseconds.
 
     Example:
         >>> item = signal_summary({"symbol": "ETHUSDT", "timeframe": "1h", "open_time": 1_700_000_000_000,
@@ -78,7 +87,7 @@ def signal_summary(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "coin_name": row.get("symbol", ""),
         "graph_type": row.get("timeframe", ""),
-        "timestamp": str(int(row["open_time"]) // 1000),
+        "timestamp": str(epoch_ms(row["open_time"]) // 1000),
         "way": row["way"],
         "is_return_to_trend": bool(row["is_return_to_trend"]),
     }
@@ -92,5 +101,5 @@ def _locate(times: np.ndarray, ms: int, what: str) -> int:
 
 
 def _snapshot(arr: dict[str, np.ndarray], start: int, end: int) -> list[list[float | int]]:
-    cols = [arr[f][start:end + 1].tolist() for f in KLINE_FIELDS]
+    cols = [arr[f][start : end + 1].tolist() for f in KLINE_FIELDS]
     return [list(r) for r in zip(*cols, strict=True)]

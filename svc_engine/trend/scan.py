@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
+from svc_engine.data.times import to_seconds
 from svc_engine.trend.api import signal_to_api
 from svc_engine.trend.params import TrendParams
 from svc_engine.trend.signals import SIGNAL_SCHEMA, detect_trends
@@ -58,7 +60,7 @@ class StoreLoader:
     """
 
     market: str | None
-    since: int | None
+    since: float | None
     store: Any = None
     warmup: int = WARMUP
     until: int | None = None
@@ -67,20 +69,44 @@ class StoreLoader:
         from svc_engine.data import load_klines
 
         try:
-            return load_klines(symbol, timeframe, start_ts=self.since, end_ts=self.until, market=self.market,
-                               warmup=self.warmup if self.since is not None else 0, store=self.store)
+            return load_klines(
+                symbol,
+                timeframe,
+                start_ts=self.since,
+                end_ts=self.until,
+                market=self.market,
+                warmup=self.warmup if self.since is not None else 0,
+                store=self.store,
+            )
         except ValueError as exc:
             # A ``since`` after the last candle selects nothing: no candle, so no signal.
             if "selects no candle" in str(exc):
-                return pl.DataFrame(schema={"open_time": pl.Int64(), "high": pl.Float64(),
-                                            "low": pl.Float64(), "close": pl.Float64()})
+                return pl.DataFrame(
+                    schema={
+                        "open_time": pl.Int64(),
+                        "high": pl.Float64(),
+                        "low": pl.Float64(),
+                        "close": pl.Float64(),
+                    }
+                )
             raise
 
 
-def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: int | None = None,
-                executor: MapExecutor | None = None, store: Any = None, market: str | None = "crypto",
-                loader: Loader | None = None, **params: object) -> pl.DataFrame:
-    """The signals of every coin and timeframe at or after ``since`` (Unix seconds), newest first.
+def scan_trends(
+    coins: Iterable[str],
+    timeframes: Iterable[str],
+    *,
+    since: Any = None,
+    executor: MapExecutor | None = None,
+    store: Any = None,
+    market: str | None = "crypto",
+    loader: Loader | None = None,
+    **params: object,
+) -> pl.DataFrame:
+    """The signals of every coin and timeframe at or after ``since``, newest first.
+
+    ``since`` is Unix seconds, a ``datetime``/``date`` or an ISO string (``to_seconds``); the times
+    of the result are ``Datetime("ms", "UTC")`` columns, as those of ``detect_trends``.
 
     ``loader(symbol, timeframe)`` replaces loading from ``store`` (a ``DataStore``, default the
     project's) in ``market``; a pair whose series does not exist (``LookupError``) is skipped.
@@ -93,6 +119,7 @@ def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: int |
         ['market', 'symbol', 'timeframe']
     """
     TrendParams.from_kwargs(**params)
+    since = to_seconds(since)
     frames = [str(tf) for tf in timeframes]
     for tf in frames:
         timeframe_ms(tf)
@@ -103,13 +130,16 @@ def scan_trends(coins: Iterable[str], timeframes: Iterable[str], *, since: int |
     found = [p for p in parts if p is not None and p.height]
     if not found:
         return pl.DataFrame(schema=SCAN_SCHEMA)
-    return pl.concat(found).sort(["open_time", "symbol", "timeframe", "is_return_to_trend", "way"],
-                                 descending=[True, False, False, False, False])
+    return pl.concat(found).sort(
+        ["open_time", "symbol", "timeframe", "is_return_to_trend", "way"],
+        descending=[True, False, False, False, False],
+    )
 
 
-def scan_one(item: tuple[str, str], *, loader: Loader, since: int | None, market: str,
-             params: dict[str, object]) -> pl.DataFrame | None:
-    """The signals of one ``(symbol, timeframe)`` at or after ``since``; None when it has no data.
+def scan_one(
+    item: tuple[str, str], *, loader: Loader, since: float | None, market: str, params: dict[str, object]
+) -> pl.DataFrame | None:
+    """The signals of one ``(symbol, timeframe)`` at or after ``since`` (Unix seconds); None without data.
 
     Example:
         >>> scan_one(("BTCUSDT", "1h"), loader=lambda s, tf: pl.DataFrame(
@@ -124,13 +154,20 @@ def scan_one(item: tuple[str, str], *, loader: Loader, since: int | None, market
         return None
     out = detect_trends(klines, symbol=symbol, timeframe=timeframe, **params)
     if since is not None:
-        out = out.filter(pl.col("open_time") >= int(since) * 1000)
+        out = out.filter(pl.col("open_time").dt.epoch("ms") >= math.ceil(since * 1000))
     return out.select(pl.lit(market, dtype=pl.Utf8()).alias("market"), pl.all())
 
 
-def signal_detail(coin_name: str, graph_type: str, timestamp: int | str, *, store: Any = None,
-                  market: str | None = None, loader: Loader | None = None,
-                  **params: object) -> dict[str, Any]:
+def signal_detail(
+    coin_name: str,
+    graph_type: str,
+    timestamp: int | str,
+    *,
+    store: Any = None,
+    market: str | None = None,
+    loader: Loader | None = None,
+    **params: object,
+) -> dict[str, Any]:
     """The Trend signal object (with ``trend_data`` and ``klines_data``) of the signal at ``timestamp``.
 
     ``timestamp`` is the signal candle's open time in Unix seconds (the list's ``timestamp``). The
@@ -153,7 +190,7 @@ def signal_detail(coin_name: str, graph_type: str, timestamp: int | str, *, stor
     else:
         klines = loader(coin_name, graph_type)
     found = detect_trends(klines, symbol=coin_name.upper(), timeframe=graph_type, **params)
-    found = found.filter(pl.col("open_time") == ts * 1000)
+    found = found.filter(pl.col("open_time").dt.epoch("ms") == ts * 1000)
     if found.height == 0:
         raise LookupError(f"no trend signal of {coin_name.upper()} {graph_type} at timestamp {ts}")
     return signal_to_api(found.head(1), klines)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import TIME, epoch_ms
 from svc_engine.indicators import atr_nb, ema_nb, wilder_gain_loss_nb
 from svc_engine.trend.signals import detect_trends, kline_arrays
 
@@ -41,6 +42,8 @@ SIGNAL_DECAY = 50
 """Candles after which a trend signal no longer counts."""
 HISTORY_LIMIT = 200
 """Most items in one page of the score history."""
+SCORE_SCHEMA: dict[str, pl.DataType] = {"open_time": TIME, "score": pl.Int64(), "direction": pl.Utf8()}
+"""Columns of ``trend_indicator``."""
 _KEY = re.compile(r"^[A-Z0-9._-]+#[0-9]+[mhdwM]$")
 
 
@@ -54,9 +57,12 @@ def direction_of(score: int) -> str:
     return "BULLISH" if score >= 20 else "BEARISH" if score <= -20 else "NEUTRAL"
 
 
-def trend_indicator(klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None,
-                    **params: object) -> pl.DataFrame:
+def trend_indicator(
+    klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None, **params: object
+) -> pl.DataFrame:
     """The score and direction at every candle close (``open_time``, ``score``, ``direction``).
+
+    ``open_time`` is the candle's open as ``Datetime("ms", "UTC")``, like the times of ``detect_trends``.
 
     ``breaks`` is the ``detect_trends`` frame of the same klines if already computed (else it is,
     with ``params``).
@@ -66,8 +72,9 @@ def trend_indicator(klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None,
         >>> up = np.linspace(100.0, 200.0, 300)
         >>> k = pl.DataFrame({"open_time": np.arange(300) * 60_000, "high": up + 1, "low": up - 1,
         ...                   "close": up})
-        >>> trend_indicator(k).tail(1).rows()
-        [(17940000, 80, 'BULLISH')]
+        >>> last = trend_indicator(k).row(-1)
+        >>> last[0].isoformat(), last[1:]
+        ('1970-01-01T04:59:00+00:00', (80, 'BULLISH'))
     """
     arr = kline_arrays(klines)
     if breaks is None:
@@ -76,8 +83,9 @@ def trend_indicator(klines: pl.DataFrame, *, breaks: pl.DataFrame | None = None,
     score = (np.sign(raw) * np.floor(np.abs(raw) + 0.5)).astype(np.int64)
     score = np.clip(score, -100, 100)
     labels = np.where(score >= 20, "BULLISH", np.where(score <= -20, "BEARISH", "NEUTRAL"))
-    return pl.DataFrame({"open_time": arr["open_time"], "score": score, "direction": labels},
-                        schema={"open_time": pl.Int64(), "score": pl.Int64(), "direction": pl.Utf8()})
+    return pl.DataFrame(
+        {"open_time": arr["open_time"], "score": score, "direction": labels}, schema=SCORE_SCHEMA
+    )
 
 
 def raw_scores(arr: dict[str, np.ndarray], breaks: pl.DataFrame) -> np.ndarray:
@@ -94,8 +102,13 @@ def raw_scores(arr: dict[str, np.ndarray], breaks: pl.DataFrame) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         lagged = np.r_[np.full(min(SLOPE_LAG, close.size), np.nan), ema50[:-SLOPE_LAG]]
         slope = np.clip((ema50 - lagged) / atr, -1.0, 1.0)
-        parts = (20.0 * np.sign(close - ema50), 20.0 * np.sign(close - ema200), 15.0 * slope,
-                 25.0 * (rsi - 50.0) / 50.0, _signal_part(arr["open_time"], breaks))
+        parts = (
+            20.0 * np.sign(close - ema50),
+            20.0 * np.sign(close - ema200),
+            15.0 * slope,
+            25.0 * (rsi - 50.0) / 50.0,
+            _signal_part(arr["open_time"], breaks),
+        )
     return np.sum([np.nan_to_num(p, nan=0.0, posinf=0.0, neginf=0.0) for p in parts], axis=0)
 
 
@@ -111,8 +124,10 @@ def _signal_part(times: np.ndarray, breaks: pl.DataFrame) -> np.ndarray:
     at = np.full(n, -1, dtype=np.int64)
     way = np.zeros(n)
     if breaks.height:
-        idx = np.searchsorted(times, breaks["open_time"].to_numpy())
-        ok = (idx < n) & (times[np.minimum(idx, n - 1)] == breaks["open_time"].to_numpy())
+        # Unix ms whether the times are datetimes (``detect_trends``) or integers.
+        opens = breaks["open_time"].cast(pl.Int64).to_numpy()
+        idx = np.searchsorted(times, opens)
+        ok = (idx < n) & (times[np.minimum(idx, n - 1)] == opens)
         signs = np.where(breaks["way"].to_numpy() == "BUY", 1.0, -1.0)
         # Signals come oldest first: on a candle with several, the last one is its latest.
         rows = idx[ok][::-1]
@@ -145,17 +160,24 @@ def _check_key(key: str) -> None:
 def sentiment_item(market_key: str, row: dict[str, Any]) -> dict[str, Any]:
     """The API Sentiment item of one ``trend_indicator`` row; ``timestamp`` is the candle's open, in seconds.
 
+    ``open_time`` is a datetime (as ``trend_indicator`` gives it) or Unix milliseconds.
+
     Example:
         >>> sentiment_item("BTCUSDT#1h", {"open_time": 3_600_000, "score": -42, "direction": "BEARISH"})
         {'market_key': 'BTCUSDT#1h', 'timestamp': 3600, 'score': -42, 'direction': 'BEARISH'}
     """
     _check_key(market_key)
-    return {"market_key": market_key, "timestamp": int(row["open_time"]) // 1000,
-            "score": int(row["score"]), "direction": str(row["direction"])}
+    return {
+        "market_key": market_key,
+        "timestamp": epoch_ms(row["open_time"]) // 1000,
+        "score": int(row["score"]),
+        "direction": str(row["direction"]),
+    }
 
 
-def sentiment_history(market_key: str, scores: pl.DataFrame, *, limit: int = HISTORY_LIMIT,
-                      before: int | None = None) -> dict[str, Any]:
+def sentiment_history(
+    market_key: str, scores: pl.DataFrame, *, limit: int = HISTORY_LIMIT, before: int | None = None
+) -> dict[str, Any]:
     """One page of the score history, newest first, in the ``trend_indicator_history`` shape.
 
     ``before`` (seconds, exclusive) pages backwards; ``limit`` is clamped to 1..200.
@@ -168,11 +190,18 @@ def sentiment_history(market_key: str, scores: pl.DataFrame, *, limit: int = HIS
         ([-25, 30], True, 60)
     """
     limit = max(1, min(int(limit), HISTORY_LIMIT))
-    older = scores if before is None else scores.filter(pl.col("open_time") < int(before) * 1000)
+    opens = pl.col("open_time").cast(pl.Int64)  # Unix ms, from datetimes or integers
+    older = scores if before is None else scores.filter(opens < int(before) * 1000)
     page = older.sort("open_time", descending=True).head(limit)
     items = [sentiment_item(market_key, r) for r in page.iter_rows(named=True)]
     has_more = older.height > page.height
     oldest = items[-1]["timestamp"] if items else None
-    return {"market_key": market_key, "items": items, "count": len(items), "limit": limit,
-            "has_more": has_more, "oldest_timestamp": oldest,
-            "next_before_timestamp": oldest if has_more else None}
+    return {
+        "market_key": market_key,
+        "items": items,
+        "count": len(items),
+        "limit": limit,
+        "has_more": has_more,
+        "oldest_timestamp": oldest,
+        "next_before_timestamp": oldest if has_more else None,
+    }

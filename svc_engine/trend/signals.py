@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from svc_engine.data.times import TIME
 from svc_engine.indicators import atr_nb
 from svc_engine.trend.breaks import detect_nb
 from svc_engine.trend.params import TrendParams
@@ -22,24 +23,30 @@ _ANCHORS: tuple[str, ...] = ("high_p1", "high_p2", "low_p1", "low_p2")
 SIGNAL_SCHEMA: dict[str, pl.DataType] = {
     "symbol": pl.Utf8(),
     "timeframe": pl.Utf8(),
-    "open_time": pl.Int64(),
+    "open_time": TIME,
     "index": pl.Int64(),
     "way": pl.Utf8(),
     "is_return_to_trend": pl.Boolean(),
-    "break_open_time": pl.Int64(),
-    **{f"{a}_{f}": t for a in _ANCHORS for f, t in (("time", pl.Int64()), ("index", pl.Int64()),
-                                                    ("price", pl.Float64()))},
+    "break_open_time": TIME,
+    **{
+        f"{a}_{f}": t
+        for a in _ANCHORS
+        for f, t in (("time", TIME), ("index", pl.Int64()), ("price", pl.Float64()))
+    },
 }
 """Columns of ``detect_trends``: the signal candle, the way, and the anchors of both lines.
 
-``high_p1_*``/``high_p2_*`` are anchor 1 and 2 of the resistance line (time in ms, index in the
-input frame, pivot price), ``low_*`` those of the support line; null where that side has no line.
+Times (``open_time``, ``break_open_time``, ``*_time``) are ``Datetime("ms", "UTC")``: the open time
+of the candle meant. ``high_p1_*``/``high_p2_*`` are anchor 1 and 2 of the resistance line (time,
+index in the input frame, pivot price), ``low_*`` those of the support line; null where that side
+has no line.
 """
 
 
 def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-    """``open_time`` (int64), ``high``, ``low``, ``close`` (float64) and the ``extra`` columns, checked.
+    """``open_time`` (int64 Unix ms), ``high``, ``low``, ``close`` (float64) and ``extra``, checked.
 
+    ``open_time`` may be ``Int64`` Unix milliseconds (as ``load_klines`` gives) or a datetime column.
     Arrays are views of the frame where polars allows it (one chunk, no nulls).
 
     Example:
@@ -55,6 +62,8 @@ def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str,
     out: dict[str, np.ndarray] = {}
     for name in wanted:
         column = klines[name]
+        if name == "open_time" and column.dtype.is_temporal():
+            column = column.dt.epoch("ms")
         if column.null_count():
             raise ValueError(f"klines column {name!r} has {column.null_count()} missing values")
         dtype = np.int64 if name == "open_time" else np.float64
@@ -68,8 +77,7 @@ def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str,
 
 
 @njit(cache=True, nogil=True)
-def _first_bad_nb(times: np.ndarray, high: np.ndarray, low: np.ndarray,
-                  close: np.ndarray) -> tuple[int, int]:
+def _first_bad_nb(times: np.ndarray, high: np.ndarray, low: np.ndarray, close: np.ndarray) -> tuple[int, int]:
     # One pass instead of several temporary arrays: this check runs on every call of the detector.
     for i in range(times.shape[0]):
         if i > 0 and times[i] <= times[i - 1]:
@@ -91,14 +99,28 @@ def signal_records(klines: pl.DataFrame, **params: object) -> tuple[np.ndarray, 
     arr = kline_arrays(klines)
     high, low, close = arr["high"], arr["low"], arr["close"]
     atr = atr_nb(high, low, close, p.atr_period)
-    records = detect_nb(high, low, close, atr, p.left, p.right, p.min_gap, p.window, p.min_touches,
-                        float(p.touch_tol), float(p.break_tol), float(p.retest_tol), p.retest_min,
-                        p.retest_max)
+    records = detect_nb(
+        high,
+        low,
+        close,
+        atr,
+        p.left,
+        p.right,
+        p.min_gap,
+        p.window,
+        p.min_touches,
+        float(p.touch_tol),
+        float(p.break_tol),
+        float(p.retest_tol),
+        p.retest_min,
+        p.retest_max,
+    )
     return records, arr
 
 
-def detect_trends(klines: pl.DataFrame, *, symbol: str = "", timeframe: str = "",
-                  **params: object) -> pl.DataFrame:
+def detect_trends(
+    klines: pl.DataFrame, *, symbol: str = "", timeframe: str = "", **params: object
+) -> pl.DataFrame:
     """Every trend break and return to trend of a kline frame, oldest first (columns: ``SIGNAL_SCHEMA``).
 
     ``params`` are those of ``TrendParams`` (``left``, ``right``, ``min_gap``, ``window``, ...).
@@ -117,8 +139,9 @@ def detect_trends(klines: pl.DataFrame, *, symbol: str = "", timeframe: str = ""
     return signals_frame(records, arr, symbol=symbol, timeframe=timeframe)
 
 
-def signals_frame(records: np.ndarray, arr: dict[str, np.ndarray], *, symbol: str = "",
-                  timeframe: str = "") -> pl.DataFrame:
+def signals_frame(
+    records: np.ndarray, arr: dict[str, np.ndarray], *, symbol: str = "", timeframe: str = ""
+) -> pl.DataFrame:
     """Turn a record array and the kline arrays into the ``detect_trends`` frame.
 
     Example:
@@ -162,6 +185,9 @@ def _masked(values: np.ndarray, present: np.ndarray) -> pl.Series:
 def break_events(klines: pl.DataFrame, **params: object) -> pl.DataFrame:
     """One row per candle: did a trend line break up/down, or a return to trend happen, at its close.
 
+    Aligned candle by candle with ``klines``, the frame keeps their ``open_time`` as ``Int64`` Unix
+    milliseconds (like the klines and the signal frames it sits beside).
+
     Meant for strategy phrases such as "a trend line breaks upward"; each flag only uses candles
     up to its own, so it can be used as an entry condition without look-ahead.
 
@@ -178,11 +204,20 @@ def break_events(klines: pl.DataFrame, **params: object) -> pl.DataFrame:
     records, arr = signal_records(klines, **params)
     n = arr["open_time"].size
     flags: dict[str, object] = {"open_time": arr["open_time"]}
-    for name, way, ret in (("break_up", 1, 0), ("break_down", -1, 0), ("return_up", 1, 1),
-                           ("return_down", -1, 1)):
+    for name, way, ret in (
+        ("break_up", 1, 0),
+        ("break_down", -1, 0),
+        ("return_up", 1, 1),
+        ("return_down", -1, 1),
+    ):
         mask = np.zeros(n, dtype=bool)
         rows = (records[:, 1] == way) & (records[:, 2] == ret)
         mask[records[rows, 0]] = True
         flags[name] = mask
-    return pl.DataFrame(flags, schema={"open_time": pl.Int64(), **dict.fromkeys(
-        ("break_up", "break_down", "return_up", "return_down"), pl.Boolean())})
+    return pl.DataFrame(
+        flags,
+        schema={
+            "open_time": pl.Int64(),
+            **dict.fromkeys(("break_up", "break_down", "return_up", "return_down"), pl.Boolean()),
+        },
+    )

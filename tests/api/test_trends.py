@@ -20,6 +20,7 @@ from svc_api.trends import service as trends
 from svc_api.trends.tables import trend_signals
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.synthetic import generate_market
+from svc_engine.data.times import ms_columns
 from svc_engine.trend import scan_trends, sentiment_history, sentiment_item, signal_detail, trend_indicator
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def expected(market_dir: Path) -> list[dict[str, Any]]:
     """The engine's signals of the last week of market time, in the list's order."""
     scan = scan_trends(COINS, ["1h", "4h"], since=DATA_END - WEEK, store=DataStore(market_dir))
     rows: dict[tuple[str, str, int, str], dict[str, Any]] = {}
-    for r in scan.iter_rows(named=True):
+    for r in ms_columns(scan).iter_rows(named=True):
         rows.setdefault((r["symbol"], r["timeframe"], r["open_time"] // 1000, r["way"]), r)
     ordered = sorted(rows, key=lambda k: (-k[2], k[0], k[1], k[3]))
     return [{"coin_name": k[0], "graph_type": k[1], "timestamp": str(k[2]), "way": k[3],
@@ -285,7 +286,7 @@ def test_trend_indicator_history_pages_back_through_the_whole_series(tapi: Api, 
         page = get(tapi, "trend_indicator_history", market_key="BTCUSDT#1h",
                    before=page["next_before_timestamp"]).json()
         seen += [i["timestamp"] for i in page["items"]]
-    assert seen == [t // 1000 for t in full["open_time"].to_list()[::-1]]  # 1440 hours, none twice
+    assert seen == [t // 1000 for t in ms_columns(full)["open_time"].to_list()[::-1]]  # 1440 hours, once
     assert page["next_before_timestamp"] is None
     small = get(tapi, "trend_indicator_history", limit=3, before=1_790_000_000).json()
     assert small == sentiment_history("BTCUSDT#1h", full, limit=3, before=1_790_000_000)

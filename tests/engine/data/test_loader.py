@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
@@ -15,20 +17,37 @@ T0 = 1_704_067_200_000  # 2024-01-01 00:00 UTC
 
 def hours(n: int, start: int = T0, skip: tuple[int, ...] = ()) -> pl.DataFrame:
     idx = [i for i in range(n) if i not in skip]
-    return pl.DataFrame({
-        "open_time": [start + i * H for i in idx],
-        "open": [100.0 + i for i in idx], "high": [102.0 + i for i in idx], "low": [99.0 + i for i in idx],
-        "close": [101.0 + i for i in idx], "volume": [float(i) for i in idx],
-    })
+    return pl.DataFrame(
+        {
+            "open_time": [start + i * H for i in idx],
+            "open": [100.0 + i for i in idx],
+            "high": [102.0 + i for i in idx],
+            "low": [99.0 + i for i in idx],
+            "close": [101.0 + i for i in idx],
+            "volume": [float(i) for i in idx],
+        }
+    )
 
 
 @pytest.fixture
 def store(tmp_path) -> DataStore:
     s = DataStore(tmp_path)
     s.write_klines("crypto", "BTCUSDT", "1h", hours(48))
-    s.write_klines("us_stocks", "AAPL", "1d", pl.DataFrame({
-        "open_time": [T0, T0 + 86_400_000], "open": [1.0, 2.0], "high": [2.0, 3.0], "low": [0.5, 1.5],
-        "close": [1.5, 2.5], "volume": [10.0, 20.0]}))
+    s.write_klines(
+        "us_stocks",
+        "AAPL",
+        "1d",
+        pl.DataFrame(
+            {
+                "open_time": [T0, T0 + 86_400_000],
+                "open": [1.0, 2.0],
+                "high": [2.0, 3.0],
+                "low": [0.5, 1.5],
+                "close": [1.5, 2.5],
+                "volume": [10.0, 20.0],
+            }
+        ),
+    )
     return s
 
 
@@ -98,8 +117,11 @@ def test_inverted_range_is_refused(store):
 
 
 def test_range_with_no_candle_is_refused_with_the_data_range(store):
-    with pytest.raises(ValueError, match=r"selects no candle of crypto/BTCUSDT 1h; the data covers "
-                                         r"2024-01-01 00:00 \.\. 2024-01-02 23:00 UTC"):
+    with pytest.raises(
+        ValueError,
+        match=r"selects no candle of crypto/BTCUSDT 1h; the data covers "
+        r"2024-01-01 00:00 \.\. 2024-01-02 23:00 UTC",
+    ):
         load_klines("BTCUSDT", "1h", sec(100), sec(200), store=store)
 
 
@@ -107,6 +129,20 @@ def test_range_with_no_candle_is_refused_with_the_data_range(store):
 def test_a_timestamp_that_is_not_a_finite_number_is_refused(store, bad):
     with pytest.raises(ValueError, match=f"start_ts must be a finite number of Unix seconds, got {bad!r}"):
         load_klines("BTCUSDT", "1h", bad, None, store=store)
+
+
+def test_datetimes_and_iso_strings_are_taken_as_utc(store):
+    want = load_klines("BTCUSDT", "1h", sec(5), sec(9), store=store)
+    assert want.schema["open_time"] == pl.Int64  # the store's Unix milliseconds
+    for start, end in (
+        ("2024-01-01T05:00:00Z", "2024-01-01T09:00"),
+        (datetime(2024, 1, 1, 5, tzinfo=UTC), datetime(2024, 1, 1, 9)),
+        (np.datetime64("2024-01-01T05:00"), "2024-01-01T11:00+02:00"),
+    ):
+        assert load_klines("BTCUSDT", "1h", start, end, store=store).equals(want), (start, end)
+    assert load_klines("BTCUSDT", "1h", date(2024, 1, 2), store=store).height == 24
+    with pytest.raises(ValueError, match="'tomorrow' is neither Unix seconds nor an ISO 8601 date"):
+        load_klines("BTCUSDT", "1h", "tomorrow", store=store)
 
 
 def test_numpy_timestamps_are_numbers(store):
@@ -147,9 +183,21 @@ def test_to_arrays_copies_a_multi_chunk_frame_into_contiguous_arrays():
 
 def test_range_reads_only_the_row_groups_it_needs(tmp_path, monkeypatch):
     s = DataStore(tmp_path)
-    s.write_klines("crypto", "BTCUSDT", "1m", pl.DataFrame({
-        "open_time": np.arange(200_000, dtype=np.int64) * 60_000, "open": 1.0, "high": 1.0, "low": 1.0,
-        "close": 1.0, "volume": 1.0}))
+    s.write_klines(
+        "crypto",
+        "BTCUSDT",
+        "1m",
+        pl.DataFrame(
+            {
+                "open_time": np.arange(200_000, dtype=np.int64) * 60_000,
+                "open": 1.0,
+                "high": 1.0,
+                "low": 1.0,
+                "close": 1.0,
+                "volume": 1.0,
+            }
+        ),
+    )
     assert pq.ParquetFile(s.path("crypto", "BTCUSDT", "1m")).metadata.num_row_groups == 4
     plans: list[str] = []
     collect = pl.LazyFrame.collect

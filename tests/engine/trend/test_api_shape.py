@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, frame
 
+from svc_engine.data.times import ms_columns
 from svc_engine.trend import detect_trends, signal_summary, signal_to_api
 
 
@@ -17,9 +18,15 @@ def test_hand_made_break_in_api_shape() -> None:
     candle(cols, 45, 12.0, 9.0, 11.5)
     k = frame(cols)
     api = signal_to_api(detect_trends(k, symbol="BTCUSDT", timeframe="1m"), k)
-    assert {key: api[key] for key in ("coin_name", "graph_type", "timestamp", "way", "is_return_to_trend")} \
-        == {"coin_name": "BTCUSDT", "graph_type": "1m", "timestamp": "2700", "way": "BUY",
-            "is_return_to_trend": False}
+    assert {
+        key: api[key] for key in ("coin_name", "graph_type", "timestamp", "way", "is_return_to_trend")
+    } == {
+        "coin_name": "BTCUSDT",
+        "graph_type": "1m",
+        "timestamp": "2700",
+        "way": "BUY",
+        "is_return_to_trend": False,
+    }
     # The series is shorter than 200 candles: the snapshot starts at candle 0.
     assert api["trend_data"] == {"high_trend": [[900_000, 15, 15.0], [1_800_000, 30, 13.0]]}
     assert len(api["klines_data"]) == 46
@@ -30,7 +37,7 @@ def test_hand_made_break_in_api_shape() -> None:
 def test_real_signals_fit_their_snapshot(shared_datasets: Path) -> None:
     k = pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-4h.parquet").head(4000)
     signals = detect_trends(k, symbol="BTCUSDT", timeframe="4h")
-    for row in signals.iter_rows(named=True):
+    for row in ms_columns(signals).iter_rows(named=True):
         api = signal_to_api(row, k)
         snap = api["klines_data"]
         assert len(snap) == min(200, row["index"] + 1)
@@ -66,6 +73,7 @@ def test_list_record_is_the_detail_without_lines_and_candles() -> None:
     k = frame(cols)
     row = detect_trends(k, symbol="BTCUSDT", timeframe="1m").row(0, named=True)
     detail = signal_to_api(row, k)
-    assert signal_summary(row) == {key: detail[key] for key in
-                                   ("coin_name", "graph_type", "timestamp", "way", "is_return_to_trend")}
+    assert signal_summary(row) == {
+        key: detail[key] for key in ("coin_name", "graph_type", "timestamp", "way", "is_return_to_trend")
+    }
     assert set(detail) - set(signal_summary(row)) == {"trend_data", "klines_data"}

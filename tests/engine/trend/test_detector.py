@@ -7,11 +7,19 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, flat, frame, line, mirror
 
+from svc_engine.data.times import ms_columns
 from svc_engine.indicators import atr_nb
 from svc_engine.trend import break_events, detect_trends
 
-COLS = ["index", "way", "is_return_to_trend", "high_p1_index", "high_p1_price", "high_p2_index",
-        "high_p2_price"]
+COLS = [
+    "index",
+    "way",
+    "is_return_to_trend",
+    "high_p1_index",
+    "high_p1_price",
+    "high_p2_index",
+    "high_p2_price",
+]
 
 
 def rows(k: pl.DataFrame, **params: object) -> list[tuple]:
@@ -28,10 +36,14 @@ def test_clean_falling_resistance_breaks_at_the_known_candle() -> None:
     k = frame(broken_at_45())
     out = detect_trends(k, symbol="BTCUSDT", timeframe="1m")
     assert out.height == 1
-    row = out.row(0, named=True)
+    row = ms_columns(out).row(0, named=True)
     assert row["symbol"] == "BTCUSDT" and row["timeframe"] == "1m"
-    assert (row["index"], row["open_time"], row["way"], row["is_return_to_trend"]) == (45, 2_700_000, "BUY",
-                                                                                        False)
+    assert (row["index"], row["open_time"], row["way"], row["is_return_to_trend"]) == (
+        45,
+        2_700_000,
+        "BUY",
+        False,
+    )
     assert (row["high_p1_time"], row["high_p1_index"], row["high_p1_price"]) == (900_000, 15, 15.0)
     assert (row["high_p2_time"], row["high_p2_index"], row["high_p2_price"]) == (1_800_000, 30, 13.0)
     assert row["low_p1_index"] is None and row["low_p2_price"] is None
@@ -68,7 +80,7 @@ def test_retest_that_holds_gives_one_return_signal() -> None:
         (48, "BUY", True, *expected_line),
     ]
     out = detect_trends(frame(cols)).filter(pl.col("is_return_to_trend"))
-    assert out["break_open_time"].to_list() == [45 * 60_000]
+    assert ms_columns(out)["break_open_time"].to_list() == [45 * 60_000]
 
 
 def test_retest_that_fails_after_a_close_back_through_the_line() -> None:
@@ -164,8 +176,9 @@ def test_no_line_from_anchors_before_the_last_break() -> None:
 
 def test_support_mirrors_resistance() -> None:
     out = detect_trends(mirror(frame(broken_at_45())))
-    assert out.select("index", "way", "low_p1_index", "low_p1_price", "low_p2_index", "low_p2_price").rows() \
-        == [(45, "SELL", 15, -15.0, 30, -13.0)]
+    assert out.select(
+        "index", "way", "low_p1_index", "low_p1_price", "low_p2_index", "low_p2_price"
+    ).rows() == [(45, "SELL", 15, -15.0, 30, -13.0)]
     assert out["high_p1_index"].to_list() == [None]
 
 
@@ -173,8 +186,13 @@ def test_other_side_line_is_reported_with_the_break() -> None:
     cols = broken_at_45()
     cols["low"][[12, 27]] = [5.0, 6.0]  # rising support from 12 to 27, active from 32
     row = detect_trends(frame(cols)).row(0, named=True)
-    assert (row["way"], row["low_p1_index"], row["low_p1_price"], row["low_p2_index"],
-            row["low_p2_price"]) == ("BUY", 12, 5.0, 27, 6.0)
+    assert (
+        row["way"],
+        row["low_p1_index"],
+        row["low_p1_price"],
+        row["low_p2_index"],
+        row["low_p2_price"],
+    ) == ("BUY", 12, 5.0, 27, 6.0)
 
 
 def test_atr_warm_up_means_zero_tolerance() -> None:
@@ -221,7 +239,11 @@ def test_break_events_flag_the_signal_candles() -> None:
     ev = break_events(k)
     assert ev.height == 60 and ev["open_time"].to_list() == k["open_time"].to_list()
     assert {c: ev[c].arg_true().to_list() for c in ev.columns[1:]} == {
-        "break_up": [45], "break_down": [], "return_up": [48], "return_down": []}
+        "break_up": [45],
+        "break_down": [],
+        "return_up": [48],
+        "return_down": [],
+    }
     mirrored = break_events(mirror(k))
     assert mirrored["break_down"].arg_true().to_list() == [45]
     assert mirrored["return_down"].arg_true().to_list() == [48]

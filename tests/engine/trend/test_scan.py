@@ -11,6 +11,7 @@ import pytest
 from trend_helpers import random_walk
 
 from svc_engine.data import DataStore
+from svc_engine.data.times import ms_columns
 from svc_engine.executors import LocalExecutor
 from svc_engine.trend import detect_trends, scan_trends, signal_detail, signal_to_api
 from svc_engine.trend.scan import StoreLoader, scan_one
@@ -42,9 +43,9 @@ def test_scan_equals_the_detector_per_series_newest_first() -> None:
 
 def test_since_keeps_later_signals_and_params_reach_the_detector() -> None:
     cut = 1000 * 60  # seconds
-    out = scan_trends(["AAAUSDT", "BBBUSDT"], ["1h", "4h"], since=cut, loader=loader)
+    out = ms_columns(scan_trends(["AAAUSDT", "BBBUSDT"], ["1h", "4h"], since=cut, loader=loader))
     assert out["open_time"].min() >= cut * 1000
-    assert out.height == expected().filter(pl.col("open_time") >= cut * 1000).height == 63
+    assert out.height == ms_columns(expected()).filter(pl.col("open_time") >= cut * 1000).height == 63
     wide = scan_trends(["AAAUSDT"], ["1h"], loader=loader, window=60)
     assert wide.height != scan_trends(["AAAUSDT"], ["1h"], loader=loader).height
 
@@ -65,7 +66,7 @@ def test_default_loader_reads_the_store_with_warmup(tmp_path: Path, shared_datas
     since = int(k["open_time"][4000]) // 1000
     recent = scan_trends(["BTCUSDT"], ["1h"], store=store, since=since)
     assert recent.height == 59
-    same = full.filter(pl.col("open_time") >= since * 1000)
+    same = full.filter(pl.col("open_time").dt.epoch("ms") >= since * 1000)
     # Indices count from the first candle loaded: 1000 warm-up candles before candle 4000.
     indices = [c for c in full.columns if c.endswith("index")]
     assert recent.drop(indices).equals(same.drop(indices))
@@ -88,7 +89,9 @@ def test_signal_detail_from_the_store(tmp_path: Path, shared_datasets: Path) -> 
     k = pl.read_parquet(shared_datasets / "crypto" / "BTCUSDT-1h.parquet").head(6000)
     store.write_klines("crypto", "BTCUSDT", "1h", k)
     row = detect_trends(k, symbol="BTCUSDT", timeframe="1h").filter(pl.col("index") > 5000).row(0, named=True)
-    ts = row["open_time"] // 1000
+    ts = row["open_time"].timestamp()
+    assert ts == int(ts)
+    ts = int(ts)
     detail = signal_detail("btcusdt", "1h", str(ts), store=store)
     assert detail == signal_to_api(row, k)
     assert len(detail["klines_data"]) == 200 and detail["klines_data"][-1][0] == ts * 1000
@@ -99,7 +102,12 @@ def test_signal_detail_from_the_store(tmp_path: Path, shared_datasets: Path) -> 
 
 
 def test_scan_task_pickles_for_ray_workers() -> None:
-    task = functools.partial(scan_one, loader=StoreLoader(market="crypto", since=10), since=10,
-                             market="crypto", params={"window": 50})
+    task = functools.partial(
+        scan_one,
+        loader=StoreLoader(market="crypto", since=10),
+        since=10,
+        market="crypto",
+        params={"window": 50},
+    )
     again = pickle.loads(pickle.dumps(task))
     assert again.keywords["loader"] == StoreLoader(market="crypto", since=10)

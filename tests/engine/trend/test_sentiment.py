@@ -9,20 +9,27 @@ import polars as pl
 import pytest
 from trend_helpers import candle, falling_resistance, frame, mirror
 
+from svc_engine.data.times import ms_columns
 from svc_engine.trend import detect_trends, market_key, sentiment_history, sentiment_item, trend_indicator
 
 
 def ramp(n: int, step: float) -> pl.DataFrame:
     close = 100.0 + step * np.arange(n)
-    return pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * 60_000, "high": close + 1.0,
-                         "low": close - 1.0, "close": close})
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * 60_000,
+            "high": close + 1.0,
+            "low": close - 1.0,
+            "close": close,
+        }
+    )
 
 
 def test_steady_rise_scores_80_and_steady_fall_minus_80() -> None:
     up = trend_indicator(ramp(300, 0.5))
-    assert up.tail(1).rows() == [(299 * 60_000, 80, "BULLISH")]
+    assert ms_columns(up).tail(1).rows() == [(299 * 60_000, 80, "BULLISH")]
     down = trend_indicator(ramp(300, -0.2))
-    assert down.tail(1).rows() == [(299 * 60_000, -80, "BEARISH")]
+    assert ms_columns(down).tail(1).rows() == [(299 * 60_000, -80, "BEARISH")]
 
 
 def test_warm_up_parts_are_zero() -> None:
@@ -63,7 +70,11 @@ def test_api_items_and_history_pages() -> None:
     scores = trend_indicator(ramp(300, 0.5))
     key = market_key("btcusdt", "1m")
     assert sentiment_item(key, scores.row(-1, named=True)) == {
-        "market_key": "BTCUSDT#1m", "timestamp": 299 * 60, "score": 80, "direction": "BULLISH"}
+        "market_key": "BTCUSDT#1m",
+        "timestamp": 299 * 60,
+        "score": 80,
+        "direction": "BULLISH",
+    }
     first = sentiment_history(key, scores)
     assert (first["count"], first["has_more"], first["oldest_timestamp"]) == (200, True, 100 * 60)
     second = sentiment_history(key, scores, before=first["next_before_timestamp"], limit=500)
