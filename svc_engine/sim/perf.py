@@ -16,6 +16,7 @@ and empyrical):
   365.25 days (as backtesting.py does).
 
 Every function returns ``None`` (JSON ``null``) where the figure is undefined, never NaN.
+The calendars are in `calendars`, the numba kernels in `perf_nb`; both are re-exported here.
 
 Example:
     >>> eq = np.array([100.0, 110.0, 99.0, 108.9])
@@ -25,30 +26,29 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
 import numpy as np
 import polars as pl
-from numba import njit
 
-MS_PER_DAY = 86_400_000
-MS_PER_HOUR = 3_600_000
-DAYS_PER_YEAR = 365.25
-
-#: Market prefix -> (trading days per year, trading hours per day).
-CALENDARS: dict[str, tuple[float, float]] = {
-    "crypto": (365.25, 24.0),
-    "us_stocks": (252.0, 6.5),
-    "stocks": (252.0, 6.5),
-    "etfs": (252.0, 6.5),
-    "index": (252.0, 6.5),
-    "forex": (260.0, 24.0),
-    "commodities": (260.0, 24.0),
-    "cfd": (260.0, 24.0),
-    "futures": (252.0, 23.0),
-}
+from svc_engine.sim.calendars import (
+    CALENDARS,  # noqa: F401  (re-exported: perf.CALENDARS)
+    DAYS_PER_YEAR,
+    MS_PER_DAY,
+    MS_PER_HOUR,
+    calendar_of,  # noqa: F401  (re-exported: perf.calendar_of)
+    period_rate,
+    periods_per_year,
+)
+from svc_engine.sim.perf_nb import (
+    drawdown_duration_nb,
+    exposure_nb,
+    moments_nb,
+    period_returns_nb,
+    trade_counts_nb,
+    trade_moments_nb,
+)
 
 #: The figures this module adds to a summary, in order.
 FIGURES: tuple[str, ...] = (
@@ -65,62 +65,6 @@ FIGURES: tuple[str, ...] = (
     "longest_trade_duration_hours",
     "buy_and_hold_return_pct",
 )
-
-
-def calendar_of(market: str | None) -> tuple[float, float]:
-    """(trading days per year, trading hours per day) of a market, by its name's prefix
-    (``crypto_futures`` is crypto, ``us_stocks_yahoo`` stocks); crypto's for an unknown market.
-
-    Example:
-        >>> calendar_of("us_stocks_yahoo"), calendar_of("crypto_futures")
-        ((252.0, 6.5), (365.25, 24.0))
-    """
-    name = market or "crypto"
-    for prefix in sorted(CALENDARS, key=len, reverse=True):
-        if name == prefix or name.startswith(prefix + "_"):
-            return CALENDARS[prefix]
-    return CALENDARS["crypto"]
-
-
-@functools.lru_cache(maxsize=256)
-def periods_per_year(tf_ms: int, market: str | None = "crypto") -> float:
-    """Candles of ``tf_ms`` in a year of the market's calendar.
-
-    Intraday candles: trading days x ``ceil(hours per day / candle length)``; a candle of one day or
-    more: trading days / its length in days (a weekly crypto candle: 365.25 / 7).
-
-    Example:
-        >>> hour, day = 3_600_000, 86_400_000
-        >>> periods_per_year(hour), periods_per_year(hour, "us_stocks"), periods_per_year(day)
-        (8766.0, 1764.0, 365.25)
-    """
-    if tf_ms <= 0:
-        raise ValueError(f"timeframe length must be positive, got {tf_ms} ms")
-    days, hours = calendar_of(market)
-    if tf_ms < MS_PER_DAY:
-        return days * math.ceil(hours * MS_PER_HOUR / tf_ms - 1e-9)
-    return days / (tf_ms / MS_PER_DAY)
-
-
-def period_rate(annual_rate: float, periods: float) -> float:
-    """A yearly rate as the compounding rate of one period.
-
-    Example:
-        >>> round(period_rate(0.21, 2), 12)
-        0.1
-    """
-    return (1.0 + annual_rate) ** (1.0 / periods) - 1.0
-
-
-@njit(cache=True, nogil=True)
-def period_returns_nb(eq):
-    """Simple returns of consecutive equity values (0 after an equity of 0)."""
-    n = eq.shape[0]
-    out = np.empty(max(n - 1, 0))
-    for k in range(1, n):
-        prev = eq[k - 1]
-        out[k - 1] = eq[k] / prev - 1.0 if prev > 0 else 0.0
-    return out
 
 
 def period_returns(equity: np.ndarray) -> np.ndarray:
@@ -207,27 +151,6 @@ def calmar_ratio(cagr: float | None, max_drawdown_pct: float) -> float | None:
     if cagr is None or not max_drawdown_pct > 0:
         return None
     return cagr / max_drawdown_pct
-
-
-@njit(cache=True, nogil=True)
-def drawdown_duration_nb(eq, t, initial):
-    """Longest time (ms) from a running peak of the equity to the first later candle back at it,
-    or to the last candle when it never comes back; 0 without a drawdown."""
-    peak = initial
-    peak_t = t[0]
-    under = False
-    longest = 0
-    n = eq.shape[0]
-    for k in range(n):
-        if eq[k] >= peak:
-            if under:
-                longest = max(longest, t[k] - peak_t)
-            peak, peak_t, under = eq[k], t[k], False
-        else:
-            under = True
-    if under:
-        longest = max(longest, t[n - 1] - peak_t)
-    return longest
 
 
 def max_drawdown_duration_days(equity: np.ndarray, times_ms: np.ndarray, initial: float) -> float:
@@ -320,103 +243,6 @@ def buy_and_hold_return_pct(close: np.ndarray) -> float | None:
     if close.shape[0] == 0:
         return None
     return float((close[-1] - close[0]) / close[0] * 100.0)
-
-
-@njit(cache=True, nogil=True)
-def moments_nb(eq, rf):
-    """One kernel for the equity figures, with the definitions of :func:`annual_volatility_pct`,
-    :func:`sharpe_ratio` and :func:`sortino_ratio`: (returns, standard deviation of the returns,
-    mean excess return, standard deviation of the excess, downside deviation), two passes, no
-    array of returns kept."""
-    n = eq.shape[0] - 1
-    if n < 1:
-        return 0, 0.0, 0.0, 0.0, 0.0
-    total = 0.0
-    total_ex = 0.0
-    for k in range(1, n + 1):
-        r = eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
-        total += r
-        total_ex += r - rf
-    mean, mean_ex = total / n, total_ex / n
-    var = var_ex = down = 0.0
-    for k in range(1, n + 1):
-        r = eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
-        var += (r - mean) ** 2
-        ex = r - rf
-        var_ex += (ex - mean_ex) ** 2
-        if ex < 0:
-            down += ex * ex
-    sd = np.sqrt(var / (n - 1)) if n > 1 else 0.0
-    sd_ex = np.sqrt(var_ex / (n - 1)) if n > 1 else 0.0
-    return n, sd, mean_ex, sd_ex, np.sqrt(down / n)
-
-
-@njit(cache=True, nogil=True)
-def exposure_nb(n_candles, fill_idx, exit_idx):
-    """Candles inside at least one ``fill .. exit`` span (inclusive): the spans' union, merged
-    in fill order, in time proportional to the trades, not the candles."""
-    m = fill_idx.shape[0]
-    if m == 0:
-        return 0
-    order = np.argsort(fill_idx, kind="mergesort")
-    inside = 0
-    lo, hi = fill_idx[order[0]], exit_idx[order[0]]
-    for x in range(1, m):
-        a, b = fill_idx[order[x]], exit_idx[order[x]]
-        if a > hi + 1:
-            inside += hi - lo + 1
-            lo, hi = a, b
-        elif b > hi:
-            hi = b
-    inside += hi - lo + 1
-    return min(inside, n_candles)
-
-
-@njit(cache=True, nogil=True)
-def trade_moments_nb(returns, profits, fill_ms, exit_ms):
-    """One pass (two for the deviation) over the trades for :func:`expectancy_pct`, :func:`sqn`
-    and the trade durations: (mean return, mean profit, profit deviation (ddof 1), mean duration
-    ms, longest duration ms)."""
-    n = returns.shape[0]
-    if n == 0:
-        return 0.0, 0.0, 0.0, 0.0, 0
-    sr = sp = sd = 0.0
-    longest = exit_ms[0] - fill_ms[0]
-    for x in range(n):
-        sr += returns[x]
-        sp += profits[x]
-        d = exit_ms[x] - fill_ms[x]
-        sd += d
-        longest = max(longest, d)
-    mp = sp / n
-    var = 0.0
-    for x in range(n):
-        var += (profits[x] - mp) ** 2
-    dev = np.sqrt(var / (n - 1)) if n > 1 else 0.0
-    return sr / n, mp, dev, sd / n, longest
-
-
-@njit(cache=True, nogil=True)
-def trade_counts_nb(returns, profits):
-    """One pass for the trade figures of ``stats.trade_summary``: (gains, losses, profit of gains,
-    profit of losses, sum of returns, of gains' returns, of losses' returns, best, worst)."""
-    gains = losses = 0
-    gp = lp = sr = sg = sl = 0.0
-    best, worst = -np.inf, np.inf
-    for x in range(returns.shape[0]):
-        p, r = profits[x], returns[x]
-        sr += r
-        if p > 0:
-            gains += 1
-            gp += p
-            sg += r
-        elif p < 0:
-            losses += 1
-            lp += p
-            sl += r
-        best = max(best, r)
-        worst = min(worst, r)
-    return gains, losses, gp, lp, sr, sg, sl, best, worst
 
 
 def trade_summary(returns: np.ndarray, profits: np.ndarray) -> dict[str, Any]:
