@@ -359,7 +359,11 @@ def plant_studio(body: dict[str, Any], real: dict[str, Any], data: st.DataObject
                for lesson in section.get("lessons") or [] if isinstance(lesson, dict)]  # fmt: skip
     for number, lesson in enumerate(lessons):
         lesson["lesson_id"] = f"l{number}"
-        if "upload_id" in lesson and lesson.get("kind") in real["uploads"]:
+        if (
+            "upload_id" in lesson
+            and isinstance(lesson.get("kind"), str)
+            and lesson["kind"] in real["uploads"]
+        ):
             lesson["upload_id"] = real["uploads"][lesson["kind"]]
 
 
@@ -439,3 +443,62 @@ def test_sandbox_checkout_page_with_a_nul_token_is_not_a_server_error(edu_api):
     page = call(edu_api, "GET", "/sandbox/checkout/tok%00")
     decide = call(edu_api, "POST", "/sandbox/checkout/tok%00/approve")
     assert (page.status_code, decide.status_code) == (404, 404), (page.text, decide.text)
+
+
+# Defects of the instructor code the fuzzing found, not fixed yet (the code is the lead's): each a
+# 500 where a 400 is due. Strict: the day the code answers 400, these pass and the marker must go.
+
+
+@pytest.fixture
+def studio_desk(edu_api: Any) -> SimpleNamespace:
+    """An instructor with two published products in a bundle, a draft and an open onboarding page."""
+    account = edu_api.register()
+    token, svc_id = account["session_token"], account["svc_id"]
+    with edu_api.app.state.services.store.write() as conn:
+        studio.grant_role(conn, svc_id, "leader", now=edu_api.clock.now())
+    price = {"amount_minor": 5000, "currency": "USD"}
+    products = [publish(edu_api, svc_id, VIDEO_COURSE), publish(edu_api, svc_id, PUBLICATION)]
+    bundle = call(edu_api, "POST", "/studio/bundles", token,
+                  json={"title": "Both", "price": price, "product_ids": products})  # fmt: skip
+    draft = call(edu_api, "POST", "/studio/products", token, json={
+        "kind": "course", "title": "Tape", "language": "en", "level": "beginner", "price": price,
+    })  # fmt: skip
+    onboarding = call(edu_api, "POST", "/seller/onboarding-sessions", token, json={})
+    assert (bundle.status_code, draft.status_code, onboarding.status_code) == (201, 201, 201)
+    return SimpleNamespace(
+        api=edu_api, token=token, price=price, bundle_id=bundle.json()["bundle_id"],
+        product_id=draft.json()["product_id"], onboarding_url=onboarding.json()["onboarding_url"],
+    )  # fmt: skip
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bundles.check counts set(product_ids) before checking the ids are strings"
+)
+def test_bundle_product_ids_that_are_not_strings_are_a_400(studio_desk):
+    d = studio_desk
+    created = call(d.api, "POST", "/studio/bundles", d.token,
+                   json={"title": "Both", "price": d.price, "product_ids": [[], []]})  # fmt: skip
+    changed = call(d.api, "PATCH", f"/studio/bundles/{d.bundle_id}", d.token,
+                   json={"product_ids": [{}, {"a": 1}]}, headers={"If-Match": "*"})  # fmt: skip
+    assert (created.status_code, changed.status_code) == (400, 400), (created.text, changed.text)
+
+
+@pytest.mark.xfail(strict=True, reason="studio.products._with_media iterates a section's lessons unchecked")
+def test_curriculum_whose_lessons_are_a_number_is_a_400(studio_desk):
+    d = studio_desk
+    tree = {"sections": [{"section_id": "s1", "title": "Tape", "lessons": 5}]}
+    reply = call(d.api, "PUT", f"/studio/products/{d.product_id}/curriculum", d.token, json=tree,
+                 headers={"If-Match": "*"})  # fmt: skip
+    assert reply.status_code == 400, reply.text
+
+
+@pytest.mark.xfail(
+    strict=True, reason="studio.profile.check takes set() of a payout_profile that is no object"
+)
+def test_payout_profile_that_is_not_an_object_is_a_400(studio_desk):
+    d = studio_desk
+    statuses = [
+        d.api.post(d.onboarding_url, json={"accept_contract": True, "payout_profile": profile}).status_code
+        for profile in (5, [{}])
+    ]
+    assert statuses == [400, 400]
