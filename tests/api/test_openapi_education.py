@@ -1,12 +1,14 @@
 """The description of ``/education/v1`` is true, on SQLite and PostgreSQL: a student's journey through
 every education operation, each reply checked against its schema, and schemathesis fuzzing every
-operation as a guest, as the student and as a stranger, over real data (a published course and a
-publication, paid orders, a refund, a playback session, a question, a certificate), with no 5xx and
-no reply outside the schema."""
+operation as a guest, as the student, as a stranger and as the instructor, over real data (a
+published course and a publication, paid orders, a refund, a playback session, a question, a
+certificate; the instructor's studio draft on processed uploads, a bundle, an onboarding session),
+with no 5xx and no reply outside the schema."""
 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,7 +23,20 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from svc_api.core.clock import ManualClock
 from svc_api.core.objectstore import open_object_store
 from svc_api.education.catalog import service as catalog
-from tests.api.education_helpers import PUBLICATION, VIDEO_COURSE, buy, call, key, leader, publish, student
+from svc_api.education.studio import service as studio
+from svc_api.education.uploads import processing
+from tests.api.education_helpers import (
+    PUBLICATION,
+    TOPICS,
+    VIDEO_COURSE,
+    buy,
+    call,
+    key,
+    leader,
+    publish,
+    student,
+)
+from tests.api.upload_helpers import make_pdf, make_video, upload_whole
 
 CHECKS = [not_a_server_error, response_schema_conformance]
 EXAMPLES = 25
@@ -201,12 +216,53 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
     assert len(learner) == 31 and sorted(learner - edu.called) == []
 
 
+def studio_data(api: Any, token: str, teacher: str, real_course: str) -> dict[str, Any]:
+    """The instructor's studio: two more published products in a bundle, a draft whose curriculum
+    holds a processed video and a processed PDF, and an open onboarding session (the seller gates
+    stay missing, so no submission ever freezes the draft). Real values for the instructor's
+    fuzzing, over the shared ones."""
+    in_bundle = [publish(api, teacher, VIDEO_COURSE, title="Bundle video"),
+                 publish(api, teacher, PUBLICATION, title="Bundle book")]  # fmt: skip
+    price = {"amount_minor": 5000, "currency": "USD"}
+    bundle = call(api, "POST", "/studio/bundles", token,
+                  json={"title": "Both", "price": price, "product_ids": in_bundle})  # fmt: skip
+    draft = call(api, "POST", "/studio/products", token, json={
+        "kind": "course", "title": "Tape reading", "language": "en", "level": "beginner", "price": price,
+    })  # fmt: skip
+    desk = SimpleNamespace(api=api, token=token)
+    uploads = {"video": upload_whole(desk, make_video(), "video")["upload_id"],
+               "pdf": upload_whole(desk, make_pdf(pages=2, attachment=1024), "pdf")["upload_id"]}  # fmt: skip
+    services = api.app.state.services
+    processing.run_once(services.store, processing.multipart_of(services), now=api.clock.now())
+    product_id = draft.json()["product_id"]
+    lessons = [{"lesson_id": f"{kind[0]}1", "title": kind, "kind": kind, "upload_id": upload_id}
+               for kind, upload_id in uploads.items()]  # fmt: skip
+    tree = {"sections": [{"section_id": "s1", "title": "Tape", "lessons": lessons}]}
+    placed = call(api, "PUT", f"/studio/products/{product_id}/curriculum", token, json=tree,
+                  headers={"If-Match": draft.headers["etag"]})  # fmt: skip
+    onboarding = call(api, "POST", "/seller/onboarding-sessions", token, json={})
+    assert (bundle.status_code, placed.status_code, onboarding.status_code) == (201, 200, 201), placed.text
+    return {
+        "product_id": [product_id, product_id, real_course],  # the bundle's are never unpublished
+        "bundle_id": [bundle.json()["bundle_id"]],
+        "upload_id": list(uploads.values()),
+        "uploads": uploads,
+        "in_bundle": in_bundle,
+        "token": [onboarding.json()["onboarding_url"].rsplit("/", 1)[1]],
+        "If-Match": ["*", "*", placed.headers["etag"], bundle.headers["etag"]],
+    }
+
+
 def real_data(api: Any) -> dict[str, Any]:
     """A teacher's course (bought, watched, read, certified and reviewed by the student; a newer
     revision to adopt), publication (bought and refunded) and a third product (bought by the student,
-    a checkout left open by the stranger); a question, an open playback session and its media. Returns
-    the identities' headers and, for each parameter, real values for the fuzzer to plant."""
-    teacher = leader(api)
+    a checkout left open by the stranger); a question, an open playback session and its media; the
+    teacher, an instructor, has a studio (:func:`studio_data`). Returns the identities' headers and,
+    for each parameter, real values for the fuzzer to plant (the instructor's over the shared)."""
+    account = api.register()
+    teacher, teaching = str(account["svc_id"]), str(account["session_token"])
+    with api.app.state.services.store.write() as conn:
+        studio.grant_role(conn, teacher, "leader", now=api.clock.now())
     course, book = publish(api, teacher, VIDEO_COURSE), publish(api, teacher, PUBLICATION)
     other = publish(api, teacher, VIDEO_COURSE, title="Order flow", price_minor=2500)
     token, stranger = student(api), student(api)
@@ -245,7 +301,11 @@ def real_data(api: Any) -> dict[str, Any]:
             "guest": {},
             "student": {"Authorization": f"Bearer {token}"},
             "stranger": {"Authorization": f"Bearer {stranger}"},
+            "instructor": {"Authorization": f"Bearer {teaching}"},
         },
+        "instructor": studio_data(api, teaching, teacher, course),
+        "currency": "USD",
+        "topics": sorted(TOPICS),
         "product_id": [course, book, other],
         "order_id": [paid["order_id"], refunded["order_id"], pending["order_id"]],
         "refund_request_id": [refund.json()["refund_request_id"]],
@@ -278,10 +338,33 @@ def plant(case: schemathesis.Case, real: dict[str, Any], data: st.DataObject) ->
                 case.body[name] = data.draw(st.sampled_from(real[name]))
         if "expected_price" in case.body and data.draw(st.booleans()):
             del case.body["expected_price"]  # a generated price is never the real one: 422
+        plant_studio(case.body, real, data)
     if case.headers and "Idempotency-Key" in case.headers:
         case.headers["Idempotency-Key"] = key()  # generated keys are often the same: 409 reused
     if case.headers and "If-Match" in case.headers:
         case.headers["If-Match"] = data.draw(st.sampled_from(real["If-Match"]))
+
+
+def plant_studio(body: dict[str, Any], real: dict[str, Any], data: st.DataObject) -> None:
+    """The instructor's bodies: prices in the catalog's currency, known topics, the bundle's own
+    published products, and lessons on processed uploads of their kind with distinct ids."""
+    if isinstance(body.get("price"), dict):
+        body["price"]["currency"] = real["currency"]
+    if isinstance(body.get("topics"), list):
+        body["topics"] = data.draw(st.lists(st.sampled_from(real["topics"]), max_size=3))
+    if isinstance(body.get("product_ids"), list) and "in_bundle" in real:
+        body["product_ids"] = list(real["in_bundle"])
+    sections = body.get("sections") if "uploads" in real else None
+    lessons = [lesson for section in sections or [] if isinstance(section, dict)
+               for lesson in section.get("lessons") or [] if isinstance(lesson, dict)]  # fmt: skip
+    for number, lesson in enumerate(lessons):
+        lesson["lesson_id"] = f"l{number}"
+        if (
+            "upload_id" in lesson
+            and isinstance(lesson.get("kind"), str)
+            and lesson["kind"] in real["uploads"]
+        ):
+            lesson["upload_id"] = real["uploads"][lesson["kind"]]
 
 
 def fuzz(operation: Any, headers: dict[str, str], real: dict[str, Any], seen: dict[str, set[int]]) -> None:
@@ -308,9 +391,10 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation_in_education
     operations = [r.ok() for r in schema.get_all_operations() if r.ok().path.startswith(f"{PREFIX}/")]
     assert len(operations) == 57  # 31 student and public, 16 instructor, 10 upload operations
     seen: dict[str, set[int]] = {}
-    for headers in real["identities"].values():
+    for name, headers in real["identities"].items():
+        values = {**real, **real["instructor"]} if name == "instructor" else real
         for operation in operations:
-            fuzz(operation, headers, real, seen)
+            fuzz(operation, headers, values, seen)
     # Every operation was reached, and real data made these succeed (the rest need luckier inputs).
     assert len(seen) == 57
     succeeded = {label for label, statuses in seen.items() if statuses & {200, 201}}
@@ -321,7 +405,10 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation_in_education
         "GET /certificates/verify/{verification_token}", "GET /orders/{order_id}", "GET /me/dashboard",
         "GET /me/library", "GET /me/certificates", "GET /me/enrollments/{product_id}/resume",
         "GET /me/enrollments/{product_id}/progress", "GET /sandbox/checkout/{token}", "POST /checkouts",
-    } <= succeeded, sorted(succeeded)  # fmt: skip
+        "GET /seller/status", "POST /studio/products", "GET /studio/products/{product_id}",
+        "PATCH /studio/products/{product_id}", "PUT /studio/products/{product_id}/curriculum",
+        "POST /studio/bundles", "GET /studio/uploads", "GET /studio/analytics/sales",
+    } <= succeeded, sorted(seen.items())  # fmt: skip
 
 
 # Defects of the education code the fuzzing found, fixed; their tests stay as regressions.
@@ -356,3 +443,73 @@ def test_sandbox_checkout_page_with_a_nul_token_is_not_a_server_error(edu_api):
     page = call(edu_api, "GET", "/sandbox/checkout/tok%00")
     decide = call(edu_api, "POST", "/sandbox/checkout/tok%00/approve")
     assert (page.status_code, decide.status_code) == (404, 404), (page.text, decide.text)
+
+
+# Defects of the instructor code the fuzzing found, not fixed yet (the code is the lead's): each a
+# 500 where a 400 is due. Strict: the day the code answers 400, these pass and the marker must go.
+
+
+@pytest.fixture
+def studio_desk(edu_api: Any) -> SimpleNamespace:
+    """An instructor with two published products in a bundle, a draft and an open onboarding page."""
+    account = edu_api.register()
+    token, svc_id = account["session_token"], account["svc_id"]
+    with edu_api.app.state.services.store.write() as conn:
+        studio.grant_role(conn, svc_id, "leader", now=edu_api.clock.now())
+    price = {"amount_minor": 5000, "currency": "USD"}
+    products = [publish(edu_api, svc_id, VIDEO_COURSE), publish(edu_api, svc_id, PUBLICATION)]
+    bundle = call(edu_api, "POST", "/studio/bundles", token,
+                  json={"title": "Both", "price": price, "product_ids": products})  # fmt: skip
+    draft = call(edu_api, "POST", "/studio/products", token, json={
+        "kind": "course", "title": "Tape", "language": "en", "level": "beginner", "price": price,
+    })  # fmt: skip
+    onboarding = call(edu_api, "POST", "/seller/onboarding-sessions", token, json={})
+    assert (bundle.status_code, draft.status_code, onboarding.status_code) == (201, 201, 201)
+    return SimpleNamespace(
+        api=edu_api, token=token, price=price, bundle_id=bundle.json()["bundle_id"],
+        product_id=draft.json()["product_id"], onboarding_url=onboarding.json()["onboarding_url"],
+    )  # fmt: skip
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bundles.check counts set(product_ids) before checking the ids are strings"
+)
+def test_bundle_product_ids_that_are_not_strings_are_a_400(studio_desk):
+    d = studio_desk
+    created = call(d.api, "POST", "/studio/bundles", d.token,
+                   json={"title": "Both", "price": d.price, "product_ids": [[], []]})  # fmt: skip
+    changed = call(d.api, "PATCH", f"/studio/bundles/{d.bundle_id}", d.token,
+                   json={"product_ids": [{}, {"a": 1}]}, headers={"If-Match": "*"})  # fmt: skip
+    assert (created.status_code, changed.status_code) == (400, 400), (created.text, changed.text)
+
+
+@pytest.mark.xfail(strict=True, reason="studio.products._with_media iterates a section's lessons unchecked")
+def test_curriculum_whose_lessons_are_a_number_is_a_400(studio_desk):
+    d = studio_desk
+    tree = {"sections": [{"section_id": "s1", "title": "Tape", "lessons": 5}]}
+    reply = call(d.api, "PUT", f"/studio/products/{d.product_id}/curriculum", d.token, json=tree,
+                 headers={"If-Match": "*"})  # fmt: skip
+    assert reply.status_code == 400, reply.text
+
+
+@pytest.mark.xfail(
+    strict=True, reason="studio.profile.check takes set() of a payout_profile that is no object"
+)
+def test_payout_profile_that_is_not_an_object_is_a_400(studio_desk):
+    d = studio_desk
+    statuses = [
+        d.api.post(d.onboarding_url, json={"accept_contract": True, "payout_profile": profile}).status_code
+        for profile in (5, [{}])
+    ]
+    assert statuses == [400, 400]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="uploads.policy.check_registration looks an unhashable kind up in KINDS"
+)
+def test_upload_registration_with_a_list_kind_is_a_400(studio_desk):
+    d = studio_desk
+    body = {"filename": "a.mp4", "content_type": "video/mp4", "size_bytes": 1000, "sha256": "0" * 64,
+            "kind": ["video"]}  # fmt: skip
+    reply = call(d.api, "POST", "/studio/uploads", d.token, json=body)
+    assert reply.status_code == 400, reply.text
