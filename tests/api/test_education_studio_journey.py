@@ -222,3 +222,43 @@ def test_a_leader_onboards_uploads_publishes_sells_answers_and_is_paid(
         json={"lesson_id": "p1", "version": 1, "page": 4},
     )
     assert read.status_code == 200 and read.json()["lessons"][1]["completed"] is True
+
+
+def test_a_submission_whose_lesson_media_was_withdrawn_is_not_ready(
+    desk: SimpleNamespace, cli_env: None
+) -> None:
+    api, token = desk.api, desk.token
+    session = call(api, "POST", "/seller/onboarding-sessions", token, json={}).json()
+    api.post(session["onboarding_url"], json={"accept_contract": True, "payout_profile": PROFILE})
+    admin("edu", "confirm-identity", desk.svc_id)
+    draft = call(api, "POST", "/studio/products", token, json=DRAFT)
+    pdf_id = upload_whole(desk, make_pdf(pages=2), "pdf")["upload_id"]
+    desk.run()
+    tree = {
+        "sections": [
+            {
+                "section_id": "s1",
+                "title": "Book",
+                "lessons": [
+                    {
+                        "lesson_id": "p1",
+                        "title": "Sheet",
+                        "kind": "pdf",
+                        "preview": False,
+                        "upload_id": pdf_id,
+                    }
+                ],
+            }
+        ]
+    }
+    path = f"/studio/products/{draft.json()['product_id']}"
+    placed = call(
+        api, "PUT", f"{path}/curriculum", token, json=tree, headers={"If-Match": draft.headers["etag"]}
+    )
+    assert (
+        placed.status_code == 200
+        and "upload_id" in placed.json()["draft"]["curriculum"]["sections"][0]["lessons"][0]
+    )
+    assert call(api, "DELETE", f"/studio/uploads/{pdf_id}", token).status_code == 200
+    refused = call(api, "POST", f"{path}/submissions", token, json={})
+    assert (refused.status_code, refused.json()["code"]) == (422, "not_ready"), refused.text

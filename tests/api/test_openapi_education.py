@@ -471,9 +471,6 @@ def studio_desk(edu_api: Any) -> SimpleNamespace:
     )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bundles.check counts set(product_ids) before checking the ids are strings"
-)
 def test_bundle_product_ids_that_are_not_strings_are_a_400(studio_desk):
     d = studio_desk
     created = call(d.api, "POST", "/studio/bundles", d.token,
@@ -483,7 +480,6 @@ def test_bundle_product_ids_that_are_not_strings_are_a_400(studio_desk):
     assert (created.status_code, changed.status_code) == (400, 400), (created.text, changed.text)
 
 
-@pytest.mark.xfail(strict=True, reason="studio.products._with_media iterates a section's lessons unchecked")
 def test_curriculum_whose_lessons_are_a_number_is_a_400(studio_desk):
     d = studio_desk
     tree = {"sections": [{"section_id": "s1", "title": "Tape", "lessons": 5}]}
@@ -492,9 +488,6 @@ def test_curriculum_whose_lessons_are_a_number_is_a_400(studio_desk):
     assert reply.status_code == 400, reply.text
 
 
-@pytest.mark.xfail(
-    strict=True, reason="studio.profile.check takes set() of a payout_profile that is no object"
-)
 def test_payout_profile_that_is_not_an_object_is_a_400(studio_desk):
     d = studio_desk
     statuses = [
@@ -504,9 +497,6 @@ def test_payout_profile_that_is_not_an_object_is_a_400(studio_desk):
     assert statuses == [400, 400]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="uploads.policy.check_registration looks an unhashable kind up in KINDS"
-)
 def test_upload_registration_with_a_list_kind_is_a_400(studio_desk):
     d = studio_desk
     body = {"filename": "a.mp4", "content_type": "video/mp4", "size_bytes": 1000, "sha256": "0" * 64,

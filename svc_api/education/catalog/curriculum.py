@@ -63,6 +63,8 @@ def _lesson(raw: object, where: str) -> dict[str, Any]:
         lesson["pages"] = _count(raw.get("pages"), f"{where}.pages", 1, 10_000)
     if raw.get("media_key") is not None:
         lesson["media_key"] = _text(raw.get("media_key"), f"{where}.media_key", 512)
+    if raw.get("upload_id") is not None:
+        lesson["upload_id"] = _text(raw.get("upload_id"), f"{where}.upload_id", 40)
     return lesson
 
 
@@ -131,8 +133,8 @@ def totals(tree: dict[str, Any]) -> tuple[int, int]:
 
 
 def public_lesson(item: dict[str, Any], *, unlocked: bool) -> dict[str, Any]:
-    """A lesson as clients see it: never its media key; ``locked`` unless previewable or owned."""
-    shown = {key: value for key, value in item.items() if key != "media_key"}
+    """A lesson as clients see it: never its media key or upload; ``locked`` unless previewable or owned."""
+    shown = {key: value for key, value in item.items() if key not in ("media_key", "upload_id")}
     shown["locked"] = not (unlocked or item["preview"])
     return shown
 

@@ -44,8 +44,8 @@ def check(body: Mapping[str, Any], currency: str, *, partial: bool = False) -> d
         ids = body["product_ids"]
         if (
             not isinstance(ids, list)
-            or not 2 <= len(set(ids)) <= MAX_PRODUCTS
             or not all(isinstance(i, str) for i in ids)
+            or not 2 <= len(set(ids)) <= MAX_PRODUCTS
         ):
             raise Invalid(f"product_ids must list 2-{MAX_PRODUCTS} product ids")
         out["product_ids"] = sorted(set(ids))

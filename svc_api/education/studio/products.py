@@ -208,12 +208,17 @@ def _with_media(tree: Any, media: Media) -> dict[str, Any]:
         raise Invalid("curriculum must be an object {sections: [...]}")
     out = {"sections": []}
     for section in tree["sections"]:
-        lessons = []
-        for lesson in (section.get("lessons") if isinstance(section, dict) else None) or []:
-            if isinstance(lesson, dict) and lesson.get("kind") in ("video", "pdf"):
-                lesson = _attach(lesson, media)
-            lessons.append(lesson)
-        out["sections"].append({**section, "lessons": lessons} if isinstance(section, dict) else section)
+        raw = section.get("lessons") if isinstance(section, dict) else None
+        if not isinstance(raw, list):
+            out["sections"].append(section)  # the tree's own check names what is wrong
+            continue
+        lessons = [
+            _attach(lesson, media)
+            if isinstance(lesson, dict) and lesson.get("kind") in ("video", "pdf")
+            else lesson
+            for lesson in raw
+        ]
+        out["sections"].append({**section, "lessons": lessons})
     return out
 
 

@@ -61,6 +61,8 @@ def _text(body: Mapping[str, Any], name: str) -> str:
 
 def check(body: Mapping[str, Any]) -> dict[str, Any]:
     """The normalised profile, or a 400 naming the first broken rule (see the module docstring)."""
+    if not isinstance(body, Mapping):
+        raise Invalid("payout_profile must be an object")
     unknown = sorted(set(body) - set(FIELDS))
     if unknown:
         raise Invalid(f"unknown payout profile field {unknown[0]!r}")

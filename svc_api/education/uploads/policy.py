@@ -133,7 +133,7 @@ def check_registration(body: Mapping[str, Any], policy: PartPolicy) -> dict[str,
         if body.get(name) is None:
             raise Invalid(f"{name} is required")
     kind = body["kind"]
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise Invalid(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     filename = body["filename"]
     if not isinstance(filename, str) or not 1 <= len(filename.strip()) <= 255 or _BAD_NAME.search(filename):
