@@ -121,6 +121,8 @@ class Settings:
     edu_currency: str = "USD"
     edu_checkout_ttl_seconds: int = 1800
     edu_payment_poll_seconds: float = 5.0
+    # Seconds between runs of the uploads worker (processing, takeovers, abandoned uploads; 0: off).
+    edu_upload_poll_seconds: float = 2.0
     # Education payouts: the platform's commission and the payment fee (percent of each sale), the
     # minimum payout in whole USD for Turkey-based (paid in TRY) and international sellers, and
     # seconds between the payout scheduler's checks (it runs between the 20th and 30th; 0: off).
@@ -294,6 +296,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "EDU_CURRENCY": ("edu_currency", _text),
     "EDU_CHECKOUT_TTL_SECONDS": ("edu_checkout_ttl_seconds", _int_at_least(60)),
     "EDU_PAYMENT_POLL_SECONDS": ("edu_payment_poll_seconds", _number(positive=False)),
+    "EDU_UPLOAD_POLL_SECONDS": ("edu_upload_poll_seconds", _number(positive=False)),
     "EDU_COMMISSION_PCT": ("edu_commission_pct", _percent),
     "EDU_PAYMENT_FEE_PCT": ("edu_payment_fee_pct", _percent),
     "EDU_PAYOUT_MIN_TR_USD": ("edu_payout_min_tr_usd", _int_at_least(0)),

@@ -37,8 +37,6 @@ from svc_api.education.uploads.service import CLEANUP, cleanup
 
 logger = logging.getLogger("svc_api.education.uploads")
 
-POLL_SECONDS = 2.0
-"""Seconds between worker runs (``edu_upload_poll_seconds`` of the settings when it exists; 0: off)."""
 BATCH = 4
 """Uploads one run processes at most (the rest wait for the next run)."""
 
@@ -138,7 +136,7 @@ def run_once(store: Store, mp: Multipart, *, now: int, holder: str = HOLDER) -> 
 
 def upload_worker(services: Any) -> Periodic | None:
     """The registered worker (None when its interval is 0)."""
-    every = float(getattr(services.settings, "edu_upload_poll_seconds", POLL_SECONDS))
+    every = float(services.settings.edu_upload_poll_seconds)
     if every <= 0:
         return None
     return Periodic(
