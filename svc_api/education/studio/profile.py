@@ -11,7 +11,7 @@
 
 Example:
     >>> check({"country": "DE", "legal_entity": "company", "tax_id": "1234567890",
-    ...        "bank_account": "DE89370400440532013000", "swift_bic": "COBADEFFXXX",
+    ...        "bank_account": "DE89370400440532013000", "swift_bic": "DEUTDEFF500",
     ...        "payout_currency": "EUR"})["bank_account"]
     'DE89370400440532013000'
     >>> iban_ok("DE89370400440532013000"), iban_ok("DE89370400440532013001")
