@@ -11,60 +11,7 @@ Example:
     [nan, 1.5, 2.5, 3.5]
 """
 
-from svc_engine.indicators.core import (
-    DAY_MS,
-    add_exact_nb,
-    atr_nb,
-    cci_nb,
-    cross_level_nb,
-    cross_nb,
-    ema_nb,
-    ema_seeded_nb,
-    first_valid_nb,
-    roc_nb,
-    rolling_max_nb,
-    rolling_min_nb,
-    rolling_std_nb,
-    rsi_nb,
-    run_length_nb,
-    sma_nb,
-    stoch_nb,
-    true_range_nb,
-    two_prod_nb,
-    two_sum_nb,
-    typical_price_nb,
-    vwap_rolling_nb,
-    vwap_session_nb,
-    wilder_gain_loss_nb,
-    willr_nb,
-    wma_nb,
-)
+from svc_engine.indicators import core
+from svc_engine.indicators.core import *  # noqa: F403  (the package's names are core's)
 
-__all__ = [
-    "DAY_MS",
-    "add_exact_nb",
-    "atr_nb",
-    "cci_nb",
-    "cross_level_nb",
-    "cross_nb",
-    "ema_nb",
-    "ema_seeded_nb",
-    "first_valid_nb",
-    "roc_nb",
-    "rolling_max_nb",
-    "rolling_min_nb",
-    "rolling_std_nb",
-    "rsi_nb",
-    "run_length_nb",
-    "sma_nb",
-    "stoch_nb",
-    "true_range_nb",
-    "two_prod_nb",
-    "two_sum_nb",
-    "typical_price_nb",
-    "vwap_rolling_nb",
-    "vwap_session_nb",
-    "wilder_gain_loss_nb",
-    "willr_nb",
-    "wma_nb",
-]
+__all__ = list(core.__all__)
