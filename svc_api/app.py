@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -91,9 +92,16 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             await run_in_threadpool(plant, services)
         if settings.run_workers:
             services.workers = await run_in_threadpool(REGISTRY.start, services)
+        # What start-up loaded (the engine, SQLAlchemy, routes: ~190,000 objects) never becomes
+        # garbage; left in the collector's oldest generation, each full collection walks it all and
+        # stops the event loop for 60-70 ms, the p99 of a loaded server. Frozen, it is not walked;
+        # what requests allocate is collected as before. Unfrozen at shutdown so an app started and
+        # stopped many times in one process (tests) gives its objects back.
+        gc.freeze()
         try:
             yield
         finally:
+            gc.unfreeze()
             if services.workers is not None:
                 await run_in_threadpool(services.workers.stop)
             await _close_middleware(app)
