@@ -60,7 +60,7 @@ def secret_hash(api_key: str, api_secret: str, *, secret_key: bytes) -> str:
         >>> len(secret_hash("svk_x", "s", secret_key=b"k"))
         64
     """
-    return hmac.new(secret_key, f"{api_key}:{api_secret}".encode(), hashlib.sha256).hexdigest()
+    return hmac.digest(secret_key, f"{api_key}:{api_secret}".encode(), hashlib.sha256).hex()
 
 
 def generate_key(
