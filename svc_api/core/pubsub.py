@@ -27,6 +27,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
+from svc_api.core.store import after_commit
+
 logger = logging.getLogger(__name__)
 
 QUEUE_SIZE = 256
@@ -144,6 +148,8 @@ def unregister(hub: Hub) -> None:
 
 def publish(conn_or_url: Any, topic: str, message: dict[str, Any]) -> None:
     """Publish on the hub of a connection's (or a URL's) database; nothing when none is registered.
+    Given a connection inside a transaction, the event goes out after the commit, and not at all if
+    the transaction rolls back (:func:`svc_api.core.store.after_commit`).
 
     Example:
         >>> publish("sqlite:///nowhere.db", "user:AB12CD", {"event": "x"})  # no hub: nothing happens
@@ -153,6 +159,13 @@ def publish(conn_or_url: Any, topic: str, message: dict[str, Any]) -> None:
         if isinstance(conn_or_url, str)
         else conn_or_url.engine.url.render_as_string(hide_password=False)
     )
+    if isinstance(conn_or_url, Connection):
+        after_commit(conn_or_url, lambda: _publish_now(url, topic, message))
+    else:
+        _publish_now(url, topic, message)
+
+
+def _publish_now(url: str, topic: str, message: dict[str, Any]) -> None:
     with _HUBS_LOCK:
         hubs = list(_HUBS.get(url, ()))
     for hub in hubs:

@@ -16,11 +16,12 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,44 @@ from sqlalchemy.pool import StaticPool
 
 from svc_api.core.errors import Unavailable
 
+logger = logging.getLogger(__name__)
 _WRITE = "svc_write"
+_AFTER_COMMIT = "svc_after_commit"
+
+
+def after_commit(conn: Connection, action: Callable[[], None]) -> None:
+    """Run ``action`` once the transaction ``conn`` belongs to (a :class:`Store` one) has committed;
+    drop it when the transaction rolls back. Announcements (real-time events) go out through this,
+    so nobody hears of a row that was never written.
+
+    Example:
+        >>> store, heard = Store("sqlite:///:memory:"), []
+        >>> with store.write() as conn:
+        ...     after_commit(conn, lambda: heard.append("committed"))
+        ...     inside = list(heard)
+        >>> inside, heard
+        ([], ['committed'])
+    """
+    if not conn.in_transaction():
+        action()
+        return
+    conn.info.setdefault(_AFTER_COMMIT, []).append(action)
+
+
+@contextmanager
+def _announcing(conn: Connection) -> Iterator[Connection]:
+    # conn.info outlives the checkout (it is the driver connection's): always emptied here.
+    try:
+        with conn.begin():
+            yield conn
+    except BaseException:
+        conn.info.pop(_AFTER_COMMIT, None)
+        raise
+    for action in conn.info.pop(_AFTER_COMMIT, ()):
+        try:
+            action()
+        except Exception:  # the transaction is committed: its caller must not see it as failed
+            logger.warning("an after-commit action failed", exc_info=True)
 
 
 class StoreUnavailable(Unavailable):
@@ -154,11 +192,10 @@ class Store:
                 conn.execution_options(**{_WRITE: write})
                 if not write and self.dialect == "postgresql":
                     conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-                with conn.begin():
+                with _announcing(conn):
                     yield conn
         except _OUTAGES as exc:
             raise StoreUnavailable(_describe(exc), self.retry_after) from exc
-
 
     def _pinnable(self) -> bool:
         # The server's event loop runs in the main thread and does its store-only reads there on an
@@ -176,7 +213,7 @@ class Store:
             if self._pinned is None:
                 self._pinned = self.engine.connect()
                 self._pinned.execution_options(**{_WRITE: False})
-            with self._pinned.begin():
+            with _announcing(self._pinned):
                 yield self._pinned
         except _OUTAGES as exc:
             self._unpin()

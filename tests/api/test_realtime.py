@@ -132,3 +132,35 @@ def test_events_cross_processes_through_redis() -> None:
             receiver.close()
 
     assert json.loads(asyncio.run(roundtrip())) == {"channel": "jobs", "event": "progress"}
+
+
+@pytest.mark.parametrize("outcome", ["commit", "rollback"])
+def test_an_event_published_in_a_transaction_goes_out_after_commit_only(tmp_path: Any, outcome: str) -> None:
+    from svc_api.core import pubsub
+    from svc_api.core.store import Store
+
+    url = f"sqlite:///{tmp_path / 'rt.db'}"
+    store, hub = Store(url), pubsub.Hub()
+    pubsub.register(url, hub)
+
+    async def scenario() -> tuple[int, list[str]]:
+        sub = hub.subscribe("user:AB12CD", asyncio.get_running_loop())
+        try:
+            with store.write() as conn:
+                pubsub.publish(conn, "user:AB12CD", {"event": "opened"})
+                await asyncio.sleep(0.05)
+                during = sub.queue.qsize()
+                if outcome == "rollback":
+                    raise RuntimeError("the signal was not written")
+        except RuntimeError:
+            pass
+        await asyncio.sleep(0.05)
+        return during, [sub.queue.get_nowait() for _ in range(sub.queue.qsize())]
+
+    try:
+        during, after = asyncio.run(scenario())
+    finally:
+        pubsub.unregister(hub)
+        store.dispose()
+    assert during == 0
+    assert after == (['{"event": "opened"}'] if outcome == "commit" else [])
