@@ -58,6 +58,7 @@ class Hub:
         self._redis_url = redis_url
         self._redis: Any = None
         self._listeners: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+        self._held = 0
         if redis_url:
             import redis
 
@@ -68,6 +69,26 @@ class Hub:
         """Subscriptions held in this process."""
         with self._lock:
             return sum(len(s) for s in self._subs.values())
+
+    def claim(self, limit: int) -> bool:
+        """Hold one of the ``limit`` socket places of this process, from the handshake on (a socket
+        still authenticating counts); False when every place is held. :meth:`release` gives it back.
+
+        Example:
+            >>> hub = Hub()
+            >>> hub.claim(1), hub.claim(1), hub.release(), hub.claim(1)
+            (True, False, None, True)
+        """
+        with self._lock:
+            if self._held >= limit:
+                return False
+            self._held += 1
+            return True
+
+    def release(self) -> None:
+        """Give back a place taken with :meth:`claim`."""
+        with self._lock:
+            self._held -= 1
 
     def subscribe(self, topic: str, loop: asyncio.AbstractEventLoop) -> Subscriber:
         """A new subscription to ``topic`` delivered in ``loop``."""

@@ -42,10 +42,19 @@ def _ip(websocket: WebSocket) -> str:
 async def endpoint(websocket: WebSocket) -> None:
     """The socket of one caller (see the module docstring)."""
     services = websocket.app.state.services
-    hub = services.hub
-    if hub.connections >= services.settings.ws_max_connections:
+    # The place is taken before the first await: sockets still authenticating count, so a burst of
+    # handshakes cannot all pass a check made while none of them was open yet.
+    if not services.hub.claim(services.settings.ws_max_connections):
         await websocket.send_denial_response(PlainTextResponse("too many connections", status_code=429))
         return
+    try:
+        await _serve(websocket, services)
+    finally:
+        services.hub.release()
+
+
+async def _serve(websocket: WebSocket, services: Any) -> None:
+    hub = services.hub
     try:
         token = websocket.query_params.get("token")
         principal = await auth.principal_of(services, websocket.headers, _ip(websocket), token)

@@ -164,3 +164,32 @@ def test_an_event_published_in_a_transaction_goes_out_after_commit_only(tmp_path
         store.dispose()
     assert during == 0
     assert after == (['{"event": "opened"}'] if outcome == "commit" else [])
+
+
+def test_a_burst_of_handshakes_never_holds_more_sockets_than_the_limit(make_api: Any, settings: Any) -> None:
+    import threading
+
+    small = make_api(dataclasses.replace(settings, ws_max_connections=2))
+    token = small.register()["session_token"]
+    outcomes: list[int] = []
+    release = threading.Event()
+
+    def knock(url: str) -> None:
+        try:
+            with connect(f"{url}?token={token}", open_timeout=20):
+                outcomes.append(101)
+                release.wait(20)
+        except InvalidStatus as refused:
+            outcomes.append(refused.response.status_code)
+
+    with serving(small.app) as url:
+        threads = [threading.Thread(target=knock, args=(url,)) for _ in range(12)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while len(outcomes) < 12 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        release.set()
+        for thread in threads:
+            thread.join(20)
+    assert sorted(outcomes) == [101, 101] + [429] * 10
