@@ -1,7 +1,8 @@
 """Logging in with an identity provider: an OIDC ID token, verified against the issuer named by
 ``OIDC_ISSUER`` (its discovery document and JWKS, cached an hour; the JWKS is fetched again when a
 token names an unknown key), for the audience ``OIDC_AUDIENCE``: signature (RS256, ES256), ``iss``,
-``aud``, ``exp`` and ``iat`` (60 s of leeway), and ``nonce`` when the client sent one. A token of a
+``aud``, ``exp``, ``iat`` and ``nbf`` (60 s of leeway), and ``nonce`` when the client sent one; a
+discovery document naming another issuer than ``OIDC_ISSUER`` is refused (503). A token of a
 key not yet seen fetches the JWKS again, at most once per ``OIDC_JWKS_COOLDOWN_SECONDS`` (30).
 
 Outcomes (the spec's table, and ours where it is silent): an invalid token is a business 401 (no
@@ -50,9 +51,14 @@ class Issuer:
             try:
                 reply = httpx.get(f"{self.issuer}/.well-known/openid-configuration", timeout=self.timeout)
                 reply.raise_for_status()
-                uri = reply.json()["jwks_uri"]
-            except (httpx.HTTPError, ValueError, KeyError) as exc:
-                raise _unreachable(exc) from None
+                document = reply.json()
+                named, uri = str(document["issuer"]).rstrip("/"), document["jwks_uri"]
+            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+                raise _unreachable(type(exc).__name__) from None
+            if named != self.issuer:
+                # OpenID Discovery 4.3: a document naming another issuer is not this provider's
+                # (a mistyped or hijacked URL); its keys must not be trusted.
+                raise _unreachable(f"its discovery document names the issuer {named!r}")
             # An unknown key ID fetches the JWKS again, at most once per cooldown (a rotated key).
             self._jwks = jwt.PyJWKClient(
                 uri,
@@ -74,7 +80,7 @@ class Issuer:
                 leeway=LEEWAY, options={"require": ["exp", "iat", "iss", "aud", "sub"]},
             )  # fmt: skip
         except jwt.PyJWKClientConnectionError as exc:
-            raise _unreachable(exc) from None
+            raise _unreachable(type(exc).__name__) from None
         except (jwt.PyJWKClientError, jwt.InvalidTokenError) as exc:
             raise ApiError(
                 401, "invalid_id_token", extra={"message": f"the ID token is not valid: {exc}"}
@@ -84,8 +90,8 @@ class Issuer:
         return claims
 
 
-def _unreachable(exc: Exception) -> ApiError:
-    detail = {"message": f"the identity provider cannot be reached: {type(exc).__name__}"}
+def _unreachable(why: str) -> ApiError:
+    detail = {"message": f"the identity provider cannot be reached: {why}"}
     return ApiError(
         503, "service_unavailable", reason="identity_provider_unavailable", retry_after=5, extra=detail
     )
@@ -104,10 +110,11 @@ def login(
             )
         email = str(claims["email"]).lower()
         svc_id = account_of_email(conn, email)
-        if svc_id is None:
-            svc_id = register(
-                conn, email, secrets.token_urlsafe(24), ip=ip, ttl=ttl, platform=platform, now=now
-            ).svc_id
+        if svc_id is None:  # a new account: its registration opened the one session of this login
+            password = secrets.token_urlsafe(24)
+            grant = register(conn, email, password, ip=ip, ttl=ttl, platform=platform, now=now)
+            _link(conn, grant.svc_id, issuer, subject, now)
+            return grant.to_dict()
         _link(conn, svc_id, issuer, subject, now)
     return open_session(conn, svc_id, ip=ip, platform=platform, ttl=ttl, now=now).to_dict()
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from tests.api.fakes.oidc_issuer import AUDIENCE, Issuer, _key, running_issuer
 
@@ -111,3 +112,31 @@ def test_nonce_rotation_no_email_and_issuer_down(
     assert (reply.status_code, reply.json()["reason"]) == (503, "identity_provider_unavailable")
     off = make_api(settings)
     assert _login(off, issuer.token("s")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"nbf": int(time.time()) + 3600},  # not valid yet
+        {"iat": int(time.time()) + 3600, "exp": int(time.time()) + 7200},  # issued in the future
+    ],
+)
+def test_tokens_not_valid_yet_are_a_business_401(oapi: Any, issuer: Issuer, claims: dict[str, int]) -> None:
+    reply = _login(oapi, issuer.token("s", email="early@example.com", email_verified=True, **claims))
+    assert (reply.status_code, reply.json()["error"]) == (401, "invalid_id_token")
+
+
+def test_a_discovery_document_naming_another_issuer_is_refused(oapi: Any, issuer: Issuer) -> None:
+    issuer.named = "https://accounts.example.com"
+    reply = _login(oapi, issuer.token("s", email="x@example.com", email_verified=True))
+    assert reply.status_code == 503
+    assert "names the issuer 'https://accounts.example.com'" in reply.json()["message"]
+
+
+def test_a_first_login_opens_exactly_one_session(oapi: Any, issuer: Issuer) -> None:
+    grant = _login(oapi, issuer.token("sub-one", email="one@example.com", email_verified=True)).json()["data"]
+    with oapi.app.state.services.store.read() as conn:
+        count = conn.execute(
+            sa.text("select count(*) from sessions where svc_id = :s"), {"s": grant["svc_id"]}
+        ).scalar()
+    assert count == 1

@@ -34,6 +34,8 @@ class Issuer:
     url: str = ""
     keys: list[tuple[str, Any]] = field(default_factory=lambda: [_key()])
     jwks_fetches: int = 0
+    named: str = ""
+    """The issuer its discovery document names (its own URL when empty)."""
 
     def rotate(self) -> None:
         """A new signing key, published in front of the old one."""
@@ -49,7 +51,7 @@ class Issuer:
 
 def _app(issuer: Issuer) -> Starlette:
     async def discovery(request: Request) -> JSONResponse:
-        return JSONResponse({"issuer": issuer.url, "jwks_uri": f"{issuer.url}/jwks"})
+        return JSONResponse({"issuer": issuer.named or issuer.url, "jwks_uri": f"{issuer.url}/jwks"})
 
     async def jwks(request: Request) -> JSONResponse:
         issuer.jwks_fetches += 1
