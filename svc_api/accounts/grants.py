@@ -19,6 +19,8 @@ Example:
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -39,10 +41,14 @@ def grant_plan(
     demo: bool = False,
     source: str = "admin",
     now: int | None = None,
+    worth: Mapping[str, Decimal] | None = None,
 ) -> dict[str, Any]:
     """Extend ``plan`` by ``days`` (stacked on the time already held) and record the grant.
 
-    A demo sets ``demo_expires_at`` instead of ``license_expires_at``.
+    A demo sets ``demo_expires_at`` instead of ``license_expires_at``. With ``worth`` (each plan's
+    monthly price), licence time left on another plan is converted at the ratio of the two prices
+    before the days are added: a year of starter does not become a year of pro by buying one month
+    of pro, nor does a year of pro shrink to starter by buying one month of starter.
 
     Example:
         >>> from svc_api.core.store import Store
@@ -64,7 +70,10 @@ def grant_plan(
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
     column = "demo_expires_at" if demo else "license_expires_at"
-    expires_at = max(int(getattr(row, column)), now) + days * DAY
+    left = max(int(getattr(row, column)) - now, 0)
+    if worth is not None and not demo and row.plan != plan and row.plan in worth:
+        left = int(left * worth[row.plan] / worth[plan])
+    expires_at = now + left + days * DAY
     queries.set_plan(conn, svc_id, plan, **{column: expires_at})
     queries.insert_plan_grant(
         conn,

@@ -2,7 +2,8 @@
 commission.
 
 :func:`apply_purchase` is idempotent by ``(source, purchase_id)``: the first report grants the plan
-(30 days for ``monthly``, 365 for ``annual``, stacked on the time held) and records the commission of
+(30 days for ``monthly``, 365 for ``annual``, stacked on the time held; time left on another plan is
+first converted at the ratio of the two monthly prices) and records the commission of
 the buyer's inviter; a later report of the same purchase changes nothing and returns the first result
 with ``replayed: true``. Racing reports store one purchase (``INSERT ... ON CONFLICT DO NOTHING`` on
 the key decides, after the buyer's account row is locked).
@@ -38,6 +39,8 @@ PRICES: dict[str, dict[str, Decimal]] = {
 }
 """List prices of the plans in USD (= USDT), by period; the annual price is half of twelve months."""
 PERIOD_DAYS = {"monthly": 30, "annual": 365}
+MONTHLY_WORTH = {plan: prices["monthly"] for plan, prices in PRICES.items()}
+"""What a month of each plan is worth: time left on another plan converts at this ratio."""
 """Days of plan time a purchase of each period adds."""
 _MAX_USDT = Decimal(10) ** 9
 
@@ -124,7 +127,9 @@ def apply_purchase(
     )
     if not claimed:
         return _result(conn, _find(conn, origin, key), replayed=True)
-    grant = accounts.grant_plan(conn, svc_id, plan, days, source=f"purchase:{origin}", now=now)
+    grant = accounts.grant_plan(
+        conn, svc_id, plan, days, source=f"purchase:{origin}", now=now, worth=MONTHLY_WORTH
+    )
     queries.set_expiry(conn, origin, key, grant["license_expires_at"])
     referrals.record_commission(conn, svc_id, commission_key(origin, key), amount, now)
     return _result(conn, _find(conn, origin, key), replayed=False)

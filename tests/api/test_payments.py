@@ -269,8 +269,9 @@ def test_in_app_purchases_verified_with_each_store(settings: Settings, make_api:
         assert buy("ios", "svc_plus_monthly", "a-9", "app-receipt").status_code == 400  # unknown to Apple
         assert buy("android", "svc_pro_annual", "gpa-1", "tok-1").status_code == 200
         assert buy("android", "svc_pro_annual", "gpa-2", "tok-unknown").status_code == 400
-        assert _expiry(api, t) == ("pro", SIGNALS_T0 + (30 + 365) * DAY)
+        # the plus month left (20 a month) converts to 12 days of pro (50 a month) before the year
+        assert _expiry(api, t) == ("pro", SIGNALS_T0 + (12 + 365) * DAY)
         stores.down = True
         down = buy("ios", "svc_plus_monthly", "a-3", "app-receipt")
         assert (down.status_code, down.json()["reason"]) == (503, "store_unavailable")
-        assert _expiry(api, t) == ("pro", SIGNALS_T0 + (30 + 365) * DAY)  # nothing granted
+        assert _expiry(api, t) == ("pro", SIGNALS_T0 + (12 + 365) * DAY)  # nothing granted

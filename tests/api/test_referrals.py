@@ -437,3 +437,19 @@ def test_admin_referral_rate_purchase_and_refund(api: Api, cli_env: dict[str, st
         "purchase", referee["svc_id"], "pro", "monthly", "--purchase-id", "y", "--amount", "ten"
     )
     assert bad_amount.exit_code == 1 and "amount_usdt must be a number" in bad_amount.output
+
+
+def test_buying_another_plan_converts_the_time_left_at_the_ratio_of_monthly_prices(api: Api) -> None:
+    buyer = api.register()
+    now = api.clock.now()
+    starter_year = _buy(api, buyer["svc_id"], "starter", "annual", "c1")
+    assert starter_year["license_expires_at"] == now + 365 * DAY
+    # 365 days of starter (10 a month) are worth 73 days of pro (50 a month); the month adds 30
+    pro_month = _buy(api, buyer["svc_id"], "pro", "monthly", "c2")
+    assert (pro_month["plan"], pro_month["license_expires_at"]) == ("pro", now + (73 + 30) * DAY)
+    # and back down: 103 days of pro are worth 257.5 days of plus (20 a month), plus its month
+    plus_month = _buy(api, buyer["svc_id"], "plus", "monthly", "c3")
+    assert plus_month["license_expires_at"] == now + int(103 * DAY * 50 / 20) + 30 * DAY
+    # the same plan again only stacks
+    again = _buy(api, buyer["svc_id"], "plus", "monthly", "c4")
+    assert again["license_expires_at"] == plus_month["license_expires_at"] + 30 * DAY
