@@ -10,7 +10,9 @@ row is locked first, so concurrent calls by one user take turns: one subscriptio
 Money (ours, ``docs/api.md``): the monthly price goes to the creator less the platform fee, as a
 signal's price does, with ledger action ``marketplace_signal``. A renewal charges once per period at
 ``next_charge_at`` (a compare-and-set on that column, so two schedulers never both charge); a
-subscriber who cannot pay it is ``lapsed`` (bindings removed, notified). A cancellation the
+subscriber who cannot pay it is ``lapsed`` (bindings removed, notified), and so, uncharged, is one
+whose month would buy no signals: the subscriber's licence has run out, or the creator's plan no
+longer lets the strategy produce signals. A cancellation the
 subscriber did not ask for (price change, unpublish, strategy edit or rollback) refunds nothing: the
 month already paid bought the signals delivered until then.
 
@@ -166,6 +168,14 @@ def renew_due(conn: Connection, *, now: int, fee_pct: float, limit: int = 100) -
     """Charge the subscriptions whose period has ended, each once; how many were renewed."""
     renewed = 0
     for row in queries.due(conn, now, limit):
+        listing = queries.listing(conn, row.listing_id)
+        why_not = _not_worth_renewing(conn, row.svc_id, listing, now)
+        if why_not is not None:
+            if _end_if_due(conn, row, now):
+                notifications.notify(
+                    conn, row.svc_id, "Subscription lapsed", why_not, "subscription_lapsed", now=now
+                )
+            continue
         step = {
             "next_charge_at": row.next_charge_at + PERIOD_SECONDS,
             "expires_at": row.next_charge_at + PERIOD_SECONDS,
@@ -176,7 +186,6 @@ def renew_due(conn: Connection, *, now: int, fee_pct: float, limit: int = 100) -
             conn, row.subscription_id, step, next_charge_at=row.next_charge_at, status="active"
         ):
             continue  # another scheduler renewed it first
-        listing = queries.listing(conn, row.listing_id)
         try:
             with conn.begin_nested():
                 _charge(conn, row.subscription_id, row.svc_id, listing, row.periods_charged + 1, fee_pct)
@@ -192,6 +201,27 @@ def renew_due(conn: Connection, *, now: int, fee_pct: float, limit: int = 100) -
                 now=now,
             )
     return renewed
+
+
+def _not_worth_renewing(conn: Connection, svc_id: str, listing: Any, now: int) -> str | None:
+    """Why a month would buy no signals (ours: it lapses uncharged), or None when it would."""
+    name = listing.strategy_name
+    if accounts.current_plan(conn, svc_id, now=now) == "free":
+        return f"Your licence has run out, so the month of {name} was not charged."
+    if not strategies.producing_signals(conn, listing.svc_id, listing.strategy_key, now=now):
+        return f"{name} no longer produces signals under its creator's plan, so its month was not charged."
+    return None
+
+
+def _end_if_due(conn: Connection, row: Any, now: int) -> bool:
+    # the same compare-and-set as a renewal: of two schedulers, one ends it (and notifies)
+    ended = queries.set_subscription(
+        conn, row.subscription_id, {"status": "lapsed", "updated_at": now},
+        next_charge_at=row.next_charge_at, status="active",
+    )  # fmt: skip
+    if ended:
+        queries.unbind(conn, row.subscription_id)
+    return ended
 
 
 def entry_of(row: Any) -> dict[str, Any]:

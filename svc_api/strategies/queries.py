@@ -342,8 +342,9 @@ def mark_refunded(conn: Connection, generation_id: str) -> None:
     conn.execute(strategy_versions.update().where(_v.generation_id == generation_id).values(refunded=True))
 
 
-def live_strategies(conn: Connection) -> list[Row[Any]]:
-    """Every strategy whose current version is ``active``, with what the signal worker needs.
+def live_strategies(conn: Connection, svc_id: str | None = None) -> list[Row[Any]]:
+    """Every strategy whose current version is ``active`` (of ``svc_id`` when given), with what the
+    signal worker needs, by owner and name.
 
     Example:
         >>> from svc_api.core.store import Store
@@ -363,6 +364,8 @@ def live_strategies(conn: Connection) -> list[Row[Any]]:
         .where(v.c.status == "active")
         .order_by(s.c.svc_id, s.c.name)
     )  # fmt: skip
+    if svc_id is not None:
+        query = query.where(s.c.svc_id == svc_id)
     return list(conn.execute(query))
 
 

@@ -75,10 +75,29 @@ def live_within_plans(conn: Any, *, now: int) -> list[Any]:
         ...     live_within_plans(conn, now=0)
         []
     """
-    rows = sorted(live_strategies(conn), key=lambda r: (r.svc_id, r.name))
+    return _within_plans(conn, live_strategies(conn), now)
+
+
+def producing_signals(conn: Any, svc_id: str, name: str, *, now: int) -> bool:
+    """Whether the strategy ``name`` of ``svc_id`` is live and its owner's plan in force lets it
+    produce signals (the rule of :func:`live_within_plans`).
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     producing_signals(conn, "AB12CD", "smacross", now=0)
+        False
+    """
+    kept = _within_plans(conn, queries.live_strategies(conn, svc_id), now)
+    return any(row.name == name for row in kept)
+
+
+def _within_plans(conn: Any, rows: list[Any], now: int) -> list[Any]:
     allowed: dict[str, int] = {}
     kept = []
-    for row in rows:
+    for row in sorted(rows, key=lambda r: (r.svc_id, r.name)):
         if row.svc_id not in allowed:
             allowed[row.svc_id] = MAX_ACTIVE[accounts.current_plan(conn, row.svc_id, now=now)]
         if allowed[row.svc_id] > 0:
