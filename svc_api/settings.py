@@ -131,6 +131,8 @@ class Settings:
     edu_payout_min_tr_usd: int = 20
     edu_payout_min_intl_usd: int = 250
     edu_payout_check_seconds: float = 3600.0
+    # A currency rate older than this (hours) is not used by the payout run: it refuses to pay.
+    edu_fx_max_age_hours: float = 72.0
     # 1: start-up loads the bundled samples (economic news and calendar) into an empty store.
     seed_samples: int = 1
 
@@ -302,6 +304,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "EDU_PAYOUT_MIN_TR_USD": ("edu_payout_min_tr_usd", _int_at_least(0)),
     "EDU_PAYOUT_MIN_INTL_USD": ("edu_payout_min_intl_usd", _int_at_least(0)),
     "EDU_PAYOUT_CHECK_SECONDS": ("edu_payout_check_seconds", _number(positive=False)),
+    "EDU_FX_MAX_AGE_HOURS": ("edu_fx_max_age_hours", _number(positive=True)),
 })  # fmt: skip
 
 

@@ -79,6 +79,12 @@ def run(api: Api, when: int, period: str | None = None) -> dict[str, Any]:
     return payouts.payout_run(services.store, policy, services.settings.var_dir, period=period, now=when)
 
 
+def rate(api: Api, base: str, quote: str, value: str, when: int) -> None:
+    """Set a currency rate as of ``when`` (a run uses rates set at most EDU_FX_MAX_AGE_HOURS before)."""
+    with api.app.state.services.store.write() as conn:
+        payouts.set_fx_rate(conn, base, quote, value, now=when)
+
+
 def outcomes(report: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
     return {out["seller_id"]: (out["state"], out["reason"]) for out in report["sellers"]}
 
@@ -164,7 +170,8 @@ def test_the_months_run_issues_a_statement_with_exact_figures(shop: SimpleNamesp
     # a second run of the month pays nothing more
     assert run(api, at(11, 26))["payouts"] == 0
     # November: a course sold, October's book refunded on the 2nd (its commission given back):
-    # 4900 - 1500 - (980 - 300) - 147 = 2573, 25.73 USD = 1061.36 TRY
+    # 4900 - 1500 - (980 - 300) - 147 = 2573, 25.73 USD = 1061.36 TRY (the operator sets the rate again)
+    rate(api, "USD", "TRY", "41.25", at(12, 25))
     report = run(api, at(12, 25))
     assert report["period"] == "2026-11" and outcomes(report) == {tr.svc_id: ("paid", None)}
     november, again = statements(api, tr.token)["items"]
@@ -220,6 +227,8 @@ def test_minimums_tr_with_and_without_a_rate_and_international_below_and_above(
     # statements are paid together
     sell(api, at(11, 26), b, product[tr_low.svc_id])
     sell(api, at(11, 26), b, product[intl_low.svc_id])
+    rate(api, "USD", "TRY", "41.25", at(12, 22))  # a month later the operator sets today's rates
+    rate(api, "USD", "EUR", "0.92", at(12, 22))
     third = run(api, at(12, 22))
     assert outcomes(third) == {tr_low.svc_id: ("paid", None), intl_low.svc_id: ("paid", None)}
     paid = {out["seller_id"]: out for out in third["sellers"]}
@@ -265,8 +274,7 @@ def test_each_incomplete_profile_accrues_until_complete(capi: Api) -> None:
 
 def test_two_runs_at_once_pay_once(shop: SimpleNamespace) -> None:
     api, tr = shop.api, shop.tr
-    with api.app.state.services.store.write() as conn:
-        payouts.set_fx_rate(conn, "USD", "TRY", "41.25", now=at(11, 1))
+    rate(api, "USD", "TRY", "41.25", at(12, 24))
     # four runs at once: two for October, two for November (which also covers October)
     start = threading.Barrier(4)
 
@@ -413,3 +421,12 @@ def test_the_operator_command_refuses_open_and_malformed_periods(
     assert result.exit_code != 0 and "two different ISO 4217 codes" in result.output
     report = admin("edu", "payout-run", "--period", "2026-10", "--now", "2026-11-25")
     assert outcomes(report) == {shop.tr.svc_id: ("refused", "no_fx_rate")} and report["export"] is None
+
+
+def test_a_rate_older_than_its_maximum_age_is_not_used(shop: SimpleNamespace) -> None:
+    api, tr = shop.api, shop.tr
+    rate(api, "USD", "TRY", "41.25", at(11, 20))
+    # EDU_FX_MAX_AGE_HOURS is 72: a second past 72 hours the run refuses; at 72 hours it pays
+    stale = run(api, at(11, 23) + 1)
+    assert outcomes(stale) == {tr.svc_id: ("refused", "stale_fx_rate")} and stale["export"] is None
+    assert outcomes(run(api, at(11, 23))) == {tr.svc_id: ("paid", None)}

@@ -51,6 +51,7 @@ def test_every_variable_is_read() -> None:
         "EDU_PAYMENT_POLL_SECONDS": "2",
         "EDU_UPLOAD_POLL_SECONDS": "0.5", "EDU_COMMISSION_PCT": "12.5", "EDU_PAYMENT_FEE_PCT": "0",
         "EDU_PAYOUT_MIN_TR_USD": "25", "EDU_PAYOUT_MIN_INTL_USD": "300", "EDU_PAYOUT_CHECK_SECONDS": "0",
+        "EDU_FX_MAX_AGE_HOURS": "24",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -81,7 +82,7 @@ def test_every_variable_is_read() -> None:
         0, "EUR", 600, 2.0)  # fmt: skip
     assert (s.edu_commission_pct, s.edu_payment_fee_pct, s.edu_payout_min_tr_usd, s.edu_payout_min_intl_usd,
             s.edu_payout_check_seconds) == (12.5, 0.0, 25, 300, 0.0)  # fmt: skip
-    assert s.edu_upload_poll_seconds == 0.5
+    assert (s.edu_upload_poll_seconds, s.edu_fx_max_age_hours) == (0.5, 24.0)
     assert (s.apple_api_url, s.apple_api_token, s.google_api_url, s.google_api_token, s.google_package) == (
         "http://a",
         "at",

@@ -101,12 +101,13 @@ def add_rate(conn: Connection, base: str, quote: str, rate_micros: int, now: int
     conn.execute(fx_rates.insert().values(base=base, quote=quote, rate_micros=rate_micros, set_at=now))
 
 
-def rate(conn: Connection, base: str, quote: str) -> int | None:
-    """The latest rate of ``base`` in ``quote`` (millionths), or None (older ones stay as history)."""
+def rate(conn: Connection, base: str, quote: str) -> Row[Any] | None:
+    """The latest rate of ``base`` in ``quote``: ``(rate_micros, set_at)``, or None (older ones stay
+    as history)."""
     query = (
-        sa.select(F.rate_micros)
+        sa.select(F.rate_micros, F.set_at)
         .where(F.base == base, F.quote == quote)
         .order_by(F.set_at.desc(), F.rate_id.desc())
         .limit(1)
     )
-    return conn.execute(query).scalar()
+    return conn.execute(query).first()

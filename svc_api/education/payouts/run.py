@@ -8,6 +8,8 @@ For each seller with sales, in a write transaction of its own:
 3. pay it, or leave it to accrue to the next run, with a reason:
    ``nothing_due`` (balance of 0 or less), ``profile_incomplete`` (a seller gate is missing),
    ``no_fx_rate`` (the payout currency needs a rate that was never set: the run refuses to pay),
+   ``stale_fx_rate`` (the latest rate was set more than ``EDU_FX_MAX_AGE_HOURS`` before the run:
+   refused too, until an operator sets today's),
    ``below_minimum`` (under ``EDU_PAYOUT_MIN_TR_USD`` in TRY for Turkey-based sellers, under
    ``EDU_PAYOUT_MIN_INTL_USD`` for international ones), ``already_paid`` (this seller, period and
    currency were paid by an earlier or concurrent run: the payout's unique key refused a second);
@@ -47,6 +49,8 @@ CSV_COLUMNS = (
     "payout_currency", "fx_rate", "country", "legal_entity", "tax_id", "bank_account", "swift_bic",
     "e_document_type", "reference",
 )  # fmt: skip
+REFUSALS = ("no_fx_rate", "stale_fx_rate")
+"""Reasons the run refuses to pay a balance (an operator must act), as opposed to letting it accrue."""
 WINDOW_DAYS = (20, 30)
 """The days of the month (UTC, inclusive) on which the scheduler runs the payout run."""
 
@@ -59,15 +63,18 @@ class Policy:
     fee_bp: int = 300
     min_tr_usd: int = 20
     min_intl_usd: int = 250
+    fx_max_age_seconds: int = 72 * 3600
 
     @classmethod
     def from_settings(cls, settings: Any) -> Policy:
-        """The policy of ``EDU_COMMISSION_PCT``, ``EDU_PAYMENT_FEE_PCT`` and the two minimums."""
+        """The policy of ``EDU_COMMISSION_PCT``, ``EDU_PAYMENT_FEE_PCT``, the two minimums and
+        ``EDU_FX_MAX_AGE_HOURS``."""
         return cls(
             figures.basis_points(settings.edu_commission_pct),
             figures.basis_points(settings.edu_payment_fee_pct),
             int(settings.edu_payout_min_tr_usd),
             int(settings.edu_payout_min_intl_usd),
+            int(settings.edu_fx_max_age_hours * 3600),
         )
 
 
@@ -80,40 +87,48 @@ def payout_id(leader_id: str, period: str, currency: str) -> str:
     return f"po_{leader_id}_{period.replace('-', '')}_{currency}"
 
 
-def _converted(conn: Connection, amount: int, base: str, quote: str) -> tuple[int, int] | None:
+def _converted(
+    conn: Connection, amount: int, base: str, quote: str, *, fresh_since: int
+) -> tuple[int, int] | str:
     """``amount`` of ``base`` in ``quote`` and the rate used (millionths of quote per base; 1 for the
-    same currency); the inverse rate serves when only that was set; None without a rate."""
+    same currency); the inverse rate serves when only that was set. Without a rate ``no_fx_rate``,
+    with one set before ``fresh_since`` ``stale_fx_rate``."""
     if base == quote:
         return amount, figures.MICROS
-    rate = queries.rate(conn, base, quote)
-    if rate is not None:
+    found, inverse = queries.rate(conn, base, quote), False
+    if found is None:
+        found, inverse = queries.rate(conn, quote, base), True
+    if found is None:
+        return "no_fx_rate"
+    if int(found.set_at) < fresh_since:
+        return "stale_fx_rate"
+    rate = int(found.rate_micros)
+    if not inverse:
         return figures.convert(amount, base, quote, rate), rate
-    inverse = queries.rate(conn, quote, base)
-    if inverse is None:
-        return None
-    rate = (figures.MICROS * figures.MICROS * 2 + inverse) // (2 * inverse)
-    return figures.convert(amount, base, quote, inverse, inverse=True), rate
+    direct = (figures.MICROS * figures.MICROS * 2 + rate) // (2 * rate)
+    return figures.convert(amount, base, quote, rate, inverse=True), direct
 
 
 def _decide(
-    conn: Connection, details: dict[str, Any], balance: int, currency: str, policy: Policy
+    conn: Connection, details: dict[str, Any], balance: int, currency: str, policy: Policy, now: int
 ) -> tuple[str, dict[str, Any]]:
     """(reason or ``pay``, the payout's amounts) for a complete profile's positive balance."""
     local = details["country"] == "TR"
     target = details["payout_currency"] or ("TRY" if local else currency)
-    paid = _converted(conn, balance, currency, target)
-    if paid is None:
-        return "no_fx_rate", {"payout_currency": target}
+    fresh_since = now - policy.fx_max_age_seconds
+    paid = _converted(conn, balance, currency, target, fresh_since=fresh_since)
+    if isinstance(paid, str):
+        return paid, {"payout_currency": target}
     minimum_usd = 100 * (policy.min_tr_usd if local else policy.min_intl_usd)
     if local:  # the minimum in the local currency at today's rate
-        minimum = _converted(conn, minimum_usd, "USD", target)
-        if minimum is None:
-            return "no_fx_rate", {"payout_currency": target}
+        minimum = _converted(conn, minimum_usd, "USD", target, fresh_since=fresh_since)
+        if isinstance(minimum, str):
+            return minimum, {"payout_currency": target}
         meets = paid[0] >= minimum[0]
     else:
-        in_usd = _converted(conn, balance, currency, "USD")
-        if in_usd is None:
-            return "no_fx_rate", {"payout_currency": "USD"}
+        in_usd = _converted(conn, balance, currency, "USD", fresh_since=fresh_since)
+        if isinstance(in_usd, str):
+            return in_usd, {"payout_currency": "USD"}
         meets = in_usd[0] >= minimum_usd
     amounts = {
         "payout_currency": target,
@@ -143,7 +158,7 @@ def settle(
         if balance > 0:
             reason = "profile_incomplete"
             if details is not None:
-                reason, amounts = _decide(conn, details, balance, currency, policy)
+                reason, amounts = _decide(conn, details, balance, currency, policy, now)
         if reason == "pay":
             payout = {
                 "payout_id": payout_id(leader_id, period, currency), "leader_id": leader_id, "period": period,
@@ -151,7 +166,7 @@ def settle(
                 "export_file": export, "details": details, "created_at": now, **amounts,
             }  # fmt: skip
             reason = _pay(conn, payout, [row.statement_id for row in rows])
-        state = "paid" if reason is None else "refused" if reason == "no_fx_rate" else "accrued"
+        state = "paid" if reason is None else "refused" if reason in REFUSALS else "accrued"
         out |= {"state": state, "reason": reason}
         if state == "paid":
             pay_amount = money(amounts["payout_amount_minor"], amounts["payout_currency"])
