@@ -1,5 +1,6 @@
-"""``svc admin edu payout-run`` and ``svc admin edu fx-rate``: the education marketplace's monthly
-payout run and the FX rates it converts with (attached to ``svc admin edu`` in :mod:`svc_api.cli`).
+"""``svc admin edu payout-run``, ``payout-export`` and ``fx-rate``: the education marketplace's
+monthly payout run, its CSV written again, and the FX rates it converts with (attached to
+``svc admin edu`` in :mod:`svc_api.cli`).
 
 Example:
     >>> from click.testing import CliRunner
@@ -45,6 +46,18 @@ def payout_run(period: str | None, now_text: str | None) -> None:
         now = parse_now(now_text) if now_text else services.clock.now()
         policy = payouts.Policy.from_settings(services.settings)
         return payouts.payout_run(services.store, policy, services.settings.var_dir, period=period, now=now)
+
+    _run(work)
+
+
+@click.command("payout-export")
+@click.argument("run_id")
+def payout_export(run_id: str) -> None:
+    """Write the CSV of run RUN_ID again (its payouts were committed but the file was not written,
+    or was lost); prints the file and the number of payouts."""
+
+    def work(services: Services) -> dict[str, Any]:
+        return payouts.export_again(services.store, services.settings.var_dir, run_id)
 
     _run(work)
 

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from click.testing import CliRunner
 
+from svc_api.cli import main as svc
 from svc_api.education.payouts import service as payouts
 from svc_api.education.payouts.worker import payout_worker
 from svc_api.education.studio import service as studio
@@ -162,6 +164,15 @@ def test_the_months_run_issues_a_statement_with_exact_figures(shop: SimpleNamesp
     }  # fmt: skip
     assert (row["payout_currency"], row["bank_account"], row["e_document_type"]) == (
         "TRY", TR_PROFILE["bank_account"], "e_archive")  # fmt: skip
+    # the file lost after the run committed: the operator writes it again, the same bytes
+    written = Path(report["export"]).read_bytes()
+    Path(report["export"]).unlink()
+    again = admin("edu", "payout-export", report["run_id"])
+    assert again == {"run_id": report["run_id"], "export": report["export"], "payouts": 1}
+    assert Path(report["export"]).read_bytes() == written
+    assert (
+        "issued no payouts" in CliRunner().invoke(svc, ["admin", "edu", "payout-export", "run_none"]).output
+    )
     assert payables(api, tr.svc_id) == 0 and statements(api, tr.token)["balances"] == [usd(0)]
     # the statement is equal to the orders and refunds behind it, to the minor unit
     summary = sales(api, tr.token, **{"from": "2026-10-01", "to": "2026-10-31"})["summary"]
@@ -403,21 +414,17 @@ def test_the_scheduler_runs_between_the_20th_and_30th(shop: SimpleNamespace, cli
 def test_the_operator_command_refuses_open_and_malformed_periods(
     shop: SimpleNamespace, cli_env: None
 ) -> None:
-    from click.testing import CliRunner
-
-    from svc_api.cli import main
-
     for args, says in (
         (["--period", "2026-11", "--now", str(at(11, 25))], "period 2026-11 has not closed yet"),
         (["--period", "2026-1"], "a period is a month written YYYY-MM"),
         (["--now", "soon"], "give Unix seconds or an ISO date"),
     ):
-        result = CliRunner().invoke(main, ["admin", "edu", "payout-run", *args])
+        result = CliRunner().invoke(svc, ["admin", "edu", "payout-run", *args])
         assert result.exit_code != 0 and says in result.output, result.output
     for rate in ("0", "abc", "1.0000001"):
-        result = CliRunner().invoke(main, ["admin", "edu", "fx-rate", "USD", "TRY", rate])
+        result = CliRunner().invoke(svc, ["admin", "edu", "fx-rate", "USD", "TRY", rate])
         assert result.exit_code != 0 and "a rate is a positive" in result.output, result.output
-    result = CliRunner().invoke(main, ["admin", "edu", "fx-rate", "USD", "USD", "1"])
+    result = CliRunner().invoke(svc, ["admin", "edu", "fx-rate", "USD", "USD", "1"])
     assert result.exit_code != 0 and "two different ISO 4217 codes" in result.output
     report = admin("edu", "payout-run", "--period", "2026-10", "--now", "2026-11-25")
     assert outcomes(report) == {shop.tr.svc_id: ("refused", "no_fx_rate")} and report["export"] is None

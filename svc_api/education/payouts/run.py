@@ -20,7 +20,7 @@ For each seller with sales, in a write transaction of its own:
 
 The instructions a run issued are exported after it as one CSV file,
 ``var/payouts/payouts-<period>-<run_id>.csv`` (:data:`CSV_COLUMNS`; each payout row keeps the name
-relative to the var directory).
+relative to the var directory, so :func:`export_again` can write it again).
 
 Example:
     >>> payout_id("AB12CD", "2026-10", "USD")
@@ -37,7 +37,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from svc_api.core.errors import Invalid
+from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.education.commerce import service as commerce
 from svc_api.education.conventions import money
@@ -222,6 +222,27 @@ def payout_run(
         "payouts": len(paid),
         "export": str(export) if paid else None,
     }
+
+
+def export_again(store: Store, var_dir: Path, run_id: str) -> dict[str, Any]:
+    """Write a run's CSV again at the name its payouts keep (the run committed its payouts, then
+    failed to write the file, or the file was lost); 404 for a run that issued no payouts.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> export_again(store, Path("var"), "run_0")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: run 'run_0' issued no payouts
+    """
+    with store.read() as conn:
+        rows = queries.run_payouts(conn, run_id)
+    if not rows:
+        raise NotFound(f"run {run_id!r} issued no payouts")
+    path = Path(var_dir) / rows[0].export_file
+    return {"run_id": run_id, "export": str(path), "payouts": export_run(store, run_id, path)}
 
 
 def export_run(store: Store, run_id: str, path: Path) -> int:

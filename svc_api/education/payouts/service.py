@@ -20,12 +20,13 @@ from sqlalchemy.engine import Connection
 
 from svc_api.core.errors import Invalid
 from svc_api.education.payouts import analytics, figures, queries, statements
-from svc_api.education.payouts.run import WINDOW_DAYS, Policy, export_run, payout_run
+from svc_api.education.payouts.run import WINDOW_DAYS, Policy, export_again, export_run, payout_run
 from svc_api.education.studio import service as studio
 
 __all__ = [
     "WINDOW_DAYS",
     "Policy",
+    "export_again",
     "export_run",
     "payout_run",
     "sales",
