@@ -171,3 +171,36 @@ def test_abandoned_uploads_are_aborted_and_their_parts_leave_the_store(desk: Sim
     assert call(desk.api, "GET", f"/studio/uploads/{kept}", desk.token).json()["status"] == "uploading"
     gone = call(desk.api, "POST", f"/studio/uploads/{upload_id}/part-urls", desk.token, json={})
     assert gone.status_code == 409 and gone.json()["code"] == "upload_aborted"
+
+
+def test_part_writes_racing_an_abort_leave_no_folder_and_no_part(tmp_path: Any) -> None:
+    # Before parts folders were renamed away first, about one abort in five racing two writers left
+    # the folder and a part behind (rmtree listed it, a writer added a file, rmdir failed quietly).
+    import os
+    import threading
+
+    from svc_api.core.objectstore import LocalObjectStore
+    from svc_api.education.uploads.multipart import LocalMultipart
+
+    parts = LocalMultipart(LocalObjectStore(tmp_path), b"k" * 32)
+    data = os.urandom(64 * 1024)
+    for round_ in range(150):
+        store_id = parts.start(f"up/{round_}")
+        go = threading.Barrier(3)
+
+        def write(first: int, store_id: str = store_id, go: threading.Barrier = go) -> None:
+            go.wait()
+            for number in range(first, first + 20):
+                try:
+                    parts.write_part(store_id, number, data)
+                except OSError:  # the upload is gone
+                    return
+
+        writers = [threading.Thread(target=write, args=(first,)) for first in (1, 101)]
+        for writer in writers:
+            writer.start()
+        go.wait()
+        parts.abort(f"up/{round_}", store_id)
+        for writer in writers:
+            writer.join()
+        assert list((tmp_path / "_multipart").iterdir()) == [], f"round {round_}"

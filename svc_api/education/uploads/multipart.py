@@ -213,7 +213,7 @@ class LocalMultipart(Multipart):
             os.replace(tmp, target)
         finally:
             Path(tmp).unlink(missing_ok=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        _discard(folder)
 
     def _check(self, path: Path, sha256: str) -> None:
         digest = hashlib.sha256()
@@ -228,7 +228,7 @@ class LocalMultipart(Multipart):
         return (self.store.root / check_key(key)).is_file()
 
     def abort(self, key: str, store_id: str) -> None:
-        shutil.rmtree(self._dir(store_id), ignore_errors=True)
+        _discard(self._dir(store_id))
 
     def remove(self, key: str) -> None:
         self.store.delete(key)
@@ -239,6 +239,18 @@ class LocalMultipart(Multipart):
         if not path.is_file():
             raise FileNotFoundError(key)
         yield path
+
+
+def _discard(folder: Path) -> None:
+    """Remove a multipart folder for good. Renamed first: a part PUT racing this writes under the old
+    name, which no longer exists, so it fails instead of adding a file while the tree is removed
+    (which left the folder and that part behind)."""
+    doomed = folder.with_name(f".discarded-{folder.name}-{secrets.token_hex(4)}")
+    try:
+        os.rename(folder, doomed)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(doomed, ignore_errors=True)
 
 
 class S3Multipart(Multipart):
