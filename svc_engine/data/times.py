@@ -78,9 +78,8 @@ def to_seconds(value: Any) -> float | int | None:
 def as_time(column: pl.Series) -> pl.Series:
     """``column`` as ``TIME``: integer Unix milliseconds or any datetime (any unit; naive = UTC).
 
-    A ``date`` column is taken at midnight UTC. Anything else (floats, strings) raises
-    ``TypeError``; nulls stay nulls. A ``TIME`` column is returned as it is, and integers become
-    ``TIME`` without a copy.
+    Anything else (floats, strings, dates) raises ``TypeError``; nulls stay nulls. A ``TIME``
+    column is returned as it is, and integers become ``TIME`` without a copy.
 
     Example:
         >>> as_time(pl.Series("t", [3_600_000])).dtype
@@ -102,21 +101,26 @@ def as_time(column: pl.Series) -> pl.Series:
         elif dtype.time_zone != "UTC":
             column = column.dt.convert_time_zone("UTC")
         return column.dt.cast_time_unit("ms")
-    if dtype == pl.Date:
-        return column.cast(TIME)
     if dtype.is_integer() or dtype == pl.Null:
         return column.cast(pl.Int64).cast(TIME)
     raise TypeError(f"{column.name} must be integer Unix milliseconds or a datetime, got {dtype}")
 
 
 def with_time(frame: pl.DataFrame, column: str = "open_time") -> pl.DataFrame:
-    """``frame`` with ``column`` as ``TIME`` (:func:`as_time`); the frame itself when it already is.
+    """``frame`` with ``column`` as ``TIME`` when it holds integer Unix ms or datetimes (:func:`as_time`).
+
+    Meant for the entry points that take a user's frame: the frame itself is returned when the
+    column already is ``TIME``, and also when it is missing or holds something else (floats,
+    strings), for the validation that follows to refuse it with its own message.
 
     Example:
         >>> with_time(pl.DataFrame({"open_time": [0]})).schema["open_time"]
         Datetime(time_unit='ms', time_zone='UTC')
+        >>> with_time(pl.DataFrame({"open_time": [0.5]})).schema["open_time"]
+        Float64
     """
-    if frame.schema[column] == TIME:
+    dtype = frame.schema.get(column)
+    if dtype is None or dtype == TIME or not (dtype.is_integer() or isinstance(dtype, pl.Datetime)):
         return frame
     return frame.with_columns(as_time(frame[column]))
 
