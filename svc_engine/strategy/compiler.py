@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine import indicators as K  # noqa: F401  (kept: `compiler.K` names the kernels in use)
-from svc_engine.data.times import as_time, ms_array
+from svc_engine.data.times import as_time, ms_array, time_series
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.conditions import _TRUTH
 from svc_engine.strategy.values import _VALUE, shift
@@ -150,7 +150,7 @@ def _higher(ctx: Context, timeframe: str) -> tuple[Context, np.ndarray]:
     starts = np.flatnonzero(first)
     ends = np.r_[starts[1:], t.size] - 1
     frame = pl.DataFrame({
-        "open_time": bucket[starts] * length + offset,
+        "open_time": time_series("open_time", bucket[starts] * length + offset),
         "open": ctx.array("open")[starts],
         "high": np.maximum.reduceat(ctx.array("high"), starts) if t.size else np.zeros(0),
         "low": np.minimum.reduceat(ctx.array("low"), starts) if t.size else np.zeros(0),

@@ -63,8 +63,10 @@ def test_conform_takes_int_ms_and_any_datetime_as_the_same_instants(dtype: pl.Da
     "times", [pl.Series("open_time", [0.0, 3.6e6]), pl.Series("open_time", ["0", "3600000"])], ids=str
 )
 def test_conform_refuses_floats_and_strings(times: pl.Series) -> None:
-    refused = (r"<frame>: schema: columns do not cast to the schema: "
-               r"open_time must be integer Unix milliseconds or a datetime, got (Float64|String)")
+    refused = (
+        r"<frame>: schema: columns do not cast to the schema: "
+        r"open_time must be integer Unix milliseconds or a datetime, got (Float64|String)"
+    )
     with pytest.raises(KlineValidationError, match=refused):
         conform(hours(2, times))
 
