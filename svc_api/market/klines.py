@@ -91,8 +91,10 @@ def klines(
 def _rows(frame: pl.DataFrame, precision: Any) -> list[list[Any]]:
     if frame.height == 0:
         return []
+    from svc_engine.data.times import ms_array
+
     p, q = precision.price_precision, precision.quantity_precision
-    cols = [frame["open_time"].to_list()]
+    cols = [ms_array(frame["open_time"]).tolist()]  # Datetime("ms", "UTC") -> Unix ms in the JSON
     cols += [[f"{x:.{p}f}" for x in frame[c].to_list()] for c in ("open", "high", "low", "close")]
     cols.append([f"{x:.{q}f}" for x in frame["volume"].to_list()])
     return [list(r) for r in zip(*cols, strict=True)]

@@ -57,6 +57,7 @@ def stats_24h(catalog: Any, market: str, symbol: str) -> Stats24h:
         Stats24h(last=12.0, change_pct=19.999999999999996, quote_volume=58.0, last_open_ms=3600000)
     """
     from svc_engine.data import load_klines, timeframe_ms
+    from svc_engine.data.times import epoch_ms
 
     timeframe, last_open = freshest(catalog, market, symbol)
     step = timeframe_ms(timeframe)
@@ -65,7 +66,7 @@ def stats_24h(catalog: Any, market: str, symbol: str) -> Stats24h:
     first_open, last = float(window["open"][0]), float(window["close"][-1])
     quote = float(window.select((pl.col("close") * pl.col("volume")).sum()).item())
     change = (last / first_open - 1.0) * 100.0 if first_open else 0.0
-    return Stats24h(last, change, quote, int(window["open_time"][-1]))
+    return Stats24h(last, change, quote, epoch_ms(window["open_time"][-1]))
 
 
 def ticker_rows(catalog: Any) -> list[dict[str, Any]]:

@@ -89,7 +89,7 @@ class Candles:
         series = self._series.get(key)
         if series is None:
             series = self._series[key] = load_klines(symbol, timeframe, market=market, store=self.store)
-        times = series["open_time"]
+        times = series["open_time"].to_physical()  # Datetime("ms", "UTC") as Int64 Unix ms
         start = max(0, int(times.search_sorted(first_ms, side="left")) - warmup)
         stop = int(times.search_sorted(last_ms, side="right"))
         return series.slice(start, stop - start)

@@ -8,8 +8,8 @@ Example:
     ...                    "low": [0.9, 1.0], "close": [1.1, 1.15], "volume": [5.0, 6.0]})
     >>> store.write_klines("crypto", "BTCUSDT", "1h", df)
     2
-    >>> load_klines("BTCUSDT", "2h", store=store).row(0)
-    (0, 1.0, 1.2, 0.9, 1.15, 11.0)
+    >>> load_klines("BTCUSDT", "2h", store=store).row(0)[1:]  # open_time: Datetime("ms", "UTC")
+    (1.0, 1.2, 0.9, 1.15, 11.0)
     >>> Catalog(store).data_range("BTCUSDT", "1h")["total_candles"]
     2
 """

@@ -28,6 +28,7 @@ import pyarrow as pa
 from svc_engine.data.resample import resample
 from svc_engine.data.schema import TIMEFRAMES, timeframe_ms
 from svc_engine.data.store import DataNotFoundError, DataStore
+from svc_engine.data.times import stored
 
 _META_KEY = b"svc.derived_from"
 
@@ -68,6 +69,8 @@ def _first_open_time(store: DataStore, market: str, symbol: str, timeframe: str)
 def scan_series(store: DataStore, market: str, symbol: str, timeframe: str) -> tuple[pl.LazyFrame, str]:
     """A lazy scan of the series and the file it reads: the stored file or a fresh cached resample.
 
+    The scan has the store's columns (``open_time`` as ``Int64`` Unix milliseconds, as on disk).
+
     Raises :class:`DataNotFoundError` when neither the timeframe nor a finer divisor is stored.
     Where the cache cannot be written (read-only store), the resample is served from memory.
     """
@@ -81,10 +84,10 @@ def scan_series(store: DataStore, market: str, symbol: str, timeframe: str) -> t
         try:
             with store._locked(cache):
                 if not _is_fresh(store, cache, stamp):
-                    store._write(cache, _stamped(resample(store._read(source), timeframe), stamp))
+                    store._write(cache, _stamped(stored(resample(store._read(source), timeframe)), stamp))
         except PermissionError:
             where = f"{store.location(source)} resampled to {timeframe}"
-            return resample(store._read(source), timeframe).lazy(), where
+            return stored(resample(store._read(source), timeframe)).lazy(), where
     return store._scan(cache), str(store.location(cache))
 
 

@@ -13,8 +13,9 @@ Example:
     ...                    "volume": [5.0, 6.0, 7.0]})
     >>> store.write_klines("crypto", "BTCUSDT", "1m", df)
     3
-    >>> load_klines("BTCUSDT", "1m", start_ts=120, warmup=1, store=store)["open_time"].to_list()
-    [60000, 120000]
+    >>> k = load_klines("BTCUSDT", "1m", start_ts=120, warmup=1, store=store)
+    >>> k["open_time"].dt.epoch("ms").to_list(), k.schema["open_time"]
+    ([60000, 120000], Datetime(time_unit='ms', time_zone='UTC'))
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data.derived import scan_series
-from svc_engine.data.schema import COLUMNS, timeframe_ms, validate_klines
+from svc_engine.data.schema import COLUMNS, conform, timeframe_ms, validate_klines
 from svc_engine.data.store import DataStore
-from svc_engine.data.times import to_seconds
+from svc_engine.data.times import ms_array, to_seconds
 
-_T = pl.col("open_time")
+_T = pl.col("open_time")  # on disk: Int64 Unix milliseconds
 
 
 def load_klines(
@@ -48,8 +49,9 @@ def load_klines(
     """Candles of one instrument with ``open_time`` in ``[start_ts, end_ts]`` (inclusive).
 
     ``start_ts``/``end_ts`` are Unix seconds, ``datetime``/``date`` objects or ISO strings
-    (``svc_engine.data.times.to_seconds``). The frame's ``open_time`` is ``Int64`` Unix
-    milliseconds, UTC, as the data store holds it (``schema.SCHEMA``): the kernels read it as is.
+    (``svc_engine.data.times.to_seconds``). The frame's ``open_time`` is ``Datetime("ms", "UTC")``
+    (``schema.SCHEMA``; int64 Unix milliseconds underneath, which the kernels read without a copy:
+    :func:`to_arrays`).
     The range is clipped to the data; ``warmup`` earlier candles are prepended (fewer where the
     data starts sooner). ``market=None`` picks the one market that holds ``symbol``. A timeframe
     that is not stored is resampled from the finest stored one that divides it, and cached.
@@ -80,7 +82,7 @@ def load_klines(
         raise ValueError(_no_candle(lf, f"{market}/{symbol.upper()} {timeframe}", start_ts, end_ts))
     if warmup:
         body = pl.concat([_warmup(lf, body["open_time"][0], warmup, tf_ms), body])
-    body = body.rechunk()
+    body = conform(body.rechunk(), f"{source} (loaded range)")
     validate_klines(body, source=f"{source} (loaded range)", timeframe=timeframe)
     return body
 
@@ -128,7 +130,9 @@ def _no_candle(lf: pl.LazyFrame, what: str, start_ts: float | None, end_ts: floa
 
 
 def to_arrays(df: pl.DataFrame) -> dict[str, np.ndarray]:
-    """Contiguous NumPy arrays of a kline frame: ``open_time`` int64, prices and volume float64.
+    """Contiguous NumPy arrays of a kline frame: ``open_time`` int64 Unix ms, prices and volume float64.
+
+    ``open_time`` may be ``Datetime("ms", "UTC")`` (as loaded), another datetime or integer ms.
 
     A single-chunk column without nulls is a zero-copy, read-only view of the frame's Arrow buffer
     (frames from :func:`load_klines` are single-chunk); anything else is copied once.
@@ -141,12 +145,10 @@ def to_arrays(df: pl.DataFrame) -> dict[str, np.ndarray]:
         >>> a["close"].dtype, a["open_time"].dtype, a["close"].flags.c_contiguous
         (dtype('float64'), dtype('int64'), True)
     """
-    out: dict[str, np.ndarray] = {}
-    for col in COLUMNS:
+    out: dict[str, np.ndarray] = {"open_time": ms_array(df["open_time"])}
+    for col in COLUMNS[1:]:
         series = df[col]
-        dtype = np.int64 if col == "open_time" else np.float64
-        if series.dtype != (pl.Int64 if col == "open_time" else pl.Float64):
-            series = series.cast(pl.Int64 if col == "open_time" else pl.Float64)
-        arr = series.to_numpy(allow_copy=True)
-        out[col] = np.ascontiguousarray(arr, dtype=dtype)
+        if series.dtype != pl.Float64:
+            series = series.cast(pl.Float64)
+        out[col] = np.ascontiguousarray(series.to_numpy(allow_copy=True), dtype=np.float64)
     return out

@@ -5,15 +5,16 @@ timeframe, ``3d`` included, aligned to the epoch); a bucket without candles yiel
 aggregation is the usual one (first open, max high, min low, last close, summed volume) with one
 refinement taken from Binance's native klines: candles with zero volume do not set a bucket's open,
 high or low when the bucket has a traded candle. Exchange dumps hold idle minutes that repeat the
-previous close; Binance's own hourly and 4-hourly candles ignore them, and so does this.
+previous close; Binance's own hourly and 4-hourly candles ignore them, and so does this. The
+result's ``open_time`` is ``Datetime("ms", "UTC")``, whatever integer or datetime form came in.
 
 Example:
     >>> import polars as pl
     >>> m = pl.DataFrame({"open_time": [0, 60_000, 120_000], "open": [1.0, 2.0, 3.0],
     ...                   "high": [2.0, 4.0, 3.5], "low": [0.5, 1.5, 2.5],
     ...                   "close": [2.0, 3.0, 3.2], "volume": [1.0, 2.0, 3.0]})
-    >>> resample(m, "3m").row(0)
-    (0, 1.0, 4.0, 0.5, 3.2, 6.0)
+    >>> resample(m, "3m").row(0)[1:], resample(m, "3m")["open_time"].dt.epoch("ms").to_list()
+    ((1.0, 4.0, 0.5, 3.2, 6.0), [0])
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from svc_engine.data.schema import COLUMNS, conform, grid_offset_ms, timeframe_ms
+from svc_engine.data.schema import COLUMNS, SCHEMA, conform, grid_offset_ms, timeframe_ms
+from svc_engine.data.times import ms_array
 
 
 def bucket_start(timeframe: str, column: str = "open_time") -> pl.Expr:
-    """Expression giving the open time (ms) of the ``timeframe`` bucket that holds each candle.
+    """Expression giving the open time (Unix ms, ``Int64``) of the ``timeframe`` bucket that holds
+    each candle; ``column`` holds integer Unix ms or ``Datetime("ms", "UTC")`` times.
 
     Example:
         >>> import polars as pl
@@ -35,7 +38,7 @@ def bucket_start(timeframe: str, column: str = "open_time") -> pl.Expr:
         True
     """
     length, offset = timeframe_ms(timeframe), grid_offset_ms(timeframe)
-    t = pl.col(column)
+    t = pl.col(column).to_physical()
     return t - (t - offset) % length
 
 
@@ -51,18 +54,21 @@ def resample(df: pl.DataFrame, timeframe: str, *, skip_idle: bool = True) -> pl.
         >>> import polars as pl
         >>> h = pl.DataFrame({"open_time": [0, 3_600_000], "open": [10.0, 11.0], "high": [12.0, 13.0],
         ...                   "low": [9.0, 10.5], "close": [11.0, 12.0], "volume": [0.0, 4.0]})
-        >>> resample(h, "2h").row(0)
-        (0, 11.0, 13.0, 10.5, 12.0, 4.0)
-        >>> resample(h, "2h", skip_idle=False).row(0)
-        (0, 10.0, 13.0, 9.0, 12.0, 4.0)
+        >>> resample(h, "2h").row(0)[1:]
+        (11.0, 13.0, 10.5, 12.0, 4.0)
+        >>> resample(h, "2h", skip_idle=False).row(0)[1:]
+        (10.0, 13.0, 9.0, 12.0, 4.0)
+        >>> resample(h, "2h").schema["open_time"]
+        Datetime(time_unit='ms', time_zone='UTC')
     """
     df = conform(df)
-    t, o, h, lo, c, v = (np.ascontiguousarray(df[col].to_numpy()) for col in COLUMNS)
+    t = ms_array(df["open_time"])
+    o, h, lo, c, v = (np.ascontiguousarray(df[col].to_numpy()) for col in COLUMNS[1:])
     out = _resample_nb(t, o, h, lo, c, v, timeframe_ms(timeframe), grid_offset_ms(timeframe), skip_idle)
     count = out[0]
     if count < 0:
         raise ValueError(f"resample needs a series sorted by open_time; row {-count} goes back in time")
-    return pl.DataFrame({col: arr[:count] for col, arr in zip(COLUMNS, out[1:], strict=True)})
+    return pl.DataFrame({col: arr[:count] for col, arr in zip(COLUMNS, out[1:], strict=True)}, schema=SCHEMA)
 
 
 @njit(cache=True, nogil=True)

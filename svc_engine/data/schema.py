@@ -2,6 +2,9 @@
 
 A series is refused, never repaired: every rule of section 1 of the engine semantics names the
 first offending row. Gaps and candles off the timeframe grid are allowed and reported.
+``open_time`` is ``Datetime("ms", "UTC")`` (``times.TIME``) in every frame; :func:`conform` takes
+integer Unix milliseconds or any datetime column. The Parquet store keeps ``Int64`` Unix
+milliseconds on disk (``STORED_SCHEMA``).
 
 Example:
     >>> import polars as pl
@@ -18,13 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import TIME, as_time, ms_array
+
 PRICE_COLUMNS: tuple[str, ...] = ("open", "high", "low", "close")
 COLUMNS: tuple[str, ...] = ("open_time", *PRICE_COLUMNS, "volume")
 SCHEMA: dict[str, pl.DataType] = {
-    "open_time": pl.Int64(),
+    "open_time": TIME,
     **{c: pl.Float64() for c in PRICE_COLUMNS},
     "volume": pl.Float64(),
 }
+"""The kline frame: ``open_time`` as ``Datetime("ms", "UTC")``, prices and volume as ``Float64``."""
+STORED_SCHEMA: dict[str, pl.DataType] = {**SCHEMA, "open_time": pl.Int64()}
+"""The kline columns on disk: ``open_time`` as ``Int64`` Unix milliseconds, UTC."""
 
 _MINUTE = 60_000
 TIMEFRAMES: dict[str, int] = {
@@ -112,17 +120,22 @@ def timeframe_ms(timeframe: str) -> int:
 def conform(df: pl.DataFrame, source: str = "<frame>") -> pl.DataFrame:
     """Select the schema's columns in order with the schema's types, or refuse the frame.
 
+    ``open_time`` may be integer Unix milliseconds or any datetime column (naive = UTC); it
+    becomes ``Datetime("ms", "UTC")``. Floats, strings and other types are refused.
+
     Example:
-        >>> conform(pl.DataFrame({"open_time": [0], "open": [1], "high": [1], "low": [1],
-        ...                       "close": [1], "volume": [0]})).dtypes[1]
-        Float64
+        >>> df = conform(pl.DataFrame({"open_time": [0], "open": [1], "high": [1], "low": [1],
+        ...                            "close": [1], "volume": [0]}))
+        >>> df.dtypes[:2]
+        [Datetime(time_unit='ms', time_zone='UTC'), Float64]
     """
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise KlineValidationError(source, None, "schema", f"missing columns {missing}")
     try:
-        return df.select([pl.col(c).cast(t, strict=True) for c, t in SCHEMA.items()])
-    except pl.exceptions.PolarsError as exc:
+        rest = [pl.col(c).cast(t, strict=True) for c, t in SCHEMA.items() if c != "open_time"]
+        return df.select(as_time(df["open_time"]), *rest)
+    except (pl.exceptions.PolarsError, TypeError) as exc:
         detail = f"columns do not cast to the schema: {exc}"
         raise KlineValidationError(source, None, "schema", detail) from None
 
@@ -167,10 +180,10 @@ def validate_klines(
     df = conform(df, source)
     if df.height == 0:
         raise KlineValidationError(source, None, "empty", "the series has no candles")
-    t = df["open_time"].to_numpy()
     if df["open_time"].null_count():
         raise KlineValidationError(source, _first(df["open_time"].is_null().to_numpy()), "null_time",
                                    "open_time is missing")
+    t = ms_array(df["open_time"])
     step = np.diff(t)
     for rule, detail, bad in (
         ("unsorted_time", "open_time is before the previous row", step < 0),

@@ -3,7 +3,8 @@
 Layout: ``<root>/<market>/<SYMBOL>/<timeframe>.parquet``, one file per instrument and timeframe,
 readable by polars, pyarrow and DuckDB alike, on disk or under ``s3://bucket/prefix``. Writes are
 atomic (temporary file + rename, or one PUT) and serialised per file on disk, so a crash or a
-concurrent import never leaves a half-written series.
+concurrent import never leaves a half-written series. Files hold ``open_time`` as ``Int64`` Unix
+milliseconds, UTC (``schema.STORED_SCHEMA``); frames in memory carry ``Datetime("ms", "UTC")``.
 
 Example:
     >>> import tempfile, polars as pl
@@ -33,6 +34,7 @@ import pyarrow.parquet as pq
 
 from svc_engine.data.remote import S3Location
 from svc_engine.data.schema import TIMEFRAMES, conform, validate_klines
+from svc_engine.data.times import stored
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 _ROW_GROUP = 65_536  # ~45 days of 1m candles: a range read skips the row groups it does not need
@@ -243,14 +245,14 @@ class DataStore:
         new = conform(df, source or where)
         validate_klines(new, source=source or where, timeframe=timeframe)
         with self._locked(key):
-            old = None if replace or self._stat(key) is None else self._read(key)
+            old = None if replace or self._stat(key) is None else conform(self._read(key), where)
             merged = new if old is None else (
                 pl.concat([new, old]).unique("open_time", keep="first", maintain_order=True).sort("open_time")
             )
             validate_klines(merged, source=where, timeframe=timeframe)
             if old is not None and old.height == merged.height and old.equals(merged):
                 return 0
-            self._write(key, merged.to_arrow())
+            self._write(key, stored(merged).to_arrow())
         return merged.height - (0 if old is None else old.height)
 
 

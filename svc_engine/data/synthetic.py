@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.schema import SCHEMA
 from svc_engine.data.store import DataStore
 from svc_engine.data.synthetic_kernels import aggregate_nb as _aggregate_nb
 from svc_engine.data.synthetic_kernels import log_path_nb as _log_path_nb
@@ -126,6 +127,7 @@ def _intraday_cycle(period: int) -> np.ndarray:
 
 
 def _frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
+    # open_time: Unix ms in, Datetime("ms", "UTC") out, like every kline frame (schema.SCHEMA)
     return pl.DataFrame(
         {
             "open_time": open_time.astype(np.int64),
@@ -134,7 +136,8 @@ def _frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
             "low": ohlcv[2],
             "close": ohlcv[3],
             "volume": ohlcv[4],
-        }
+        },
+        schema=SCHEMA,
     )
 
 

@@ -31,6 +31,7 @@ import polars as pl
 from numba import njit
 
 from svc_engine.data.schema import timeframe_ms
+from svc_engine.data.times import ms_array
 from svc_engine.instruments.universe import is_crypto_market
 
 _DAY_MS = 86_400_000
@@ -86,12 +87,13 @@ def avg_daily_quote_volume(klines: pl.DataFrame, timeframe: str) -> float:
     if step > _DAY_MS:
         total = klines.select(quote.sum()).item() or 0.0
         return float(total) / (klines.height * step / _DAY_MS)
-    t = klines["open_time"].cast(pl.Int64).to_numpy()
+    t = ms_array(klines["open_time"])  # integer Unix ms or any datetime
     v, c = (_floats(klines[name]) for name in ("volume", "close"))
     mean = _daily_mean_nb(t, v, c, _DAY_MS)
     if not math.isnan(mean):
         return float(mean)
-    days = klines.group_by(pl.col("open_time") // _DAY_MS).agg(quote.sum().alias("q"))  # unsorted input
+    day = pl.Series("_day", t // _DAY_MS)
+    days = klines.with_columns(day).group_by("_day").agg(quote.sum().alias("q"))  # unsorted input
     return float(np.mean(days["q"].to_numpy()))
 
 

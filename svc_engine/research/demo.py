@@ -2,8 +2,8 @@
 
 Example:
     >>> k = random_walk(3, seed=1)
-    >>> k.columns, k.height
-    (['open_time', 'open', 'high', 'low', 'close', 'volume'], 3)
+    >>> k.columns, k.height, k.schema["open_time"]
+    (['open_time', 'open', 'high', 'low', 'close', 'volume'], 3, Datetime(time_unit='ms', time_zone='UTC'))
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from svc_engine.data.schema import timeframe_ms
+from svc_engine.data.schema import SCHEMA, timeframe_ms
 
 #: 2024-01-01 00:00 UTC in Unix milliseconds, where demo series start by default.
 START_MS = 1_704_067_200_000
@@ -21,10 +21,11 @@ def random_walk(
     n: int = 2_000, *, seed: int = 0, timeframe: str = "1h", start_ms: int = START_MS, vol: float = 0.01
 ) -> pl.DataFrame:
     """``n`` candles of a geometric random walk starting at 100, one per ``timeframe``; each candle
-    opens off the previous close and its high and low reach beyond open and close.
+    opens off the previous close and its high and low reach beyond open and close. ``open_time``
+    is ``Datetime("ms", "UTC")`` as in every kline frame; ``start_ms`` is Unix milliseconds.
 
     Example:
-        >>> random_walk(2, seed=3)["open_time"].to_list()
+        >>> random_walk(2, seed=3)["open_time"].dt.epoch("ms").to_list()
         [1704067200000, 1704070800000]
     """
     rng = np.random.default_rng(seed)
@@ -40,5 +41,6 @@ def random_walk(
             "low": low,
             "close": close,
             "volume": rng.uniform(10, 1000, n),
-        }
+        },
+        schema=SCHEMA,
     )

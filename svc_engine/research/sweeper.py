@@ -37,7 +37,7 @@ from typing import Any
 import polars as pl
 
 from svc_engine.data import DataStore
-from svc_engine.data.times import to_seconds
+from svc_engine.data.times import ms_array, to_seconds, with_time
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
 from svc_engine.research.chunks import INT_FIGURES, WAVE_PER_WORKER, Chunk, Plan, plan_chunks, run_chunk  # noqa: F401
 from svc_engine.research.compiling import PartsCache, compile_combinations
@@ -60,7 +60,7 @@ def _coins(coins: str | Sequence[str] | Mapping[str, pl.DataFrame]) -> tuple[lis
         frames = dict(coins)
         if not frames:
             raise ValueError("coins is empty: name at least one symbol or give one kline frame")
-        return list(frames), frames
+        return list(frames), {k: with_time(v) for k, v in frames.items()}
     listed = [coins] if isinstance(coins, str) else list(coins)
     if not listed or len(set(listed)) != len(listed):
         raise ValueError(f"coins must name distinct symbols, at least one (got {listed})")
@@ -222,10 +222,8 @@ def sweep(
 def _frames_key(frames: dict[str, pl.DataFrame] | None) -> Any:
     if frames is None:
         return None
-    return {
-        k: [v.height, int(v["open_time"][0]), int(v["open_time"][-1]), float(v["close"].sum())]
-        for k, v in frames.items()
-    }
+    ends = {k: ms_array(v["open_time"])[[0, -1]].tolist() for k, v in frames.items()}
+    return {k: [v.height, *ends[k], float(v["close"].sum())] for k, v in frames.items()}
 
 
 def _run(

@@ -38,7 +38,7 @@ import polars as pl
 
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.schema import timeframe_ms
-from svc_engine.data.times import to_seconds
+from svc_engine.data.times import TIME, ms_array, to_seconds, with_time
 from svc_engine.executors import Executor
 from svc_engine.research.compiling import compile_combinations
 from svc_engine.research.params import Template, combinations, split_settings
@@ -46,7 +46,6 @@ from svc_engine.research.sweeper import sweep
 from svc_engine.sim import perf
 
 _UNITS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
-_TIME = pl.Datetime("ms", "UTC")
 
 
 def window_ms(size: int | str | timedelta, tf_ms: int) -> tuple[int | None, int | None]:
@@ -155,6 +154,10 @@ class WalkForwardResult:
         return fig
 
 
+def _upto(ms: int) -> pl.Expr:
+    return pl.col("open_time") <= pl.lit(ms, pl.Int64).cast(TIME)
+
+
 def _frames(
     coins: str | Sequence[str] | Mapping[str, pl.DataFrame],
     timeframe: str,
@@ -165,7 +168,7 @@ def _frames(
     store: DataStore | None,
 ) -> dict[str, pl.DataFrame]:
     if isinstance(coins, Mapping):
-        frames = dict(coins)
+        frames = {k: with_time(v) for k, v in coins.items()}
     else:
         store = store if store is not None else DataStore()
         listed = [coins] if isinstance(coins, str) else list(coins)
@@ -222,7 +225,7 @@ def walk_forward(
     frames = _frames(coins, timeframe, start_ts, end_ts, warmup, market, store)
     first_coin = next(iter(frames.values()))
     first, stop = first_and_stop(first_coin, start_ts, end_ts)
-    times = first_coin["open_time"].to_numpy()[first:stop]
+    times = ms_array(first_coin["open_time"])[first:stop]
     plan = plan_windows(times, in_sample, out_of_sample, tf_ms, anchored=anchored)
     if not plan:
         raise ValueError(f"{len(times)} candles hold no in-sample plus out-of-sample window")
@@ -230,7 +233,7 @@ def walk_forward(
     carry = None
     for w, (a, b, c, d) in enumerate(plan):
         is_lo, is_hi, oos_lo, oos_hi = (int(times[x]) for x in (a, b, c, d))
-        past = {k: f.filter(pl.col("open_time") <= is_hi) for k, f in frames.items()}
+        past = {k: f.filter(_upto(is_hi)) for k, f in frames.items()}
         result = sweep(
             strategy, combos, past, timeframe, is_lo / 1000, is_hi / 1000,
             executor=executor, market=market, **settings,
@@ -242,7 +245,7 @@ def walk_forward(
         chosen = strategies[best["combo"]]
         oos_values, oos_returns = [], []
         for coin, frame in frames.items():
-            upto = frame.filter(pl.col("open_time") <= oos_hi)
+            upto = frame.filter(_upto(oos_hi))
             run = backtest(
                 chosen, upto, timeframe, oos_lo / 1000, oos_hi / 1000, market=market, **chosen_settings
             )
@@ -273,7 +276,7 @@ def walk_forward(
             }
         )
     windows = pl.DataFrame(rows, infer_schema_length=None).with_columns(
-        pl.col("is_start", "is_end", "oos_start", "oos_end").cast(_TIME)
+        pl.col("is_start", "is_end", "oos_start", "oos_end").cast(TIME)
     )
     equity = pl.concat(equities)
     all_trades = pl.concat(trades, how="diagonal_relaxed") if trades else pl.DataFrame()

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import as_time, ms_array
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
 
 #: Candles per time chunk of a ``backtest``: big enough that a chunk's warm-up and dispatch are noise.
@@ -102,7 +103,7 @@ def first_and_stop(klines: pl.DataFrame, start_ts: float | None, end_ts: float |
     """
     if start_ts is not None and end_ts is not None and start_ts > end_ts:
         raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
-    times = klines["open_time"].to_numpy()
+    times = ms_array(klines["open_time"])
     first = 0 if start_ts is None else int(np.searchsorted(times, math.ceil(start_ts * 1000), "left"))
     stop = len(times) if end_ts is None else int(np.searchsorted(times, math.floor(end_ts * 1000), "right"))
     if stop <= first:
@@ -126,8 +127,12 @@ def evaluate_chunk(shared: tuple[StrategyLike, pl.DataFrame], bounds: tuple[int,
     lo, hi = bounds
     begin = max(0, lo - warmup_of(strategy))
     signals = strategy.evaluate(klines.slice(begin, hi - begin))
-    times = klines["open_time"]
-    return signals.filter(pl.col("open_time").is_between(times[lo], times[hi - 1]))
+    times = ms_array(klines["open_time"])
+    try:  # compared in Unix ms, whatever integer or datetime form either frame has
+        at = as_time(signals["open_time"]).to_physical()
+    except TypeError:
+        return signals  # not times at all: prepare_signals refuses them with its message
+    return signals.filter(at.is_between(int(times[lo]), int(times[hi - 1])))
 
 
 def evaluate_signals(

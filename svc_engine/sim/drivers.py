@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from svc_engine.data import DataStore, load_klines
-from svc_engine.data.times import to_seconds
+from svc_engine.data.times import to_seconds, with_time
 from svc_engine.executors import Executor, ProgressFn
 from svc_engine.sim.chunks import (
     CHUNK_CANDLES,
@@ -101,7 +101,8 @@ def backtest(
     ``datetime`` or an ISO string such as ``"2024-01-31"`` works too).
 
     ``symbol_or_klines`` is a data symbol (loaded from ``store`` with :func:`warmup_of` candles of
-    warm-up before ``start_ts``) or a kline frame (its candles before ``start_ts`` are the warm-up).
+    warm-up before ``start_ts``) or a kline frame (its candles before ``start_ts`` are the warm-up;
+    ``open_time`` as integer Unix ms or any datetime, naive = UTC).
     Signals are evaluated in ``chunks`` time chunks on ``executor``, then simulated once.
     Returns a :class:`~svc_engine.sim.BacktestResult`.
 
@@ -118,7 +119,7 @@ def backtest(
     _check_settings(settings)
     symbol = None
     if isinstance(symbol_or_klines, pl.DataFrame):
-        klines = symbol_or_klines
+        klines = with_time(symbol_or_klines)  # conformed once for every chunk
     else:
         symbol, store = symbol_or_klines, _store(store)
         market = market or store.find_market(symbol)

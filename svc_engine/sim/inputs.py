@@ -2,7 +2,9 @@
 
 Candles become contiguous arrays after the series rules of section 1 are checked in one numba
 pass; signals are mapped to candle indices, sorted stably by time, and duplicates on one candle
-flagged (section 2). A range ``[start_ts, end_ts]`` (seconds, inclusive) cuts both.
+flagged (section 2). A range ``[start_ts, end_ts]`` (seconds, inclusive) cuts both. ``open_time``
+of candles and signals may be integer Unix milliseconds or any datetime column (naive = UTC,
+``times.as_time``); the kernels read int64 Unix milliseconds.
 
 Example:
     >>> import polars as pl
@@ -21,6 +23,7 @@ import polars as pl
 from numba import njit
 
 from svc_engine.data.schema import COLUMNS, TIMEFRAMES, KlineValidationError, timeframe_ms
+from svc_engine.data.times import ms_array
 from svc_engine.sim import nb
 
 SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
@@ -221,13 +224,13 @@ class Candles:
 def _column(df: pl.DataFrame, name: str, source: str) -> np.ndarray:
     series = df[name]
     if name == "open_time":
-        if not series.dtype.is_integer():
+        if not (series.dtype.is_integer() or isinstance(series.dtype, pl.Datetime)):
             raise KlineValidationError(
-                source, None, "schema", f"open_time must be integer ms, got {series.dtype}"
+                source, None, "schema", f"open_time must be integer ms or a datetime, got {series.dtype}"
             )
         if series.null_count():
             raise KlineValidationError(source, None, "schema", "open_time has nulls")
-        return np.ascontiguousarray(series.to_numpy(), dtype=np.int64)
+        return ms_array(series)
     return np.ascontiguousarray(series.cast(pl.Float64).to_numpy(), dtype=np.float64)
 
 
@@ -356,9 +359,9 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
 
 def _signal_times(signals: pl.DataFrame) -> np.ndarray:
     col = signals["open_time"]
-    if not col.dtype.is_integer() or col.null_count():
-        raise ValueError("signals open_time must be integer Unix milliseconds without nulls")
-    return col.to_numpy().astype(np.int64, copy=False)
+    if not (col.dtype.is_integer() or isinstance(col.dtype, pl.Datetime)) or col.null_count():
+        raise ValueError("signals open_time must be integer Unix milliseconds or a datetime, without nulls")
+    return ms_array(col)
 
 
 def _sides(signals: pl.DataFrame) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.data.times import time_series
+from svc_engine.data.times import TIME, time_series
 from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.divide import kernel_settings, recommend_divide
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
@@ -91,7 +91,7 @@ class Book:
 def _empty_signals() -> pl.DataFrame:
     return pl.DataFrame(
         schema={
-            "open_time": pl.Int64,
+            "open_time": TIME,
             "side": pl.Utf8,
             "limit_price": pl.Float64,
             "tp_price": pl.Float64,

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import ms_array, with_time
+
 #: Points per line a chart keeps by default (candles merged, equity at its extremes).
 MAX_POINTS = 4_000
 
@@ -117,18 +119,17 @@ def _rows(panel: bool) -> Any:
 
 
 def _dt(times: pl.Series | np.ndarray) -> np.ndarray:
-    # Unix milliseconds (candles) or a datetime column (results), as datetime64[ms]
-    if isinstance(times, pl.Series) and times.dtype == pl.Datetime:
-        times = times.dt.epoch("ms")
+    # a time column (datetimes, or a user's integer Unix ms) or Unix ms, as datetime64[ms]
+    if isinstance(times, pl.Series):
+        times = ms_array(times)
     return np.asarray(times, dtype="int64").astype("datetime64[ms]")
 
 
 def _clip(klines: pl.DataFrame | None, equity: pl.DataFrame) -> pl.DataFrame | None:
     if klines is None or equity.height == 0:
         return klines
-    span = _dt(equity["open_time"]).astype(np.int64)
-    lo, hi = int(span[0]), int(span[-1])
-    return klines.filter(pl.col("open_time").is_between(lo, hi))
+    span = equity["open_time"]
+    return with_time(klines).filter(pl.col("open_time").is_between(span[0], span[-1]))
 
 
 def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.data.times import ms_columns, time_series
+from svc_engine.data.times import ms_columns, time_series, with_time
 from svc_engine.sim import nb, stats
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.stats import finite
@@ -178,8 +178,8 @@ class BacktestResult:
         when given (needs the ``plot`` extra). The candles default to those of the run. ``options``:
         ``plotlyjs`` (``True``, ``"cdn"`` or a ``.js`` path) and ``max_points`` per line."""
         if klines is None and self.klines is not None and self.equity.height:
-            span = self.equity["open_time"].dt.epoch("ms")
-            klines = self.klines.filter(pl.col("open_time").is_between(span[0], span[-1]))
+            span = self.equity["open_time"]
+            klines = with_time(self.klines).filter(pl.col("open_time").is_between(span[0], span[-1]))
         return _plot(self, path, klines, **options)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.data.times import time_series
+from svc_engine.data.times import time_series, with_time
 from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import BacktestResult, positions_frame, signal_counts, trades_frame
@@ -216,9 +216,14 @@ def prepare(
     detail_klines: pl.DataFrame | None = None,
     **settings: Any,
 ) -> Prepared:
-    """Validate and cut a coin's candles once, with the arguments of :func:`simulate`."""
+    """Validate and cut a coin's candles once, with the arguments of :func:`simulate`.
+
+    ``klines`` may carry ``open_time`` as integer Unix ms or any datetime; the prepared frame (and
+    the result's ``klines``) has it as ``Datetime("ms", "UTC")``.
+    """
     s = resolve_settings(settings, allow_detail=True)
     candles = Candles.from_frame(klines, timeframe=timeframe)
+    klines = with_time(klines)
     window = candles.in_range(start_ts, end_ts)
     fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
     hs = half_spread(s, market, klines, candles, timeframe)

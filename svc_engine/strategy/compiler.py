@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine import indicators as K  # noqa: F401  (kept: `compiler.K` names the kernels in use)
+from svc_engine.data.times import as_time, ms_array, time_series
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.conditions import _TRUTH
 from svc_engine.strategy.values import _VALUE, shift
@@ -55,7 +56,8 @@ class Context:
         self._higher: dict[str, tuple[Context, np.ndarray]] = {}
 
     def array(self, name: str) -> np.ndarray:
-        """A kline column as a contiguous array, converted on first use.
+        """A kline column as a contiguous array, converted on first use: ``open_time`` as int64 Unix
+        ms (from integer ms or any datetime column, a view when it can be), the others as float64.
 
         >>> Context(pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
         ...     "close": [2.0], "volume": [0.0]})).array("close").tolist()
@@ -63,7 +65,7 @@ class Context:
         """
         out = self.arrays.get(name)
         if out is None:
-            out = _array(self.klines[name], pl.Int64 if name == "open_time" else pl.Float64)
+            out = _times(self.klines[name]) if name == "open_time" else _array(self.klines[name], pl.Float64)
             self.arrays[name] = out
         return out
 
@@ -148,7 +150,7 @@ def _higher(ctx: Context, timeframe: str) -> tuple[Context, np.ndarray]:
     starts = np.flatnonzero(first)
     ends = np.r_[starts[1:], t.size] - 1
     frame = pl.DataFrame({
-        "open_time": bucket[starts] * length + offset,
+        "open_time": time_series("open_time", bucket[starts] * length + offset),
         "open": ctx.array("open")[starts],
         "high": np.maximum.reduceat(ctx.array("high"), starts) if t.size else np.zeros(0),
         "low": np.minimum.reduceat(ctx.array("low"), starts) if t.size else np.zeros(0),
@@ -158,6 +160,16 @@ def _higher(ctx: Context, timeframe: str) -> tuple[Context, np.ndarray]:
     position = np.cumsum(first) - 1
     closed = t + base >= (bucket + 1) * length + offset  # this candle closes its higher candle
     return Context(frame), np.where(closed, position, position - 1)
+
+
+def _times(series: pl.Series) -> np.ndarray:
+    """Unix ms of an integer or datetime column (a view of a ``TIME`` or ``Int64`` one); other
+    types are cast as before, and the simulation refuses them."""
+    if series.dtype.is_temporal() and not series.null_count():
+        return ms_array(series)
+    if series.dtype.is_temporal():
+        series = as_time(series).to_physical()
+    return _array(series, pl.Int64)
 
 
 def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:

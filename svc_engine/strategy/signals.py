@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from svc_engine.data.times import TIME
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.compiler import Context
 
@@ -23,7 +24,7 @@ from svc_engine.strategy.compiler import Context
 #: ``Strategy.rule_arrays``: percent columns in percent, ``trail_distance`` a price distance.
 MOVE_COLUMNS: tuple[str, ...] = ("trail_pct", "trail_distance", "trail_after_pct", "breakeven_pct")
 SIGNAL_SCHEMA = {
-    "open_time": pl.Int64,
+    "open_time": TIME,
     "side": pl.Utf8,
     "limit_price": pl.Float64,
     "tp_price": pl.Float64,
@@ -58,8 +59,9 @@ class StrategySignals:
     def evaluate(self, klines: pl.DataFrame, *, context: Context | None = None) -> pl.DataFrame:
         """Signals: one row per candle where the entry fires, evaluated at that candle's close.
 
-        Columns ``open_time`` (the klines' own, ``Int64`` Unix milliseconds: the frame lines up
-        with the candles), ``side``, ``limit_price``, ``tp_price``, ``sl_price``. A ``context``
+        Columns ``open_time`` (the open time of the signal candle as ``Datetime("ms", "UTC")``,
+        whether the klines carry integer Unix ms or datetimes), ``side``, ``limit_price``,
+        ``tp_price``, ``sl_price``. A ``context``
         of the same ``klines`` (``compiler.Context``) shares its computed indicators between
         strategies (a sweep computes each indicator once per coin).
 

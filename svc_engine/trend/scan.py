@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
-from svc_engine.data.times import to_seconds
+from svc_engine.data.times import TIME, to_seconds
 from svc_engine.trend.api import signal_to_api
 from svc_engine.trend.params import TrendParams
 from svc_engine.trend.signals import SIGNAL_SCHEMA, detect_trends
@@ -83,7 +83,7 @@ class StoreLoader:
             if "selects no candle" in str(exc):
                 return pl.DataFrame(
                     schema={
-                        "open_time": pl.Int64(),
+                        "open_time": TIME,
                         "high": pl.Float64(),
                         "low": pl.Float64(),
                         "close": pl.Float64(),

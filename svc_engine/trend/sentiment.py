@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.data.times import TIME, epoch_ms
+from svc_engine.data.times import TIME, epoch_ms, ms_array
 from svc_engine.indicators import atr_nb, ema_nb, wilder_gain_loss_nb
 from svc_engine.trend.signals import detect_trends, kline_arrays
 
@@ -125,7 +125,7 @@ def _signal_part(times: np.ndarray, breaks: pl.DataFrame) -> np.ndarray:
     way = np.zeros(n)
     if breaks.height:
         # Unix ms whether the times are datetimes (``detect_trends``) or integers.
-        opens = breaks["open_time"].cast(pl.Int64).to_numpy()
+        opens = ms_array(breaks["open_time"])
         idx = np.searchsorted(times, opens)
         ok = (idx < n) & (times[np.minimum(idx, n - 1)] == opens)
         signs = np.where(breaks["way"].to_numpy() == "BUY", 1.0, -1.0)

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from svc_engine.data.times import TIME
+from svc_engine.data.times import TIME, as_time
 from svc_engine.indicators import atr_nb
 from svc_engine.trend.breaks import detect_nb
 from svc_engine.trend.params import TrendParams
@@ -46,7 +46,8 @@ has no line.
 def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """``open_time`` (int64 Unix ms), ``high``, ``low``, ``close`` (float64) and ``extra``, checked.
 
-    ``open_time`` may be ``Int64`` Unix milliseconds (as ``load_klines`` gives) or a datetime column.
+    ``open_time`` may be a datetime column (``load_klines`` gives ``Datetime("ms", "UTC")``; any
+    unit, naive = UTC) or integer Unix milliseconds.
     Arrays are views of the frame where polars allows it (one chunk, no nulls).
 
     Example:
@@ -63,7 +64,7 @@ def kline_arrays(klines: pl.DataFrame, extra: tuple[str, ...] = ()) -> dict[str,
     for name in wanted:
         column = klines[name]
         if name == "open_time" and column.dtype.is_temporal():
-            column = column.dt.epoch("ms")
+            column = as_time(column).to_physical()  # a view of Datetime("ms") as int64 ms
         if column.null_count():
             raise ValueError(f"klines column {name!r} has {column.null_count()} missing values")
         dtype = np.int64 if name == "open_time" else np.float64
@@ -185,8 +186,8 @@ def _masked(values: np.ndarray, present: np.ndarray) -> pl.Series:
 def break_events(klines: pl.DataFrame, **params: object) -> pl.DataFrame:
     """One row per candle: did a trend line break up/down, or a return to trend happen, at its close.
 
-    Aligned candle by candle with ``klines``, the frame keeps their ``open_time`` as ``Int64`` Unix
-    milliseconds (like the klines and the signal frames it sits beside).
+    Aligned candle by candle with ``klines``, the frame has their ``open_time`` as
+    ``Datetime("ms", "UTC")``, like the klines of ``load_klines`` and the signal frames it sits beside.
 
     Meant for strategy phrases such as "a trend line breaks upward"; each flag only uses candles
     up to its own, so it can be used as an entry condition without look-ahead.
@@ -217,7 +218,7 @@ def break_events(klines: pl.DataFrame, **params: object) -> pl.DataFrame:
     return pl.DataFrame(
         flags,
         schema={
-            "open_time": pl.Int64(),
+            "open_time": TIME,
             **dict.fromkeys(("break_up", "break_down", "return_up", "return_down"), pl.Boolean()),
         },
     )

@@ -6,8 +6,9 @@ milliseconds, or in microseconds as in the 2025+ spot dumps, told apart row by r
 Example:
     >>> import io
     >>> rows = b"1704067200000000,1.0,2.0,0.5,1.5,10.0,1704067259999999,15.0,3,5.0,7.5,0\\n"
-    >>> parse_kline_csv(rows, "BTCUSDT-1m-2024-01-01.csv").row(0)
-    (1704067200000, 1.0, 2.0, 0.5, 1.5, 10.0)
+    >>> k = parse_kline_csv(rows, "BTCUSDT-1m-2024-01-01.csv")
+    >>> k["open_time"].dt.epoch("ms").item(), k.row(0)[1:]
+    (1704067200000, (1.0, 2.0, 0.5, 1.5, 10.0))
 """
 
 from __future__ import annotations

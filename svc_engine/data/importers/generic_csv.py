@@ -11,7 +11,7 @@ Example:
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "eurusd.csv"
     >>> _ = p.write_text("Date,Open,High,Low,Close\\n2024-01-02,1.10,1.11,1.09,1.105\\n")
     >>> read_csv_klines(p).row(0)
-    (1704153600000, 1.1, 1.11, 1.09, 1.105, 0.0)
+    (datetime.datetime(2024, 1, 2, 0, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), 1.1, 1.11, 1.09, 1.105, 0.0)
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def read_csv_klines(
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
         >>> _ = p.write_text("t;o;h;l;c;v\\n1704067200;1;2;0.5;1.5;3\\n")
         >>> read_csv_klines(p, mapping={"open_time": "t"}, time_unit="s", separator=";")["open_time"][0]
-        1704067200000
+        datetime.datetime(2024, 1, 1, 0, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC'))
     """
     if time_unit not in TIME_UNITS:
         raise ValueError(f"unknown time unit {time_unit!r}; use one of {', '.join(TIME_UNITS)}")

@@ -10,6 +10,7 @@ import pytest
 
 from svc_engine.data import SCHEMA, DataStore, KlineValidationError, load_klines
 from svc_engine.data.importers import ImportResult, import_paths
+from svc_engine.data.times import TIME
 
 M = 60_000
 T0 = 1_704_067_200_000  # 2024-01-01 00:00 UTC
@@ -29,7 +30,10 @@ def dump_lines(unit: int = 1, rows: list[tuple[int, float, float, float, float, 
 
 
 def stored(store: DataStore, symbol: str = "BTCUSDT", timeframe: str = "1m") -> list[tuple]:
-    return load_klines(symbol, timeframe, store=store).rows()
+    """Rows of the loaded series, ``open_time`` back in Unix ms (after checking it is ``TIME``)."""
+    df = load_klines(symbol, timeframe, store=store)
+    assert df.schema == pl.Schema(SCHEMA) and df.schema["open_time"] == TIME
+    return df.with_columns(pl.col("open_time").dt.epoch("ms")).rows()
 
 
 @pytest.mark.parametrize("unit", [1, 1000], ids=["milliseconds", "microseconds"])
@@ -168,7 +172,12 @@ def test_shared_parquet_file_imports_and_reads_back_equal(tmp_path, shared_datas
     store = DataStore(tmp_path)
     res = import_paths([src], store=store)
     assert res == [ImportResult("crypto", "BTCUSDT", "1h", 1, 72_540, 72_540)]
-    assert load_klines("BTCUSDT", "1h", store=store).equals(pl.read_parquet(src))
+    raw = pl.read_parquet(src)
+    assert raw.schema["open_time"] == pl.Int64  # the shared datasets hold Int64 Unix ms
+    loaded = load_klines("BTCUSDT", "1h", store=store)
+    assert loaded.schema["open_time"] == TIME
+    assert loaded.equals(raw.with_columns(pl.col("open_time").cast(TIME)))
+    assert loaded.with_columns(pl.col("open_time").dt.epoch("ms")).equals(raw)
 
 
 def test_unknown_format_and_missing_path(tmp_path):

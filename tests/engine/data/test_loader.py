@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from svc_engine.data import DataNotFoundError, DataStore, load_klines, to_arrays
+from svc_engine.data.times import TIME, time_series
 
 H = 3_600_000
 T0 = 1_704_067_200_000  # 2024-01-01 00:00 UTC
@@ -59,17 +60,20 @@ def test_whole_series_without_a_range(store):
     df = load_klines("BTCUSDT", "1h", store=store)
     assert df.height == 48
     assert df.columns == ["open_time", "open", "high", "low", "close", "volume"]
-    assert df.dtypes == [pl.Int64] + [pl.Float64] * 5
+    assert df.dtypes == [pl.Datetime("ms", "UTC")] + [pl.Float64] * 5
+    # Int64 Unix ms on disk, read back as TIME with the same instants
+    assert pq.read_schema(store.path("crypto", "BTCUSDT", "1h")).field("open_time").type == "int64"
+    assert df["open_time"].equals(time_series("open_time", np.arange(48) * H + T0))
 
 
 def test_range_is_inclusive_at_both_ends(store):
     df = load_klines("BTCUSDT", "1h", sec(5), sec(9), store=store)
-    assert df["open_time"].to_list() == [T0 + i * H for i in range(5, 10)]
+    assert df["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in range(5, 10)]
 
 
 def test_range_between_candles_selects_the_candles_inside(store):
     df = load_klines("BTCUSDT", "1h", sec(5) + 1, sec(9) - 1, store=store)
-    assert df["open_time"].to_list() == [T0 + i * H for i in range(6, 9)]
+    assert df["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in range(6, 9)]
 
 
 def test_range_is_clipped_to_the_data(store):
@@ -79,19 +83,19 @@ def test_range_is_clipped_to_the_data(store):
 
 def test_warmup_prepends_earlier_candles(store):
     df = load_klines("BTCUSDT", "1h", sec(10), sec(12), warmup=4, store=store)
-    assert df["open_time"].to_list() == [T0 + i * H for i in range(6, 13)]
+    assert df["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in range(6, 13)]
 
 
 def test_warmup_stops_at_the_start_of_the_data(store):
     df = load_klines("BTCUSDT", "1h", sec(2), sec(3), warmup=10, store=store)
-    assert df["open_time"].to_list() == [T0 + i * H for i in range(4)]
+    assert df["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in range(4)]
 
 
 def test_warmup_reaches_across_a_long_gap(tmp_path):
     s = DataStore(tmp_path)
     s.write_klines("crypto", "ETHUSDT", "1h", hours(200, skip=tuple(range(3, 195))))
     df = load_klines("ETHUSDT", "1h", (T0 + 197 * H) // 1000, None, warmup=4, store=s)
-    assert df["open_time"].to_list() == [T0 + i * H for i in (1, 2, 195, 196, 197, 198, 199)]
+    assert df["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in (1, 2, 195, 196, 197, 198, 199)]
 
 
 def test_market_is_found_from_the_symbol(store):
@@ -133,7 +137,8 @@ def test_a_timestamp_that_is_not_a_finite_number_is_refused(store, bad):
 
 def test_datetimes_and_iso_strings_are_taken_as_utc(store):
     want = load_klines("BTCUSDT", "1h", sec(5), sec(9), store=store)
-    assert want.schema["open_time"] == pl.Int64  # the store's Unix milliseconds
+    assert want.schema["open_time"] == TIME  # the store's Unix milliseconds, as Datetime("ms", "UTC")
+    assert want["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in range(5, 10)]
     for start, end in (
         ("2024-01-01T05:00:00Z", "2024-01-01T09:00"),
         (datetime(2024, 1, 1, 5, tzinfo=UTC), datetime(2024, 1, 1, 9)),

@@ -9,10 +9,17 @@ import polars as pl
 import pytest
 
 from svc_engine.data import DataStore, load_klines, resample
+from svc_engine.data.times import TIME
 
 M = 60_000
 D = 86_400_000
 MONDAY = 1_704_067_200_000  # 2024-01-01 00:00 UTC
+
+
+def ms(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with its ``open_time`` back in Unix ms, after checking it is ``Datetime("ms", "UTC")``."""
+    assert df.schema["open_time"] == TIME
+    return df.with_columns(pl.col("open_time").dt.epoch("ms"))
 
 
 def klines(rows: list[tuple[int, float, float, float, float, float]]) -> pl.DataFrame:
@@ -29,12 +36,12 @@ def test_hand_computed_5m_buckets_with_a_gap_and_an_empty_bucket():
         (15 * M, 9.9, 10.1, 9.8, 10.0, 6.0),   # bucket 10-14 has no candle: no row
     ])
     out = resample(df, "5m")
-    assert out.rows() == [
+    assert ms(out).rows() == [
         (0, 10.0, 12.0, 8.0, 9.0, 6.0),
         (5 * M, 9.0, 10.0, 8.5, 9.9, 4.5),
         (15 * M, 9.9, 10.1, 9.8, 10.0, 6.0),
     ]
-    assert out.dtypes == [pl.Int64] + [pl.Float64] * 5
+    assert out.dtypes == [TIME] + [pl.Float64] * 5
 
 
 def test_idle_candles_do_not_set_open_high_low():
@@ -43,27 +50,27 @@ def test_idle_candles_do_not_set_open_high_low():
         (M, 10.2, 10.8, 10.1, 10.6, 5.0),
         (2 * M, 10.6, 10.6, 10.6, 10.6, 0.0),
     ])
-    assert resample(df, "3m").row(0) == (0, 10.2, 10.8, 10.1, 10.6, 5.0)
-    assert resample(df, "3m", skip_idle=False).row(0) == (0, 10.0, 10.8, 10.0, 10.6, 5.0)
+    assert ms(resample(df, "3m")).row(0) == (0, 10.2, 10.8, 10.1, 10.6, 5.0)
+    assert ms(resample(df, "3m", skip_idle=False)).row(0) == (0, 10.0, 10.8, 10.0, 10.6, 5.0)
 
 
 def test_an_all_idle_bucket_uses_every_candle():
     df = klines([(0, 5.0, 5.5, 4.5, 5.2, 0.0), (M, 5.2, 6.0, 5.1, 5.9, 0.0)])
-    assert resample(df, "3m").row(0) == (0, 5.0, 6.0, 4.5, 5.9, 0.0)
+    assert ms(resample(df, "3m")).row(0) == (0, 5.0, 6.0, 4.5, 5.9, 0.0)
 
 
 def test_high_and_low_always_bound_open_and_close():
     # the last candle is idle with a close above the traded high: the bucket stays a valid candle
     df = klines([(0, 10.0, 10.5, 9.9, 10.4, 1.0), (M, 10.4, 11.0, 10.4, 11.0, 0.0)])
-    assert resample(df, "3m").row(0) == (0, 10.0, 11.0, 9.9, 11.0, 1.0)
+    assert ms(resample(df, "3m")).row(0) == (0, 10.0, 11.0, 9.9, 11.0, 1.0)
 
 
 def test_weeks_open_on_monday_utc():
     days = klines([(MONDAY + (i - 2) * D, 1.0 + i, 2.0 + i, 0.5 + i, 1.5 + i, 1.0) for i in range(9)])
     out = resample(days, "1w")
     # Saturday and Sunday belong to the week of Monday 2023-12-25
-    assert out["open_time"].to_list() == [MONDAY - 7 * D, MONDAY]
-    assert out.rows()[1] == (MONDAY, 3.0, 10.0, 2.5, 9.5, 7.0)
+    assert ms(out)["open_time"].to_list() == [MONDAY - 7 * D, MONDAY]
+    assert ms(out).rows()[1] == (MONDAY, 3.0, 10.0, 2.5, 9.5, 7.0)
 
 
 def test_three_day_buckets_are_epoch_aligned():
@@ -71,7 +78,7 @@ def test_three_day_buckets_are_epoch_aligned():
     out = resample(days, "3d")
     # day 19723 after the epoch; 19723 % 3 == 1, so its 3-day bucket opened the day before
     first = MONDAY - D
-    assert out["open_time"].to_list() == [first, first + 3 * D, first + 6 * D]
+    assert ms(out)["open_time"].to_list() == [first, first + 3 * D, first + 6 * D]
     assert out["volume"].to_list() == [2.0, 3.0, 1.0]
 
 
@@ -81,7 +88,8 @@ def test_load_resamples_from_the_finest_divisor_and_caches(tmp_path):
     store.write_klines("crypto", "XUSDT", "1m", minutes)
     store.write_klines("crypto", "XUSDT", "1d", klines([(0, 10.0, 250.0, 9.0, 249.5, 240.0)]))
     out = load_klines("XUSDT", "2h", store=store)  # from 1m, not from 1d
-    assert out.rows() == [(0, 10.0, 130.0, 9.0, 129.5, 120.0), (120 * M, 130.0, 250.0, 129.0, 249.5, 120.0)]
+    assert ms(out).rows() == [
+        (0, 10.0, 130.0, 9.0, 129.5, 120.0), (120 * M, 130.0, 250.0, 129.0, 249.5, 120.0)]
     cache = tmp_path / "crypto" / "XUSDT" / ".cache" / "2h.parquet"
     assert cache.is_file()
     stamp = cache.stat().st_mtime_ns
@@ -97,8 +105,8 @@ def test_load_prefers_the_divisor_reaching_furthest_back(tmp_path):
     recent = klines([((420 + i) * M, 8.0, 9.0, 7.5, 8.5, 1.0 / 60) for i in range(60)])
     store.write_klines("crypto", "XUSDT", "1m", recent)
     out = load_klines("XUSDT", "4h", store=store)
-    assert out["open_time"].to_list() == [0, 240 * M]
-    assert out.rows()[0] == (0, 1.0, 5.0, 0.5, 4.5, 4.0)
+    assert ms(out)["open_time"].to_list() == [0, 240 * M]
+    assert ms(out).rows()[0] == (0, 1.0, 5.0, 0.5, 4.5, 4.0)
 
 
 def test_cache_is_rebuilt_when_the_source_changes(tmp_path):

@@ -54,7 +54,7 @@ def test_write_then_load_a_range(store):
     assert store.write_klines("crypto", "BTCUSDT", "1h", hours(48)) == 0
     assert store.path("crypto", "BTCUSDT", "1h") == f"{store.root}/crypto/BTCUSDT/1h.parquet"
     df = load_klines("BTCUSDT", "1h", (T0 + 10 * H) // 1000, (T0 + 12 * H) // 1000, warmup=2, store=store)
-    assert df["open_time"].to_list() == [T0 + i * H for i in range(8, 13)]
+    assert df["open_time"].dt.epoch("ms").to_list() == [T0 + i * H for i in range(8, 13)]
     assert to_arrays(df)["close"].tolist() == [19.0, 20.0, 21.0, 22.0, 23.0]
 
 

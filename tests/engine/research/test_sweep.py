@@ -29,8 +29,8 @@ def frames() -> dict[str, pl.DataFrame]:
 
 @pytest.fixture(scope="module")
 def window(frames) -> tuple[int, int]:
-    t = frames["AAA"]["open_time"]
-    return int(t[300]) // 1000, int(t[1_400]) // 1000
+    t = frames["AAA"]["open_time"].dt.epoch("s")  # random_walk times are Datetime("ms", "UTC")
+    return int(t[300]), int(t[1_400])
 
 
 @pytest.fixture(scope="module")

@@ -83,8 +83,8 @@ def frames() -> dict[str, pl.DataFrame]:
 
 @pytest.fixture(scope="module")
 def window(frames) -> tuple[int, int]:
-    t = frames["AAA"]["open_time"]
-    return int(t[300]) // 1000, int(t[1_400]) // 1000
+    t = frames["AAA"]["open_time"].dt.epoch("s")  # random_walk times are Datetime("ms", "UTC")
+    return int(t[300]), int(t[1_400])
 
 
 def _same(a: object, b: object) -> bool:
@@ -185,12 +185,13 @@ def test_walk_forward_chooses_and_runs_exit_rule_parameters(frames) -> None:
     for row in wf.windows.iter_rows(named=True):
         is_lo, is_hi, oos_lo, oos_hi = (int(row[k].timestamp() * 1000)
                                         for k in ("is_start", "is_end", "oos_start", "oos_end"))  # fmt: skip
-        cells = sweep(strategy, grid, {"X": klines.filter(pl.col("open_time") <= is_hi)}, "1h",
+        cells = sweep(strategy, grid, {"X": klines.filter(pl.col("open_time") <= row["is_end"])}, "1h",
                       is_lo / 1000, is_hi / 1000, **SETTINGS).cells("total_return_pct")  # fmt: skip
         assert row["is_value"] == cells["total_return_pct"].max()
         kwargs = Template.of(strategy).render({"n": row["n"], "level": row["level"]})
-        alone = sv.backtest(sv.compile_strategy(**kwargs), klines.filter(pl.col("open_time") <= oos_hi), "1h",
-                            oos_lo / 1000, oos_hi / 1000, **SETTINGS)  # fmt: skip
+        upto = klines.filter(pl.col("open_time") <= row["oos_end"])
+        alone = sv.backtest(sv.compile_strategy(**kwargs), upto, "1h", oos_lo / 1000, oos_hi / 1000,
+                            **SETTINGS)  # fmt: skip
         assert row["oos_value"] == alone.summary["total_return_pct"]
 
 

@@ -47,7 +47,7 @@ def test_each_choice_is_the_in_sample_best_and_runs_out_of_sample(wf, klines) ->
     assert w.schema["is_start"] == pl.Datetime("ms", "UTC")
     for row in w.iter_rows(named=True):
         is_lo, is_hi = (int(row[k].timestamp() * 1000) for k in ("is_start", "is_end"))
-        past = klines.filter(pl.col("open_time") <= is_hi)
+        past = klines.filter(pl.col("open_time") <= row["is_end"])
         cells = sweep(STRATEGY, GRID, {"X": past}, "1h", is_lo / 1000, is_hi / 1000, **SETTINGS).cells(
             "total_return_pct"
         )
@@ -59,7 +59,7 @@ def test_each_choice_is_the_in_sample_best_and_runs_out_of_sample(wf, klines) ->
         text = {"entry_condition": f"RSI({row['n']}) crosses above {row['level']}",
                 "tp_condition": f"{row['tp']}%", "sl_condition": "2%"}  # fmt: skip
         alone = sv.backtest(
-            sv.compile_strategy(**text), klines.filter(pl.col("open_time") <= oos_hi), "1h",
+            sv.compile_strategy(**text), klines.filter(pl.col("open_time") <= row["oos_end"]), "1h",
             oos_lo / 1000, oos_hi / 1000, **SETTINGS,
         )  # fmt: skip
         assert row["oos_value"] == alone.summary["total_return_pct"]
@@ -78,7 +78,7 @@ def test_stitched_equity_chains_the_out_of_sample_windows(wf) -> None:
 def test_future_candles_never_change_an_earlier_choice(wf, klines) -> None:
     """Rewrite every candle after the second in-sample window: the first two windows' choices and
     in-sample figures stay the same; the later ones may change."""
-    cut = int(wf.windows["is_end"][1].timestamp() * 1000)
+    cut = wf.windows["is_end"][1]
     rng = np.random.default_rng(99)
     later = klines["open_time"] > cut
     scale = np.where(later.to_numpy(), np.exp(rng.normal(0, 0.05, klines.height)), 1.0)

@@ -129,9 +129,10 @@ def test_prefix_signals_equal_whole_series_signals(
     whole = strategy.evaluate(candles)
     for k in cuts:
         prefix = candles.head(k)
-        expected = whole.filter(pl.col("open_time") <= prefix["open_time"][-1])
+        expected = whole.filter(pl.col("open_time").dt.epoch("ms") <= prefix["open_time"][-1])
         assert_frame_equal(strategy.evaluate(prefix), expected)
-    first = whole["open_time"].to_list()[:1]
+    assert whole.schema["open_time"] == pl.Datetime("ms", "UTC")  # the candles' Int64 ms, with its unit
+    first = whole["open_time"].dt.epoch("ms").to_list()[:1]
     if first:
         first_index = candles["open_time"].to_list().index(first[0])
         assert first_index >= strategy.candle_count - 1

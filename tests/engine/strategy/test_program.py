@@ -36,14 +36,14 @@ def test_signals_with_default_exits() -> None:
     # SMA(3): -, -, 11, 11.33, 11, 11, 11.67, 12.33, 13, 13.67 -> close crosses above at 5 and 8
     assert out.schema == pl.Schema(
         {
-            "open_time": pl.Int64,
+            "open_time": pl.Datetime("ms", "UTC"),  # from the klines' Int64 Unix ms
             "side": pl.Utf8,
             "limit_price": pl.Float64,
             "tp_price": pl.Float64,
             "sl_price": pl.Float64,
         }
     )
-    assert out["open_time"].to_list() == [1_700_000_000_000 + i * 60_000 for i in (5, 8)]
+    assert out["open_time"].dt.epoch("ms").to_list() == [1_700_000_000_000 + i * 60_000 for i in (5, 8)]
     assert out["side"].to_list() == ["long", "long"]
     assert out["limit_price"].to_list() == [12.0, 14.0]
     assert out["tp_price"].to_list() == pytest.approx([12.24, 14.28], rel=1e-15)
@@ -73,7 +73,7 @@ def test_short_side_exits_and_entry_price() -> None:
         position_side="short",
     )
     out = s.evaluate(klines(CLOSES))
-    assert out["open_time"].to_list() == [1_700_000_000_000 + i * 60_000 for i in (3, 7)]
+    assert out["open_time"].dt.epoch("ms").to_list() == [1_700_000_000_000 + i * 60_000 for i in (3, 7)]
     limit = np.array([11.0, 12.0]) * 1.01
     assert out["side"].to_list() == ["short", "short"]
     np.testing.assert_allclose(out["limit_price"].to_numpy(), limit, rtol=1e-15)

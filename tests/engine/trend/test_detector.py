@@ -237,7 +237,7 @@ def test_break_events_flag_the_signal_candles() -> None:
     candle(cols, 48, 12.0, 10.7, 11.5)
     k = frame(cols)
     ev = break_events(k)
-    assert ev.height == 60 and ev["open_time"].to_list() == k["open_time"].to_list()
+    assert ev.height == 60 and ev["open_time"].dt.epoch("ms").to_list() == k["open_time"].to_list()
     assert {c: ev[c].arg_true().to_list() for c in ev.columns[1:]} == {
         "break_up": [45],
         "break_down": [],

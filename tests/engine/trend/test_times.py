@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 from trend_helpers import candle, falling_resistance, frame
 
-from svc_engine.data.times import TIME, ms_columns
+from svc_engine.data.times import TIME, ms_columns, time_series
 from svc_engine.trend import (
     SCAN_SCHEMA,
     SIGNAL_SCHEMA,
@@ -68,15 +68,19 @@ def test_api_objects_are_the_same_from_datetimes_and_from_milliseconds() -> None
     assert signal_summary(out.row(0, named=True)) == signal_summary(ms_columns(out).row(0, named=True))
 
 
-def test_candle_aligned_frames_keep_the_klines_int64_milliseconds() -> None:
+def test_candle_aligned_frames_carry_the_klines_times_as_utc_milliseconds() -> None:
     k = frame(broken_at_45())
+    assert k.schema["open_time"] == pl.Int64  # a user's frame of Unix ms
     events = break_events(k)
-    assert events.schema["open_time"] == pl.Int64
-    assert events["open_time"].to_list() == k["open_time"].to_list()
-    # Klines whose open_time is already a datetime column give the same signals.
-    as_datetimes = k.with_columns(pl.col("open_time").cast(TIME))
-    assert detect_trends(as_datetimes).equals(detect_trends(k))
-    assert break_events(as_datetimes).equals(events)
+    assert events.schema["open_time"] == TIME
+    assert events["open_time"].equals(time_series("open_time", k["open_time"].to_numpy()))
+    assert ms_columns(events)["open_time"].to_list() == k["open_time"].to_list()
+    assert events.filter("break_up")["open_time"].to_list() == [datetime(1970, 1, 1, 0, 45, tzinfo=UTC)]
+    # Klines whose open_time is a datetime column, of any unit, naive or UTC, give the same frames.
+    for dtype in (TIME, pl.Datetime("us"), pl.Datetime("ns", "UTC"), pl.Datetime("ms")):
+        as_datetimes = k.with_columns(pl.col("open_time").cast(pl.Datetime("ms")).cast(dtype))
+        assert detect_trends(as_datetimes).equals(detect_trends(k)), dtype
+        assert break_events(as_datetimes).equals(events), dtype
 
 
 def test_sentiment_scores_carry_utc_milliseconds() -> None:
