@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection
 
 from svc_api.accounts import queries
 from svc_api.accounts.plans import PLANS
-from svc_api.core.errors import Invalid, NotFound
+from svc_api.core.errors import Conflict, Invalid, NotFound
 
 DAY = 86400
 
@@ -45,7 +45,8 @@ def grant_plan(
 ) -> dict[str, Any]:
     """Extend ``plan`` by ``days`` (stacked on the time already held) and record the grant.
 
-    A demo sets ``demo_expires_at`` instead of ``license_expires_at``. With ``worth`` (each plan's
+    A demo sets ``demo_expires_at`` instead of ``license_expires_at``, and is refused (409) while a
+    paid licence runs. With ``worth`` (each plan's
     monthly price), licence time left on another plan is converted at the ratio of the two prices
     before the days are added: a year of starter does not become a year of pro by buying one month
     of pro, nor does a year of pro shrink to starter by buying one month of starter.
@@ -69,6 +70,11 @@ def grant_plan(
     row = queries.account_row(conn, svc_id)
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
+    if demo and int(row.license_expires_at) > now:
+        # The plan is one column: a demo of another plan would replace the paid one until it ends.
+        raise Conflict(
+            f"a paid licence runs until {int(row.license_expires_at)}: a demo is for accounts without one"
+        )
     column = "demo_expires_at" if demo else "license_expires_at"
     left = max(int(getattr(row, column)) - now, 0)
     if worth is not None and not demo and row.plan != plan and row.plan in worth:

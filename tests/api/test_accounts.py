@@ -117,13 +117,19 @@ def test_admin_grant_plan_stacks_days_and_records_the_grant(api: Api, cli_env: N
     assert second["license_expires_at"] == granted["license_expires_at"] + 365 * 86400
     info = api.user("account_info", token=token).json()["data"]
     assert (info["plan"], info["license_expires_at"]) == ("pro", second["license_expires_at"])
-    demo = json.loads(_admin("grant-plan", sid, "plus", "--days", "7", "--demo").output)
-    assert "demo_expires_at" in demo
+    # a demo would replace the paid plan (one plan column) until it ends: refused while a licence runs
+    refused = _admin("grant-plan", sid, "plus", "--days", "7", "--demo")
+    assert refused.exit_code == 1 and "a paid licence runs until" in refused.output
+    newcomer = api.register()
+    demo = json.loads(_admin("grant-plan", newcomer["svc_id"], "plus", "--days", "7", "--demo").output)
+    assert demo["plan"] == "plus" and demo["demo_expires_at"] > int(time.time())
     with api.app.state.services.store.read() as conn:
         grants = conn.execute(sa.select(plan_grants.c.plan, plan_grants.c.days, plan_grants.c.demo)).all()
     assert [tuple(g) for g in grants] == [("pro", 30, False), ("pro", 365, False), ("plus", 7, True)]
-    # A session's plan decides its rate limit: plus (demo active, licence active) x2 first party, x100.
-    assert api.user("account_info", token=token).headers["x-ratelimit-limit"] == "12000"
+    # A session's plan decides its rate limit: x2 first party, x100 here (pro 120, plus 60).
+    assert api.user("account_info", token=token).headers["x-ratelimit-limit"] == "24000"
+    newcomer_token = newcomer["session_token"]
+    assert api.user("account_info", token=newcomer_token).headers["x-ratelimit-limit"] == "12000"
 
 
 def test_admin_errors_are_one_line(api: Api, cli_env: None) -> None:
