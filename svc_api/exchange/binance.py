@@ -3,6 +3,8 @@
 
 What the exchange's answers leave out, and how the adapter fills it in:
 
+- the reconciler reads an account's working OCOs at once (``GET /api/v3/openOrderList``, weight 6)
+  when it follows two or more of them, instead of one ``orderList`` (weight 4) each;
 - an order list read back (``GET /api/v3/orderList``) names its legs but not their status or type:
   once the list is ``ALL_DONE``, or when a leg's type is not known from its placement, each leg is
   read with ``GET /api/v3/order``, so a filled OCO reads ``FILLED`` (a leg's type never changes and
@@ -171,14 +173,32 @@ class BinanceExchange:
         result = _oco(reply)
         if reply.get("orderReports"):
             return result
+        typed = self._typed(result) if result.status != "ALL_DONE" else None
+        if typed is not None:
+            return typed
+        # the list ended (which leg filled?), or a leg's type is not known yet: read each leg
+        legs = tuple(self._leg(creds, leg) for leg in result.legs)
+        self._remember(legs)
+        return OcoResult(result.order_list_id, result.client_order_id, result.status, legs)
+
+    def open_order_lists(self, creds: Credentials) -> dict[str, OcoResult] | None:
+        """One ``GET /api/v3/openOrderList`` (weight 6) for all of an account's working OCOs, where
+        each ``/api/v3/orderList`` costs 4; lists with a leg of unknown type are left out."""
+        lists = (
+            self._typed(_oco(reply))
+            for reply in self.http.signed("GET", "/api/v3/openOrderList", creds) or []
+        )
+        return {typed.client_order_id: typed for typed in lists if typed is not None}
+
+    def _typed(self, result: OcoResult) -> OcoResult | None:
+        """``result`` with each leg's remembered type; None when one is not known."""
         with self._lock:
             types = [self._leg_types.get(leg.order_id) for leg in result.legs]
-        if result.status != "ALL_DONE" and all(types):
-            known = zip(result.legs, types, strict=True)
-            legs = tuple(OcoLeg(g.symbol, g.order_id, str(t), g.status) for g, t in known)
-        else:  # the list ended (which leg filled?), or a leg's type is not known yet: read each leg
-            legs = tuple(self._leg(creds, leg) for leg in result.legs)
-            self._remember(legs)
+        if not all(types):
+            return None
+        legs = tuple(
+            OcoLeg(g.symbol, g.order_id, str(t), g.status) for g, t in zip(result.legs, types, strict=True)
+        )
         return OcoResult(result.order_list_id, result.client_order_id, result.status, legs)
 
     def _leg(self, creds: Credentials, leg: OcoLeg) -> OcoLeg:

@@ -167,6 +167,12 @@ class Exchange(Protocol):
         """The OCO placed with ``client_order_id`` (None when the exchange has none)."""
         ...
 
+    def open_order_lists(self, creds: Credentials) -> dict[str, OcoResult] | None:
+        """The account's working OCOs by client ID, read at once, holding those whose legs are fully
+        known (the reconciler looks each of the others up); None when the exchange has no such view
+        and every order is looked up by itself."""
+        ...
+
     def incoming_transfers(self, creds: Credentials, since: int) -> list[Transfer]:
         """Deposits into the account since ``since`` (Unix seconds), oldest first."""
         ...

@@ -185,6 +185,10 @@ class PaperExchange:
             row = queries.order_list(conn, account, client_order_id)
         return None if row is None else _result(row)
 
+    def open_order_lists(self, creds: Credentials) -> dict[str, OcoResult] | None:
+        """None: a look-up is a local read, there is no request weight to save."""
+        return None
+
     def incoming_transfers(self, creds: Credentials, since: int) -> list[Transfer]:
         account = self._account(creds).account_id
         with self.store.read() as conn:

@@ -216,17 +216,37 @@ def reconcile(
     """Settle orders of unknown outcome and follow placed ones to their end; how many changed."""
     with store.read() as conn:
         rows = queries.orders_to_reconcile(conn, before=now - min_age, limit=limit)
-    changed = 0
+    by_account: dict[str, list[Any]] = {}
     for row in rows:
-        changed += _reconcile_one(store, exchange, keyring, row, now)
+        by_account.setdefault(row.svc_id, []).append(row)
+    changed = 0
+    for svc_id, mine in by_account.items():
+        with store.read() as conn:
+            linked = stored_credentials(conn, keyring, svc_id)
+        creds = None if linked is None else linked[1]
+        working = _working(exchange, creds) if creds is not None and len(mine) > 1 else {}
+        for row in mine:
+            changed += _reconcile_one(store, exchange, creds, row, now, working.get(row.client_order_id))
     return changed
 
 
-def _reconcile_one(store: Any, exchange: Exchange, keyring: Keyring, row: Any, now: int) -> int:
-    with store.read() as conn:
-        linked = stored_credentials(conn, keyring, row.svc_id)
+def _working(exchange: Exchange, creds: Credentials) -> dict[str, OcoResult]:
+    """The account's working OCOs read at once (request weight: one call for all of them); empty
+    when the exchange has no such view or gives no answer (each order is then looked up)."""
     try:
-        result = None if linked is None else exchange.find_order_list(linked[1], row.client_order_id)
+        return exchange.open_order_lists(creds) or {}
+    except ExchangeError:
+        return {}
+
+
+def _reconcile_one(
+    store: Any, exchange: Exchange, creds: Credentials | None, row: Any, now: int, seen: OcoResult | None
+) -> int:
+    try:
+        if seen is not None:
+            result: OcoResult | None = seen
+        else:
+            result = None if creds is None else exchange.find_order_list(creds, row.client_order_id)
     except ExchangeUnavailable:
         return 0  # no answer is not "the exchange has no such order": never fail an order on it
     except ExchangeError as exc:  # this account's key is refused: its order waits, the others go on

@@ -166,3 +166,23 @@ def test_an_exchange_that_does_not_answer_never_fails_an_order(bapi: Any, fake: 
     bapi.clock.advance(30)
     assert exchange.run_reconciler(services) == 1
     assert _history(bapi, token) == [(ORDER["idempotency_key"], "NEW")]
+
+
+def test_the_reconciler_reads_an_accounts_working_orders_at_once(bapi: Any, fake: BinanceFake) -> None:
+    token = _trader(bapi)
+    keys = [f"binance-order-{n:05d}" for n in range(2, 6)]
+    placed = [_data(bapi.user("exchange_order", {**ORDER, "idempotency_key": k}, token=token)) for k in keys]
+    services = bapi.app.state.services
+    bapi.clock.advance(30)
+    fake.requests.clear()
+    assert exchange.run_reconciler(services) == 0  # four working OCOs: one request (weight 6, not 4 x 4)
+    assert fake.requests == ["/api/v3/openOrderList"]
+    fake.fill(placed[1]["client_order_id"], "STOP_LOSS_LIMIT")
+    bapi.clock.advance(30)
+    fake.requests.clear()
+    assert exchange.run_reconciler(services) == 1  # the filled one, no longer working, looked up alone
+    assert sorted(fake.requests) == sorted(
+        ["/api/v3/openOrderList", "/api/v3/orderList", "/api/v3/order", "/api/v3/order"]
+    )
+    statuses = dict(_history(bapi, token))
+    assert [statuses[k] for k in keys] == ["NEW", "FILLED", "NEW", "NEW"]

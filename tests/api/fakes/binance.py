@@ -165,6 +165,9 @@ def _app(fake: BinanceFake) -> Starlette:
             if not found:
                 return _error(400, -2011, "Order list does not exist.")
             return JSONResponse({k: v for k, v in found.items() if k != "orderReports"})
+        if path == "/api/v3/openOrderList":  # the working lists, shaped as orderList answers them
+            working = [o for o in fake.order_lists.values() if o["listOrderStatus"] != "ALL_DONE"]
+            return JSONResponse([{k: v for k, v in o.items() if k != "orderReports"} for o in working])
         if path == "/api/v3/order":
             reports = [r for o in fake.order_lists.values() for r in o["orderReports"]]
             legs = [r for r in reports if str(r["orderId"]) == params.get("orderId")]
@@ -258,6 +261,7 @@ def _app(fake: BinanceFake) -> Starlette:
         "/sapi/v1/account/apiRestrictions",
         "/sapi/v1/account/apiRestrictions/ipRestriction",
         "/api/v3/orderList",
+        "/api/v3/openOrderList",
         "/api/v3/order",
         "/sapi/v1/capital/deposit/hisrec",
         "/fapi/v2/balance",
