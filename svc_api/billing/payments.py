@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 from svc_api.accounts import service as accounts
 from svc_api.billing import queries
 from svc_api.billing.purchases import PRICES, apply_purchase, refund_purchase
-from svc_api.core.errors import Conflict, NotFound
+from svc_api.core.errors import Conflict, Invalid, NotFound
 
 _PRODUCT = re.compile(r"^svc_([a-z]+)_(monthly|annual)$")
 _SVC_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z0-9]{6})(?![A-Za-z0-9])")
@@ -108,12 +108,20 @@ def waiting(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
 
 
 def assign(
-    conn: Connection, payment_id: str, svc_id: str, plan: str, period: str, *, now: int
+    conn: Connection, payment_id: str, svc_id: str, plan: str | None, period: str | None, *, now: int
 ) -> dict[str, Any]:
-    """An operator applies a queued payment to ``svc_id`` as ``plan``/``period`` (any amount)."""
+    """An operator applies a queued payment to ``svc_id`` as ``plan``/``period`` (any amount); either
+    left out is the one of the payment's own product (400 when it names none)."""
     row = queries.pending(conn, payment_id)
     if row is None:
         raise NotFound(f"no queued payment {payment_id}")
+    if plan is None or period is None:
+        named = product_of(row.product)
+        if named is None:
+            raise Invalid(
+                f"payment {payment_id} names no plan (product {row.product!r}): give --plan and --period"
+            )
+        plan, period = plan or named[0], period or named[1]
     if not queries.decide_pending(conn, payment_id, "applied", now, svc_id):
         raise Conflict(f"payment {payment_id} is {row.status}, not waiting")
     return apply_purchase(

@@ -76,7 +76,7 @@ def pending_payments(store: Store, limit: int = 100) -> list[dict[str, Any]]:
 
 
 def assign_payment(
-    store: Store, payment_id: str, svc_id: str, plan: str, period: str, *, now: int
+    store: Store, payment_id: str, svc_id: str, plan: str | None, period: str | None, *, now: int
 ) -> dict[str, Any]:
     """Apply a queued payment to an account (``svc admin payments assign``)."""
     with store.write() as conn:

@@ -34,10 +34,15 @@ def pending(limit: int) -> None:
 @payments.command("assign")
 @click.argument("payment_id")
 @click.argument("svc_id")
-@click.option("--plan", required=True, type=click.Choice(list(PRICES)))
-@click.option("--period", required=True, type=click.Choice(list(PERIOD_DAYS)))
-def assign(payment_id: str, svc_id: str, plan: str, period: str) -> None:
-    """Apply a waiting payment to SVC_ID as --plan for --period."""
+@click.option(
+    "--plan", default=None, type=click.Choice(list(PRICES)), help="Default: the payment's product's."
+)
+@click.option(
+    "--period", default=None, type=click.Choice(list(PERIOD_DAYS)), help="Default: the payment's product's."
+)
+def assign(payment_id: str, svc_id: str, plan: str | None, period: str | None) -> None:
+    """Apply a waiting payment to SVC_ID as --plan for --period (by default the plan and period of
+    the payment's own product, when it names one)."""
 
     def work(services: Services) -> dict[str, Any]:
         now = services.clock.now()

@@ -13,8 +13,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from svc_api.billing.channels import signature
+from svc_api.cli import main as svc
 from svc_api.core.clock import ManualClock
 from svc_api.exchange import service as exchange
 from svc_api.settings import Settings
@@ -115,7 +117,16 @@ def test_unmatched_and_short_payments_wait_for_an_operator(papi: Any) -> None:
         "monthly",
     )
     assert (applied["plan"], applied["source"], applied["purchase_id"]) == ("starter", "card", "ord-3")
-    assert admin("payments", "dismiss", waiting[1]["payment_id"])["status"] == "dismissed"
+    # without --plan and --period the payment's own product decides: svc_pro_monthly
+    own = admin("payments", "assign", waiting[1]["payment_id"], user["svc_id"])
+    assert (own["plan"], own["period"], own["purchase_id"]) == ("pro", "monthly", "ord-4")
+    odd = _card(papi, _paid("ord-6", product="gift-card", note="no id here"))
+    assert odd.status_code == 202
+    [gift] = admin("payments", "pending")
+    unnamed = CliRunner().invoke(svc, ["admin", "payments", "assign", gift["payment_id"], user["svc_id"]])
+    assert unnamed.exit_code == 1
+    assert f"payment {gift['payment_id']} names no plan (product 'gift-card')" in unnamed.output
+    assert admin("payments", "dismiss", gift["payment_id"])["status"] == "dismissed"
     assert admin("payments", "pending") == []
 
 
