@@ -41,7 +41,9 @@ _AFTER_COMMIT = "svc_after_commit"
 def after_commit(conn: Connection, action: Callable[[], None]) -> None:
     """Run ``action`` once the transaction ``conn`` belongs to (a :class:`Store` one) has committed;
     drop it when the transaction rolls back. Announcements (real-time events) go out through this,
-    so nobody hears of a row that was never written.
+    so nobody hears of a row that was never written. The whole transaction decides: an action
+    queued inside a SAVEPOINT (``begin_nested``) that rolls back still runs if the outer one commits,
+    so announce outside savepoints.
 
     Example:
         >>> store, heard = Store("sqlite:///:memory:"), []
