@@ -72,7 +72,6 @@ def delivery_profiles(conn: Connection, svc_ids: list[str]) -> dict[str, Deliver
         >>> from svc_api.core.store import Store
         >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register, set_notification_preferences
-        >>> from svc_api.accounts.service import ensure_system_account, account_info
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -97,8 +96,7 @@ def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[s
     Example:
         >>> from svc_api.core.store import Store
         >>> from svc_api.migrations import migrate
-        >>> from svc_api.accounts.service import register, set_notification_preferences
-        >>> from svc_api.accounts.service import ensure_system_account, account_info
+        >>> from svc_api.accounts.service import register, ensure_system_account
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
@@ -119,8 +117,6 @@ def set_community_role(conn: Connection, svc_id: str, role: str) -> None:
     Example:
         >>> from svc_api.core.store import Store
         >>> from svc_api.migrations import migrate
-        >>> from svc_api.accounts.service import register, set_notification_preferences
-        >>> from svc_api.accounts.service import ensure_system_account, account_info
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     set_community_role(conn, "NOPE00", "leader")
@@ -140,8 +136,7 @@ def community_role(conn: Connection, svc_id: str) -> str:
     Example:
         >>> from svc_api.core.store import Store
         >>> from svc_api.migrations import migrate
-        >>> from svc_api.accounts.service import register, set_notification_preferences
-        >>> from svc_api.accounts.service import ensure_system_account, account_info
+        >>> from svc_api.accounts.service import register
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -160,8 +155,7 @@ def set_messenger_linked(conn: Connection, svc_id: str, linked: bool) -> None:
     Example:
         >>> from svc_api.core.store import Store
         >>> from svc_api.migrations import migrate
-        >>> from svc_api.accounts.service import register, set_notification_preferences
-        >>> from svc_api.accounts.service import ensure_system_account, account_info
+        >>> from svc_api.accounts.service import register, account_info
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
