@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb
+from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb, window_open_nb
 from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
 from svc_engine.pages import empty_nb, nans_nb
 
@@ -32,6 +32,27 @@ def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
     out = empty_nb(x.size)  # every value from the first window on is written
     out[: start + n - 1] = np.nan
     sma_from_nb(x, out, start + n - 1, n)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def sma_at_nb(x: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
+    """``sma_nb(x, n)[at]`` without the other candles: each window's exact sum, rounded once, is the
+    one the whole pass holds there (see `add_exact_nb`), so the values are the same floats. For a few
+    candles of a long series (an AND whose first parts left few candidates).
+
+    >>> sma_at_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), np.array([0, 2, 4, 5]), 2).tolist()
+    [nan, 2.5, nan, 5.5]
+    """
+    start = first_valid_nb(x)
+    out = np.empty(at.size)
+    for k in range(at.size):
+        i = at[k]
+        if start < 0 or i < start + n - 1:
+            out[k] = np.nan
+            continue
+        hi, _, missing = window_open_nb(x, i - n + 1, i + 1)
+        out[k] = hi / n if missing == 0.0 else np.nan
     return out
 
 

@@ -304,7 +304,13 @@ def _window_step(
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _window_open(x: np.ndarray, begin: int, end: int) -> tuple[float, float, float]:
+def window_open_nb(x: np.ndarray, begin: int, end: int) -> tuple[float, float, float]:
+    """The exact sum of ``x[begin:end]`` as ``(hi, lo, missing)``: ``hi`` the sum rounded, ``lo`` its
+    remainder, ``missing`` the NaN count (left out of the sum).
+
+    >>> window_open_nb(np.array([0.1, np.nan, 0.2]), 0, 3)
+    (0.30000000000000004, -2.7755575615628914e-17, 1.0)
+    """
     hi, lo, missing = 0.0, 0.0, 0.0
     for i in range(begin, end):
         if np.isnan(x[i]):
@@ -329,13 +335,13 @@ def sma_from_nb(x: np.ndarray, out: np.ndarray, first: int, n: int) -> None:
     ``first - n + 1`` is the first value summed; the sum is kept exact (`add_exact_nb`)."""
     starts, steps, _ = plan_nb(first, x.size, 0)
     if steps == 0:
-        hi, lo, missing = _window_open(x, first - n + 1, first)
+        hi, lo, missing = window_open_nb(x, first - n + 1, first)
         _sma_run(x, out, first, x.size, hi, lo, missing, n)
         return
     lanes = starts.size
     state = np.empty((3, lanes))  # hi, lo, missing of every stretch
     for j in range(lanes):  # every stretch opens its window from scratch
-        state[0, j], state[1, j], state[2, j] = _window_open(x, starts[j] - n + 1, starts[j])
+        state[0, j], state[1, j], state[2, j] = window_open_nb(x, starts[j] - n + 1, starts[j])
     opened = state.copy()
     new, old = np.empty((BLOCK, lanes)), np.empty((BLOCK, lanes))
     for t0 in range(0, steps, BLOCK):

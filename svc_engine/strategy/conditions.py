@@ -21,22 +21,11 @@ import numpy as np
 from svc_engine import indicators as K
 from svc_engine.indicators import patterns as KP
 from svc_engine.strategy import ast as A
+from svc_engine.strategy.points import SPARSE, compare_arrays, pointwise, truth_at
 from svc_engine.strategy.values import _hlc, shift
 
 if TYPE_CHECKING:
     from svc_engine.strategy.compiler import Context
-
-
-def _compare_arrays(op: str, left: np.ndarray | float, right: np.ndarray | float) -> np.ndarray:
-    if op == ">":
-        return left > right
-    if op == "<":
-        return left < right
-    if op == ">=":
-        return left >= right
-    if op == "<=":
-        return left <= right
-    return left == right
 
 
 def _operand(ctx: Context, node: A.Node) -> np.ndarray | float:
@@ -48,7 +37,7 @@ def _compare(ctx: Context, node: A.Compare) -> np.ndarray:
     left, right = _operand(ctx, node.left), _operand(ctx, node.right)
     if isinstance(left, float) and isinstance(right, float):  # two numbers: still one value a candle
         left = ctx.values(node.left)
-    return _compare_arrays(node.op, left, right)
+    return compare_arrays(node.op, left, right)
 
 
 def _cross(ctx: Context, node: A.Cross) -> np.ndarray:
@@ -131,9 +120,21 @@ def _after(ctx: Context, node: A.After) -> np.ndarray:
 
 
 def _and(ctx: Context, node: A.And) -> np.ndarray:
-    out = ctx.truth(node.items[0]).copy()
-    for item in node.items[1:]:
+    # Parts read at each candle alone go last; once the others leave few candidates, they are read
+    # there only (svc_engine.strategy.points), which gives the same bools.
+    items = sorted(node.items, key=lambda item: pointwise(item) and item not in ctx.cache)
+    out = ctx.truth(items[0]).copy()
+    at: np.ndarray | None = None
+    for item in items[1:]:
+        if pointwise(item) and item not in ctx.cache:
+            at = np.flatnonzero(out) if at is None else at
+            if at.size * SPARSE <= out.size:
+                held = truth_at(ctx, item, at)
+                out[at[~held]] = False
+                at = at[held]
+                continue
         out &= ctx.truth(item)
+        at = None
     return out
 
 
