@@ -18,21 +18,23 @@ from svc_engine.pages import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)
-def sma_nb(x: np.ndarray, n: int) -> np.ndarray:
+def sma_nb(x: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
     """Simple moving average: the window sum, rounded once, over ``n`` (TA-Lib SMA to round-off;
     TA-Lib's naive running sum drifts with the series' start, this one does not). A window holding
     a NaN (a missing volume) is NaN; later windows recover, where TA-Lib would stay NaN for good.
+    ``out`` (an array of ``x.size``, returned) receives the values instead of a fresh array.
 
     >>> sma_nb(np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0]), 2).tolist()
     [nan, 1.5, 2.5, nan, nan, 5.5]
     """
+    res = empty_nb(x.size) if out is None else out  # every value is written
     start = first_valid_nb(x)
     if start < 0 or x.size - start < n:
-        return nans_nb(x.size)
-    out = empty_nb(x.size)  # every value from the first window on is written
-    out[: start + n - 1] = np.nan
-    sma_from_nb(x, out, start + n - 1, n)
-    return out
+        res[:] = np.nan
+        return res
+    res[: start + n - 1] = np.nan
+    sma_from_nb(x, res, start + n - 1, n)
+    return res
 
 
 @njit(cache=True, nogil=True)
@@ -57,37 +59,41 @@ def sma_at_nb(x: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def ema_nb(x: np.ndarray, n: int) -> np.ndarray:
+def ema_nb(x: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
     """Exponential moving average with factor ``2 / (n + 1)``, seeded by the mean of the first ``n``
-    valid values (TA-Lib EMA).
+    valid values (TA-Lib EMA); into ``out`` when given (as `sma_nb`).
 
     >>> ema_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2).tolist()
     [nan, 1.5, 2.5, 3.5]
     """
-    return ema_seeded_nb(x, n, 2.0 / (n + 1), n - 1)
+    return ema_seeded_nb(x, n, 2.0 / (n + 1), n - 1, out)
 
 
 @njit(cache=True, nogil=True)
-def ema_seeded_nb(x: np.ndarray, n: int, k: float, seed_offset: int) -> np.ndarray:
+def ema_seeded_nb(
+    x: np.ndarray, n: int, k: float, seed_offset: int, out: np.ndarray | None = None
+) -> np.ndarray:
     """Exponential average with factor ``k``, seeded at ``first valid + seed_offset`` by the mean of
-    the ``n`` values ending there (TA-Lib's seeding; MACD seeds its fast EMA late).
+    the ``n`` values ending there (TA-Lib's seeding; MACD seeds its fast EMA late); into ``out``
+    when given (as `sma_nb`).
 
     >>> ema_seeded_nb(np.array([1.0, 2.0, 3.0, 4.0]), 2, 2.0 / 3.0, 1).tolist()
     [nan, 1.5, 2.5, 3.5]
     """
+    res = empty_nb(x.size) if out is None else out  # every value is written
     start = first_valid_nb(x)
     seed = start + seed_offset
     if start < 0 or seed >= x.size or seed - n + 1 < start:
-        return nans_nb(x.size)
-    out = empty_nb(x.size)  # every value from the seed on is written
-    out[:seed] = np.nan
+        res[:] = np.nan
+        return res
+    res[:seed] = np.nan
     total = 0.0
     for i in range(seed - n + 1, seed + 1):
         total += x[i]
     prev = total / n
-    out[seed] = prev
-    ema_from_nb(x, out, seed, prev, k, int(STABILISE / k) + 1)
-    return out
+    res[seed] = prev
+    ema_from_nb(x, res, seed, prev, k, int(STABILISE / k) + 1)
+    return res
 
 
 @njit(cache=True, nogil=True)

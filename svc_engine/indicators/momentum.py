@@ -63,21 +63,22 @@ def wilder_gain_loss_nb(x: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
+def rsi_nb(x: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
     """Wilder's RSI, seeded by the mean gain and loss of the first ``n`` changes (TA-Lib RSI,
     including its convention that a window without any move, average gain + loss below 1e-8,
-    reads 0).
+    reads 0). ``out`` (an array of ``x.size``, returned) receives the values instead of a fresh one.
 
     >>> rsi_nb(np.array([1.0, 2.0, 1.0, 2.0]), 2).tolist()
     [nan, nan, 50.0, 75.0]
     >>> rsi_nb(np.ones(4), 2).tolist()
     [nan, nan, 0.0, 0.0]
     """
+    res = empty_nb(x.size) if out is None else out  # every value is written
     start = first_valid_nb(x)
     if start < 0 or x.size - start <= n:
-        return nans_nb(x.size)
-    out = empty_nb(x.size)  # every value from the seed on is written
-    out[: start + n] = np.nan
+        res[:] = np.nan
+        return res
+    res[: start + n] = np.nan
     gain, loss = 0.0, 0.0
     for i in range(start + 1, start + n + 1):  # the seed: mean gain and loss of the first n moves
         diff = x[i] - x[i - 1]
@@ -86,9 +87,9 @@ def rsi_nb(x: np.ndarray, n: int) -> np.ndarray:
         else:
             gain += diff
     gain, loss = gain / n, loss / n
-    out[start + n] = rsi_value_nb(gain, loss)
-    rsi_from_nb(x, out, start + n, gain, loss, n, STABILISE * n)
-    return out
+    res[start + n] = rsi_value_nb(gain, loss)
+    rsi_from_nb(x, res, start + n, gain, loss, n, STABILISE * n)
+    return res
 
 
 @njit(cache=True, nogil=True)

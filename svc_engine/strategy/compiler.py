@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine import indicators as K  # noqa: F401  (kept: `compiler.K` names the kernels in use)
+from svc_engine import pages
 from svc_engine.data.times import as_time, ms_array, time_series
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.conditions import _TRUTH
@@ -44,7 +45,9 @@ KLINE_COLUMNS = ("open", "high", "low", "close", "volume")
 class Context:
     """The arrays of one kline frame and the cache of everything computed from them."""
 
-    def __init__(self, klines: pl.DataFrame) -> None:
+    def __init__(self, klines: pl.DataFrame, *, scratch: bool = False) -> None:
+        """``scratch``: the owner calls `release` once no computed array is used any more (an
+        evaluation of its own), so large indicator arrays can be written into kept ones."""
         missing = [c for c in ("open_time", *KLINE_COLUMNS) if c not in klines.columns]
         if missing:
             raise ValueError(f"klines lack column(s) {', '.join(missing)}")
@@ -54,6 +57,7 @@ class Context:
         self.cache: dict[A.Node, np.ndarray] = {}
         self._trend: dict[str, np.ndarray] | None = None
         self._higher: dict[str, tuple[Context, np.ndarray]] = {}
+        self._lent: list[np.ndarray] | None = [] if scratch else None
 
     def array(self, name: str) -> np.ndarray:
         """A kline column as a contiguous array, converted on first use: ``open_time`` as int64 Unix
@@ -68,6 +72,31 @@ class Context:
             out = _times(self.klines[name]) if name == "open_time" else _array(self.klines[name], pl.Float64)
             self.arrays[name] = out
         return out
+
+    def buffer(self) -> np.ndarray | None:
+        """An array of `size` float64 for a kernel to write a large result into (``out=``): a kept
+        one (`svc_engine.pages.take`) in a scratch context, else None (the kernel allocates).
+
+        >>> k = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+        ...     "close": [2.0], "volume": [0.0]})
+        >>> Context(k).buffer() is None, Context(k, scratch=True).buffer() is None  # small: allocate
+        (True, True)
+        """
+        if self._lent is None or self.size * 8 < pages.ADVISE_BYTES:
+            return None
+        out = pages.take(self.size)
+        out = np.empty(self.size) if out is None else out
+        self._lent.append(out)
+        return out
+
+    def release(self) -> None:
+        """Forget every computed array and give the `buffer` arrays back for the thread's next
+        evaluation (`svc_engine.pages.keep`); the caller holds none of them."""
+        self.cache.clear()
+        self._higher.clear()
+        if self._lent:
+            pages.keep(self._lent)
+            self._lent = []
 
     def values(self, node: A.Node) -> np.ndarray:
         """Float64 values of a numeric node (cached).

@@ -72,7 +72,15 @@ class StrategySignals:
         >>> compile_strategy("close crosses above previous close").evaluate(k)["tp_price"].to_list()
         [2.55]
         """
-        ctx = Context(klines) if context is None else context
+        if context is None:  # its arrays are seen by nobody after this call: scratch
+            ctx = Context(klines, scratch=True)
+            try:
+                return self._frame(ctx)
+            finally:
+                ctx.release()
+        return self._frame(context)
+
+    def _frame(self, ctx: Context) -> pl.DataFrame:
         idx, limit, tp, sl = self.signal_arrays(ctx)
         frame = pl.DataFrame(
             {

@@ -195,10 +195,10 @@ def _period(node: A.Ind) -> int:
 
 
 _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
-    "sma": lambda c, n: K.sma_nb(_source(c, n), _period(n)),
-    "ema": lambda c, n: _ema(_source(c, n), _period(n)),
+    "sma": lambda c, n: K.sma_nb(_source(c, n), _period(n), c.buffer()),
+    "ema": lambda c, n: K.ema_nb(_source(c, n), _period(n), c.buffer()),
     "wma": lambda c, n: K.wma_nb(_source(c, n), _period(n)),
-    "rsi": lambda c, n: K.rsi_nb(_source(c, n), _period(n)),
+    "rsi": lambda c, n: K.rsi_nb(_source(c, n), _period(n), c.buffer()),
     "roc": lambda c, n: K.roc_nb(_source(c, n), _period(n)),
     "max": lambda c, n: K.rolling_max_nb(_source(c, n), _period(n)),
     "min": lambda c, n: K.rolling_min_nb(_source(c, n), _period(n)),
