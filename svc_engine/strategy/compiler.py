@@ -58,6 +58,8 @@ class Context:
         self._trend: dict[str, np.ndarray] | None = None
         self._higher: dict[str, tuple[Context, np.ndarray]] = {}
         self._lent: list[np.ndarray] | None = [] if scratch else None
+        self.rows: dict[A.Node, np.ndarray] = {}
+        """Where a condition holds, for those whose evaluation found it on the way (`where`)."""
 
     def array(self, name: str) -> np.ndarray:
         """A kline column as a contiguous array, converted on first use: ``open_time`` as int64 Unix
@@ -93,6 +95,7 @@ class Context:
         """Forget every computed array and give the `buffer` arrays back for the thread's next
         evaluation (`svc_engine.pages.keep`); the caller holds none of them."""
         self.cache.clear()
+        self.rows.clear()
         self._higher.clear()
         if self._lent:
             pages.keep(self._lent)
@@ -126,6 +129,20 @@ class Context:
                 cached = _TRUTH[type(node)](self, node)
             self.cache[node] = cached
         return cached
+
+    def where(self, node: A.Node) -> np.ndarray:
+        """The rows where a condition node holds (``np.flatnonzero`` of `truth`, kept once known).
+
+        >>> k = pl.DataFrame({"open_time": [0, 1], "open": [1.0, 2.0], "high": [1.0, 2.0], "low": [1.0, 2.0],
+        ...     "close": [1.0, 3.0], "volume": [0.0, 0.0]})
+        >>> Context(k).where(A.Candles("green", 1)).tolist()
+        [1]
+        """
+        rows = self.rows.get(node)
+        if rows is None:
+            rows = np.flatnonzero(self.truth(node))
+            self.rows[node] = rows
+        return rows
 
     def column(self, name: str) -> np.ndarray:
         """A field's values; ``typical`` is computed."""

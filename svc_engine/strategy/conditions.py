@@ -135,6 +135,8 @@ def _and(ctx: Context, node: A.And) -> np.ndarray:
                 continue
         out &= ctx.truth(item)
         at = None
+    if at is not None:  # the candidates left are where the AND holds
+        ctx.rows[node] = at
     return out
 
 

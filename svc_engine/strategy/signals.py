@@ -166,7 +166,7 @@ class StrategySignals:
         >>> compile_strategy("close crosses above previous close").signal_arrays(Context(k))[0].tolist()
         [2]
         """
-        idx = np.flatnonzero(ctx.truth(self.entry))
+        idx = ctx.where(self.entry)
         idx = idx[np.searchsorted(idx, self.candle_count - 1) :]  # never before `candle_count`
         limit = (ctx.values(self.entry_price) if self.entry_price is not None else ctx.array("close"))[idx]
         sign = 1.0 if self.position_side == "long" else -1.0

@@ -78,6 +78,7 @@ def test_the_candidates_path_is_taken_and_computes_no_whole_average(monkeypatch:
     assert len(seen) == 2 and 0 < seen[0] * P.SPARSE <= ctx.size  # two comparisons, few candidates
     assert fired.size <= seen[1] <= seen[0]
     assert not any(getattr(node, "name", "") == "sma" for node in ctx.cache)  # no whole-series SMA
+    assert np.array_equal(ctx.rows[strategy.entry], np.flatnonzero(ctx.truth(strategy.entry)))
 
 
 def test_truth_at_of_two_numbers_is_one_value_per_candle() -> None:
