@@ -50,25 +50,27 @@ _RULES: tuple[tuple[str, str], ...] = (
 @njit(cache=True, nogil=True)
 def _first_bad_row(t, o, h, lo, c, v):
     """(first offending row or -1, rule number, smallest time step) of the series rules. Valid
-    candles are the rule, so offences are first counted with branch-free tests (they vectorise:
-    the pass runs at memory speed) and only a failing series is scanned row by row."""
+    candles are the rule, so offences are first counted with branch-free tests in one pass over
+    the six columns (it vectorises and runs near memory speed) and only a failing series is
+    scanned row by row. Nine tests cover the thirteen of the rules: ``0 < low <= open, close <=
+    high < inf`` bounds every price (NaN fails every comparison)."""
     n = t.shape[0]
     step = t[1] - t[0] if n > 1 else 0
-    bad = 0
+    bad = 1 - _row_ok(o, h, lo, c, v, 0)
     for k in range(1, n):
         gap = t[k] - t[k - 1]
         step = min(step, gap)
-        bad += np.int64(gap <= 0)
-    for k in range(n):
-        # every comparison is False for NaN, so NaN fails like a bad price
-        ok = _i(o[k] > 0) & _i(o[k] < np.inf) & _i(c[k] > 0) & _i(c[k] < np.inf)
-        ok &= _i(h[k] >= o[k]) & _i(h[k] >= c[k]) & _i(h[k] < np.inf)
-        ok &= _i(lo[k] <= o[k]) & _i(lo[k] <= c[k]) & _i(lo[k] > 0)
-        ok &= _i(v[k] >= 0) & _i(v[k] < np.inf)
-        bad += 1 - ok
+        bad += 1 - (_i(gap > 0) & _row_ok(o, h, lo, c, v, k))
     if bad:
         return _first_bad_row_scan(t, o, h, lo, c, v)
     return -1, 0, step
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_ok(o, h, lo, c, v, k):
+    ok = _i(lo[k] > 0) & _i(lo[k] <= o[k]) & _i(lo[k] <= c[k])
+    ok &= _i(h[k] >= o[k]) & _i(h[k] >= c[k]) & _i(h[k] < np.inf)
+    return ok & _i(v[k] >= 0) & _i(v[k] < np.inf)
 
 
 @njit(cache=True, nogil=True, inline="always")

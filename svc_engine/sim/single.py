@@ -64,7 +64,8 @@ def half_spread(
     name = timeframe or timeframe_name(candles.tf_ms)
     if name is None:
         raise ValueError("spread_pct is not set and the timeframe is unknown; pass timeframe= or spread_pct=")
-    return float(spread_pct_for(market, klines, name)) / 200.0
+    series = (candles.t, candles.v, candles.c)  # validated: the tier comes from one fast sum
+    return float(spread_pct_for(market, klines, name, series=series)) / 200.0
 
 
 def fine_arrays(window: Candles, detail: pl.DataFrame | None, wanted: bool) -> tuple[np.ndarray, ...]:
