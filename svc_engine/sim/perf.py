@@ -41,10 +41,10 @@ from svc_engine.sim.calendars import (
     period_rate,
     periods_per_year,
 )
+from svc_engine.sim.perf_flat import equity_moments
 from svc_engine.sim.perf_nb import (
     drawdown_duration_nb,
     exposure_nb,
-    moments_nb,
     period_returns_nb,
     trade_counts_nb,
     trade_moments_nb,
@@ -288,10 +288,14 @@ def statistics(
     market: str | None = "crypto",
     risk_free_rate: float = 0.0,
     periods: float | None = None,
+    sequential: bool = False,
 ) -> dict[str, Any]:
     """Every figure of :data:`FIGURES` for one run (``periods`` overrides the calendar's), with
     the equity figures from one kernel pass (:func:`moments_nb`; the same definitions as the
     functions above, which the tests hold it to).
+
+    ``sequential``: the equity moves only from a trade's fill candle to its exit candle (one coin's
+    run), so the equity figures skip the stretches between trades (``perf_flat``, bit for bit).
 
     Example:
         >>> z = np.zeros(0)
@@ -303,7 +307,9 @@ def statistics(
     """
     ppy = periods if periods is not None else periods_per_year(tf_ms, market)
     eq = np.ascontiguousarray(equity, dtype=np.float64)
-    n, sd, mean_ex, sd_ex, down = moments_nb(eq, period_rate(risk_free_rate, ppy))
+    n, sd, mean_ex, sd_ex, down, longest_ms = equity_moments(
+        eq, times_ms, initial, period_rate(risk_free_rate, ppy), fill_idx, exit_idx, sequential=sequential
+    )
     root = math.sqrt(ppy)
     final = float(equity[-1]) if equity.shape[0] else initial
     first, last = (int(times_ms[0]), int(times_ms[-1])) if times_ms.shape[0] else (0, 0)
@@ -323,7 +329,7 @@ def statistics(
         "sharpe_ratio": float(mean_ex / sd_ex * root) if n >= 2 and sd_ex > 0 else None,
         "sortino_ratio": float(mean_ex / down * root) if n >= 1 and down > 0 else None,
         "calmar_ratio": calmar_ratio(cagr, max_drawdown_pct),
-        "max_drawdown_duration_days": max_drawdown_duration_days(equity, times_ms, initial),
+        "max_drawdown_duration_days": longest_ms / MS_PER_DAY,
         "exposure_pct": inside / candles * 100.0 if candles else 0.0,
         "expectancy_pct": float(mean_ret * 100.0) if n_tr else None,
         "sqn": float(math.sqrt(n_tr) * mean_pnl / dev) if n_tr >= 2 and dev > 0 else None,
@@ -345,11 +351,13 @@ def run_figures(
     market: str | None = "crypto",
     risk_free_rate: float = 0.0,
     periods: float | None = None,
+    sequential: bool = False,
 ) -> dict[str, Any]:
     """:func:`statistics` of a run from its trades (a frame or a mapping of arrays with
-    ``return_pct``, ``pnl``, ``fill_time``, ``exit_time``), its equity at ``times_ms`` and the
-    closes of its coins over the run (the buy-and-hold return of several coins is the mean of
-    theirs: equal weights).
+    ``return_pct``, ``pnl``, ``fill_time``, ``exit_time``; a mapping may add ``fill_candle`` and
+    ``exit_candle``, indices in ``times_ms``), its equity at ``times_ms`` and the closes of its
+    coins over the run (the buy-and-hold return of several coins is the mean of theirs: equal
+    weights). ``sequential`` as for :func:`statistics`.
 
     Example:
         >>> import polars as pl
@@ -364,6 +372,7 @@ def run_figures(
     fill_ms, exit_ms = _ms(trades["fill_time"]), _ms(trades["exit_time"])
     t = np.ascontiguousarray(times_ms, dtype=np.int64)
     holds = [buy_and_hold_return_pct(c) for c in closes if c.shape[0]]
+    known = isinstance(trades, dict) and "fill_candle" in trades
     return statistics(
         equity=equity,
         times_ms=t,
@@ -374,12 +383,13 @@ def run_figures(
         trade_profits=np.asarray(trades["pnl"]),
         fill_ms=fill_ms,
         exit_ms=exit_ms,
-        fill_idx=np.searchsorted(t, fill_ms),
-        exit_idx=np.searchsorted(t, exit_ms),
+        fill_idx=trades["fill_candle"] if known else np.searchsorted(t, fill_ms),
+        exit_idx=trades["exit_candle"] if known else np.searchsorted(t, exit_ms),
         buy_and_hold_pct=float(np.mean(holds)) if holds else None,  # type: ignore[arg-type]
         market=market,
         risk_free_rate=risk_free_rate,
         periods=periods,
+        sequential=sequential,
     )
 
 

@@ -336,7 +336,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     )
     summary |= perf.run_figures(
         trade_columns(trades, window.t), eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
-        market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
+        market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year, sequential=True,
     )  # fmt: skip
     return Run(trades, fate, tp, sl, eq, dd, counts, summary)
 
@@ -357,7 +357,8 @@ def sizing_args(s: Settings) -> tuple[int, float]:
 
 def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
     """The trades frame's ``return_pct``, ``pnl``, ``fill_time`` and ``exit_time`` as arrays, computed
-    as :func:`~svc_engine.sim.results.trades_frame` computes them (so statistics are the same).
+    as :func:`~svc_engine.sim.results.trades_frame` computes them (so statistics are the same), and
+    the ``fill_candle`` and ``exit_candle`` indices they come from.
 
     Example:
         >>> trade_columns(np.zeros(0, nb.TRADE_DTYPE), np.zeros(0, np.int64))["pnl"].shape
@@ -368,4 +369,6 @@ def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
         "pnl": trades["profit"],
         "fill_time": t[trades["fill_candle"]],
         "exit_time": t[trades["exit_candle"]],
+        "fill_candle": trades["fill_candle"],
+        "exit_candle": trades["exit_candle"],
     }
