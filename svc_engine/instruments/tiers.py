@@ -131,16 +131,15 @@ def spread_pct_for(
     klines: pl.DataFrame,
     timeframe: str,
     *,
-    series: tuple[np.ndarray, float] | None = None,
+    series: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> float:
     """The full spread in percent that a backtest of ``klines`` pays by default.
 
     Crypto (``crypto`` and imported venues such as ``crypto_futures``): the tier of the series'
     average daily quote volume. Every other market, and a crypto series with no volume at all: the
-    low-volume fallback. ``series`` = (open time ms, the sum of volume x close in any order) of
-    ``klines`` once validated (times strictly increasing, volume finite and >= 0, close finite and
-    > 0; `quote_sum` sums): the tier then comes from that sum, the same tier as without it
-    (:func:`_fast_tier`); a NaN sum takes the exact path.
+    low-volume fallback. ``series`` = (open time ms, volume, close) of ``klines`` once validated
+    (times strictly increasing, volume finite and >= 0, close finite and > 0): the tier then comes
+    from one fast sum, the same tier as without it (:func:`_fast_tier`).
 
     Example:
         >>> day = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
@@ -161,25 +160,28 @@ def spread_pct_for(
     return volume_tier(volume).spread_pct
 
 
-def _fast_tier(t: np.ndarray, total: float) -> Tier | None:
-    """The tier of a validated intraday series from ``total``, the plain sum of ``volume * close``
-    in any order, over its days; None when that mean lies too near a tier's floor to be sure.
+def _fast_tier(t: np.ndarray, v: np.ndarray, c: np.ndarray) -> Tier | None:
+    """The tier of a validated intraday series from the plain sum of ``volume * close`` over its
+    days, or None when that mean lies too near a tier's floor to be sure.
 
-    :func:`avg_daily_quote_volume` sums day by day in candle order; ``total`` (`quote_sum_nb`, or
-    the candle validation's pass) in lanes. Both add the same products of non-negative numbers,
-    each within ``n`` units of roundoff of the exact sum, so where the mean is further than twice
-    that from every floor the two give one tier. A zero sum is zero in both orders (no volume: the
-    fallback); an infinite or NaN one goes to the exact path and its error.
+    :func:`avg_daily_quote_volume` sums day by day in candle order; this sum runs in four lanes
+    (no chain of dependent additions). Both add the same products of non-negative numbers, each
+    within ``n`` units of roundoff of the exact sum, so where the mean is further than twice that
+    from every floor the two give one tier. A zero sum is zero in both orders (no volume:
+    the fallback), an infinite one goes to the exact path and its error.
 
     Example:
         >>> day = 86_400_000
-        >>> _fast_tier(np.array([0, day]), 1.2e9).name
+        >>> _fast_tier(np.array([0, day]), np.array([1e6, 1e6]), np.array([700.0, 500.0])).name
         'high'
-        >>> _fast_tier(np.array([0]), 5e6) is None
+        >>> _fast_tier(np.array([0]), np.array([1.0]), np.array([5e6])) is None
         True
     """
     n = int(t.shape[0])
-    if n == 0 or not math.isfinite(total):
+    if n == 0:
+        return None
+    total = _quote_sum_nb(v, c)
+    if not math.isfinite(total):
         return None
     if total == 0.0:
         return FALLBACK_TIER
@@ -191,13 +193,8 @@ def _fast_tier(t: np.ndarray, total: float) -> Tier | None:
 
 
 @njit(cache=True, nogil=True)
-def quote_sum_nb(v: np.ndarray, c: np.ndarray) -> float:
-    """Sum of ``v * c`` in four interleaved lanes (the pass runs at memory speed), for
-    ``spread_pct_for(..., series=(t, quote_sum_nb(volume, close)))``.
-
-    >>> quote_sum_nb(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    11.0
-    """
+def _quote_sum_nb(v, c):
+    """Sum of ``v * c`` in four interleaved lanes (the pass runs at memory speed)."""
     a0 = a1 = a2 = a3 = 0.0
     n = v.shape[0]
     m = n - n % 4

@@ -19,15 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-MARKETS: MappingProxyType[str, str] = MappingProxyType(
-    {
-        "crypto": "crypto",
-        "us_stocks": "stock",
-        "etfs": "etf",
-        "forex": "forex",
-        "commodities": "commodity",
-    }
-)
+MARKETS: MappingProxyType[str, str] = MappingProxyType({
+    "crypto": "crypto",
+    "us_stocks": "stock",
+    "etfs": "etf",
+    "forex": "forex",
+    "commodities": "commodity",
+})
 """Dataset market -> asset class, in the order the universe lists them."""
 
 ASSET_CLASSES: tuple[str, ...] = ("crypto", "stock", "etf", "forex", "index", "commodity")
@@ -38,30 +36,8 @@ DAILY_PROVIDER = "svc-daily"
 CRYPTO_QUOTE = "USDT"
 
 CRYPTO_BASES: tuple[str, ...] = (
-    "BTC",
-    "ETH",
-    "BNB",
-    "SOL",
-    "XRP",
-    "ADA",
-    "DOGE",
-    "AVAX",
-    "DOT",
-    "LINK",
-    "LTC",
-    "BCH",
-    "ATOM",
-    "NEAR",
-    "APT",
-    "ARB",
-    "OP",
-    "FIL",
-    "ETC",
-    "UNI",
-    "TRX",
-    "SUI",
-    "INJ",
-    "AAVE",
+    "BTC", "ETH", "BNB", "SOL", "XRP", "ADA", "DOGE", "AVAX", "DOT", "LINK", "LTC", "BCH",
+    "ATOM", "NEAR", "APT", "ARB", "OP", "FIL", "ETC", "UNI", "TRX", "SUI", "INJ", "AAVE",
 )
 _DAILY: dict[str, tuple[tuple[str, str], ...]] = {
     "us_stocks": tuple((t, "USD") for t in ("AAPL", "MSFT", "AMZN", "GOOGL", "NVDA", "TSLA")),
@@ -110,25 +86,19 @@ provider='binance', exchange='binance', quote='USDT')
             >>> resolve("SPY").metadata()["asset_class"]
             'etf'
         """
-        return {
-            "asset_class": self.asset_class,
-            "provider": self.provider,
-            "market": self.market,
-            "symbol": self.symbol,
-        }
+        return {"asset_class": self.asset_class, "provider": self.provider,
+                "market": self.market, "symbol": self.symbol}
 
 
 def _build() -> tuple[Instrument, ...]:
     crypto = tuple(
-        Instrument(
-            f"{b}{CRYPTO_QUOTE}", b, "crypto", "crypto", CRYPTO_PROVIDER, CRYPTO_PROVIDER, CRYPTO_QUOTE
-        )
+        Instrument(f"{b}{CRYPTO_QUOTE}", b, "crypto", "crypto", CRYPTO_PROVIDER, CRYPTO_PROVIDER,
+                   CRYPTO_QUOTE)
         for b in CRYPTO_BASES
     )
     daily = tuple(
         Instrument(t, t, m, MARKETS[m], DAILY_PROVIDER, DAILY_PROVIDER, q)
-        for m, tickers in _DAILY.items()
-        for t, q in tickers
+        for m, tickers in _DAILY.items() for t, q in tickers
     )
     return crypto + daily
 
@@ -208,13 +178,9 @@ def display_symbol(market: str, symbol: str) -> str:
 # Dataset markets outside the built-in list (imported data) take the asset class of their prefix:
 # ``crypto_futures`` is crypto from the ``futures`` provider, ``us_stocks_yahoo`` stocks from ``yahoo``.
 _PREFIXES: tuple[tuple[str, str, str], ...] = (
-    ("crypto", "crypto", CRYPTO_PROVIDER),
-    ("us_stocks", "stock", DAILY_PROVIDER),
-    ("stocks", "stock", DAILY_PROVIDER),
-    ("etfs", "etf", DAILY_PROVIDER),
-    ("forex", "forex", DAILY_PROVIDER),
-    ("commodities", "commodity", DAILY_PROVIDER),
-    ("cfd", "commodity", DAILY_PROVIDER),
+    ("crypto", "crypto", CRYPTO_PROVIDER), ("us_stocks", "stock", DAILY_PROVIDER),
+    ("stocks", "stock", DAILY_PROVIDER), ("etfs", "etf", DAILY_PROVIDER), ("forex", "forex", DAILY_PROVIDER),
+    ("commodities", "commodity", DAILY_PROVIDER), ("cfd", "commodity", DAILY_PROVIDER),
     ("index", "index", DAILY_PROVIDER),
 )
 _CRYPTO_QUOTES = (CRYPTO_QUOTE, "USDC", "FDUSD", "BUSD", "USD", "EUR", "BTC", "ETH", "BNB")
@@ -223,11 +189,9 @@ _CRYPTO_QUOTES = (CRYPTO_QUOTE, "USDC", "FDUSD", "BUSD", "USD", "EUR", "BTC", "E
 def _classify(market: str) -> tuple[str, str]:
     for prefix, asset_class, default_provider in _PREFIXES:
         if market == prefix or market.startswith(prefix + "_"):
-            return asset_class, market[len(prefix) + 1 :] or default_provider
-    raise UnknownInstrumentError(
-        f"market {market!r} has no known asset class; name it like "
-        f"{', '.join(p + '_<provider>' for p, _, _ in _PREFIXES[:3])}, ..."
-    )
+            return asset_class, market[len(prefix) + 1:] or default_provider
+    raise UnknownInstrumentError(f"market {market!r} has no known asset class; name it like "
+                                 f"{', '.join(p + '_<provider>' for p, _, _ in _PREFIXES[:3])}, ...")
 
 
 def instrument_for(market: str, symbol: str) -> Instrument:
@@ -251,9 +215,8 @@ def instrument_for(market: str, symbol: str) -> Instrument:
     return Instrument(sym, sym, key, asset_class, provider, provider, quote)
 
 
-def _filters(
-    asset_class: str | None, market: str | None, provider: str | None, exchange: str | None, markets: set[str]
-) -> dict[str, str]:
+def _filters(asset_class: str | None, market: str | None, provider: str | None,
+             exchange: str | None, markets: set[str]) -> dict[str, str]:
     wanted: dict[str, str] = {}
     if market is not None:
         key = str(market).strip().lower()
@@ -262,8 +225,7 @@ def _filters(
         cls = str(asset_class).strip().lower()
         if cls not in ASSET_CLASSES:
             raise UnknownInstrumentError(
-                f"unknown asset_class {asset_class!r}; asset classes: {', '.join(ASSET_CLASSES)}"
-            )
+                f"unknown asset_class {asset_class!r}; asset classes: {', '.join(ASSET_CLASSES)}")
         wanted["asset_class"] = cls
     for field, value in (("provider", provider), ("exchange", exchange)):
         if value is not None:
@@ -328,8 +290,7 @@ def resolve(
     names = [_norm(v) for v in (coin, symbol) if v is not None and str(v).strip()]
     if not names:
         raise UnknownInstrumentError(
-            "no instrument given: pass a coin (e.g. 'BTC') or a symbol (e.g. 'BTCUSDT')"
-        )
+            "no instrument given: pass a coin (e.g. 'BTC') or a symbol (e.g. 'BTCUSDT')")
     asked = _asked(coin, symbol, wanted)
     for index in (_BY_NAME, extra):
         chosen = _pick(index, names, wanted, asked)
@@ -337,8 +298,7 @@ def resolve(
             return chosen
     unfiltered = {i for index in (_BY_NAME, extra) for n in names for i in index.get(n, ())}
     if unfiltered:
-        have = ", ".join(
-            sorted(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})" for i in unfiltered)
-        )
+        have = ", ".join(sorted(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})"
+                                for i in unfiltered))
         raise UnknownInstrumentError(f"no instrument matches {asked}; that name is {have}")
     raise UnknownInstrumentError(f"unknown instrument: {asked}{_suggest(names[0], [*_BY_NAME, *extra])}")

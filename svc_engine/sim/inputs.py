@@ -49,35 +49,21 @@ _RULES: tuple[tuple[str, str], ...] = (
 
 @njit(cache=True, nogil=True)
 def _first_bad_row(t, o, h, lo, c, v):
-    """(first offending row or -1, rule number, smallest time step, sum of ``v * c``) of the series
-    rules. Valid candles are the rule, so offences are first counted with branch-free tests in one
-    pass over the six columns (it vectorises and runs near memory speed) and only a failing series
-    is scanned row by row. Nine tests cover the thirteen of the rules: ``0 < low <= open, close <=
-    high < inf`` bounds every price (NaN fails every comparison). The quote volume's sum, which the
-    tier spread needs, rides along in four lanes instead of reading volume and close again."""
+    """(first offending row or -1, rule number, smallest time step) of the series rules. Valid
+    candles are the rule, so offences are first counted with branch-free tests in one pass over
+    the six columns (it vectorises and runs near memory speed) and only a failing series is
+    scanned row by row. Nine tests cover the thirteen of the rules: ``0 < low <= open, close <=
+    high < inf`` bounds every price (NaN fails every comparison)."""
     n = t.shape[0]
     step = t[1] - t[0] if n > 1 else 0
     bad = 1 - _row_ok(o, h, lo, c, v, 0)
-    q0, q1, q2, q3 = v[0] * c[0], 0.0, 0.0, 0.0
-    last = n - (n - 1) % 4
-    for k in range(1, last, 4):
-        for j in range(k, k + 4):
-            gap = t[j] - t[j - 1]
-            step = min(step, gap)
-            bad += 1 - (_i(gap > 0) & _row_ok(o, h, lo, c, v, j))
-        q0 += v[k] * c[k]
-        q1 += v[k + 1] * c[k + 1]
-        q2 += v[k + 2] * c[k + 2]
-        q3 += v[k + 3] * c[k + 3]
-    for k in range(last, n):
+    for k in range(1, n):
         gap = t[k] - t[k - 1]
         step = min(step, gap)
         bad += 1 - (_i(gap > 0) & _row_ok(o, h, lo, c, v, k))
-        q0 += v[k] * c[k]
     if bad:
-        row, rule, step = _first_bad_row_scan(t, o, h, lo, c, v)
-        return row, rule, step, np.nan
-    return -1, 0, step, (q0 + q1) + (q2 + q3)
+        return _first_bad_row_scan(t, o, h, lo, c, v)
+    return -1, 0, step
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -175,9 +161,6 @@ class Candles:
     c: np.ndarray
     v: np.ndarray
     tf_ms: int
-    quote: float = np.nan
-    """Sum of ``volume * close`` over the whole validated series in any order (NaN: not known, as
-    in a slice); the tier spread's fast path (`svc_engine.instruments.spread_pct_for`)."""
 
     @classmethod
     def from_frame(cls, klines: pl.DataFrame, *, timeframe: str | None, source: str = "klines") -> Candles:
@@ -196,11 +179,11 @@ class Candles:
             raise KlineValidationError(source, None, "empty", "the series has no candle")
         arrays = [_column(klines, col, source) for col in COLUMNS]
         t = arrays[0].astype(np.int64, copy=False)
-        row, rule, step, quote = _first_bad_row(t, *arrays[1:])
+        row, rule, step = _first_bad_row(t, *arrays[1:])
         if row >= 0:
             name, detail = _RULES[rule]
             raise KlineValidationError(source, int(row), name, detail)
-        return cls(t, *arrays[1:], tf_ms=_timeframe_ms(t, timeframe, int(step)), quote=float(quote))
+        return cls(t, *arrays[1:], tf_ms=_timeframe_ms(t, timeframe, int(step)))
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

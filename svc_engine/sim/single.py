@@ -64,7 +64,7 @@ def half_spread(
     name = timeframe or timeframe_name(candles.tf_ms)
     if name is None:
         raise ValueError("spread_pct is not set and the timeframe is unknown; pass timeframe= or spread_pct=")
-    series = (candles.t, candles.quote)  # validated, the quote volume summed on the way
+    series = (candles.t, candles.v, candles.c)  # validated: the tier comes from one fast sum
     return float(spread_pct_for(market, klines, name, series=series)) / 200.0
 
 

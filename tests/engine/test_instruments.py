@@ -425,7 +425,7 @@ def test_the_fast_tier_of_a_validated_series_is_the_exact_one() -> None:
     tier of the day-by-day mean, also for means sitting on a tier's floor and for gappy series."""
     import numpy as np
 
-    from svc_engine.instruments.tiers import _daily_mean_nb, _day_count_nb, quote_sum_nb
+    from svc_engine.instruments.tiers import _daily_mean_nb, _day_count_nb
 
     rng = np.random.default_rng(19)
     day = 86_400_000
@@ -440,5 +440,5 @@ def test_the_fast_tier_of_a_validated_series_is_the_exact_one() -> None:
         assert _day_count_nb(t, day) == np.unique(t // day).size
         frame = pl.DataFrame({"open_time": t, "close": close, "volume": volume})
         for timeframe in ("1m", "1h", "1d"):
-            fast = spread_pct_for("crypto", frame, timeframe, series=(t, quote_sum_nb(volume, close)))
+            fast = spread_pct_for("crypto", frame, timeframe, series=(t, volume, close))
             assert fast == spread_pct_for("crypto", frame, timeframe)
