@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.data.times import time_series, with_time
+from svc_engine.data.times import with_time
 from svc_engine.sim import nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
-from svc_engine.sim.results import BacktestResult, positions_frame, signal_counts, trades_frame
+from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
 
 MS_PER_DAY = 86_400_000
@@ -252,9 +252,7 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
         trades=trades_frame(run.trades, [window.t]),
         signal_counts=run.counts,
         all_positions=positions_frame(window.t[sig.sidx], sig.side, sig.limit, run.tp, run.sl, run.fate),
-        equity=pl.DataFrame(
-            {"open_time": time_series("open_time", window.t), "equity": run.eq, "drawdown_pct": run.dd}
-        ),
+        equity_curve=EquityCurve(window.t, run.eq, s.initial_balance),
         settings=s,
         symbol=p.symbol,
         timeframe=p.timeframe or timeframe_name(window.tf_ms),
@@ -265,14 +263,14 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
 @dataclass(frozen=True, slots=True)
 class Run:
     """What the kernels give for one set of signals: trade records, fates, levels after the
-    filter, equity and drawdown per candle, signal counts and every summary figure."""
+    filter, equity per candle (its drawdown is worked out when read: `EquityCurve`), signal counts
+    and every summary figure."""
 
     trades: np.ndarray
     fate: np.ndarray
     tp: np.ndarray
     sl: np.ndarray
     eq: np.ndarray
-    dd: np.ndarray
     counts: dict[str, int]
     summary: dict[str, Any]
 
@@ -322,8 +320,8 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
-    eq, dd = np.empty(len(window)), np.empty(len(window))
-    max_dd = nb.equity_drawdown_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs, eq, dd)
+    eq = np.empty(len(window))
+    max_dd = nb.equity_drawdown_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs, eq)
     counts = signal_counts(fate, portfolio=False)
     summary = summary_figures(
         trades,
@@ -338,7 +336,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         trade_columns(trades, window.t), eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
         market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year, sequential=True,
     )  # fmt: skip
-    return Run(trades, fate, tp, sl, eq, dd, counts, summary)
+    return Run(trades, fate, tp, sl, eq, counts, summary)
 
 
 def sizing_args(s: Settings) -> tuple[int, float]:

@@ -38,16 +38,18 @@ def _flat_segment(eq, dd, start, stop, cash, peak, worst):
     peak = max(peak, cash)
     d = (peak - cash) * (100.0 / peak)
     eq[start:stop] = cash
-    dd[start:stop] = d
+    if dd is not None:
+        dd[start:stop] = d
     return peak, max(worst, d)
 
 
 @njit(cache=True, nogil=True)
-def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
+def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd=None):
     """Equity at every candle close after that candle's events, for sequential (non-overlapping)
     trades of one coin (realised balance, minus the open stake, plus its marked value), and the
-    drawdown %, into ``eq`` and ``dd`` in one pass; returns the max drawdown %. The outputs come
-    from the caller: NumPy's large allocations are cheaper to fault in."""
+    drawdown %, into ``eq`` and ``dd`` (when given: `drawdown_nb` gives the same floats later) in
+    one pass; returns the max drawdown %. The outputs come from the caller: NumPy's large
+    allocations are cheaper to fault in."""
     cash, peak, worst, pos = initial, initial, 0.0, 0
     for n in range(trades.shape[0]):
         i, j, stake = trades[n].fill_candle, trades[n].exit_candle, trades[n].stake
@@ -62,7 +64,8 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd):
                 peak = v
                 scale = 100.0 / peak
             d = (peak - v) * scale
-            dd[k] = d
+            if dd is not None:
+                dd[k] = d
             worst = max(worst, d)
         cash += trades[n].profit
         peak, worst = _flat_segment(eq, dd, j, j + 1, cash, peak, worst)
