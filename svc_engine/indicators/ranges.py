@@ -39,23 +39,27 @@ def true_range_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.nd
 
 
 @njit(cache=True, nogil=True)
-def atr_nb(high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int) -> np.ndarray:
-    """Wilder's average true range, seeded by the mean of the first ``n`` true ranges (TA-Lib ATR).
+def atr_nb(
+    high: np.ndarray, low: np.ndarray, close: np.ndarray, n: int, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Wilder's average true range, seeded by the mean of the first ``n`` true ranges (TA-Lib ATR);
+    into ``out`` (an array of ``high.size``, returned) when given.
 
     >>> atr_nb(np.array([2.0, 5.0, 6.0]), np.array([1.0, 4.0, 4.0]), np.array([1.5, 4.5, 5.0]), 1).tolist()
     [nan, 3.5, 2.0]
     """
+    res = empty_nb(high.size) if out is None else out  # every value is written
     if high.size <= n:
-        return nans_nb(high.size)
-    out = empty_nb(high.size)  # every value from the seed on is written
-    out[:n] = np.nan
+        res[:] = np.nan
+        return res
+    res[:n] = np.nan
     total = 0.0
     for i in range(1, n + 1):
         total += true_range_value_nb(high[i], low[i], close[i - 1])
     prev = total / n
-    out[n] = prev
-    atr_from_nb(high, low, close, out, n, prev, n, STABILISE * n)
-    return out
+    res[n] = prev
+    atr_from_nb(high, low, close, res, n, prev, n, STABILISE * n)
+    return res
 
 
 @njit(cache=True, nogil=True)

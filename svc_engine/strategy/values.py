@@ -202,7 +202,7 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
     "roc": lambda c, n: K.roc_nb(_source(c, n), _period(n)),
     "max": lambda c, n: K.rolling_max_nb(_source(c, n), _period(n)),
     "min": lambda c, n: K.rolling_min_nb(_source(c, n), _period(n)),
-    "atr": lambda c, n: K.atr_nb(*_hlc(c), _period(n)),
+    "atr": lambda c, n: K.atr_nb(*_hlc(c), _period(n), c.buffer()),
     "cci": lambda c, n: K.cci_nb(*_hlc(c), _period(n)),
     "willr": lambda c, n: K.willr_nb(*_hlc(c), _period(n)),
     "_typical": lambda c, n: K.typical_price_nb(*_hlc(c)),

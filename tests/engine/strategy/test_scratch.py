@@ -12,6 +12,7 @@ import pytest
 from svc_engine import pages
 from svc_engine.indicators.averages import ema_nb, sma_nb
 from svc_engine.indicators.momentum import rsi_nb
+from svc_engine.indicators.ranges import atr_nb
 from svc_engine.strategy import compile_strategy
 from svc_engine.strategy.compiler import Context
 
@@ -39,6 +40,7 @@ def _klines(n: int) -> pl.DataFrame:
         lambda x, out=None: rsi_nb(x, 14, out),
         lambda x, out=None: ema_nb(x, 20, out),
         lambda x, out=None: sma_nb(x, 5, out),
+        lambda x, out=None: atr_nb(x + 1.0, x - 1.0, x, 14, out),
     ],
 )
 @pytest.mark.parametrize("size", [3, 40, 1_000])
