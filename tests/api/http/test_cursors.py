@@ -59,7 +59,7 @@ def test_tampered_payload_is_rejected():
 def test_every_flipped_signature_character_is_rejected(position):
     cursor = encode_cursor({"ts": 1700000000}, SECRET)
     i = cursor.index(".") + 1 + position % 20
-    flipped = cursor[:i] + ("A" if cursor[i] != "A" else "B") + cursor[i + 1:]
+    flipped = cursor[:i] + ("A" if cursor[i] != "A" else "B") + cursor[i + 1 :]
     _expect_invalid(flipped)
 
 
@@ -77,8 +77,18 @@ def test_valid_mac_over_non_json_or_non_object_is_rejected():
 
 @pytest.mark.parametrize(
     "cursor",
-    ["", "abc", "abc.", ".abc", "a.b.c", "!!!!.@@@@", "eyJ0cyI6MX0 .AAAA", "x" * (MAX_CURSOR_LENGTH + 1),
-     None, 12345],
+    [
+        "",
+        "abc",
+        "abc.",
+        ".abc",
+        "a.b.c",
+        "!!!!.@@@@",
+        "eyJ0cyI6MX0 .AAAA",
+        "x" * (MAX_CURSOR_LENGTH + 1),
+        None,
+        12345,
+    ],
 )
 def test_malformed_cursors_are_400(cursor):
     _expect_invalid(cursor)
@@ -127,6 +137,7 @@ def test_page_size_clamp_only_clamps_above():
 
 # --- a paginated list through HTTP: walks every row once, never restarts at page one -------------------
 
+
 async def listing(request: Request) -> JSONResponse:
     size = page_size(request.query_params.get("limit"), 3, 1, 5)
     raw = request.query_params.get("cursor")
@@ -156,3 +167,22 @@ async def test_paging_through_http(build_app, connect):
     assert seen == [r["id"] for r in ROWS] and cursor is None
     assert bad_cursor.status_code == 400 and bad_cursor.json()["error"] == "invalid_cursor"
     assert bad_size.json() == {"error": "invalid_page_size", "message": "limit must be an integer, got '1.5'"}
+
+
+@pytest.mark.parametrize("ts", range(8))
+def test_another_spelling_of_the_same_signature_is_refused(ts: int) -> None:
+    # 16 bytes take 22 characters; the last one carries 2 bits, so 16 characters decode alike.
+    cursor = encode_cursor({"ts": ts, "id": "up_1"}, SECRET)
+    payload, signature = cursor.split(".")
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    twins = [
+        signature[:-1] + ch
+        for ch in alphabet
+        if ch != signature[-1]
+        and base64.urlsafe_b64decode(signature[:-1] + ch + "==") == base64.urlsafe_b64decode(signature + "==")
+    ]
+    assert len(twins) == 15
+    for twin in twins:
+        with pytest.raises(ApiError) as err:
+            decode_cursor(f"{payload}.{twin}", SECRET)
+        assert err.value.status == 400
