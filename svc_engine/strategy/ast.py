@@ -290,21 +290,8 @@ class NoTarget(Node):
 
 
 CONDITIONS = (
-    Compare,
-    Cross,
-    Between,
-    Within,
-    Streak,
-    Candles,
-    NewExtreme,
-    TrendEvent,
-    Pattern,
-    DayEnd,
-    TfCond,
-    After,
-    And,
-    Or,
-    Not,
+    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, DayEnd, TfCond, After,
+    And, Or, Not,
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget, Trailing)

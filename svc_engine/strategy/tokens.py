@@ -49,26 +49,8 @@ FILLERS = frozenset(
 STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
     **{w: "break" for w in ("breaks", "broke", "breaking")},
-    **{
-        w: "rise"
-        for w in (
-            "rises",
-            "rose",
-            "rising",
-            "risen",
-            "increases",
-            "increase",
-            "increasing",
-            "gains",
-            "gained",
-            "jumps",
-            "jumped",
-            "surges",
-            "surged",
-            "rallies",
-            "rallied",
-        )
-    },
+    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing",
+                           "gains", "gained", "jumps", "jumped", "surges", "surged", "rallies", "rallied")},
     **{
         w: "fall"
         for w in (
@@ -97,10 +79,8 @@ STEMS: dict[str, str] = {
             "declined",
         )
     },
-    **{
-        w: "turn"
-        for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips", "flipped", "flip")
-    },
+    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips",
+                           "flipped", "flip")},
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
     **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},

@@ -141,7 +141,6 @@ def _dmi_smoothing(p: tuple[float, ...], o: str) -> int:
 def _stochrsi_lookback(p: tuple[float, ...], o: str) -> int:
     return int(p[0]) + int(p[1]) - 1 + (int(p[2]) - 1 if o == "%d" else 0)
 
-
 SPECS: dict[str, IndSpec] = {
     s.key: s
     for s in (
@@ -257,13 +256,8 @@ SPECS: dict[str, IndSpec] = {
         IndSpec(
             "dmi",
             "ADX",
-            (
-                "adx",
-                "average directional index",
-                "average directional movement index",
-                "dmi",
-                "directional movement index",
-            ),
+            ("adx", "average directional index", "average directional movement index", "dmi",
+             "directional movement index"),
             _period(14, low=2),
             outputs=("adx", "+di", "-di"),
             bounds=(0.0, 100.0),
@@ -283,10 +277,8 @@ SPECS: dict[str, IndSpec] = {
             "sar",
             "parabolic SAR",
             ("parabolic sar", "sar", "psar", "parabolic stop and reverse", "parabolic"),
-            (
-                Param("acceleration", 0.02, integer=False, low=0.001, high=1.0),
-                Param("maximum", 0.2, integer=False, low=0.001, high=1.0),
-            ),
+            (Param("acceleration", 0.02, integer=False, low=0.001, high=1.0),
+             Param("maximum", 0.2, integer=False, low=0.001, high=1.0)),
             bounds=(0.0, INF),
             warmup=lambda p, o: 1,
             smoothing=lambda p, o: WHOLE_HISTORY,
@@ -321,15 +313,8 @@ SPECS: dict[str, IndSpec] = {
         IndSpec(
             "ad",
             "A/D line",
-            (
-                "a/d",
-                "ad line",
-                "a/d line",
-                "accumulation distribution",
-                "accumulation/distribution",
-                "accumulation distribution line",
-                "chaikin a/d",
-            ),
+            ("a/d", "ad line", "a/d line", "accumulation distribution", "accumulation/distribution",
+             "accumulation distribution line", "chaikin a/d"),
             (),
             warmup=lambda p, o: 0,
             smoothing=lambda p, o: WHOLE_HISTORY,
@@ -422,7 +407,6 @@ SPECS: dict[str, IndSpec] = {
         IndSpec("min", "lowest", ("lowest",), _period(20), sourced=True),
     )
 }
-
 
 @dataclass(frozen=True, slots=True)
 class PatternSpec:

@@ -175,10 +175,8 @@ def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
     if node.n == 1 and isinstance(node.expr, A.Ind) and node.expr.name in ("max", "min"):
-        return (
-            render(node.expr)
-            .replace(" the last ", " the previous ")
-            .replace(" including the current candle", "")
+        return render(node.expr).replace(" the last ", " the previous ").replace(
+            " including the current candle", ""
         )
     unit = "candle" if node.n == 1 else "candles"
     # "EMA(10) of RSI(14) 1 candle ago" would lag the source; parenthesise the whole indicator.
