@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from svc_engine.sim.perf_nb import drawdown_duration_nb, moments_nb
+from svc_engine.sim.perf_nb import drawdown_duration_nb, moments_nb, peak_step_nb
 
 
 def equity_moments(
@@ -194,12 +194,7 @@ def drawdown_duration_spans_nb(eq, t, initial, lo, hi):
             if stop > k:
                 k = stop - 1  # the stretch's last candle stands for it
         for j in range(k, end + 1):
-            if eq[j] >= peak:
-                if under:
-                    longest = max(longest, t[j] - peak_t)
-                peak, peak_t, under = eq[j], t[j], False
-            else:
-                under = True
+            peak, peak_t, under, longest = peak_step_nb(eq[j], t[j], peak, peak_t, under, longest)
         k = max(k, end + 1)
     if under:
         longest = max(longest, t[n] - peak_t)

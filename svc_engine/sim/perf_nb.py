@@ -28,21 +28,23 @@ def period_returns_nb(eq):
 def drawdown_duration_nb(eq, t, initial):
     """Longest time (ms) from a running peak of the equity to the first later candle back at it,
     or to the last candle when it never comes back; 0 without a drawdown."""
-    peak = initial
-    peak_t = t[0]
-    under = False
-    longest = 0
+    peak, peak_t, under, longest = initial, t[0], False, 0
     n = eq.shape[0]
     for k in range(n):
-        if eq[k] >= peak:
-            if under:
-                longest = max(longest, t[k] - peak_t)
-            peak, peak_t, under = eq[k], t[k], False
-        else:
-            under = True
+        peak, peak_t, under, longest = peak_step_nb(eq[k], t[k], peak, peak_t, under, longest)
     if under:
         longest = max(longest, t[n - 1] - peak_t)
     return longest
+
+
+@njit(cache=True, nogil=True, inline="always")
+def peak_step_nb(value, time, peak, peak_t, under, longest):
+    """One candle of `drawdown_duration_nb`: (peak, its time, under it?, longest so far)."""
+    if value >= peak:
+        if under:
+            longest = max(longest, time - peak_t)
+        return value, time, False, longest
+    return peak, peak_t, True, longest
 
 
 @njit(cache=True, nogil=True)
