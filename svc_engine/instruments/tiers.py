@@ -164,7 +164,7 @@ def _fast_tier(t: np.ndarray, v: np.ndarray, c: np.ndarray) -> Tier | None:
     """The tier of a validated intraday series from the plain sum of ``volume * close`` over its
     days, or None when that mean lies too near a tier's floor to be sure.
 
-    :func:`avg_daily_quote_volume` sums day by day in candle order; this sum runs in four lanes
+    :func:`avg_daily_quote_volume` sums day by day in candle order; this sum runs in eight lanes
     (no chain of dependent additions). Both add the same products of non-negative numbers, each
     within ``n`` units of roundoff of the exact sum, so where the mean is further than twice that
     from every floor the two give one tier. A zero sum is zero in both orders (no volume:
