@@ -126,10 +126,7 @@ def _ind(node: A.Ind) -> str:
     spec = SPECS[node.name]
     params = ", ".join(fmt(p) for p in node.params)
     if node.name in ("max", "min"):
-        source = _wrap(node.source, _ATOM) if node.source is not None else "close"
-        if isinstance(node.source, A.Ind) and node.source.name in ("max", "min"):
-            source = f"({source})"  # the inner range's period phrase would otherwise end the outer one
-        return f"{spec.display} {source} of the last {params} candles including the current candle"
+        return _range(node, previous=False)
     if node.name == "vwap":
         base = "VWAP" if node.params == (0,) else f"VWAP({params})"
     elif node.name == "macd":
@@ -163,6 +160,22 @@ def _ind(node: A.Ind) -> str:
     return base
 
 
+def _is_range(node: A.Node | None) -> bool:
+    return isinstance(node, A.Ind) and node.name in ("max", "min")
+
+
+def _range(node: A.Ind, previous: bool) -> str:
+    """``highest close of the last 20 candles including the current candle``, or of ``the previous
+    20 candles`` (the range lagged by one candle, as a channel is drawn)."""
+    source = _wrap(node.source, _ATOM) if node.source is not None else "close"
+    inner = node.source.expr if isinstance(node.source, A.Lag) and node.source.n == 1 else node.source
+    if _is_range(inner) and not source.startswith("("):
+        source = f"({source})"  # the inner range's period phrase would otherwise end the outer one
+    n = ", ".join(fmt(p) for p in node.params)
+    span = f"the previous {n} candles" if previous else f"the last {n} candles including the current candle"
+    return f"{SPECS[node.name].display} {source} of {span}"
+
+
 TF_WORDS = {"1d": "daily", "1w": "weekly", "1h": "hourly"}
 
 
@@ -174,10 +187,8 @@ def _tf(node: A.Tf) -> str:
 def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
-    if node.n == 1 and isinstance(node.expr, A.Ind) and node.expr.name in ("max", "min"):
-        return render(node.expr).replace(" the last ", " the previous ").replace(
-            " including the current candle", ""
-        )
+    if node.n == 1 and _is_range(node.expr):
+        return _range(node.expr, previous=True)
     unit = "candle" if node.n == 1 else "candles"
     # "EMA(10) of RSI(14) 1 candle ago" would lag the source; parenthesise the whole indicator.
     sourced = (

@@ -269,3 +269,19 @@ def test_from_json_checks_a_hand_edited_program() -> None:
     data["entry"]["left"]["params"] = [0]
     with pytest.raises(StrategyCompileError, match="the period of RSI must be between 1 and 10000, not 0"):
         Strategy.from_json(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "close is above highest (highest close of the previous 20 candles) of the previous 50 candles",
+        "close is above highest (highest close of the last 20 candles including the current candle)"
+        " of the previous 50 candles",
+        "close is below lowest (lowest low of the previous 5 candles) of the previous 9 candles",
+    ],
+)
+def test_a_range_of_a_range_is_worded_so_that_it_compiles_back_the_same(text: str) -> None:
+    # The inner range keeps its own span: only the outer one is "the previous N candles".
+    strategy = compile_strategy(text)
+    assert strategy.wording["entry"] == text
+    assert compile_strategy(strategy.wording["entry"]).entry == strategy.entry
