@@ -21,6 +21,8 @@ from types import MappingProxyType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+FEEDS = ("embedded", "off")
+"""The market feed's sources (``MARKET_FEED``)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,11 @@ class Settings:
     trend_timeframes: tuple[str, ...] = ("1h", "4h")
     market_replay_speed: float = 0.0
     market_replay_from: int | None = None
+    # The market feed's source: `embedded` (the synthetic market continued), or `off`. Settings made in
+    # code (tests) have it off; `Settings.from_env` (svc serve, svc worker) defaults to `embedded`.
+    market_feed: str = "off"
+    market_feed_seconds: float = 1.0
+    market_feed_symbols: tuple[str, ...] = ()
     signal_poll_seconds: float = 5.0
     marketplace_fee_pct: float = 20.0
     rate_limit_scale: float = 1.0
@@ -166,6 +173,7 @@ class Settings:
             general_message=env.get("SVC_GENERAL_MESSAGE", "Welcome to svc."),
             banner_urls=_csv(env.get("SVC_BANNER_URLS")),
             app_version=env.get("SVC_APP_VERSION", "1.0.0"),
+            market_feed=_feed(env.get("MARKET_FEED") or "embedded"),
             **tunables_from_env(env),
         )
 
@@ -229,6 +237,16 @@ def _percent(name: str, raw: str) -> float:
     return value
 
 
+def _feed(raw: str) -> str:
+    if raw not in FEEDS:
+        raise ValueError(f"MARKET_FEED must be one of {', '.join(FEEDS)}, got {raw!r}")
+    return raw
+
+
+def _symbols(name: str, raw: str) -> tuple[str, ...]:
+    return tuple(s.upper() for s in _csv(raw))
+
+
 def _timeframes(name: str, raw: str) -> tuple[str, ...]:
     from svc_engine.data.schema import TIMEFRAMES
 
@@ -258,6 +276,8 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "TREND_TIMEFRAMES": ("trend_timeframes", _timeframes),
     "MARKET_REPLAY_SPEED": ("market_replay_speed", _number(positive=False)),
     "MARKET_REPLAY_FROM": ("market_replay_from", _int_at_least(0)),
+    "MARKET_FEED_SECONDS": ("market_feed_seconds", _number(positive=False)),
+    "MARKET_FEED_SYMBOLS": ("market_feed_symbols", _symbols),
     "SIGNAL_POLL_SECONDS": ("signal_poll_seconds", _number(positive=False)),
     "MARKETPLACE_FEE_PCT": ("marketplace_fee_pct", _number(positive=False)),
     "RATE_LIMIT_SCALE": ("rate_limit_scale", _number(positive=True)),

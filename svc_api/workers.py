@@ -18,12 +18,14 @@ from svc_api.education.commerce.worker import payment_callback_worker
 from svc_api.education.payouts.worker import payout_worker
 from svc_api.education.uploads.processing import upload_worker
 from svc_api.exchange.worker import reconciler_worker
+from svc_api.market.feed import feed_worker
 from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
 from svc_api.strategies.worker import GenerationWorker
 from svc_api.trends.refresh import start_for
 
 REGISTRY = Registry()
+REGISTRY.register("market_feed", feed_worker)
 REGISTRY.register("strategy_generation", GenerationWorker)
 REGISTRY.register("backtest_runner", RunnerWorker)
 REGISTRY.register("trend_refresh", start_for)

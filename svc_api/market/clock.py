@@ -6,7 +6,9 @@ Three ways to run it, one rule for all (a candle is revealed once ``open_time + 
 - a replay (``MARKET_REPLAY_SPEED`` > 0, as ``make run`` does on the embedded market, whose candles
   end in the past): market time starts at ``MARKET_REPLAY_FROM`` (default: three days before the
   newest crypto candle) when the process starts and runs ``speed`` times faster than the wall, never
-  past the newest candle;
+  past the newest candle in the store. The market feed (:mod:`svc_api.market.feed`) appends candles
+  up to :meth:`MarketClock.target`, the uncapped replay time, so market time runs on past the
+  history exactly as fast as the feed brings candles in (``latest`` follows the store);
 - stepped (tests): the service clock is a :class:`~svc_api.core.clock.ManualClock` set to a candle's
   close, so each step reveals exactly the candles the test names.
 
@@ -53,13 +55,26 @@ class MarketClock:
         """Whether market time is a replay of stored candles rather than the service clock."""
         return self.speed > 0 and self.replay_from is not None
 
-    def now(self) -> int:
-        """Market time now (Unix seconds)."""
+    def target(self) -> int:
+        """Where market time would be if every candle were already in (Unix seconds): the wall
+        clock, or the replay time uncapped; the market feed brings the store up to it.
+
+        Example:
+            >>> from svc_api.core.clock import ManualClock
+            >>> MarketClock(ManualClock(0), speed=60.0, replay_from=100, latest=100).target()
+            100
+        """
         wall = self.clock.now()
         if not self.replaying:
             return wall
         assert self.replay_from is not None
-        now = self.replay_from + int((wall - self.started_at) * self.speed)
+        return self.replay_from + int((wall - self.started_at) * self.speed)
+
+    def now(self) -> int:
+        """Market time now (Unix seconds)."""
+        now = self.target()
+        if not self.replaying:
+            return now
         return now if self.latest is None else min(now, self.latest)
 
 
@@ -102,6 +117,8 @@ def market_clock_of(services: Any, newest_close: int | None) -> MarketClock:
     """
     made = getattr(services, "market_clock", None)
     if made is not None:
+        if newest_close is not None and made.replaying:
+            made.latest = max(made.latest or newest_close, newest_close)  # the feed brought candles
         return made
     settings = services.settings
     start = settings.market_replay_from

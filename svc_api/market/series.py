@@ -8,13 +8,15 @@ Example:
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
 from svc_api.core.errors import NotFound
 
-CATALOG_TTL = 30.0
-"""Seconds a catalog of the data store is reused before new series and candles are looked for."""
+CATALOG_TTL = 1.0
+"""Seconds a catalog of the data store is reused before new series and candles are looked for (a
+refresh reads again only what changed: files' footers once per version, hot tails each time)."""
 
 
 def catalog_of(services: Any) -> Any:
@@ -36,7 +38,11 @@ def catalog_of(services: Any) -> Any:
         data_dir = services.settings.data_dir
         return Catalog(DataStore(data_dir) if data_dir is not None else None)
 
-    return services.cached("market:catalog", CATALOG_TTL, make)
+    catalog = services.cached("market:catalog", math.inf, make)
+    # One catalog per app, refreshed every CATALOG_TTL s: candles another process (svc worker's feed)
+    # appended show within a second, and unchanged files' footers are not read again.
+    services.cached("market:catalog:fresh", CATALOG_TTL, catalog.refresh)
+    return catalog
 
 
 def crypto_series(catalog: Any) -> list[tuple[str, str]]:

@@ -32,6 +32,7 @@ from svc_api.core.fields import check_name
 from svc_api.core.store import Store
 from svc_api.market import queries
 from svc_api.market.clock import MarketClock, last_closed_open, market_clock_of, newest_close
+from svc_api.market.feed import feed_health, run_feed
 from svc_api.market.klines import KLINES_DEFAULT, KLINES_MAX, klines
 from svc_api.market.quotes import quote, spread_pct
 from svc_api.market.series import (
@@ -313,6 +314,7 @@ __all__ = [
     "favorite",
     "favorites",
     "favorites_of",
+    "feed_health",
     "find_series",
     "fixed",
     "freshest",
@@ -323,6 +325,7 @@ __all__ = [
     "newest_close",
     "rules",
     "rules_market",
+    "run_feed",
     "series_info",
     "series_klines",
     "set_favorite",

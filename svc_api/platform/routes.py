@@ -72,8 +72,10 @@ async def health(request: Request) -> JSONResponse:
 
 
 async def healthz(request: Request) -> JSONResponse:
-    """``GET /healthz``: liveness, always 200 while the process serves: the store's state and the
-    health of each background worker this process runs (``{}`` when they run in ``svc worker``).
+    """``GET /healthz``: liveness, always 200 while the process serves: the store's state, the
+    health of each background worker this process runs (``{}`` when they run in ``svc worker``), and
+    the market's (``market``: the clock, the newest candle, the series that lag). ``status`` is
+    ``degraded`` while a listed series lags by more than two of its candles.
 
     Example:
         >>> import asyncio, httpx
@@ -85,12 +87,14 @@ async def healthz(request: Request) -> JSONResponse:
         ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         ...         return (await c.get("/healthz")).json()
         >>> asyncio.run(get())
-        {'status': 'ok', 'store': 'ok', 'workers': {}}
+        {'status': 'ok', 'store': 'ok', 'workers': {}, 'market': {'status': 'ok', 'feed': 'off'}}
     """
     services: Services = request.app.state.services
     store_ok = await run_in_threadpool(platform.store_ok, services)
     workers = await run_in_threadpool(platform.workers_health, services)
-    return JSONResponse({"status": "ok", "store": "ok" if store_ok else "unavailable", "workers": workers})
+    market = await run_in_threadpool(platform.market_health, services)
+    return JSONResponse({"status": market["status"], "store": "ok" if store_ok else "unavailable",
+                         "workers": workers, "market": market})
 
 
 async def readyz(request: Request) -> JSONResponse:

@@ -153,6 +153,20 @@ def workers_health(services: Any) -> dict[str, Any]:
     return {} if running is None else dict(running.health())
 
 
+def market_health(services: Any) -> dict[str, Any]:
+    """The market feed's clock, newest candle and lagging series (see ``market.service.feed_health``).
+
+    Example:
+        >>> from svc_api.core.services import Services
+        >>> from svc_api.settings import Settings
+        >>> market_health(Services(Settings(database_url="sqlite://", secret_key=b"k" * 32)))
+        {'status': 'ok', 'feed': 'off'}
+    """
+    from svc_api.market import service as market
+
+    return market.feed_health(services)
+
+
 @lru_cache(maxsize=1)
 def openapi_document() -> bytes:
     """The API description (``svc_api/openapi.yaml``) as JSON bytes, read once.

@@ -2,8 +2,9 @@
 
 There is no index to keep in sync: DuckDB reads the Parquet footers of the series files
 ``<root>/<market>/<SYMBOL>/<tf>.parquet`` (row counts and ``open_time`` statistics, no data pages),
-so the catalog costs milliseconds even for millions of candles, on disk or on S3. Results are kept
-in memory until :meth:`Catalog.refresh`.
+so the catalog costs milliseconds even for millions of candles, on disk or on S3, and the hot tails
+of live series (:mod:`svc_engine.data.tail`) are added to them. Results are kept in memory until
+:meth:`Catalog.refresh`; a refresh reads again only the footers of files that changed.
 
 Example:
     >>> import tempfile, polars as pl
@@ -24,9 +25,10 @@ from typing import Any
 
 import polars as pl
 
-from svc_engine.data.derived import source_timeframe
-from svc_engine.data.schema import TIMEFRAMES, grid_offset_ms, timeframe_ms
-from svc_engine.data.store import DataStore, pick_market
+from svc_engine.data import tail
+from svc_engine.data.derived import scan_series
+from svc_engine.data.schema import TIMEFRAMES, timeframe_ms
+from svc_engine.data.store import DataNotFoundError, DataStore, pick_market
 
 _ENTRY_SCHEMA: dict[str, pl.DataType] = {
     "market": pl.String(), "symbol": pl.String(), "timeframe": pl.String(), "dataset_key": pl.String(),
@@ -42,10 +44,6 @@ SELECT file_name AS path, sum(row_group_num_rows)::BIGINT AS n,
 FROM parquet_metadata(?) WHERE path_in_schema = 'open_time' GROUP BY file_name
 """
 _SCAN = "SELECT count(*), min(open_time), max(open_time) FROM read_parquet(?)"
-_BUCKETS = """
-SELECT count(DISTINCT b), min(b), max(b)
-FROM (SELECT open_time - (((open_time - $1) % $2) + $2) % $2 AS b FROM read_parquet($3))
-"""
 
 
 class Catalog:
@@ -59,6 +57,7 @@ class Catalog:
     def __init__(self, store: DataStore | None = None) -> None:
         self.store = store if store is not None else DataStore()
         self._entries: pl.DataFrame | None = None
+        self._seen: dict[str, tuple[tuple[int, int] | None, tuple[int, int, int]]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({self.store!r})"
@@ -137,9 +136,11 @@ that divides it (stored: none)
         if rows.height:
             return rows.select("first_ts", "last_ts", "first_date", "last_date", "total_candles").row(
                 0, named=True)
-        src = self.store.path(market, symbol, source_timeframe(self.store, market, symbol, timeframe))
-        params = [grid_offset_ms(timeframe), timeframe_ms(timeframe), str(src)]
-        n, lo, hi = self._query(_BUCKETS, params)[0]
+        lf, _ = scan_series(self.store, market, symbol, timeframe)  # the complete buckets, as loaded
+        t = pl.col("open_time")
+        n, lo, hi = lf.select(pl.len(), t.min().alias("lo"), t.max().alias("hi")).collect().row(0)
+        if not n:
+            raise DataNotFoundError(f"{market}/{symbol.upper()} has no complete {timeframe} candle yet")
         return _range_dict(int(n), int(lo), int(hi))
 
     def _market_of(self, symbol: str) -> str:
@@ -151,22 +152,43 @@ that divides it (stored: none)
             return con.execute(sql, params).fetchall()
 
     def _read(self) -> pl.DataFrame:
-        keys = {str(self.store.location(k)): k for k in self.store.series_keys()}
+        keys = self.store.series_keys()
         if not keys:
             return pl.DataFrame(schema=_ENTRY_SCHEMA)
         rows = []
-        for path, n, lo, hi, no_stats in self._query(_FOOTERS, [list(keys)]):
-            if no_stats:
-                n, lo, hi = self._query(_SCAN, [path])[0]
+        for key, (n, lo, hi) in self._footers(keys).items():
+            n, lo, hi = self._with_tail(key, n, lo, hi)
             if not n:
                 continue
-            rel = keys[path]
-            market, symbol, name = rel.split("/")
+            market, symbol, name = key.split("/")
             rows.append({"market": market, "symbol": symbol, "timeframe": name.removesuffix(".parquet"),
-                         "dataset_key": rel, **_range_dict(int(n), int(lo), int(hi))})
+                         "dataset_key": key, **_range_dict(int(n), int(lo), int(hi))})
         order = {tf: i for i, tf in enumerate(TIMEFRAMES)}
         out = pl.DataFrame(rows, schema=_ENTRY_SCHEMA)
         return out.sort("market", "symbol", pl.col("timeframe").replace_strict(order, return_dtype=pl.Int64))
+
+    def _footers(self, keys: list[str]) -> dict[str, tuple[int, int, int]]:
+        """``(count, first, last)`` of each history file; a file read before is read again only once
+        it changed, so refreshing a catalog every second costs a ``stat`` per series."""
+        stats = {k: self.store._stat(k) for k in keys}
+        stale = [k for k in keys if stats[k] is not None and self._seen.get(k, (None,))[0] != stats[k]]
+        if stale:
+            where = {str(self.store.location(k)): k for k in stale}
+            for path, n, lo, hi, no_stats in self._query(_FOOTERS, [list(where)]):
+                if no_stats:
+                    n, lo, hi = self._query(_SCAN, [path])[0]
+                self._seen[where[path]] = (stats[where[path]], (int(n or 0), lo, hi))
+        return {k: self._seen[k][1] for k in keys if k in self._seen and stats[k] is not None}
+
+    def _with_tail(self, key: str, n: int, lo: int, hi: int) -> tuple[int, int, int]:
+        t, _ = tail.read(self.store.tail_path(key))
+        if t.size == 0:
+            return n, lo, hi
+        first = int(t[0])
+        if n and first <= hi:  # a compaction stopped before it emptied the tail: count each candle once
+            before = self.store._history(key).filter(pl.col("open_time") < first)
+            n = int(before.select(pl.len()).collect().item())
+        return n + int(t.size), (lo if n else first), int(t[-1])
 
 
 def _range_dict(n: int, lo_ms: int, hi_ms: int) -> dict[str, Any]:

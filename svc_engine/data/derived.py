@@ -1,21 +1,24 @@
 """Series that are not stored: resampled from the finest stored timeframe that divides them, cached.
 
 The cache lives beside the series, ``<root>/<market>/<SYMBOL>/.cache/<timeframe>.parquet``, and
-records the source's timeframe, modification time and size in its Parquet metadata; a source that
-changed makes the cached file stale and it is rebuilt (on S3 too, under the same key). A store
+records the source's timeframe, modification time and size (and its hot tail's) in its Parquet
+metadata; a source that changed makes the cached file stale and it is rebuilt (on S3 too, under the
+same key). A bucket appears once it is complete: the source's newest candle closes where the
+bucket closes (or later), so a live 4h candle shows once its fourth 1h candle has closed, exactly
+as resampling the finer series then gives it. A store
 that cannot be written (read-only mount) still serves the resampled series, only uncached.
 
 Example:
     >>> import tempfile, polars as pl
     >>> from svc_engine.data.store import DataStore
     >>> store = DataStore(tempfile.mkdtemp())
-    >>> m = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.1], "high": [1.2, 1.2],
-    ...                   "low": [0.9, 1.0], "close": [1.1, 1.15], "volume": [5.0, 6.0]})
+    >>> m = pl.DataFrame({"open_time": [k * 60_000 for k in range(7)], "open": [1.0] * 7,
+    ...                   "high": [1.2] * 7, "low": [0.9] * 7, "close": [1.1] * 7, "volume": [5.0] * 7})
     >>> store.write_klines("crypto", "BTCUSDT", "1m", m)
-    2
-    >>> lf, where = scan_series(store, "crypto", "BTCUSDT", "5m")
-    >>> lf.collect().row(0), where.endswith(".cache/5m.parquet")
-    ((0, 1.0, 1.2, 0.9, 1.15, 11.0), True)
+    7
+    >>> lf, where = scan_series(store, "crypto", "BTCUSDT", "5m")  # 5:00-7:00 is not complete yet
+    >>> lf.collect().rows(), where.endswith(".cache/5m.parquet")
+    ([(0, 1.0, 1.2, 0.9, 1.1, 25.0)], True)
 """
 
 from __future__ import annotations
@@ -84,18 +87,31 @@ def scan_series(store: DataStore, market: str, symbol: str, timeframe: str) -> t
         try:
             with store._locked(cache):
                 if not _is_fresh(store, cache, stamp):
-                    store._write(cache, _stamped(stored(resample(store._read(source), timeframe)), stamp))
+                    store._write(cache, _stamped(_resampled(store, source, src_tf, timeframe), stamp))
         except PermissionError:
             where = f"{store.location(source)} resampled to {timeframe}"
-            return stored(resample(store._read(source), timeframe)).lazy(), where
+            return _resampled(store, source, src_tf, timeframe).lazy(), where
     return store._scan(cache), str(store.location(cache))
+
+
+def _resampled(store: DataStore, source: str, src_tf: str, timeframe: str) -> pl.DataFrame:
+    """The complete buckets of the source resampled, in the store's columns."""
+    src = store._read(source)
+    out = stored(resample(src, timeframe))
+    if out.height and src.height:
+        closes = int(src["open_time"][-1]) + timeframe_ms(src_tf)
+        if int(out["open_time"][-1]) + timeframe_ms(timeframe) > closes:
+            out = out.head(out.height - 1)  # its last source candle has not closed yet
+    return out
 
 
 def _stamp(store: DataStore, source: str, src_tf: str) -> bytes:
     stat = store._stat(source)
     if stat is None:
         raise DataNotFoundError(f"{store.location(source)} disappeared while it was being read")
-    return json.dumps({"timeframe": src_tf, "mtime_ns": stat[0], "size": stat[1]}).encode()
+    tail = store._tail_stat(source)
+    return json.dumps({"timeframe": src_tf, "mtime_ns": stat[0], "size": stat[1],
+                       "tail": [tail[0], tail[1]]}).encode()
 
 
 def _is_fresh(store: DataStore, cache: str, stamp: bytes) -> bool:

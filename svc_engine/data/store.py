@@ -5,6 +5,9 @@ readable by polars, pyarrow and DuckDB alike, on disk or under ``s3://bucket/pre
 atomic (temporary file + rename, or one PUT) and serialised per file on disk, so a crash or a
 concurrent import never leaves a half-written series. Files hold ``open_time`` as ``Int64`` Unix
 milliseconds, UTC (``schema.STORED_SCHEMA``); frames in memory carry ``Datetime("ms", "UTC")``.
+Live candles are appended to a series' hot tail (:mod:`svc_engine.data.tail`) with
+:meth:`DataStore.append_klines`, read together with the history by every reader at once, and merged
+into the Parquet file by :meth:`DataStore.compact`.
 
 Example:
     >>> import tempfile, polars as pl
@@ -20,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import tempfile
@@ -32,10 +36,12 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from svc_engine.data import tail
 from svc_engine.data.remote import S3Location
-from svc_engine.data.schema import TIMEFRAMES, conform, validate_klines
+from svc_engine.data.schema import COLUMNS, TIMEFRAMES, conform, validate_klines
 from svc_engine.data.times import stored
 
+logger = logging.getLogger("svc_engine.data")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 _ROW_GROUP = 65_536  # ~45 days of 1m candles: a range read skips the row groups it does not need
 
@@ -84,7 +90,9 @@ class DataStore:
         's3://klines/prod/crypto/BTCUSDT/1h.parquet'
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str] | None = None, *, tail_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         raw = root if root is not None else os.environ.get("DATA_DIR") or None
         self.remote: S3Location | None = None
         self.root: Path | str
@@ -93,6 +101,7 @@ class DataStore:
             self.root = self.remote.url()
         else:
             self.root = Path(raw) if raw is not None else default_data_dir()
+        self.tail_root = _tail_root(self, tail_dir)
 
     def __repr__(self) -> str:
         return f"DataStore({str(self.root)!r})"
@@ -191,11 +200,42 @@ class DataStore:
         st = path.stat()
         return st.st_mtime_ns, st.st_size
 
-    def _scan(self, key: str) -> pl.LazyFrame:
+    def tail_path(self, key: str) -> Path:
+        """The hot tail file of a series key (:mod:`svc_engine.data.tail`), local even on S3.
+
+        Example:
+            >>> DataStore("/tmp/x").tail_path("crypto/BTCUSDT/1m.parquet").as_posix()
+            '/tmp/x/crypto/BTCUSDT/.tail/1m.bin'
+        """
+        folder, name = key.rsplit("/", 1)
+        return self.tail_root / folder / ".tail" / f"{name.removesuffix('.parquet')}.bin"
+
+    def _history(self, key: str) -> pl.LazyFrame:
         return self.remote.scan(key) if self.remote else pl.scan_parquet(Path(self.root) / key)
+
+    def _scan(self, key: str) -> pl.LazyFrame:
+        # The tail is read first, the history when the scan runs: a compaction in between moved the
+        # tail's candles into the history, and taking the history only before the tail's first candle
+        # counts each candle once whichever file the reader saw (tail.py).
+        history = self._history(key)
+        if not _is_series_key(key):
+            return history
+        t, v = tail.read(self.tail_path(key))
+        if t.size == 0:
+            return history
+        live = pl.DataFrame({"open_time": t, **{c: v[:, i] for i, c in enumerate(COLUMNS[1:])}})
+        return pl.concat([history.filter(pl.col("open_time") < int(t[0])), live.lazy()])
 
     def _read(self, key: str) -> pl.DataFrame:
         return self._scan(key).collect()
+
+    def _tail_stat(self, key: str) -> tuple[int, int]:
+        """``(mtime_ns, size)`` of a series' tail, zeros without one: part of what a cache is made from."""
+        try:
+            st = self.tail_path(key).stat()
+        except FileNotFoundError:
+            return 0, 0
+        return st.st_mtime_ns, st.st_size
 
     def _schema_metadata(self, key: str) -> dict[bytes, bytes]:
         if self.remote:
@@ -253,7 +293,97 @@ class DataStore:
             if old is not None and old.height == merged.height and old.equals(merged):
                 return 0
             self._write(key, stored(merged).to_arrow())
+            tail.clear(self.tail_path(key), upto_ms=2**63 - 1)  # the history holds the tail's candles now
         return merged.height - (0 if old is None else old.height)
+
+    def append_klines(
+        self, market: str, symbol: str, timeframe: str, df: pl.DataFrame, *, source: str | None = None
+    ) -> int:
+        """Append closed candles to a series' hot tail; return how many were new.
+
+        The candles pass the rules of :meth:`write_klines`. A candle already stored with the same
+        values changes nothing (appends are idempotent); one stored with other values is refused
+        with :class:`~svc_engine.data.schema.KlineValidationError` (rule ``conflicting_candle``,
+        both values named, and logged) before anything is written. Only candles newer than the
+        newest stored one are appended: an older missing candle is a gap, filled only by an import.
+        A series that does not exist yet is written as a Parquet file. Readers in this and other
+        processes see the candles as soon as this returns.
+
+        Example:
+            >>> import tempfile
+            >>> store = DataStore(tempfile.mkdtemp())
+            >>> one = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+            ...                     "close": [1.0], "volume": [1.0]})
+            >>> store.write_klines("crypto", "BTCUSDT", "1m", one)
+            1
+            >>> nxt = one.with_columns(open_time=pl.lit(60_000))
+            >>> store.append_klines("crypto", "BTCUSDT", "1m", nxt)
+            1
+            >>> store.append_klines("crypto", "BTCUSDT", "1m", nxt)  # a repeat changes nothing
+            0
+            >>> store._read("crypto/BTCUSDT/1m.parquet").height
+            2
+        """
+        from svc_engine.data.appends import append_series
+
+        key = self.key(market, symbol, timeframe)
+        with self._locked(key):
+            if self._stat(key) is None:
+                return self.write_klines(market, symbol, timeframe, df, source=source)
+            return append_series(self, key, timeframe, df, source=source or str(self.tail_path(key)))
+
+    def compact(self, market: str, symbol: str, timeframe: str) -> int:
+        """Merge a series' hot tail into its Parquet file; return how many candles moved.
+
+        Readers are never blocked and never see a candle twice or not at all (see
+        :mod:`svc_engine.data.tail`); a crash at any point loses nothing that was appended.
+
+        Example:
+            >>> import tempfile
+            >>> store = DataStore(tempfile.mkdtemp())
+            >>> one = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+            ...                     "close": [1.0], "volume": [1.0]})
+            >>> _ = store.write_klines("crypto", "BTCUSDT", "1m", one)
+            >>> _ = store.append_klines("crypto", "BTCUSDT", "1m", one.with_columns(open_time=pl.lit(60_000)))
+            >>> store.compact("crypto", "BTCUSDT", "1m"), store.compact("crypto", "BTCUSDT", "1m")
+            (1, 0)
+        """
+        key = self.key(market, symbol, timeframe)
+        with self._locked(key):
+            path = self.tail_path(key)
+            t, _ = tail.read(path)
+            if t.size == 0:
+                return 0
+            merged = self._read(key)
+            self._write(key, merged.to_arrow())
+            tail.clear(path, upto_ms=int(t[-1]))
+        return int(t.size)
+
+    def newest_open(self, market: str, symbol: str, timeframe: str) -> int | None:
+        """The open time (Unix ms) of a stored series' newest candle, tail included; None when the
+        series is not stored. Costs a ``stat`` and a small read (the footer is read once per file).
+
+        Example:
+            >>> DataStore("/nonexistent").newest_open("crypto", "BTCUSDT", "1m") is None
+            True
+        """
+        from svc_engine.data.appends import newest_open
+
+        key = self.key(market, symbol, timeframe)
+        return newest_open(self, key) if self._stat(key) is not None else None
+
+    def tail_keys(self) -> list[str]:
+        """Keys of the series that have candles in a hot tail, sorted.
+
+        Example:
+            >>> DataStore("/nonexistent").tail_keys()
+            []
+        """
+        root = self.tail_root
+        if not root.is_dir():
+            return []
+        found = (p.relative_to(root).as_posix() for p in root.glob("*/*/.tail/*.bin") if p.stat().st_size)
+        return sorted(k.replace("/.tail/", "/").removesuffix(".bin") + ".parquet" for k in found)
 
 
 def pick_market(symbol: str, found: list[str], known: Callable[[], list[str]], root: object) -> str:
@@ -277,6 +407,16 @@ def pick_market(symbol: str, found: list[str], known: Callable[[], list[str]], r
 def _is_series_key(key: str) -> bool:
     parts = key.split("/")
     return len(parts) == 3 and parts[2].endswith(".parquet") and parts[2][:-8] in TIMEFRAMES
+
+
+def _tail_root(store: DataStore, tail_dir: str | os.PathLike[str] | None) -> Path:
+    # An S3 store keeps its tails on local disk (one writer host per series, as for its history).
+    chosen = tail_dir if tail_dir is not None else os.environ.get("SVC_TAIL_DIR") or None
+    if chosen is not None:
+        return Path(chosen)
+    if store.remote is None:
+        return Path(store.root)
+    return default_data_dir() / "s3-tails" / store.remote.bucket / store.remote.prefix
 
 
 def _atomic_write(table: pa.Table, path: Path) -> None:

@@ -24,7 +24,13 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
         ("1h", "4h"),
     )
     assert (s.rate_limit_scale, s.rate_limit_guest, s.request_threads) == (1.0, 20, 4)
-    assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path)
+    assert s.market_feed == "embedded"  # a served app keeps its market going; Settings in code: off
+    assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path,
+                         market_feed="embedded")
+    assert Settings(database_url="sqlite://", secret_key=b"s" * 32).market_feed == "off"
+    assert Settings.from_env({**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "off"}).market_feed == "off"
+    with pytest.raises(ValueError, match="MARKET_FEED must be one of embedded, off, got 'nasdaq'"):
+        Settings.from_env({**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "nasdaq"})
 
 
 def test_every_variable_is_read() -> None:
@@ -51,7 +57,7 @@ def test_every_variable_is_read() -> None:
         "EDU_PAYMENT_POLL_SECONDS": "2",
         "EDU_UPLOAD_POLL_SECONDS": "0.5", "EDU_COMMISSION_PCT": "12.5", "EDU_PAYMENT_FEE_PCT": "0",
         "EDU_PAYOUT_MIN_TR_USD": "25", "EDU_PAYOUT_MIN_INTL_USD": "300", "EDU_PAYOUT_CHECK_SECONDS": "0",
-        "EDU_FX_MAX_AGE_HOURS": "24",
+        "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -67,6 +73,7 @@ def test_every_variable_is_read() -> None:
     assert (s.run_workers, s.body_read_timeout, s.trusted_proxies) == (0, 7.5, ("10.0.0.1", "10.0.0.2"))
     assert s.rate_limit_prefix == "p1"
     assert (s.market_replay_speed, s.market_replay_from) == (600.0, 1_790_812_800)
+    assert (s.market_feed_seconds, s.market_feed_symbols) == (0.5, ("BTCUSDT", "ETHUSDT"))
     assert (s.signal_poll_seconds, s.marketplace_fee_pct) == (2.5, 15.0)
     assert (s.notify_poll_seconds, s.smtp_url, s.mail_from) == (
         0.5,

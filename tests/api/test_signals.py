@@ -64,11 +64,12 @@ def creator(
         assert time.monotonic() < deadline
         time.sleep(0.02)
     headers = {"Authorization": f"Bearer {token}"}
+    timeframe = (strategy or {}).get("timeframe", "1h")
     job = _ok(
         api.post(
             "/backtest",
             params={"action": "full_range"},
-            json={"strategy_name": name, "coins": coins, "timeframe": "1h"},
+            json={"strategy_name": name, "coins": coins, "timeframe": timeframe},
             headers=headers,
         )
     )

@@ -115,8 +115,12 @@ def test_cache_is_rebuilt_when_the_source_changes(tmp_path):
     assert load_klines("XUSDT", "5m", store=store)["volume"].to_list() == [5.0, 5.0]
     time.sleep(0.01)
     store.write_klines("crypto", "XUSDT", "1m", klines([(10 * M, 1.0, 3.0, 0.5, 1.5, 7.0)]))
+    assert load_klines("XUSDT", "5m", store=store)["volume"].to_list() == [5.0, 5.0]  # 10:00 not closed
+    time.sleep(0.01)
+    more = klines([(i * M, 1.0, 2.0, 0.5, 1.5, 1.0) for i in range(11, 15)])
+    store.write_klines("crypto", "XUSDT", "1m", more)
     out = load_klines("XUSDT", "5m", store=store)
-    assert out["volume"].to_list() == [5.0, 5.0, 7.0]
+    assert out["volume"].to_list() == [5.0, 5.0, 11.0]
     assert out["high"].to_list() == [2.0, 2.0, 3.0]
 
 

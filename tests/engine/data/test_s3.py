@@ -79,7 +79,7 @@ def test_catalog_over_s3(store):
     assert cat.data_range("BTCUSDT", "1h") == {"first_ts": T0 // 1000, "last_ts": (T0 + 29 * H) // 1000,
                                                "first_date": "2024-01-01", "last_date": "2024-01-02",
                                                "total_candles": 30}
-    assert cat.data_range("BTCUSDT", "4h")["total_candles"] == 8  # counted on the 1h object by DuckDB
+    assert cat.data_range("BTCUSDT", "4h")["total_candles"] == 7  # complete buckets: 28 of the 30 hours
 
 
 def test_resample_cache_lives_beside_the_series_and_follows_the_source(store):
@@ -87,7 +87,9 @@ def test_resample_cache_lives_beside_the_series_and_follows_the_source(store):
     assert load_klines("BTCUSDT", "4h", store=store)["volume"].to_list() == [4.0, 4.0]
     assert "crypto/BTCUSDT/.cache/4h.parquet" in store.remote.list_keys()
     store.write_klines("crypto", "BTCUSDT", "1h", hours(2, start=T0 + 8 * H))
-    assert load_klines("BTCUSDT", "4h", store=store)["volume"].to_list() == [4.0, 4.0, 2.0]
+    assert load_klines("BTCUSDT", "4h", store=store)["volume"].to_list() == [4.0, 4.0]  # 8:00 open
+    store.write_klines("crypto", "BTCUSDT", "1h", hours(2, start=T0 + 10 * H))
+    assert load_klines("BTCUSDT", "4h", store=store)["volume"].to_list() == [4.0, 4.0, 4.0]
 
 
 def test_import_and_cli_on_s3(store, tmp_path):

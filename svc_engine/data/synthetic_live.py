@@ -1,0 +1,182 @@
+"""The embedded market, continued past its end for as long as the service runs (synthetic, invented).
+
+:func:`~svc_engine.data.synthetic.generate_market` writes a fixed history ending before
+2026-11-01. A live platform needs candles that keep coming, so this source carries every series of
+that market on with the same generator: the same Student-t shocks from a common market factor, the
+same GARCH kernel, regimes, jumps, intraday volume cycle and tick rounding. It works in blocks (one
+UTC day of 1-minute steps for a coin, one 79-step weekday for a daily instrument), each drawn from a
+seed of its own (``[seed, instrument, day]``) and started at the close the store holds at the
+block's start. The candles of a block are therefore the same whenever and however often they are
+asked for, in this process or another, and a coin's 1h candles are the aggregation of its 1m ones
+to the last digit, as in the history. Nothing here is real data.
+
+Example:
+    >>> import tempfile
+    >>> from svc_engine.data.store import DataStore
+    >>> from svc_engine.data.synthetic import END_MS, generate_market
+    >>> store = DataStore(tempfile.mkdtemp()); _ = generate_market(store, small=True)
+    >>> live = SyntheticContinuation(store)
+    >>> hour = live.closed_klines("crypto", "BTCUSDT", "1h", END_MS, END_MS + 7_200_000)
+    >>> minutes = live.closed_klines("crypto", "BTCUSDT", "1m", END_MS, END_MS + 3_600_000)
+    >>> hour.height, minutes.height, hour["close"][0] == minutes["close"][-1]
+    (2, 60, True)
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+import polars as pl
+
+from svc_engine.data.schema import SCHEMA, timeframe_ms
+from svc_engine.data.store import DataStore
+from svc_engine.data.synthetic import (
+    DEFAULT_SEED,
+    _crypto_volume,
+    _frame,
+    _intraday_cycle,
+    _own_shocks,
+    _rounded,
+    _shocks,
+    _step_bars,
+)
+from svc_engine.data.synthetic_kernels import aggregate_nb, log_path_nb, regimes_nb
+from svc_engine.data.synthetic_params import _CRYPTO, _DAILY, _DAILY_REGIME, _FACTOR, _HOURLY, _OVERNIGHT
+from svc_engine.instruments import precision
+
+_MINUTE_MS, _HOUR_MS, _DAY_MS = 60_000, 3_600_000, 86_400_000
+_DAILY_STEPS = 79
+
+
+class SyntheticContinuation:
+    """A kline source continuing the embedded market of ``store`` (see the module docstring).
+
+    Serves the crypto pairs of the embedded universe on every timeframe that divides a day (built
+    from the 1-minute path) and the daily instruments on ``1d``.
+    """
+
+    def __init__(self, store: DataStore, *, seed: int = DEFAULT_SEED) -> None:
+        self.store, self.seed = store, seed
+
+    def serves(self, market: str, symbol: str, timeframe: str) -> bool:
+        """Whether this source can continue a series.
+
+        Example:
+            >>> s = SyntheticContinuation(DataStore("/nonexistent"))
+            >>> s.serves("crypto", "BTCUSDT", "1h"), s.serves("us_stocks", "AAPL", "1h")
+            (True, False)
+        """
+        step = timeframe_ms(timeframe)
+        if market == "crypto" and symbol in _CRYPTO:
+            return _DAY_MS % step == 0
+        return market in _OVERNIGHT and symbol in _DAILY and timeframe == "1d"
+
+    def closed_klines(
+        self, market: str, symbol: str, timeframe: str, start_ms: int, until_ms: int
+    ) -> pl.DataFrame:
+        """Candles opening at or after ``start_ms`` that have closed by ``until_ms``, continuing the
+        stored series; an empty frame when none has (or the store holds nothing before ``start_ms``).
+
+        Raises ``ValueError`` for a series this source does not serve (:meth:`serves`).
+        """
+        if not self.serves(market, symbol, timeframe):
+            raise ValueError(f"the embedded market does not continue {market}/{symbol} {timeframe}")
+        step = timeframe_ms(timeframe)
+        first_day, last_day = start_ms // _DAY_MS, (until_ms - step) // _DAY_MS
+        anchor = self._close_before(market, symbol, timeframe, first_day * _DAY_MS)
+        if anchor is None or last_day < first_day:
+            return pl.DataFrame(schema=SCHEMA)
+        parts = []
+        for day in range(first_day, last_day + 1):  # a day per block: a catch-up of weeks is a few dozen
+            frame = self._day(market, symbol, timeframe, day, anchor)
+            if frame.height:
+                anchor = float(frame["close"][-1])
+                parts.append(frame)
+        if not parts:
+            return pl.DataFrame(schema=SCHEMA)
+        out = pl.concat(parts)
+        t = out["open_time"].dt.epoch("ms")
+        return out.filter((t >= start_ms) & (t + step <= until_ms))
+
+    def _close_before(self, market: str, symbol: str, timeframe: str, day_ms: int) -> float | None:
+        """The stored close at the start of a block's day (the newest candle opening before it)."""
+        key = self.store.key(market, symbol, timeframe)
+        if self.store._stat(key) is None:
+            return None
+        t = pl.col("open_time")
+        last = self.store._scan(key).filter(t < day_ms).select(pl.col("close").last()).collect()
+        return None if last.height == 0 or last.item() is None else float(last.item())
+
+    def _day(self, market: str, symbol: str, timeframe: str, day: int, anchor: float) -> pl.DataFrame:
+        if market == "crypto":
+            return _crypto_day(self.seed, symbol, day, anchor, timeframe_ms(timeframe))
+        return _daily_bar(self.seed, market, symbol, day, anchor)
+
+
+def _rng(seed: int, name: str, day: int) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(name.encode()), day])
+
+
+def _crypto_day(seed: int, symbol: str, day: int, anchor: float, step_ms: int) -> pl.DataFrame:
+    """One UTC day of a coin: a 1-minute path from ``anchor``, aggregated to ``step_ms``."""
+    p, rules = _CRYPTO[symbol], precision("crypto", symbol)
+    common_rng = _rng(seed, "factor:crypto", day)
+    common = _shocks(common_rng, 1440)
+    states = regimes_nb(common_rng.random(24), _HOURLY.stay_range, _HOURLY.stay_trend, _HOURLY.reverse)
+    rng = _rng(seed, symbol, day)
+    z = _own_shocks(rng, common, p.rho, 60, _HOURLY)
+    cycle = _intraday_cycle(1440)
+    profile = np.sqrt(cycle / cycle.mean())
+    sigma = p.vol / math.sqrt(365.0 * 1440.0)
+    x, sd = log_path_nb(
+        z, profile, 60, sigma, states, _HOURLY.trend, _HOURLY.kappa, _HOURLY.alpha, _HOURLY.beta
+    )
+    o, hi, lo, c = _rounded(rules.price_precision, *(anchor * np.exp(a) for a in _step_bars(rng, x, sd)))
+    minutes = day * _DAY_MS + np.arange(1440, dtype=np.int64) * _MINUTE_MS
+    activity = sd / sigma * profile
+    volume = _crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
+    per = step_ms // _MINUTE_MS
+    if per == 1:
+        return _frame(minutes, np.stack([o, hi, lo, c, volume]))
+    bars = aggregate_nb(o, hi, lo, c, volume, per, 0)
+    bars[4] = np.round(bars[4], rules.quantity_precision)
+    return _frame(minutes[::per], bars)
+
+
+def _daily_bar(seed: int, market: str, symbol: str, day: int, anchor: float) -> pl.DataFrame:
+    """The candle of one weekday (none at weekends): 79 steps from ``anchor``, the overnight one first."""
+    if (day + 3) % 7 >= 5:
+        return pl.DataFrame(schema=SCHEMA)
+    p, rules = _DAILY[symbol], precision(market, symbol)
+    common_rng = _rng(seed, f"factor:{_FACTOR[market]}", day)
+    common = _shocks(common_rng, _DAILY_STEPS)
+    states = regimes_nb(
+        common_rng.random(1), _DAILY_REGIME.stay_range, _DAILY_REGIME.stay_trend, _DAILY_REGIME.reverse
+    )
+    rng = _rng(seed, symbol, day)
+    z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, _DAILY_REGIME)
+    night = _OVERNIGHT[market]
+    profile = np.sqrt(
+        np.r_[
+            night * _DAILY_STEPS, np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS / (_DAILY_STEPS - 1))
+        ]
+    )
+    sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
+    x, sd = log_path_nb(
+        z,
+        profile,
+        _DAILY_STEPS,
+        sigma,
+        states,
+        _DAILY_REGIME.trend,
+        _DAILY_REGIME.kappa,
+        _DAILY_REGIME.alpha,
+        _DAILY_REGIME.beta,
+    )
+    o, hi, lo, c = (anchor * np.exp(a) for a in _step_bars(rng, x, sd))
+    bar = aggregate_nb(o, hi, lo, c, np.zeros(z.size), _DAILY_STEPS, 1)
+    bar[:4] = np.maximum(np.round(bar[:4], rules.price_precision), 10.0**-rules.price_precision)
+    bar[4] = np.round(p.quote_volume / bar[3] * rng.lognormal(0.0, 0.3, 1))
+    return _frame(np.array([day * _DAY_MS], dtype=np.int64), bar)

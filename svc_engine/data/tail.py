@@ -1,0 +1,177 @@
+"""The hot tail of a series: closed candles appended after its Parquet history, readable at once.
+
+Parquet files are written whole, so a candle a minute per series cannot go into them one by one. A
+series' newest candles go instead into a small append-only file beside it,
+``<market>/<SYMBOL>/.tail/<tf>.bin`` (for an ``s3://`` store: the same key under a local tail
+directory), of fixed 56-byte records: ``open_time`` (int64 Unix ms), open, high, low, close, volume
+(float64) and a checksum of those six words. An append is one ``write`` of whole records at the
+end of the file; a reader takes the longest prefix of records whose checksums hold and whose times
+rise, so a record torn by a crash (or a zero-filled one after a power cut) ends the tail there and
+loses only that candle. The next append cuts such a torn end off before it writes.
+
+Compaction (:meth:`DataStore.compact <svc_engine.data.store.DataStore.compact>`) merges the tail
+into the Parquet file by the store's atomic replace, then empties the tail. A crash between the two
+leaves candles that are in both; readers never see them twice, because a series is read as its
+Parquet rows *before the tail's first candle* followed by the whole tail.
+
+Example:
+    >>> import tempfile, numpy as np
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "1m.bin"
+    >>> append(path, np.array([0, 60_000]), np.array([[1.0, 1.2, 0.9, 1.1, 5.0]] * 2))
+    >>> read(path)[0].tolist(), int(read(path)[1][1, 3] * 10)
+    ([0, 60000], 11)
+    >>> with open(path, "ab") as f: _ = f.write(b"torn")  # a crash in the middle of a record
+    >>> len(read(path)[0])
+    2
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+WORDS = 7  # open_time, o, h, l, c, v, checksum
+RECORD = WORDS * 8
+_K = np.array(
+    [
+        0x9E3779B97F4A7C15,
+        0xC2B2AE3D27D4EB4F,
+        0x165667B19E3779F9,
+        0xD6E8FEB86659FD93,
+        0xFF51AFD7ED558CCD,
+        0xC4CEB9FE1A85EC53,
+    ],
+    dtype=np.uint64,
+)
+_SALT = np.uint64(0x5356435441494C31)  # "SVCTAIL1": an all-zero record does not check
+
+
+def _checksum(words: np.ndarray) -> np.ndarray:
+    """A multiply-add hash of each row's six words (wrapping uint64), vectorised over rows."""
+    with np.errstate(over="ignore"):
+        return (words.view(np.uint64) * _K).sum(axis=1, dtype=np.uint64) ^ _SALT
+
+
+def encode(open_time: np.ndarray, values: np.ndarray) -> bytes:
+    """Records of candles: ``open_time`` (n,) int64 ms and ``values`` (n, 5) float64 OHLCV.
+
+    Example:
+        >>> len(encode(np.array([0]), np.ones((1, 5))))
+        56
+    """
+    n = len(open_time)
+    out = np.empty((n, WORDS), dtype=np.int64)
+    out[:, 0] = open_time
+    out[:, 1:6] = np.ascontiguousarray(values, dtype=np.float64).view(np.int64).reshape(n, 5)
+    out[:, 6] = _checksum(np.ascontiguousarray(out[:, :6])).view(np.int64)
+    return out.tobytes()
+
+
+def decode(raw: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """``(open_time, values)`` of the longest valid prefix of ``raw`` (see the module docstring).
+
+    Example:
+        >>> decode(b"\\0" * 56)[0].size  # zeros, as a power cut may leave them, are no candle
+        0
+    """
+    n = len(raw) // RECORD
+    words = np.frombuffer(raw, dtype=np.int64, count=n * WORDS).reshape(n, WORDS)
+    good = _checksum(np.ascontiguousarray(words[:, :6])).view(np.int64) == words[:, 6]
+    if n > 1:
+        good[1:] &= np.diff(words[:, 0]) > 0
+    bad = np.flatnonzero(~good)
+    keep = int(bad[0]) if bad.size else n
+    values = words[:keep, 1:6].copy().view(np.float64)
+    return words[:keep, 0].copy(), values
+
+
+def read(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The candles of a tail file (none when it does not exist).
+
+    Example:
+        >>> read(Path("/nonexistent.bin"))[0].size
+        0
+    """
+    try:
+        with open(path, "rb") as f:
+            return decode(f.read())
+    except FileNotFoundError:
+        return np.empty(0, np.int64), np.empty((0, 5))
+
+
+def last(path: Path) -> tuple[int, np.ndarray] | None:
+    """The newest valid candle of a tail as ``(open_time, values)``, reading at most two records
+    unless the end is torn (then the whole file, to find where the valid prefix ends).
+
+    Example:
+        >>> last(Path("/nonexistent.bin")) is None
+        True
+    """
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            whole = size - size % RECORD
+            if whole == 0:
+                return None
+            f.seek(whole - RECORD)
+            t, v = decode(f.read(RECORD))
+            if t.size == 0:  # a torn or damaged end: read everything
+                f.seek(0)
+                t, v = decode(f.read())
+                if t.size == 0:
+                    return None
+            return int(t[-1]), v[-1]
+    except FileNotFoundError:
+        return None
+
+
+def append(path: Path, open_time: np.ndarray, values: np.ndarray) -> None:
+    """Append candles (newer than the tail's last one: the caller checks, under the series lock),
+    first cutting off a torn end so that the new records follow valid ones.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "x" / "1h.bin"
+        >>> append(p, np.array([3_600_000]), np.ones((1, 5))); p.stat().st_size
+        56
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size % RECORD or (size and _torn_end(fd, size)):
+            valid = len(decode(os.pread(fd, size, 0))[0]) * RECORD
+            os.ftruncate(fd, valid)
+        os.write(fd, encode(open_time, values))
+    finally:
+        os.close(fd)
+
+
+def _torn_end(fd: int, size: int) -> bool:
+    return decode(os.pread(fd, RECORD, size - RECORD))[0].size == 0
+
+
+def clear(path: Path, *, upto_ms: int) -> None:
+    """Drop the tail's candles opening at or before ``upto_ms`` (they are in the Parquet file now).
+
+    The rest is written to a temporary file renamed over the tail, so a crash keeps either the old
+    tail or the new one, both readable.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "1h.bin"
+        >>> append(p, np.array([0, 60_000]), np.ones((2, 5))); clear(p, upto_ms=0)
+        >>> read(p)[0].tolist()
+        [60000]
+    """
+    t, v = read(path)
+    keep = t > upto_ms
+    if keep.all():  # nothing to drop (or no tail at all)
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(encode(t[keep], v[keep]))
+    os.replace(tmp, path)

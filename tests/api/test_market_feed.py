@@ -1,0 +1,101 @@
+"""The market feed through HTTP on the embedded default: with the clock driven three hours past the
+end of the stored candles, get_klines, market_ticker, trend_signals and active_signals all show
+candles and signals from after the original end; /healthz reports the feed's clock and lag."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from polars.testing import assert_frame_equal
+
+from svc_api.core.clock import ManualClock
+from svc_api.market import service as market
+from svc_api.signals import service as signals
+from svc_api.trends.refresh import refresh_once
+from svc_engine.data import DataStore, load_klines, resample
+from svc_engine.data.synthetic import END_MS
+from tests.api.test_signals import creator
+
+if TYPE_CHECKING:
+    from tests.api.conftest import Api
+
+END = END_MS // 1000
+STRATEGY = {
+    "timeframe": "1m",
+    "entry_condition": "close crosses above SMA(10)",
+    "tp_condition": "0.3%",
+    "sl_condition": "0.3%",
+}
+
+
+@pytest.fixture
+def feed_api(make_api: Any, settings: Any, signals_market: Path, tmp_path: Path, monkeypatch: Any) -> Api:
+    """An app whose embedded feed is on, over a private copy of the small market, clock at its end."""
+    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
+    monkeypatch.setenv("MARKET_FEED_SECONDS", "0")  # the test runs the feed itself
+    data = tmp_path / "market"
+    shutil.copytree(signals_market, data)
+    live = dataclasses.replace(settings, data_dir=data, market_feed="embedded")
+    return make_api(live, clock=ManualClock(END))
+
+
+def _get(api: Api, request_type: str, **params: Any) -> Any:
+    reply = api.get("/tradingdata", params={"request_type": request_type, **params})
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def test_three_hours_past_the_end_every_read_shows_the_new_market(feed_api: Api) -> None:
+    services = feed_api.app.state.services
+    _, token = creator(feed_api, ["BTC", "ETH"], strategy=STRATEGY)
+    signals.run_once(services)  # the watches start at the next close
+    for _ in range(3 * 12):  # three hours in five-minute steps, the workers at every step
+        feed_api.clock.advance(300)
+        market.run_feed(services)
+        signals.run_once(services)
+    assert feed_api.clock.now() == END + 3 * 3600
+
+    klines = _get(feed_api, "get_klines", symbol="BTC", interval="1m", limit=5)["klines"]
+    assert [k[0] for k in klines] == [END_MS + (180 - 5 + i) * 60_000 for i in range(5)]
+    hourly = _get(feed_api, "get_klines", symbol="BTC", interval="1h", limit=3)["klines"]
+    assert [k[0] for k in hourly] == [END_MS + h * 3_600_000 for h in range(3)]
+    assert _get(feed_api, "get_klines", symbol="BTC", interval="4h", limit=1)["klines"][0][0] < END_MS
+
+    ticker = {row["symbol"]: row for row in _get(feed_api, "market_ticker")["items"]}
+    assert ticker["BTCUSDT"]["last_price"] == klines[-1][4]
+
+    store = DataStore(services.settings.data_dir)
+    refresh_once(services.store, market.catalog_of(services), timeframes=("1m",), wall_now=END + 3 * 3600)
+    trends = _get(feed_api, "trend_signals", limit=50)["items"]
+    assert any(int(t["timestamp"]) >= END for t in trends), trends[:3]
+
+    live = feed_api.user("active_signals", token=token).json()["data"]["signals"]
+    assert live and all(s["strategy_name"] == "smacross" for s in live)
+    assert max(int(s["signal_time"]) for s in live) >= END  # seconds in this reply
+
+    minutes = load_klines("BTCUSDT", "1m", start_ts=END, store=store)
+    hours = load_klines("BTCUSDT", "1h", start_ts=END, store=store)
+    # the feed's 1h is the aggregation of its 1m: prices to the digit, volume as rounded to the lot
+    assert_frame_equal(hours, resample(minutes, "1h"), check_exact=False, rel_tol=1e-9)
+    assert hours.drop("volume").equals(resample(minutes, "1h").drop("volume"))
+
+    health = feed_api.get("/healthz").json()
+    assert health["status"] == "ok" and health["market"]["feed"] == "embedded"
+    assert health["market"]["newest_close_ms"] == (END + 3 * 3600) * 1000
+
+
+def test_healthz_names_the_series_that_lag(feed_api: Api) -> None:
+    services = feed_api.app.state.services
+    market.run_feed(services)
+    assert feed_api.get("/healthz").json()["status"] == "ok"
+    feed_api.clock.advance(3 * 3600)  # three hours pass and the feed does not run
+    health = feed_api.get("/healthz").json()
+    assert health["status"] == "degraded"
+    lagging = {row["series"] for row in health["market"]["lagging"]}
+    assert {"crypto/BTCUSDT 1m", "crypto/BTCUSDT 1h"} <= lagging
+    assert market.run_feed(services)["appended"] > 0
+    assert feed_api.get("/healthz").json()["status"] == "ok"
