@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from svc_engine.data.store import DataStore
 
 logger = logging.getLogger("svc_engine.data")
+_TIMES = (SCHEMA["open_time"], STORED_SCHEMA["open_time"])
 _NEWEST: dict[tuple[str, tuple[int, int]], int] = {}  # (history file, its stat) -> newest open_time
 
 
@@ -57,25 +58,28 @@ def candle_arrays(df: pl.DataFrame, source: str) -> tuple[np.ndarray, np.ndarray
         >>> t.tolist(), v.shape
         ([0], (1, 5))
     """
-    if df.columns != list(COLUMNS) or dict(df.schema) not in (SCHEMA, STORED_SCHEMA):
-        df = conform(df, source)
-    t = ms_array(df["open_time"])
-    values = np.column_stack([df[c].to_numpy() for c in COLUMNS[1:]]).astype(np.float64, copy=False)
-    return t, values
+    if df.columns == list(COLUMNS):
+        cols = df.get_columns()
+        values = [c.to_numpy() for c in cols[1:]]
+        if all(v.dtype == np.float64 for v in values) and cols[0].dtype in _TIMES:
+            return ms_array(cols[0]), np.column_stack(values)
+    cols = conform(df, source).get_columns()
+    return ms_array(cols[0]), np.column_stack([c.to_numpy() for c in cols[1:]])
 
 
-def append_series(store: DataStore, key: str, timeframe: str, df: pl.DataFrame, *, source: str) -> int:
+def append_series(store: DataStore, key: str, df: pl.DataFrame, *, source: str) -> int:
     """Append the candles of ``df`` newer than the series' newest; see ``DataStore.append_klines``."""
     t, values = candle_arrays(df, source)
-    validate_arrays(t, *values.T, source=source, timeframe=timeframe)
-    path = store.tail_path(key)
-    newest = newest_open(store, key)
-    old = t <= newest
-    if old.any():
-        _check_repeats(store, key, np.flatnonzero(old), t, values, source)
-    new = ~old
-    if new.any():
-        tail.append(path, t[new], values[new])
+    validate_arrays(t, *values.T, source=source)  # the same rules; the gap report is not needed here
+    with tail.Appender(store.tail_path(key)) as out:
+        end = out.last()
+        newest = end if end is not None else _history_newest(store, key)
+        old = t <= newest
+        if old.any():
+            _check_repeats(store, key, np.flatnonzero(old), t, values, source)
+        new = ~old
+        if new.any():
+            out.write(t[new], values[new])
     return int(new.sum())
 
 

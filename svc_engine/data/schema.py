@@ -206,20 +206,23 @@ def validate_arrays(
     if t.size == 0:
         raise KlineValidationError(source, None, "empty", "the series has no candles")
     step = np.diff(t)
-    for rule, detail, bad in (
-        ("unsorted_time", "open_time is before the previous row", step < 0),
-        ("duplicate_time", "open_time equals the previous row", step == 0),
-    ):
-        row = _first(bad)
-        if row is not None:
-            raise KlineValidationError(source, row + 1, rule, detail)
-    # The earliest bad row is reported, and on it the first rule it breaks, so a fix can go row by row.
-    found: tuple[int, str, str] | None = None
-    for rule, detail, bad in _price_rules(o, h, lo, c, v):
-        row = _first(bad)
-        if row is not None and (found is None or row < found[0]):
-            found = (row, rule, detail)
-    if found is not None:
+    if step.size and not (step > 0).all():
+        for rule, detail, bad in (
+            ("unsorted_time", "open_time is before the previous row", step < 0),
+            ("duplicate_time", "open_time equals the previous row", step == 0),
+        ):
+            row = _first(bad)
+            if row is not None:
+                raise KlineValidationError(source, row + 1, rule, detail)
+    rules = _price_rules(o, h, lo, c, v)
+    if np.logical_or.reduce([bad for _, _, bad in rules]).any():
+        # The earliest bad row is reported, and on it the first rule it breaks, so a fix can go row by row.
+        found: tuple[int, str, str] | None = None
+        for rule, detail, bad in rules:
+            row = _first(bad)
+            if row is not None and (found is None or row < found[0]):
+                found = (row, rule, detail)
+        assert found is not None
         raise KlineValidationError(source, *found)
     return _spacing(t, step, timeframe)
 

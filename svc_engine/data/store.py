@@ -102,6 +102,7 @@ class DataStore:
         else:
             self.root = Path(raw) if raw is not None else default_data_dir()
         self.tail_root = _tail_root(self, tail_dir)
+        self._tail_text = str(self.tail_root)
 
     def __repr__(self) -> str:
         return f"DataStore({str(self.root)!r})"
@@ -191,6 +192,9 @@ class DataStore:
 
     # I/O by key, shared by the loader, the resample cache and the catalog (local or S3).
 
+    def _exists(self, key: str) -> bool:
+        return self._stat(key) is not None if self.remote else os.path.isfile(f"{self.root}/{key}")
+
     def _stat(self, key: str) -> tuple[int, int] | None:
         if self.remote:
             return self.remote.stat(key)
@@ -208,7 +212,7 @@ class DataStore:
             '/tmp/x/crypto/BTCUSDT/.tail/1m.bin'
         """
         folder, name = key.rsplit("/", 1)
-        return self.tail_root / folder / ".tail" / f"{name.removesuffix('.parquet')}.bin"
+        return Path(f"{self._tail_text}/{folder}/.tail/{name.removesuffix('.parquet')}.bin")
 
     def _history(self, key: str) -> pl.LazyFrame:
         return self.remote.scan(key) if self.remote else pl.scan_parquet(Path(self.root) / key)
@@ -253,14 +257,18 @@ class DataStore:
         if self.remote:  # S3 has no locks: one writer per series at a time (see remote.py)
             yield
             return
-        path = Path(self.root) / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path.parent / f".{path.name}.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        folder, name = os.path.split(os.path.join(self.root, key))
+        lock = os.path.join(folder, f".{name}.lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released by the close, also when the process dies
+            yield
+        finally:
+            os.close(fd)
 
     def _duckdb(self) -> Any:
         if self.remote:
@@ -328,9 +336,9 @@ class DataStore:
 
         key = self.key(market, symbol, timeframe)
         with self._locked(key):
-            if self._stat(key) is None:
+            if not self._exists(key):
                 return self.write_klines(market, symbol, timeframe, df, source=source)
-            return append_series(self, key, timeframe, df, source=source or str(self.tail_path(key)))
+            return append_series(self, key, df, source=source or str(self.tail_path(key)))
 
     def compact(self, market: str, symbol: str, timeframe: str) -> int:
         """Merge a series' hot tail into its Parquet file; return how many candles moved.

@@ -86,6 +86,7 @@ def test_three_hours_past_the_end_every_read_shows_the_new_market(feed_api: Api)
     health = feed_api.get("/healthz").json()
     assert health["status"] == "ok" and health["market"]["feed"] == "embedded"
     assert health["market"]["newest_close_ms"] == (END + 3 * 3600) * 1000
+    assert health["market"]["lag_ms"]["crypto/BTCUSDT 1h"] == 0
 
 
 def test_healthz_names_the_series_that_lag(feed_api: Api) -> None:

@@ -28,7 +28,8 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
     assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path,
                          market_feed="embedded")
     assert Settings(database_url="sqlite://", secret_key=b"s" * 32).market_feed == "off"
-    assert Settings.from_env({**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "off"}).market_feed == "off"
+    off = {**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "off"}
+    assert Settings.from_env(off).market_feed == "off"
     with pytest.raises(ValueError, match="MARKET_FEED must be one of embedded, off, got 'nasdaq'"):
         Settings.from_env({**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "nasdaq"})
 
