@@ -64,6 +64,8 @@ class Settings:
     market_feed: str = "off"
     market_feed_seconds: float = 1.0
     market_feed_symbols: tuple[str, ...] = ()
+    # Days of candles a feed from an exchange fetches for a listed series the store does not hold yet.
+    market_feed_backfill_days: float = 7.0
     signal_poll_seconds: float = 5.0
     marketplace_fee_pct: float = 20.0
     rate_limit_scale: float = 1.0
@@ -278,6 +280,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "MARKET_REPLAY_FROM": ("market_replay_from", _int_at_least(0)),
     "MARKET_FEED_SECONDS": ("market_feed_seconds", _number(positive=False)),
     "MARKET_FEED_SYMBOLS": ("market_feed_symbols", _symbols),
+    "MARKET_FEED_BACKFILL_DAYS": ("market_feed_backfill_days", _number(positive=False)),
     "SIGNAL_POLL_SECONDS": ("signal_poll_seconds", _number(positive=False)),
     "MARKETPLACE_FEE_PCT": ("marketplace_fee_pct", _number(positive=False)),
     "RATE_LIMIT_SCALE": ("rate_limit_scale", _number(positive=True)),

@@ -46,6 +46,8 @@ class KlineSource(Protocol):
 
     def serves(self, market: str, symbol: str, timeframe: str) -> bool: ...
 
+    def listed(self, stored: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]: ...
+
     def closed_klines(
         self, market: str, symbol: str, timeframe: str, start_ms: int, until_ms: int
     ) -> pl.DataFrame: ...
@@ -86,14 +88,11 @@ def _make_source(services: Any, kind: str) -> KlineSource:
 
 
 def listed_series(services: Any, source: KlineSource) -> list[tuple[str, str, str]]:
-    """``(market, symbol, timeframe)`` of every stored series the feed keeps up to date."""
+    """``(market, symbol, timeframe)`` of every series the feed keeps up to date: those the source
+    lists (from the stored ones and ``datasets/universe.toml``), narrowed by ``MARKET_FEED_SYMBOLS``."""
     wanted = set(services.settings.market_feed_symbols)
-    entries = catalog_of(services).entries()
-    return [
-        (m, s, tf)
-        for m, s, tf in entries.select("market", "symbol", "timeframe").iter_rows()
-        if (not wanted or s in wanted) and source.serves(m, s, tf)
-    ]
+    stored = catalog_of(services).entries().select("market", "symbol", "timeframe").rows()
+    return [(m, s, tf) for m, s, tf in source.listed(stored) if not wanted or s in wanted]
 
 
 def run_feed(services: Any) -> dict[str, int]:
@@ -111,14 +110,16 @@ def run_feed(services: Any) -> dict[str, int]:
     until_ms = market_clock_of(services, newest_close(catalog)).target() * 1000
     states = _states(services)
     series = listed_series(services, source)
+    backfill_ms = int(services.settings.market_feed_backfill_days * 86_400_000)  # a series not stored yet
     appended = compacted = failed = 0
     for market, symbol, tf in series:
         state = states.setdefault((market, symbol, tf), SeriesState())
         step = timeframe_ms(tf)
         try:
             newest = store.newest_open(market, symbol, tf)
-            if newest is not None and newest + 2 * step <= until_ms:
-                got = source.closed_klines(market, symbol, tf, newest + step, until_ms)
+            start = newest + step if newest is not None else until_ms - backfill_ms
+            if start + step <= until_ms:
+                got = source.closed_klines(market, symbol, tf, start, until_ms)
                 if got.height:
                     appended += store.append_klines(
                         market, symbol, tf, got, source=f"feed {market}/{symbol} {tf}"

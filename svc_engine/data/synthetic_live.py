@@ -45,6 +45,7 @@ from svc_engine.data.synthetic import (
 from svc_engine.data.synthetic_kernels import aggregate_nb, log_path_nb, regimes_nb
 from svc_engine.data.synthetic_params import _CRYPTO, _DAILY, _DAILY_REGIME, _FACTOR, _HOURLY, _OVERNIGHT
 from svc_engine.instruments import precision
+from svc_engine.instruments.universe import DEFINITION
 
 _MINUTE_MS, _HOUR_MS, _DAY_MS = 60_000, 3_600_000, 86_400_000
 _DAILY_STEPS = 79
@@ -72,6 +73,22 @@ class SyntheticContinuation:
         if market == "crypto" and symbol in _CRYPTO:
             return _DAY_MS % step == 0
         return market in _OVERNIGHT and symbol in _DAILY and timeframe == "1d"
+
+    def listed(self, stored: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """The stored series this source continues, on the feed's timeframes (``datasets/universe.toml``).
+
+        Example:
+            >>> SyntheticContinuation(DataStore("/nonexistent")).listed(
+            ...     [("crypto", "BTCUSDT", "1m"), ("crypto", "BTCUSDT", "4h"), ("us_stocks", "AAPL", "1d")])
+            [('crypto', 'BTCUSDT', '1m'), ('us_stocks', 'AAPL', '1d')]
+        """
+        feed = DEFINITION["feed"]
+        frames = {"crypto": feed["crypto_timeframes"]}
+        return [
+            (m, s, tf)
+            for m, s, tf in stored
+            if tf in frames.get(m, feed["daily_timeframes"]) and self.serves(m, s, tf)
+        ]
 
     def closed_klines(
         self, market: str, symbol: str, timeframe: str, start_ms: int, until_ms: int

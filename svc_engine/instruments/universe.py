@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from types import MappingProxyType
+from typing import Any
 
 MARKETS: MappingProxyType[str, str] = MappingProxyType({
     "crypto": "crypto",
@@ -31,19 +34,18 @@ MARKETS: MappingProxyType[str, str] = MappingProxyType({
 ASSET_CLASSES: tuple[str, ...] = ("crypto", "stock", "etf", "forex", "index", "commodity")
 """Every asset class of the API (``index`` has no dataset yet)."""
 
-CRYPTO_PROVIDER = "binance"
-DAILY_PROVIDER = "svc-daily"
-CRYPTO_QUOTE = "USDT"
+# The universe is defined in datasets/universe.toml (linked into the package beside this module).
+DEFINITION: Mapping[str, Any] = MappingProxyType(
+    tomllib.loads(resources.files("svc_engine.instruments").joinpath("universe.toml").read_text()))
+"""``datasets/universe.toml`` as read: crypto pairs, daily tickers, the market feed's timeframes."""
 
-CRYPTO_BASES: tuple[str, ...] = (
-    "BTC", "ETH", "BNB", "SOL", "XRP", "ADA", "DOGE", "AVAX", "DOT", "LINK", "LTC", "BCH",
-    "ATOM", "NEAR", "APT", "ARB", "OP", "FIL", "ETC", "UNI", "TRX", "SUI", "INJ", "AAVE",
-)
+CRYPTO_PROVIDER: str = DEFINITION["crypto"]["provider"]
+DAILY_PROVIDER: str = DEFINITION["daily"]["provider"]
+CRYPTO_QUOTE: str = DEFINITION["crypto"]["quote"]
+
+CRYPTO_BASES: tuple[str, ...] = tuple(DEFINITION["crypto"]["bases"])
 _DAILY: dict[str, tuple[tuple[str, str], ...]] = {
-    "us_stocks": tuple((t, "USD") for t in ("AAPL", "MSFT", "AMZN", "GOOGL", "NVDA", "TSLA")),
-    "etfs": (("SPY", "USD"), ("QQQ", "USD")),
-    "forex": (("EURUSD", "USD"), ("GBPUSD", "USD"), ("USDJPY", "JPY")),
-    "commodities": (("GOLD", "USD"), ("SILVER", "USD"), ("OIL", "USD")),
+    market: tuple((t, q) for t, q in DEFINITION["daily"][market]) for market in MARKETS if market != "crypto"
 }
 _SEPARATORS = re.compile(r"[\s/_\-:]+")
 

@@ -60,6 +60,8 @@ def server_env(database_url: str, data_dir: Path, var_dir: Path) -> dict[str, st
         # One client makes every request of the journey from one address: no throttling.
         "RATE_LIMIT_SCALE": "100",
         "PYTHONUNBUFFERED": "1",
+        # The candles a test planted stay as they are unless it turns the market feed on.
+        "MARKET_FEED": "off",
     }
 
 

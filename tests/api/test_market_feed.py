@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +21,7 @@ from svc_api.signals import service as signals
 from svc_api.trends.refresh import refresh_once
 from svc_engine.data import DataStore, load_klines, resample
 from svc_engine.data.synthetic import END_MS
+from tests.api.journey_helpers import server_env, svc_command
 from tests.api.test_signals import creator
 
 if TYPE_CHECKING:
@@ -100,3 +104,30 @@ def test_healthz_names_the_series_that_lag(feed_api: Api) -> None:
     assert {"crypto/BTCUSDT 1m", "crypto/BTCUSDT 1h"} <= lagging
     assert market.run_feed(services)["appended"] > 0
     assert feed_api.get("/healthz").json()["status"] == "ok"
+
+
+def test_the_feed_in_svc_worker_reaches_a_server_in_another_process(
+    make_api: Any, settings: Any, signals_market: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "market"
+    shutil.copytree(signals_market, data)
+    env = server_env(f"sqlite:///{tmp_path / 'svc.db'}", data, tmp_path / "var")
+    # a replay that starts a minute before the end of the stored candles at an hour a second
+    env |= {"MARKET_FEED": "embedded", "MARKET_REPLAY_SPEED": "3600", "MARKET_REPLAY_FROM": str(END - 60),
+            "TREND_REFRESH_SECONDS": "0", "SIGNAL_POLL_SECONDS": "0", "MARKET_FEED_SECONDS": "0.2"}
+    api = make_api(dataclasses.replace(settings, data_dir=data))
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(svc_command("worker"), env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline, newest = time.monotonic() + 90, 0
+        while newest < END_MS + 3_600_000 and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.5)
+            klines = _get(api, "get_klines", symbol="BTC", interval="1h", limit=1)["klines"]
+            newest = klines[0][0]
+        assert newest >= END_MS + 3_600_000, log.read_text()  # an hour past the end, read by this process
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert load_klines("BTCUSDT", "1m", start_ts=END, store=DataStore(data)).height >= 120
