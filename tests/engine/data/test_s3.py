@@ -105,3 +105,14 @@ def test_import_and_cli_on_s3(store, tmp_path):
     assert "crypto/BTCUSDT/1m.parquet" in res.output
     ok = CliRunner().invoke(command, ["--data-dir", str(store.root), "validate", "BTCUSDT"])
     assert ok.exit_code == 0 and ok.output.startswith(f"ok {store.root}/crypto/BTCUSDT/1m.parquet: 2 candles")
+
+
+def test_live_appends_keep_their_tail_on_local_disk_and_compact_into_the_object(store, tmp_path):
+    live = DataStore(str(store.root), tail_dir=tmp_path / "tails")
+    live.write_klines("crypto", "BTCUSDT", "1h", hours(4))
+    assert live.append_klines("crypto", "BTCUSDT", "1h", hours(2, start=T0 + 4 * H)) == 2
+    assert live.tail_path("crypto/BTCUSDT/1h.parquet").is_file()  # the tail is local
+    assert load_klines("BTCUSDT", "1h", store=live).height == 6
+    assert Catalog(live).data_range("BTCUSDT", "1h")["total_candles"] == 6
+    assert live.compact("crypto", "BTCUSDT", "1h") == 2
+    assert load_klines("BTCUSDT", "1h", store=store).height == 6  # in the S3 object now, for any reader
