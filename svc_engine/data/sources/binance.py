@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 import polars as pl
 
-from svc_engine.data.schema import conform, timeframe_ms
+from svc_engine.data.schema import TIMEFRAMES, conform, timeframe_ms
 from svc_engine.data.sources.pacing import (
     MAX_BAN_S,
     KlineSourceError,
@@ -258,3 +258,52 @@ def _frame(kept: dict[int, tuple[float, ...]]) -> pl.DataFrame:
     for i, name in enumerate(("open", "high", "low", "close", "volume")):
         columns[name] = pl.Series(name, [kept[t][i] for t in times], dtype=pl.Float64)
     return conform(pl.DataFrame(columns), "binance klines")
+
+
+class BinanceMarkets:
+    """Binance as a feed's source: each store market served by one :class:`BinanceKlines`.
+
+    ``serves(market, symbol, timeframe)`` and ``closed_klines(market, symbol, timeframe, start_ms,
+    until_ms)`` are the feed's source protocol; :meth:`default` maps ``crypto`` to spot and
+    ``crypto_futures`` to USDT-M futures. Whether Binance lists a symbol is learned by asking: an
+    unknown one raises :class:`KlineSourceError` (400 -1121).
+
+    Example:
+        >>> feed = BinanceMarkets.default("http://spot.test", "http://futures.test")
+        >>> feed.serves("crypto", "BTCUSDT", "1h"), feed.serves("crypto_futures", "BTCUSDT", "2d")
+        (True, False)
+        >>> feed.serves("forex", "EURUSD", "1h"), feed.sources["crypto_futures"].market.klines_path
+        (False, '/fapi/v1/klines')
+        >>> feed.close()
+    """
+
+    def __init__(self, sources: Mapping[str, BinanceKlines]) -> None:
+        self.sources = dict(sources)
+
+    @classmethod
+    def default(
+        cls, spot_url: str | None = None, futures_url: str | None = None, **options: Any
+    ) -> BinanceMarkets:
+        """``crypto`` from spot at ``spot_url``, ``crypto_futures`` from futures at ``futures_url``
+        (Binance's hosts by default); ``options`` go to both :class:`BinanceKlines`."""
+        return cls({
+            "crypto": BinanceKlines(spot_url, **options),
+            "crypto_futures": BinanceKlines(futures_url, futures=True, **options),
+        })  # fmt: skip
+
+    def serves(self, market: str, symbol: str, timeframe: str) -> bool:
+        """Whether ``market`` has a source here and Binance has ``timeframe``."""
+        return market in self.sources and timeframe in TIMEFRAMES
+
+    def closed_klines(
+        self, market: str, symbol: str, timeframe: str, start_ms: int, until_ms: int
+    ) -> pl.DataFrame:
+        """:meth:`BinanceKlines.closed_klines` of the source of ``market``."""
+        if market not in self.sources:
+            raise LookupError(f"no Binance source for market {market!r}; known: {', '.join(self.sources)}")
+        return self.sources[market].closed_klines(symbol, timeframe, start_ms, until_ms)
+
+    def close(self) -> None:
+        """Close every source's own HTTP client."""
+        for source in self.sources.values():
+            source.close()

@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from svc_engine.data import SCHEMA, validate_klines
-from svc_engine.data.sources import BinanceKlines, KlineSourceError
+from svc_engine.data.sources import BinanceKlines, BinanceMarkets, KlineSourceError
 from tests.api.fakes.binance_klines import KlineFake, as_frame, make_candles, running_klines
 
 H = 3_600_000
@@ -235,3 +235,18 @@ def test_server_time_and_an_empty_range(fake, clock):
         src.closed_klines("BTCUSDT", "2d", T0, PAST)
     with pytest.raises(ValueError, match=r"limit must be 1\.\.1000"):
         BinanceKlines(fake.url, limit=1500)
+
+
+def test_binance_markets_serve_a_feed_by_store_market(fake, clock):
+    feed = BinanceMarkets.default(fake.url, fake.url, sleep=clock.sleep, clock_ms=clock)
+    assert [feed.serves(m, "BTCUSDT", "1h") for m in ("crypto", "crypto_futures", "forex")] == [
+        True, True, False,
+    ]
+    spot = feed.closed_klines("crypto", "BTCUSDT", "1h", T0 + 2000 * H, PAST)
+    futures = feed.closed_klines("crypto_futures", "BTCUSDT", "1h", T0 + 2000 * H, PAST)
+    assert_frame_equal(spot, as_frame(fake.held("BTCUSDT", "1h")[2000:]))
+    assert_frame_equal(futures, as_frame(fake.held("BTCUSDT", "1h", futures=True)[2000:]))
+    assert [p for p, _ in fake.calls] == ["/api/v3/klines", "/fapi/v1/klines"]
+    with pytest.raises(LookupError, match="no Binance source for market 'forex'"):
+        feed.closed_klines("forex", "EURUSD", "1h", T0, PAST)
+    feed.close()
