@@ -48,8 +48,19 @@ def fake(clock: Clock) -> Iterator[KlineFake]:
         yield served
 
 
+OPENED: list[httpx.Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while OPENED:
+        OPENED.pop().close()
+
+
 def source(fake: KlineFake, clock: Clock, **kwargs) -> BinanceKlines:
     kwargs.setdefault("client", httpx.Client(timeout=2.0))
+    OPENED.append(kwargs["client"])
     return BinanceKlines(fake.url, sleep=clock.sleep, clock_ms=clock, **kwargs)
 
 
