@@ -1,4 +1,4 @@
-"""``svc data``: fill, import into, list, describe and check the kline data store.
+"""``svc data``: fill, import into, download into, list, describe and check the kline data store.
 
 Long work shows a progress bar on stderr; every error is one line and a non-zero exit status.
 
@@ -12,8 +12,10 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from svc_api.settings import tunables_from_env
 from svc_engine.data import Catalog, DataStore, KlineValidationError, validate_klines
 from svc_engine.data.importers import FORMATS, TIME_UNITS, import_paths, read_path
-from svc_engine.data.schema import TIMEFRAMES
+from svc_engine.data.schema import TIMEFRAMES, grid_offset_ms
+from svc_engine.data.sources import BinanceKlines, KlineSourceError
+from svc_engine.data.sources.pacing import wall_clock_ms
+from svc_engine.data.times import epoch_ms
 
-_ERRORS = (ValueError, LookupError, OSError, pl.exceptions.PolarsError)
+_ERRORS = (ValueError, LookupError, OSError, pl.exceptions.PolarsError, KlineSourceError)
+_DATES = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+DOWNLOAD_CHUNK_CANDLES = 50_000
+"""Candles fetched between two writes: a long download keeps what it has, yet rewrites few files."""
 _FILE_SUFFIXES = (".csv", ".zip", ".parquet")
 
 
@@ -80,7 +89,7 @@ def _print(table: Table) -> None:
 )
 @click.pass_context
 def command(ctx: click.Context, data_dir: str | None) -> None:
-    """Manage the kline data store: init, import, list, info, validate."""
+    """Manage the kline data store: init, import, download, list, info, validate."""
     ctx.obj = DataStore(data_dir)
 
 
@@ -170,6 +179,57 @@ def import_(
             f"{r.market}/{r.symbol} {r.timeframe}: {r.files} file(s), {r.rows_read} candles read, "
             f"{r.rows_added} added"
         )
+
+
+@command.command()
+@click.argument("symbol")
+@click.option("--timeframe", type=click.Choice(list(TIMEFRAMES)), default="1h", show_default=True)
+@click.option("--start", type=click.DateTime(_DATES), required=True, help="First open time, UTC.")
+@click.option("--end", type=click.DateTime(_DATES), help="Candles closed by then, UTC (default: now).")
+@click.option("--futures", is_flag=True, help="USDT-M futures instead of spot.")
+@click.option("--market", help="Market folder (default: crypto, crypto_futures with --futures).")
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="API root (default: $BINANCE_API_URL or $BINANCE_FUTURES_URL, else Binance's).",
+)
+@click.pass_context
+def download(
+    ctx: click.Context,
+    symbol: str,
+    timeframe: str,
+    start: datetime,
+    end: datetime | None,
+    futures: bool,
+    market: str | None,
+    base_url: str | None,
+) -> None:
+    """Download closed candles of SYMBOL from Binance's public API into the store."""
+    symbol, market = symbol.upper(), market or ("crypto_futures" if futures else "crypto")
+    step = TIMEFRAMES[timeframe]
+    start_ms, end_ms = epoch_ms(start), epoch_ms(end) if end is not None else wall_clock_ms()
+    if end_ms <= start_ms:
+        raise click.BadParameter(f"--end {end} is not after --start {start}", param_hint="--end")
+    # Chunks start on the timeframe's grid, so no candle straddles two of them and goes missing.
+    offset = grid_offset_ms(timeframe)
+    first = start_ms + (offset - start_ms) % step
+    chunks = list(range(first, end_ms, DOWNLOAD_CHUNK_CANDLES * step))
+    span = DOWNLOAD_CHUNK_CANDLES * step
+    chunks = [(lo, min(lo + span, end_ms)) for lo in range(first, end_ms, span)]
+    url = base_url or tunables_from_env(os.environ).get(
+        "binance_futures_url" if futures else "binance_api_url"
+    )
+    store, read, added = _store(ctx), 0, 0
+    source = BinanceKlines(url, futures=futures)
+    with _one_line_errors(), source, _progress("downloading") as progress:
+        for done, (lo, hi) in enumerate(chunks, start=1):
+            frame = source.closed_klines(symbol, timeframe, lo, hi)
+            read += frame.height
+            if frame.height:
+                added += store.write_klines(market, symbol, timeframe, frame, source=f"binance {symbol}")
+            progress(done, len(chunks), symbol)
+    where = source.base_url
+    click.echo(f"{market}/{symbol} {timeframe}: {read} closed candles from {where}, {added} added")
 
 
 @command.command(name="list")
