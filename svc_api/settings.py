@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-FEEDS = ("embedded", "off")
+FEEDS = ("embedded", "binance", "off")
 """The market feed's sources (``MARKET_FEED``)."""
 
 

@@ -10,8 +10,12 @@ the newest stored candle, then the feed is live again; a gap the source truly ha
 Tails longer than ``COMPACT_AT`` candles are merged into the Parquet history.
 
 Sources (``MARKET_FEED``): ``embedded`` continues the synthetic embedded market
-(:class:`~svc_engine.data.synthetic_live.SyntheticContinuation`), ``off`` stops the feed. The
-listed series are the stored series the source serves, or those of ``MARKET_FEED_SYMBOLS``.
+(:class:`~svc_engine.data.synthetic_live.SyntheticContinuation`); ``binance`` fetches closed
+candles from Binance's public REST klines, spot for ``crypto`` and USDT-M futures for
+``crypto_futures`` (:class:`~svc_engine.data.sources.BinanceMarkets`, paced by the documented
+request weights, ``BINANCE_API_URL`` / ``BINANCE_FUTURES_URL``); ``off`` stops the feed. The listed
+series are those the source lists from ``datasets/universe.toml`` and the store (a new series is
+backfilled ``MARKET_FEED_BACKFILL_DAYS``), narrowed by ``MARKET_FEED_SYMBOLS``.
 
 Example:
     >>> from types import SimpleNamespace
@@ -84,7 +88,12 @@ def _make_source(services: Any, kind: str) -> KlineSource:
         from svc_engine.data.synthetic_live import SyntheticContinuation
 
         return SyntheticContinuation(store)
-    raise ValueError(f"MARKET_FEED must be embedded or off, got {kind!r}")
+    if kind == "binance":
+        from svc_engine.data.sources import BinanceMarkets
+
+        settings = services.settings
+        return BinanceMarkets.default(settings.binance_api_url, settings.binance_futures_url)
+    raise ValueError(f"MARKET_FEED must be embedded, binance or off, got {kind!r}")
 
 
 def listed_series(services: Any, source: KlineSource) -> list[tuple[str, str, str]]:

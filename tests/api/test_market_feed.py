@@ -113,8 +113,14 @@ def test_the_feed_in_svc_worker_reaches_a_server_in_another_process(
     shutil.copytree(signals_market, data)
     env = server_env(f"sqlite:///{tmp_path / 'svc.db'}", data, tmp_path / "var")
     # a replay that starts a minute before the end of the stored candles at an hour a second
-    env |= {"MARKET_FEED": "embedded", "MARKET_REPLAY_SPEED": "3600", "MARKET_REPLAY_FROM": str(END - 60),
-            "TREND_REFRESH_SECONDS": "0", "SIGNAL_POLL_SECONDS": "0", "MARKET_FEED_SECONDS": "0.2"}
+    env |= {
+        "MARKET_FEED": "embedded",
+        "MARKET_REPLAY_SPEED": "3600",
+        "MARKET_REPLAY_FROM": str(END - 60),
+        "TREND_REFRESH_SECONDS": "0",
+        "SIGNAL_POLL_SECONDS": "0",
+        "MARKET_FEED_SECONDS": "0.2",
+    }
     api = make_api(dataclasses.replace(settings, data_dir=data))
     log = tmp_path / "worker.log"
     with log.open("wb") as out:

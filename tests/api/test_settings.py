@@ -30,7 +30,7 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
     assert Settings(database_url="sqlite://", secret_key=b"s" * 32).market_feed == "off"
     off = {**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "off"}
     assert Settings.from_env(off).market_feed == "off"
-    with pytest.raises(ValueError, match="MARKET_FEED must be one of embedded, off, got 'nasdaq'"):
+    with pytest.raises(ValueError, match="MARKET_FEED must be one of embedded, binance, off, got 'nasdaq'"):
         Settings.from_env({**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "nasdaq"})
 
 

@@ -295,6 +295,28 @@ class BinanceMarkets:
         """Whether ``market`` has a source here and Binance has ``timeframe``."""
         return market in self.sources and timeframe in TIMEFRAMES
 
+    def listed(self, stored: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """What a feed from Binance keeps: every crypto pair of ``datasets/universe.toml`` on the
+        feed's crypto timeframes (stored or not yet), and the stored futures series on them.
+
+        Example:
+            >>> feed = BinanceMarkets.default("http://spot.test", "http://futures.test")
+            >>> held = [("crypto_futures", "ETHUSDT", "1h"), ("crypto_futures", "ETHUSDT", "4h")]
+            >>> listed = feed.listed(held)
+            >>> listed[:2], len(listed)
+            ([('crypto', 'AAVEUSDT', '1m'), ('crypto', 'AAVEUSDT', '1h')], 49)
+            >>> listed[-1]
+            ('crypto_futures', 'ETHUSDT', '1h')
+            >>> feed.close()
+        """
+        from svc_engine.instruments.universe import DEFINITION, universe
+
+        frames = DEFINITION["feed"]["crypto_timeframes"]
+        pairs = sorted(i.symbol for i in universe() if i.market == "crypto")
+        spot = [("crypto", s, tf) for s in pairs for tf in frames] if "crypto" in self.sources else []
+        kept = [(m, s, tf) for m, s, tf in stored if m != "crypto" and tf in frames and self.serves(m, s, tf)]
+        return spot + kept
+
     def closed_klines(
         self, market: str, symbol: str, timeframe: str, start_ms: int, until_ms: int
     ) -> pl.DataFrame:
