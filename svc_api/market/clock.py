@@ -78,6 +78,24 @@ class MarketClock:
         return now if self.latest is None else min(now, self.latest)
 
 
+def horizon(services: Any, wall_now: int) -> int:
+    """How far market time may reach (Unix seconds): the wall clock, or in a replay whichever of the
+    wall and the replay's time is later (a replay of the embedded market at 600x passes the wall
+    clock after a while, and its candles, trend signals and live signals go on).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.clock import ManualClock
+        >>> settings = SimpleNamespace(market_replay_speed=0.0, market_replay_from=None)
+        >>> horizon(SimpleNamespace(settings=settings, clock=ManualClock(42)), 100)
+        100
+    """
+    if services.settings.market_replay_speed <= 0:
+        return wall_now
+    clock = getattr(services, "market_clock", None)
+    return wall_now if clock is None else max(wall_now, clock.target())
+
+
 def last_closed_open(now_ms: int, tf_ms: int) -> int:
     """The open time (ms) of the newest candle of a ``tf_ms`` grid that has closed at ``now_ms``."""
     return (now_ms // tf_ms) * tf_ms - tf_ms

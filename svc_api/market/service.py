@@ -31,7 +31,7 @@ from svc_api.core.errors import ApiError, Invalid, NotFound
 from svc_api.core.fields import check_name
 from svc_api.core.store import Store
 from svc_api.market import queries
-from svc_api.market.clock import MarketClock, last_closed_open, market_clock_of, newest_close
+from svc_api.market.clock import MarketClock, horizon, last_closed_open, market_clock_of, newest_close
 from svc_api.market.feed import feed_health, run_feed
 from svc_api.market.klines import KLINES_DEFAULT, KLINES_MAX, klines
 from svc_api.market.quotes import quote, spread_pct
@@ -318,6 +318,7 @@ __all__ = [
     "find_series",
     "fixed",
     "freshest",
+    "horizon",
     "last_closed_open",
     "market_clock_of",
     "market_quote",

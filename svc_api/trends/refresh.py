@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from svc_api.core.store import StoreUnavailable
+from svc_api.market import service as market
 from svc_api.market.service import crypto_series
 from svc_api.settings import tunables_from_env
 from svc_api.trends.service import SIGNAL_TTL, market_now, signal_rows, store_scan
@@ -196,7 +197,10 @@ def start_for(services: Any) -> TrendRefresher | None:
     def catalog() -> Any:
         return Catalog(DataStore(data_dir) if data_dir is not None else None)
 
+    def clock() -> int:  # in a replay, trends follow market time past the wall clock
+        return market.horizon(services, int(time.time()))
+
     job = TrendRefresher(lambda: services.store, catalog, interval=interval, timeframes=timeframes,
-                         delay=settings.trend_refresh_delay_seconds)
+                         delay=settings.trend_refresh_delay_seconds, clock=clock)
     job.start()
     return job

@@ -27,6 +27,7 @@ from svc_api.core.fields import (
     position_str,
     require,
 )
+from svc_api.market import service as market
 from svc_api.trends import service as trends
 
 TRACKED = "tracked_trend_break_signals"
@@ -50,7 +51,7 @@ def _trend_signals(call: Call) -> dict[str, Any]:
     page = page_number(call.params.get("page"))
     limit = call.page(50, 1, 50, clamp=True)
     return trends.signals_page(call.services, plan=call.principal.plan, page=page, limit=limit,
-                               wall_now=int(clock()))
+                               wall_now=market.horizon(call.services, int(clock())))
 
 
 def _trend_signal_detail(call: Call) -> dict[str, Any]:
@@ -78,7 +79,8 @@ def _trend_indicator_history(call: Call) -> dict[str, Any]:
 
 def _track(call: Call) -> dict[str, Any]:
     key = _signal_key(call.params)
-    return trends.track_signal(call.services, call.svc_id, key, wall_now=int(clock()))
+    return trends.track_signal(call.services, call.svc_id, key,
+                               wall_now=market.horizon(call.services, int(clock())))
 
 
 def _untrack(call: Call) -> dict[str, Any]:

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import sqlalchemy as sa
 from polars.testing import assert_frame_equal
 
 from svc_api.core.clock import ManualClock
 from svc_api.market import service as market
 from svc_api.signals import service as signals
+from svc_api.signals.tables import signals as signal_rows
 from svc_api.trends.refresh import refresh_once
 from svc_engine.data import DataStore, load_klines, resample
 from svc_engine.data.synthetic import END_MS
@@ -137,3 +139,46 @@ def test_the_feed_in_svc_worker_reaches_a_server_in_another_process(
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     assert load_klines("BTCUSDT", "1m", start_ts=END, store=DataStore(data)).height >= 120
+
+
+def test_a_replay_at_600x_still_brings_candles_trends_and_signals_three_hours_later(
+    make_api: Any, settings: Any, signals_market: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # make run: a replay of the last three days at 600x; three hours of wall time are 75 days of market,
+    # well past the end of the stored candles and past the wall clock itself
+    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
+    monkeypatch.setenv("MARKET_FEED_SECONDS", "0")
+    data = tmp_path / "market"
+    shutil.copytree(signals_market, data)
+    wall = END + 30 * 86_400
+    live = dataclasses.replace(
+        settings,
+        data_dir=data,
+        market_feed="embedded",
+        market_replay_speed=600.0,
+        market_replay_from=END - 3 * 86_400,
+    )
+    api = make_api(live, clock=ManualClock(wall))
+    services = api.app.state.services
+    _, token = creator(api, ["BTC"])  # the 1h SMA cross of test_signals
+    for _ in range(18):  # ten wall minutes (100 market hours) at a time
+        api.clock.advance(600)
+        market.run_feed(services)
+        signals.run_once(services)
+    market_now = END - 3 * 86_400 + 3 * 3600 * 600
+    hourly = _get(api, "get_klines", symbol="BTC", interval="1h", limit=1)["klines"]
+    assert hourly[0][0] == (market_now - 3600) * 1000  # the newest closed hour, 72 days past the end
+    refresh_once(
+        services.store,
+        market.catalog_of(services),
+        timeframes=("1h",),
+        wall_now=market.horizon(services, wall),
+    )
+    trends = _get(api, "trend_signals", limit=50)["items"]
+    assert any(int(t["timestamp"]) > wall for t in trends)  # past the wall clock too
+    history = api.user("signal_history", {"limit": 100}, token=token).json()["data"]["signals"]
+    assert len(history) >= 10  # closed signals keep coming
+    with services.store.read() as conn:
+        newest = conn.execute(sa.select(sa.func.max(signal_rows.c.signal_ms))).scalar_one()
+    assert newest > (wall + 30 * 86_400) * 1000  # a month past the wall clock, two past the history
+    assert api.get("/healthz").json()["market"]["lagging_count"] == 0
