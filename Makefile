@@ -30,7 +30,9 @@ data: $(VENV)/.run-installed
 	$(BIN)/svc data init --if-missing
 
 # The embedded market's candles end in the past: `make run` replays its last three days at 600x
-# (a 1h candle every 6 s), so live signals appear within minutes. MARKET_REPLAY_SPEED=0 is wall time.
+# (a 1h candle every 6 s), so live signals appear within minutes, and the market feed continues the
+# market past its end for as long as the service runs. MARKET_REPLAY_SPEED=0 is wall time (the feed
+# first catches up from the end of the stored candles to now); MARKET_FEED=binance feeds real candles.
 run: data
 	MARKET_REPLAY_SPEED=$${MARKET_REPLAY_SPEED:-600} $(BIN)/svc serve --host $(HOST) --port $(PORT)
 
