@@ -23,7 +23,11 @@ def test_healthz_reports_every_registered_worker(make_api: Any, settings: Settin
     # The test apps switch the trend refresh off (TREND_REFRESH_SECONDS=0), have no bot API
     # (BOT_API_URL unset) and no market feed (Settings made in code: MARKET_FEED off): those
     # factories return None.
-    assert set(body["workers"]) == set(REGISTRY.names()) - {"trend_refresh", "messenger_updates", "market_feed"}
+    assert set(body["workers"]) == set(REGISTRY.names()) - {
+        "trend_refresh",
+        "messenger_updates",
+        "market_feed",
+    }
     assert all(w["state"] == "running" for w in body["workers"].values()), body
     assert (body["status"], body["store"]) == ("ok", "ok")
     assert api.get("/readyz").status_code == 200
