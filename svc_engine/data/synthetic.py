@@ -154,6 +154,20 @@ _FULL = _Span(hours=730 * 24, minutes=30 * 1440, days=3652)
 _SMALL = _Span(hours=60 * 24, minutes=3 * 1440, days=730)
 
 
+def _minute_path(
+    rng: np.random.Generator, common: np.ndarray, states: np.ndarray, p: _Params
+) -> tuple[np.ndarray, ...]:
+    """A coin's 1-minute shocks, log path, step deviations and activity (the GARCH level times the
+    intraday cycle, which drives volume), from its market's common shocks and hourly regimes."""
+    z = _own_shocks(rng, common, p.rho, 60, _HOURLY)
+    cycle = _intraday_cycle(1440)
+    profile = np.sqrt(cycle / cycle.mean())
+    sigma = p.vol / math.sqrt(365.0 * 1440.0)
+    h = _HOURLY
+    x, sd = _log_path_nb(z, profile, 60, sigma, states, h.trend, h.kappa, h.alpha, h.beta)
+    return z, x, sd, sd / sigma * profile[np.arange(z.size) % 1440]
+
+
 def _crypto_frames(
     inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
 ) -> dict[str, pl.DataFrame]:
@@ -161,18 +175,11 @@ def _crypto_frames(
     p, rules = _CRYPTO[inst.symbol], precision(inst.market, inst.symbol)
     rng = _rng(seed, inst.symbol)
     common, states = factor
-    z = _own_shocks(rng, common, p.rho, 60, _HOURLY)
-    cycle = _intraday_cycle(1440)
-    profile = np.sqrt(cycle / cycle.mean())
-    sigma = p.vol / math.sqrt(365.0 * 1440.0)
-    x, sd = _log_path_nb(
-        z, profile, 60, sigma, states, _HOURLY.trend, _HOURLY.kappa, _HOURLY.alpha, _HOURLY.beta
-    )
+    z, x, sd, activity = _minute_path(rng, common, states, p)
     logs = _step_bars(rng, _pin(x, p, span.hours / _FULL.hours), sd)
     o, hi, lo, c = _rounded(rules.price_precision, *(p.end * np.exp(a) for a in logs))
     start = END_MS - span.hours * _HOUR_MS
     minutes = start + np.arange(z.size, dtype=np.int64) * _MINUTE_MS
-    activity = sd / sigma * profile[np.arange(z.size) % 1440]  # GARCH level times the intraday cycle
     volume = _crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
     hourly = _aggregate_nb(o, hi, lo, c, volume, 60, 0)
     hourly[4] = np.round(hourly[4], rules.quantity_precision)
@@ -207,6 +214,19 @@ def _weekdays(days: int) -> np.ndarray:
     return day[(day + 3) % 7 < 5] * _DAY_MS
 
 
+def _daily_path(
+    rng: np.random.Generator, common: np.ndarray, states: np.ndarray, p: _Params, market: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The log path (and step deviations) of 79-step weekdays: an overnight step, then the session."""
+    z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, _DAILY_REGIME)
+    night = _OVERNIGHT[market]
+    session = np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS / (_DAILY_STEPS - 1))
+    profile = np.sqrt(np.r_[night * _DAILY_STEPS, session])
+    sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
+    r = _DAILY_REGIME
+    return _log_path_nb(z, profile, _DAILY_STEPS, sigma, states, r.trend, r.kappa, r.alpha, r.beta)
+
+
 def _daily_frame(
     inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
 ) -> pl.DataFrame:
@@ -214,28 +234,10 @@ def _daily_frame(
     p, rules = _DAILY[inst.symbol], precision(inst.market, inst.symbol)
     rng = _rng(seed, inst.symbol)
     common, states = factor
-    z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, _DAILY_REGIME)
-    night = _OVERNIGHT[inst.market]
-    profile = np.sqrt(
-        np.r_[
-            night * _DAILY_STEPS, np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS / (_DAILY_STEPS - 1))
-        ]
-    )
-    sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
-    x, sd = _log_path_nb(
-        z,
-        profile,
-        _DAILY_STEPS,
-        sigma,
-        states,
-        _DAILY_REGIME.trend,
-        _DAILY_REGIME.kappa,
-        _DAILY_REGIME.alpha,
-        _DAILY_REGIME.beta,
-    )
+    x, sd = _daily_path(rng, common, states, p, inst.market)
     logs = _step_bars(rng, _pin(x, p, span.days / _FULL.days), sd)
     o, hi, lo, c = (p.end * np.exp(a) for a in logs)
-    bars = _aggregate_nb(o, hi, lo, c, np.zeros(z.size), _DAILY_STEPS, 1)
+    bars = _aggregate_nb(o, hi, lo, c, np.zeros(sd.size), _DAILY_STEPS, 1)
     bars[:4] = np.maximum(np.round(bars[:4], rules.price_precision), 10.0**-rules.price_precision)
     moves = np.abs(np.diff(np.log(bars[3]), prepend=math.log(bars[0, 0])))
     weight = (0.6 + 0.4 * moves / max(moves.mean(), 1e-12)) * rng.lognormal(0.0, 0.3, moves.size)

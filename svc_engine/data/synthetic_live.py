@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import zlib
 
 import numpy as np
@@ -35,14 +34,14 @@ from svc_engine.data.store import DataStore
 from svc_engine.data.synthetic import (
     DEFAULT_SEED,
     _crypto_volume,
+    _daily_path,
     _frame,
-    _intraday_cycle,
-    _own_shocks,
+    _minute_path,
     _rounded,
     _shocks,
     _step_bars,
 )
-from svc_engine.data.synthetic_kernels import aggregate_nb, log_path_nb, regimes_nb
+from svc_engine.data.synthetic_kernels import aggregate_nb, regimes_nb
 from svc_engine.data.synthetic_params import _CRYPTO, _DAILY, _DAILY_REGIME, _FACTOR, _HOURLY, _OVERNIGHT
 from svc_engine.instruments import precision
 from svc_engine.instruments.universe import DEFINITION
@@ -143,16 +142,9 @@ def _crypto_day(seed: int, symbol: str, day: int, anchor: float, step_ms: int) -
     common = _shocks(common_rng, 1440)
     states = regimes_nb(common_rng.random(24), _HOURLY.stay_range, _HOURLY.stay_trend, _HOURLY.reverse)
     rng = _rng(seed, symbol, day)
-    z = _own_shocks(rng, common, p.rho, 60, _HOURLY)
-    cycle = _intraday_cycle(1440)
-    profile = np.sqrt(cycle / cycle.mean())
-    sigma = p.vol / math.sqrt(365.0 * 1440.0)
-    x, sd = log_path_nb(
-        z, profile, 60, sigma, states, _HOURLY.trend, _HOURLY.kappa, _HOURLY.alpha, _HOURLY.beta
-    )
+    z, x, sd, activity = _minute_path(rng, common, states, p)
     o, hi, lo, c = _rounded(rules.price_precision, *(anchor * np.exp(a) for a in _step_bars(rng, x, sd)))
     minutes = day * _DAY_MS + np.arange(1440, dtype=np.int64) * _MINUTE_MS
-    activity = sd / sigma * profile
     volume = _crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
     per = step_ms // _MINUTE_MS
     if per == 1:
@@ -173,27 +165,9 @@ def _daily_bar(seed: int, market: str, symbol: str, day: int, anchor: float) -> 
         common_rng.random(1), _DAILY_REGIME.stay_range, _DAILY_REGIME.stay_trend, _DAILY_REGIME.reverse
     )
     rng = _rng(seed, symbol, day)
-    z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, _DAILY_REGIME)
-    night = _OVERNIGHT[market]
-    profile = np.sqrt(
-        np.r_[
-            night * _DAILY_STEPS, np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS / (_DAILY_STEPS - 1))
-        ]
-    )
-    sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
-    x, sd = log_path_nb(
-        z,
-        profile,
-        _DAILY_STEPS,
-        sigma,
-        states,
-        _DAILY_REGIME.trend,
-        _DAILY_REGIME.kappa,
-        _DAILY_REGIME.alpha,
-        _DAILY_REGIME.beta,
-    )
+    x, sd = _daily_path(rng, common, states, p, market)
     o, hi, lo, c = (anchor * np.exp(a) for a in _step_bars(rng, x, sd))
-    bar = aggregate_nb(o, hi, lo, c, np.zeros(z.size), _DAILY_STEPS, 1)
+    bar = aggregate_nb(o, hi, lo, c, np.zeros(sd.size), _DAILY_STEPS, 1)
     bar[:4] = np.maximum(np.round(bar[:4], rules.price_precision), 10.0**-rules.price_precision)
     bar[4] = np.round(p.quote_volume / bar[3] * rng.lognormal(0.0, 0.3, 1))
     return _frame(np.array([day * _DAY_MS], dtype=np.int64), bar)
