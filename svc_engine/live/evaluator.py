@@ -41,6 +41,7 @@ from svc_engine.sim import nb
 from svc_engine.sim.chunks import as_strategy
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import resolve_settings, sizing_args
+from svc_engine.strategy.compiler import settle
 from svc_engine.strategy.program import Strategy
 
 MS_PER_DAY = 86_400_000
@@ -59,10 +60,13 @@ class Watchlist:
     settings: Settings
     pair_of: np.ndarray
     """(programs, coins): the pair of a program on a coin, -1 where it is not watched."""
-    leaves: tuple[tuple[Any, ...], ...]
-    """Per coin: the history nodes of the programs watching it (``shared.history_leaves``)."""
+    leaves: tuple[tuple[tuple[Any, int], ...], ...]
+    """Per coin: the history nodes of the programs watching it (``shared.history_leaves``), each
+    with its ``settle``."""
     lead: int
     """Candles every coin's tail keeps before the new ones: the longest ``candle_count``."""
+    rules: np.ndarray
+    """Per pair: side, market entry, holding time and ``candle_count`` of its program (int64)."""
 
     def __len__(self) -> int:
         return int(self.program.shape[0])
@@ -92,12 +96,20 @@ def watchlist(
     if np.count_nonzero(pair_of >= 0) != program.size:
         raise ValueError("a program is watched twice on one coin")
     own = [history_leaves(p) for p in compiled]
+    settles = {leaf: settle(leaf) for leaves in own for leaf in leaves}
     leaves = tuple(
-        tuple(dict.fromkeys(leaf for p in np.flatnonzero(pair_of[:, k] >= 0) for leaf in own[p]))
+        tuple((leaf, settles[leaf]) for leaf in dict.fromkeys(
+            leaf for p in np.flatnonzero(pair_of[:, k] >= 0) for leaf in own[p]
+        ))
         for k in range(len(coins))
-    )
+    )  # fmt: skip
     lead = max((p.candle_count for p in compiled), default=1) + 1
-    return Watchlist(compiled, coins, program, coin, timeframe, s, pair_of, leaves, lead)
+    per_program = np.array(
+        [[_side(p), p.entry_order == "market", p.hold, p.candle_count] for p in compiled],
+        np.int64,
+    ).reshape(len(compiled), 4)  # fmt: skip
+    rules = np.ascontiguousarray(per_program[program])
+    return Watchlist(compiled, coins, program, coin, timeframe, s, pair_of, leaves, lead, rules)
 
 
 def candles_needed(watch: Watchlist, new: int = 1) -> int:
@@ -109,8 +121,8 @@ def candles_needed(watch: Watchlist, new: int = 1) -> int:
         64
     """
     tail = watch.lead + new + 1
-    windows = [window_of(leaf, tail) for leaves in watch.leaves for leaf in leaves]
-    return max([tail, *windows])
+    settled = max((s for leaves in watch.leaves for _, s in leaves), default=0)
+    return window_of(settled, tail)
 
 
 def new_state(watch: Watchlist, *, half_spread: float | np.ndarray | None = None) -> np.ndarray:
@@ -152,16 +164,12 @@ def advance(watch: Watchlist, state: np.ndarray, candles: Mapping[str, Any]) -> 
             s.signal_filter_mode == "reject")  # fmt: skip
     cand = candidates(ctx, watch.programs, watch.pair_of, len(watch), tail, rows, filt)
     t, o, h, lo, c, _ = tails(series, rows)
-    progs = watch.programs
-    side = np.array([nb.LONG if p.position_side == "long" else nb.SHORT for p in progs], np.int8)
-    market = np.array([p.entry_order == "market" for p in progs], np.bool_)
-    hold = np.array([p.hold for p in progs], np.int64)
-    count = np.array([p.candle_count for p in progs], np.int64)
+    r = watch.rules
     busy = int(np.count_nonzero(state["phase"] != FLAT))
     events = np.zeros(4 * cand.row.size + 3 * busy + 8, EVENT_DTYPE)
-    pp = watch.program
     n = advance_nb(
-        t, o, h, lo, c, timeframe_ms(watch.timeframe), watch.coin, side[pp], market[pp], hold[pp], count[pp],
+        t, o, h, lo, c, timeframe_ms(watch.timeframe), watch.coin, r[:, 0].astype(np.int8), r[:, 1] == 1,
+        r[:, 2], r[:, 3],
         cand.ptr, cand.row, cand.fate, cand.limit, cand.tp, cand.sl, cand.tp_d, cand.sl_d, cand.moves,
         cand.flag_ptr, cand.flag_row, state, events,
         round(s.max_wait_days * MS_PER_DAY), s.min_candles_between_signals, *sizing_args(s),
@@ -232,6 +240,10 @@ def events_frame(watch: Watchlist, events: np.ndarray) -> pl.DataFrame:
     })  # fmt: skip
 
 
+def _side(program: Strategy) -> int:
+    return nb.LONG if program.position_side == "long" else nb.SHORT
+
+
 def _coin(value: Any) -> CoinCandles:
     return value if isinstance(value, CoinCandles) else CoinCandles.of(value)
 
@@ -239,18 +251,25 @@ def _coin(value: Any) -> CoinCandles:
 def _new_rows(watch: Watchlist, state: np.ndarray, series: list[CoinCandles]) -> np.ndarray:
     """Per coin, how many of its candles are new to its least advanced pair; refuses candles that
     skip one a pair has not seen, or a window too short to settle the indicators."""
-    new = np.zeros(len(series), np.int64)
+    n_coins = len(series)
+    last = np.full(n_coins, np.iinfo(np.int64).max)
+    np.minimum.at(last, watch.coin, state["last_ms"])
+    most = np.full(n_coins, -1)
+    np.maximum.at(most, watch.coin, state["seen"])
+    least = np.full(n_coins, np.iinfo(np.int64).max)
+    np.minimum.at(least, watch.coin, state["seen"])
     need = candles_needed(watch)
+    new = np.zeros(n_coins, np.int64)
     for k, coin in enumerate(series):
-        mine = watch.coin == k
-        if not mine.any():
+        if most[k] < 0:  # no pair watches it
             continue
-        last = int(state["last_ms"][mine].min())
-        start = int(np.searchsorted(coin.t, last, side="right"))
-        if last >= 0 and (start == 0 or coin.t[start - 1] != last):
-            raise ValueError(f"{watch.coins[k]}: the candles given do not include {last}, the last one seen")
+        start = int(np.searchsorted(coin.t, last[k], side="right"))
+        if last[k] >= 0 and (start == 0 or coin.t[start - 1] != last[k]):
+            raise ValueError(
+                f"{watch.coins[k]}: the candles given do not include {last[k]}, the last one seen"
+            )
         new[k] = coin.t.shape[0] - start
-        cut = int(state["seen"][mine].max()) > start  # the frame does not begin the series
-        if cut and start + 1 < min(need, int(state["seen"][mine].min())):
+        # a frame that does not begin the series must hold the settled window
+        if most[k] > start and start + 1 < min(need, int(least[k])):
             raise ValueError(f"{watch.coins[k]}: {start} candles before the new ones; {need} are needed")
     return new

@@ -34,7 +34,7 @@ import polars as pl
 
 from svc_engine.sim import nb
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.compiler import Context, settle
+from svc_engine.strategy.compiler import Context
 from svc_engine.strategy.program import Strategy
 
 HISTORY = (A.Ind, A.Tf, A.TfCond, A.TrendEvent, A.Pattern, A.DayEnd)
@@ -78,22 +78,24 @@ def history_leaves(strategy: Strategy) -> list[A.Node]:
     return list(found)
 
 
-def window_of(leaf: A.Node, tail: int) -> int:
-    """Candles a history node is evaluated over so that its last ``tail`` values are settled: a
-    power of two (so that nodes of similar warm-up share one context), or the whole history.
+def window_of(settled: int, tail: int) -> int:
+    """Candles a history node that settles after ``settled`` candles is evaluated over, so that its
+    last ``tail`` values are settled: rounded up to one of eight steps per power of two, so that
+    nodes of similar warm-up share one context (and its common sub-results) at little extra work.
 
     Example:
-        >>> window_of(A.Ind("sma", (20,)), 5), window_of(A.Ind("obv", ()), 5) > 10**8
-        (32, True)
+        >>> window_of(settle(A.Ind("sma", (20,))), 5), window_of(settle(A.Ind("ema", (200,))), 202)
+        (24, 10752)
     """
-    need = settle(leaf) + tail
-    return 1 << max(need - 1, 1).bit_length()
+    need = settled + tail
+    step = 1 << max(need.bit_length() - 4, 0)
+    return -(-need // step) * step
 
 
 @dataclass(frozen=True, slots=True)
 class CoinCandles:
-    """One coin's candles as contiguous arrays, oldest first: open time (Unix ms) and the five
-    price and volume columns.
+    """One coin's candles, oldest first: the kline frame and its open times (Unix ms) and five price
+    and volume columns as contiguous arrays (views where the frame's columns allow).
 
     Example:
         >>> k = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
@@ -102,6 +104,7 @@ class CoinCandles:
         [0]
     """
 
+    klines: pl.DataFrame
     t: np.ndarray
     cols: tuple[np.ndarray, ...]
 
@@ -109,14 +112,11 @@ class CoinCandles:
     def of(cls, klines: pl.DataFrame) -> CoinCandles:
         """From a kline frame (``open_time`` integer ms or any datetime)."""
         ctx = Context(klines)
-        return cls(ctx.array("open_time"), tuple(ctx.array(c) for c in COLUMNS))
+        return cls(klines, ctx.array("open_time"), tuple(ctx.array(c) for c in COLUMNS))
 
     def frame(self, start: int, stop: int) -> pl.DataFrame:
-        """Rows ``start:stop`` as a kline frame (views of the arrays)."""
-        data = {"open_time": self.t[start:stop]} | {
-            c: a[start:stop] for c, a in zip(COLUMNS, self.cols, strict=True)
-        }
-        return pl.DataFrame(data)
+        """Rows ``start:stop`` as a kline frame (a slice: no copy)."""
+        return self.klines.slice(start, stop - start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,21 +157,21 @@ def tails(coins: Sequence[CoinCandles], rows: int) -> tuple[np.ndarray, ...]:
 
 
 def stacked_context(
-    coins: Sequence[CoinCandles], leaves_by_coin: Sequence[Sequence[A.Node]], tail: int
+    coins: Sequence[CoinCandles], leaves_by_coin: Sequence[Sequence[tuple[A.Node, int]]], tail: int
 ) -> Context:
-    """The last ``tail`` candles of every coin end to end, with each coin's history values (one
-    evaluation per node and coin, on its own long window) in the cache."""
+    """The last ``tail`` candles of every coin end to end, with each coin's history values in the
+    cache: every ``(node, settle)`` of a coin evaluated once, on that coin's candles, over
+    :func:`window_of` candles (nodes of one window share a context)."""
     t, *cols = tails(coins, tail)
-    ctx = Context(
-        pl.DataFrame({"open_time": t.ravel()} | dict(zip(COLUMNS, (c.ravel() for c in cols), strict=True)))
-    )
-    wanted: dict[A.Node, None] = {leaf: None for leaves in leaves_by_coin for leaf in leaves}
+    frame = {"open_time": t.ravel()} | dict(zip(COLUMNS, (c.ravel() for c in cols), strict=True))
+    ctx = Context(pl.DataFrame(frame))
+    wanted = dict.fromkeys(leaf for leaves in leaves_by_coin for leaf, _ in leaves)
     seeded = {leaf: _blank(leaf, len(coins) * tail) for leaf in wanted}
     for k, (coin, leaves) in enumerate(zip(coins, leaves_by_coin, strict=True)):
         n = coin.t.shape[0]
         contexts: dict[int, Context] = {}
-        for leaf in leaves if n else ():  # a coin with no candle yet keeps blanks
-            size = min(window_of(leaf, tail), n)
+        for leaf, settled in leaves if n else ():  # a coin with no candle yet keeps blanks
+            size = min(window_of(settled, tail), n)
             long = contexts.get(size)
             if long is None:
                 long = contexts[size] = Context(coin.frame(n - size, n))

@@ -30,12 +30,13 @@ from svc_engine.strategy.errors import StrategyCompileError
 REPO = Path(__file__).resolve().parents[3]
 DATASETS = Path(os.environ.get("SVC_SHARED_DATASETS", REPO.parent / "shared" / "datasets"))
 pytestmark = pytest.mark.skipif(
-    not (DATASETS / "crypto").is_dir(), reason=f"real datasets not found at {DATASETS} (set SVC_SHARED_DATASETS)"
+    not (DATASETS / "crypto").is_dir(),
+    reason=f"real datasets not found at {DATASETS} (set SVC_SHARED_DATASETS)",
 )
 COINS = {"1h": ("ETHUSDT", "SOLUSDT", "LINKUSDT"), "4h": ("BTCUSDT", "AVAXUSDT")}
 TF_MS = {"1h": 3_600_000, "4h": 14_400_000}
 HYP = settings(
-    max_examples=int(os.environ.get("LIVE_EXAMPLES", "30")),
+    max_examples=int(os.environ.get("LIVE_EXAMPLES", "40")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -55,7 +56,9 @@ oscillators = st.one_of(
 predicates = st.one_of(
     st.builds(A.Cross, st.sampled_from(["above", "below"]), prices, prices),
     st.builds(A.Compare, st.sampled_from([">", "<"]), prices, prices),
-    st.builds(A.Cross, st.sampled_from(["above", "below"]), oscillators, st.integers(20, 80).map(float).map(A.Num)),
+    st.builds(
+        A.Cross, st.sampled_from(["above", "below"]), oscillators, st.integers(20, 80).map(float).map(A.Num)
+    ),
     st.builds(A.Compare, st.sampled_from([">", "<"]), oscillators, st.integers(20, 80).map(float).map(A.Num)),
     st.builds(A.Streak, st.sampled_from(["rise", "fall"]), st.integers(1, 3), prices),
     st.builds(A.Candles, st.sampled_from(["green", "red"]), st.integers(1, 3)),
@@ -73,27 +76,53 @@ conditions = st.recursive(
     max_leaves=3,
 )
 TPS = ["2%", "0.6%", "5%", "1.5 x ATR(14)", "risk reward 2", "no take profit", "40%"]
-SLS = ["1%", "3%", "2 x ATR(10)", "trailing stop 1.5%", "trailing stop of 2 x ATR(14)",
-       "trailing stop 2% after 1% profit", "no stop loss", "0.05%"]  # fmt: skip
-EXITS = [None, None, "exit when close crosses below SMA(10)", "exit when RSI(14) rises above 65 or after 12 candles",
-         "after 6 candles", "move the stop to break-even after 0.5% profit", "exit at the end of the day",
-         "move the stop to break-even after 1% profit, exit when close drops for 2 candles"]  # fmt: skip
+SLS = [
+    "1%",
+    "3%",
+    "2 x ATR(10)",
+    "trailing stop 1.5%",
+    "trailing stop of 2 x ATR(14)",
+    "trailing stop 2% after 1% profit",
+    "no stop loss",
+    "0.05%",
+]
+EXITS = [
+    None,
+    None,
+    "exit when close crosses below SMA(10)",
+    "exit when RSI(14) rises above 65 or after 12 candles",
+    "after 6 candles",
+    "move the stop to break-even after 0.5% profit",
+    "exit at the end of the day",
+    "move the stop to break-even after 1% profit, exit when close drops for 2 candles",
+]
 
 
 @st.composite
 def programs(draw: st.DrawFn) -> Any:
     side = draw(st.sampled_from(["long", "short"]))
     market = draw(st.booleans())
-    entry_price = None if market or draw(st.booleans()) else draw(
-        st.sampled_from([A.PctOff(-0.5, A.Field("close")), A.PctOff(0.3, A.Field("close")), A.Ind("ema", (5,))])
+    entry_price = (
+        None
+        if market or draw(st.booleans())
+        else draw(
+            st.sampled_from(
+                [A.PctOff(-0.5, A.Field("close")), A.PctOff(0.3, A.Field("close")), A.Ind("ema", (5,))]
+            )
+        )
     )
     try:
         return compile_strategy(
-            draw(conditions), draw(st.sampled_from(TPS)), draw(st.sampled_from(SLS)),
-            market_type="futures" if side == "short" or draw(st.booleans()) else "spot", position_side=side,
-            exit_condition=draw(st.sampled_from(EXITS)), entry_price=entry_price,
-            entry_order="market" if market else None, hold=draw(st.sampled_from([0, 0, 3, 20])),
-        )  # fmt: skip
+            draw(conditions),
+            draw(st.sampled_from(TPS)),
+            draw(st.sampled_from(SLS)),
+            market_type="futures" if side == "short" or draw(st.booleans()) else "spot",
+            position_side=side,
+            exit_condition=draw(st.sampled_from(EXITS)),
+            entry_price=entry_price,
+            entry_order="market" if market else None,
+            hold=draw(st.sampled_from([0, 0, 3, 20])),
+        )
     except StrategyCompileError:
         return compile_strategy("close crosses above SMA(20)", "2%", "1%", position_side="long")
 
@@ -128,7 +157,8 @@ def series(coin: str, tf: str, first: int, n: int, holes: int, seed: int) -> pl.
     key = (coin, tf)
     if key not in _CACHE:
         _CACHE[key] = pl.read_parquet(DATASETS / "crypto" / f"{coin}-{tf}.parquet")
-    frame = _CACHE[key].slice(first, n)
+    whole = _CACHE[key]
+    frame = whole.slice(min(first, whole.height - n), n)  # a young coin: its last candles
     if holes:  # data gaps: a missing candle counts as nothing, an order may outlive one
         rng = np.random.default_rng(seed)
         drop = rng.choice(np.arange(5, frame.height - 5), size=holes, replace=False)
@@ -136,7 +166,9 @@ def series(coin: str, tf: str, first: int, n: int, holes: int, seed: int) -> pl.
     return frame
 
 
-def backtest_positions(strategy: Any, klines: pl.DataFrame, tf: str, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+def backtest_positions(
+    strategy: Any, klines: pl.DataFrame, tf: str, cfg: dict[str, Any]
+) -> list[dict[str, Any]]:
     """Placed positions of ``backtest`` over the whole frame, in time order, as plain dicts."""
     result = sv.backtest(strategy, klines, tf, **cfg)
     ms = {c: pl.col(c).dt.epoch("ms") for c in ("signal_time", "fill_time", "exit_time")}
@@ -148,8 +180,18 @@ def backtest_positions(strategy: Any, klines: pl.DataFrame, tf: str, cfg: dict[s
         row = {k: p[k] for k in ("signal_time", "side", "limit_price", "tp_price", "sl_price", "fate")}
         trade = trades.get(p["signal_time"]) if p["fate"] == "traded" else None
         if trade is not None:
-            row |= {k: trade[k] for k in ("fill_time", "exit_time", "entry_price", "exit_price", "exit_reason",
-                                           "return_pct", "pnl")}  # fmt: skip
+            row |= {
+                k: trade[k]
+                for k in (
+                    "fill_time",
+                    "exit_time",
+                    "entry_price",
+                    "exit_price",
+                    "exit_reason",
+                    "return_pct",
+                    "pnl",
+                )
+            }
         out.append(row)
     return out
 
@@ -160,16 +202,30 @@ def live_positions(events: pl.DataFrame) -> dict[int, list[dict[str, Any]]]:
     for e in events.to_dicts():
         mine = out.setdefault(e["pair"], [])
         if e["event"] == "placed":
-            mine.append({"signal_time": e["signal_time"], "side": e["side"], "limit_price": e["limit_price"],
-                         "tp_price": e["tp_price"], "sl_price": e["sl_price"], "fate": "waiting"})  # fmt: skip
+            mine.append(
+                {
+                    "signal_time": e["signal_time"],
+                    "side": e["side"],
+                    "limit_price": e["limit_price"],
+                    "tp_price": e["tp_price"],
+                    "sl_price": e["sl_price"],
+                    "fate": "waiting",
+                }
+            )
             continue
         pos = mine[-1]
         assert pos["signal_time"] == e["signal_time"]
         if e["event"] == "filled":
             pos |= {"fate": "open", "fill_time": e["time"], "entry_price": e["price"]}
         elif e["event"] == "closed":
-            pos |= {"fate": "traded", "exit_time": e["time"], "exit_price": e["price"], "exit_reason": e["reason"],
-                    "return_pct": e["return_pct"], "pnl": e["profit"]}  # fmt: skip
+            pos |= {
+                "fate": "traded",
+                "exit_time": e["time"],
+                "exit_price": e["price"],
+                "exit_reason": e["reason"],
+                "return_pct": e["return_pct"],
+                "pnl": e["profit"],
+            }
         else:
             pos["fate"] = {"expired": "expired", "no_slot": "skipped_no_slot"}[e["event"]]
     return out
