@@ -45,6 +45,8 @@ from svc_engine.strategy.compiler import settle
 from svc_engine.strategy.program import Strategy
 
 MS_PER_DAY = 86_400_000
+REPLAY_CHUNK = 64
+"""Candles a replay advances at a time (:func:`rebuild_state`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,7 @@ def candles_needed(watch: Watchlist, new: int = 1) -> int:
 
     Example:
         >>> candles_needed(watchlist(["close crosses above SMA(20)"], [(0, "X")], "1h"))
-        64
+        44
     """
     tail = watch.lead + new + 1
     settled = max((s for leaves in watch.leaves for _, s in leaves), default=0)
@@ -184,11 +186,13 @@ def rebuild_state(
     start_ms: int,
     *,
     half_spread: float | np.ndarray | None = None,
+    chunk: int = REPLAY_CHUNK,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The state of every pair after replaying its coin's candles from ``start_ms`` (an anchor: a
     candle where the pair was flat, such as the first it watched or the signal of its last order)
     to the newest given, and the events of that replay: what a worker does after a restart.
-    ``candles`` as :func:`advance` takes them, with the warm-up before ``start_ms``.
+    ``candles`` as :func:`advance` takes them, with the warm-up before ``start_ms``; the replay
+    advances ``chunk`` candles at a time, which bounds its working memory.
 
     Example:
         >>> import polars as pl
@@ -200,13 +204,24 @@ def rebuild_state(
         (2, 60000, 0)
     """
     state = new_state(watch, half_spread=half_spread)
+    series = {coin: _coin(candles[coin]) for coin in watch.coins}
     for k, coin in enumerate(watch.coins):
-        series = _coin(candles[coin])
-        before = int(np.searchsorted(series.t, start_ms, side="left"))
+        t = series[coin].t
+        before = int(np.searchsorted(t, start_ms, side="left"))
         mine = watch.coin == k
         state["seen"][mine] = before
-        state["last_ms"][mine] = series.t[before - 1] if before else -1
-    return state, advance(watch, state, candles)
+        state["last_ms"][mine] = t[before - 1] if before else -1
+    times = np.unique(
+        np.concatenate([s.t[s.t >= start_ms] for s in series.values()] or [np.zeros(0, np.int64)])
+    )
+    parts = [np.zeros(0, EVENT_DTYPE)]
+    for upto in times[chunk - 1 :: chunk].tolist() + ([int(times[-1])] if times.size else []):
+        given = {}
+        for coin, s in series.items():
+            stop = int(np.searchsorted(s.t, upto, side="right"))
+            given[coin] = CoinCandles(s.klines.slice(0, stop), s.t[:stop], tuple(a[:stop] for a in s.cols))
+        parts.append(advance(watch, state, given))
+    return state, np.concatenate(parts)
 
 
 def events_frame(watch: Watchlist, events: np.ndarray) -> pl.DataFrame:

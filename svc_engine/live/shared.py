@@ -142,7 +142,7 @@ def tails(coins: Sequence[CoinCandles], rows: int) -> tuple[np.ndarray, ...]:
     (coins, rows) arrays, padded in front (time ``PAD_MS``, prices NaN) where a coin has fewer.
 
     Example:
-        >>> one = CoinCandles(np.array([5], np.int64), tuple(np.ones(1) for _ in COLUMNS))
+        >>> one = CoinCandles.of(pl.DataFrame({"open_time": [5], **{c: [1.0] for c in COLUMNS}}))
         >>> tails([one], 2)[0].tolist()
         [[-2, 5]]
     """
