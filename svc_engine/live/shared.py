@@ -84,8 +84,8 @@ def window_of(settled: int, tail: int) -> int:
     nodes of similar warm-up share one context (and its common sub-results) at little extra work.
 
     Example:
-        >>> window_of(settle(A.Ind("sma", (20,))), 5), window_of(settle(A.Ind("ema", (200,))), 202)
-        (24, 10752)
+        >>> window_of(19, 5), window_of(10_050, 202)  # SMA(20) and EMA(200) (``warmup.settle``)
+        (24, 11264)
     """
     need = settled + tail
     step = 1 << max(need.bit_length() - 4, 0)
