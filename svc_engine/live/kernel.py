@@ -87,6 +87,10 @@ def advance_nb(t, o, h, lo, c, tf_ms, coin, side, market, hold, count, cand_ptr,
                     n = _place(state, p, a, j - 1, t[k, r - 1], tf_ms, wait_ms, gap, count[p], cand_fate,
                                cand_limit, cand_tp, cand_sl, cand_tp_d, cand_sl_d, cand_moves, events, n,
                                side[p])  # fmt: skip
+                    if state[p].phase == WAITING and tj >= state[p].deadline_ms:
+                        # that order had no live candle either (the same gap): it expires where placed
+                        n = _emit_end(events, n, p, E_EXPIRED, state[p].last_ms, state, side[p])
+                        state[p].phase = FLAT
             if state[p].phase == WAITING:
                 if market[p]:
                     filled, e_raw, open_fill = True, o[k, r], True
