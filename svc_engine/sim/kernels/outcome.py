@@ -38,12 +38,27 @@ def find_fill_nb(t, o, h, lo, s, side, limit, deadline_ms):
     n = t.shape[0]
     k = s + 1
     while k < n and t[k] < deadline_ms:
-        if side == LONG and lo[k] <= limit:
-            return k, min(o[k], limit), o[k] <= limit, k
-        if side == SHORT and h[k] >= limit:
-            return k, max(o[k], limit), o[k] >= limit, k
+        hit, price, open_fill = limit_fill_nb(o[k], h[k], lo[k], side, limit)
+        if hit:
+            return k, price, open_fill, k
         k += 1
     return -1, np.nan, False, k - 1
+
+
+@njit(cache=True, nogil=True)
+def limit_fill_nb(ok, hk, lk, side, limit):
+    """Section 3 on one live candle: (filled?, fill price ``min(open, L)``, open fill?). The one
+    per-candle rule that :func:`find_fill_nb` and the live evaluator (``svc_engine.live``) share.
+
+    Example:
+        >>> limit_fill_nb(10.5, 10.6, 9.9, LONG, 10.0), limit_fill_nb(10.5, 10.6, 10.1, LONG, 10.0)[0]
+        ((True, 10.0, False), False)
+    """
+    if side == LONG and lk <= limit:
+        return True, min(ok, limit), ok <= limit
+    if side == SHORT and hk >= limit:
+        return True, max(ok, limit), ok >= limit
+    return False, np.nan, False
 
 
 @njit(cache=True, nogil=True)

@@ -72,11 +72,10 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
         if j == last:
             break
         if moving:
-            reach = c[i] if (j == i and not open_fill) else (h[j] if side == LONG else lo[j])
-            best = max(best, reach) if side == LONG else min(best, reach)
-            armed, be_armed, stop, stop_reason, gap_reason = move_stop_nb(
-                moves, side, entry, best, armed, be_armed, base, base_reason, base_gap
-            )
+            best, armed, be_armed, stop, stop_reason, gap_reason = next_stop_nb(
+                moves, side, entry, j == i and not open_fill, c[i], h[j], lo[j], best, armed, be_armed,
+                base, base_reason, base_gap,
+            )  # fmt: skip
         ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
         if ends:
             return j1, x, reason
@@ -113,6 +112,56 @@ def move_stop_nb(moves, side, entry, best, armed, be_armed, base, base_reason, b
 
 
 @njit(cache=True, nogil=True)
+def next_stop_nb(moves, side, entry, at_fill, c_fill, hj, lj, best, armed, be_armed, base, base_reason,
+                 base_gap):  # fmt: skip
+    """After the close of candle ``j`` (no exit on it): the best price through ``j`` and the stop
+    of candle ``j + 1`` (best, trailing armed, break-even armed, stop, its reason, its gap reason).
+    On an intrabar fill candle (``at_fill``) only its close ``c_fill`` counts. The per-candle step
+    that :func:`find_exit_rules_nb` and the live evaluator (``svc_engine.live``) share.
+
+    Example:
+        >>> from svc_engine.sim.kernels.records import R_SL, R_SL_GAP
+        >>> next_stop_nb(np.array([0.1, np.nan, np.nan, np.nan]), LONG, 10.0, False, 10.0, 12.0, 11.0,
+        ...              10.0, True, False, 9.0, R_SL, R_SL_GAP)[:4]
+        (12.0, True, False, 10.8)
+    """
+    reach = c_fill if at_fill else (hj if side == LONG else lj)
+    best = max(best, reach) if side == LONG else min(best, reach)
+    armed, be_armed, stop, stop_reason, gap_reason = move_stop_nb(
+        moves, side, entry, best, armed, be_armed, base, base_reason, base_gap
+    )
+    return best, armed, be_armed, stop, stop_reason, gap_reason
+
+
+@njit(cache=True, nogil=True)
+def exit_due_nb(flag_j, hold, held):
+    """Whether the exit rules close the trade at the next open, decided at a candle's close:
+    (due?, by the exit condition?). ``held`` counts the candles held, the fill candle included.
+
+    Example:
+        >>> exit_due_nb(False, 3, 3), exit_due_nb(True, 0, 1)
+        ((True, False), (True, True))
+    """
+    return flag_j or (hold > 0 and held >= hold), flag_j
+
+
+@njit(cache=True, nogil=True)
+def rule_exit_at_nb(nxt, side, tp, stop, gap_reason, by_signal):
+    """(raw exit price, reason) of a trade an exit rule closes at the open ``nxt``: named for the
+    stop or take-profit that open gaps through, else ``signal`` or ``time``.
+
+    Example:
+        >>> rule_exit_at_nb(9.0, LONG, np.inf, 9.5, 1, True), rule_exit_at_nb(10.0, LONG, 11.0, 9.5, 1, False)
+        ((9.0, 1), (10.0, 7))
+    """
+    if (side == LONG and nxt <= stop) or (side == SHORT and nxt >= stop):
+        return nxt, np.int64(gap_reason)
+    if (side == LONG and nxt >= tp) or (side == SHORT and nxt <= tp):
+        return nxt, np.int64(R_TP_GAP)
+    return nxt, np.int64(R_SIGNAL if by_signal else R_TIME)
+
+
+@njit(cache=True, nogil=True)
 def rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold):
     """Rule 3 of docs/exits.md at the close of candle ``j`` (not the last): (ends?, exit candle,
     raw exit price, reason). An exit condition on ``j`` or the end of the holding time closes the
@@ -124,15 +173,11 @@ def rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold):
         ...              np.array([False, True, False]), 0)
         (True, 2, 9.0, 1)
     """
-    by_signal = exit_flag.shape[0] > 0 and exit_flag[j]
-    if not (by_signal or (hold > 0 and j - i + 1 >= hold)):
+    due, by_signal = exit_due_nb(exit_flag.shape[0] > 0 and exit_flag[j], hold, j - i + 1)
+    if not due:
         return False, j, 0.0, np.int64(0)
-    nxt = o[j + 1]
-    if (side == LONG and nxt <= stop) or (side == SHORT and nxt >= stop):
-        return True, j + 1, nxt, np.int64(gap_reason)
-    if (side == LONG and nxt >= tp) or (side == SHORT and nxt <= tp):
-        return True, j + 1, nxt, np.int64(R_TP_GAP)
-    return True, j + 1, nxt, np.int64(R_SIGNAL if by_signal else R_TIME)
+    x, reason = rule_exit_at_nb(o[j + 1], side, tp, stop, gap_reason, by_signal)
+    return True, j + 1, x, reason
 
 
 @njit(cache=True, nogil=True)
