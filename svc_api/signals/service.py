@@ -1,11 +1,12 @@
 """Live signals: evaluate the watched strategies at each candle close, and read them.
 
 :func:`run_once` is one pass of the signal worker (:mod:`svc_api.signals.worker`): it brings the
-watches in line with the live strategies, then evaluates each watch whose next candle has closed on
-the market clock (:mod:`svc_api.market.clock`). A watch's evaluation and everything it causes
-(signal rows, deliveries, notifications, charges, the watch's new position) commit in one
-transaction that first moves the watch from the candle it was read at: two workers never both write
-one evaluation, and a killed worker's evaluation is simply done again.
+watches in line with the live strategies, then advances every watch whose next candle has closed on
+the market clock (:mod:`svc_api.market.clock`) with the engine's batched live evaluator
+(:mod:`svc_api.signals.batch`). What an evaluation causes (signal rows, deliveries, notifications,
+charges, the watch's new position) commits in transactions of a batch of watches, each watch first
+moved from the candle it was read at: two workers never both write one evaluation, and a killed
+worker's batch is simply done again.
 
 Reading: :func:`active_signals` (waiting for their entry or open) and :func:`signal_history`
 (closed), each the caller's own signals and those delivered to them; :func:`live_signal` for other
@@ -29,8 +30,7 @@ from sqlalchemy.engine import Connection
 from svc_api.core.store import Store
 from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
-from svc_api.signals import delivery, evaluate, queries, watches
-from svc_engine.data import timeframe_ms
+from svc_api.signals import batch, delivery, evaluate, queries, watches
 from svc_engine.strategy import Strategy
 
 logger = logging.getLogger("svc_api.signals")
@@ -56,48 +56,13 @@ def run_once(services: Any) -> dict[str, int]:
     now_ms, now = market_now_ms(services), services.clock.now()
     with store.write() as conn:
         pairs = watches.sync(conn, catalog, now_ms, now=now, listed_coins=marketplace.listed_coins)
-    evaluated = changed = 0
-    candles = evaluate.Candles(catalog.store)
-    for watch, strat in pairs:
-        done = evaluate_watch(services, watch, strat, now_ms, candles=candles)
-        if done is not None:
-            evaluated, changed = evaluated + 1, changed + done
+    fee = services.settings.marketplace_fee_pct
+
+    def record(conn: Connection, watch: Any, strat: Any, p: evaluate.Position) -> int:
+        return _record(conn, watch, strat, p, now=services.clock.now(), fee_pct=fee)
+
+    evaluated, changed = batch.run_pass(services, pairs, now_ms, record)
     return {"watches": len(pairs), "evaluated": evaluated, "signals": changed}
-
-
-def evaluate_watch(
-    services: Any, watch: Any, strat: Any, now_ms: int, *, candles: evaluate.Candles | None = None
-) -> int | None:
-    """Evaluate one watch up to the newest closed candle; None when there was nothing new (or another
-    worker took it), else how many signals were opened or changed."""
-    tf = timeframe_ms(watch.timeframe)
-    catalog = market.catalog_of(services)
-    newest = catalog.data_range(watch.symbol, watch.timeframe, market=watch.market)
-    last = min(market.last_closed_open(now_ms, tf), int(newest["last_ts"]) * 1000) if newest else -1
-    if last <= watch.evaluated_ms or last < watch.anchor_ms:
-        return None
-    found = evaluate.positions(
-        compiled(strat.program_json),
-        watch.symbol,
-        watch.market,
-        watch.timeframe,
-        anchor_ms=watch.anchor_ms,
-        last_ms=last,
-        store=catalog.store,
-        market_type=strat.market_type,
-        # one spread for every evaluation (the engine's default is the tier of the range it runs on)
-        spread_pct=market.coin_spread(services, watch.market, watch.symbol),
-        candles=candles,
-    )
-    anchor = max((p.signal_ms for p in found), default=watch.anchor_ms)
-    key = (watch.svc_id, watch.strategy_name, watch.coin)
-    now, fee = services.clock.now(), services.settings.marketplace_fee_pct
-    with services.store.write() as conn:
-        if not queries.advance_watch(
-            conn, key, seen_ms=watch.evaluated_ms, evaluated_ms=last, anchor_ms=anchor, now=now
-        ):
-            return None
-        return sum(_record(conn, watch, strat, p, now=now, fee_pct=fee) for p in found)
 
 
 @functools.lru_cache(maxsize=4096)

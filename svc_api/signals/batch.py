@@ -1,0 +1,309 @@
+"""The signal worker's pass over every watch at once, on the engine's batched live evaluator.
+
+The watches of one timeframe and market type form a :class:`Book`: one
+:func:`svc_engine.live.watchlist` of their programs on their coins, and one compact state record per
+watch (``svc_engine.live.STATE_DTYPE``) that the process keeps between closes. At each close the book
+is advanced by the new candles in one call (indicators computed once per coin, programs once over
+their coins) and the events (orders placed, filled, expired, trades closed) become the same
+:class:`~svc_api.signals.evaluate.Position` records the backtest of the watched range gives.
+
+The store stays the truth: a book is rebuilt from it (each watch replayed from its anchor, the
+candle of its newest order, to the candle it was last evaluated at) whenever its watches change, on
+the first pass of a process, and after any write that did not go through. Writes go in batches of
+``BATCH`` watches per transaction; each watch is first moved from the candle it was read at
+(compare-and-set), so two workers never both write one evaluation, and a worker killed in the middle
+of a batch wrote nothing of it: the next pass (or process) replays and writes it, once.
+
+Example:
+    >>> position_of(None, "placed", 0, "long", 1.0, 1.1, 0.9).status
+    'waiting'
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from svc_api.market import service as market
+from svc_api.signals import queries
+from svc_api.signals.evaluate import Position
+from svc_engine import live
+from svc_engine.data import load_klines, timeframe_ms
+
+logger = logging.getLogger("svc_api.signals")
+
+BATCH = 500
+"""Watches written per transaction."""
+
+Member = tuple[str, str, str, int]  # svc_id, strategy name, coin, version
+Record = Callable[[Any, Any, Any, Position], int]
+
+
+@dataclass
+class Book:
+    """The live evaluator's watchlist and state for the watches of one timeframe and market type."""
+
+    members: tuple[Member, ...]
+    watch: live.Watchlist
+    state: np.ndarray
+    open: dict[int, Position] = field(default_factory=dict)  # pair -> its position not closed yet
+    coin_keys: tuple[tuple[str, str], ...] = ()  # the watchlist's coins as (market, symbol)
+
+
+def position_of(
+    old: Position | None,
+    event: str,
+    ms: int,
+    side: str,
+    limit: float,
+    tp: float,
+    sl: float,
+    *,
+    price: float | None = None,
+    reason: str | None = None,
+    return_pct: float | None = None,
+) -> Position:
+    """A pair's position after one event of the evaluator (see the module example)."""
+    if event == "placed" or old is None:
+        return Position(ms, side, limit, tp, sl, "waiting")
+    if event == "filled":
+        return replace(old, status="open", fill_ms=ms, entry_price=price)
+    if event == "closed":
+        return replace(
+            old, status="closed", exit_ms=ms, exit_price=price, reason=reason, return_pct=return_pct
+        )
+    return replace(old, status="closed", reason="expired")  # expired, or no stake left to fill it
+
+
+def run_pass(services: Any, pairs: Sequence[tuple[Any, Any]], now_ms: int, record: Record) -> tuple[int, int]:
+    """Advance every watch to the newest closed candle; returns ``(evaluated, signals changed)``.
+
+    ``record(conn, watch, strategy, position)`` writes one position (new or changed) and what it causes.
+    """
+    books: dict[tuple[str, str], Book] = services.cached("signals:books", math.inf, dict)
+    groups: dict[tuple[str, str], list[tuple[Any, Any]]] = defaultdict(list)
+    for watch, strat in pairs:
+        groups[(watch.timeframe, strat.market_type)].append((watch, strat))
+    for stale in set(books) - set(groups):
+        del books[stale]
+    evaluated = changed = 0
+    for key, members in groups.items():
+        try:
+            done = _advance_group(services, books, key, members, now_ms, record)
+        except Exception:
+            books.pop(key, None)  # rebuilt from the store on the next pass
+            raise
+        evaluated, changed = evaluated + done[0], changed + done[1]
+    return evaluated, changed
+
+
+def _advance_group(
+    services: Any,
+    books: dict[tuple[str, str], Book],
+    key: tuple[str, str],
+    members: list[tuple[Any, Any]],
+    now_ms: int,
+    record: Record,
+) -> tuple[int, int]:
+    tf = timeframe_ms(key[0])
+    catalog = market.catalog_of(services)
+    last = {}
+    for watch, _ in members:
+        coin = (watch.market, watch.symbol)
+        if coin not in last:
+            newest = (
+                catalog.store.newest_open(*coin, key[0])
+                if key[0] in catalog.timeframes(watch.symbol, market=watch.market)
+                else _resampled_newest(catalog, coin, key[0])
+            )
+            last[coin] = -1 if newest is None else min(market.last_closed_open(now_ms, tf), newest)
+    due = [(w, s) for w, s in members if last[(w.market, w.symbol)] > w.evaluated_ms]
+    if not due:
+        return 0, 0
+    book = books.get(key)
+    if book is None or not _current(book, members):
+        book = books[key] = _rebuild(services, key, members, record, book)
+    frames = _frames(services, book, last)
+    events = live.advance(book.watch, book.state, frames)
+    touched = _apply(book, events)
+    return len(due), _write(services, book, members, last, touched, record)
+
+
+def _current(book: Book, members: list[tuple[Any, Any]]) -> bool:
+    keys = tuple((w.svc_id, w.strategy_name, w.coin, w.version) for w, _ in members)
+    return keys == book.members and bool(
+        np.array_equal(book.state["last_ms"], np.array([w.evaluated_ms for w, _ in members], np.int64))
+    )
+
+
+def _resampled_newest(catalog: Any, coin: tuple[str, str], timeframe: str) -> int | None:
+    try:
+        return int(catalog.data_range(coin[1], timeframe, market=coin[0])["last_ts"]) * 1000
+    except (LookupError, ValueError):
+        return None
+
+
+def _watchlist(services: Any, key: tuple[str, str], members: Sequence[tuple[Any, Any]]) -> tuple[Any, ...]:
+    from svc_api.signals.service import compiled
+
+    index: dict[str, int] = {}
+    for _, strat in members:
+        index.setdefault(strat.program_json, len(index))
+    programs = [compiled(text) for text in index]
+    coins = tuple(dict.fromkeys((w.market, w.symbol) for w, _ in members))
+    names = {coin: f"{coin[0]}/{coin[1]}" for coin in coins}
+    pairs = [(index[s.program_json], names[(w.market, w.symbol)]) for w, s in members]
+    watch = live.watchlist(programs, pairs, key[0], market_type=key[1])
+    spreads = np.array([market.coin_spread(services, w.market, w.symbol) / 200.0 for w, _ in members])
+    return watch, spreads, coins
+
+
+def _rebuild(
+    services: Any, key: tuple[str, str], members: list[tuple[Any, Any]], record: Record, old: Book | None
+) -> Book:
+    """The book of ``members``: a watch the old book holds at the candle the store has it at keeps
+    its state; every other is replayed from its anchor to the candle it was evaluated at, and the
+    positions the replay finds are recorded again (a no-op when they were)."""
+    watch, spreads, coins = _watchlist(services, key, members)
+    state = live.new_state(watch, half_spread=spreads)
+    book = Book(
+        tuple((w.svc_id, w.strategy_name, w.coin, w.version) for w, _ in members),
+        watch,
+        state,
+        coin_keys=coins,
+    )
+    kept = {m: i for i, m in enumerate(old.members)} if old is not None else {}
+    starts: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, (w, _) in enumerate(members):
+        j = kept.get(book.members[i])
+        if old is not None and j is not None and int(old.state["last_ms"][j]) == int(w.evaluated_ms):
+            state[i] = old.state[j]
+            if j in old.open:
+                book.open[i] = old.open[j]
+            continue
+        starts[(int(w.anchor_ms), int(w.evaluated_ms))].append(i)
+    for (anchor, upto), rows in starts.items():
+        sub, _, sub_coins = _watchlist(services, key, [members[i] for i in rows])
+        frames = {
+            f"{m}/{s}": _window(services, (m, s), key[0], min(anchor, upto), upto, live.candles_needed(sub))
+            for m, s in sub_coins
+        }
+        sub_state, events = live.rebuild_state(sub, frames, anchor, half_spread=spreads[rows])
+        state[rows] = sub_state
+        events["pair"] = np.asarray(rows, np.int64)[events["pair"]]
+        touched = _apply(book, events)
+        _write_replayed(services, book, members, touched, record)
+    return book
+
+
+def _window(
+    services: Any, coin: tuple[str, str], timeframe: str, first_ms: int, last_ms: int, warmup: int
+) -> Any:
+    store = market.catalog_of(services).store
+    return load_klines(
+        coin[1], timeframe, first_ms / 1000, last_ms / 1000, market=coin[0], warmup=warmup, store=store
+    )
+
+
+def _frames(services: Any, book: Book, last: dict[tuple[str, str], int]) -> dict[str, Any]:
+    """Per coin, its candles from the least advanced watch's newest to the newest closed one, with
+    the window the indicators need before them."""
+    seen = {
+        coin: int(book.state["last_ms"][book.watch.coin == k].min()) for k, coin in enumerate(book.coin_keys)
+    }
+    frames = {}
+    for k, coin in enumerate(book.coin_keys):
+        new = max(0, (last[coin] - seen[coin]) // timeframe_ms(book.watch.timeframe))
+        frames[book.watch.coins[k]] = _window(
+            services,
+            coin,
+            book.watch.timeframe,
+            seen[coin],
+            max(last[coin], seen[coin]),
+            live.candles_needed(book.watch, new),
+        )
+    return frames
+
+
+def _apply(book: Book, events: np.ndarray) -> dict[int, dict[int, Position]]:
+    """Positions of each pair the events changed (by signal time), the book's open ones updated."""
+    touched: dict[int, dict[int, Position]] = defaultdict(dict)
+    frame = live.events_frame(book.watch, events)
+    for e in frame.iter_rows(named=True):
+        pair = int(e["pair"])
+        old = book.open.get(pair)
+        p = position_of(
+            old,
+            e["event"],
+            int(e["time"] if e["event"] != "placed" else e["signal_time"]),
+            e["side"],
+            float(e["limit_price"]),
+            float(e["tp_price"]),
+            float(e["sl_price"]),
+            price=float(e["price"]),
+            reason=e["reason"],
+            return_pct=float(e["return_pct"]),
+        )
+        touched[pair][p.signal_ms] = p
+        if p.status == "closed":
+            book.open.pop(pair, None)
+        else:
+            book.open[pair] = p
+    return touched
+
+
+def _write(
+    services: Any,
+    book: Book,
+    members: list[tuple[Any, Any]],
+    last: dict[tuple[str, str], int],
+    touched: dict[int, dict[int, Position]],
+    record: Record,
+) -> int:
+    """One transaction per ``BATCH`` due watches: each moved from the candle it was read at, then its
+    positions recorded; a watch another worker moved first drops the book (rebuilt next pass)."""
+    now = services.clock.now()
+    due = [i for i, (w, _) in enumerate(members) if last[(w.market, w.symbol)] > w.evaluated_ms]
+    changed = 0
+    for start in range(0, len(due), BATCH):
+        with services.store.write() as conn:
+            for i in due[start : start + BATCH]:
+                w, strat = members[i]
+                found = touched.get(i, {})
+                anchor = max((s for s, p in found.items()), default=int(w.anchor_ms))
+                key = (w.svc_id, w.strategy_name, w.coin)
+                upto = last[(w.market, w.symbol)]
+                if not queries.advance_watch(
+                    conn,
+                    key,
+                    seen_ms=w.evaluated_ms,
+                    evaluated_ms=upto,
+                    anchor_ms=max(anchor, int(w.anchor_ms)),
+                    now=now,
+                ):
+                    book.members = ()  # another worker evaluated it: the state here is not the store's
+                    continue
+                changed += sum(record(conn, w, strat, p) for p in found.values())
+    return changed
+
+
+def _write_replayed(
+    services: Any,
+    book: Book,
+    members: list[tuple[Any, Any]],
+    touched: dict[int, dict[int, Position]],
+    record: Record,
+) -> None:
+    if not touched:
+        return
+    with services.store.write() as conn:
+        for i, found in touched.items():
+            w, strat = members[i]
+            for p in found.values():
+                record(conn, w, strat, p)
