@@ -152,13 +152,20 @@ def _resampled_newest(catalog: Any, coin: tuple[str, str], timeframe: str) -> in
 def _watchlist(services: Any, key: tuple[str, str], members: Sequence[tuple[Any, Any]]) -> tuple[Any, ...]:
     from svc_api.signals.service import compiled
 
-    index: dict[str, int] = {}
-    for _, strat in members:
-        index.setdefault(strat.program_json, len(index))
-    programs = [compiled(text) for text in index]
+    # Two watches of one program on one coin (two users, or one who published it) may stand at
+    # different points (one started later), so each gets a copy of the program: the evaluator still
+    # computes their indicators once per coin.
+    index: dict[tuple[str, int], int] = {}
+    copies: dict[tuple[str, str, str], int] = defaultdict(int)
+    slots = []
+    for w, strat in members:
+        k = copies[(strat.program_json, w.market, w.symbol)]
+        copies[(strat.program_json, w.market, w.symbol)] += 1
+        slots.append(index.setdefault((strat.program_json, k), len(index)))
+    programs = [compiled(text) for text, _ in index]
     coins = tuple(dict.fromkeys((w.market, w.symbol) for w, _ in members))
     names = {coin: f"{coin[0]}/{coin[1]}" for coin in coins}
-    pairs = [(index[s.program_json], names[(w.market, w.symbol)]) for w, s in members]
+    pairs = [(slot, names[(w.market, w.symbol)]) for slot, (w, _) in zip(slots, members, strict=True)]
     watch = live.watchlist(programs, pairs, key[0], market_type=key[1])
     spreads = np.array([market.coin_spread(services, w.market, w.symbol) / 200.0 for w, _ in members])
     return watch, spreads, coins
@@ -273,9 +280,21 @@ def _write(
     changed = 0
     for start in range(0, len(due), BATCH):
         with services.store.write() as conn:
+            quiet: dict[tuple[int, int], list[tuple[str, str, str]]] = defaultdict(list)
             for i in due[start : start + BATCH]:
+                w, _ = members[i]
+                if i not in touched:  # most watches: nothing happened, only the candle they are at moves
+                    quiet[(int(w.evaluated_ms), last[(w.market, w.symbol)])].append(
+                        (w.svc_id, w.strategy_name, w.coin)
+                    )
+            for (seen, upto), keys in quiet.items():
+                if queries.advance_watches(conn, keys, seen_ms=seen, evaluated_ms=upto, now=now) != len(keys):
+                    book.members = ()  # another worker moved some of them: rebuild from the store
+            for i in due[start : start + BATCH]:
+                if i not in touched:
+                    continue
                 w, strat = members[i]
-                found = touched.get(i, {})
+                found = touched[i]
                 anchor = max((s for s, p in found.items()), default=int(w.anchor_ms))
                 key = (w.svc_id, w.strategy_name, w.coin)
                 upto = last[(w.market, w.symbol)]

@@ -53,6 +53,19 @@ def advance_watch(
     return bool(conn.execute(stmt).rowcount == 1)
 
 
+def advance_watches(
+    conn: Connection, keys: Sequence[tuple[str, str, str]], *, seen_ms: int, evaluated_ms: int, now: int
+) -> int:
+    """Move many watches (their anchors unchanged) from ``seen_ms`` to ``evaluated_ms`` in one
+    statement; returns how many moved (fewer than ``keys`` when another worker moved some first)."""
+    stmt = (
+        sa.update(signal_watches)
+        .where(sa.tuple_(_w.svc_id, _w.strategy_name, _w.coin).in_(list(keys)), _w.evaluated_ms == seen_ms)
+        .values(evaluated_ms=evaluated_ms, updated_at=now)
+    )
+    return int(conn.execute(stmt).rowcount)
+
+
 def _watch_key(svc_id: str, strategy_name: str, coin: str) -> tuple[Any, ...]:
     return (_w.svc_id == svc_id, _w.strategy_name == strategy_name, _w.coin == coin)
 
