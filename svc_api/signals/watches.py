@@ -55,8 +55,9 @@ def sync(
     have = {(w.svc_id, w.strategy_name, w.coin): w for w in queries.watches(conn)}
     keep: set[tuple[str, str, str]] = set()
     series: dict[str, tuple[str, str, str] | None] = {}  # coin -> (market, symbol, display), once a pass
+    frames: dict[tuple[str, str], list[str]] = {}  # (market, symbol) -> stored timeframes, once a pass
     for (svc_id, name), strat in live.items():
-        found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series, now=now)
+        found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series, frames, now=now)
         for coin, (mkt, symbol) in found.items():
             key = (svc_id, name, coin)
             keep.add(key)
@@ -93,6 +94,7 @@ def _coins(
     strat: Any,
     listed: list[str],
     series: dict[str, tuple[str, str, str] | None],
+    frames: dict[tuple[str, str], list[str]],
     *,
     now: int,
 ) -> dict[str, tuple[str, str]]:
@@ -105,7 +107,11 @@ def _coins(
         if coin not in series:
             series[coin] = _resolve(catalog, coin)
         hit = series[coin]
-        if hit is not None and strat.timeframe in catalog.timeframes(hit[1], market=hit[0]):
+        if hit is None:
+            continue
+        if (hit[0], hit[1]) not in frames:
+            frames[(hit[0], hit[1])] = catalog.timeframes(hit[1], market=hit[0])
+        if strat.timeframe in frames[(hit[0], hit[1])]:
             found[hit[2]] = (hit[0], hit[1])
     return found
 
