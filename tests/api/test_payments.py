@@ -286,3 +286,40 @@ def test_in_app_purchases_verified_with_each_store(settings: Settings, make_api:
         down = buy("ios", "svc_plus_monthly", "a-3", "app-receipt")
         assert (down.status_code, down.json()["reason"]) == (503, "store_unavailable")
         assert _expiry(api, t) == ("pro", SIGNALS_T0 + (12 + 365) * DAY)  # nothing granted
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"platform": []},
+        {"platform": {}},
+        {"platform": "ios", "product_id": ["svc_plus_monthly"]},
+        {"platform": "ios", "product_id": "svc_plus_monthly", "transaction_id": {"a": 1}, "receipt": "r"},
+        {"platform": "ios", "product_id": "svc_plus_monthly", "transaction_id": "t", "receipt": 5},
+    ],
+)
+def test_iap_verify_refuses_wrong_types_with_400(papi: Any, body: dict[str, Any]) -> None:
+    reply = papi.user("iap_verify", body, token=papi.register()["session_token"])
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["error"] == "invalid_request"
+
+
+def test_iap_verify_of_another_accounts_transaction_is_a_409_that_reveals_nothing(papi: Any) -> None:
+    owner, other = papi.register(), papi.register()
+    body = {
+        "platform": "ios",
+        "product_id": "svc_plus_monthly",
+        "transaction_id": "tx-owned",
+        "receipt": "sandbox:tx-owned:svc_plus_monthly",
+    }
+    assert papi.user("iap_verify", body, token=owner["session_token"]).status_code == 200
+    taken = papi.user("iap_verify", body, token=other["session_token"])
+    assert taken.status_code == 409, taken.text
+    assert taken.json()["code"] == "transaction_taken"
+    assert owner["svc_id"] not in taken.text and "plus" not in taken.text.replace("svc_plus", "")
+    assert set(taken.json()) == {"error", "code", "message"}
+    assert _expiry(papi, other["session_token"])[0] == "free"  # nothing granted to the caller
+    # The owner's own replay still answers the purchase.
+    again = papi.user("iap_verify", body, token=owner["session_token"])
+    assert again.status_code == 200 and again.json()["data"]["replayed"] is True
