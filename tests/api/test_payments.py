@@ -323,3 +323,28 @@ def test_iap_verify_of_another_accounts_transaction_is_a_409_that_reveals_nothin
     # The owner's own replay still answers the purchase.
     again = papi.user("iap_verify", body, token=owner["session_token"])
     assert again.status_code == 200 and again.json()["data"]["replayed"] is True
+
+
+def test_a_usdt_note_naming_several_accounts_goes_to_the_operator_queue(papi: Any) -> None:
+    services = papi.app.state.services
+    house = exchange.create_account(services.store, balances={}, ip_whitelist=("127.0.0.1",), now=SIGNALS_T0)
+    services.settings = dataclasses.replace(
+        services.settings, payment_exchange_key=house["api_key"], payment_exchange_secret=house["api_secret"]
+    )
+    first, second = papi.register(), papi.register()
+    note = f"for {first['svc_id']} or {second['svc_id'].lower()}"
+    exchange.deposit(
+        services.store, house["account_id"], "tx-two", "USDT", Decimal(10), payer=None, note=note,
+        now=papi.clock.now(),
+    )  # fmt: skip
+    # The same account named twice is one account: it is paid.
+    exchange.deposit(
+        services.store, house["account_id"], "tx-one", "USDT", Decimal(10), payer=None,
+        note=f"{second['svc_id']} {second['svc_id'].lower()}", now=papi.clock.now(),
+    )  # fmt: skip
+    exchange.run_reconciler(services)
+    assert _expiry(papi, first["session_token"])[0] == "free"
+    assert _expiry(papi, second["session_token"]) == ("starter", SIGNALS_T0 + 30 * DAY)
+    pending = admin("payments", "pending")
+    assert [(p["external_id"], p["svc_id"]) for p in pending] == [("tx-two", None)]
+    assert "several accounts" in pending[0]["reason"] and first["svc_id"] in pending[0]["reason"]
