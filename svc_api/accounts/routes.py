@@ -38,6 +38,7 @@ def _login(call: Call) -> dict[str, Any]:
         ip=call.principal.ip,
         ttl=call.services.settings.session_ttl_seconds,
         platform=platform_of(p),
+        throttle=accounts.login_throttle(call.services),
     )
     return grant.to_dict()
 
@@ -77,7 +78,8 @@ def _identity_link(call: Call) -> dict[str, Any]:
 
 USER: dict[str, Operation] = {
     "register": Operation(_register, access="public"),
-    "login": Operation(_login, access="public"),
+    # Counted in the login budgets (per account and per IP) instead of the guest's general limit.
+    "login": Operation(_login, access="public", own_limits=True),
     "logout": Operation(_logout, access="session"),
     "account_info": Operation(_account_info, inline=True),
     "login_history": Operation(_login_history, inline=True),

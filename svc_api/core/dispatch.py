@@ -186,6 +186,9 @@ class Operation:
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
+    own_limits: bool = False
+    """The operation counts its callers in budgets of its own (``login``: per account and per IP),
+    so the general per-minute limit leaves it out."""
     inline: bool = False
     """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
     runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never

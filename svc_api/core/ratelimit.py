@@ -26,7 +26,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -184,9 +184,12 @@ class RateLimitMiddleware:
         policy: RateLimitPolicy | None = None,
         key_prefix: str = "svc-ratelimit",
         timeout: float = 1.0,
+        exempt: Callable[[Scope], bool] | None = None,
     ) -> None:
         self.app = app
         self.policy = policy or RateLimitPolicy()
+        # Requests whose operation keeps budgets of its own (login): not counted here.
+        self.exempt = exempt or (lambda scope: False)
         self._counter: Counter = counter_for(storage_url, key_prefix, timeout)
         self._items: dict[int, RateLimitItem] = {}
 
@@ -261,7 +264,7 @@ class RateLimitMiddleware:
         return RateLimitStatus(amount, stats.remaining, stats.reset_time, allowed=allowed)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or self.exempt(scope):
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})

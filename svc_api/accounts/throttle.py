@@ -1,0 +1,103 @@
+"""Login budgets: guessing a password is slowed per account, and one client's failures do not lock
+out the other people behind its address.
+
+- per account (the e-mail as given, case-folded): 10 failed logins in a moving 15 minutes; past
+  that every login of that e-mail is a 429 until the oldest failure leaves the window, a right
+  password included (otherwise the budget would not stop a guesser who finds it);
+- per client IP: 100 login attempts a minute, right or wrong, far more than one person needs (a few
+  typos) and room for an office or a carrier NAT; it bounds the password-hashing work one address
+  can ask for.
+
+Logins count in these budgets instead of the guest's general 20 a minute, which one client behind
+a shared address used to exhaust for everyone there. ``RATE_LIMIT_SCALE`` scales both; the counters
+live where the rate limiter's do (memory, or Redis under ``RATE_LIMIT_PREFIX``), and a Redis that
+cannot be reached answers 503, never unlimited guessing.
+
+Example:
+    >>> from svc_api.settings import Settings
+    >>> throttle = LoginThrottle.from_settings(Settings(database_url="sqlite://", secret_key=b"k" * 32))
+    >>> (throttle.per_account.amount, throttle.per_ip.amount)
+    (10, 100)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import limits.errors
+
+from svc_api.core.errors import ApiError, Unauthenticated
+from svc_api.core.ratecounters import Budget
+
+ACCOUNT_FAILURES, ACCOUNT_WINDOW = 10, 15 * 60
+IP_ATTEMPTS, IP_WINDOW = 100, 60
+T = TypeVar("T")
+
+
+def _too_many(wait: float, message: str) -> ApiError:
+    # The one error/reason pair of every 429; what was exhausted is said in the message.
+    return ApiError(
+        429, "too_many_requests", reason="rate_limit_exceeded", retry_after=wait, extra={"message": message}
+    )
+
+
+def _account_key(email: object) -> str | None:
+    """A digest of the e-mail (no address is kept in the limiter's storage); None when not text."""
+    if not isinstance(email, str) or not email.strip():
+        return None
+    return hashlib.sha256(email.strip().casefold().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class LoginThrottle:
+    """The two login budgets (see the module docstring)."""
+
+    def __init__(self, per_account: Budget, per_ip: Budget, retry_after: float = 5.0) -> None:
+        self.per_account = per_account
+        self.per_ip = per_ip
+        self.retry_after = retry_after
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> LoginThrottle:
+        """The budgets of the service settings (scale, Redis URL and key prefix of the limiter)."""
+        scale = float(getattr(settings, "rate_limit_scale", 1.0))
+        where = {
+            "storage_url": getattr(settings, "redis_url", None),
+            "key_prefix": str(getattr(settings, "rate_limit_prefix", "svc-ratelimit")),
+        }
+        return cls(
+            Budget("login-account", max(1, round(ACCOUNT_FAILURES * scale)), ACCOUNT_WINDOW, **where),
+            Budget("login-ip", max(1, round(IP_ATTEMPTS * scale)), IP_WINDOW, **where),
+            retry_after=float(getattr(settings, "store_retry_after", 5)),
+        )
+
+    def attempt(self, ip: str, email: object, login: Callable[[], T]) -> T:
+        """Run ``login`` within the budgets: 429 when the address or the account has none left; a
+        wrong password (401) is counted against the account."""
+        account = _account_key(email)
+        try:
+            wait = self.per_ip.wait("ip", ip)
+            if wait:
+                raise _too_many(wait, "too many login attempts from this address; try again later")
+            if account is not None:
+                wait = self.per_account.wait("account", account)
+                if wait:
+                    raise _too_many(wait, "too many failed logins for this account; try again later")
+            self.per_ip.spend("ip", ip)
+        except limits.errors.StorageError as exc:
+            raise self._unavailable() from exc
+        try:
+            return login()
+        except Unauthenticated:
+            if account is not None:
+                try:
+                    self.per_account.spend("account", account)
+                except limits.errors.StorageError as exc:
+                    raise self._unavailable() from exc
+            raise
+
+    def _unavailable(self) -> ApiError:
+        return ApiError(
+            503, "service_unavailable", reason="temporarily_unavailable", retry_after=self.retry_after
+        )
