@@ -28,19 +28,12 @@ from typing import Any, TypeVar
 
 import limits.errors
 
-from svc_api.core.errors import ApiError, Unauthenticated
+from svc_api.core.errors import ApiError, Unauthenticated, rate_limited
 from svc_api.core.ratecounters import Budget
 
 ACCOUNT_FAILURES, ACCOUNT_WINDOW = 10, 15 * 60
 IP_ATTEMPTS, IP_WINDOW = 100, 60
 T = TypeVar("T")
-
-
-def _too_many(wait: float, message: str) -> ApiError:
-    # The one error/reason pair of every 429; what was exhausted is said in the message.
-    return ApiError(
-        429, "too_many_requests", reason="rate_limit_exceeded", retry_after=wait, extra={"message": message}
-    )
 
 
 def _account_key(email: object) -> str | None:
@@ -79,11 +72,11 @@ class LoginThrottle:
         try:
             wait = self.per_ip.wait("ip", ip)
             if wait:
-                raise _too_many(wait, "too many login attempts from this address; try again later")
+                raise rate_limited(wait, "too many login attempts from this address; try again later")
             if account is not None:
                 wait = self.per_account.wait("account", account)
                 if wait:
-                    raise _too_many(wait, "too many failed logins for this account; try again later")
+                    raise rate_limited(wait, "too many failed logins for this account; try again later")
             self.per_ip.spend("ip", ip)
         except limits.errors.StorageError as exc:
             raise self._unavailable() from exc

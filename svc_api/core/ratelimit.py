@@ -37,7 +37,7 @@ import limits.errors
 from limits import RateLimitItem
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from svc_api.core.errors import DESCRIPTIVE_PREFIX, STICKY_HEADERS, ApiError
+from svc_api.core.errors import DESCRIPTIVE_PREFIX, STICKY_HEADERS, ApiError, rate_limited
 from svc_api.core.ratecounters import Counter, counter_for
 from svc_api.settings import Settings, tunables_from_env
 
@@ -234,7 +234,7 @@ class RateLimitMiddleware:
         state[STICKY_HEADERS] = status.headers()
         if not status.allowed:
             retry = max(1.0, status.reset - time.time())
-            raise ApiError(429, "too_many_requests", reason="rate_limit_exceeded", retry_after=retry)
+            raise rate_limited(retry)
 
     async def check(self, scope: Scope) -> RateLimitStatus:
         """Count this request; the status says whether it may proceed. Raises `ApiError` 503 when

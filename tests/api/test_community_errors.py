@@ -343,3 +343,19 @@ def test_identified_operations_need_credentials(capi: Any) -> None:
     ]:
         reply = capi.post("/user", params={"request_type": operation}, json={})
         assert (reply.status_code, reply.json()["code"]) == (401, "session_expired")
+
+
+def test_the_chat_one_message_a_second_429_has_the_stable_pair_and_the_sentence_in_message(capi: Any) -> None:
+    token = capi.register()["session_token"]
+    assert capi.user("community_chat_send", {"message": "first"}, token=token).status_code == 200
+    again = capi.user("community_chat_send", {"message": "second"}, token=token)
+    assert again.status_code == 429
+    body = again.json()
+    # The pair every 429 of a request limit carries (the per-minute limit's, the login budgets').
+    assert (body["error"], body["reason"], body["retry_after"]) == (
+        "too_many_requests",
+        "rate_limit_exceeded",
+        1,
+    )
+    assert body["message"].startswith("one chat message per second")
+    assert again.headers["Retry-After"] == "1"
