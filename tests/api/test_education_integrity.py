@@ -1,0 +1,86 @@
+"""Education integrity holes found by attack (issue 31): parallel playback sessions share one wall
+clock, unknown event fields are a 400, ``credited_seconds`` is what watched time grew by."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.conftest import Api
+from tests.api.education_helpers import buy, call, leader, publish, student
+
+
+def _start(api: Api, token: str, product: str, lesson: str = "l2") -> str:
+    started = call(api, "POST", f"/products/{product}/playback-sessions", token, json={"lesson_id": lesson})
+    assert started.status_code == 201, started.text
+    return str(started.json()["session_id"])
+
+
+def _events(api: Api, token: str, session: str, seq: int, events: list[dict[str, Any]]) -> Any:
+    return call(
+        api, "POST", f"/playback-sessions/{session}/events", token, json={"seq": seq, "events": events}
+    )
+
+
+def test_parallel_sessions_of_a_lesson_share_one_wall_clock(capi: Api) -> None:
+    api, token = capi, student(capi)
+    course = publish(api, leader(api))
+    buy(api, token, course)
+    sessions = [_start(api, token, course) for _ in range(3)]
+    api.clock.advance(5)
+    # Each session claims 10 s at rate 2 within the same 5 s of wall time.
+    credited = []
+    for session in sessions:
+        reply = _events(
+            api, token, session, 1, [{"type": "rate", "rate": 2.0}, {"type": "heartbeat", "position": 10}]
+        )
+        assert reply.status_code == 200, reply.text
+        credited.append(reply.json()["credited_seconds"])
+    # 5 s of wall clock at rate 2 at most, over all three sessions together.
+    assert sum(credited) <= 5 * 2.0 + 1e-9, credited
+    progress = call(api, "GET", f"/me/enrollments/{course}/progress", token).json()
+    lesson = next(item for item in _lessons(progress) if item["lesson_id"] == "l2")
+    assert lesson["watched_seconds"] <= 10.0 and not lesson["completed"]
+    # Sessions fed in turn each get the wall time since the other's batch: together, the wall clock.
+    api.clock.advance(4)
+    first = _events(api, token, sessions[0], 2, [{"type": "heartbeat", "position": 14}]).json()
+    api.clock.advance(4)
+    second = _events(api, token, sessions[1], 2, [{"type": "heartbeat", "position": 18}]).json()
+    assert first["credited_seconds"] + second["credited_seconds"] <= 8 * 2.0 + 1e-9
+
+
+def _lessons(progress: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "lesson_id" in node and "completed" in node:
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(progress)
+    return found
+
+
+def test_unknown_event_fields_are_a_400_and_credited_seconds_is_the_growth_of_watched_time(capi: Api) -> None:
+    api, token = capi, student(capi)
+    course = publish(api, leader(api))
+    buy(api, token, course)
+    session = _start(api, token, course)
+    api.clock.advance(10)
+    refused = _events(api, token, session, 1, [{"type": "heartbeat", "position": 10, "percent": 100}])
+    assert refused.status_code == 400 and "percent" in refused.json()["error"], refused.text
+    assert _events(api, token, session, 1, [{"type": "rate", "rate": 1.0, "position": 3}]).status_code == 400
+    first = _events(api, token, session, 1, [{"type": "heartbeat", "position": 10}]).json()
+    assert first["credited_seconds"] == 10.0
+    # The same stretch again (seek back, watch it again): watched time does not change.
+    api.clock.advance(10)
+    again = _events(
+        api, token, session, 2, [{"type": "seek", "position": 0}, {"type": "heartbeat", "position": 10}]
+    )
+    assert again.status_code == 200, again.text
+    assert again.json()["credited_seconds"] == 0.0
+    assert again.json()["lesson"]["watched_seconds"] == 10.0
