@@ -192,6 +192,8 @@ lesson_progress = sa.Table(
     sa.Column("watched_seconds", sa.Float, nullable=False, server_default="0"),
     sa.Column("position", sa.Float, nullable=False, server_default="0"),
     sa.Column("furthest_page", sa.Integer, nullable=False, server_default="0"),
+    # When the furthest page last grew (NULL: not yet): the reading pace is measured from it.
+    sa.Column("furthest_at", sa.BigInteger, nullable=True),
     sa.Column("page", sa.Integer, nullable=False, server_default="0"),
     sa.Column("reading_version", sa.BigInteger, nullable=False, server_default="0"),
     sa.Column("completed_at", sa.BigInteger, nullable=True),

@@ -1,10 +1,12 @@
 """Education integrity holes found by attack (issue 31): parallel playback sessions share one wall
-clock, unknown event fields are a 400, ``credited_seconds`` is what watched time grew by."""
+clock, unknown event fields are a 400, ``credited_seconds`` is what watched time grew by; reading
+progress is bounded by the document's page count and a plausible reading pace."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from svc_api.education.learning.progress import SECONDS_PER_PAGE
 from tests.api.conftest import Api
 from tests.api.education_helpers import buy, call, leader, publish, student
 
@@ -84,3 +86,23 @@ def test_unknown_event_fields_are_a_400_and_credited_seconds_is_the_growth_of_wa
     assert again.status_code == 200, again.text
     assert again.json()["credited_seconds"] == 0.0
     assert again.json()["lesson"]["watched_seconds"] == 10.0
+
+
+def test_reading_progress_is_bounded_by_the_page_count_and_the_reading_pace(capi: Api) -> None:
+    api, token = capi, student(capi)
+    course = publish(api, leader(api))  # l3: a 4-page PDF
+    buy(api, token, course)
+    reading = f"/me/enrollments/{course}/reading-progress"
+    too_far = call(api, "PUT", reading, token, json={"lesson_id": "l3", "version": 1, "page": 99})
+    assert too_far.status_code == 400 and "between 1 and 4" in too_far.json()["error"], too_far.text
+    # The last page at once: the furthest page grows one page at a time, at the reading pace.
+    first = call(api, "PUT", reading, token, json={"lesson_id": "l3", "version": 1, "page": 4}).json()
+    lesson = next(item for item in first["lessons"] if item["lesson_id"] == "l3")
+    assert (lesson["page"], lesson["furthest_page"], lesson["completed"]) == (4, 1, False)
+    api.clock.advance(SECONDS_PER_PAGE - 1)
+    early = call(api, "PUT", reading, token, json={"lesson_id": "l3", "version": 2, "page": 4}).json()
+    assert next(i for i in early["lessons"] if i["lesson_id"] == "l3")["furthest_page"] == 1
+    api.clock.advance(3 * SECONDS_PER_PAGE)
+    done = call(api, "PUT", reading, token, json={"lesson_id": "l3", "version": 3, "page": 4}).json()
+    lesson = next(item for item in done["lessons"] if item["lesson_id"] == "l3")
+    assert (lesson["furthest_page"], lesson["completed"]) == (4, True)
