@@ -256,6 +256,8 @@ certificates = sa.Table(
     sa.Column("holder_name", sa.String(80), nullable=False),
     sa.Column("course_title", sa.String(160), nullable=False),
     sa.Column("issued_at", sa.BigInteger, nullable=False),
+    # Set when the entitlement it certified was refunded: verification then says revoked.
+    sa.Column("revoked_at", sa.BigInteger, nullable=True),
     sa.UniqueConstraint("svc_id", "product_id"),
 )
 

@@ -1,6 +1,7 @@
 """Education integrity holes found by attack (issue 31): parallel playback sessions share one wall
 clock, unknown event fields are a 400, ``credited_seconds`` is what watched time grew by; reading
-progress is bounded by the document's page count and a plausible reading pace."""
+progress is bounded by the document's page count and a plausible reading pace; a refund revokes the
+certificate and takes the review out of the rating."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from svc_api.education.learning.progress import SECONDS_PER_PAGE
 from tests.api.conftest import Api
-from tests.api.education_helpers import buy, call, leader, publish, student
+from tests.api.education_helpers import PUBLICATION, buy, call, leader, publish, read_through, student
 
 
 def _start(api: Api, token: str, product: str, lesson: str = "l2") -> str:
@@ -106,3 +107,33 @@ def test_reading_progress_is_bounded_by_the_page_count_and_the_reading_pace(capi
     done = call(api, "PUT", reading, token, json={"lesson_id": "l3", "version": 3, "page": 4}).json()
     lesson = next(item for item in done["lessons"] if item["lesson_id"] == "l3")
     assert (lesson["furthest_page"], lesson["completed"]) == (4, True)
+
+
+def test_a_refund_revokes_the_certificate_and_takes_the_review_out_of_the_rating(capi: Api) -> None:
+    api, buyer, other = capi, student(capi), student(capi)
+    book = publish(api, leader(api), PUBLICATION)  # p1: a 10-page handbook
+    order = buy(api, buyer, book)
+    buy(api, other, book)
+    assert read_through(api, buyer, book, "p1", 10).json()["status"] == "completed"
+    cert = call(
+        api, "POST", "/me/certificates", buyer, json={"product_id": book, "holder_name": "Ada"}
+    ).json()
+    verify = f"/certificates/verify/{cert['verification_token']}"
+    assert call(api, "GET", verify).json()["valid"] is True
+    call(api, "PUT", f"/products/{book}/reviews/me", buyer, json={"rating": 5})
+    call(api, "PUT", f"/products/{book}/reviews/me", other, json={"rating": 3})
+    assert call(api, "GET", f"/products/{book}").json()["rating"] == {"average": 4.0, "count": 2}
+    assert call(api, "GET", "/me/dashboard", buyer).json()["certificates"] == 1
+
+    refund = call(api, "POST", f"/orders/{order['order_id']}/refund-requests", buyer, json={})
+    assert refund.status_code == 201, refund.text
+    now = api.clock.now()
+    checked = call(api, "GET", verify).json()
+    assert (checked["valid"], checked["revoked_at"]) == (False, now)
+    assert call(api, "GET", f"/products/{book}").json()["rating"] == {"average": 3.0, "count": 1}
+    reviews = call(api, "GET", f"/products/{book}/reviews").json()["items"]
+    assert [r["rating"] for r in reviews] == [3]
+    dashboard = call(api, "GET", "/me/dashboard", buyer).json()
+    assert (dashboard["products"], dashboard["certificates"]) == (0, 0)
+    mine = call(api, "GET", "/me/certificates", buyer).json()["items"]
+    assert [c["revoked_at"] for c in mine] == [now]

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from svc_api.education.commerce import service as commerce
 from svc_api.education.commerce.provider import provider_for
 from svc_api.education.conventions import Req, only_fields, parse_money, reply, route, text_field
+from svc_api.education.learning import service as learning
 
 
 def _provider(req: Req) -> Any:
@@ -70,6 +71,9 @@ def create_refund(req: Req) -> Response:
         refund = commerce.request_refund(
             conn, _provider(req), svc_id, req.path["order_id"], reason, now=req.now
         )
+        # In the same transaction: what the refunded entitlement earned goes with it (learning
+        # reads commerce, so commerce cannot call learning itself).
+        learning.forfeit(conn, svc_id, req.path["order_id"], now=req.now)
     return reply(refund, 201)
 
 

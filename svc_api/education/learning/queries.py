@@ -235,5 +235,38 @@ def certificate_page(
 
 
 def count_certificates(conn: Connection, svc_id: str) -> int:
-    query = sa.select(sa.func.count()).select_from(certificates).where(certificates.c.svc_id == svc_id)
+    """The account's valid (unrevoked) certificates."""
+    query = (
+        sa.select(sa.func.count())
+        .select_from(certificates)
+        .where(certificates.c.svc_id == svc_id, certificates.c.revoked_at.is_(None))
+    )
     return int(conn.execute(query).scalar_one())
+
+
+def revoke_certificate(conn: Connection, svc_id: str, product_id: str, now: int) -> bool:
+    """Mark the account's certificate of a product revoked (once); whether one was."""
+    result = conn.execute(
+        certificates.update()
+        .where(
+            certificates.c.svc_id == svc_id,
+            certificates.c.product_id == product_id,
+            certificates.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=now)
+    )
+    return result.rowcount == 1
+
+
+def reissue_certificate(conn: Connection, svc_id: str, product_id: str, **values: Any) -> bool:
+    """A revoked certificate issued anew (bought and completed again): new token, not revoked."""
+    result = conn.execute(
+        certificates.update()
+        .where(
+            certificates.c.svc_id == svc_id,
+            certificates.c.product_id == product_id,
+            certificates.c.revoked_at.is_not(None),
+        )
+        .values(revoked_at=None, **values)
+    )
+    return result.rowcount == 1
