@@ -61,10 +61,10 @@ def _plain_operation(scope: Scope) -> bool:
     return op is not None and not op.idempotent
 
 
-def _own_limits(scope: Scope) -> bool:
-    """An operation with budgets of its own (login): the general rate limit leaves it out."""
+def _per_ip_limit(scope: Scope) -> int | None:
+    """The per-IP limit of an operation that has one (login), instead of the caller's."""
     op = _operation(scope["path"], scope.get("query_string", b""))
-    return op is not None and op.own_limits
+    return None if op is None else op.per_ip_limit
 
 
 @functools.lru_cache(maxsize=4096)
@@ -138,7 +138,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
                 storage_url=settings.redis_url,
                 policy=RateLimitPolicy.from_settings(settings),
                 key_prefix=settings.rate_limit_prefix,
-                exempt=_own_limits,
+                per_ip=_per_ip_limit,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -251,7 +251,7 @@ def sign_in(
         with store.write() as conn:
             return login(conn, email, password, ip=ip, ttl=ttl, platform=platform)
 
-    return run() if throttle is None else throttle.attempt(ip, email, run)
+    return run() if throttle is None else throttle.attempt(email, run)
 
 
 def login_throttle(services: Any) -> LoginThrottle:

@@ -4,19 +4,20 @@ out the other people behind its address.
 - per account (the e-mail as given, case-folded): 10 failed logins in a moving 15 minutes; past
   that every login of that e-mail is a 429 until the oldest failure leaves the window, a right
   password included (otherwise the budget would not stop a guesser who finds it);
-- per client IP: 100 login attempts a minute, right or wrong, far more than one person needs (a few
-  typos) and room for an office or a carrier NAT; it bounds the password-hashing work one address
-  can ask for.
+- per client IP: :data:`IP_ATTEMPTS` login attempts a minute, right or wrong, far more than one
+  person needs (a few typos) and room for an office or a carrier NAT; it bounds the
+  password-hashing work one address can ask for. The rate limiter counts it, instead of the
+  guest's general 20 a minute that one client behind a shared address used to exhaust for everyone
+  there (``Operation.per_ip_limit``), so the ``X-RateLimit-*`` headers of a login tell this budget.
 
-Logins count in these budgets instead of the guest's general 20 a minute, which one client behind
-a shared address used to exhaust for everyone there. ``RATE_LIMIT_SCALE`` scales both; the counters
-live where the rate limiter's do (memory, or Redis under ``RATE_LIMIT_PREFIX``), and a Redis that
-cannot be reached answers 503, never unlimited guessing.
+``RATE_LIMIT_SCALE`` scales both; the counters live where the rate limiter's do (memory, or Redis
+under ``RATE_LIMIT_PREFIX``), and a Redis that cannot be reached answers 503, never unlimited
+guessing.
 
 Example:
     >>> from svc_api.settings import Settings
     >>> throttle = LoginThrottle.from_settings(Settings(database_url="sqlite://", secret_key=b"k" * 32))
-    >>> (throttle.per_account.amount, throttle.per_ip.amount)
+    >>> throttle.per_account.amount, IP_ATTEMPTS
     (10, 100)
 """
 
@@ -32,7 +33,8 @@ from svc_api.core.errors import ApiError, Unauthenticated, rate_limited
 from svc_api.core.ratecounters import Budget
 
 ACCOUNT_FAILURES, ACCOUNT_WINDOW = 10, 15 * 60
-IP_ATTEMPTS, IP_WINDOW = 100, 60
+IP_ATTEMPTS = 100
+"""Login attempts a minute per client IP (before ``RATE_LIMIT_SCALE``), counted by the rate limiter."""
 T = TypeVar("T")
 
 
@@ -44,11 +46,10 @@ def _account_key(email: object) -> str | None:
 
 
 class LoginThrottle:
-    """The two login budgets (see the module docstring)."""
+    """The per-account login budget (see the module docstring; the per-IP one is the limiter's)."""
 
-    def __init__(self, per_account: Budget, per_ip: Budget, retry_after: float = 5.0) -> None:
+    def __init__(self, per_account: Budget, retry_after: float = 5.0) -> None:
         self.per_account = per_account
-        self.per_ip = per_ip
         self.retry_after = retry_after
 
     @classmethod
@@ -61,23 +62,18 @@ class LoginThrottle:
         }
         return cls(
             Budget("login-account", max(1, round(ACCOUNT_FAILURES * scale)), ACCOUNT_WINDOW, **where),
-            Budget("login-ip", max(1, round(IP_ATTEMPTS * scale)), IP_WINDOW, **where),
             retry_after=float(getattr(settings, "store_retry_after", 5)),
         )
 
-    def attempt(self, ip: str, email: object, login: Callable[[], T]) -> T:
-        """Run ``login`` within the budgets: 429 when the address or the account has none left; a
-        wrong password (401) is counted against the account."""
+    def attempt(self, email: object, login: Callable[[], T]) -> T:
+        """Run ``login`` within the account's budget: 429 when it has none left; a wrong password
+        (401) is counted against the account."""
         account = _account_key(email)
         try:
-            wait = self.per_ip.wait("ip", ip)
-            if wait:
-                raise rate_limited(wait, "too many login attempts from this address; try again later")
             if account is not None:
                 wait = self.per_account.wait("account", account)
                 if wait:
                     raise rate_limited(wait, "too many failed logins for this account; try again later")
-            self.per_ip.spend("ip", ip)
         except limits.errors.StorageError as exc:
             raise self._unavailable() from exc
         try:

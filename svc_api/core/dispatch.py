@@ -186,9 +186,9 @@ class Operation:
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
-    own_limits: bool = False
-    """The operation counts its callers in budgets of its own (``login``: per account and per IP),
-    so the general per-minute limit leaves it out."""
+    per_ip_limit: int | None = None
+    """Requests a minute per client IP, counted instead of the caller's plan or guest limit (login:
+    more than one user needs, so one client's failures lock no one else out behind an address)."""
     inline: bool = False
     """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
     runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never

@@ -184,12 +184,13 @@ class RateLimitMiddleware:
         policy: RateLimitPolicy | None = None,
         key_prefix: str = "svc-ratelimit",
         timeout: float = 1.0,
-        exempt: Callable[[Scope], bool] | None = None,
+        per_ip: Callable[[Scope], int | None] | None = None,
     ) -> None:
         self.app = app
         self.policy = policy or RateLimitPolicy()
-        # Requests whose operation keeps budgets of its own (login): not counted here.
-        self.exempt = exempt or (lambda scope: False)
+        # Operations counted per client IP with a limit of their own instead of the caller's (login:
+        # a budget larger than one user needs, so one client's failures lock no one else out).
+        self.per_ip = per_ip or (lambda scope: None)
         self._counter: Counter = counter_for(storage_url, key_prefix, timeout)
         self._items: dict[int, RateLimitItem] = {}
 
@@ -201,8 +202,13 @@ class RateLimitMiddleware:
         return item
 
     def _identity(self, scope: Scope) -> tuple[int, tuple[str, str]]:
-        """(limit, storage identifiers) for the caller: the account, or the client IP for guests."""
+        """(limit, storage identifiers) for the caller: the account, or the client IP for guests; an
+        operation with a per-IP limit of its own counts the client IP against that limit."""
         principal = scope.get("state", {}).get("principal")
+        own = self.per_ip(scope) if "path" in scope else None
+        if own is not None:
+            ip = getattr(principal, "ip", None) or (scope.get("client") or ("unknown",))[0]
+            return max(1, round(own * self.policy.scale)), ("op-ip", str(ip))
         svc_id = getattr(principal, "svc_id", None)
         if principal is not None and getattr(principal, "kind", "guest") != "guest" and svc_id:
             plan = str(getattr(principal, "plan", "free"))
@@ -264,11 +270,11 @@ class RateLimitMiddleware:
         return RateLimitStatus(amount, stats.remaining, stats.reset_time, allowed=allowed)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.exempt(scope):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        if DEFERRED_CREDENTIAL in state and self._counter.counts_in_threads:
+        if DEFERRED_CREDENTIAL in state and self._counter.counts_in_threads and self.per_ip(scope) is None:
             # The credential is checked in the handler's thread; count there too, after it.
             state[DEFERRED_LIMIT] = self.check_now
         else:
