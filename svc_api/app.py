@@ -61,6 +61,12 @@ def _plain_operation(scope: Scope) -> bool:
     return op is not None and not op.idempotent
 
 
+def _per_ip_limit(scope: Scope) -> int | None:
+    """The per-IP limit of an operation that has one (login), instead of the caller's."""
+    op = _operation(scope["path"], scope.get("query_string", b""))
+    return None if op is None else op.per_ip_limit
+
+
 @functools.lru_cache(maxsize=4096)
 def _operation(path: str, query_string: bytes) -> Operation | None:
     """The operation a path and query dispatch to: clients repeat the same few, so it is remembered."""
@@ -132,6 +138,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
                 storage_url=settings.redis_url,
                 policy=RateLimitPolicy.from_settings(settings),
                 key_prefix=settings.rate_limit_prefix,
+                per_ip=_per_ip_limit,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -79,6 +79,10 @@ class Settings:
     run_workers: int = 1
     # Seconds a client may pause while sending a request body before it gets a 408.
     body_read_timeout: float = 15.0
+    # Seconds a connection may take to send a complete request head (request line and headers), from
+    # its opening or from the first byte of the next request on it; then a 408 and the connection
+    # closes (svc serve). Slow-header clients otherwise hold connections for ever.
+    header_read_timeout: float = 5.0
     # Addresses whose X-Forwarded-For / X-Forwarded-Proto are believed (svc serve); none by default.
     trusted_proxies: tuple[str, ...] = ()
     # Namespace of the rate-limit keys in Redis: instances that share it share their limits.
@@ -288,6 +292,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "REQUEST_THREADS": ("request_threads", _int_at_least(1)),
     "SVC_RUN_WORKERS": ("run_workers", _int_at_least(0)),
     "BODY_READ_TIMEOUT_SECONDS": ("body_read_timeout", _number(positive=True)),
+    "HEADER_READ_TIMEOUT_SECONDS": ("header_read_timeout", _number(positive=True)),
     "TRUSTED_PROXIES": ("trusted_proxies", _list),
     "RATE_LIMIT_PREFIX": ("rate_limit_prefix", _text),
     "NOTIFY_POLL_SECONDS": ("notify_poll_seconds", _number(positive=False)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from svc_api.accounts import service as accounts
+from svc_api.accounts import throttle
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.fields import platform_of, position_int, position_str
 
@@ -38,6 +39,7 @@ def _login(call: Call) -> dict[str, Any]:
         ip=call.principal.ip,
         ttl=call.services.settings.session_ttl_seconds,
         platform=platform_of(p),
+        throttle=accounts.login_throttle(call.services),
     )
     return grant.to_dict()
 
@@ -77,7 +79,9 @@ def _identity_link(call: Call) -> dict[str, Any]:
 
 USER: dict[str, Operation] = {
     "register": Operation(_register, access="public"),
-    "login": Operation(_login, access="public"),
+    # Per IP: its own budget instead of the guest's 20 (svc_api/accounts/throttle.py); per account:
+    # the failure budget of the throttle.
+    "login": Operation(_login, access="public", per_ip_limit=throttle.IP_ATTEMPTS),
     "logout": Operation(_logout, access="session"),
     "account_info": Operation(_account_info, inline=True),
     "login_history": Operation(_login_history, inline=True),

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +49,7 @@ from svc_api.accounts.oidc import identity_link, identity_login
 from svc_api.accounts.plans import PLANS, RATE_LIMITS, effective_plan
 from svc_api.accounts.referees import account_exists, inviter_link, link_inviter, referees
 from svc_api.accounts.tables import NOTIFICATION_CHANNELS, accounts
+from svc_api.accounts.throttle import LoginThrottle
 from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import NotFound
 from svc_api.core.money import from_units
@@ -224,9 +226,17 @@ def sign_up(
 
 
 def sign_in(
-    store: Store, email: object, password: object, *, ip: str, ttl: int, platform: str
+    store: Store,
+    email: object,
+    password: object,
+    *,
+    ip: str,
+    ttl: int,
+    platform: str,
+    throttle: LoginThrottle | None = None,
 ) -> SessionGrant:
-    """:func:`login` in a write transaction (a login is recorded).
+    """:func:`login` in a write transaction (a login is recorded), within ``throttle``'s budgets
+    when given (the route gives the service's, :func:`login_throttle`).
 
     Example:
         >>> from svc_api.migrations import migrate
@@ -236,8 +246,19 @@ def sign_in(
         ...
         svc_api.core.errors.Unauthenticated: invalid email or password
     """
-    with store.write() as conn:
-        return login(conn, email, password, ip=ip, ttl=ttl, platform=platform)
+
+    def run() -> SessionGrant:
+        with store.write() as conn:
+            return login(conn, email, password, ip=ip, ttl=ttl, platform=platform)
+
+    return run() if throttle is None else throttle.attempt(email, run)
+
+
+def login_throttle(services: Any) -> LoginThrottle:
+    """The service's login budgets (:mod:`svc_api.accounts.throttle`), made once per service."""
+    return services.cached(
+        "accounts:login-throttle", math.inf, lambda: LoginThrottle.from_settings(services.settings)
+    )
 
 
 def sign_out(store: Store, token: str) -> bool:

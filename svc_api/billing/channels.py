@@ -27,7 +27,7 @@ from typing import Any
 
 from svc_api.billing import payments
 from svc_api.billing.verifiers import verifier_for
-from svc_api.core.errors import ApiError, Invalid, NotFound
+from svc_api.core.errors import ApiError, Conflict, Invalid, NotFound
 from svc_api.core.fields import required_text
 from svc_api.core.store import Store
 
@@ -127,9 +127,15 @@ def store_notification(
 def iap_verify(
     store: Store, settings: Any, svc_id: str, params: Mapping[str, Any], *, now: int
 ) -> dict[str, Any]:
-    """An in-app purchase of the caller, verified with the store, applied once per transaction."""
+    """An in-app purchase of the caller, verified with the store, applied once per transaction.
+
+    Every field is type-checked before anything else (400). A transaction already applied to
+    another account is a 409 ``transaction_taken`` that says nothing of that account: replaying the
+    purchase record would hand its ``svc_id``, plan and expiry to whoever knows the transaction id.
+    """
     platform = params.get("platform")
-    if platform not in PLATFORMS:
+    # A list or an object is unhashable: the type is checked before the table is asked.
+    if not isinstance(platform, str) or platform not in PLATFORMS:
         raise Invalid("platform must be ios or android")
     product = required_text(params.get("product_id"), "product_id", hi=64)
     plan_period = payments.product_of(product)
@@ -151,4 +157,9 @@ def iap_verify(
             currency="USD",
             now=now,
         )
+        if result["purchase"]["svc_id"] != svc_id:
+            raise Conflict(
+                "this transaction_id is already used: send the receipt of a purchase of your own",
+                code="transaction_taken",
+            )
     return result["purchase"]

@@ -3,9 +3,11 @@ or wait for an operator.
 
 A payment names a product ``svc_<plan>_<period>``; its account comes from a 6-character ``svc_id``
 in its note (or bound by the app), else from its e-mail (card store), else from the payer's linked
-exchange account (USDT). A payment with no account, an unknown product, or an amount below the list
-price is queued (``pending_payments``) for ``svc admin payments assign|dismiss``. Each channel's own
-transaction ID makes a report idempotent, so a webhook delivered twice at once extends the plan once.
+exchange account (USDT). A note that names several existing accounts names no buyer: guessing one
+could credit the wrong person, so such a payment waits for an operator, as does one with no account,
+an unknown product, or an amount below the list price. Those are queued (``pending_payments``) for
+``svc admin payments assign|dismiss``. Each channel's own transaction ID makes a report idempotent,
+so a webhook delivered twice at once extends the plan once.
 
 Example:
     >>> product_of("svc_pro_annual"), product_of("svc_gold_monthly")
@@ -45,12 +47,20 @@ def svc_ids_in(note: object) -> list[str]:
     return [m.upper() for m in _SVC_ID.findall(note)] if isinstance(note, str) else []
 
 
+def accounts_named(conn: Connection, note: object) -> list[str]:
+    """The existing accounts a note names, each once, in the note's order."""
+    return [c for c in dict.fromkeys(svc_ids_in(note)) if accounts.account_exists(conn, c)]
+
+
 def buyer(conn: Connection, note: str, email: str | None = None, linked: str | None = None) -> str | None:
-    """The account a payment is for: an existing ``svc_id`` in the note, else the account of
-    ``email``, else ``linked`` (an account found another way); None when none fits."""
-    for candidate in svc_ids_in(note):
-        if accounts.account_exists(conn, candidate):
-            return candidate
+    """The account a payment is for: the one existing ``svc_id`` in the note, else the account of
+    ``email``, else ``linked`` (an account found another way); None when none fits, and None when
+    the note names several accounts (the payer said more than one: an operator decides)."""
+    named = accounts_named(conn, note)
+    if len(named) > 1:
+        return None
+    if named:
+        return named[0]
     if email:
         found = accounts.account_of_email(conn, email)
         if found is not None:
@@ -75,7 +85,12 @@ def receive(
     plan_period = product_of(product)
     reason = None
     if svc_id is None:
-        reason = "no account found for the payment"
+        named = accounts_named(conn, note)
+        reason = (
+            f"the note names several accounts ({', '.join(named)})"
+            if len(named) > 1
+            else "no account found for the payment"
+        )
     elif plan_period is None:
         reason = f"unknown product {product!r}"
     elif amount < PRICES[plan_period[0]][plan_period[1]]:

@@ -24,8 +24,10 @@ def command(host: str, port: int, workers: int, reload: bool, log_level: str) ->
 
     X-Forwarded-For is believed only from TRUSTED_PROXIES (none by default: a same-host proxy could
     otherwise reset any client's guest and login budgets). Idle keep-alive connections close after
-    5 s, a request body that stalls gets a 408 (BODY_READ_TIMEOUT_SECONDS), and at most
-    SVC_MAX_CONNECTIONS (default 2048) connections are held, so stalled clients cannot starve others.
+    5 s, a request head (line and headers) not complete within HEADER_READ_TIMEOUT_SECONDS (default
+    5) gets a 408 and its connection closes (svc_api.cli.protocol), a request body that stalls gets a
+    408 (BODY_READ_TIMEOUT_SECONDS), and at most SVC_MAX_CONNECTIONS (default 2048) connections are
+    held, so stalled clients cannot starve others.
     """
     import os
 
@@ -37,6 +39,8 @@ def command(host: str, port: int, workers: int, reload: bool, log_level: str) ->
     uvicorn.run(
         "svc_api.app:create_app",
         factory=True,
+        # The protocol is named, not passed as a class: `--workers` processes import it themselves.
+        http="svc_api.cli.protocol:HeadDeadlineProtocol",
         host=host,
         port=port,
         workers=None if reload else workers,

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 from svc_api.accounts import service as accounts
 from svc_api.community import feed_queries as queries
 from svc_api.community.leaders import is_leader
-from svc_api.core.errors import ApiError, Forbidden, Invalid, NotFound
+from svc_api.core.errors import Forbidden, Invalid, NotFound, rate_limited
 from svc_api.core.fields import text
 from svc_api.core.store import Store
 
@@ -83,10 +83,9 @@ def send(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> d
         _existing(conn, channel)
         values = {"channel": channel, "sort_key": key, "msg_id": msg_id, "svc_id": svc_id, "message": message}
         if not queries.insert_chat(conn, created_at=now, **values):
-            raise ApiError(
-                429, "one chat message per second", reason="rate_limit_exceeded", retry_after=1,
-                extra={"message": "you sent a message in this second already; send again in a second"},
-            )  # fmt: skip
+            raise rate_limited(
+                1, "one chat message per second: you sent one in this second already; send again in a second"
+            )
     return {"msg_id": msg_id, "sort_key": key, "channel": channel}
 
 

@@ -68,7 +68,8 @@ def _leader_update(call: Call) -> dict[str, Any]:
 
 
 def _posts(call: Call) -> dict[str, Any]:
-    limit = call.page(20, 1, 50, clamp=True)
+    # The spec gives a range (1-50), not a maximum that clamps: above it is a 400.
+    limit = call.page(20, 1, 50)
     position = call.cursor("posts", personal=False)
     after = None if position is None else (position_int(position, "t"), position_str(position, "k"))
     page, last = community.feed(call.store, limit=limit, after=after)
@@ -87,7 +88,7 @@ def _chat(call: Call) -> dict[str, Any]:
 
 
 def _leaders(call: Call) -> dict[str, Any]:
-    limit = call.page(25, 1, 50, clamp=True)
+    limit = call.page(25, 1, 50)  # a range in the spec (1-50), as community_posts
     position = call.cursor("leaders", personal=False)
     after = None if position is None else (position_int(position, "t"), position_str(position, "k"))
     page, last = community.leaders_page(call.store, call.principal.svc_id, limit=limit, after=after)

@@ -186,6 +186,9 @@ class Operation:
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
+    per_ip_limit: int | None = None
+    """Requests a minute per client IP, counted instead of the caller's plan or guest limit (login:
+    more than one user needs, so one client's failures lock no one else out behind an address)."""
     inline: bool = False
     """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
     runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never
@@ -331,16 +334,35 @@ def _authorise(op: Operation, principal: Principal) -> None:
         return
     if not principal.identified:
         raise session_expired("this operation needs a session token or an API key")
-    if op.access == "session" and principal.kind != "session":
+    authorise_key(principal, access=op.access, scope=op.scope)
+
+
+def authorise_key(principal: Principal, *, access: str, scope: str) -> None:
+    """The rule of API keys, for every family and for ``/education/v1``: a ``session`` operation
+    refuses keys, and a key holds the permission (``read`` or ``trade``) an identified operation
+    needs; 403 otherwise, before anything runs or is charged. Sessions and guests pass (a guest is
+    refused by the operation's own identity check).
+
+    Example:
+        >>> key = Principal("api_key", "AB12CD", "free", False, "::1", ("read",))
+        >>> authorise_key(key, access="identified", scope="read")
+        >>> authorise_key(key, access="identified", scope="trade")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.ApiError: 403 forbidden
+    """
+    if principal.kind != "api_key" or access == "public":
+        return
+    if access == "session":
         raise ApiError(
             403, "forbidden", extra={"message": "this operation needs a session token; API keys are refused"}
         )
-    if principal.kind == "api_key" and op.access != "public" and op.scope not in principal.permissions:
+    if scope not in principal.permissions:
         raise ApiError(
             403,
             "forbidden",
             code="insufficient_scope",
-            extra={"message": f"this API key lacks the {op.scope!r} permission this operation needs"},
+            extra={"message": f"this API key lacks the {scope!r} permission this operation needs"},
         )
 
 
@@ -363,4 +385,4 @@ def merge(*tables: Mapping[str, Operation]) -> dict[str, Operation]:
     return out
 
 
-__all__ = ["Call", "Family", "Operation", "Reply", "Services", "merge"]
+__all__ = ["Call", "Family", "Operation", "Reply", "Services", "authorise_key", "merge"]

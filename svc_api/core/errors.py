@@ -255,6 +255,21 @@ def _descriptive(scope: Scope | None) -> bool:
     return scope is not None and str(scope.get("path", "")).startswith(DESCRIPTIVE_PREFIX)
 
 
+def rate_limited(retry_after: float, message: str | None = None) -> ApiError:
+    """The 429 of every limit that counts a caller's requests (per minute, per chat second, login
+    budgets): always ``error: too_many_requests`` with ``reason: rate_limit_exceeded``, so a client
+    reads one stable pair; what was exceeded is said in ``message``.
+
+    >>> rate_limited(1, "one chat message per second").body()
+    {'error': 'too_many_requests', 'reason': 'rate_limit_exceeded', 'retry_after': 1, \
+'message': 'one chat message per second'}
+    """
+    extra = {} if message is None else {"message": message}
+    return ApiError(
+        429, "too_many_requests", reason="rate_limit_exceeded", retry_after=retry_after, extra=extra
+    )
+
+
 def session_expired(message: str = "a valid session token is required") -> ApiError:
     """The 401 that signs the user out.
 

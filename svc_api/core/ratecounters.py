@@ -21,6 +21,8 @@ from typing import Any, Protocol
 import limits
 import limits.aio.storage
 import limits.aio.strategies
+import limits.storage
+import limits.strategies
 from limits import RateLimitItem
 from limits.util import WindowStats
 
@@ -133,6 +135,57 @@ class RedisCounter:
             await storage.bridge.storage.aclose()
 
 
+class Budget:
+    """``amount`` events per moving window of ``window`` seconds per identifier, counted from a
+    worker thread (a handler's), in process memory or in Redis shared by every instance. Unlike the
+    per-request limiter it is asked and spent apart: a login asks first and spends only on failure.
+    A Redis that cannot be reached raises ``limits.errors.StorageError`` (the caller fails closed).
+
+    Example:
+        >>> budget = Budget("demo", 2, 60)
+        >>> budget.wait("a"), budget.spend("a"), budget.spend("a")
+        (0.0, None, None)
+        >>> budget.wait("a") > 0, budget.wait("b")
+        (True, 0.0)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        amount: int,
+        window: int,
+        *,
+        storage_url: str | None = None,
+        key_prefix: str = "svc-ratelimit",
+        timeout: float = 1.0,
+    ) -> None:
+        self.amount = amount
+        self.item = limits.RateLimitItemPerSecond(amount, window, namespace=name)
+        storage: limits.storage.Storage
+        if not storage_url or storage_url.startswith("memory://"):
+            storage = limits.storage.MemoryStorage()
+        else:
+            storage = limits.storage.RedisStorage(
+                storage_url,
+                key_prefix=key_prefix,
+                wrap_exceptions=True,
+                socket_connect_timeout=timeout,
+                socket_timeout=timeout,
+            )
+        self._limiter = limits.strategies.MovingWindowRateLimiter(storage)
+
+    def wait(self, *identifiers: str) -> float:
+        """Seconds until one more event fits (0.0 when one fits now)."""
+        if self._limiter.test(self.item, *identifiers):
+            return 0.0
+        reset = self._limiter.get_window_stats(self.item, *identifiers).reset_time
+        return max(1.0, reset - time.time())
+
+    def spend(self, *identifiers: str) -> None:
+        """Count one event."""
+        self._limiter.hit(self.item, *identifiers)
+
+
 def counter_for(storage_url: str | None, key_prefix: str, timeout: float) -> Counter:
     """The counter of a storage URL: None or ``memory://`` in process, ``redis://...`` shared.
 
@@ -147,4 +200,4 @@ def counter_for(storage_url: str | None, key_prefix: str, timeout: float) -> Cou
     raise ValueError(f"unsupported rate-limit storage {storage_url!r}: use memory:// or redis://")
 
 
-__all__ = ["Counter", "MemoryCounter", "RedisCounter", "counter_for"]
+__all__ = ["Budget", "Counter", "MemoryCounter", "RedisCounter", "counter_for"]

@@ -26,7 +26,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -37,7 +37,7 @@ import limits.errors
 from limits import RateLimitItem
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from svc_api.core.errors import DESCRIPTIVE_PREFIX, STICKY_HEADERS, ApiError
+from svc_api.core.errors import DESCRIPTIVE_PREFIX, STICKY_HEADERS, ApiError, rate_limited
 from svc_api.core.ratecounters import Counter, counter_for
 from svc_api.settings import Settings, tunables_from_env
 
@@ -184,9 +184,13 @@ class RateLimitMiddleware:
         policy: RateLimitPolicy | None = None,
         key_prefix: str = "svc-ratelimit",
         timeout: float = 1.0,
+        per_ip: Callable[[Scope], int | None] | None = None,
     ) -> None:
         self.app = app
         self.policy = policy or RateLimitPolicy()
+        # Operations counted per client IP with a limit of their own instead of the caller's (login:
+        # a budget larger than one user needs, so one client's failures lock no one else out).
+        self.per_ip = per_ip or (lambda scope: None)
         self._counter: Counter = counter_for(storage_url, key_prefix, timeout)
         self._items: dict[int, RateLimitItem] = {}
 
@@ -198,8 +202,13 @@ class RateLimitMiddleware:
         return item
 
     def _identity(self, scope: Scope) -> tuple[int, tuple[str, str]]:
-        """(limit, storage identifiers) for the caller: the account, or the client IP for guests."""
+        """(limit, storage identifiers) for the caller: the account, or the client IP for guests; an
+        operation with a per-IP limit of its own counts the client IP against that limit."""
         principal = scope.get("state", {}).get("principal")
+        own = self.per_ip(scope) if "path" in scope else None
+        if own is not None:
+            ip = getattr(principal, "ip", None) or (scope.get("client") or ("unknown",))[0]
+            return max(1, round(own * self.policy.scale)), ("op-ip", str(ip))
         svc_id = getattr(principal, "svc_id", None)
         if principal is not None and getattr(principal, "kind", "guest") != "guest" and svc_id:
             plan = str(getattr(principal, "plan", "free"))
@@ -231,7 +240,7 @@ class RateLimitMiddleware:
         state[STICKY_HEADERS] = status.headers()
         if not status.allowed:
             retry = max(1.0, status.reset - time.time())
-            raise ApiError(429, "too_many_requests", reason="rate_limit_exceeded", retry_after=retry)
+            raise rate_limited(retry)
 
     async def check(self, scope: Scope) -> RateLimitStatus:
         """Count this request; the status says whether it may proceed. Raises `ApiError` 503 when
@@ -265,7 +274,7 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         state = scope.setdefault("state", {})
-        if DEFERRED_CREDENTIAL in state and self._counter.counts_in_threads:
+        if DEFERRED_CREDENTIAL in state and self._counter.counts_in_threads and self.per_ip(scope) is None:
             # The credential is checked in the handler's thread; count there too, after it.
             state[DEFERRED_LIMIT] = self.check_now
         else:

@@ -8,7 +8,12 @@ Choices (documented in docs/education-api.md and openapi.yaml):
   default 20); a reply carries ``items`` and ``next_cursor`` (null on the last page);
 - money: ``{amount_minor: integer, currency: "USD"}``; a decimal or a string amount is a 400;
 - ``ETag`` values are strong, quoted; ``If-Match`` takes one of them or ``*``; a stale one is a
-  412; where the spec asks for ``If-Match`` and it is missing, 428 ``precondition_required``.
+  412; where the spec asks for ``If-Match`` and it is missing, 428 ``precondition_required``;
+- who may call: every route declares its access through :func:`route`: ``public`` (anyone; a
+  credential only adds viewer state), ``identified`` (a session, or an API key holding the scope)
+  or ``session`` (a session token; API keys get 403). The scope follows the method, as in the other
+  families: ``GET`` reads (``read``), every other method changes something (``trade``).
+  :class:`Authorise` applies the declaration before the idempotency layer and the handler run.
 
 Example:
     >>> money(1999, "USD")
@@ -30,8 +35,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match, Route, Router
+from starlette.types import Receive, Scope, Send
 
 from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
+from svc_api.core.dispatch import authorise_key
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.jsonbody import parse_object
 
@@ -70,11 +78,7 @@ class Req:
         """The caller's account; 401 for a guest (student routes)."""
         viewer = self.viewer
         if viewer is None:
-            raise ApiError(
-                401,
-                "unauthenticated",
-                extra={"message": "this route needs a session: send Authorization: Bearer <session token>"},
-            )
+            raise unauthenticated()
         return viewer
 
     @property
@@ -92,9 +96,95 @@ class Req:
 
 
 Handler = Callable[[Req], Response | dict[str, Any]]
+Endpoint = Callable[[Request], Awaitable[Response]]
+ACCESS = ("public", "identified", "session")
+READING_METHODS = frozenset({"GET", "HEAD"})
 
 
-def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+def unauthenticated() -> ApiError:
+    """The 401 of a guest on a route that needs an identity."""
+    return ApiError(
+        401,
+        "unauthenticated",
+        extra={"message": "this route needs a session: send Authorization: Bearer <session token>"},
+    )
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Who may call one route: ``access`` (one of :data:`ACCESS`) and the API-key ``scope``.
+
+    Example:
+        >>> Policy.of("POST", "identified")
+        Policy(access='identified', scope='trade')
+    """
+
+    access: str
+    scope: str
+
+    @classmethod
+    def of(cls, method: str, access: str) -> Policy:
+        """The policy of a route: the scope follows the method (reading needs ``read``; a change,
+        creation or deletion needs ``trade``), so it cannot be declared wrong route by route."""
+        if access not in ACCESS:
+            raise ValueError(f"access must be one of {ACCESS}, got {access!r}")
+        return cls(access, "read" if method in READING_METHODS else "trade")
+
+    def check(self, principal: Any) -> None:
+        """401 for a guest where an identity is needed; 403 for a key on a session route or a key
+        without the scope (the rule of every family, :func:`svc_api.core.dispatch.authorise_key`)."""
+        if self.access == "public":
+            return
+        if principal is None or not principal.identified:
+            raise unauthenticated()
+        authorise_key(principal, access=self.access, scope=self.scope)
+
+
+def route(path: str, handler: Callable[..., Any], method: str, *, access: str, raw: bool = False) -> Route:
+    """A route with its declared :class:`Policy`; ``handler`` is a synchronous :data:`Handler`
+    (wrapped by :func:`endpoint`), or with ``raw`` a Starlette endpoint of its own.
+
+    Example:
+        >>> r = route("/me/x", lambda req: {}, "GET", access="session")
+        >>> r.endpoint.policy
+        Policy(access='session', scope='read')
+    """
+    run = handler if raw else endpoint(handler)
+    run.policy = Policy.of(method, access)  # type: ignore[attr-defined]
+    return Route(path, run, methods=[method])
+
+
+def policy_of(router: Router, scope: Scope) -> Policy | None:
+    """The policy of the route a request goes to (None: no route takes it; the router answers)."""
+    for candidate in router.routes:
+        match, _ = candidate.matches(scope)
+        if match == Match.FULL:
+            return getattr(getattr(candidate, "endpoint", None), "policy", None)
+    return None
+
+
+class Authorise:
+    """Pure ASGI: applies the route's :class:`Policy` before anything else of the request runs, so a
+    refused caller neither claims an ``Idempotency-Key`` nor reaches a handler.
+
+    Example:
+        >>> Authorise(Router(), Router()).router.routes
+        []
+    """
+
+    def __init__(self, app: Any, router: Router) -> None:
+        self.app = app
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            policy = policy_of(self.router, scope)
+            if policy is not None:
+                policy.check(scope.get("state", {}).get("principal"))
+        await self.app(scope, receive, send)
+
+
+def endpoint(handler: Handler) -> Endpoint:
     """A Starlette endpoint from a synchronous handler: the body is read and parsed as a JSON
     object on the event loop (400 when it is not one), then the handler runs in the threadpool. A
     dict reply is a 200 JSON response.

@@ -192,6 +192,8 @@ lesson_progress = sa.Table(
     sa.Column("watched_seconds", sa.Float, nullable=False, server_default="0"),
     sa.Column("position", sa.Float, nullable=False, server_default="0"),
     sa.Column("furthest_page", sa.Integer, nullable=False, server_default="0"),
+    # When the furthest page last grew (NULL: not yet): the reading pace is measured from it.
+    sa.Column("furthest_at", sa.BigInteger, nullable=True),
     sa.Column("page", sa.Integer, nullable=False, server_default="0"),
     sa.Column("reading_version", sa.BigInteger, nullable=False, server_default="0"),
     sa.Column("completed_at", sa.BigInteger, nullable=True),
@@ -254,6 +256,8 @@ certificates = sa.Table(
     sa.Column("holder_name", sa.String(80), nullable=False),
     sa.Column("course_title", sa.String(160), nullable=False),
     sa.Column("issued_at", sa.BigInteger, nullable=False),
+    # Set when the entitlement it certified was refunded: verification then says revoked.
+    sa.Column("revoked_at", sa.BigInteger, nullable=True),
     sa.UniqueConstraint("svc_id", "product_id"),
 )
 

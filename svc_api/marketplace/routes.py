@@ -73,7 +73,8 @@ def _detail(call: Call) -> dict[str, Any]:
 
 
 def _browse(call: Call) -> dict[str, Any]:
-    limit = call.page(50, 1, 100, clamp=True)
+    # The spec gives a range (1-100), not a maximum that clamps: above it is a 400.
+    limit = call.page(50, 1, 100)
     sort = call.params.get("sort") or "newest"
     if sort not in SORTS:
         raise Invalid(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")

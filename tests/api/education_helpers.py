@@ -104,3 +104,20 @@ def buy(api: Any, token: str, product_id: str) -> dict[str, Any]:
     order = call(api, "GET", f"/orders/{created.json()['order_id']}", token).json()
     assert order["state"] == "paid", order
     return order
+
+
+def read_through(
+    api: Any, token: str, product_id: str, lesson_id: str, pages: int, *, first_version: int = 1
+) -> httpx.Response:
+    """Read pages 1..``pages`` of a reading lesson at the fastest plausible pace (the clock moves
+    ``SECONDS_PER_PAGE`` before each page); the last checkpoint's reply."""
+    from svc_api.education.learning.progress import SECONDS_PER_PAGE
+
+    reply = None
+    for page in range(1, pages + 1):
+        api.clock.advance(SECONDS_PER_PAGE)
+        body = {"lesson_id": lesson_id, "version": first_version + page - 1, "page": page}
+        reply = call(api, "PUT", f"/me/enrollments/{product_id}/reading-progress", token, json=body)
+        assert reply.status_code == 200, reply.text
+    assert reply is not None
+    return reply

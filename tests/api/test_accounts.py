@@ -163,3 +163,75 @@ def test_admin_credits_is_an_adjustment_in_the_ledger(api: Api, cli_env: None) -
         ).scalars()
         assert list(reasons) == ["support ticket 42", "correction"]
     assert api.user("account_info", token=token).json()["data"]["svc_credits"] == 10
+
+
+def _login(api: Api, email: str, password: str) -> Any:
+    return api.user("login", {"email": email, "password": password})
+
+
+def test_failed_logins_are_budgeted_per_account_and_do_not_lock_out_the_address(
+    make_api: Any, settings: Settings, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("RATE_LIMIT_SCALE", "1")  # the real budgets
+    api = make_api(settings)
+    victim, neighbour = api.register(), api.register()
+    for _ in range(10):
+        assert _login(api, victim["email"], "wrong password 1").status_code == 401
+    # The account's budget is spent: even the right password waits, with the one 429 pair.
+    locked = _login(api, victim["email"].upper(), PASSWORD)
+    assert locked.status_code == 429, locked.text
+    body = locked.json()
+    assert (body["error"], body["reason"]) == ("too_many_requests", "rate_limit_exceeded")
+    assert "account" in body["message"] and int(locked.headers["Retry-After"]) > 0
+    # Someone else behind the same address logs in, more often than a guest's 20 requests a minute.
+    for _ in range(25):
+        assert _login(api, neighbour["email"], PASSWORD).status_code == 200
+
+
+def test_login_attempts_per_address_have_a_budget_larger_than_one_user_needs(
+    make_api: Any, settings: Settings, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("RATE_LIMIT_SCALE", "1")
+    api = make_api(settings)
+    # 100 attempts a minute, each at a different account (no account budget is reached).
+    answers = [_login(api, f"nobody{n}@example.com", "wrong password 1").status_code for n in range(100)]
+    assert answers == [401] * 100
+    refused = _login(api, "nobody-else@example.com", "wrong password 1")
+    assert refused.status_code == 429
+    assert (refused.json()["error"], refused.json()["reason"]) == ("too_many_requests", "rate_limit_exceeded")
+    # The headers tell the login budget, not the guest's 20.
+    assert refused.headers["X-RateLimit-Limit"] == "100"
+
+
+def test_login_budgets_in_redis_are_shared_by_instances_and_fail_closed(settings: Settings) -> None:
+    import dataclasses
+    import uuid
+
+    import pytest
+    import redis
+
+    from svc_api.accounts.throttle import LoginThrottle
+    from svc_api.core.errors import ApiError, Unauthenticated
+
+    try:
+        redis.Redis.from_url("redis://127.0.0.1:6379/0", socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip("no Redis at 127.0.0.1:6379")
+    shared = dataclasses.replace(
+        settings, redis_url="redis://127.0.0.1:6379/0", rate_limit_prefix=f"t-{uuid.uuid4().hex}"
+    )
+    first, second = LoginThrottle.from_settings(shared), LoginThrottle.from_settings(shared)
+
+    def wrong() -> None:
+        raise Unauthenticated("invalid email or password")
+
+    for throttle in [first, second] * 5:  # ten failures, spread over two instances
+        with pytest.raises(Unauthenticated):
+            throttle.attempt("a@example.com", wrong)
+    with pytest.raises(ApiError) as refused:
+        first.attempt("A@example.com", lambda: "ok")
+    assert refused.value.status == 429
+    down = LoginThrottle.from_settings(dataclasses.replace(settings, redis_url="redis://127.0.0.1:1/0"))
+    with pytest.raises(ApiError) as unavailable:
+        down.attempt("a@example.com", lambda: "ok")
+    assert (unavailable.value.status, unavailable.value.reason) == (503, "temporarily_unavailable")

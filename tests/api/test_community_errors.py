@@ -330,8 +330,8 @@ def test_guest_lists_paging_and_cursor_errors(capi: Any) -> None:
     assert (
         capi.get("/tradingdata", params={"request_type": "community_posts", "limit": "x"}).status_code == 400
     )
-    clamped = capi.get("/tradingdata", params={"request_type": "community_posts", "limit": 500}).json()
-    assert clamped["count"] == 3
+    too_many = capi.get("/tradingdata", params={"request_type": "community_posts", "limit": 500})
+    assert too_many.status_code == 400  # 1-50 in the spec: a range, not a maximum that clamps
 
 
 def test_identified_operations_need_credentials(capi: Any) -> None:
@@ -343,3 +343,36 @@ def test_identified_operations_need_credentials(capi: Any) -> None:
     ]:
         reply = capi.post("/user", params={"request_type": operation}, json={})
         assert (reply.status_code, reply.json()["code"]) == (401, "session_expired")
+
+
+def test_the_chat_one_message_a_second_429_has_the_stable_pair_and_the_sentence_in_message(capi: Any) -> None:
+    token = capi.register()["session_token"]
+    assert capi.user("community_chat_send", {"message": "first"}, token=token).status_code == 200
+    again = capi.user("community_chat_send", {"message": "second"}, token=token)
+    assert again.status_code == 429
+    body = again.json()
+    # The pair every 429 of a request limit carries (the per-minute limit's, the login budgets').
+    assert (body["error"], body["reason"], body["retry_after"]) == (
+        "too_many_requests",
+        "rate_limit_exceeded",
+        1,
+    )
+    assert body["message"].startswith("one chat message per second")
+    assert again.headers["Retry-After"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("request_type", "maximum"),
+    [("community_posts", 50), ("community_leaders", 50), ("marketplace_browse", 100)],
+)
+def test_lists_the_spec_gives_a_range_refuse_a_larger_page_size(
+    capi: Any, request_type: str, maximum: int
+) -> None:
+    at_most = capi.get("/tradingdata", params={"request_type": request_type, "limit": maximum})
+    assert at_most.status_code == 200, at_most.text
+    above = capi.get("/tradingdata", params={"request_type": request_type, "limit": maximum + 1})
+    assert above.status_code == 400 and above.json()["error"] == "invalid_page_size", above.text
+    # A list the spec gives only a maximum still clamps (community_chat: max 100).
+    assert (
+        capi.get("/tradingdata", params={"request_type": "community_chat", "limit": 101}).status_code == 200
+    )

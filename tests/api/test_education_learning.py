@@ -9,7 +9,16 @@ from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
 from svc_api.education.commerce.provider import SandboxProvider, provider_for
 from tests.api.conftest import Api
-from tests.api.education_helpers import PUBLICATION, VIDEO_COURSE, buy, call, leader, publish, student
+from tests.api.education_helpers import (
+    PUBLICATION,
+    VIDEO_COURSE,
+    buy,
+    call,
+    leader,
+    publish,
+    read_through,
+    student,
+)
 
 
 def test_a_bundle_grants_each_product_once_and_the_library_lists_each_product_once(capi: Api) -> None:
@@ -46,8 +55,7 @@ def test_a_bundle_grants_each_product_once_and_the_library_lists_each_product_on
 def test_adopting_a_revision_keeps_the_progress_of_lessons_that_remain(capi: Api) -> None:
     course, token = publish(capi, leader(capi)), student(capi)
     buy(capi, token, course)
-    read = call(capi, "PUT", f"/me/enrollments/{course}/reading-progress", token,
-                json={"lesson_id": "l3", "version": 1, "page": 4})  # fmt: skip
+    read = read_through(capi, token, course, "l3", 4)
     tag = read.headers["etag"]
     changed = {"sections": [
         {"section_id": "s2", "title": "Reading", "lessons": [

@@ -14,7 +14,17 @@ from svc_api.cli import main as svc
 from svc_api.education.studio import service as studio
 from tests.api.community_helpers import admin
 from tests.api.conftest import Api
-from tests.api.education_helpers import DE_PROFILE, PUBLICATION, TR_PROFILE, buy, call, key, publish, student
+from tests.api.education_helpers import (
+    DE_PROFILE,
+    PUBLICATION,
+    TR_PROFILE,
+    buy,
+    call,
+    key,
+    publish,
+    read_through,
+    student,
+)
 
 DRAFT = {
     "kind": "course",
@@ -232,13 +242,7 @@ def test_unpublish_closes_sales_and_keeps_learning(desk: SimpleNamespace) -> Non
     _code(
         call(api, "POST", "/checkouts", student(api), json={"product_id": product_id}), 422, "not_purchasable"
     )
-    read = call(
-        api,
-        "PUT",
-        f"/me/enrollments/{product_id}/reading-progress",
-        learner,
-        json={"lesson_id": "p1", "version": 1, "page": 2},
-    )
+    read = read_through(api, learner, product_id, "p1", 2)
     assert read.status_code == 200 and read.json()["lessons"][0]["furthest_page"] == 2
     assert product_id not in [i["product_id"] for i in call(api, "GET", "/catalog").json()["items"]]
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.api.community_helpers import admin
-from tests.api.education_helpers import buy, call, student
+from tests.api.education_helpers import buy, call, read_through, student
 from tests.api.upload_helpers import (
     leader_desk,
     make_pdf,
@@ -214,13 +214,7 @@ def test_a_leader_onboards_uploads_publishes_sells_answers_and_is_paid(
     assert call(api, "POST", f"/studio/products/{product_id}/unpublish", token, json={}).status_code == 200
     assert call(api, "POST", "/checkouts", student(api), json={"product_id": product_id}).status_code == 422
     assert call(api, "GET", f"/me/enrollments/{product_id}/progress", learner).status_code == 200
-    read = call(
-        api,
-        "PUT",
-        f"/me/enrollments/{product_id}/reading-progress",
-        learner,
-        json={"lesson_id": "p1", "version": 1, "page": 4},
-    )
+    read = read_through(api, learner, product_id, "p1", 4)
     assert read.status_code == 200 and read.json()["lessons"][1]["completed"] is True
 
 

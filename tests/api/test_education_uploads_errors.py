@@ -249,6 +249,8 @@ def test_complete_checks_every_part_the_manifest_and_the_whole_checksum(desk: Si
         422,
         "not_retryable",
     )
+    # completing the failed upload again is refused like every other call on a finished upload
+    _code(call(api, "POST", _path(liar["upload_id"], "/complete"), token, json={}), 409, "upload_finished")
 
     aborted = register(desk, video)["upload_id"]
     call(api, "DELETE", _path(aborted), token)

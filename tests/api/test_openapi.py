@@ -161,8 +161,6 @@ def fuzz(
     run()
 
 
-
-
 @pytest.mark.slow
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(app):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
@@ -508,3 +506,19 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     documented |= {f"GET /tradingdata:{t}" for t in TRADINGDATA.operations}
     # Every operation that exists was called successfully and its reply matched the description.
     assert sorted(documented - api.ok) == []
+
+
+def test_the_description_names_every_backtest_action_served() -> None:
+    description = document()["info"]["description"]
+    assert "no actions yet" not in description
+    line = next(part for part in description.split("\n- ") if part.startswith("`/backtest` takes"))
+    assert {name for name in BACKTEST.operations if f"`{name}`" in line} == set(BACKTEST.operations)
+
+
+def test_the_education_doc_does_not_call_served_instructor_routes_unserved() -> None:
+    from svc_api.education.app import education_app
+
+    served = {route.path for route in education_app().router.routes}
+    assert {"/studio/products", "/studio/uploads", "/studio/payout-statements"} <= served
+    doc = (Path(__file__).parents[2] / "docs" / "education-api.md").read_text(encoding="utf-8")
+    assert "not served yet" not in doc

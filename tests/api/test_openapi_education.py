@@ -23,6 +23,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from svc_api.core.clock import ManualClock
 from svc_api.core.objectstore import open_object_store
 from svc_api.education.catalog import service as catalog
+from svc_api.education.learning.progress import SECONDS_PER_PAGE
 from svc_api.education.studio import service as studio
 from svc_api.education.uploads import processing
 from tests.api.education_helpers import (
@@ -34,6 +35,7 @@ from tests.api.education_helpers import (
     key,
     leader,
     publish,
+    read_through,
     student,
 )
 from tests.api.upload_helpers import make_pdf, make_video, upload_whole
@@ -159,8 +161,10 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
         edu("DELETE /playback-sessions/{session_id}", 200, token, path={"session_id": session_id})
         edu("POST /playback-sessions/{session_id}/events", 409, token, path={"session_id": session_id},
             body={"seq": 99, "events": [{"type": "rate", "rate": 1.5}]})  # fmt: skip
+    read_through(api, token, course, "l3", 3)  # at the reading pace; the contract checks the last page
+    api.clock.advance(SECONDS_PER_PAGE)
     edu("PUT /me/enrollments/{product_id}/reading-progress", 200, token, path={"product_id": course},
-        body={"lesson_id": "l3", "version": 1, "page": 4})  # fmt: skip
+        body={"lesson_id": "l3", "version": 4, "page": 4})  # fmt: skip
     progress = edu("GET /me/enrollments/{product_id}/progress", 200, token, path={"product_id": course})
     assert progress["status"] == "completed", progress
     edu("GET /me/dashboard", 200, token)
@@ -279,8 +283,7 @@ def real_data(api: Any) -> dict[str, Any]:
             batch = {"seq": seq, "events": [{"type": "heartbeat", "position": 20 * seq}]}
             call(api, "POST", f"/playback-sessions/{session.json()['session_id']}/events", token, json=batch)
         call(api, "DELETE", f"/playback-sessions/{session.json()['session_id']}", token)
-    body = {"lesson_id": "l3", "version": 1, "page": 4}
-    etag = call(api, "PUT", f"/me/enrollments/{course}/reading-progress", token, json=body).headers["etag"]
+    etag = read_through(api, token, course, "l3", 4).headers["etag"]
     issued = call(api, "POST", "/me/certificates", token, json={"product_id": course, "holder_name": "Ada"})
     call(api, "PUT", f"/products/{course}/reviews/me", token, json={"rating": 4})
     asked = call(api, "POST", f"/products/{course}/questions", token, json={"title": "Why?", "body": "Tell."})

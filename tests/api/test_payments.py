@@ -286,3 +286,65 @@ def test_in_app_purchases_verified_with_each_store(settings: Settings, make_api:
         down = buy("ios", "svc_plus_monthly", "a-3", "app-receipt")
         assert (down.status_code, down.json()["reason"]) == (503, "store_unavailable")
         assert _expiry(api, t) == ("pro", SIGNALS_T0 + (12 + 365) * DAY)  # nothing granted
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"platform": []},
+        {"platform": {}},
+        {"platform": "ios", "product_id": ["svc_plus_monthly"]},
+        {"platform": "ios", "product_id": "svc_plus_monthly", "transaction_id": {"a": 1}, "receipt": "r"},
+        {"platform": "ios", "product_id": "svc_plus_monthly", "transaction_id": "t", "receipt": 5},
+    ],
+)
+def test_iap_verify_refuses_wrong_types_with_400(papi: Any, body: dict[str, Any]) -> None:
+    reply = papi.user("iap_verify", body, token=papi.register()["session_token"])
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["error"] == "invalid_request"
+
+
+def test_iap_verify_of_another_accounts_transaction_is_a_409_that_reveals_nothing(papi: Any) -> None:
+    owner, other = papi.register(), papi.register()
+    body = {
+        "platform": "ios",
+        "product_id": "svc_plus_monthly",
+        "transaction_id": "tx-owned",
+        "receipt": "sandbox:tx-owned:svc_plus_monthly",
+    }
+    assert papi.user("iap_verify", body, token=owner["session_token"]).status_code == 200
+    taken = papi.user("iap_verify", body, token=other["session_token"])
+    assert taken.status_code == 409, taken.text
+    assert taken.json()["code"] == "transaction_taken"
+    assert owner["svc_id"] not in taken.text and "plus" not in taken.text.replace("svc_plus", "")
+    assert set(taken.json()) == {"error", "code", "message"}
+    assert _expiry(papi, other["session_token"])[0] == "free"  # nothing granted to the caller
+    # The owner's own replay still answers the purchase.
+    again = papi.user("iap_verify", body, token=owner["session_token"])
+    assert again.status_code == 200 and again.json()["data"]["replayed"] is True
+
+
+def test_a_usdt_note_naming_several_accounts_goes_to_the_operator_queue(papi: Any) -> None:
+    services = papi.app.state.services
+    house = exchange.create_account(services.store, balances={}, ip_whitelist=("127.0.0.1",), now=SIGNALS_T0)
+    services.settings = dataclasses.replace(
+        services.settings, payment_exchange_key=house["api_key"], payment_exchange_secret=house["api_secret"]
+    )
+    first, second = papi.register(), papi.register()
+    note = f"for {first['svc_id']} or {second['svc_id'].lower()}"
+    exchange.deposit(
+        services.store, house["account_id"], "tx-two", "USDT", Decimal(10), payer=None, note=note,
+        now=papi.clock.now(),
+    )  # fmt: skip
+    # The same account named twice is one account: it is paid.
+    exchange.deposit(
+        services.store, house["account_id"], "tx-one", "USDT", Decimal(10), payer=None,
+        note=f"{second['svc_id']} {second['svc_id'].lower()}", now=papi.clock.now(),
+    )  # fmt: skip
+    exchange.run_reconciler(services)
+    assert _expiry(papi, first["session_token"])[0] == "free"
+    assert _expiry(papi, second["session_token"]) == ("starter", SIGNALS_T0 + 30 * DAY)
+    pending = admin("payments", "pending")
+    assert [(p["external_id"], p["svc_id"]) for p in pending] == [("tx-two", None)]
+    assert "several accounts" in pending[0]["reason"] and first["svc_id"] in pending[0]["reason"]

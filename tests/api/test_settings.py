@@ -42,7 +42,8 @@ def test_every_variable_is_read() -> None:
         "TREND_REFRESH_SECONDS": "0",
         "TREND_REFRESH_DELAY_SECONDS": "0.5", "TREND_TIMEFRAMES": "4h, 1d", "RATE_LIMIT_SCALE": "2.5",
         "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6", "SVC_RUN_WORKERS": "0",
-        "BODY_READ_TIMEOUT_SECONDS": "7.5", "TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",
+        "BODY_READ_TIMEOUT_SECONDS": "7.5", "HEADER_READ_TIMEOUT_SECONDS": "3",
+        "TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",
         "RATE_LIMIT_PREFIX": "p1", "MARKET_REPLAY_SPEED": "600", "MARKET_REPLAY_FROM": "1790812800",
         "SIGNAL_POLL_SECONDS": "2.5", "MARKETPLACE_FEE_PCT": "15", "NOTIFY_POLL_SECONDS": "0.5",
         "SMTP_URL": "smtp://127.0.0.1:2525", "MAIL_FROM": "ops@example.com", "BOT_API_URL": "http://127.0.0.1:8081",
@@ -73,6 +74,7 @@ def test_every_variable_is_read() -> None:
     )
     assert s.request_threads == 6
     assert (s.run_workers, s.body_read_timeout, s.trusted_proxies) == (0, 7.5, ("10.0.0.1", "10.0.0.2"))
+    assert s.header_read_timeout == 3.0
     assert s.rate_limit_prefix == "p1"
     assert (s.market_replay_speed, s.market_replay_from) == (600.0, 1_790_812_800)
     assert (s.market_feed_seconds, s.market_feed_symbols) == (0.5, ("BTCUSDT", "ETHUSDT"))

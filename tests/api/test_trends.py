@@ -255,7 +255,7 @@ def test_tracked_list_pages_with_signed_cursors(tapi: Api, expected: list[Any], 
     assert get(tapi, "tracked_trend_break_signals", other).json() == {"items": [], "last_key": None}
     assert get(tapi, "tracked_trend_break_signals", other, cursor=first["last_key"]).status_code == 400
     assert get(tapi, "tracked_trend_break_signals", token, cursor="garbage").status_code == 400
-    # /tradingdata clamps a limit above the maximum (one rule per family, issue 13); below 1 is a 400.
+    # A list the spec gives only a maximum ("max 50") clamps a larger limit; below 1 is a 400.
     assert len(get(tapi, "tracked_trend_break_signals", token, limit=51).json()["items"]) == 3
     assert get(tapi, "tracked_trend_break_signals", token, limit=0).status_code == 400
     assert len(get(tapi, "tracked_trend_break_signals", token).json()["items"]) == 3  # default 20

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.routing import Route
-
 from svc_api.core.errors import Invalid
 from svc_api.education.catalog import curriculum
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
-from svc_api.education.conventions import Req, endpoint, minor_units, page, page_params
+from svc_api.education.conventions import Req, minor_units, page, page_params, route
 
 _CATALOG_PARAMS = (
     "q",
@@ -122,10 +120,10 @@ def product_reviews(req: Req) -> dict[str, Any]:
 
 
 ROUTES = [
-    Route("/catalog", endpoint(catalog_list), methods=["GET"]),
-    Route("/products/{product_id}", endpoint(product_detail), methods=["GET"]),
-    Route("/products/{product_id}/curriculum", endpoint(product_curriculum), methods=["GET"]),
-    Route("/topics", endpoint(topic_list), methods=["GET"]),
-    Route("/leaders/{leader_id}/products", endpoint(leader_products), methods=["GET"]),
-    Route("/products/{product_id}/reviews", endpoint(product_reviews), methods=["GET"]),
+    route("/catalog", catalog_list, "GET", access="public"),
+    route("/products/{product_id}", product_detail, "GET", access="public"),
+    route("/products/{product_id}/curriculum", product_curriculum, "GET", access="public"),
+    route("/topics", topic_list, "GET", access="public"),
+    route("/leaders/{leader_id}/products", leader_products, "GET", access="public"),
+    route("/products/{product_id}/reviews", product_reviews, "GET", access="public"),
 ]

@@ -14,11 +14,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
 
 from svc_api.education.commerce import service as commerce
 from svc_api.education.commerce.provider import provider_for
-from svc_api.education.conventions import Req, endpoint, only_fields, parse_money, reply, text_field
+from svc_api.education.conventions import Req, only_fields, parse_money, reply, route, text_field
+from svc_api.education.learning import service as learning
 
 
 def _provider(req: Req) -> Any:
@@ -71,6 +71,9 @@ def create_refund(req: Req) -> Response:
         refund = commerce.request_refund(
             conn, _provider(req), svc_id, req.path["order_id"], reason, now=req.now
         )
+        # In the same transaction: what the refunded entitlement earned goes with it (learning
+        # reads commerce, so commerce cannot call learning itself).
+        learning.forfeit(conn, svc_id, req.path["order_id"], now=req.now)
     return reply(refund, 201)
 
 
@@ -137,12 +140,12 @@ async def payment_callback(request: Request) -> Response:
 
 
 ROUTES = [
-    Route("/commerce/capabilities", endpoint(capabilities), methods=["GET"]),
-    Route("/checkouts", endpoint(create_checkout), methods=["POST"]),
-    Route("/orders/{order_id}", endpoint(get_order), methods=["GET"]),
-    Route("/orders/{order_id}/refund-requests", endpoint(create_refund), methods=["POST"]),
-    Route("/orders/{order_id}/refund-requests/{refund_request_id}", endpoint(get_refund), methods=["GET"]),
-    Route("/sandbox/checkout/{token}", sandbox_page, methods=["GET"]),
-    Route("/sandbox/checkout/{token}/{choice}", sandbox_decide, methods=["POST"]),
-    Route("/payments/callback", payment_callback, methods=["POST"]),
+    route("/commerce/capabilities", capabilities, "GET", access="public"),
+    route("/checkouts", create_checkout, "POST", access="session"),
+    route("/orders/{order_id}", get_order, "GET", access="session"),
+    route("/orders/{order_id}/refund-requests", create_refund, "POST", access="session"),
+    route("/orders/{order_id}/refund-requests/{refund_request_id}", get_refund, "GET", access="session"),
+    route("/sandbox/checkout/{token}", sandbox_page, "GET", access="public", raw=True),
+    route("/sandbox/checkout/{token}/{choice}", sandbox_decide, "POST", access="public", raw=True),
+    route("/payments/callback", payment_callback, "POST", access="public", raw=True),
 ]

@@ -47,6 +47,11 @@ def owned(conn: Connection, svc_id: str | None, product_ids: list[str]) -> set[s
     return set() if svc_id is None else queries.owned(conn, svc_id, product_ids)
 
 
+def order_product_ids(conn: Connection, order_id: str) -> list[str]:
+    """The products an order granted."""
+    return queries.order_products(conn, order_id)
+
+
 def require_entitlement(conn: Connection, svc_id: str, product_id: str) -> None:
     """403 unless the account holds an active entitlement to the product."""
     if product_id not in queries.owned(conn, svc_id, [product_id]):

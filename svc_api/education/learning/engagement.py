@@ -6,6 +6,10 @@
   who may also resolve an open question or reopen a resolved one; any other move is a 409.
 - Certificates: issued once per student and product after the server measured completion, with
   an unguessable verification token that anyone may check.
+- A refund takes back what the entitlement earned (:func:`forfeit`): the certificate of a product
+  the student no longer owns is revoked (verification says so, with the date; the dashboard stops
+  counting it) and their review leaves the product's rating. Bought and completed again, the
+  certificate is issued anew.
 
 Example:
     >>> QUESTION_MOVES["resolved"]
@@ -156,6 +160,7 @@ def _certificate_view(row: Row[Any]) -> dict[str, Any]:
         "course_title": row.course_title,
         "holder_name": row.holder_name,
         "issued_at": row.issued_at,
+        "revoked_at": row.revoked_at,
         "verification_token": row.token,
         "verification_url": f"/education/v1/certificates/verify/{row.token}",
     }
@@ -167,7 +172,8 @@ def issue(conn: Connection, svc_id: str, body: dict[str, Any], *, now: int) -> d
     if not isinstance(product_id, str) or not 1 <= len(product_id) <= 24:
         raise Invalid("product_id is required")
     holder = text_field(body, "holder_name", lo=2, hi=80)
-    if queries.certificate_of(conn, svc_id, product_id) is not None:
+    existing = queries.certificate_of(conn, svc_id, product_id)
+    if existing is not None and existing.revoked_at is None:
         raise Conflict("your certificate for this product was already issued", code="already_issued")
     owned = product_id in commerce.owned(conn, svc_id, [product_id])
     if not owned or not learning.completed(conn, svc_id, product_id):
@@ -182,7 +188,11 @@ def issue(conn: Connection, svc_id: str, body: dict[str, Any], *, now: int) -> d
         "course_title": product.title,
         "issued_at": now,
     }
-    if not queries.issue_certificate(conn, **values):
+    if existing is not None:  # revoked by a refund, earned again
+        fresh = {k: v for k, v in values.items() if k not in ("certificate_id", "svc_id", "product_id")}
+        if not queries.reissue_certificate(conn, svc_id, product_id, **fresh):
+            raise Conflict("your certificate for this product was already issued", code="already_issued")
+    elif not queries.issue_certificate(conn, **values):
         raise Conflict("your certificate for this product was already issued", code="already_issued")
     return _certificate_view(queries.certificate_of(conn, svc_id, product_id))
 
@@ -202,8 +212,23 @@ def verify(conn: Connection, token: str) -> dict[str, Any]:
     if row is None:
         raise NotFound("no certificate with this verification token")
     return {
-        "valid": True,
+        "valid": row.revoked_at is None,
         "course": {"product_id": row.product_id, "title": row.course_title},
         "holder": {"name": row.holder_name},
         "issued_at": row.issued_at,
+        "revoked_at": row.revoked_at,
     }
+
+
+def forfeit(conn: Connection, svc_id: str, order_id: str, *, now: int) -> None:
+    """After a refund of ``order_id`` (in its transaction): for each of its products the student no
+    longer owns (a bundle or another order may still grant one), revoke the certificate and take
+    the review out of the rating."""
+    products = commerce.order_product_ids(conn, order_id)
+    still = commerce.owned(conn, svc_id, products)
+    for product_id in products:
+        if product_id in still:
+            continue
+        queries.revoke_certificate(conn, svc_id, product_id, now)
+        if queries.delete_review(conn, product_id, svc_id):
+            catalog.refresh_rating(conn, product_id)

@@ -4,7 +4,10 @@ A batch of events moves a play head. ``heartbeat`` and ``pause`` report where th
 stretch from the previous head to that point counts as watched, ``seek`` moves the head and counts
 nothing, ``rate`` changes the playback rate (0.25-2.0). Whatever the events claim, one batch credits
 at most the wall-clock seconds since the previous batch times the highest rate in effect during it
-(the *budget*); the head never counts backwards, and stretches are clipped to the lesson. Watched
+(the *budget*); the head never counts backwards, and stretches are clipped to the lesson. The
+wall clock is the student's, not the session's: a batch's seconds start at the latest batch of any
+of the student's sessions of the lesson, so parallel sessions share one budget
+(:func:`svc_api.education.learning.sessions.events`). Watched
 stretches are kept as merged intervals, so watching a part twice counts once. A lesson is complete
 when :data:`COMPLETION_SHARE` of it has been watched. Percentages sent by clients are never read.
 
@@ -28,6 +31,8 @@ from typing import Any
 from svc_api.core.errors import Invalid
 
 KINDS = ("heartbeat", "seek", "pause", "rate")
+FIELDS = {"heartbeat": "position", "seek": "position", "pause": "position", "rate": "rate"}
+"""The one field of each event type besides ``type``: anything else (``percent``) is a 400."""
 MIN_RATE, MAX_RATE = 0.25, 2.0
 MAX_EVENTS = 200
 COMPLETION_SHARE = 0.9
@@ -68,6 +73,12 @@ def check_events(events: object) -> list[dict[str, Any]]:
     for i, event in enumerate(events):
         if not isinstance(event, dict) or event.get("type") not in KINDS:
             raise Invalid(f"events[{i}].type must be one of {', '.join(KINDS)}")
+        unknown = sorted(set(event) - {"type", FIELDS[event["type"]]})
+        if unknown:
+            raise Invalid(
+                f"events[{i}] has the unknown field {unknown[0]!r}: a {event['type']} event takes "
+                f"type and {FIELDS[event['type']]} only"
+            )
         if event["type"] == "rate":
             rate = _number(event, "rate", i)
             if not MIN_RATE <= rate <= MAX_RATE:

@@ -147,6 +147,25 @@ def _reading_lesson(tree: dict[str, Any], lesson_id: object) -> dict[str, Any]:
     return item
 
 
+SECONDS_PER_PAGE = 10
+"""The fastest plausible reading pace (ours): the furthest page grows by at most one page per this
+many seconds since it last grew (the first checkpoint credits one page)."""
+
+
+def paced_furthest(furthest: int, page: int, furthest_at: int | None, now: int) -> int:
+    """The furthest page after a checkpoint at ``page``: it never shrinks, and grows no faster than
+    :data:`SECONDS_PER_PAGE` allows (a client that reports a far page early gets it as time passes).
+
+    Example:
+        >>> paced_furthest(0, 5, None, 100), paced_furthest(1, 5, 100, 125), paced_furthest(3, 2, 100, 900)
+        (1, 3, 3)
+    """
+    if page <= furthest:
+        return furthest
+    allowance = 1 if furthest_at is None else int((now - furthest_at) // SECONDS_PER_PAGE)
+    return min(page, furthest + max(0, allowance))
+
+
 def _positive(body: dict[str, Any], name: str, hi: int) -> int:
     value = body.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
@@ -158,16 +177,18 @@ def reading_progress(
     conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *, now: int
 ) -> dict[str, Any]:
     """Record a reading checkpoint ``{lesson_id, version, page}``: a newer ``version`` moves the
-    checkpoint; the furthest page only ever grows; a stale version changes nothing."""
+    checkpoint; a page past the document's page count is a 400; the furthest page only ever grows,
+    at the reading pace (:func:`paced_furthest`); a stale version changes nothing."""
     _, tree = enrollment(conn, svc_id, product_id, now=now)
     item = _reading_lesson(tree, body.get("lesson_id"))
     version = _positive(body, "version", 2**53)
-    page = min(_positive(body, "page", 10_000), int(item["pages"]))
+    page = _positive(body, "page", int(item["pages"]))  # page 99 of a 5-page PDF is a 400
     queries.ensure_progress(conn, svc_id, product_id, item["lesson_id"], now)
-    row = queries.progress_row(conn, svc_id, product_id, item["lesson_id"])
+    row = queries.progress_row(conn, svc_id, product_id, item["lesson_id"], lock=True)
     applied = version > int(row.reading_version)
     if applied:
-        furthest = max(int(row.furthest_page), page)
+        furthest = paced_furthest(int(row.furthest_page), page, row.furthest_at, now)
+        grew = furthest > int(row.furthest_page)
         done = (
             row.completed_at
             if row.completed_at is not None
@@ -181,6 +202,7 @@ def reading_progress(
             reading_version=version,
             page=page,
             furthest_page=furthest,
+            furthest_at=now if grew else row.furthest_at,
             completed_at=done,
             updated_at=now,
         )

@@ -71,11 +71,13 @@ def progress_rows(conn: Connection, svc_id: str, product_id: str) -> dict[str, R
     return {row.lesson_id: row for row in conn.execute(query)}
 
 
-def progress_row(conn: Connection, svc_id: str, product_id: str, lesson_id: str) -> Row[Any] | None:
+def progress_row(
+    conn: Connection, svc_id: str, product_id: str, lesson_id: str, *, lock: bool = False
+) -> Row[Any] | None:
     query = sa.select(lesson_progress).where(
         LP.svc_id == svc_id, LP.product_id == product_id, LP.lesson_id == lesson_id
     )
-    return conn.execute(query).first()
+    return conn.execute(query.with_for_update() if lock else query).first()
 
 
 def ensure_progress(conn: Connection, svc_id: str, product_id: str, lesson_id: str, now: int) -> None:
@@ -103,6 +105,21 @@ def insert_session(conn: Connection, **values: Any) -> None:
 
 def session(conn: Connection, session_id: str) -> Row[Any] | None:
     return conn.execute(sa.select(playback_sessions).where(PS.session_id == session_id)).first()
+
+
+def last_batch_at(
+    conn: Connection, svc_id: str, product_id: str, lesson_id: str, besides: str
+) -> float | None:
+    """When the account's latest batch on this lesson in a session other than ``besides`` came."""
+    query = sa.select(sa.func.max(PS.last_at)).where(
+        PS.svc_id == svc_id,
+        PS.product_id == product_id,
+        PS.lesson_id == lesson_id,
+        PS.session_id != besides,
+        PS.last_seq > 0,
+    )
+    value = conn.execute(query).scalar_one()
+    return None if value is None else float(value)
 
 
 def open_sessions(conn: Connection, svc_id: str, now: int) -> int:
@@ -218,5 +235,38 @@ def certificate_page(
 
 
 def count_certificates(conn: Connection, svc_id: str) -> int:
-    query = sa.select(sa.func.count()).select_from(certificates).where(certificates.c.svc_id == svc_id)
+    """The account's valid (unrevoked) certificates."""
+    query = (
+        sa.select(sa.func.count())
+        .select_from(certificates)
+        .where(certificates.c.svc_id == svc_id, certificates.c.revoked_at.is_(None))
+    )
     return int(conn.execute(query).scalar_one())
+
+
+def revoke_certificate(conn: Connection, svc_id: str, product_id: str, now: int) -> bool:
+    """Mark the account's certificate of a product revoked (once); whether one was."""
+    result = conn.execute(
+        certificates.update()
+        .where(
+            certificates.c.svc_id == svc_id,
+            certificates.c.product_id == product_id,
+            certificates.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=now)
+    )
+    return result.rowcount == 1
+
+
+def reissue_certificate(conn: Connection, svc_id: str, product_id: str, **values: Any) -> bool:
+    """A revoked certificate issued anew (bought and completed again): new token, not revoked."""
+    result = conn.execute(
+        certificates.update()
+        .where(
+            certificates.c.svc_id == svc_id,
+            certificates.c.product_id == product_id,
+            certificates.c.revoked_at.is_not(None),
+        )
+        .values(revoked_at=None, **values)
+    )
+    return result.rowcount == 1

@@ -13,7 +13,6 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from svc_api.core.errors import ApiError
 from svc_api.core.objectstore import ObjectNotFound, from_settings
@@ -21,11 +20,11 @@ from svc_api.education.conventions import (
     NO_STORE,
     Req,
     check_if_match,
-    endpoint,
     only_fields,
     page,
     page_params,
     reply,
+    route,
 )
 from svc_api.education.learning import engagement, sessions
 from svc_api.education.learning import progress as learning
@@ -182,21 +181,21 @@ async def media(request: Request) -> Response:
 
 
 ROUTES = [
-    Route("/me/dashboard", endpoint(dashboard), methods=["GET"]),
-    Route("/me/library", endpoint(library), methods=["GET"]),
-    Route("/me/enrollments/{product_id}/resume", endpoint(resume), methods=["GET"]),
-    Route("/me/enrollments/{product_id}/progress", endpoint(progress), methods=["GET"]),
-    Route("/me/enrollments/{product_id}/revision-adoptions", endpoint(adopt), methods=["POST"]),
-    Route("/me/enrollments/{product_id}/reading-progress", endpoint(reading), methods=["PUT"]),
-    Route("/products/{product_id}/playback-sessions", endpoint(start_playback), methods=["POST"]),
-    Route("/playback-sessions/{session_id}/events", endpoint(playback_events), methods=["POST"]),
-    Route("/playback-sessions/{session_id}", endpoint(close_playback), methods=["DELETE"]),
-    Route("/products/{product_id}/reviews/me", endpoint(put_review), methods=["PUT"]),
-    Route("/products/{product_id}/reviews/me", endpoint(delete_review), methods=["DELETE"]),
-    Route("/products/{product_id}/questions", endpoint(ask), methods=["POST"]),
-    Route("/questions/{question_id}", endpoint(update_question), methods=["PATCH"]),
-    Route("/me/certificates", endpoint(issue_certificate), methods=["POST"]),
-    Route("/me/certificates", endpoint(certificates), methods=["GET"]),
-    Route("/certificates/verify/{verification_token}", endpoint(verify_certificate), methods=["GET"]),
-    Route("/media/{key:path}", media, methods=["GET"]),
+    route("/me/dashboard", dashboard, "GET", access="session"),
+    route("/me/library", library, "GET", access="session"),
+    route("/me/enrollments/{product_id}/resume", resume, "GET", access="session"),
+    route("/me/enrollments/{product_id}/progress", progress, "GET", access="session"),
+    route("/me/enrollments/{product_id}/revision-adoptions", adopt, "POST", access="session"),
+    route("/me/enrollments/{product_id}/reading-progress", reading, "PUT", access="session"),
+    route("/products/{product_id}/playback-sessions", start_playback, "POST", access="session"),
+    route("/playback-sessions/{session_id}/events", playback_events, "POST", access="session"),
+    route("/playback-sessions/{session_id}", close_playback, "DELETE", access="session"),
+    route("/products/{product_id}/reviews/me", put_review, "PUT", access="session"),
+    route("/products/{product_id}/reviews/me", delete_review, "DELETE", access="session"),
+    route("/products/{product_id}/questions", ask, "POST", access="session"),
+    route("/questions/{question_id}", update_question, "PATCH", access="session"),
+    route("/me/certificates", issue_certificate, "POST", access="session"),
+    route("/me/certificates", certificates, "GET", access="session"),
+    route("/certificates/verify/{verification_token}", verify_certificate, "GET", access="public"),
+    route("/media/{key:path}", media, "GET", access="public", raw=True),
 ]

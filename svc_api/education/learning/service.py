@@ -8,7 +8,17 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.education.learning.engagement import answer, question_view
+from svc_api.education.learning.engagement import answer, forfeit, question_view
 from svc_api.education.learning.progress import completed, dashboard, enrollment, library, progress, resume
 
-__all__ = ["answer", "completed", "dashboard", "enrollment", "library", "progress", "question_view", "resume"]
+__all__ = [
+    "answer",
+    "completed",
+    "dashboard",
+    "enrollment",
+    "forfeit",
+    "library",
+    "progress",
+    "question_view",
+    "resume",
+]

@@ -147,11 +147,22 @@ def events(
             f"batch {seq} is {what.replace('_', ' ')}: the next batch is {int(session.last_seq) + 1}",
             code=what,
         )
+    before = 0.0
+    if session.tracked:
+        # The lesson's progress row, locked: batches of the student's sessions of one lesson take
+        # turns, so each sees the others' last batch time below (PostgreSQL; SQLite writes in turn).
+        queries.ensure_progress(conn, svc_id, session.product_id, session.lesson_id, now)
+        row = queries.progress_row(conn, svc_id, session.product_id, session.lesson_id, lock=True)
+        before = playback.watched(row.intervals) if row is not None else 0.0
+    # The budget runs from the student's latest batch on this lesson in any session, not from this
+    # session's: three sessions fed at once share one wall clock instead of tripling it.
+    other = queries.last_batch_at(conn, svc_id, session.product_id, session.lesson_id, session_id)
+    since = max(float(session.last_at), other if other is not None else float("-inf"))
     batch = playback.account(
         batch_events,
         position=float(session.position),
         rate=float(session.rate),
-        elapsed=float(now) - float(session.last_at),
+        elapsed=float(now) - since,
         duration=float(session.duration_seconds),
     )
     if not queries.advance_session(
@@ -159,7 +170,9 @@ def events(
     ):
         raise Conflict(f"batch {seq} was already applied", code="duplicate")
     lesson = learning.record_watch(conn, session, batch, now=now)
-    credited = round(sum(b - a for a, b in batch.intervals), 3)
+    # What the lesson's watched time grew by (a stretch watched before adds nothing); an untracked
+    # preview session records nothing, so it credits nothing.
+    credited = round(max(0.0, float(lesson["watched_seconds"]) - before), 3) if session.tracked else 0.0
     return {
         "session_id": session_id,
         "seq": seq,

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.routing import Route
-
 from svc_api.core.errors import Invalid
-from svc_api.education.conventions import NO_STORE, Req, endpoint, page, page_params, reply
+from svc_api.education.conventions import NO_STORE, Req, page, page_params, reply, route
 from svc_api.education.payouts import analytics
 from svc_api.education.payouts import service as payouts
 from svc_api.education.studio import service as studio
@@ -73,6 +71,6 @@ def payout_statements(req: Req) -> Any:
 
 
 ROUTES = [
-    Route("/studio/analytics/sales", endpoint(sales), methods=["GET"]),
-    Route("/studio/payout-statements", endpoint(payout_statements), methods=["GET"]),
+    route("/studio/analytics/sales", sales, "GET", access="identified"),
+    route("/studio/payout-statements", payout_statements, "GET", access="identified"),
 ]

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.responses import Response
-from starlette.routing import Route
 
-from svc_api.education.conventions import Req, check_if_match, endpoint, only_fields, reply
+from svc_api.education.conventions import Req, check_if_match, only_fields, reply, route
 from svc_api.education.learning import service as learning
 from svc_api.education.studio import bundles, products, sellers
 from svc_api.education.uploads import service as uploads
@@ -143,18 +142,18 @@ def answer(req: Req) -> Response:
 
 
 ROUTES = [
-    Route("/seller/status", endpoint(seller_status), methods=["GET"]),
-    Route("/seller/onboarding-sessions", endpoint(start_onboarding), methods=["POST"]),
-    Route("/seller/onboarding/{token}", endpoint(onboarding_page), methods=["GET"]),
-    Route("/seller/onboarding/{token}", endpoint(submit_onboarding), methods=["POST"]),
-    Route("/studio/products", endpoint(create_product), methods=["POST"]),
-    Route("/studio/products/{product_id}", endpoint(get_product), methods=["GET"]),
-    Route("/studio/products/{product_id}", endpoint(update_product), methods=["PATCH"]),
-    Route("/studio/products/{product_id}/curriculum", endpoint(replace_curriculum), methods=["PUT"]),
-    Route("/studio/products/{product_id}/submissions", endpoint(submit_product), methods=["POST"]),
-    Route("/studio/products/{product_id}/unpublish", endpoint(unpublish), methods=["POST"]),
-    Route("/studio/bundles", endpoint(create_bundle), methods=["POST"]),
-    Route("/studio/bundles/{bundle_id}", endpoint(get_bundle), methods=["GET"]),
-    Route("/studio/bundles/{bundle_id}", endpoint(update_bundle), methods=["PATCH"]),
-    Route("/studio/questions/{question_id}/answers", endpoint(answer), methods=["POST"]),
+    route("/seller/status", seller_status, "GET", access="identified"),
+    route("/seller/onboarding-sessions", start_onboarding, "POST", access="session"),
+    route("/seller/onboarding/{token}", onboarding_page, "GET", access="public"),
+    route("/seller/onboarding/{token}", submit_onboarding, "POST", access="public"),
+    route("/studio/products", create_product, "POST", access="identified"),
+    route("/studio/products/{product_id}", get_product, "GET", access="identified"),
+    route("/studio/products/{product_id}", update_product, "PATCH", access="identified"),
+    route("/studio/products/{product_id}/curriculum", replace_curriculum, "PUT", access="identified"),
+    route("/studio/products/{product_id}/submissions", submit_product, "POST", access="identified"),
+    route("/studio/products/{product_id}/unpublish", unpublish, "POST", access="identified"),
+    route("/studio/bundles", create_bundle, "POST", access="identified"),
+    route("/studio/bundles/{bundle_id}", get_bundle, "GET", access="identified"),
+    route("/studio/bundles/{bundle_id}", update_bundle, "PATCH", access="identified"),
+    route("/studio/questions/{question_id}/answers", answer, "POST", access="identified"),
 ]

@@ -9,7 +9,8 @@ first is done, the snapshot): the file is assembled and processed once. Assembly
 file: a SHA-256 other than the registered one fails the upload (not retryable, 422
 ``checksum_mismatch``, the parts and the file removed). Store trouble while assembling puts the
 upload back to ``uploading`` and answers 503; a complete that died while assembling is taken over
-by the next complete once its claim ran out.
+by the next complete once its claim ran out. A complete of a completed upload answers its snapshot;
+of a failed one, 409 ``upload_finished`` (as every other call on a finished upload).
 
 Example:
     >>> check_manifest({1: "a", 2: "b"}, {1: "a", 2: "b"}, None) is None
@@ -83,8 +84,8 @@ def complete(
         studio.require_instructor(conn, leader_id)
         row = own(conn, leader_id, upload_id)
         sent = None if body.get("parts") is None else policy.check_parts(body["parts"], int(row.part_count))
-        if row.status in ("processing", "processed", "failed"):
-            return view(conn, row)
+        if row.status in ("processing", "processed"):
+            return view(conn, row)  # completed already: the same snapshot, as a replay
         _can_complete(row, now)
         recorded = q.parts(conn, upload_id)
     stored = mp.list_parts(row.object_key, row.store_upload_id)
@@ -96,7 +97,7 @@ def complete(
     with store.write() as conn:
         if not _claim(conn, upload_id, holder, now):
             row = own(conn, leader_id, upload_id)
-            if row.status in ("processing", "processed", "failed"):
+            if row.status in ("processing", "processed"):
                 return view(conn, row)
             _can_complete(row, now)
             raise Conflict("another complete of this upload is running", code="complete_in_progress")
@@ -131,6 +132,10 @@ def complete(
 def _can_complete(row: Any, now: int) -> None:
     if row.status == "aborted":
         raise Conflict(f"upload {row.upload_id} was aborted", code="upload_aborted")
+    if row.status == "failed":
+        # As every other call on a finished upload: a failed one is not completed again (a
+        # retryable processing failure takes processing-retries; any other registers again).
+        raise Conflict(f"upload {row.upload_id} is failed: its parts are final", code="upload_finished")
     if row.status == "assembling" and (row.claim_until or 0) >= now:
         raise Conflict("another complete of this upload is running", code="complete_in_progress")
     if row.status == "uploading" and row.lease_until < now:

@@ -14,10 +14,9 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from svc_api.core.errors import ApiError, Invalid
-from svc_api.education.conventions import Req, endpoint, only_fields, page, page_params, reply
+from svc_api.education.conventions import Req, only_fields, page, page_params, reply, route
 from svc_api.education.uploads import completion, policy, processing, service
 from svc_api.education.uploads import queries as q
 from svc_api.education.uploads.multipart import LocalMultipart, part_signature_ok
@@ -132,14 +131,14 @@ def _upload_row(services: Any, upload_id: str) -> Any:
 
 
 ROUTES = [
-    Route("/studio/uploads", endpoint(register), methods=["POST"]),
-    Route("/studio/uploads", endpoint(listing), methods=["GET"]),
-    Route("/studio/uploads/{upload_id}", endpoint(read), methods=["GET"]),
-    Route("/studio/uploads/{upload_id}", endpoint(abort), methods=["DELETE"]),
-    Route("/studio/uploads/{upload_id}/part-urls", endpoint(part_urls), methods=["POST"]),
-    Route("/studio/uploads/{upload_id}/part-receipts", endpoint(part_receipts), methods=["POST"]),
-    Route("/studio/uploads/{upload_id}/reconcile", endpoint(reconcile), methods=["POST"]),
-    Route("/studio/uploads/{upload_id}/complete", endpoint(complete), methods=["POST"]),
-    Route("/studio/uploads/{upload_id}/processing-retries", endpoint(processing_retry), methods=["POST"]),
-    Route("/studio/upload-parts/{upload_id}/{part_number:int}", put_part, methods=["PUT"]),
+    route("/studio/uploads", register, "POST", access="identified"),
+    route("/studio/uploads", listing, "GET", access="identified"),
+    route("/studio/uploads/{upload_id}", read, "GET", access="identified"),
+    route("/studio/uploads/{upload_id}", abort, "DELETE", access="identified"),
+    route("/studio/uploads/{upload_id}/part-urls", part_urls, "POST", access="identified"),
+    route("/studio/uploads/{upload_id}/part-receipts", part_receipts, "POST", access="identified"),
+    route("/studio/uploads/{upload_id}/reconcile", reconcile, "POST", access="identified"),
+    route("/studio/uploads/{upload_id}/complete", complete, "POST", access="identified"),
+    route("/studio/uploads/{upload_id}/processing-retries", processing_retry, "POST", access="identified"),
+    route("/studio/upload-parts/{upload_id}/{part_number:int}", put_part, "PUT", access="public", raw=True),
 ]
