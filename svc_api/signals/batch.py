@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import defaultdict
@@ -35,6 +36,7 @@ from svc_api.signals import queries
 from svc_api.signals.evaluate import Position
 from svc_engine import live
 from svc_engine.data import load_klines, timeframe_ms
+from svc_engine.strategy import Strategy
 
 logger = logging.getLogger("svc_api.signals")
 
@@ -150,8 +152,6 @@ def _resampled_newest(catalog: Any, coin: tuple[str, str], timeframe: str) -> in
 
 
 def _watchlist(services: Any, key: tuple[str, str], members: Sequence[tuple[Any, Any]]) -> tuple[Any, ...]:
-    from svc_api.signals.service import compiled
-
     # Two watches of one program on one coin (two users, or one who published it) may stand at
     # different points (one started later), so each gets a copy of the program: the evaluator still
     # computes their indicators once per coin.
@@ -169,6 +169,12 @@ def _watchlist(services: Any, key: tuple[str, str], members: Sequence[tuple[Any,
     watch = live.watchlist(programs, pairs, key[0], market_type=key[1])
     spreads = np.array([market.coin_spread(services, w.market, w.symbol) / 200.0 for w, _ in members])
     return watch, spreads, coins
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(program_json: str) -> Strategy:
+    """A stored program, compiled once per process (every evaluation of a version runs the same one)."""
+    return Strategy.from_json(program_json)
 
 
 def _rebuild(

@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,6 @@ from svc_api.core.store import Store
 from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
 from svc_api.signals import batch, delivery, evaluate, queries, watches
-from svc_engine.strategy import Strategy
 
 logger = logging.getLogger("svc_api.signals")
 
@@ -63,12 +61,6 @@ def run_once(services: Any) -> dict[str, int]:
 
     evaluated, changed = batch.run_pass(services, pairs, now_ms, record)
     return {"watches": len(pairs), "evaluated": evaluated, "signals": changed}
-
-
-@functools.lru_cache(maxsize=4096)
-def compiled(program_json: str) -> Strategy:
-    """A stored program, compiled once per process (every evaluation of a version runs the same one)."""
-    return Strategy.from_json(program_json)
 
 
 def _record(
