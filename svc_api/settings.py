@@ -67,6 +67,8 @@ class Settings:
     # Days of candles a feed from an exchange fetches for a listed series the store does not hold yet.
     market_feed_backfill_days: float = 7.0
     signal_poll_seconds: float = 5.0
+    # Seconds a signal worker's lease lasts: a dead worker's coins are taken over within this.
+    signal_lease_seconds: int = 30
     marketplace_fee_pct: float = 20.0
     rate_limit_scale: float = 1.0
     rate_limit_guest: int = 20
@@ -286,6 +288,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "MARKET_FEED_SYMBOLS": ("market_feed_symbols", _symbols),
     "MARKET_FEED_BACKFILL_DAYS": ("market_feed_backfill_days", _number(positive=False)),
     "SIGNAL_POLL_SECONDS": ("signal_poll_seconds", _number(positive=False)),
+    "SIGNAL_LEASE_SECONDS": ("signal_lease_seconds", _int_at_least(1)),
     "MARKETPLACE_FEE_PCT": ("marketplace_fee_pct", _number(positive=False)),
     "RATE_LIMIT_SCALE": ("rate_limit_scale", _number(positive=True)),
     "RATE_LIMIT_GUEST": ("rate_limit_guest", _int_at_least(1)),

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import insert_new
-from svc_api.signals.tables import signal_deliveries, signal_watches, signals
+from svc_api.signals.tables import signal_deliveries, signal_watches, signal_workers, signals
 
 _w, _s, _d = signal_watches.c, signals.c, signal_deliveries.c
 
@@ -68,6 +68,30 @@ def advance_watches(
 
 def _watch_key(svc_id: str, strategy_name: str, coin: str) -> tuple[Any, ...]:
     return (_w.svc_id == svc_id, _w.strategy_name == strategy_name, _w.coin == coin)
+
+
+# ---- worker leases ---------------------------------------------------------------------------------
+
+
+def renew_worker(conn: Connection, holder: str, *, alive_until: int, now: int) -> None:
+    """Record (or renew) a worker process's lease."""
+    t = signal_workers.c
+    done = conn.execute(sa.update(signal_workers).where(t.holder == holder).values(alive_until=alive_until))
+    if done.rowcount == 0:
+        conn.execute(insert_new(conn, signal_workers).values(holder=holder, alive_until=alive_until,
+                                                             started_at=now))
+
+
+def live_workers(conn: Connection, *, now: int) -> list[str]:
+    """The workers whose lease runs, by holder; the expired ones are deleted."""
+    t = signal_workers.c
+    conn.execute(sa.delete(signal_workers).where(t.alive_until < now))
+    return [r.holder for r in conn.execute(sa.select(t.holder).order_by(t.holder))]
+
+
+def drop_worker(conn: Connection, holder: str) -> None:
+    """A worker that stops gives its coins back at once."""
+    conn.execute(sa.delete(signal_workers).where(signal_workers.c.holder == holder))
 
 
 # ---- signals ----------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 from svc_api.core.store import Store
 from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
-from svc_api.signals import batch, delivery, evaluate, queries, watches
+from svc_api.signals import batch, delivery, evaluate, partitions, queries, watches
 
 logger = logging.getLogger("svc_api.signals")
 
@@ -54,6 +54,8 @@ def run_once(services: Any) -> dict[str, int]:
     now_ms, now = market_now_ms(services), services.clock.now()
     with store.write() as conn:
         pairs = watches.sync(conn, catalog, now_ms, now=now, listed_coins=marketplace.listed_coins)
+    ours = partitions.my_partitions(services)
+    pairs = [(w, s) for w, s in pairs if partitions.partition_of(w.market, w.symbol) in ours]
     fee = services.settings.marketplace_fee_pct
 
     def record(conn: Connection, watch: Any, strat: Any, p: evaluate.Position) -> int:

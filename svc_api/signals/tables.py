@@ -1,9 +1,10 @@
 """Tables of live signals: what each active strategy watches and how far it was evaluated, the
-signals themselves (waiting for entry, open, closed), and who received each one.
+signals themselves (waiting for entry, open, closed), who received each one, and the worker
+processes sharing the passes (their leases).
 
 Example:
     >>> sorted(t.name for t in TABLES)
-    ['signal_deliveries', 'signal_watches', 'signals']
+    ['signal_deliveries', 'signal_watches', 'signal_workers', 'signals']
 """
 
 from __future__ import annotations
@@ -76,4 +77,12 @@ signal_deliveries = sa.Table(
     sa.Index("ix_signal_deliveries_user", "svc_id", "position_key"),
 )
 
-TABLES = (signal_watches, signals, signal_deliveries)
+signal_workers = sa.Table(
+    "signal_workers",
+    metadata,
+    sa.Column("holder", sa.String(120), primary_key=True),  # host:pid:start of a worker process
+    sa.Column("alive_until", sa.BigInteger, nullable=False),  # its lease: renewed at every pass
+    sa.Column("started_at", sa.BigInteger, nullable=False),
+)
+
+TABLES = (signal_watches, signals, signal_deliveries, signal_workers)

@@ -60,7 +60,7 @@ def test_every_variable_is_read() -> None:
         "EDU_UPLOAD_POLL_SECONDS": "0.5", "EDU_COMMISSION_PCT": "12.5", "EDU_PAYMENT_FEE_PCT": "0",
         "EDU_PAYOUT_MIN_TR_USD": "25", "EDU_PAYOUT_MIN_INTL_USD": "300", "EDU_PAYOUT_CHECK_SECONDS": "0",
         "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
-        "MARKET_FEED_BACKFILL_DAYS": "30",
+        "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -79,6 +79,7 @@ def test_every_variable_is_read() -> None:
     assert (s.market_replay_speed, s.market_replay_from) == (600.0, 1_790_812_800)
     assert (s.market_feed_seconds, s.market_feed_symbols) == (0.5, ("BTCUSDT", "ETHUSDT"))
     assert s.market_feed_backfill_days == 30.0
+    assert s.signal_lease_seconds == 12
     assert (s.signal_poll_seconds, s.marketplace_fee_pct) == (2.5, 15.0)
     assert (s.notify_poll_seconds, s.smtp_url, s.mail_from) == (
         0.5,

@@ -5,10 +5,13 @@ of the watched range gives."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from svc_api.core.clock import ManualClock
 from svc_api.signals import batch
 from svc_api.signals import service as signals
 from tests.api.test_signals import HOUR, T0, creator, replay_equals_backtest
@@ -51,3 +54,39 @@ def test_a_worker_killed_mid_batch_and_one_restarted_write_every_signal_once(
     monkeypatch.setattr(signals, "_record", real)
     coins = [("BTC", "BTCUSDT"), ("ETH", "ETHUSDT"), ("SOL", "SOLUSDT")]
     replay_equals_backtest(sig_api, coins, T0, T0 + 10 * 24 * HOUR)
+
+
+def test_three_workers_share_the_coins_and_one_killed_is_taken_over(
+    make_api: Any, settings: Any, signals_market: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
+    # leases of two hours, two passes of the hourly clock: a dead worker's coins wait at most that long
+    live = dataclasses.replace(settings, data_dir=signals_market, signal_lease_seconds=2 * 3600)
+    apis = [make_api(live, clock=ManualClock(T0)) for _ in range(3)]
+    for k, api in enumerate(apis):
+        api.app.state.services.worker_holder = f"worker-{k}"
+    creator(apis[0], ["BTC", "ETH", "SOL", "DOT", "INJ"])
+    for api in apis:
+        signals.run_once(api.app.state.services)
+    spread = Counter()
+    for hour in range(1, 73):
+        running = apis if hour <= 24 else apis[:2]  # worker-2 is killed after a day: no more passes
+        done = []
+        for api in apis:
+            api.clock.advance(HOUR)
+        for k, api in enumerate(running):
+            got = signals.run_once(api.app.state.services)["evaluated"]
+            spread[k] += got
+            done.append(got)
+        # every watch once per close, none twice; worker-2's coin (ETH) waits for its lease to run
+        # out (two closes), then worker-0 or worker-1 evaluates it from where it was, missing nothing
+        assert sum(done) == (4 if 25 <= hour <= 26 else 5), (hour, done)
+    assert all(spread[k] for k in range(3))  # the coins were shared by the three
+    coins = [
+        ("BTC", "BTCUSDT"),
+        ("ETH", "ETHUSDT"),
+        ("SOL", "SOLUSDT"),
+        ("DOT", "DOTUSDT"),
+        ("INJ", "INJUSDT"),
+    ]
+    replay_equals_backtest(apis[0], coins, T0, T0 + 5 * 24 * HOUR)  # worker-1's lease runs out too
