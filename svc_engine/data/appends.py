@@ -83,6 +83,19 @@ def append_series(store: DataStore, key: str, df: pl.DataFrame, *, source: str) 
     return int(new.sum())
 
 
+def compact_series(store: DataStore, key: str) -> int:
+    """Merge a series' tail into its Parquet file (under the series lock); see ``DataStore.compact``.
+    The history is replaced first, the tail emptied after: a crash between the two leaves candles
+    in both, which readers count once (``tail.py``)."""
+    path = store.tail_path(key)
+    t, _ = tail.read(path)
+    if t.size == 0:
+        return 0
+    store._write(key, store._read(key).to_arrow())
+    tail.clear(path, upto_ms=int(t[-1]))
+    return int(t.size)
+
+
 def newest_open(store: DataStore, key: str) -> int:
     """The newest open time (ms) of a stored series: its tail's last candle, else its history's."""
     end = tail.last(store.tail_path(key))

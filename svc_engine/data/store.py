@@ -23,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import re
 import tempfile
@@ -38,10 +37,9 @@ import pyarrow.parquet as pq
 
 from svc_engine.data import tail
 from svc_engine.data.remote import S3Location
-from svc_engine.data.schema import COLUMNS, TIMEFRAMES, conform, validate_klines
+from svc_engine.data.schema import TIMEFRAMES, conform, validate_klines
 from svc_engine.data.times import stored
 
-logger = logging.getLogger("svc_engine.data")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 _ROW_GROUP = 65_536  # ~45 days of 1m candles: a range read skips the row groups it does not need
 
@@ -101,7 +99,12 @@ class DataStore:
             self.root = self.remote.url()
         else:
             self.root = Path(raw) if raw is not None else default_data_dir()
-        self.tail_root = _tail_root(self, tail_dir)
+        # An S3 store keeps its tails on local disk (one writer host per series, as for its history).
+        chosen = tail_dir if tail_dir is not None else os.environ.get("SVC_TAIL_DIR") or None
+        if chosen is not None or self.remote is None:
+            self.tail_root = Path(chosen if chosen is not None else self.root)
+        else:
+            self.tail_root = default_data_dir() / "s3-tails" / self.remote.bucket / self.remote.prefix
         self._tail_text = str(self.tail_root)
 
     def __repr__(self) -> str:
@@ -222,24 +225,14 @@ class DataStore:
         # tail's candles into the history, and taking the history only before the tail's first candle
         # counts each candle once whichever file the reader saw (tail.py).
         history = self._history(key)
-        if not _is_series_key(key):
-            return history
-        t, v = tail.read(self.tail_path(key))
-        if t.size == 0:
-            return history
-        live = pl.DataFrame({"open_time": t, **{c: v[:, i] for i, c in enumerate(COLUMNS[1:])}})
-        return pl.concat([history.filter(pl.col("open_time") < int(t[0])), live.lazy()])
+        return tail.after(history, self.tail_path(key)) if _is_series_key(key) else history
 
     def _read(self, key: str) -> pl.DataFrame:
         return self._scan(key).collect()
 
     def _tail_stat(self, key: str) -> tuple[int, int]:
         """``(mtime_ns, size)`` of a series' tail, zeros without one: part of what a cache is made from."""
-        try:
-            st = self.tail_path(key).stat()
-        except FileNotFoundError:
-            return 0, 0
-        return st.st_mtime_ns, st.st_size
+        return tail.stat(self.tail_path(key))
 
     def _schema_metadata(self, key: str) -> dict[bytes, bytes]:
         if self.remote:
@@ -329,8 +322,8 @@ class DataStore:
             1
             >>> store.append_klines("crypto", "BTCUSDT", "1m", nxt)  # a repeat changes nothing
             0
-            >>> store._read("crypto/BTCUSDT/1m.parquet").height
-            2
+            >>> store.compact("crypto", "BTCUSDT", "1m"), store._read("crypto/BTCUSDT/1m.parquet").height
+            (1, 2)
         """
         from svc_engine.data.appends import append_series
 
@@ -346,26 +339,16 @@ class DataStore:
         Readers are never blocked and never see a candle twice or not at all (see
         :mod:`svc_engine.data.tail`); a crash at any point loses nothing that was appended.
 
-        Example:
+        Example (and :meth:`append_klines`'s):
             >>> import tempfile
-            >>> store = DataStore(tempfile.mkdtemp())
-            >>> one = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
-            ...                     "close": [1.0], "volume": [1.0]})
-            >>> _ = store.write_klines("crypto", "BTCUSDT", "1m", one)
-            >>> _ = store.append_klines("crypto", "BTCUSDT", "1m", one.with_columns(open_time=pl.lit(60_000)))
-            >>> store.compact("crypto", "BTCUSDT", "1m"), store.compact("crypto", "BTCUSDT", "1m")
-            (1, 0)
+            >>> DataStore(tempfile.mkdtemp()).compact("crypto", "BTCUSDT", "1m")  # no tail: nothing moves
+            0
         """
+        from svc_engine.data.appends import compact_series
+
         key = self.key(market, symbol, timeframe)
         with self._locked(key):
-            path = self.tail_path(key)
-            t, _ = tail.read(path)
-            if t.size == 0:
-                return 0
-            merged = self._read(key)
-            self._write(key, merged.to_arrow())
-            tail.clear(path, upto_ms=int(t[-1]))
-        return int(t.size)
+            return compact_series(self, key)
 
     def newest_open(self, market: str, symbol: str, timeframe: str) -> int | None:
         """The open time (Unix ms) of a stored series' newest candle, tail included; None when the
@@ -379,19 +362,6 @@ class DataStore:
 
         key = self.key(market, symbol, timeframe)
         return newest_open(self, key) if self._stat(key) is not None else None
-
-    def tail_keys(self) -> list[str]:
-        """Keys of the series that have candles in a hot tail, sorted.
-
-        Example:
-            >>> DataStore("/nonexistent").tail_keys()
-            []
-        """
-        root = self.tail_root
-        if not root.is_dir():
-            return []
-        found = (p.relative_to(root).as_posix() for p in root.glob("*/*/.tail/*.bin") if p.stat().st_size)
-        return sorted(k.replace("/.tail/", "/").removesuffix(".bin") + ".parquet" for k in found)
 
 
 def pick_market(symbol: str, found: list[str], known: Callable[[], list[str]], root: object) -> str:
@@ -415,16 +385,6 @@ def pick_market(symbol: str, found: list[str], known: Callable[[], list[str]], r
 def _is_series_key(key: str) -> bool:
     parts = key.split("/")
     return len(parts) == 3 and parts[2].endswith(".parquet") and parts[2][:-8] in TIMEFRAMES
-
-
-def _tail_root(store: DataStore, tail_dir: str | os.PathLike[str] | None) -> Path:
-    # An S3 store keeps its tails on local disk (one writer host per series, as for its history).
-    chosen = tail_dir if tail_dir is not None else os.environ.get("SVC_TAIL_DIR") or None
-    if chosen is not None:
-        return Path(chosen)
-    if store.remote is None:
-        return Path(store.root)
-    return default_data_dir() / "s3-tails" / store.remote.bucket / store.remote.prefix
 
 
 def _atomic_write(table: pa.Table, path: Path) -> None:

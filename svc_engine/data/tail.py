@@ -32,6 +32,9 @@ import os
 from pathlib import Path
 
 import numpy as np
+import polars as pl
+
+from svc_engine.data.schema import COLUMNS
 
 WORDS = 7  # open_time, o, h, l, c, v, checksum
 RECORD = WORDS * 8
@@ -201,6 +204,37 @@ def append(path: Path, open_time: np.ndarray, values: np.ndarray) -> None:
 
 def _torn_end(fd: int, size: int) -> bool:
     return decode(os.pread(fd, RECORD, size - RECORD))[0].size == 0
+
+
+def after(history: pl.LazyFrame, path: Path) -> pl.LazyFrame:
+    """A series read whole: its history before the tail's first candle, then the tail (read now,
+    the history when the scan runs; see the module docstring for why that order).
+
+    Example:
+        >>> h = pl.LazyFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+        ...                   "close": [1.0], "volume": [1.0]})
+        >>> after(h, Path("/nonexistent.bin")).collect().height
+        1
+    """
+    t, v = read(path)
+    if t.size == 0:
+        return history
+    live = pl.DataFrame({"open_time": t, **{c: v[:, i] for i, c in enumerate(COLUMNS[1:])}})
+    return pl.concat([history.filter(pl.col("open_time") < int(t[0])), live.lazy()])
+
+
+def stat(path: Path) -> tuple[int, int]:
+    """``(mtime_ns, size)`` of a tail file, zeros when there is none.
+
+    Example:
+        >>> stat(Path("/nonexistent.bin"))
+        (0, 0)
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return 0, 0
+    return st.st_mtime_ns, st.st_size
 
 
 def clear(path: Path, *, upto_ms: int) -> None:
