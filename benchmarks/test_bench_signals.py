@@ -146,9 +146,10 @@ def test_bench_one_candle_for_10000_pairs_through_the_worker(
     done = benchmark.pedantic(one_candle, rounds=3, iterations=1)
     assert done["evaluated"] == 10_000
     seconds = benchmark.stats.stats.median
+    rate = 10_000 / seconds
     print(f"\n{database}: one new candle, 10,000 strategy-coin pairs through the worker: {seconds:.2f} s = "
-          f"{10_000 / seconds:,.0f} pairs/s (100,000 pairs at this rate: {100_000 / (10_000 / seconds):.0f} s;"
-          f" target 10 s; was 142 pairs/s)")
+          f"{rate:,.0f} pairs/s (100,000 pairs at this rate: {100_000 / rate:.0f} s; target 10 s; "
+          "was 142 pairs/s)")
 
 
 def _database(root: Path, kind: str) -> str:
