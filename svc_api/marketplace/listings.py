@@ -3,8 +3,11 @@
 Publishing in ``full`` mode lists the requested coins whose latest completed ``full_range`` of the
 strategy's timeframe made money over at least :data:`MIN_TRADES` trades; the others are returned in
 ``rejected_coins`` as ``negative_pnl``, ``insufficient_trades`` or ``no_data``. ``signal_only`` lists
-every requested coin the data store has. A listing is named ``<strategy>_<creator id>``. A price
-change or an unpublish cancels every active subscription (their bindings go with them).
+every requested coin the data store has. In both modes a coin whose series cannot serve the
+strategy's timeframe (neither stored nor resampled from a finer stored one) is rejected as
+``timeframe_unavailable``: the signal worker could never watch it. A listing is named
+``<strategy>_<creator id>``. A price change or an unpublish cancels every active subscription
+(their bindings go with them).
 
 Example:
     >>> listing_id_of("AB12CD", "rsidip", 0)
@@ -151,6 +154,11 @@ def _coins(
         except NotFound:
             rejected[coin] = "no_data"
             continue
+        if not market.serves_timeframe(catalog, _market, symbol, timeframe):
+            # no stored series the timeframe can be resampled from: the worker could never watch it,
+            # so subscribers would pay for signals that never come
+            rejected[coin] = "timeframe_unavailable"
+            continue
         if mode == "signal_only":
             listed.append(coin)
             continue
@@ -169,6 +177,21 @@ def _coins(
                 "trades": found["total_trades"],
             }
     return listed, rejected, summary
+
+
+def serves(catalog: Any, coin: str, timeframe: str) -> bool:
+    """Whether the data store can serve ``coin``'s candles of ``timeframe`` (stored or resampled).
+
+    Example:
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> serves(Catalog(DataStore("/nonexistent")), "BTC", "4h")
+        False
+    """
+    try:
+        mkt, symbol = market.find_series(catalog, coin)
+    except NotFound:
+        return False
+    return market.serves_timeframe(catalog, mkt, symbol, timeframe)
 
 
 def owned(conn: Connection, svc_id: str, listing_id: Any) -> Any:

@@ -65,11 +65,13 @@ def unpublish(store: Store, svc_id: str, listing_id: Any, *, now: int) -> dict[s
 
 
 def subscribe(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, now: int, fee_pct: float
+    store: Store, svc_id: str, params: Mapping[str, Any], *, now: int, fee_pct: float, catalog: Any = None
 ) -> dict[str, Any]:
-    """``marketplace_subscribe`` (all or nothing)."""
+    """``marketplace_subscribe`` (all or nothing); with the data store's ``catalog``, a selected coin
+    whose candles of the listing's timeframe cannot be served is refused (400)."""
+    servable = None if catalog is None else (lambda coin, tf: listings.serves(catalog, coin, tf))
     with store.write() as conn:
-        return subscriptions.subscribe(conn, svc_id, params, now=now, fee_pct=fee_pct)
+        return subscriptions.subscribe(conn, svc_id, params, now=now, fee_pct=fee_pct, servable=servable)
 
 
 def unsubscribe(store: Store, svc_id: str, subscription_id: Any, *, now: int) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 A strategy watches (ours, in ``docs/api.md``): the coins of its active marketplace listing, then its
 public coins, then the coins of its latest completed ``full_range`` backtest on its timeframe, up to
-its owner's plan's coins per strategy, each only where the data store has its candles. A new watch
+its owner's plan's coins per strategy, each where the data store can serve its timeframe: stored, or
+resampled from a stored finer series exactly as backtests load it (a 4h or 1d strategy over 1h
+candles is watched like any other). A new watch
 starts at the next candle to close (it never replays the past); a new version of the strategy starts
 its watches afresh; a coin no longer wanted is dropped.
 
@@ -105,7 +107,7 @@ def _coins(
         if coin not in series:
             series[coin] = _resolve(catalog, coin)
         hit = series[coin]
-        if hit is not None and strat.timeframe in catalog.timeframes(hit[1], market=hit[0]):
+        if hit is not None and market.serves_timeframe(catalog, hit[0], hit[1], strat.timeframe):
             found[hit[2]] = (hit[0], hit[1])
     return found
 
