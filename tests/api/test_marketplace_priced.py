@@ -72,6 +72,10 @@ def test_a_priced_signal_charges_its_price_and_pays_the_creator_less_the_fee(sig
     assert _balance(api, a_id) == a_before + 4 + 4 * n
     assert sorted(_signal_rows(api, a)) == [4] * (n + 1)
     assert _balance(api, credits.PLATFORM_ACCOUNT) == 1 + n
+    [mine] = _ok(api.user("marketplace_my_listings", {}, token=a))["listings"]
+    assert mine["total_credits_earned"] == 4 + 4 * n == sum(_signal_rows(api, a))
+    detail = _ok(api.user("marketplace_listing_detail", {"listing_id": listing["listing_id"]}, token=a))
+    assert detail["total_credits_earned"] == 4 + 4 * n
     [theirs] = _ok(api.user("marketplace_my_subscriptions", {}, token=b_token))["subscriptions"]
     assert (theirs["signals_received"], theirs["credits_spent"]) == (n, 5 + 5 * n)
 
