@@ -247,11 +247,17 @@ def unpublish(conn: Connection, svc_id: str, listing_id: Any, *, now: int) -> di
     row = owned(conn, svc_id, listing_id)
     if row.status != "active":
         raise Invalid("this listing is not active")
+    return remove(conn, row, now=now, why="the listing was removed")
+
+
+def remove(conn: Connection, row: Any, *, now: int, why: str) -> dict[str, Any]:
+    """Unpublish an active listing: ``removed`` (out of browse, no new subscribers, the strategy
+    free to list anew), every subscription cancelled and its subscriber told ``why``."""
     bindings = sum(
         len(json.loads(s.selected_coins))
         for s in queries.active_subscriptions_of_listing(conn, row.listing_id)
     )
-    cancelled = cancel_all(conn, row.listing_id, now=now, why="the listing was removed")
+    cancelled = cancel_all(conn, row.listing_id, now=now, why=why)
     queries.update_listing(conn, row.listing_id, {"status": "removed", "active_key": None, "updated_at": now})
     return {"status": "removed", "subscriptions_cancelled": cancelled, "bindings_removed": bindings}
 
