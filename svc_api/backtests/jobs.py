@@ -95,6 +95,7 @@ class JobRunner:
         self._lock = threading.Lock()
         self._reserved = 0
         self._active: dict[str, Future[Any]] = {}
+        self._owners: dict[str, str] = {}  # job id -> account, of the jobs in flight
         self._stop = threading.Event()
         self._heart: threading.Thread | None = None
         self._catalog: tuple[float, Catalog] | None = None
@@ -131,6 +132,7 @@ class JobRunner:
         with self._lock:
             left = [job_id for job_id, f in self._active.items() if f.cancelled()]
             self._active.clear()
+            self._owners.clear()
         for job_id in left:
             self.fail(job_id, "the service stopped before the job started; credits refunded")
         if self.executor is not None:
@@ -156,9 +158,30 @@ class JobRunner:
         with self._lock:
             return len(self._active)
 
-    def limit_now(self) -> int:
-        """Running jobs allowed per account now (lower when the executor is busy)."""
+    def limit_now(self, svc_id: str | None = None) -> int:
+        """Running jobs allowed to ``svc_id`` now: lower when the executor is busy with other work.
+
+        The executor's measured load is counted only for the share of this runner's jobs in flight
+        that belong to other accounts: the caller's own jobs are already counted against the limit
+        one by one, and one job alone fills every worker (its chunks fan out to all of them), so
+        counting them again as load lowered the limit of a user alone on an idle server (2 for 3).
+        With none of this runner's jobs in flight the executor's load is someone else's (a shared
+        Ray cluster) and counts in full.
+
+        Example:
+            >>> import tempfile
+            >>> from types import SimpleNamespace
+            >>> runner = JobRunner(None, config=RunnerConfig(), var_dir=tempfile.mkdtemp(),
+            ...                    executor=SimpleNamespace(busy=lambda: 1.0, workers=2))
+            >>> runner._owners.update({"j1": "AB12CD", "j2": "AB12CD"})
+            >>> runner.limit_now("AB12CD"), runner.limit_now("ZZ99ZZ")
+            (3, 2)
+        """
         busy = self.executor.busy() if self.executor is not None else 0.0
+        with self._lock:
+            owners = list(self._owners.values())
+        if owners:
+            busy *= sum(1 for o in owners if o != svc_id) / len(owners)
         return adaptive_limit(self.config.max_concurrent, busy=busy)
 
     def workers(self) -> int:
@@ -184,6 +207,7 @@ class JobRunner:
         with self._lock:
             future = self._pool.submit(self._execute, work)
             self._active[work.job_id] = future
+            self._owners[work.job_id] = work.svc_id
         future.add_done_callback(lambda _f: self._done(work.job_id))
 
     def wait(self, job_id: str, timeout: float | None = None) -> None:
@@ -196,6 +220,7 @@ class JobRunner:
     def _done(self, job_id: str) -> None:
         with self._lock:
             self._active.pop(job_id, None)
+            self._owners.pop(job_id, None)
 
     def _execute(self, work: Work) -> None:
         try:
