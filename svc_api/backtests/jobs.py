@@ -33,7 +33,7 @@ from typing import Any
 
 from svc_api.backtests import queries
 from svc_api.backtests.artifacts import coin_key, dumps, result_key
-from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit
+from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit, others_load
 from svc_api.backtests.execution import (
     Work,
     failure_message,
@@ -95,7 +95,7 @@ class JobRunner:
         self._lock = threading.Lock()
         self._reserved = 0
         self._active: dict[str, Future[Any]] = {}
-        self._owners: dict[str, str] = {}  # job id -> account, of the jobs in flight
+        self._owners: dict[str, str] = {}  # job id -> account of the jobs in flight
         self._stop = threading.Event()
         self._heart: threading.Thread | None = None
         self._catalog: tuple[float, Catalog] | None = None
@@ -159,30 +159,12 @@ class JobRunner:
             return len(self._active)
 
     def limit_now(self, svc_id: str | None = None) -> int:
-        """Running jobs allowed to ``svc_id`` now: lower when the executor is busy with other work.
-
-        The executor's measured load is counted only for the share of this runner's jobs in flight
-        that belong to other accounts: the caller's own jobs are already counted against the limit
-        one by one, and one job alone fills every worker (its chunks fan out to all of them), so
-        counting them again as load lowered the limit of a user alone on an idle server (2 for 3).
-        With none of this runner's jobs in flight the executor's load is someone else's (a shared
-        Ray cluster) and counts in full.
-
-        Example:
-            >>> import tempfile
-            >>> from types import SimpleNamespace
-            >>> runner = JobRunner(None, config=RunnerConfig(), var_dir=tempfile.mkdtemp(),
-            ...                    executor=SimpleNamespace(busy=lambda: 1.0, workers=2))
-            >>> runner._owners.update({"j1": "AB12CD", "j2": "AB12CD"})
-            >>> runner.limit_now("AB12CD"), runner.limit_now("ZZ99ZZ")
-            (3, 2)
-        """
+        """Running jobs allowed to ``svc_id`` now: lower when the executor is busy with other accounts'
+        jobs (:func:`~svc_api.backtests.config.others_load`)."""
         busy = self.executor.busy() if self.executor is not None else 0.0
         with self._lock:
             owners = list(self._owners.values())
-        if owners:
-            busy *= sum(1 for o in owners if o != svc_id) / len(owners)
-        return adaptive_limit(self.config.max_concurrent, busy=busy)
+        return adaptive_limit(self.config.max_concurrent, busy=others_load(busy, owners, svc_id))
 
     def workers(self) -> int:
         """Parallel workers of the executor (for duration estimates)."""
