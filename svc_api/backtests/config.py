@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from svc_api.settings import Settings, tunables_from_env
@@ -78,6 +78,24 @@ def adaptive_limit(max_concurrent: int, *, busy: float) -> int:
         3
     """
     return max(1, math.ceil(max_concurrent * (1.0 - 0.5 * min(1.0, max(0.0, busy)))))
+
+
+def others_load(busy: float, owners: Sequence[str], svc_id: str | None) -> float:
+    """The executor's measured load ``busy`` (0..1) that ``svc_id``'s limit follows: only the share of
+    the runner's jobs in flight (``owners``, one account per job) that belong to other accounts.
+
+    The caller's own jobs are already counted against the limit one by one, and one job alone fills
+    every worker (its chunks fan out to all of them): counting them again as load held a user alone
+    on an idle server to 2 of the documented 3. With none of the runner's jobs in flight, the load is
+    someone else's (a shared Ray cluster) and counts in full.
+
+    Example:
+        >>> others_load(1.0, ["A", "A"], "A"), others_load(1.0, ["A", "B"], "A"), others_load(0.5, [], "A")
+        (0.0, 0.5, 0.5)
+    """
+    if not owners:
+        return busy
+    return busy * sum(1 for owner in owners if owner != svc_id) / len(owners)
 
 
 class CapacityExceeded(Exception):

@@ -33,7 +33,7 @@ from typing import Any
 
 from svc_api.backtests import queries
 from svc_api.backtests.artifacts import coin_key, dumps, result_key
-from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit
+from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit, others_load
 from svc_api.backtests.execution import (
     Work,
     failure_message,
@@ -95,6 +95,7 @@ class JobRunner:
         self._lock = threading.Lock()
         self._reserved = 0
         self._active: dict[str, Future[Any]] = {}
+        self._owners: dict[str, str] = {}  # job id -> account of the jobs in flight
         self._stop = threading.Event()
         self._heart: threading.Thread | None = None
         self._catalog: tuple[float, Catalog] | None = None
@@ -131,6 +132,7 @@ class JobRunner:
         with self._lock:
             left = [job_id for job_id, f in self._active.items() if f.cancelled()]
             self._active.clear()
+            self._owners.clear()
         for job_id in left:
             self.fail(job_id, "the service stopped before the job started; credits refunded")
         if self.executor is not None:
@@ -156,10 +158,13 @@ class JobRunner:
         with self._lock:
             return len(self._active)
 
-    def limit_now(self) -> int:
-        """Running jobs allowed per account now (lower when the executor is busy)."""
+    def limit_now(self, svc_id: str | None = None) -> int:
+        """Running jobs allowed to ``svc_id`` now: lower when the executor is busy with other accounts'
+        jobs (:func:`~svc_api.backtests.config.others_load`)."""
         busy = self.executor.busy() if self.executor is not None else 0.0
-        return adaptive_limit(self.config.max_concurrent, busy=busy)
+        with self._lock:
+            owners = list(self._owners.values())
+        return adaptive_limit(self.config.max_concurrent, busy=others_load(busy, owners, svc_id))
 
     def workers(self) -> int:
         """Parallel workers of the executor (for duration estimates)."""
@@ -184,6 +189,7 @@ class JobRunner:
         with self._lock:
             future = self._pool.submit(self._execute, work)
             self._active[work.job_id] = future
+            self._owners[work.job_id] = work.svc_id
         future.add_done_callback(lambda _f: self._done(work.job_id))
 
     def wait(self, job_id: str, timeout: float | None = None) -> None:
@@ -196,6 +202,7 @@ class JobRunner:
     def _done(self, job_id: str) -> None:
         with self._lock:
             self._active.pop(job_id, None)
+            self._owners.pop(job_id, None)
 
     def _execute(self, work: Work) -> None:
         try:

@@ -273,7 +273,7 @@ def _queue(store: Store, runner: JobRunner, svc_id: str, launch: Launch, work: W
     try:
         with runner.reserve():  # held until the job is queued, so the queue never overfills
             with store.write() as conn:
-                made = create_job(conn, svc_id, launch, limit=runner.limit_now())
+                made = create_job(conn, svc_id, launch, limit=runner.limit_now(svc_id))
             work.job_id = made["job_id"]
             runner.submit(work)
     except CapacityExceeded:

@@ -59,6 +59,31 @@ def crypto_series(catalog: Any) -> list[tuple[str, str]]:
     return [(m, s) for m in catalog.markets() if is_crypto_market(m) for s in catalog.symbols(m)]
 
 
+def serves_timeframe(catalog: Any, market: str, symbol: str, timeframe: str) -> bool:
+    """Whether candles of ``timeframe`` can be read for a stored series: stored, or resampled from a
+    stored finer timeframe that divides it, exactly as backtests load them
+    (:func:`svc_engine.data.derived.source_timeframe`).
+
+    Example:
+        >>> import tempfile, polars as pl
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> store = DataStore(tempfile.mkdtemp())
+        >>> df = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
+        ...                    "close": [1.0], "volume": [1.0]})
+        >>> _ = store.write_klines("crypto", "ETHUSDT", "1h", df)
+        >>> [serves_timeframe(Catalog(store), "crypto", "ETHUSDT", tf) for tf in ("1h", "4h", "1d", "15m")]
+        [True, True, True, False]
+    """
+    from svc_engine.data.derived import source_timeframe
+    from svc_engine.data.store import DataNotFoundError
+
+    try:
+        source_timeframe(catalog.store, market, symbol, timeframe)
+    except (DataNotFoundError, ValueError):
+        return False
+    return True
+
+
 def find_series(catalog: Any, name: str) -> tuple[str, str]:
     """The stored ``(market, symbol)`` named by a data symbol (``BTCUSDT``) or display symbol (``BTC``).
 

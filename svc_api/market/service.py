@@ -45,6 +45,7 @@ from svc_api.market.series import (
     freshest,
     rules,
     rules_market,
+    serves_timeframe,
     symbol_info,
 )
 from svc_api.market.ticker import for_market_type, ticker_page, ticker_rows
@@ -329,6 +330,7 @@ __all__ = [
     "run_feed",
     "series_info",
     "series_klines",
+    "serves_timeframe",
     "set_favorite",
     "ticker_rows",
 ]

@@ -3,8 +3,11 @@
 Publishing in ``full`` mode lists the requested coins whose latest completed ``full_range`` of the
 strategy's timeframe made money over at least :data:`MIN_TRADES` trades; the others are returned in
 ``rejected_coins`` as ``negative_pnl``, ``insufficient_trades`` or ``no_data``. ``signal_only`` lists
-every requested coin the data store has. A listing is named ``<strategy>_<creator id>``. A price
-change or an unpublish cancels every active subscription (their bindings go with them).
+every requested coin the data store has. In both modes a coin whose series cannot serve the
+strategy's timeframe (neither stored nor resampled from a finer stored one) is rejected as
+``timeframe_unavailable``: the signal worker could never watch it. A listing is named
+``<strategy>_<creator id>``. A price change or an unpublish cancels every active subscription
+(their bindings go with them).
 
 Example:
     >>> listing_id_of("AB12CD", "rsidip", 0)
@@ -151,6 +154,11 @@ def _coins(
         except NotFound:
             rejected[coin] = "no_data"
             continue
+        if not market.serves_timeframe(catalog, _market, symbol, timeframe):
+            # no stored series the timeframe can be resampled from: the worker could never watch it,
+            # so subscribers would pay for signals that never come
+            rejected[coin] = "timeframe_unavailable"
+            continue
         if mode == "signal_only":
             listed.append(coin)
             continue
@@ -169,6 +177,21 @@ def _coins(
                 "trades": found["total_trades"],
             }
     return listed, rejected, summary
+
+
+def serves(catalog: Any, coin: str, timeframe: str) -> bool:
+    """Whether the data store can serve ``coin``'s candles of ``timeframe`` (stored or resampled).
+
+    Example:
+        >>> from svc_engine.data import Catalog, DataStore
+        >>> serves(Catalog(DataStore("/nonexistent")), "BTC", "4h")
+        False
+    """
+    try:
+        mkt, symbol = market.find_series(catalog, coin)
+    except NotFound:
+        return False
+    return market.serves_timeframe(catalog, mkt, symbol, timeframe)
 
 
 def owned(conn: Connection, svc_id: str, listing_id: Any) -> Any:
@@ -224,11 +247,17 @@ def unpublish(conn: Connection, svc_id: str, listing_id: Any, *, now: int) -> di
     row = owned(conn, svc_id, listing_id)
     if row.status != "active":
         raise Invalid("this listing is not active")
+    return remove(conn, row, now=now, why="the listing was removed")
+
+
+def remove(conn: Connection, row: Any, *, now: int, why: str) -> dict[str, Any]:
+    """Unpublish an active listing: ``removed`` (out of browse, no new subscribers, the strategy
+    free to list anew), every subscription cancelled and its subscriber told ``why``."""
     bindings = sum(
         len(json.loads(s.selected_coins))
         for s in queries.active_subscriptions_of_listing(conn, row.listing_id)
     )
-    cancelled = cancel_all(conn, row.listing_id, now=now, why="the listing was removed")
+    cancelled = cancel_all(conn, row.listing_id, now=now, why=why)
     queries.update_listing(conn, row.listing_id, {"status": "removed", "active_key": None, "updated_at": now})
     return {"status": "removed", "subscriptions_cancelled": cancelled, "bindings_removed": bindings}
 

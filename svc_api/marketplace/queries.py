@@ -72,7 +72,9 @@ def _with_counts() -> Any:
     signals = sa.select(sa.func.coalesce(sa.func.sum(_s.signals_received), 0)).where(
         _s.listing_id == _l.listing_id
     )
-    earned = sa.select(sa.func.coalesce(sa.func.sum(_s.credits_spent_units), 0)).where(
+    # the creator's shares (after the platform fee), as credited on the creator's ledger; the
+    # subscribers' gross spend is credits_spent_units
+    earned = sa.select(sa.func.coalesce(sa.func.sum(_s.creator_units), 0)).where(
         _s.listing_id == _l.listing_id
     )
     return sa.select(

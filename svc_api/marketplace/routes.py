@@ -14,6 +14,7 @@ from typing import Any
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.errors import Invalid
 from svc_api.core.fields import position_int, position_str
+from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
 
 SORTS = ("newest", "price_asc")
@@ -42,7 +43,10 @@ def _unpublish(call: Call) -> dict[str, Any]:
 
 def _subscribe(call: Call) -> dict[str, Any]:
     fee = call.services.settings.marketplace_fee_pct
-    return marketplace.subscribe(call.store, call.svc_id, call.params, now=call.now, fee_pct=fee)
+    catalog = market.catalog_of(call.services)  # refuse coins whose timeframe the store cannot serve
+    return marketplace.subscribe(
+        call.store, call.svc_id, call.params, now=call.now, fee_pct=fee, catalog=catalog
+    )
 
 
 def _unsubscribe(call: Call) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Each use case runs in its own transaction here; the rules live in :mod:`~svc_api.marketplace.listings`,
 :mod:`~svc_api.marketplace.subscriptions` and :mod:`~svc_api.marketplace.reviews`. At import the
-marketplace registers its strategy hooks: editing or rolling back a strategy cancels its
-subscriptions, and a listed strategy cannot be deleted.
+marketplace registers its strategy hooks: editing a strategy cancels its subscriptions, rolling it
+back or making it private (it is no longer public) unpublishes its listing, and a listed strategy
+cannot be deleted.
 
 Example:
     >>> from svc_api.core.store import Store
@@ -65,11 +66,13 @@ def unpublish(store: Store, svc_id: str, listing_id: Any, *, now: int) -> dict[s
 
 
 def subscribe(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, now: int, fee_pct: float
+    store: Store, svc_id: str, params: Mapping[str, Any], *, now: int, fee_pct: float, catalog: Any = None
 ) -> dict[str, Any]:
-    """``marketplace_subscribe`` (all or nothing)."""
+    """``marketplace_subscribe`` (all or nothing); with the data store's ``catalog``, a selected coin
+    whose candles of the listing's timeframe cannot be served is refused (400)."""
+    servable = None if catalog is None else (lambda coin, tf: listings.serves(catalog, coin, tf))
     with store.write() as conn:
-        return subscriptions.subscribe(conn, svc_id, params, now=now, fee_pct=fee_pct)
+        return subscriptions.subscribe(conn, svc_id, params, now=now, fee_pct=fee_pct, servable=servable)
 
 
 def unsubscribe(store: Store, svc_id: str, subscription_id: Any, *, now: int) -> dict[str, Any]:
@@ -176,7 +179,18 @@ def _cancel_for_strategy(conn: Connection, svc_id: str, name: str, now: int) -> 
     )
 
 
+def _withdraw_for_strategy(conn: Connection, svc_id: str, name: str, now: int) -> int:
+    # a listing sells a public strategy's signals: once the strategy is private (rolled back or made
+    # private) nothing is sold any more, so the listing is unpublished rather than left active
+    row = queries.active_listing_of(conn, svc_id, name)
+    if row is None:
+        return 0
+    why = "the strategy is no longer public"
+    return int(listings.remove(conn, row, now=now, why=why)["subscriptions_cancelled"])
+
+
 strategies.register_marketplace_hooks(
+    withdraw_listing=_withdraw_for_strategy,
     cancel_subscriptions=_cancel_for_strategy,
     has_active_listing=lambda conn, svc_id, name: queries.active_listing_of(conn, svc_id, name) is not None,
 )

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -48,9 +48,20 @@ def subscription_id_of(svc_id: str, listing_id: str) -> str:
 
 
 def subscribe(
-    conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int, fee_pct: float
+    conn: Connection,
+    svc_id: str,
+    params: Mapping[str, Any],
+    *,
+    now: int,
+    fee_pct: float,
+    servable: Callable[[str, str], bool] | None = None,
 ) -> dict[str, Any]:
-    """``marketplace_subscribe`` in the caller's transaction (all or nothing)."""
+    """``marketplace_subscribe`` in the caller's transaction (all or nothing).
+
+    ``servable(coin, timeframe)`` tells whether the data store can serve a coin's candles of the
+    listing's timeframe; a selected coin it cannot serve is refused (400 ``timeframe_unavailable``)
+    before anything is charged, since no signal of it could ever be delivered.
+    """
     listing_id = params.get("listing_id")
     if not isinstance(listing_id, str) or not listing_id:
         raise Invalid("listing_id is required")
@@ -71,6 +82,14 @@ def subscribe(
         raise Invalid(f"selected_coins must be distinct coins of this listing: {', '.join(listed)}")
     if len(coins) > strategies.MAX_COINS.get(plan, 0):
         raise Invalid(f"your {plan} plan allows {strategies.MAX_COINS.get(plan, 0)} coins per strategy")
+    dead = [c for c in coins if servable is not None and not servable(c, row.timeframe)]
+    if dead:
+        raise Invalid(
+            f"no {row.timeframe} candles can be served for {', '.join(dead)}: this listing would "
+            "deliver no signals of them",
+            reason="timeframe_unavailable",
+            extra={"coins": dead, "timeframe": row.timeframe},
+        )
     sub_id = subscription_id_of(svc_id, listing_id)
     old = queries.subscription(conn, sub_id)
     if old is not None and old.status == "active":

@@ -2,7 +2,9 @@
 
 A strategy watches (ours, in ``docs/api.md``): the coins of its active marketplace listing, then its
 public coins, then the coins of its latest completed ``full_range`` backtest on its timeframe, up to
-its owner's plan's coins per strategy, each only where the data store has its candles. A new watch
+its owner's plan's coins per strategy, each where the data store can serve its timeframe: stored, or
+resampled from a stored finer series exactly as backtests load it (a 4h or 1d strategy over 1h
+candles is watched like any other). A new watch
 starts at the next candle to close (it never replays the past); a new version of the strategy starts
 its watches afresh; a coin no longer wanted is dropped.
 
@@ -55,7 +57,7 @@ def sync(
     have = {(w.svc_id, w.strategy_name, w.coin): w for w in queries.watches(conn)}
     keep: set[tuple[str, str, str]] = set()
     series: dict[str, tuple[str, str, str] | None] = {}  # coin -> (market, symbol, display), once a pass
-    frames: dict[tuple[str, str], list[str]] = {}  # (market, symbol) -> stored timeframes, once a pass
+    frames: dict[tuple[str, str, str], bool] = {}  # (market, symbol, tf) -> servable, once a pass
     for (svc_id, name), strat in live.items():
         found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series, frames, now=now)
         for coin, (mkt, symbol) in found.items():
@@ -94,7 +96,7 @@ def _coins(
     strat: Any,
     listed: list[str],
     series: dict[str, tuple[str, str, str] | None],
-    frames: dict[tuple[str, str], list[str]],
+    frames: dict[tuple[str, str, str], bool],
     *,
     now: int,
 ) -> dict[str, tuple[str, str]]:
@@ -109,9 +111,10 @@ def _coins(
         hit = series[coin]
         if hit is None:
             continue
-        if (hit[0], hit[1]) not in frames:
-            frames[(hit[0], hit[1])] = catalog.timeframes(hit[1], market=hit[0])
-        if strat.timeframe in frames[(hit[0], hit[1])]:
+        served = (hit[0], hit[1], strat.timeframe)
+        if served not in frames:
+            frames[served] = market.serves_timeframe(catalog, *served)
+        if frames[served]:
             found[hit[2]] = (hit[0], hit[1])
     return found
 

@@ -76,12 +76,19 @@ CancelHook = Callable[[Connection, str, str, int], int]
 ListedHook = Callable[[Connection, str, str], bool]
 
 
-def register_marketplace_hooks(*, cancel_subscriptions: CancelHook, has_active_listing: ListedHook) -> None:
+def register_marketplace_hooks(
+    *,
+    cancel_subscriptions: CancelHook,
+    has_active_listing: ListedHook,
+    withdraw_listing: CancelHook | None = None,
+) -> None:
     """Let the marketplace answer for a strategy's listing without strategies importing it.
 
     ``cancel_subscriptions(conn, svc_id, name, now)`` cancels every active subscription of the
     strategy's listing and returns how many; ``has_active_listing(conn, svc_id, name)`` says whether it
-    is listed. Without hooks a strategy has no listing.
+    is listed; ``withdraw_listing(conn, svc_id, name, now)`` unpublishes the listing of a strategy
+    that is no longer public and returns how many subscriptions it cancelled. Without hooks a
+    strategy has no listing.
 
     Example:
         >>> saved = dict(_HOOKS)
@@ -92,11 +99,20 @@ def register_marketplace_hooks(*, cancel_subscriptions: CancelHook, has_active_l
     """
     _HOOKS["cancel"] = cancel_subscriptions
     _HOOKS["listed"] = has_active_listing
+    if withdraw_listing is not None:
+        _HOOKS["withdraw"] = withdraw_listing
 
 
 def cancel_subscriptions(conn: Connection, svc_id: str, strategy_name: str, now: int) -> int:
     """Cancel the marketplace subscriptions of a strategy in the caller's transaction; how many."""
     hook = _HOOKS.get("cancel")
+    return 0 if hook is None else int(hook(conn, svc_id, strategy_name, now))
+
+
+def withdraw_listing(conn: Connection, svc_id: str, strategy_name: str, now: int) -> int:
+    """Unpublish the listing of a strategy that is no longer public, in the caller's transaction;
+    how many subscriptions that cancelled (0 when it is not listed)."""
+    hook = _HOOKS.get("withdraw")
     return 0 if hook is None else int(hook(conn, svc_id, strategy_name, now))
 
 

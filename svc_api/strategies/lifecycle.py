@@ -37,7 +37,12 @@ from svc_api.strategies.fields import (
     generation_fields,
     target_version,
 )
-from svc_api.strategies.hooks import cancel_subscriptions, delete_backtests, has_active_listing
+from svc_api.strategies.hooks import (
+    cancel_subscriptions,
+    delete_backtests,
+    has_active_listing,
+    withdraw_listing,
+)
 from svc_api.strategies.limits import (
     LIVE,
     MAX_GENERATIONS,
@@ -167,7 +172,8 @@ def rollback(
         conn, svc_id, name, current_version=version, visibility="private", credits_per_signal=0,
         public_coins="[]", public_timeframe=None, updated_at=now,
     )  # fmt: skip
-    cancelled = cancel_subscriptions(conn, svc_id, name, now)
+    # private now: its listing may take no new subscribers and sells nothing, so it is unpublished
+    cancelled = withdraw_listing(conn, svc_id, name, now)
     return {
         "strategy_name": name,
         "new_version": version,

@@ -52,7 +52,7 @@ def set_visibility(
     now = int(time.time()) if now is None else now
     name = check_name(params.get("strategy_name"))
     if visibility_of(params) == "private":
-        return _make_private(conn, svc_id, name)
+        return _make_private(conn, svc_id, name, now)
     price, timeframe, coins = public_fields(params)
     lock_account(conn, svc_id)
     load_strategy(conn, svc_id, name)
@@ -77,10 +77,11 @@ def set_visibility(
     }
 
 
-def _make_private(conn: Connection, svc_id: str, name: str) -> dict[str, Any]:
+def _make_private(conn: Connection, svc_id: str, name: str, now: int) -> dict[str, Any]:
     lock_account(conn, svc_id)
     strategy_head(conn, svc_id, name)
     queries.update_strategy(conn, svc_id, name, visibility="private", credits_per_signal=0, public_coins="[]")
+    hooks.withdraw_listing(conn, svc_id, name, now)  # no longer public: its listing is unpublished
     return {"strategy_name": name, "visibility": "private"}
 
 

@@ -638,3 +638,36 @@ def test_a_job_of_a_dead_process_is_failed_at_start_up_though_its_heartbeat_is_f
     assert refund["description"] == f"Refund of failed backtest {made['job_id']}"
     with restarted.app.state.services.store.read() as conn:
         assert conn.execute(sa.select(backtest_jobs.c.status)).scalar() == "failed"
+
+
+def test_a_users_own_jobs_filling_the_executor_do_not_lower_their_limit(
+    monkeypatch: pytest.MonkeyPatch, bt_settings: Settings, make_api: Any
+) -> None:
+    """Issue 28: alone on the server, one job's chunks take every executor worker (busy 1.0); that
+    load is the caller's own, already counted per job, so the limit stays the documented 3 (it was
+    429 "at most 2 at a time now"); another account's launch sees the load and gets 2."""
+    release = threading.Event()
+
+    def run_engine(work: Any, *, executor: Any, **_: Any) -> Any:
+        executor.map(lambda _i: release.wait(20), list(range(executor.workers)))  # every worker taken
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(jobs, "run_engine", run_engine)
+    try:
+        api = make_api(bt_settings)
+        svc_id, token = _user(api, balance=20)
+        body = {"strategy_name": "smacross", "coins": ["BTC"], "timeframe": "1h"}
+        _ok(_bt(api, "full_range", body, token))
+        runner = backtests.runner_of(api.app.state.services)
+        deadline = time.monotonic() + 10
+        while runner.executor.busy() < 1.0:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        _ok(_bt(api, "full_range", body, token))
+        _ok(_bt(api, "full_range", body, token))  # the third of 3: refused before the fix
+        fourth = _bt(api, "full_range", body, token)
+        assert fourth.status_code == 429
+        assert (fourth.json()["current_running"], fourth.json()["max_concurrent"]) == (3, 3)
+        assert (runner.limit_now(svc_id), runner.limit_now("ZZ99ZZ")) == (3, 2)
+    finally:
+        release.set()
