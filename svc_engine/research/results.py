@@ -44,18 +44,24 @@ class SweepResult:
         return sweep_pbo(self, blocks)
 
     def deflated(self, top: int = 10, by: str = "sharpe_ratio") -> pl.DataFrame:
-        """The top cells with their deflated Sharpe ratio (:func:`svc_engine.research.trust.deflated_cells`)."""
+        """The top cells with their deflated Sharpe ratio
+        (:func:`svc_engine.research.trust.deflated_cells`)."""
         from svc_engine.research.trust import deflated_cells
 
         return deflated_cells(self, top, by)
 
-    def confidence(self, top: int = 3, by: str = "sharpe_ratio", *, n: int = 1000, seed: int = 0) -> pl.DataFrame:
-        """Bootstrap intervals of the top cells' backtests (:func:`svc_engine.research.trust.top_confidence`)."""
+    def confidence(
+        self, top: int = 3, by: str = "sharpe_ratio", *, n: int = 1000, seed: int = 0
+    ) -> pl.DataFrame:
+        """Bootstrap intervals of the top cells' backtests
+        (:func:`svc_engine.research.trust.top_confidence`)."""
         from svc_engine.research.trust import top_confidence
 
         return top_confidence(self, top, by, n=n, seed=seed)
 
-    def report(self, path: str | os.PathLike[str], *, by: str = "sharpe_ratio", top: int = 20, **options: Any) -> Path:
+    def report(
+        self, path: str | os.PathLike[str], *, by: str = "sharpe_ratio", top: int = 20, **options: Any
+    ) -> Path:
         """A standalone HTML page: top cells, heatmap, robustness, and how far the best can be
         trusted (PBO with its logit histogram, deflated Sharpe, bootstrap intervals)."""
         from svc_engine.research.spec import report_html

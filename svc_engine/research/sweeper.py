@@ -39,7 +39,15 @@ import polars as pl
 from svc_engine.data import DataStore
 from svc_engine.data.times import ms_array, to_seconds, with_time
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
-from svc_engine.research.chunks import INT_FIGURES, MOMENTS, WAVE_PER_WORKER, Chunk, Plan, plan_chunks, run_chunk  # noqa: F401
+from svc_engine.research.chunks import (  # noqa: F401
+    INT_FIGURES,
+    MOMENTS,
+    WAVE_PER_WORKER,
+    Chunk,
+    Plan,
+    plan_chunks,
+    run_chunk,
+)
 from svc_engine.research.compiling import PartsCache, compile_combinations
 from svc_engine.research.params import Template, combinations
 from svc_engine.research.results import SweepResult
@@ -228,8 +236,8 @@ def sweep(
         if blocks and rows[MOMENTS].null_count() == 0:
             moments = rows[MOMENTS].to_numpy().reshape(rows.height, blocks, 5)
         rows = rows.drop(MOMENTS)
-    source = {"template": template, "combos": combos, "settings": settings, "frames": frames, "market": market,
-              "store": store, "start_ts": start_ts, "end_ts": end_ts}  # fmt: skip
+    source = {"template": template, "combos": combos, "settings": settings, "frames": frames,
+              "market": market, "store": store, "start_ts": start_ts, "end_ts": end_ts}  # fmt: skip
     return SweepResult(rows=rows, params=list(combos[0]), combos=combos_frame, moments=moments, source=source)
 
 

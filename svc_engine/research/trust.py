@@ -102,8 +102,9 @@ def deflated_cells(result: Any, top: int = 10, by: str = "sharpe_ratio") -> pl.D
 
     def prob(row: dict[str, Any], benchmark: float) -> float | None:
         try:
-            return probabilistic_sharpe(row["sharpe_per_candle"], max(int(row["returns"]), 2),
-                                        benchmark=benchmark, skew=row["skew"], kurtosis=row["kurtosis"])  # fmt: skip
+            sr, t = row["sharpe_per_candle"], max(int(row["returns"]), 2)
+            g3, g4 = row["skew"], row["kurtosis"]
+            return probabilistic_sharpe(sr, t, benchmark=benchmark, skew=g3, kurtosis=g4)
         except ValueError:  # moments that admit no standard error: no probability to state
             return None
 
@@ -145,4 +146,6 @@ def top_confidence(result: Any, top: int = 3, by: str = "sharpe_ratio", *, n: in
             ci = run.confidence(n=n, seed=seed, level=level).intervals
             out.append(ci.with_columns(pl.lit(combo).alias("combo"), pl.lit(coin).alias("coin"),
                                        pl.lit(tf).alias("timeframe")))  # fmt: skip
-    return pl.concat(out).select("combo", "coin", "timeframe", "statistic", "value", "lower", "upper", "median")
+    return pl.concat(out).select(
+        "combo", "coin", "timeframe", "statistic", "value", "lower", "upper", "median"
+    )
