@@ -43,6 +43,7 @@ def run_cells(k: pl.DataFrame, entries: list[np.ndarray], tp: list[float], sl: f
         })  # fmt: skip
         r = simulate_prepared(p, sig)
         equity_block_moments_nb(r.equity_curve.equity, 100.0, moments[c])
-        rows.append({"combo": c, "cell": c, "coin": "X", "timeframe": "1h", "sharpe_ratio": r.summary["sharpe_ratio"]})
+        sharpe = r.summary["sharpe_ratio"]
+        rows.append({"combo": c, "cell": c, "coin": "X", "timeframe": "1h", "sharpe_ratio": sharpe})
     frame = pl.DataFrame(rows)
     return SweepResult(frame, ["cell"], frame.select("combo", "cell"), moments=moments)

@@ -21,10 +21,11 @@ def test_walk_forward_purge_keeps_straddling_trades_out_of_training() -> None:
     times = k["open_time"]
     straddling = 0
     for n in (5, 9):  # every candidate's trades over the whole series, as if nothing were cut
-        run = sv.backtest(compile_strategy(STRATEGY["entry"].format(n=n), STRATEGY["tp"], STRATEGY["sl"],
-                                           exit_condition=STRATEGY["exit"]), k, "1h", spread_pct=0)  # fmt: skip
+        words = STRATEGY["entry"].format(n=n), STRATEGY["tp"], STRATEGY["sl"]
+        run = sv.backtest(compile_strategy(*words, exit_condition=STRATEGY["exit"]), k, "1h", spread_pct=0)
         for w in wf.windows.iter_rows(named=True):
-            cross = run.trades.filter((pl.col("fill_time") < w["oos_start"]) & (pl.col("exit_time") >= w["oos_start"]))
+            split = w["oos_start"]
+            cross = run.trades.filter((pl.col("fill_time") < split) & (pl.col("exit_time") >= split))
             straddling += cross.height
             assert (cross["fill_time"] > w["is_end"]).all()  # none of their candles is in training
     assert straddling > 0
