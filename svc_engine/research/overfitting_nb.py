@@ -42,11 +42,24 @@ def equity_block_moments_nb(eq, initial, out):
     n = eq.shape[0]
     s = out.shape[0]
     prev = initial
-    for i in range(n):
-        b = (i * s) // n  # block of candle i: floor division keeps block sizes within one candle
-        r = eq[i] / prev - 1.0 if prev != 0.0 else 0.0  # a wiped-out account stays flat
-        _add(out, b, r)
-        prev = eq[i]
+    for b in range(s):
+        # block b holds candles i with floor(i * s / n) == b: sizes within one candle of each other
+        lo, hi = -(-(b * n) // s), -(-((b + 1) * n) // s)
+        c0, c1, c2, c3, c4 = 0.0, 0.0, 0.0, 0.0, 0.0  # in registers, not in out: a sweep runs this per row
+        for i in range(lo, hi):
+            r = eq[i] / prev - 1.0 if prev != 0.0 else 0.0  # a wiped-out account stays flat
+            r2 = r * r
+            c0 += 1.0
+            c1 += r
+            c2 += r2
+            c3 += r2 * r
+            c4 += r2 * r2
+            prev = eq[i]
+        out[b, COUNT] += c0
+        out[b, S1] += c1
+        out[b, S2] += c2
+        out[b, S3] += c3
+        out[b, S4] += c4
 
 
 @njit(cache=True, nogil=True)
