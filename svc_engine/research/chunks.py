@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data import DataStore, load_klines
+from svc_engine.research.overfitting_nb import equity_block_moments_nb
 from svc_engine.research.signals import strategy_signals
 from svc_engine.sim.drivers import first_and_stop
 from svc_engine.sim.settings import Settings
@@ -27,6 +28,8 @@ from svc_engine.sim.single import prepare, run_kernels
 
 #: Summary figures that are counts; every other figure is a Float64 column.
 INT_FIGURES: frozenset[str] = frozenset({"total_signals", "total_trades", "gain_count", "loss_count"})
+#: The column of a chunk's rows holding each row's block moments (S x 5, flat; see overfitting_nb).
+MOMENTS = "_moments"
 #: Chunks per wave and worker: a wave's rows are written (or kept) before the next wave starts.
 WAVE_PER_WORKER = 2
 
@@ -43,6 +46,8 @@ class Plan:
     start_ts: float | None
     end_ts: float | None
     warmup: int
+    blocks: int = 16
+    """Blocks of the per-candle return moments kept per row for PBO and the deflated Sharpe (0: none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,7 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
     )
     ctx = Context(klines)
     rows = []
+    moments = np.zeros((chunk.hi - chunk.lo, plan.blocks, 5))
     for k in range(chunk.lo, chunk.hi):
         strategy = plan.strategies[k]
         arrays = strategy.signal_arrays(ctx)
@@ -134,8 +140,14 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
         sig = strategy_signals(arrays, first, stop, strategy, rules)
         run = run_kernels(prepared, sig, plan.settings[k])
         rows.append({"combo": k, **run.summary})
+        if plan.blocks:  # S x 5 sums from the equity the kernels made anyway; the curve is not kept
+            equity_block_moments_nb(run.eq, plan.settings[k].initial_balance, moments[k - chunk.lo])
         _prune(ctx)
-    return _frame(rows, chunk)
+    frame = _frame(rows, chunk)
+    if plan.blocks:
+        flat = moments.reshape(moments.shape[0], -1)
+        frame = frame.with_columns(pl.Series(MOMENTS, flat, dtype=pl.Array(pl.Float64, flat.shape[1])))
+    return frame
 
 
 def _frame(rows: list[dict[str, Any]], chunk: Chunk) -> pl.DataFrame:

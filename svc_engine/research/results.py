@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 
@@ -30,6 +31,45 @@ class SweepResult:
     rows: pl.DataFrame
     params: list[str]
     combos: pl.DataFrame
+    moments: np.ndarray | None = None
+    """Per row, the moments of its per-candle returns over S blocks (rows, S, 5); see `trust`."""
+    source: dict[str, Any] | None = None
+    """What ``sweep`` ran (template, combinations, data, settings), to backtest top cells again."""
+
+    def pbo(self, blocks: int | None = None) -> Any:
+        """Probability of backtest overfitting by CSCV over the cells
+        (:func:`svc_engine.research.trust.sweep_pbo`)."""
+        from svc_engine.research.trust import sweep_pbo
+
+        return sweep_pbo(self, blocks)
+
+    def deflated(self, top: int = 10, by: str = "sharpe_ratio") -> pl.DataFrame:
+        """The top cells with their deflated Sharpe ratio
+        (:func:`svc_engine.research.trust.deflated_cells`)."""
+        from svc_engine.research.trust import deflated_cells
+
+        return deflated_cells(self, top, by)
+
+    def confidence(
+        self, top: int = 3, by: str = "sharpe_ratio", *, n: int = 1000, seed: int = 0
+    ) -> pl.DataFrame:
+        """Bootstrap intervals of the top cells' backtests
+        (:func:`svc_engine.research.trust.top_confidence`)."""
+        from svc_engine.research.trust import top_confidence
+
+        return top_confidence(self, top, by, n=n, seed=seed)
+
+    def report(
+        self, path: str | os.PathLike[str], *, by: str = "sharpe_ratio", top: int = 20, **options: Any
+    ) -> Path:
+        """A standalone HTML page: top cells, heatmap, robustness, and how far the best can be
+        trusted (PBO with its logit histogram, deflated Sharpe, bootstrap intervals)."""
+        from svc_engine.research.spec import report_html
+
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report_html(self, {"by": by, "top": top, **options}))
+        return out
 
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame (needs pandas), for users who prefer it."""

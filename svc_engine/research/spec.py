@@ -65,7 +65,7 @@ _KEYS = frozenset(
     {"strategy", "grid", "combos", "coins", "files", "timeframes", "timeframe", "start", "end", "market",
      "settings", "report", "chunk_combos", "sample"}
 )  # fmt: skip
-_REPORT = {"by": "sharpe_ratio", "top": 20, "heatmap": None, "plotlyjs": True}
+_REPORT = {"by": "sharpe_ratio", "top": 20, "heatmap": None, "plotlyjs": True, "bootstrap": 1000, "seed": 0}
 _STYLE = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc}"
 
 
@@ -251,5 +251,39 @@ def report_html(result: SweepResult, report: Mapping[str, Any], *, title: str = 
         parts += ["<h2>Robustness of the best cell</h2>", f"<pre>{text}</pre>"]
     except ValueError as error:
         parts += [f"<p>robustness: {html.escape(str(error))}</p>"]
+    parts += _trust_section(result, by, report)
     head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{_STYLE}</style>"
     return f"<!DOCTYPE html><html><head>{head}</head><body>{''.join(parts)}</body></html>"
+
+
+def _trust_section(result: SweepResult, by: str, report: Mapping[str, Any]) -> list[str]:
+    """PBO with its logit histogram, the deflated Sharpe of the top cells and the best cell's
+    bootstrap intervals, in plain words; a sweep without block moments says so."""
+    if result.moments is None or result.combos.height < 2:
+        return ["<p>overfitting: needs a sweep of two or more combinations with block moments</p>"]
+    p = result.pbo()
+    out = [
+        "<h2>How far the best cell can be trusted</h2>",
+        f"<p>Probability of backtest overfitting (CSCV, {p.blocks} blocks, {p.combinations:,} splits of"
+        f" {p.cells:,} cells): <b>{p.pbo:.0%}</b>. In {p.pbo:.0%} of the splits the best cell in sample"
+        f" ranked at or below the median out of sample; {p.prob_oos_loss:.0%} of the picks lost out of"
+        f" sample; out-of-sample Sharpe falls by {-p.slope:.2f} per unit of in-sample Sharpe.</p>",
+        "<h3>Logit of the pick's out-of-sample rank</h3>",
+        _table(p.histogram(20)),
+    ]
+    d = result.deflated(int(report.get("top", 20)), "sharpe_ratio")
+    if d.height:
+        best = d.row(0, named=True)
+        if best["dsr"] is not None:
+            out.append(
+                f"<p>The best cell's Sharpe {best['sharpe_ratio']:.2f} has a {best['dsr']:.0%} probability of"
+                f" being above 0 after {best['trials']:,} trials ({best['psr']:.0%} as if it were the only"
+                " trial).</p>"
+            )
+        keep = ["combo", *result.params, "sharpe_ratio", "returns", "skew", "kurtosis", "psr", "dsr"]
+        out += ["<h3>Deflated Sharpe of the top cells</h3>", _table(d.select(keep))]
+    n_boot = int(report.get("bootstrap", 1000))
+    if n_boot and result.source is not None:
+        ci = result.confidence(1, "sharpe_ratio", n=n_boot, seed=int(report.get("seed", 0)))
+        out += [f"<h3>Bootstrap intervals of the best cell (95%, {n_boot:,} resamples)</h3>", _table(ci)]
+    return out

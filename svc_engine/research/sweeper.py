@@ -39,7 +39,15 @@ import polars as pl
 from svc_engine.data import DataStore
 from svc_engine.data.times import ms_array, to_seconds, with_time
 from svc_engine.executors import Executor, LocalExecutor, ProgressFn, SerialExecutor
-from svc_engine.research.chunks import INT_FIGURES, WAVE_PER_WORKER, Chunk, Plan, plan_chunks, run_chunk  # noqa: F401
+from svc_engine.research.chunks import (  # noqa: F401
+    INT_FIGURES,
+    MOMENTS,
+    WAVE_PER_WORKER,
+    Chunk,
+    Plan,
+    plan_chunks,
+    run_chunk,
+)
 from svc_engine.research.compiling import PartsCache, compile_combinations
 from svc_engine.research.params import Template, combinations
 from svc_engine.research.results import SweepResult
@@ -154,6 +162,7 @@ def sweep(
     market: str | None = None,
     store: DataStore | None = None,
     stop_after: int | None = None,
+    blocks: int = 16,
     **settings: Any,
 ) -> SweepResult:
     """Backtest every combination of ``params`` on every coin and timeframe.
@@ -166,6 +175,9 @@ def sweep(
     ``settings`` are those of :func:`svc_engine.sim.backtest`. ``progress`` is a callback of the
     executors' events, or ``True`` for a progress bar. ``sink`` is a directory for Parquet part
     files (resumable). ``stop_after`` stops after that many chunks (what a kill would do; tests).
+    ``blocks`` (even, default 16; 0 for none) is the number of blocks of candles over which each row
+    keeps the moments of its per-candle returns, for :meth:`SweepResult.pbo` and
+    :meth:`SweepResult.deflated` (S x 5 numbers per row: memory stays flat in candles).
 
     Returns a :class:`SweepResult`: one row per combination, coin and timeframe.
 
@@ -196,6 +208,7 @@ def sweep(
         start_ts=start_ts,
         end_ts=end_ts,
         warmup=max(warmup_of(s) for s in set(strategies)),
+        blocks=_check_blocks(blocks),
     )
     combos_frame = pl.DataFrame(combos).with_row_index("combo").with_columns(pl.col("combo").cast(pl.Int64))
     with _executor(executor, len(names) * len(tfs) * len(combos)) as ex:
@@ -214,9 +227,24 @@ def sweep(
             "market": market,
             "chunks": [c.label for c in chunks],
         }
+        if blocks != 16:  # the default leaves the fingerprints of earlier sinks as they were
+            spec["blocks"] = blocks
         parts = _run(ex, plan, chunks, None if sink is None else Path(sink), spec, progress, stop_after)
     rows = _assemble(parts, combos_frame, names, tfs)
-    return SweepResult(rows=rows, params=list(combos[0]), combos=combos_frame)
+    moments = None
+    if MOMENTS in rows.columns:
+        if blocks and rows[MOMENTS].null_count() == 0:
+            moments = rows[MOMENTS].to_numpy().reshape(rows.height, blocks, 5)
+        rows = rows.drop(MOMENTS)
+    source = {"template": template, "combos": combos, "settings": settings, "frames": frames,
+              "market": market, "store": store, "start_ts": start_ts, "end_ts": end_ts}  # fmt: skip
+    return SweepResult(rows=rows, params=list(combos[0]), combos=combos_frame, moments=moments, source=source)
+
+
+def _check_blocks(blocks: int) -> int:
+    if blocks and (blocks < 2 or blocks % 2):
+        raise ValueError(f"blocks must be 0 or an even number of at least 2, got {blocks}")
+    return int(blocks)
 
 
 def _frames_key(frames: dict[str, pl.DataFrame] | None) -> Any:

@@ -42,6 +42,7 @@ from svc_engine.data.times import TIME, ms_array, to_seconds, with_time
 from svc_engine.executors import Executor
 from svc_engine.research.compiling import compile_combinations
 from svc_engine.research.params import Template, combinations, split_settings
+from svc_engine.research.purged import gap_candles, purge_windows
 from svc_engine.research.sweeper import sweep
 from svc_engine.sim import perf
 
@@ -198,6 +199,8 @@ def walk_forward(
     executor: Executor | None = None,
     market: str | None = None,
     store: DataStore | None = None,
+    purge: int | str | timedelta = 0,
+    embargo: int | str | timedelta = 0,
     **settings: Any,
 ) -> WalkForwardResult:
     """Walk a parameter choice forward through time (see the module docstring).
@@ -205,6 +208,8 @@ def walk_forward(
     ``strategy``, ``params`` and ``settings`` are those of :func:`~svc_engine.research.sweep`;
     ``coins`` symbols or name -> kline frame; windows are laid over the first coin's candles
     inside ``[start_ts, end_ts]`` (seconds), the candles before ``start_ts`` serving as warm-up.
+    ``purge`` (candles or a duration; at least the longest holding time of a trade) and ``embargo``
+    end each in-sample window that much before its out-of-sample window (:mod:`.purged`).
 
     Example:
         >>> walk_forward("close > SMA({n})", {"n": [5]}, {}, "1h", in_sample=10, out_of_sample=5)
@@ -226,7 +231,8 @@ def walk_forward(
     first_coin = next(iter(frames.values()))
     first, stop = first_and_stop(first_coin, start_ts, end_ts)
     times = ms_array(first_coin["open_time"])[first:stop]
-    plan = plan_windows(times, in_sample, out_of_sample, tf_ms, anchored=anchored)
+    plan = purge_windows(plan_windows(times, in_sample, out_of_sample, tf_ms, anchored=anchored),
+                         gap_candles(purge, tf_ms) + gap_candles(embargo, tf_ms))  # fmt: skip
     if not plan:
         raise ValueError(f"{len(times)} candles hold no in-sample plus out-of-sample window")
     rows, trades, equities = [], [], []

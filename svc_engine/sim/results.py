@@ -206,6 +206,19 @@ class BacktestResult:
             "total_trades": self.trades.height,
         })  # fmt: skip
 
+    def confidence(self, n: int = 1000, seed: int = 0, **options: Any) -> Any:
+        """Bootstrap intervals of the total return, Sharpe ratio and maximum drawdown, and the
+        trade-order drawdown distribution (:func:`svc_engine.research.bootstrap.confidence`;
+        ``options``: ``level``, ``mean_block``); seeded, so the same seed gives the same intervals.
+
+        Example:
+            >>> BacktestResult.confidence.__name__
+            'confidence'
+        """
+        from svc_engine.research.bootstrap import confidence  # research builds on sim, on request only
+
+        return confidence(self, n=n, seed=seed, **options)
+
     def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None, **options: Any) -> Any:
         """Candles with entries, exits and levels, equity and drawdown below; written to ``path``
         when given (needs the ``plot`` extra). The candles default to those of the run. ``options``:

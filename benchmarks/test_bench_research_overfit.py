@@ -1,0 +1,82 @@
+"""Overfitting tools' speed, printed: what block moments and PBO add to a 1,000-combination sweep
+of 25 coins of 1h candles (target: under 20 % of the sweep), and 1,000 stationary-bootstrap
+resamples of one 4.35 M-candle BTCUSDT 1m backtest on one core (target: under 2 s).
+
+Run: ``.venv/bin/python -m pytest benchmarks/test_bench_research_overfit.py -p no:cacheprovider
+--benchmark-only -s``; ``SVC_BENCH_SWEEP_COINS`` lowers the number of coins.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import svc_engine as sv
+from svc_engine.executors import SerialExecutor
+
+pytest.importorskip("pytest_benchmark")
+DATASETS = Path(
+    os.environ.get("SVC_SHARED_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets")
+)
+STRATEGY = {"entry": "RSI({n}) crosses above {level}", "tp": "{tp}%", "sl": "2%"}
+GRID = {
+    "n": [6, 8, 10, 12, 14, 16, 18, 20, 24, 28],
+    "level": [20, 23, 26, 29, 32, 35, 38, 41, 44, 47],
+    "tp": [1, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 8],
+}
+YEAR = 8_760
+
+
+def _coins() -> dict[str, pl.DataFrame]:
+    files = sorted((DATASETS / "crypto").glob("*USDT-1h.parquet"))
+    if len(files) < 2:
+        pytest.skip("no USDT 1h files in the shared datasets")
+    wanted = int(os.environ.get("SVC_BENCH_SWEEP_COINS", "25"))
+    return {f.name.split("-")[0]: pl.read_parquet(f).tail(YEAR).rechunk() for f in files[:wanted]}
+
+
+def test_bench_pbo_share_of_a_1000_cell_sweep(benchmark: Any) -> None:
+    frames = _coins()
+
+    def run(blocks: int) -> sv.SweepResult:
+        return sv.sweep(STRATEGY, GRID, frames, "1h", executor=SerialExecutor(), commission_pct=0.1,
+                        spread_pct=0.05, blocks=blocks)  # fmt: skip
+
+    run(0)  # compile and warm every cache once
+    t0 = time.thread_time()
+    run(0)
+    plain = time.thread_time() - t0
+    t0 = time.thread_time()
+    kept = run(16)
+    with_moments = time.thread_time() - t0
+    result = benchmark.pedantic(kept.pbo, rounds=1, iterations=1, warmup_rounds=1)
+    pbo_t = benchmark.stats.stats.min
+    extra = (with_moments - plain + pbo_t) / plain
+    print(
+        f"\n  sweep 1,000 cells x {len(frames)} coins x {YEAR} 1h candles, one core (CPU time):"
+        f" {plain:.2f} s without moments, {with_moments:.2f} s with them; PBO (12,870 splits of"
+        f" {result.cells} cells) {pbo_t:.3f} s; added {extra:.1%} (target < 20 %); PBO {result.pbo:.2f}"
+    )
+    assert extra < 0.20
+
+
+def test_bench_bootstrap_1000_resamples_of_btcusdt_1m(benchmark: Any) -> None:
+    from svc_engine.research.bootstrap import bootstrap
+
+    path = DATASETS / "crypto" / "BTCUSDT-1m.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} not found (set SVC_SHARED_DATASETS)")
+    close = pl.read_parquet(path, columns=["close"])["close"].to_numpy()
+    r = np.ascontiguousarray(close[1:] / close[:-1] - 1.0)  # buy and hold: a return every candle
+    bootstrap(r[:10_000], n=2)  # compile
+    out = benchmark.pedantic(lambda: bootstrap(r, n=1000, seed=0, periods_per_year=525_960), rounds=1,
+                             iterations=1)  # fmt: skip
+    took = benchmark.stats.stats.min
+    print(f"\n  bootstrap 1,000 resamples of {r.shape[0]:,} 1m returns (mean block {out.mean_block:.0f}):"
+          f" {took:.2f} s (target < 2 s)\n{out.intervals}")  # fmt: skip
