@@ -229,8 +229,7 @@ def check_exit_detail(candle: tuple, p: Position, j: int, inner: list[tuple]) ->
 
 
 def liquidation_level(sig: Sig, E: float, lev: float) -> float | None:
-    if lev <= 1:
-        return None
+    """Section 4: ``Q`` at any leverage (1x: long 0, short ``2E``) where it lies between E and SL."""
     if sig.side == "long":
         q = E * (1 - 1 / lev)
         return q if q > sig.SL else None

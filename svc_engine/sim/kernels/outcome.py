@@ -64,16 +64,21 @@ def limit_fill_nb(ok, hk, lk, side, limit):
 @njit(cache=True, nogil=True)
 def stop_level_nb(entry, side, sl, leverage):
     """(stop price, its reason, its gap reason): the liquidation level ``Q`` (from the raw fill
-    price) replaces ``SL`` where it lies between the entry and ``SL``.
+    price) replaces ``SL`` where it lies strictly between the entry and ``SL``.
+
+    Every trade has a ``Q`` at any leverage (engine-semantics section 4): at 1x a long's is 0 (no
+    valid price reaches it) and a short's is ``2E``, so a short without a stop (``SL = +inf``) is
+    liquidated when its stake is gone instead of staying open at value 0.
 
     Example:
         >>> stop_level_nb(10.0, LONG, 7.0, 5.0)
         (8.0, 4, 4)
+        >>> stop_level_nb(10.0, SHORT, np.inf, 1.0), stop_level_nb(10.0, SHORT, 20.0, 1.0)
+        ((20.0, 4, 4), (20.0, 0, 1))
     """
-    if leverage > 1:
-        q = entry * (1 - side / leverage)
-        if (side == LONG and q > sl) or (side == SHORT and q < sl):
-            return q, R_LIQ, R_LIQ
+    q = entry * (1 - side / leverage)
+    if (side == LONG and q > sl) or (side == SHORT and q < sl):
+        return q, R_LIQ, R_LIQ
     return sl, R_SL, R_SL_GAP
 
 

@@ -328,3 +328,30 @@ def test_orders_that_outlive_data_gaps_expire_as_in_the_backtest(data: st.DataOb
     cfg = {"max_wait_days": data.draw(st.sampled_from([2, 3, 4])) / 24, "spread_pct": 0.0,
            "min_candles_between_signals": data.draw(st.integers(0, 2))}  # fmt: skip
     replay_and_compare(strategies, frames, "1h", cfg, lambda: data.draw(st.integers(1, 3)))
+
+
+def test_a_1x_short_without_a_stop_is_liquidated_live_as_in_the_backtest() -> None:
+    # Every green candle signals a market short; the price rises 3 % a candle for 40 candles, so
+    # the 1x short reaches its liquidation level 2E about 24 candles after its fill, closes there
+    # at -100 % and frees the coin: the next green candle's short is taken, live as in the backtest.
+    n = np.arange(70)
+    close = 10 * np.exp(0.03 * np.minimum(n, 40) - 0.02 * np.maximum(n - 40, 0))
+    open_ = np.concatenate([[10.0], close[:-1]])
+    frame = pl.DataFrame({
+        "open_time": n.astype(np.int64) * TF_MS["1h"], "open": open_,
+        "high": np.maximum(open_, close) * 1.002, "low": np.minimum(open_, close) * 0.998,
+        "close": close, "volume": np.ones(n.size),
+    })  # fmt: skip
+    short = compile_strategy("close > open", "no take profit", "no stop loss", market_type="futures",
+                             position_side="short", entry_order="market")  # fmt: skip
+    cfg = {"market_type": "futures", "leverage": 1.0, "position_size_pct": 50.0, "spread_pct": 0.0,
+           "commission_pct": 0.0, "min_candles_between_signals": 0}  # fmt: skip
+    expected = backtest_positions(short, frame, "1h", cfg)
+    hour = TF_MS["1h"]
+    got = [(p["fill_time"] // hour, p["exit_time"] // hour, p["exit_reason"], round(p["return_pct"], 6))
+           for p in expected]  # fmt: skip
+    # E = open of 2 = 10 e^0.03; the high of 25 (10 e^0.75 * 1.002) first reaches 2E = 20.609
+    assert got == [(2, 25, "liquidation", -100.0), (26, 69, "end", 12.190457)]
+    assert expected[0]["exit_price"] == 2 * expected[0]["entry_price"] == 20 * np.exp(0.03)
+    replay_and_compare([short], {"PUMPUSDT": frame}, "1h", cfg, lambda: 1)
+    replay_and_compare([short], {"PUMPUSDT": frame}, "1h", cfg, lambda: 7)

@@ -62,16 +62,19 @@ def real(name: str) -> pl.DataFrame:
     """A real series of ``../shared/datasets`` (``crypto/BTCUSDT-1m`` is read in part only)."""
     if name == "synthetic/gappy-1h":
         return gappy_walk()
+    if name == "synthetic/pump-1h":  # doubles in about 70 candles: 1x shorts reach their 2E level
+        return gappy_walk(seed=11, drift=0.01)
     path = DATASETS / f"{name}.parquet"
     if name == "crypto/BTCUSDT-1m":
         return pl.scan_parquet(path).slice(176_500, 2_000).collect()
     return pl.read_parquet(path)
 
 
-def gappy_walk(n: int = 2_000, seed: int = 7) -> pl.DataFrame:
-    """An hourly random walk whose candles open away from the previous close (gaps over levels)."""
+def gappy_walk(n: int = 2_000, seed: int = 7, drift: float = 0.0) -> pl.DataFrame:
+    """An hourly random walk whose candles open away from the previous close (gaps over levels),
+    with a log ``drift`` per candle."""
     rng = np.random.default_rng(seed)
-    close = 100 * np.exp(np.cumsum(rng.normal(0, 0.01, n)))
+    close = 100 * np.exp(np.cumsum(rng.normal(drift, 0.01, n)))
     open_ = np.concatenate([[100.0], close[:-1]]) * np.exp(rng.normal(0, 0.006, n))
     high = np.maximum(open_, close) * np.exp(np.abs(rng.normal(0, 0.004, n)))
     low = np.minimum(open_, close) * np.exp(-np.abs(rng.normal(0, 0.004, n)))

@@ -1,6 +1,7 @@
 """The engine agrees with the plain reference (tests/reference_sim.py) trade for trade, on slices
 of real series with generated signals and settings: long and short, clamp and reject, gaps,
-expiry, end of data, ranges, leverage; single coin and portfolio."""
+expiry, end of data, ranges, leverage (a drifting walk on which 1x shorts with far stops reach their
+liquidation level 2E); single coin and portfolio."""
 
 from __future__ import annotations
 
@@ -27,9 +28,11 @@ SERIES = (
     "crypto/BTCUSDT-1m",
     "crypto/BTCUSDT-4h",
     "synthetic/gappy-1h",
+    "synthetic/pump-1h",
 )
 TF = {
     "synthetic/gappy-1h": 3_600_000,
+    "synthetic/pump-1h": 3_600_000,
     "crypto/ETHUSDT-1h": 3_600_000,
     "crypto/SOLUSDT-1h": 3_600_000,
     "crypto/BTCUSDT-1m": 60_000,
@@ -67,7 +70,9 @@ def signal_frame(draw: st.DrawFn, k: pl.DataFrame) -> pl.DataFrame:
         tp = ref_price * (
             1 + up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.004, 0.01, 0.02, 0.05, 0.4]))
         )
-        sl = ref_price * (1 - up * draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.003, 0.01, 0.03, 0.3, 0.7])))
+        # 1.5 and 3: a short's stop beyond 2E, where at 1x the liquidation level takes its place
+        sl_frac = draw(st.sampled_from([-0.01, 0.0005, 0.001, 0.003, 0.01, 0.03, 0.3, 0.7, 1.5, 3.0]))
+        sl = ref_price * (1 - up * sl_frac)
         if draw(st.integers(0, 30)) == 0:
             tp = draw(st.sampled_from([None, math.nan, -1.0]))
         rows.append((times[at], side, limit, tp, sl))
@@ -96,7 +101,7 @@ def sim_settings(draw: st.DrawFn, tf_ms: int) -> dict:
         "min_profit_pct": draw(st.sampled_from([0.1, 0.5])),
         "max_profit_pct": draw(st.sampled_from([3.0, 30.0])),
         "min_loss_pct": draw(st.sampled_from([0.1, 0.5])),
-        "max_loss_pct": draw(st.sampled_from([2.0, 50.0])),
+        "max_loss_pct": draw(st.sampled_from([2.0, 50.0, 400.0])),
         "signal_filter_mode": draw(st.sampled_from(["clamp", "reject"])),
         "spread_pct": draw(st.sampled_from([0.0, 0.05, 0.3])),
         "initial_balance": draw(st.sampled_from([100.0, 1000.0])),
@@ -170,7 +175,11 @@ def test_portfolio_matches_reference(data: st.DataObject) -> None:
     n_coins = data.draw(st.integers(1, 4))
     pool = data.draw(
         st.sampled_from(
-            [("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "synthetic/gappy-1h"), ("crypto/BTCUSDT-1m",)]
+            [
+                ("crypto/ETHUSDT-1h", "crypto/SOLUSDT-1h", "synthetic/gappy-1h"),
+                ("crypto/BTCUSDT-1m",),
+                ("synthetic/pump-1h", "crypto/ETHUSDT-1h"),
+            ]
         )
     )
     tf_ms = TF[pool[0]]
@@ -212,3 +221,24 @@ def test_portfolio_matches_reference(data: st.DataObject) -> None:
     best, conc = ref.recommended_divide(by_coin, sig_by_coin, other, coins=coins, **kw)
     assert engine.recommended_divide["divide"] == best
     assert engine.recommended_divide["max_concurrent_signals"] == conc
+
+
+def test_1x_shorts_on_a_doubling_walk_are_liquidated_as_in_the_reference() -> None:
+    # the draws above reach a 1x liquidation only now and then; here every short's stop (4x the
+    # limit, or none at 400 % allowed) lies beyond 2E, on a walk that doubles in about 70 candles
+    k = real("synthetic/pump-1h").slice(100, 400)
+    t, c = k["open_time"].to_list(), k["close"].to_list()
+    s = pl.DataFrame(
+        [(t[n], "short", None, c[n] * 0.7, c[n] * 4.0) for n in range(0, 400, 9)],
+        schema=["open_time", "side", "limit_price", "tp_price", "sl_price"],
+        orient="row",
+    )
+    cfg = {"commission_pct": 0.1, "position_size_pct": 10.0, "min_candles_between_signals": 0,
+           "max_wait_days": 1.0, "min_profit_pct": 0.1, "max_profit_pct": 50.0, "min_loss_pct": 0.1,
+           "max_loss_pct": 400.0, "signal_filter_mode": "clamp", "spread_pct": 0.05,
+           "initial_balance": 1000.0, "market_type": "futures", "leverage": 1.0}  # fmt: skip
+    engine, reference = run_both(k, s, cfg, TF["synthetic/pump-1h"], None)
+    assert_same_trades(ms_columns(engine.trades), reference.trades)
+    # five shorts liquidated at 2E, each losing its 10 % stake; the sixth still open at the end
+    assert engine.trades["exit_reason"].to_list() == ["liquidation"] * 5 + ["end"]
+    assert engine.all_positions["fate"].to_list() == reference.fates
