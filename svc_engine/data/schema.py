@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+from numba import njit
 
 from svc_engine.data.times import TIME, as_time, ms_array
 
@@ -145,19 +146,39 @@ def _first(mask: np.ndarray) -> int | None:
     return int(hits[0]) if hits.size else None
 
 
-def _price_rules(
+_PRICE_RULES: tuple[tuple[str, str], ...] = (
+    ("nonfinite_price", "a price is NaN, infinite or missing"),
+    ("nonpositive_price", "a price is zero or negative"),
+    ("high_below_open_close", "high < max(open, close)"),
+    ("low_above_open_close", "low > min(open, close)"),
+    ("nonfinite_volume", "volume is NaN, infinite or missing"),
+    ("negative_volume", "volume is negative"),
+)
+"""The rules of a candle's prices and volume, in the order a row is checked (``_first_bad_nb``)."""
+
+
+@njit(cache=True, nogil=True)
+def _first_bad_nb(
     o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray
-) -> list[tuple[str, str, np.ndarray]]:
-    prices = np.stack([o, h, lo, c])
-    with np.errstate(invalid="ignore"):
-        return [
-            ("nonfinite_price", "a price is NaN, infinite or missing", ~np.isfinite(prices).all(axis=0)),
-            ("nonpositive_price", "a price is zero or negative", (prices <= 0).any(axis=0)),
-            ("high_below_open_close", "high < max(open, close)", h < np.maximum(o, c)),
-            ("low_above_open_close", "low > min(open, close)", lo > np.minimum(o, c)),
-            ("nonfinite_volume", "volume is NaN, infinite or missing", ~np.isfinite(v)),
-            ("negative_volume", "volume is negative", v < 0),
-        ]
+) -> tuple[int, int]:
+    """The earliest row that breaks a rule of ``_PRICE_RULES`` and the first rule it breaks there;
+    ``(-1, -1)`` when every row holds. One pass, no temporary arrays: a live append of one candle
+    costs a call, and an import of millions a loop at memory speed."""
+    for i in range(o.size):
+        a, b, x, y = o[i], h[i], lo[i], c[i]
+        if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(x) and np.isfinite(y)):
+            return i, 0
+        if a <= 0 or b <= 0 or x <= 0 or y <= 0:
+            return i, 1
+        if b < max(a, y):
+            return i, 2
+        if x > min(a, y):
+            return i, 3
+        if not np.isfinite(v[i]):
+            return i, 4
+        if v[i] < 0:
+            return i, 5
+    return -1, -1
 
 
 def validate_klines(
@@ -214,16 +235,10 @@ def validate_arrays(
             row = _first(bad)
             if row is not None:
                 raise KlineValidationError(source, row + 1, rule, detail)
-    rules = _price_rules(o, h, lo, c, v)
-    if np.logical_or.reduce([bad for _, _, bad in rules]).any():
-        # The earliest bad row is reported, and on it the first rule it breaks, so a fix can go row by row.
-        found: tuple[int, str, str] | None = None
-        for rule, detail, bad in rules:
-            row = _first(bad)
-            if row is not None and (found is None or row < found[0]):
-                found = (row, rule, detail)
-        assert found is not None
-        raise KlineValidationError(source, *found)
+    # The earliest bad row is reported, and on it the first rule it breaks, so a fix can go row by row.
+    row, rule = _first_bad_nb(*(np.ascontiguousarray(a, dtype=np.float64) for a in (o, h, lo, c, v)))
+    if row >= 0:
+        raise KlineValidationError(source, row, *_PRICE_RULES[rule])
     return _spacing(t, step, timeframe)
 
 

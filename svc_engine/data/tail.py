@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,24 @@ def encode(open_time: np.ndarray, values: np.ndarray) -> bytes:
     out[:, 1:6] = np.ascontiguousarray(values, dtype=np.float64).view(np.int64).reshape(n, 5)
     out[:, 6] = _checksum(np.ascontiguousarray(out[:, :6])).view(np.int64)
     return out.tobytes()
+
+
+_MASK = (1 << 64) - 1
+_KEYS = tuple(int(k) for k in _K)
+
+
+def _open_time_of(record: bytes) -> int | None:
+    """The open time of one record if its checksum holds (:func:`decode`'s test, in plain integers:
+    the append path reads one record per series and NumPy's set-up would cost more than the sum).
+
+    Example:
+        >>> rec = encode(np.array([60_000]), np.ones((1, 5)))
+        >>> _open_time_of(rec), _open_time_of(b"\\0" * RECORD), int(decode(rec)[0][0])
+        (60000, None, 60000)
+    """
+    *words, check = struct.unpack("<7q", record)
+    total = sum((w & _MASK) * k for w, k in zip(words, _KEYS, strict=True)) & _MASK
+    return words[0] if (total ^ int(_SALT)) == (check & _MASK) else None
 
 
 def decode(raw: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -167,11 +186,12 @@ class Appender:
     def last(self) -> int | None:
         """The open time of the newest valid candle, None when the tail holds none."""
         whole = self.size - self.size % RECORD
-        t = decode(os.pread(self.fd, RECORD, whole - RECORD))[0] if whole else np.empty(0, np.int64)
-        if whole != self.size or (whole and t.size == 0):  # a torn end: find where the valid prefix ends
+        newest = _open_time_of(os.pread(self.fd, RECORD, whole - RECORD)) if whole else None
+        if whole != self.size or (whole and newest is None):  # a torn end: find where the valid prefix ends
             t = decode(os.pread(self.fd, self.size, 0))[0]
             self.valid = t.size * RECORD
-        return int(t[-1]) if t.size else None
+            newest = int(t[-1]) if t.size else None
+        return newest
 
     def write(self, open_time: np.ndarray, values: np.ndarray) -> None:
         """Append records (newer than :meth:`last`; the caller checks)."""
