@@ -51,6 +51,7 @@ from svc_api.backtests.records import (
     history,
 )
 from svc_api.backtests.results import coin_result, history_entry, job_result, job_status
+from svc_api.backtests.retention import expire_results
 from svc_api.strategies import service as strategies
 from svc_engine.instruments import Instrument
 
@@ -362,6 +363,7 @@ __all__ = [
     "delete_backtest",
     "delete_for_strategy",
     "estimate_job",
+    "expire_results",
     "full_range_returns",
     "get_job",
     "history_entries",

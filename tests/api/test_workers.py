@@ -62,7 +62,7 @@ def test_svc_worker_runs_the_workers_and_stops_on_sigterm(tmp_path: Path) -> Non
     assert (
         "workers running: ['strategy_generation', 'backtest_runner', 'idempotency_leases', 'signals', "
         "'marketplace_renewals', 'notification_fanout', 'notification_outbox', 'community_purge', "
-        "'exchange_reconciler', 'edu_payment_callbacks', 'edu_payouts', 'edu_uploads']"
+        "'exchange_reconciler', 'edu_payment_callbacks', 'edu_payouts', 'edu_uploads', 'retention']"
     ) in text
     assert "'strategy_generation': {'state': 'running'" in text
     assert text.rstrip().endswith("workers stopped")
