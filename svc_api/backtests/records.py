@@ -24,6 +24,7 @@ from svc_api.backtests.fields import job_id_of
 from svc_api.backtests.jobs import active_objects
 from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Conflict, Invalid, NotFound
+from svc_api.core.objectqueue import queue_deletes
 from svc_api.core.objectstore import ObjectStore
 
 
@@ -83,6 +84,23 @@ def delete_rows(conn: Connection, rows: Sequence[Any], objects: ObjectStore | No
             keys = job_keys(row.svc_id, row.job_id, json.loads(row.coins), row.kind)
             removed += sum(objects.delete(k) for k in keys)
     return removed
+
+
+def queue_rows(conn: Connection, rows: Sequence[Any], *, now: int) -> list[str]:
+    """Delete job rows and queue their objects for deletion in the same transaction; the keys (the
+    caller deletes them after the commit with :func:`svc_api.core.objectqueue.delete_queued`, so a
+    rolled-back delete never leaves a row without its objects).
+
+    Example:
+        >>> queue_rows(None, [], now=1)
+        []
+    """
+    keys: list[str] = []
+    for row in rows:
+        queries.delete_job(conn, row.job_id)
+        keys += job_keys(row.svc_id, row.job_id, json.loads(row.coins), row.kind)
+    queue_deletes(conn, keys, now=now)
+    return keys
 
 
 def history(

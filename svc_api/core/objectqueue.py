@@ -52,18 +52,27 @@ def drain(store: Store, objects: ObjectStore, *, limit: int = 1000) -> int:
     number done. An object whose deletion fails stays queued for the next pass (logged)."""
     with store.read() as conn:
         keys = list(conn.execute(sa.select(_q.key).order_by(_q.queued_at, _q.key).limit(limit)).scalars())
-    done: list[str] = []
+    return len(_delete(store, objects, keys))
+
+
+def delete_queued(store: Store, objects: ObjectStore, keys: Iterable[str]) -> int:
+    """Delete these queued objects now (after the commit that queued them), each before its queue
+    row; how many existed. A failure leaves the key queued for :func:`drain` (logged)."""
+    return sum(_delete(store, objects, list(dict.fromkeys(keys))).values())
+
+
+def _delete(store: Store, objects: ObjectStore, keys: list[str]) -> dict[str, bool]:
+    done: dict[str, bool] = {}
     for key in keys:
         try:
-            objects.delete(key)  # False when already gone: a crash after the delete, done either way
+            # False when already gone (a crash after an earlier delete): done either way
+            done[key] = objects.delete(key)
         except Exception:
             logger.exception("object %s could not be deleted; it stays queued", key)
-            continue
-        done.append(key)
     if done:
         with store.write() as conn:
-            conn.execute(object_deletions.delete().where(_q.key.in_(done)))
-    return len(done)
+            conn.execute(object_deletions.delete().where(_q.key.in_(list(done))))
+    return done
 
 
 def pending(store: Store) -> int:

@@ -210,3 +210,23 @@ def test_the_policy_and_the_worker_come_from_the_settings() -> None:
 def test_every_plan_has_a_default_retention() -> None:
     """settings.py cannot import the plans (it sits below accounts): its defaults must name each one."""
     assert [plan for plan, _ in Settings.backtest_retention_days] == list(accounts.PLANS)
+
+
+def test_delete_backtest_removes_the_row_then_the_objects(rapi: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    services = rapi.app.state.services
+    objects = jobs.runner_of(services).objects
+    svc_id, token = _trader(rapi, plan_days=30)
+    first, second = _portfolio(rapi, token), _portfolio(rapi, token)
+    deleted = _ok(_bt(rapi, "delete_backtest", {"job_id": first}, token))
+    assert (deleted["job_id"], deleted["deleted_objects"]) == (first, 3)
+    assert not any(objects.exists(k) for k in _keys(rapi, svc_id, first)) and pending(services.store) == 0
+
+    # the object store fails after the row's commit: the job is gone, its objects wait in the queue
+    monkeypatch.setattr(objects, "delete", _Failing(objects).delete)
+    deleted = _ok(_bt(rapi, "delete_backtest", {"job_id": second}, token))
+    assert (deleted["job_id"], deleted["deleted_objects"]) == (second, 0)
+    assert _bt(rapi, "result", {"job_id": second}, token).status_code == 404
+    assert all(objects.exists(k) for k in _keys(rapi, svc_id, second)) and pending(services.store) == 3
+    monkeypatch.undo()
+    assert _pass(rapi)["objects_deleted"] == 3
+    assert not any(objects.exists(k) for k in _keys(rapi, svc_id, second)) and pending(services.store) == 0
