@@ -99,12 +99,12 @@ class Settings:
     bot_token: str = ""
     # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
     community_purge_seconds: float = 3600.0
-    # Retention (docs/api.md): seconds between passes (0: off); days a finished backtest is kept by
-    # the plan in force at the pass; days a mail file is kept (0: forever).
+    # Retention (docs/api.md#retention): seconds between passes (0: off); days kept (0: forever).
     retention_sweep_seconds: float = 3600.0
     backtest_retention_days: tuple[tuple[str, float], ...] = tuple(
         {"free": 7.0, "starter": 30.0, "plus": 30.0, "pro": 90.0, "investor": 365.0}.items())  # fmt: skip
     mail_retention_days: float = 14.0
+    edu_failed_upload_days: float = 7.0
     # The exchange orders go to: `paper` (the embedded paper exchange) or `binance`.
     exchange: str = "paper"
     # Binance's spot and futures REST APIs (EXCHANGE=binance).
@@ -325,6 +325,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "RETENTION_SWEEP_SECONDS": ("retention_sweep_seconds", _number(positive=False)),
     "BACKTEST_RETENTION_DAYS": ("backtest_retention_days", _plan_days),
     "MAIL_RETENTION_DAYS": ("mail_retention_days", _number(positive=False)),
+    "EDU_FAILED_UPLOAD_DAYS": ("edu_failed_upload_days", _number(positive=False)),
     "SVC_SEED_SAMPLES": ("seed_samples", _int_at_least(0)),
     "EXCHANGE": ("exchange", _text),
     "CARD_WEBHOOK_SECRET": ("card_webhook_secret", _text),
