@@ -132,8 +132,9 @@ class Api:
 @pytest.fixture
 def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled; no trend
-    refresh job, no retention pass). Tunables a test sets in the environment (``monkeypatch.setenv("BACKTEST_THREADS",
-    ...)``) are applied to the settings it passes, as ``Settings.from_env`` would read them."""
+    refresh job, no retention pass). Tunables a test sets in the environment
+    (``monkeypatch.setenv("BACKTEST_THREADS", ...)``) are applied to the settings it passes, as
+    ``Settings.from_env`` would read them."""
     monkeypatch.setenv("RATE_LIMIT_SCALE", "100")
     # apps of tests scan no trends in the background unless a test asks for it
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")

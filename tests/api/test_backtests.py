@@ -663,9 +663,10 @@ def _busy_user(api: Api) -> tuple[str, str]:
                        "tp_condition": "0.5%", "sl_condition": "0.5%"}  # fmt: skip
     assert api.user("strategy_generate", busy, token=token).status_code == 200
     deadline = time.monotonic() + 10
-    while api.user("strategy_detail", {"strategy_name": "busyone"}, token=token).json()["data"][
-        "status"
-    ] == "generating":
+    while (
+        api.user("strategy_detail", {"strategy_name": "busyone"}, token=token).json()["data"]["status"]
+        == "generating"
+    ):
         assert time.monotonic() < deadline
         time.sleep(0.02)
     return svc_id, token
