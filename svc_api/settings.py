@@ -99,6 +99,12 @@ class Settings:
     bot_token: str = ""
     # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
     community_purge_seconds: float = 3600.0
+    # Retention (docs/api.md#retention): seconds between passes (0: off); days kept (0: forever).
+    retention_sweep_seconds: float = 3600.0
+    backtest_retention_days: tuple[tuple[str, float], ...] = tuple(
+        {"free": 7.0, "starter": 30.0, "plus": 30.0, "pro": 90.0, "investor": 365.0}.items())  # fmt: skip
+    mail_retention_days: float = 14.0
+    edu_failed_upload_days: float = 7.0
     # The exchange orders go to: `paper` (the embedded paper exchange) or `binance`.
     exchange: str = "paper"
     # Binance's spot and futures REST APIs (EXCHANGE=binance).
@@ -265,6 +271,18 @@ def _timeframes(name: str, raw: str) -> tuple[str, ...]:
     return frames
 
 
+def _plan_days(name: str, raw: str) -> tuple[tuple[str, float], ...]:
+    """``plan=days`` pairs, comma-separated (``free=7,pro=90``); a plan left out keeps its default."""
+    # The plans with a default: settings sit below accounts, which defines them (a test keeps both equal).
+    days = dict(Settings.backtest_retention_days)
+    for pair in _csv(raw):
+        plan, _, value = (p.strip() for p in pair.partition("="))
+        if plan not in days:
+            raise ValueError(f"{name} names plans of {', '.join(days)} as plan=days, got {pair!r}")
+        days[plan] = _number(positive=True)(name, value)
+    return tuple(days.items())
+
+
 #: Tunables read from the environment: variable -> (``Settings`` field, parser of the raw text).
 def _list(name: str, raw: str) -> tuple[str, ...]:
     return _csv(raw)
@@ -304,6 +322,10 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "BOT_API_URL": ("bot_api_url", _text),
     "BOT_TOKEN": ("bot_token", _text),
     "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
+    "RETENTION_SWEEP_SECONDS": ("retention_sweep_seconds", _number(positive=False)),
+    "BACKTEST_RETENTION_DAYS": ("backtest_retention_days", _plan_days),
+    "MAIL_RETENTION_DAYS": ("mail_retention_days", _number(positive=False)),
+    "EDU_FAILED_UPLOAD_DAYS": ("edu_failed_upload_days", _number(positive=False)),
     "SVC_SEED_SAMPLES": ("seed_samples", _int_at_least(0)),
     "EXCHANGE": ("exchange", _text),
     "CARD_WEBHOOK_SECRET": ("card_webhook_secret", _text),

@@ -5,7 +5,7 @@ deployments that run ``svc worker`` separately) and ``GET /healthz`` reports eac
 
 Example:
     >>> REGISTRY.names()[-2:]
-    ['edu_payouts', 'edu_uploads']
+    ['edu_uploads', 'retention']
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from svc_api.education.uploads.processing import upload_worker
 from svc_api.exchange.worker import reconciler_worker
 from svc_api.market.feed import feed_worker
 from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
+from svc_api.retention.worker import retention_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
 from svc_api.strategies.worker import GenerationWorker
 from svc_api.trends.refresh import start_for
@@ -40,3 +41,4 @@ REGISTRY.register("exchange_reconciler", reconciler_worker)
 REGISTRY.register("edu_payment_callbacks", payment_callback_worker)
 REGISTRY.register("edu_payouts", payout_worker)
 REGISTRY.register("edu_uploads", upload_worker)
+REGISTRY.register("retention", retention_worker)

@@ -5,8 +5,8 @@ by :mod:`svc_api.backtests.pricing`; :func:`create_job` then charges the credits
 (status ``running``) in one transaction, and :func:`dispatch` queues the work on the runner.
 
 Example:
-    >>> new_job_id(1_700_000_000.5)[:16], created_of("bt_1700000000500abcdeabcde")
-    ('bt_1700000000500', 1700000000)
+    >>> new_job_id(1_700_000_000.5)[:16]
+    'bt_1700000000500'
 """
 
 from __future__ import annotations
@@ -68,16 +68,6 @@ def new_job_id(now: float | None = None) -> str:
     """
     now = time.time() if now is None else now
     return f"bt_{int(now * 1000):013d}{secrets.token_hex(5)}"
-
-
-def created_of(job_id: str) -> int | None:
-    """The launch time (seconds) in a job id, for rows without ``created_at``.
-
-    Example:
-        >>> created_of("legacy")
-    """
-    digits = job_id[3:16] if job_id.startswith("bt_") else ""
-    return int(digits) // 1000 if digits.isdigit() and len(digits) == 13 else None
 
 
 def size_job(

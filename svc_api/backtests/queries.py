@@ -265,3 +265,30 @@ def beat(conn: Connection, job_ids: Sequence[str], *, now: float) -> None:
     """
     query = backtest_jobs.update().where(_b.job_id.in_(job_ids), _b.status == "running")
     conn.execute(query.values(heartbeat_at=now))
+
+
+def finished_before(
+    conn: Connection, before: int, *, after: tuple[int, str] | None, limit: int
+) -> list[Row[Any]]:
+    """Up to ``limit`` finished (not ``running``) jobs launched before ``before``, oldest first,
+    after ``(created_at, job_id)``: the candidates of a retention pass.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     finished_before(conn, 10, after=None, limit=5)
+        []
+    """
+    query = sa.select(backtest_jobs).where(_b.status != "running", _b.created_at < before)
+    if after is not None:
+        at, job_id = after
+        query = query.where(sa.or_(_b.created_at > at, sa.and_(_b.created_at == at, _b.job_id > job_id)))
+    return list(conn.execute(query.order_by(_b.created_at, _b.job_id).limit(limit)).all())
+
+
+def delete_finished(conn: Connection, job_id: str) -> bool:
+    """Delete a job row unless it is ``running``; whether a row went."""
+    done = conn.execute(backtest_jobs.delete().where(_b.job_id == job_id, _b.status != "running"))
+    return bool(done.rowcount)

@@ -1,4 +1,4 @@
-"""The job rows of an account: find one, the history page, delete with their result objects, and
+"""The job rows of an account: find one, the history page, delete (objects queued), and
 what the strategies domain asks about a strategy's jobs.
 
 Example:
@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,10 +22,9 @@ from sqlalchemy.engine import Connection, Row
 from svc_api.backtests import queries
 from svc_api.backtests.artifacts import job_keys
 from svc_api.backtests.fields import job_id_of
-from svc_api.backtests.jobs import active_objects
 from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Conflict, Invalid, NotFound
-from svc_api.core.objectstore import ObjectStore
+from svc_api.core.objectqueue import queue_deletes
 
 
 def get_job(conn: Connection, svc_id: str, job_id: Any) -> Row[Any]:
@@ -69,20 +69,21 @@ def find_for_delete(conn: Connection, svc_id: str, params: Mapping[str, Any]) ->
     return row
 
 
-def delete_rows(conn: Connection, rows: Sequence[Any], objects: ObjectStore | None) -> int:
-    """Delete job rows and their objects; returns how many objects were removed.
+def queue_rows(conn: Connection, rows: Sequence[Any], *, now: int) -> list[str]:
+    """Delete job rows and queue their objects for deletion in the same transaction; the keys (the
+    caller deletes them after the commit with :func:`svc_api.core.objectqueue.delete_queued`, so a
+    rolled-back delete never leaves a row without its objects).
 
     Example:
-        >>> delete_rows(None, [], None)
-        0
+        >>> queue_rows(None, [], now=1)
+        []
     """
-    removed = 0
+    keys: list[str] = []
     for row in rows:
         queries.delete_job(conn, row.job_id)
-        if objects is not None:
-            keys = job_keys(row.svc_id, row.job_id, json.loads(row.coins), row.kind)
-            removed += sum(objects.delete(k) for k in keys)
-    return removed
+        keys += job_keys(row.svc_id, row.job_id, json.loads(row.coins), row.kind)
+    queue_deletes(conn, keys, now=now)
+    return keys
 
 
 def history(
@@ -127,14 +128,12 @@ def full_range_returns(
     return {coin: float(v) for coin, v in json.loads(found).items() if v is not None}
 
 
-def delete_for_strategy(
-    conn: Connection, svc_id: str, strategy_name: str, objects: ObjectStore | None = None
-) -> int:
-    """Delete every job of a strategy (rows and result objects); returns how many jobs.
-
-    ``objects`` defaults to the object store of the running app's job runner. Running jobs are
-    deleted too: their runner then discards the result it computes. See the module example.
+def delete_for_strategy(conn: Connection, svc_id: str, strategy_name: str) -> int:
+    """Delete every job of a strategy in the caller's transaction, queueing their result objects
+    for the retention worker (the objects go after the strategy's deletion commits, never before);
+    returns how many jobs. Running jobs are deleted too: their runner then discards the result it
+    computes. See the module example.
     """
     rows = queries.jobs_of_strategy(conn, svc_id, strategy_name)
-    delete_rows(conn, rows, objects if objects is not None else active_objects())
+    queue_rows(conn, rows, now=int(time.time()))
     return len(rows)

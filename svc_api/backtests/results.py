@@ -17,7 +17,6 @@ from typing import Any
 from svc_api.backtests.artifacts import coin_key, read_json
 from svc_api.backtests.coins import displayed, names_of
 from svc_api.backtests.instruments import display_name
-from svc_api.backtests.launch import created_of
 from svc_api.core.errors import Conflict, Invalid, NotFound
 from svc_api.core.objectstore import ObjectStore
 from svc_api.credits import service as credits
@@ -132,14 +131,13 @@ def history_entry(row: Any) -> dict[str, Any]:
         >>> from types import SimpleNamespace
         >>> row = SimpleNamespace(job_id="bt_1700000000500abcdeabcde", strategy_name="s", kind="run",
         ...     status="completed", coins='["BTCUSDT"]', market="crypto", timeframe="1h", cost_credits=20000,
-        ...     created_at=None, total_trades=2, win_rate=50.0, total_return_pct=1.0)
+        ...     created_at=1700000000, total_trades=2, win_rate=50.0, total_return_pct=1.0)
         >>> entry = history_entry(row)
         >>> entry["coin"], entry["created_at"], entry["cost_credits"]
         ('BTC', 1700000000, 2)
     """
     symbols = json.loads(row.coins)
     coins = [display_name(s, row.market) for s in symbols]
-    created = row.created_at if row.created_at is not None else created_of(row.job_id)
     return {
         "job_id": row.job_id,
         "strategy_name": row.strategy_name,
@@ -150,7 +148,9 @@ def history_entry(row: Any) -> dict[str, Any]:
         "symbol": symbols[0] if len(symbols) == 1 else None,
         "timeframe": row.timeframe,
         "cost_credits": credits.from_units(row.cost_credits),
-        "created_at": int(created) if created is not None else None,
+        # NOT NULL since the baseline migration: no row of this store lacks it, so no job id is
+        # ever parsed for a time (the spec's "legacy ids recover their timestamp" has no such row).
+        "created_at": int(row.created_at),
         # Numbers, as the spec has them: 0 until a job has completed (its status says which).
         "summary": {
             "total_trades": int(row.total_trades or 0),

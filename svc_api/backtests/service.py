@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,13 +45,15 @@ from svc_api.backtests.instruments import instrument_of, instruments_of, named_i
 from svc_api.backtests.launch import Launch, Portfolio, create_job, dispatch, new_job_id, size_job
 from svc_api.backtests.records import (
     delete_for_strategy,
-    delete_rows,
     find_for_delete,
     full_range_returns,
     get_job,
     history,
+    queue_rows,
 )
 from svc_api.backtests.results import coin_result, history_entry, job_result, job_status
+from svc_api.backtests.retention import expire_results
+from svc_api.core.objectqueue import delete_queued
 from svc_api.strategies import service as strategies
 from svc_engine.instruments import Instrument
 
@@ -311,8 +314,9 @@ def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tu
     runner = runner_of(services)
     with services.store.write() as conn:
         row = find_for_delete(conn, svc_id, params)
-        removed = delete_rows(conn, [row], runner.objects)
-    return row.job_id, removed
+        keys = queue_rows(conn, [row], now=int(time.time()))
+    # the objects after the commit: a delete that rolls back keeps its row and its objects
+    return row.job_id, delete_queued(services.store, runner.objects, keys)
 
 
 def history_entries(
@@ -362,6 +366,7 @@ __all__ = [
     "delete_backtest",
     "delete_for_strategy",
     "estimate_job",
+    "expire_results",
     "full_range_returns",
     "get_job",
     "history_entries",

@@ -31,3 +31,12 @@ idempotency_keys = sa.Table(
     sa.Column("holder", sa.String(128), nullable=True),
     sa.Column("lease_until", sa.BigInteger, nullable=True),
 )
+
+object_deletions = sa.Table(
+    "object_deletions",
+    metadata,
+    # Object-store keys whose store row is already gone: the retention worker deletes the object,
+    # then this row (core.objectqueue), so a crash between the two only delays the deletion.
+    sa.Column("key", sa.String(1024), primary_key=True),
+    sa.Column("queued_at", sa.BigInteger, nullable=False),
+)

@@ -28,7 +28,7 @@ from svc_api.notifications import fanout, outbox, outbox_queries, queries
 from svc_api.notifications.fanout import register_audience, run_fanouts, start_fanout
 from svc_api.notifications.messenger import new_code, poll_updates
 from svc_api.notifications.outbox import deliver_due
-from svc_api.notifications.transports import BotApi, transports_for
+from svc_api.notifications.transports import BotApi, expire_mail_files, mail_directory, transports_for
 
 
 def notify(
@@ -281,3 +281,16 @@ __all__ = [
     "start_fanout",
     "transports_for",
 ]
+
+
+def expire_mail(settings: Any, *, days: float, now: float) -> int:
+    """Remove the embedded mail files older than ``days`` (0: keep them); the number removed.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> expire_mail(SimpleNamespace(var_dir="/nonexistent"), days=14, now=10**9)
+        0
+    """
+    if days <= 0:
+        return 0
+    return expire_mail_files(mail_directory(settings), older_than=now - days * 86_400)

@@ -65,6 +65,40 @@ class MailFiles:
             raise DeliveryFailed(f"cannot write {final}: {exc.strerror}") from None
 
 
+def expire_mail_files(directory: Path, *, older_than: float) -> int:
+    """Remove the mail files (and partial files a crash left) last written before ``older_than``
+    (Unix seconds); the number removed. A missing directory removes nothing.
+
+    The files are the mail of the embedded default (no SMTP): no store row points to one (the
+    outbox row only records that it was delivered), so a file goes alone.
+
+    Example:
+        >>> import os, tempfile
+        >>> d = Path(tempfile.mkdtemp()); (d / "a.eml").write_text("x"); os.utime(d / "a.eml", (5, 5))
+        1
+        >>> expire_mail_files(d, older_than=10), expire_mail_files(d / "none", older_than=10)
+        (1, 0)
+    """
+    removed = 0
+    if not directory.is_dir():
+        return 0
+    for path in directory.iterdir():
+        if not path.name.endswith((".eml", ".eml.part")):
+            continue  # only what MailFiles writes: an operator's file beside them stays
+        try:
+            if path.stat().st_mtime < older_than:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue  # a concurrent pass took it
+    return removed
+
+
+def mail_directory(settings: Any) -> Path:
+    """Where :class:`MailFiles` writes (``<var>/mail``)."""
+    return Path(settings.var_dir) / "mail"
+
+
 class Smtp:
     """E-mail over SMTP to ``smtp://host:port`` (one connection per message)."""
 
@@ -127,7 +161,7 @@ def transports_for(settings: Any) -> dict[str, Transport]:
     mail: Transport = (
         Smtp(settings.smtp_url, settings.mail_from)
         if settings.smtp_url
-        else MailFiles(Path(settings.var_dir) / "mail", settings.mail_from)
+        else MailFiles(mail_directory(settings), settings.mail_from)
     )
     out: dict[str, Transport] = {"mail": mail}
     if settings.bot_api_url:

@@ -132,11 +132,14 @@ class Api:
 @pytest.fixture
 def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled; no trend
-    refresh job). Tunables a test sets in the environment (``monkeypatch.setenv("BACKTEST_THREADS",
-    ...)``) are applied to the settings it passes, as ``Settings.from_env`` would read them."""
+    refresh job, no retention pass). Tunables a test sets in the environment
+    (``monkeypatch.setenv("BACKTEST_THREADS", ...)``) are applied to the settings it passes, as
+    ``Settings.from_env`` would read them."""
     monkeypatch.setenv("RATE_LIMIT_SCALE", "100")
     # apps of tests scan no trends in the background unless a test asks for it
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
+    # nor expire anything behind their back: retention tests run its passes themselves
+    monkeypatch.setenv("RETENTION_SWEEP_SECONDS", "0")
     # and start on an empty store: a test that wants the bundled samples plants them
     monkeypatch.setenv("SVC_SEED_SAMPLES", "0")
     made: list[Api] = []

@@ -23,6 +23,7 @@ from svc_api.credits import service as credits
 from svc_api.settings import Settings
 from svc_engine.data import Catalog, DataStore
 from svc_engine.data.synthetic import generate_market
+from svc_engine.instruments.universe import CRYPTO_BASES
 from svc_engine.strategy import compile_strategy
 from tests.api.journey_helpers import as_requested
 
@@ -671,3 +672,71 @@ def test_a_users_own_jobs_filling_the_executor_do_not_lower_their_limit(
         assert (runner.limit_now(svc_id), runner.limit_now("ZZ99ZZ")) == (3, 2)
     finally:
         release.set()
+
+
+@pytest.fixture(scope="session")
+def wide_market(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """22 crypto pairs of 60 days of 1h: the small market's five plus 17 copies of BTCUSDT's candles
+    under other pairs of the universe (a portfolio's default ``divide`` stops at 20 coins)."""
+    root = tmp_path_factory.mktemp("wide-market")
+    store = DataStore(root)
+    generate_market(store, small=True)
+    btc = store._read(store.key("crypto", "BTCUSDT", "1h"))
+    have = set(Catalog(store).symbols("crypto"))
+    extra = [f"{b}USDT" for b in CRYPTO_BASES if f"{b}USDT" not in have][:17]
+    for symbol in extra:
+        store.write_klines("crypto", symbol, "1h", btc, replace=True)
+    return root
+
+
+def _busy_user(api: Api) -> tuple[str, str]:
+    """A pro user with 1000 credits and ``busy``: a strategy that trades many times a week."""
+    svc_id, token = _user(api, balance=1000, strategy=False)
+    busy = STRATEGY | {"strategy_name": "busyone", "entry_condition": "close crosses above SMA(3)",
+                       "tp_condition": "0.5%", "sl_condition": "0.5%"}  # fmt: skip
+    assert api.user("strategy_generate", busy, token=token).status_code == 200
+    deadline = time.monotonic() + 10
+    while (
+        api.user("strategy_detail", {"strategy_name": "busyone"}, token=token).json()["data"]["status"]
+        == "generating"
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return svc_id, token
+
+
+def test_portfolio_defaults_and_its_500_trade_cap(
+    wide_market: Path, settings: Settings, make_api: Any
+) -> None:
+    """The spec: ``divide`` defaults to the number of coins capped at 20, ``initial_balance`` to 100;
+    the result lists the first 500 trades and says ``trades_truncated`` when there were more."""
+    api = make_api(dataclasses.replace(settings, data_dir=wide_market))
+    _, token = _busy_user(api)
+    coins = sorted(Catalog(DataStore(wide_market)).symbols("crypto"))
+    assert len(coins) == 22, coins
+    base = {"strategy_name": "busyone", "timeframe": "1h"}
+
+    three = _ok(_bt(api, "portfolio", {**base, "coins": coins[:3]}, token))
+    assert (three["divide"], three["initial_balance"]) == (3, 100.0)
+    wide = _ok(_bt(api, "portfolio", {**base, "coins": coins}, token))
+    assert (wide["divide"], wide["initial_balance"]) == (20, 100.0)
+
+    status, _ = _finished(api, token, wide["job_id"])
+    assert status["status"] == "completed", status
+    result = _ok(_bt(api, "result", {"job_id": wide["job_id"]}, token))
+    assert (result["divide"], result["summary"]["initial_balance"]) == (20, 100.0)
+    assert result["total_trades"] > 500, result["total_trades"]
+    assert (len(result["trades"]), result["trades_truncated"]) == (500, True)
+    # the first 500 in the engine's order, not any 500
+    book = drivers.portfolio(
+        compile_strategy("close crosses above SMA(3)", "0.5%", "0.5%"), coins, "1h", divide=20,
+        initial_balance=100, store=DataStore(wide_market),
+    )  # fmt: skip
+    assert book.trades.height == result["total_trades"]
+    engine = json.loads(json.dumps(book.to_dict()["trades"]))
+    assert [t | {"coin": t["coin"] + "USDT"} for t in result["trades"]] == engine  # displayed names
+
+    status, _ = _finished(api, token, three["job_id"])
+    assert status["status"] == "completed", status
+    small = _ok(_bt(api, "result", {"job_id": three["job_id"]}, token))
+    assert (small["divide"], small["summary"]["initial_balance"]) == (3, 100.0)  # what the engine ran

@@ -315,3 +315,19 @@ def test_every_route_answers_429_with_retry_after_past_the_limit(
     replies = [api.get(f"{BASE}/catalog") for _ in range(4)]
     assert [r.status_code for r in replies] == [200, 200, 200, 429]
     assert replies[-1].json()["code"] == "too_many_requests" and int(replies[-1].headers["retry-after"]) >= 1
+
+
+def test_the_refund_window_ends_exactly_fifteen_days_after_payment(world: SimpleNamespace) -> None:
+    """At ``paid_at + 15 days`` a refund is still granted; one second later it is 422."""
+    api = world.api
+    on_time, late = student(api), student(api)
+    orders = [buy(api, on_time, world.course), buy(api, late, world.course)]
+    assert orders[0]["paid_at"] == orders[1]["paid_at"] == api.clock.now()  # the clock stands still
+    ends = orders[0]["refundable_until"]
+    assert ends == orders[0]["paid_at"] + 15 * 86_400
+    api.clock.advance(ends - api.clock.now())
+    granted = call(api, "POST", f"/orders/{orders[0]['order_id']}/refund-requests", on_time, json={})
+    assert granted.status_code == 201, granted.text
+    api.clock.advance(1)
+    refused = call(api, "POST", f"/orders/{orders[1]['order_id']}/refund-requests", late, json={})
+    _code(refused, 422, "outside_refund_window")

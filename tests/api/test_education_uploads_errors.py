@@ -327,3 +327,31 @@ def test_delete_aborts_idempotently_with_the_store_side(desk: SimpleNamespace) -
     call(api, "DELETE", _path(pending["upload_id"]), token)
     assert not desk.mp.assembled(f"uploads/{pending['upload_id']}/handbook.pdf")
     assert desk.run()["processed"] == 0
+
+
+def test_a_failed_upload_keeps_its_file_for_the_retention_then_is_aborted(desk: SimpleNamespace) -> None:
+    """``EDU_FAILED_UPLOAD_DAYS``: the row turns ``aborted`` first, then the file leaves the store."""
+    from svc_api.education.uploads import processing, queries
+
+    api, token, services = desk.api, desk.token, desk.api.app.state.services
+    keep = services.settings.edu_failed_upload_days * 86_400
+    assert keep == 7 * 86_400  # the documented default
+    noise = np.random.default_rng(5).bytes(70_000)  # a "video" no decoder reads: failed, not retryable
+    upload_id = upload_whole(desk, noise)["upload_id"]
+    assert desk.run()["failed"] == 1
+    with services.store.read() as conn:
+        key = queries.row(conn, upload_id).object_key
+
+    def run() -> dict[str, int]:
+        mp = processing.multipart_of(services)
+        return processing.run_once(services.store, mp, now=api.clock.now(), failed_keep_seconds=keep)
+
+    api.clock.advance(int(keep) - 1)
+    assert run()["aborted"] == 0 and desk.mp.store.exists(key)
+    api.clock.advance(2)
+    assert run()["aborted"] == 1
+    assert not desk.mp.store.exists(key)
+    snapshot = call(api, "GET", _path(upload_id), token).json()
+    assert snapshot["status"] == "aborted" and snapshot["error"]["code"] == "retention_expired"
+    _code(call(api, "POST", _path(upload_id, "/processing-retries"), token, json={}), 409, "not_failed")
+    assert processing.expire_failed(services.store, desk.mp, now=api.clock.now(), keep_seconds=0) == 0

@@ -141,6 +141,7 @@ def test_runner_stores_results_in_s3(
     from svc_api.accounts import identity
     from svc_api.backtests import jobs
     from svc_api.backtests import service as backtests
+    from svc_api.core.objectqueue import drain
     from svc_api.core.store import Store
     from svc_api.credits import service as credits
     from svc_api.migrations import migrate
@@ -172,6 +173,9 @@ def test_runner_stores_results_in_s3(
         assert result["coins"] == ["BTC"] and result["summary"]["completed"] == 1  # as requested (issue 13)
         with store.write() as conn:
             assert backtests.delete_for_strategy(conn, svc_id, "s3test") == 1
+        # the row went with the strategy; its object waits for the retention worker's queue
+        assert s3_store.exists(jobs.result_key(svc_id, job_id))
+        assert drain(store, s3_store) == 1
         assert not s3_store.exists(jobs.result_key(svc_id, job_id))
     finally:
         runner.stop()

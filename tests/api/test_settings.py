@@ -60,7 +60,8 @@ def test_every_variable_is_read() -> None:
         "EDU_UPLOAD_POLL_SECONDS": "0.5", "EDU_COMMISSION_PCT": "12.5", "EDU_PAYMENT_FEE_PCT": "0",
         "EDU_PAYOUT_MIN_TR_USD": "25", "EDU_PAYOUT_MIN_INTL_USD": "300", "EDU_PAYOUT_CHECK_SECONDS": "0",
         "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
-        "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12",
+        "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12", "RETENTION_SWEEP_SECONDS": "600",
+        "BACKTEST_RETENTION_DAYS": "free=2,pro=45", "MAIL_RETENTION_DAYS": "3", "EDU_FAILED_UPLOAD_DAYS": "0",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
@@ -80,6 +81,9 @@ def test_every_variable_is_read() -> None:
     assert (s.market_feed_seconds, s.market_feed_symbols) == (0.5, ("BTCUSDT", "ETHUSDT"))
     assert s.market_feed_backfill_days == 30.0
     assert s.signal_lease_seconds == 12
+    assert (s.retention_sweep_seconds, s.mail_retention_days, s.edu_failed_upload_days) == (600.0, 3.0, 0.0)
+    assert dict(s.backtest_retention_days) == {"free": 2.0, "starter": 30.0, "plus": 30.0, "pro": 45.0,
+                                               "investor": 365.0}  # fmt: skip
     assert (s.signal_poll_seconds, s.marketplace_fee_pct) == (2.5, 15.0)
     assert (s.notify_poll_seconds, s.smtp_url, s.mail_from) == (
         0.5,

@@ -261,6 +261,50 @@ def test_tracked_list_pages_with_signed_cursors(tapi: Api, expected: list[Any], 
     assert len(get(tapi, "tracked_trend_break_signals", token).json()["items"]) == 3  # default 20
 
 
+INTERNAL = {"gsi_pk", "ttl", "telegram_link", "tracked_users"}
+"""Fields of the original store that the spec says are stripped from every trend reply."""
+STORED_ONLY = {"market", "detected_at", "expires_at", "svc_id", "created_at", "symbol", "ts"}
+"""Columns of ``trend_signals``/``trend_tracks`` that are the server's own (``coin_name`` and
+``timestamp`` are their public names)."""
+LIST_ITEM = {"coin_name", "graph_type", "timestamp", "way", "is_return_to_trend", "klines_data"}
+
+
+def _keys(value: Any) -> set[str]:
+    """Every key of every object nested in a JSON value."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def test_trend_replies_carry_no_internal_fields(tapi: Api, expected: list[Any]) -> None:
+    """List, detail, track and tracked list: exactly the documented fields, never an internal one."""
+    refresh(tapi)
+    first = expected[0]
+    token = licensed(tapi)
+    minutes = "60" if first["graph_type"] == "1h" else "240"
+    replies = [
+        get(tapi, "trend_signals"),
+        get(tapi, "trend_signals", token, page=1, limit=7),
+        get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
+            timestamp=first["timestamp"]),
+        get(tapi, "track_trend_break_signal", token, **track_body(first, minutes)),
+        get(tapi, "tracked_trend_break_signals", token),
+    ]  # fmt: skip
+    bodies = [r.json() for r in replies]
+    assert [r.status_code for r in replies] == [200] * 5, bodies
+    for body in bodies:
+        assert not _keys(body) & (INTERNAL | STORED_ONLY), body.keys()
+    assert all(set(item) == LIST_ITEM for item in bodies[0]["items"] + bodies[1]["items"])
+    assert set(bodies[2]["item"]) == LIST_ITEM | {"trend_data"}
+    [tracked] = bodies[4]["items"]
+    assert set(tracked) == LIST_ITEM | {"trend_data"}
+    # the trend_data anchors are [timestamp_ms, candle_index, price] triples, nothing more
+    lines = bodies[2]["item"]["trend_data"]
+    assert lines and all(len(point) == 3 for line in lines.values() for point in line)
+
+
 # ---- sentiment ------------------------------------------------------------------------------------
 
 

@@ -20,11 +20,12 @@ from tests.api.journey_helpers import server_env, svc_command
 def test_healthz_reports_every_registered_worker(make_api: Any, settings: Settings) -> None:
     api = make_api(settings)
     body = api.get("/healthz").json()
-    # The test apps switch the trend refresh off (TREND_REFRESH_SECONDS=0), have no bot API
-    # (BOT_API_URL unset) and no market feed (Settings made in code: MARKET_FEED off): those
-    # factories return None.
+    # The test apps switch the trend refresh and the retention off (TREND_REFRESH_SECONDS=0,
+    # RETENTION_SWEEP_SECONDS=0), have no bot API (BOT_API_URL unset) and no market feed (Settings
+    # made in code: MARKET_FEED off): those factories return None.
     assert set(body["workers"]) == set(REGISTRY.names()) - {
         "trend_refresh",
+        "retention",
         "messenger_updates",
         "market_feed",
     }
@@ -62,7 +63,7 @@ def test_svc_worker_runs_the_workers_and_stops_on_sigterm(tmp_path: Path) -> Non
     assert (
         "workers running: ['strategy_generation', 'backtest_runner', 'idempotency_leases', 'signals', "
         "'marketplace_renewals', 'notification_fanout', 'notification_outbox', 'community_purge', "
-        "'exchange_reconciler', 'edu_payment_callbacks', 'edu_payouts', 'edu_uploads']"
+        "'exchange_reconciler', 'edu_payment_callbacks', 'edu_payouts', 'edu_uploads', 'retention']"
     ) in text
     assert "'strategy_generation': {'state': 'running'" in text
     assert text.rstrip().endswith("workers stopped")

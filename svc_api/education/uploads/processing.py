@@ -2,8 +2,9 @@
 
 One run (:func:`run_once`):
 
-1. aborts uploads whose lease ran out (their parts leave the store) and finishes the store cleanup
-   of aborted uploads whose cleanup failed before;
+1. aborts uploads whose lease ran out (their parts leave the store), and failed uploads untouched
+   for ``EDU_FAILED_UPLOAD_DAYS`` (their file leaves the store), and finishes the store cleanup of
+   aborted uploads whose cleanup failed before;
 2. puts uploads whose complete died while assembling back to ``uploading``;
 3. processes uploads in ``processing``: it takes the processing claim with a conditional update (a
    lease of :data:`~.policy.CLAIM_SECONDS`; a claim whose holder died is taken over once it ran
@@ -79,6 +80,37 @@ def abort_abandoned(store: Store, mp: Multipart, *, now: int, limit: int = 50) -
     return aborted
 
 
+def expire_failed(store: Store, mp: Multipart, *, now: int, keep_seconds: float, limit: int = 50) -> int:
+    """Abort failed uploads untouched for ``keep_seconds`` (0: keep them) and remove their file and
+    parts from the store; the number aborted. The row turns ``aborted`` first (every call then
+    answers 409 ``upload_aborted`` and no lesson can take it), the file goes after: no row that a
+    reader trusts ever points to a removed file. A crash between the two is finished by the
+    cleanup of :func:`abort_abandoned` on a later run."""
+    if keep_seconds <= 0:
+        return 0
+    before = int(now - keep_seconds)
+    with store.read() as conn:
+        due = q.failed_before(conn, before, limit)
+    aborted: list[str] = []
+    for upload_id in due:
+        with store.write() as conn:
+            again = q.row(conn, upload_id, lock=True)
+            if again is None or again.status != "failed" or again.updated_at >= before:
+                continue  # retried meanwhile
+            q.update(
+                conn, upload_id, now, status="aborted", claimed_by=CLEANUP, claim_until=now,
+                error_code="retention_expired", retryable=False,
+                error_message=f"failed and untouched for {int(keep_seconds)} seconds: its file was removed",
+            )  # fmt: skip
+        aborted.append(upload_id)
+    for upload_id in aborted:
+        try:
+            cleanup(store, mp, upload_id)
+        except store_errors():
+            logger.warning("store cleanup of upload %s failed; the next run tries again", upload_id)
+    return len(aborted)
+
+
 def process(store: Store, mp: Multipart, upload_id: str, *, now: int, holder: str = HOLDER) -> str | None:
     """Claim and process one upload; its new status, or None when someone else holds it."""
     with store.write() as conn:
@@ -119,9 +151,13 @@ def _fail(
     return "failed" if done else None
 
 
-def run_once(store: Store, mp: Multipart, *, now: int, holder: str = HOLDER) -> dict[str, int]:
-    """One pass of the worker (see the module docstring): counts of what it did."""
+def run_once(
+    store: Store, mp: Multipart, *, now: int, holder: str = HOLDER, failed_keep_seconds: float = 0
+) -> dict[str, int]:
+    """One pass of the worker (see the module docstring): counts of what it did; failed uploads
+    past ``failed_keep_seconds`` are aborted too (:func:`expire_failed`, counted in ``aborted``)."""
     aborted = abort_abandoned(store, mp, now=now)
+    aborted += expire_failed(store, mp, now=now, keep_seconds=failed_keep_seconds)
     resumed = completion.resume_stale(store, mp, now=now)
     with store.read() as conn:
         due = q.claimable(conn, "processing", now, BATCH)
@@ -139,8 +175,10 @@ def upload_worker(services: Any) -> Periodic | None:
     every = float(services.settings.edu_upload_poll_seconds)
     if every <= 0:
         return None
-    return Periodic(
-        "edu_uploads",
-        every,
-        lambda: run_once(services.store, multipart_of(services), now=int(services.clock.now())),
-    )
+    keep = float(services.settings.edu_failed_upload_days) * 86_400
+
+    def run() -> dict[str, int]:
+        mp = multipart_of(services)
+        return run_once(services.store, mp, now=int(services.clock.now()), failed_keep_seconds=keep)
+
+    return Periodic("edu_uploads", every, run)

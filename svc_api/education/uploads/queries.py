@@ -158,3 +158,9 @@ def cleanup_pending(conn: Connection, limit: int) -> list[str]:
     """Aborted uploads whose store cleanup has not finished."""
     query = sa.select(U.upload_id).where(U.status == "aborted", U.claimed_by.like("cleanup%")).limit(limit)
     return [str(u) for u in conn.execute(query).scalars()]
+
+
+def failed_before(conn: Connection, before: int, limit: int) -> list[str]:
+    """Failed uploads nobody touched since ``before`` (their file is past its retention)."""
+    query = sa.select(U.upload_id).where(U.status == "failed", U.updated_at < before).limit(limit)
+    return [str(u) for u in conn.execute(query).scalars()]
