@@ -11,6 +11,7 @@ result is compared field for field with the engine's own result for the same inp
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +89,7 @@ def live(
     else:
         url = request.getfixturevalue("postgres_schema")
     env = server_env(url, market_dir, tmp / "var")
+    env["RETENTION_SWEEP_SECONDS"] = "0.5"  # a deleted strategy's results go at the next retention pass
     server = Server(env, tmp / "server.log").start()
     client = Client(server.url)
     try:
@@ -394,4 +396,7 @@ def test_a_new_users_journey(live: tuple[Client, dict[str, str]], market_dir: Pa
     assert [n["event_type"] for n in notes].count("backtest_complete") == 3
     _stranger(client, job_ids)
     _delete(client, token, job_ids)
+    deadline = time.monotonic() + 20
+    while _objects(env, svc_id, job_ids) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert _objects(env, svc_id, job_ids) == []
