@@ -146,7 +146,7 @@ def _first(mask: np.ndarray) -> int | None:
     return int(hits[0]) if hits.size else None
 
 
-_PRICE_RULES: tuple[tuple[str, str], ...] = (
+PRICE_RULES: tuple[tuple[str, str], ...] = (
     ("nonfinite_price", "a price is NaN, infinite or missing"),
     ("nonpositive_price", "a price is zero or negative"),
     ("high_below_open_close", "high < max(open, close)"),
@@ -161,7 +161,7 @@ _PRICE_RULES: tuple[tuple[str, str], ...] = (
 def _first_bad_nb(
     o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray
 ) -> tuple[int, int]:
-    """The earliest row that breaks a rule of ``_PRICE_RULES`` and the first rule it breaks there;
+    """The earliest row that breaks a rule of ``PRICE_RULES`` and the first rule it breaks there;
     ``(-1, -1)`` when every row holds. One pass, no temporary arrays: a live append of one candle
     costs a call, and an import of millions a loop at memory speed."""
     for i in range(o.size):
@@ -238,7 +238,7 @@ def validate_arrays(
     # The earliest bad row is reported, and on it the first rule it breaks, so a fix can go row by row.
     row, rule = _first_bad_nb(*(np.ascontiguousarray(a, dtype=np.float64) for a in (o, h, lo, c, v)))
     if row >= 0:
-        raise KlineValidationError(source, row, *_PRICE_RULES[rule])
+        raise KlineValidationError(source, row, *PRICE_RULES[rule])
     return _spacing(t, step, timeframe)
 
 

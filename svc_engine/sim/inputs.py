@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from svc_engine.data.schema import COLUMNS, TIMEFRAMES, KlineValidationError, timeframe_ms
+from svc_engine.data.schema import COLUMNS, PRICE_RULES, TIMEFRAMES, KlineValidationError, timeframe_ms
 from svc_engine.data.times import ms_array
 from svc_engine.sim import nb
 
@@ -35,15 +35,11 @@ RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles", "trail_pct", "trail_dis
                                  "breakeven_pct")  # fmt: skip
 _NO_BOOLS = np.zeros(0, np.bool_)
 _NO_INTS = np.zeros(0, np.int64)
+# The candle rules of the import (names and messages kept once, in the data layer), after the time rule.
 _RULES: tuple[tuple[str, str], ...] = (
     ("ok", ""),
     ("unsorted_or_duplicate_time", "open_time is not strictly increasing"),
-    ("nonfinite_price", "a price is NaN, infinite or missing"),
-    ("nonpositive_price", "a price is zero or negative"),
-    ("high_below_open_close", "high < max(open, close)"),
-    ("low_above_open_close", "low > min(open, close)"),
-    ("nonfinite_volume", "volume is NaN, infinite or missing"),
-    ("negative_volume", "volume is negative"),
+    *PRICE_RULES,
 )
 
 
