@@ -204,3 +204,43 @@ def test_part_writes_racing_an_abort_leave_no_folder_and_no_part(tmp_path: Any) 
         for writer in writers:
             writer.join()
         assert list((tmp_path / "_multipart").iterdir()) == [], f"round {round_}"
+
+
+def test_listing_parts_while_a_complete_removes_the_folder_reads_an_assembled_upload(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CI once got a 500: the second of two completes listed the folder, the first assembled and
+    # removed it, and the second's stat of a listed part raised FileNotFoundError.
+    import os
+    import shutil
+
+    from svc_api.core.objectstore import LocalObjectStore
+    from svc_api.education.uploads.multipart import LocalMultipart
+
+    parts = LocalMultipart(LocalObjectStore(tmp_path), b"k" * 32)
+    store_id = parts.start("up/race")
+    parts.write_part(store_id, 1, b"a" * 10)
+    parts.write_part(store_id, 2, b"b" * 7)
+    real_scandir = os.scandir
+
+    def scan_then_remove(path: Any) -> list[os.DirEntry[str]]:
+        entries = list(real_scandir(path))
+        monkeypatch.setattr(os, "scandir", real_scandir)  # once; rmtree scans too
+        shutil.rmtree(path)  # the other complete finishes between the listing and the stats
+        return entries
+
+    monkeypatch.setattr(os, "scandir", scan_then_remove)
+    assert parts.list_parts("up/race", store_id) == {}
+
+    replaced = parts.start("up/again")
+    parts.write_part(replaced, 1, b"a" * 10)
+
+    def scan_then_replace(path: Any) -> list[os.DirEntry[str]]:
+        entries = list(real_scandir(path))
+        monkeypatch.setattr(os, "scandir", real_scandir)  # once; the write globs too
+        parts.write_part(replaced, 1, b"c" * 12)  # a part sent again replaces its file mid-listing
+        return entries
+
+    monkeypatch.setattr(os, "scandir", scan_then_replace)
+    listed = parts.list_parts("up/again", replaced)
+    assert list(listed) == [1] and listed[1].size == 12

@@ -178,12 +178,21 @@ class LocalMultipart(Multipart):
         return StoredPart(etag, len(data))
 
     def list_parts(self, key: str, store_id: str) -> dict[int, StoredPart]:
+        # A concurrent complete may assemble and remove the folder, or a part sent again may
+        # replace its file, between the scan and a stat: scan again, and a folder gone is empty.
+        folder = self._dir(store_id)
+        for _ in range(5):
+            try:
+                return self._scan(folder)
+            except FileNotFoundError:
+                if not folder.is_dir():
+                    return {}
+        return self._scan(folder)
+
+    @staticmethod
+    def _scan(folder: Path) -> dict[int, StoredPart]:
         out: dict[int, StoredPart] = {}
-        try:
-            entries = list(os.scandir(self._dir(store_id)))
-        except FileNotFoundError:
-            return out
-        for entry in entries:
+        for entry in list(os.scandir(folder)):
             number, _, etag = entry.name.partition("-")
             if number.isdigit() and etag and not entry.name.endswith(".tmp"):
                 out[int(number)] = StoredPart(etag, entry.stat().st_size)
