@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -56,6 +57,7 @@ from svc_api.accounts.tables import (
     plan_grants,
     sessions,
 )
+from svc_api.core.bulk import chunks
 from svc_api.core.prepared import Prepared
 from svc_api.core.upsert import insert_new, inserted
 
@@ -120,6 +122,15 @@ _PLAN = sa.select(_a.plan, _a.license_expires_at, _a.demo_expires_at).where(
 def plan_columns(conn: Connection, svc_id: str) -> Row[Any] | None:
     """``(plan, license_expires_at, demo_expires_at)`` of ``svc_id``, or None."""
     return conn.execute(_PLAN, {"svc_id": svc_id}).first()
+
+
+def plan_columns_of(conn: Connection, svc_ids: Sequence[str]) -> dict[str, Row[Any]]:
+    """:func:`plan_columns` of many accounts, a round trip per chunk of ids; unknown ids are absent."""
+    cols = (_a.svc_id, _a.plan, _a.license_expires_at, _a.demo_expires_at)
+    out: dict[str, Row[Any]] = {}
+    for chunk in chunks(svc_ids):
+        out.update((r.svc_id, r) for r in conn.execute(sa.select(*cols).where(_a.svc_id.in_(chunk))))
+    return out
 
 
 _WITH_SWITCHES = accounts.outerjoin(notification_settings, notification_settings.c.svc_id == _a.svc_id)

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.backtests.tables import backtest_jobs
+from svc_api.core.bulk import chunks
 
 _b = backtest_jobs.c
 
@@ -41,6 +42,25 @@ def latest_full_range_job(conn: Connection, svc_id: str, strategy_name: str, tim
         _b.status == "completed", _b.timeframe == timeframe,
     )  # fmt: skip
     return conn.execute(query.order_by(_b.created_at.desc(), _b.job_id.desc()).limit(1)).scalar()
+
+
+def latest_full_range_returns_of(conn: Connection, svc_ids: Sequence[str]) -> list[Row[Any]]:
+    """``(svc_id, strategy_name, timeframe, returns_by_coin)`` of the latest completed ``full_range``
+    job of each strategy and timeframe of the accounts ``svc_ids``, a round trip per chunk of ids."""
+    newest = sa.func.row_number().over(
+        partition_by=(_b.svc_id, _b.strategy_name, _b.timeframe),
+        order_by=(_b.created_at.desc(), _b.job_id.desc()),
+    )
+    out: list[Row[Any]] = []
+    for chunk in chunks(svc_ids):
+        ranked = (
+            sa.select(_b.svc_id, _b.strategy_name, _b.timeframe, _b.returns_by_coin, newest.label("n"))
+            .where(_b.svc_id.in_(chunk), _b.kind == "full_range", _b.status == "completed")
+            .subquery()
+        )
+        cols = (ranked.c.svc_id, ranked.c.strategy_name, ranked.c.timeframe, ranked.c.returns_by_coin)
+        out += conn.execute(sa.select(*cols).where(ranked.c.n == 1))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -128,6 +128,28 @@ def full_range_returns(
     return {coin: float(v) for coin, v in json.loads(found).items() if v is not None}
 
 
+def full_range_returns_of(
+    conn: Connection, svc_ids: Sequence[str]
+) -> dict[tuple[str, str, str], dict[str, float]]:
+    """:func:`full_range_returns` of every strategy and timeframe of many accounts at once, keyed by
+    ``(svc_id, strategy_name, timeframe)``; a strategy with no completed ``full_range`` is absent.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     full_range_returns_of(conn, ["AB12CD"])
+        {}
+    """
+    return {
+        (r.svc_id, r.strategy_name, r.timeframe): {
+            coin: float(v) for coin, v in json.loads(r.returns_by_coin).items() if v is not None
+        }
+        for r in queries.latest_full_range_returns_of(conn, sorted(set(svc_ids)))
+    }
+
+
 def delete_for_strategy(conn: Connection, svc_id: str, strategy_name: str) -> int:
     """Delete every job of a strategy in the caller's transaction, queueing their result objects
     for the retention worker (the objects go after the strategy's deletion commits, never before);

@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.service import ACCOUNTS as accounts
+from svc_api.core.bulk import chunks
 from svc_api.credits.tables import credit_transactions
 
 _t = credit_transactions.c
@@ -82,10 +83,10 @@ def take_from_many(conn: Connection, svc_ids: list[str], units: int) -> list[Row
     """Take ``units`` from each account that can pay them, in conditional ``UPDATE`` statements (the
     others are left alone); ``(svc_id, ledger_seq, credits)`` after the change of those who paid."""
     paid: list[Row[Any]] = []
-    for start in range(0, len(svc_ids), 500):
+    for chunk in chunks(svc_ids):
         update = (
             accounts.update()
-            .where(accounts.c.svc_id.in_(svc_ids[start : start + 500]), accounts.c.credits >= units)
+            .where(accounts.c.svc_id.in_(chunk), accounts.c.credits >= units)
             .values(credits=accounts.c.credits - units, ledger_seq=accounts.c.ledger_seq + 1)
             .returning(accounts.c.svc_id, accounts.c.ledger_seq, accounts.c.credits)
         )
@@ -102,9 +103,7 @@ def insert_entries(conn: Connection, entries: list[dict[str, Any]]) -> None:
 def keyed(conn: Connection, svc_ids: list[str], idempotency_key: str) -> set[str]:
     """Which of ``svc_ids`` already wrote a ledger row under ``idempotency_key``."""
     found: set[str] = set()
-    for start in range(0, len(svc_ids), 500):
-        query = sa.select(_t.svc_id).where(
-            _t.svc_id.in_(svc_ids[start : start + 500]), _t.idempotency_key == idempotency_key
-        )
+    for chunk in chunks(svc_ids):
+        query = sa.select(_t.svc_id).where(_t.svc_id.in_(chunk), _t.idempotency_key == idempotency_key)
         found |= {r.svc_id for r in conn.execute(query)}
     return found

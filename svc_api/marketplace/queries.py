@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
+from svc_api.core.bulk import chunks
 from svc_api.marketplace.tables import (
     marketplace_bindings,
     marketplace_listings,
@@ -118,6 +119,12 @@ def listed_coins(conn: Connection, svc_id: str, strategy_key: str) -> str | None
     return conn.execute(query).scalar()
 
 
+def active_listed_coins(conn: Connection) -> list[Row[Any]]:
+    """``(svc_id, strategy_key, listed_coins)`` of every active listing."""
+    query = sa.select(_l.svc_id, _l.strategy_key, _l.listed_coins).where(_l.active_key.is_not(None))
+    return list(conn.execute(query))
+
+
 # ---- subscriptions --------------------------------------------------------------------------------
 
 
@@ -199,8 +206,7 @@ def add_signal_charges(
     """Count one delivered signal (and its price and the creator's share) on the active subscriptions
     of ``svc_ids`` to a strategy's listing."""
     listing = sa.select(_l.listing_id).where(_l.active_key == f"{owner}:{strategy_key}").scalar_subquery()
-    for start in range(0, len(svc_ids), 500):
-        chunk = svc_ids[start : start + 500]
+    for chunk in chunks(svc_ids):
         conn.execute(
             sa.update(marketplace_subscriptions)
             .where(_s.listing_id == listing, _s.status == "active", _s.svc_id.in_(chunk))
@@ -251,6 +257,24 @@ def recipients(conn: Connection, svc_id: str, strategy_key: str, coin: str) -> l
         .order_by(_b.svc_id)
     )
     return [r.svc_id for r in conn.execute(query)]
+
+
+def recipients_of(
+    conn: Connection, strategies: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str, str], list[str]]:
+    """:func:`recipients` of many strategies ``(svc_id, strategy_key)``, keyed by ``(svc_id,
+    strategy_key, coin)`` (coins nobody is bound to are absent)."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for chunk in chunks([f"{svc_id}:{key}" for svc_id, key in strategies]):
+        query = (
+            sa.select(_l.svc_id.label("owner"), _l.strategy_key, _b.coin, _b.svc_id)
+            .join(marketplace_listings, _l.listing_id == _b.listing_id)
+            .where(_l.active_key.in_(chunk))
+            .order_by(_b.svc_id)
+        )
+        for r in conn.execute(query):
+            out.setdefault((r.owner, r.strategy_key, r.coin), []).append(r.svc_id)
+    return out
 
 
 # ---- reviews --------------------------------------------------------------------------------------

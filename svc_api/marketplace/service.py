@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -34,10 +34,26 @@ def signal_recipients(conn: Connection, svc_id: str, strategy_name: str, coin: s
     return queries.recipients(conn, svc_id, strategy_name, coin)
 
 
+def signal_recipients_of(
+    conn: Connection, strategies: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str, str], list[str]]:
+    """:func:`signal_recipients` of many strategies ``(svc_id, strategy_name)`` at once, keyed by
+    ``(svc_id, strategy_name, coin)``."""
+    return queries.recipients_of(conn, strategies)
+
+
 def listed_coins(conn: Connection, svc_id: str, strategy_name: str) -> list[str]:
     """The coins of a strategy's active listing (none when it is not listed)."""
     found = queries.listed_coins(conn, svc_id, strategy_name)
     return [] if found is None else list(json.loads(found))
+
+
+def listed_coins_of_all(conn: Connection) -> dict[tuple[str, str], list[str]]:
+    """:func:`listed_coins` of every listed strategy at once, keyed by ``(svc_id, strategy_name)``."""
+    return {
+        (r.svc_id, r.strategy_key): list(json.loads(r.listed_coins))
+        for r in queries.active_listed_coins(conn)
+    }
 
 
 def record_deliveries(

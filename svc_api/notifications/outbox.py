@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -80,13 +81,58 @@ def enqueue(
         1
         {('mail', 'pending'): 1}
     """
-    route = route_of(event_type)
-    profiles = accounts.delivery_profiles(conn, svc_ids)
-    chats = queries.chat_ids(conn, svc_ids) if set(route.channels) & set(BOT_CHANNELS) else {}
+    event = Event(svc_ids, title, body, event_type, key, record_ids)
+    return enqueue_events(conn, [event], now=now)[0]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event to notify ``svc_ids`` of (the arguments of :func:`enqueue`)."""
+
+    svc_ids: Sequence[str]
+    title: str
+    body: str
+    event_type: str
+    key: str
+    record_ids: Mapping[str, str] | None = None
+
+
+def enqueue_events(conn: Connection, events: Sequence[Event], *, now: int) -> list[int]:
+    """:func:`enqueue` of many events in a few statements for all of them (the users' profiles and
+    chats read once, the records and outbox rows inserted together); how many users each reached.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     enqueue_events(conn, [Event(["NOPE00"], "Hi", "x", "community_post", "p1")], now=5)
+        [0]
+    """
+    users = sorted({u for e in events for u in e.svc_ids})
+    bots = any(set(route_of(e.event_type).channels) & set(BOT_CHANNELS) for e in events if e.svc_ids)
+    profiles = accounts.delivery_profiles(conn, users) if users else {}
+    chats = queries.chat_ids(conn, users) if bots and users else {}
     records: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
+    reached = [_rows_of(e, profiles, chats, records, rows, now) for e in events]
+    queries.insert_records(conn, records)
+    queries.insert_outbox(conn, rows)
+    return reached
+
+
+def _rows_of(
+    e: Event,
+    profiles: Mapping[str, Any],
+    chats: Mapping[str, str],
+    records: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    now: int,
+) -> int:
+    """Add one event's records and outbox rows; how many users it reached."""
+    route = route_of(e.event_type)
     reached = 0
-    for svc_id in svc_ids:
+    for svc_id in e.svc_ids:
         profile = profiles.get(svc_id)
         if profile is None:
             continue
@@ -94,19 +140,17 @@ def enqueue(
         reached += bool(channels)
         for channel in channels:
             if channel == "app":
-                rid = (record_ids or {}).get(svc_id) or record_id(svc_id, key, event_type)
-                records.append({"id": rid, "svc_id": svc_id, "title": title, "body": body,
-                                "event_type": event_type, "created_at": now})  # fmt: skip
+                rid = (e.record_ids or {}).get(svc_id) or record_id(svc_id, e.key, e.event_type)
+                records.append({"id": rid, "svc_id": svc_id, "title": e.title, "body": e.body,
+                                "event_type": e.event_type, "created_at": now})  # fmt: skip
                 continue
             address = profile.email if channel == "mail" else chats.get(svc_id)
             if address:
                 rows.append({
-                    "id": outbox_id(svc_id, key, event_type, channel), "svc_id": svc_id, "channel": channel,
-                    "address": address, "event_type": event_type, "title": title, "body": body,
-                    "next_attempt_at": now, "created_at": now,
+                    "id": outbox_id(svc_id, e.key, e.event_type, channel), "svc_id": svc_id,
+                    "channel": channel, "address": address, "event_type": e.event_type, "title": e.title,
+                    "body": e.body, "next_attempt_at": now, "created_at": now,
                 })  # fmt: skip
-    queries.insert_records(conn, records)
-    queries.insert_outbox(conn, rows)
     return reached
 
 

@@ -44,7 +44,8 @@ BATCH = 500
 """Watches written per transaction."""
 
 Member = tuple[str, str, str, int]  # svc_id, strategy name, coin, version
-Record = Callable[[Any, Any, Any, Position], int]
+Record = Callable[[Any, Sequence[tuple[Any, Any, Position]]], int]
+"""``record(conn, found)`` writes positions (watch, strategy, position) and what they cause."""
 
 
 @dataclass
@@ -86,7 +87,8 @@ def position_of(
 def run_pass(services: Any, pairs: Sequence[tuple[Any, Any]], now_ms: int, record: Record) -> tuple[int, int]:
     """Advance every watch to the newest closed candle; returns ``(evaluated, signals changed)``.
 
-    ``record(conn, watch, strategy, position)`` writes one position (new or changed) and what it causes.
+    ``record(conn, found)`` writes ``(watch, strategy, position)`` triples (new or changed positions)
+    and what they cause, in the caller's transaction.
     """
     books: dict[tuple[str, str], Book] = services.cached("signals:books", math.inf, dict)
     groups: dict[tuple[str, str], list[tuple[Any, Any]]] = defaultdict(list)
@@ -279,43 +281,41 @@ def _write(
     touched: dict[int, dict[int, Position]],
     record: Record,
 ) -> int:
-    """One transaction per ``BATCH`` due watches: each moved from the candle it was read at, then its
-    positions recorded; a watch another worker moved first drops the book (rebuilt next pass)."""
+    """One transaction per ``BATCH`` due watches: each moved from the candle it was read at, then
+    the positions of those that moved recorded together; a watch another worker moved first drops
+    the book (rebuilt next pass) and is not recorded here."""
     now = services.clock.now()
     due = [i for i, (w, _) in enumerate(members) if last[(w.market, w.symbol)] > w.evaluated_ms]
     changed = 0
     for start in range(0, len(due), BATCH):
+        chunk = due[start : start + BATCH]
         with services.store.write() as conn:
-            quiet: dict[tuple[int, int], list[tuple[str, str, str]]] = defaultdict(list)
-            for i in due[start : start + BATCH]:
+            steps: dict[tuple[int, int], list[tuple[str, str, str]]] = defaultdict(list)
+            for i in chunk:
                 w, _ = members[i]
-                if i not in touched:  # most watches: nothing happened, only the candle they are at moves
-                    quiet[(int(w.evaluated_ms), last[(w.market, w.symbol)])].append(
-                        (w.svc_id, w.strategy_name, w.coin)
-                    )
-            for (seen, upto), keys in quiet.items():
-                if queries.advance_watches(conn, keys, seen_ms=seen, evaluated_ms=upto, now=now) != len(keys):
-                    book.members = ()  # another worker moved some of them: rebuild from the store
-            for i in due[start : start + BATCH]:
-                if i not in touched:
-                    continue
+                steps[(int(w.evaluated_ms), last[(w.market, w.symbol)])].append(_key(w))
+            moved: set[tuple[str, str, str]] = set()
+            for (seen, upto), keys in steps.items():
+                moved |= queries.move_watches(conn, keys, seen_ms=seen, evaluated_ms=upto, now=now)
+            if len(moved) != len(chunk):
+                book.members = ()  # another worker moved some of them: rebuild from the store
+            found: list[tuple[Any, Any, Position]] = []
+            anchors: dict[tuple[str, str, str], int] = {}
+            for i in chunk:
                 w, strat = members[i]
-                found = touched[i]
-                anchor = max((s for s, p in found.items()), default=int(w.anchor_ms))
-                key = (w.svc_id, w.strategy_name, w.coin)
-                upto = last[(w.market, w.symbol)]
-                if not queries.advance_watch(
-                    conn,
-                    key,
-                    seen_ms=w.evaluated_ms,
-                    evaluated_ms=upto,
-                    anchor_ms=max(anchor, int(w.anchor_ms)),
-                    now=now,
-                ):
-                    book.members = ()  # another worker evaluated it: the state here is not the store's
+                if i not in touched or _key(w) not in moved:
                     continue
-                changed += sum(record(conn, w, strat, p) for p in found.values())
+                newest = max(touched[i])  # the candle of the newest order: replays start there
+                if newest > int(w.anchor_ms):
+                    anchors[_key(w)] = newest
+                found += [(w, strat, p) for p in touched[i].values()]
+            queries.set_anchors(conn, anchors)
+            changed += record(conn, found)
     return changed
+
+
+def _key(w: Any) -> tuple[str, str, str]:
+    return (w.svc_id, w.strategy_name, w.coin)
 
 
 def _write_replayed(
@@ -328,7 +328,6 @@ def _write_replayed(
     if not touched:
         return
     with services.store.write() as conn:
-        for i, found in touched.items():
-            w, strat = members[i]
-            for p in found.values():
-                record(conn, w, strat, p)
+        record(
+            conn, [(members[i][0], members[i][1], p) for i, found in touched.items() for p in found.values()]
+        )

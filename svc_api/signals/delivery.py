@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -32,15 +33,54 @@ EVENTS = ("signal_opened", "signal_closed", "signal_withheld")
 
 
 def opened(conn: Connection, row: Any, *, fee_pct: float, now: int) -> int:
-    """Deliver a new signal to its owner and paying subscribers; how many subscribers received it.
-    Every subscriber is handled in a few statements for all of them (a signal may have thousands)."""
+    """Deliver one new signal (:func:`opened_many` of one); how many subscribers received it."""
+    return opened_many(conn, [row], fee_pct=fee_pct, now=now)
+
+
+def opened_many(conn: Connection, rows: Sequence[Any], *, fee_pct: float, now: int) -> int:
+    """Deliver new signals to their owners and paying subscribers; how many deliveries to
+    subscribers. The subscribers of every signal are read in one query, and the notifications of
+    all of them written together; each signal with subscribers then pays and records its deliveries
+    in a few statements for all its subscribers (a signal may have thousands)."""
+    if not rows:
+        return 0
+    found = marketplace.signal_recipients_of(conn, sorted({(r.svc_id, r.strategy_name) for r in rows}))
+    events: list[notifications.Event] = []
+    delivered = 0
+    for row in rows:
+        title, body = _opened_text(row)
+        events.append(notifications.Event([row.svc_id], title, body, "signal_opened", row.position_key))
+        users = [u for u in found.get((row.svc_id, row.strategy_name, row.coin), ()) if u != row.svc_id]
+        paid = (
+            _to_subscribers(conn, row, users, title, body, events, fee_pct=fee_pct, now=now) if users else []
+        )
+        delivered += len(paid)
+        _push(conn, [row.svc_id, *paid], "opened", row)
+    notifications.notify_events(conn, events, now=now)
+    return delivered
+
+
+def _opened_text(row: Any) -> tuple[str, str]:
     title = f"{row.strategy_name}: {row.side.upper()} {row.coin}"
-    body = f"entry {row.limit_price:g}, take profit {row.tp_price:g}, stop {row.sl_price:g}"
+    return title, f"entry {row.limit_price:g}, take profit {row.tp_price:g}, stop {row.sl_price:g}"
+
+
+def _to_subscribers(
+    conn: Connection,
+    row: Any,
+    users: list[str],
+    title: str,
+    body: str,
+    events: list[Any],
+    *,
+    fee_pct: float,
+    now: int,
+) -> list[str]:
+    """Charge and record one signal's subscribers (those it reached before skipped); who received it.
+    Their notifications, and the ``signal_withheld`` ones of those who could not pay, join ``events``."""
     key = row.position_key
-    notifications.notify_many(conn, [row.svc_id], title, body, "signal_opened", key=key, now=now)
     done = queries.delivered_to(conn, key)
-    users = [u for u in marketplace.signal_recipients(conn, row.svc_id, row.strategy_name, row.coin)
-             if u != row.svc_id and u not in done]  # fmt: skip
+    users = [u for u in users if u not in done]
     price = strategies.price_per_signal(conn, row.svc_id, row.strategy_name)
     paid = users if price <= 0 else credits.pay_many_with_fee(
         conn, users, row.svc_id, price, fee_pct, "marketplace_signal",
@@ -50,22 +90,36 @@ def opened(conn: Connection, row: Any, *, fee_pct: float, now: int) -> int:
     each = {"position_key": key, "charged_units": price, "created_at": now}
     queries.add_deliveries(conn, [each | {"svc_id": u} for u in paid])
     marketplace.record_deliveries(conn, paid, row.svc_id, row.strategy_name, price, share)
-    notifications.notify_many(conn, paid, title, body, "signal_opened", key=key, now=now)
-    withheld = [u for u in users if u not in set(paid)]
+    events.append(notifications.Event(paid, title, body, "signal_opened", key))
+    kept = set(paid)
+    withheld = [u for u in users if u not in kept]
     why = f"your balance does not cover {credits.from_units(price)} credits per signal"
-    notifications.notify_many(conn, withheld, f"{title} withheld", why, "signal_withheld", key=key, now=now)
-    _push(conn, [row.svc_id, *paid], "opened", row)
-    return len(paid)
+    events.append(notifications.Event(withheld, f"{title} withheld", why, "signal_withheld", key))
+    return paid
 
 
 def closed(conn: Connection, row: Any, *, now: int) -> None:
-    """Tell the owner and everyone who received a signal that it closed (once)."""
-    title = f"{row.strategy_name}: {row.coin} closed ({row.result})"
-    body = f"exit {row.exit_price:g}" if row.exit_price is not None else "the entry order expired unfilled"
-    users = [row.svc_id, *queries.receivers(conn, row.position_key)]
-    notifications.notify_many(conn, users, title, body, "signal_closed", key=row.position_key, now=now)
-    queries.mark_closed_sent(conn, row.position_key)
-    _push(conn, users, "closed", row)
+    """Tell the owner and everyone who received a signal that it closed (:func:`closed_many` of one)."""
+    closed_many(conn, [row], now=now)
+
+
+def closed_many(conn: Connection, rows: Sequence[Any], *, now: int) -> None:
+    """Tell the owners and everyone who received these signals that they closed (once)."""
+    if not rows:
+        return
+    keys = [row.position_key for row in rows]
+    receivers = queries.receivers_of(conn, keys)
+    events = []
+    for row in rows:
+        title = f"{row.strategy_name}: {row.coin} closed ({row.result})"
+        body = (
+            f"exit {row.exit_price:g}" if row.exit_price is not None else "the entry order expired unfilled"
+        )
+        users = [row.svc_id, *receivers.get(row.position_key, ())]
+        events.append(notifications.Event(users, title, body, "signal_closed", row.position_key))
+        _push(conn, users, "closed", row)
+    notifications.notify_events(conn, events, now=now)
+    queries.mark_closed_sent(conn, [k for k in keys if k in receivers])
 
 
 def _push(conn: Connection, users: list[str], event: str, row: Any) -> None:

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,7 @@ from svc_api.signals import queries
 PARTITIONS = 64
 
 
+@functools.lru_cache(maxsize=65536)
 def partition_of(market: str, symbol: str) -> int:
     """The partition of a coin (stable across processes and hosts)."""
     return zlib.crc32(f"{market}/{symbol}".encode()) % PARTITIONS

@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
+from svc_api.core.bulk import chunks
 from svc_api.core.upsert import insert_new
 from svc_api.signals.tables import signal_deliveries, signal_watches, signal_workers, signals
 
@@ -31,39 +32,54 @@ def watches(conn: Connection) -> list[Row[Any]]:
     return list(conn.execute(sa.select(signal_watches).order_by(_w.svc_id, _w.strategy_name, _w.coin)))
 
 
-def add_watch(conn: Connection, values: Mapping[str, Any]) -> None:
-    """A new watch (none of that key exists: concurrent workers add it once)."""
-    conn.execute(insert_new(conn, signal_watches).values(**values))
+def add_watches(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """New watches (a key that exists is skipped: concurrent workers add each once)."""
+    if rows:
+        conn.execute(insert_new(conn, signal_watches), list(rows))
 
 
-def drop_watch(conn: Connection, svc_id: str, strategy_name: str, coin: str) -> None:
-    """Stop watching a coin of a strategy."""
-    conn.execute(sa.delete(signal_watches).where(*_watch_key(svc_id, strategy_name, coin)))
+def drop_watches(conn: Connection, keys: Sequence[tuple[str, str, str]]) -> None:
+    """Stop watching the ``(svc_id, strategy_name, coin)`` keys, in one statement."""
+    if keys:
+        conn.execute(sa.delete(signal_watches).where(_KEY), [_key_params(k) for k in keys])
 
 
-def advance_watch(
-    conn: Connection, key: tuple[str, str, str], *, seen_ms: int, evaluated_ms: int, anchor_ms: int, now: int
-) -> bool:
-    """Move a watch from ``seen_ms`` to ``evaluated_ms`` unless another worker moved it first (False)."""
-    stmt = (
-        sa.update(signal_watches)
-        .where(*_watch_key(*key), _w.evaluated_ms == seen_ms)
-        .values(evaluated_ms=evaluated_ms, anchor_ms=anchor_ms, updated_at=now)
-    )
-    return bool(conn.execute(stmt).rowcount == 1)
-
-
-def advance_watches(
+def move_watches(
     conn: Connection, keys: Sequence[tuple[str, str, str]], *, seen_ms: int, evaluated_ms: int, now: int
-) -> int:
-    """Move many watches (their anchors unchanged) from ``seen_ms`` to ``evaluated_ms`` in one
-    statement; returns how many moved (fewer than ``keys`` when another worker moved some first)."""
-    stmt = (
-        sa.update(signal_watches)
-        .where(sa.tuple_(_w.svc_id, _w.strategy_name, _w.coin).in_(list(keys)), _w.evaluated_ms == seen_ms)
-        .values(evaluated_ms=evaluated_ms, updated_at=now)
-    )
-    return int(conn.execute(stmt).rowcount)
+) -> set[tuple[str, str, str]]:
+    """Move many watches from ``seen_ms`` to ``evaluated_ms`` in one statement per chunk; returns
+    the keys that moved (not those another worker moved first). Their rows stay locked to this
+    transaction, so :func:`set_anchors` may follow without a condition."""
+    moved: set[tuple[str, str, str]] = set()
+    for chunk in chunks(keys):
+        stmt = (
+            sa.update(signal_watches)
+            .where(
+                sa.tuple_(_w.svc_id, _w.strategy_name, _w.coin).in_(list(chunk)), _w.evaluated_ms == seen_ms
+            )
+            .values(evaluated_ms=evaluated_ms, updated_at=now)
+            .returning(_w.svc_id, _w.strategy_name, _w.coin)
+        )
+        moved |= {(r.svc_id, r.strategy_name, r.coin) for r in conn.execute(stmt)}
+    return moved
+
+
+def set_anchors(conn: Connection, anchors: Mapping[tuple[str, str, str], int]) -> None:
+    """Set the anchor (the candle of the newest order) of watches this transaction moved."""
+    if anchors:
+        stmt = sa.update(signal_watches).where(_KEY).values(anchor_ms=sa.bindparam("k_anchor"))
+        conn.execute(stmt, [_key_params(k) | {"k_anchor": a} for k, a in anchors.items()])
+
+
+_KEY = sa.and_(
+    _w.svc_id == sa.bindparam("k_svc"),
+    _w.strategy_name == sa.bindparam("k_name"),
+    _w.coin == sa.bindparam("k_coin"),
+)
+
+
+def _key_params(key: tuple[str, str, str]) -> dict[str, str]:
+    return {"k_svc": key[0], "k_name": key[1], "k_coin": key[2]}
 
 
 def _watch_key(svc_id: str, strategy_name: str, coin: str) -> tuple[Any, ...]:
@@ -78,8 +94,9 @@ def renew_worker(conn: Connection, holder: str, *, alive_until: int, now: int) -
     t = signal_workers.c
     done = conn.execute(sa.update(signal_workers).where(t.holder == holder).values(alive_until=alive_until))
     if done.rowcount == 0:
-        conn.execute(insert_new(conn, signal_workers).values(holder=holder, alive_until=alive_until,
-                                                             started_at=now))
+        conn.execute(
+            insert_new(conn, signal_workers).values(holder=holder, alive_until=alive_until, started_at=now)
+        )
 
 
 def live_workers(conn: Connection, *, now: int) -> list[str]:
@@ -102,14 +119,37 @@ def signal_row(conn: Connection, position_key: str) -> Row[Any] | None:
     return conn.execute(sa.select(signals).where(_s.position_key == position_key)).first()
 
 
+def signal_rows(conn: Connection, position_keys: Sequence[str]) -> dict[str, Row[Any]]:
+    """The signals of many keys (absent keys are absent)."""
+    out: dict[str, Row[Any]] = {}
+    for chunk in chunks(position_keys):
+        out.update(
+            (r.position_key, r) for r in conn.execute(sa.select(signals).where(_s.position_key.in_(chunk)))
+        )
+    return out
+
+
 def insert_signal(conn: Connection, values: Mapping[str, Any]) -> None:
     """A new signal row."""
-    conn.execute(signals.insert().values(**values))
+    insert_signals(conn, [values])
 
 
-def update_signal(conn: Connection, position_key: str, values: Mapping[str, Any]) -> None:
-    """Change a signal (its fill, its close)."""
-    conn.execute(sa.update(signals).where(_s.position_key == position_key).values(**values))
+def insert_signals(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """New signal rows, in one statement."""
+    if rows:
+        conn.execute(signals.insert(), list(rows))
+
+
+def update_signals(conn: Connection, changes: Mapping[str, Mapping[str, Any]]) -> None:
+    """Change many signals (their fill, their close) by key; every change sets the same columns."""
+    if changes:
+        columns = next(iter(changes.values())).keys()
+        stmt = (
+            sa.update(signals)
+            .where(_s.position_key == sa.bindparam("k_key"))
+            .values({c: sa.bindparam(f"v_{c}") for c in columns})
+        )
+        conn.execute(stmt, [{"k_key": k} | {f"v_{c}": v[c] for c in columns} for k, v in changes.items()])
 
 
 def visible(svc_id: str) -> sa.ColumnElement[bool]:
@@ -171,15 +211,22 @@ def delivered_to(conn: Connection, position_key: str) -> set[str]:
     return {r.svc_id for r in conn.execute(sa.select(_d.svc_id).where(_d.position_key == position_key))}
 
 
-def receivers(conn: Connection, position_key: str) -> list[str]:
-    """Who received a signal and was not yet told it closed."""
-    query = sa.select(_d.svc_id).where(_d.position_key == position_key, _d.closed_sent.is_(False))
-    return [r.svc_id for r in conn.execute(query.order_by(_d.svc_id))]
+def receivers_of(conn: Connection, position_keys: Sequence[str]) -> dict[str, list[str]]:
+    """Per signal, who received it and was not yet told it closed (signals nobody received are absent)."""
+    out: dict[str, list[str]] = {}
+    for chunk in chunks(position_keys):
+        query = sa.select(_d.position_key, _d.svc_id).where(
+            _d.position_key.in_(chunk), _d.closed_sent.is_(False)
+        )
+        for r in conn.execute(query.order_by(_d.position_key, _d.svc_id)):
+            out.setdefault(r.position_key, []).append(r.svc_id)
+    return out
 
 
-def mark_closed_sent(conn: Connection, position_key: str) -> None:
-    """Every receiver of a signal has been told it closed."""
-    conn.execute(sa.update(signal_deliveries).where(_d.position_key == position_key).values(closed_sent=True))
+def mark_closed_sent(conn: Connection, position_keys: Sequence[str]) -> None:
+    """Every receiver of these signals has been told they closed."""
+    for chunk in chunks(position_keys):
+        conn.execute(sa.update(signal_deliveries).where(_d.position_key.in_(chunk)).values(closed_sent=True))
 
 
 def delivered_counts(conn: Connection, svc_id: str) -> int:

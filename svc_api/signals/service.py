@@ -4,7 +4,8 @@
 watches in line with the live strategies, then advances every watch whose next candle has closed on
 the market clock (:mod:`svc_api.market.clock`) with the engine's batched live evaluator
 (:mod:`svc_api.signals.batch`). What an evaluation causes (signal rows, deliveries, notifications,
-charges, the watch's new position) commits in transactions of a batch of watches, each watch first
+charges, the watch's new position; :mod:`svc_api.signals.recording`) commits in transactions of a
+batch of watches, each watch first
 moved from the candle it was read at: two workers never both write one evaluation, and a killed
 worker's batch is simply done again.
 
@@ -13,13 +14,14 @@ Reading: :func:`active_signals` (waiting for their entry or open) and :func:`sig
 domains (exchange orders from a signal).
 
 Example:
-    >>> signal_key("AB12CD", "rsidip", 1, "BTC", 1_790_000_000_000)
-    'sig_0d3a1d9c3df4e01f6161b7ea87749b95'
+    >>> from svc_api.migrations import migrate
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> active_signals(store, "AB12CD", None, limit=10, after=None)
+    ([], None)
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,15 +31,9 @@ from sqlalchemy.engine import Connection
 from svc_api.core.store import Store
 from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
-from svc_api.signals import batch, delivery, evaluate, partitions, queries, watches
+from svc_api.signals import batch, partitions, queries, recording, watches
 
 logger = logging.getLogger("svc_api.signals")
-
-
-def signal_key(svc_id: str, name: str, version: int, coin: str, signal_ms: int) -> str:
-    """The stable ``position_key`` of a signal; see the module example."""
-    digest = hashlib.sha256(f"{svc_id}|{name}|{version}|{coin}|{signal_ms}".encode()).hexdigest()
-    return f"sig_{digest[:32]}"
 
 
 def market_now_ms(services: Any) -> int:
@@ -53,81 +49,17 @@ def run_once(services: Any) -> dict[str, int]:
     catalog = market.catalog_of(services)
     now_ms, now = market_now_ms(services), services.clock.now()
     with store.write() as conn:
-        pairs = watches.sync(conn, catalog, now_ms, now=now, listed_coins=marketplace.listed_coins)
+        listed = marketplace.listed_coins_of_all(conn)
+        pairs = watches.sync(conn, catalog, now_ms, now=now, listed=listed)
     ours = partitions.my_partitions(services)
     pairs = [(w, s) for w, s in pairs if partitions.partition_of(w.market, w.symbol) in ours]
     fee = services.settings.marketplace_fee_pct
 
-    def record(conn: Connection, watch: Any, strat: Any, p: evaluate.Position) -> int:
-        return _record(conn, watch, strat, p, now=services.clock.now(), fee_pct=fee)
+    def record(conn: Connection, found: Sequence[recording.Found]) -> int:
+        return recording.record(conn, found, now=services.clock.now(), fee_pct=fee)
 
     evaluated, changed = batch.run_pass(services, pairs, now_ms, record)
     return {"watches": len(pairs), "evaluated": evaluated, "signals": changed}
-
-
-def _record(
-    conn: Connection, watch: Any, strat: Any, p: evaluate.Position, *, now: int, fee_pct: float
-) -> int:
-    pk = signal_key(watch.svc_id, watch.strategy_name, watch.version, watch.coin, p.signal_ms)
-    old = queries.signal_row(conn, pk)
-    values = _values(p, pk, now)
-    if old is None:
-        queries.insert_signal(
-            conn,
-            values
-            | {
-                "position_key": pk,
-                "svc_id": watch.svc_id,
-                "strategy_name": watch.strategy_name,
-                "version": watch.version,
-                "coin": watch.coin,
-                "symbol": watch.symbol,
-                "market": watch.market,
-                "timeframe": watch.timeframe,
-                "side": p.side,
-                "signal_mode": strat.signal_mode,
-                "signal_ms": p.signal_ms,
-                "limit_price": p.limit_price,
-                "tp_price": p.tp_price,
-                "sl_price": p.sl_price,
-                "created_at": now,
-            },
-        )
-        delivery.opened(conn, queries.signal_row(conn, pk), fee_pct=fee_pct, now=now)
-    elif old.status == p.status and old.fill_ms == p.fill_ms:
-        return 0
-    else:
-        queries.update_signal(conn, pk, values)
-    if p.status == "closed" and (old is None or old.status != "closed"):
-        delivery.closed(conn, queries.signal_row(conn, pk), now=now)
-    return 1
-
-
-def _values(p: evaluate.Position, pk: str, now: int) -> dict[str, Any]:
-    closed = p.status == "closed"
-    return {
-        "status": p.status,
-        "fill_ms": p.fill_ms,
-        "entry_price": p.entry_price,
-        "exit_ms": p.exit_ms,
-        "exit_price": p.exit_price,
-        "reason": p.reason,
-        "result": result_of(p) if closed else None,
-        "closed_key": f"cls_{pk[4:]}" if closed else None,
-        "closed_at": now if closed else None,
-    }
-
-
-def result_of(p: evaluate.Position) -> str:
-    """``GAIN``, ``LOSS`` or ``EVEN`` by the trade's net return; ``EXPIRED`` for an order never filled.
-
-    Example:
-        >>> result_of(evaluate.Position(0, "long", 1.0, 1.1, 0.9, "closed", reason="expired"))
-        'EXPIRED'
-    """
-    if p.return_pct is None:
-        return "EXPIRED"
-    return "GAIN" if p.return_pct > 0 else "LOSS" if p.return_pct < 0 else "EVEN"
 
 
 # ---- reading ----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -47,76 +47,77 @@ def sync(
     now_ms: int,
     *,
     now: int,
-    listed_coins: Callable[[Connection, str, str], list[str]],
+    listed: Mapping[tuple[str, str], list[str]],
 ) -> list[tuple[Any, Any]]:
     """Bring the watches in line with the live strategies; returns ``(watch, strategy)`` pairs.
 
-    ``listed_coins(conn, svc_id, strategy_name)`` gives the coins of the strategy's active listing.
+    ``listed`` holds the coins of each listed strategy's active listing by ``(svc_id, name)``. Each
+    lookup is one query for every strategy at once: a pass over 100,000 watches costs a few round
+    trips, not a few per strategy.
     """
     live = {(s.svc_id, s.name): s for s in strategies.live_within_plans(conn, now=now_ms // 1000)}
+    owners = sorted({svc_id for svc_id, _ in live})
+    plans = accounts.current_plans(conn, owners, now=now)
+    tested = backtests.full_range_returns_of(conn, owners)
     have = {(w.svc_id, w.strategy_name, w.coin): w for w in queries.watches(conn)}
-    keep: set[tuple[str, str, str]] = set()
-    series: dict[str, tuple[str, str, str] | None] = {}  # coin -> (market, symbol, display), once a pass
-    frames: dict[tuple[str, str, str], bool] = {}  # (market, symbol, tf) -> servable, once a pass
+    wanted: dict[tuple[str, str, str], dict[str, Any]] = {}
+    resolve = _Resolver(catalog)
     for (svc_id, name), strat in live.items():
-        found = _coins(conn, catalog, strat, listed_coins(conn, svc_id, name), series, frames, now=now)
-        for coin, (mkt, symbol) in found.items():
-            key = (svc_id, name, coin)
-            keep.add(key)
-            old = have.get(key)
-            if old is not None and old.version == strat.version:
-                continue
-            if old is not None:
-                queries.drop_watch(conn, *key)
-            tf = timeframe_ms(strat.timeframe)
-            seen = market.last_closed_open(now_ms, tf)
-            queries.add_watch(
-                conn,
-                {
-                    "svc_id": svc_id,
-                    "strategy_name": name,
-                    "coin": coin,
-                    "symbol": symbol,
-                    "market": mkt,
-                    "timeframe": strat.timeframe,
-                    "version": strat.version,
-                    "anchor_ms": seen + tf,
-                    "evaluated_ms": seen,
-                    "updated_at": now,
-                },
-            )
-    for key in set(have) - keep:
-        queries.drop_watch(conn, *key)
-    return [(w, live[(w.svc_id, w.strategy_name)]) for w in queries.watches(conn)]
+        cap = strategies.MAX_COINS.get(plans.get(svc_id, "free"), 0)
+        own = listed.get((svc_id, name), [])
+        coins = tested.get((svc_id, name, strat.timeframe), {})
+        order = wanted_order(own, json.loads(strat.public_coins), sorted(coins), cap=max(cap, len(own)))
+        for coin in order:
+            hit = resolve(coin, strat.timeframe)
+            if hit is not None:
+                wanted[(svc_id, name, hit[2])] = {"strat": strat, "market": hit[0], "symbol": hit[1]}
+    stale = [k for k, w in have.items() if k not in wanted or w.version != wanted[k]["strat"].version]
+    gone = set(stale)
+    fresh = [_new_watch(k, found, now_ms, now) for k, found in wanted.items() if k not in have or k in gone]
+    queries.drop_watches(conn, stale)
+    queries.add_watches(conn, fresh)
+    rows = queries.watches(conn) if stale or fresh else list(have.values())
+    return [(w, live[(w.svc_id, w.strategy_name)]) for w in rows]
 
 
-def _coins(
-    conn: Connection,
-    catalog: Any,
-    strat: Any,
-    listed: list[str],
-    series: dict[str, tuple[str, str, str] | None],
-    frames: dict[tuple[str, str, str], bool],
-    *,
-    now: int,
-) -> dict[str, tuple[str, str]]:
-    tested = backtests.full_range_returns(conn, strat.svc_id, strat.name, strat.timeframe) or {}
-    plan = accounts.current_plan(conn, strat.svc_id, now=now)
-    cap = strategies.MAX_COINS.get(plan, 0)
-    order = wanted_order(listed, json.loads(strat.public_coins), sorted(tested), cap=max(cap, len(listed)))
-    found: dict[str, tuple[str, str]] = {}
-    for coin in order:
-        if coin not in series:
-            series[coin] = _resolve(catalog, coin)
-        hit = series[coin]
+def _new_watch(key: tuple[str, str, str], found: Mapping[str, Any], now_ms: int, now: int) -> dict[str, Any]:
+    """A watch that starts at the next candle to close."""
+    strat = found["strat"]
+    tf = timeframe_ms(strat.timeframe)
+    seen = market.last_closed_open(now_ms, tf)
+    return {
+        "svc_id": key[0],
+        "strategy_name": key[1],
+        "coin": key[2],
+        "symbol": found["symbol"],
+        "market": found["market"],
+        "timeframe": strat.timeframe,
+        "version": strat.version,
+        "anchor_ms": seen + tf,
+        "evaluated_ms": seen,
+        "updated_at": now,
+    }
+
+
+class _Resolver:
+    """A coin's series, and whether it serves a timeframe, each looked up once a pass."""
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+        self.series: dict[str, tuple[str, str, str] | None] = {}
+        self.frames: dict[tuple[str, str, str], bool] = {}
+
+    def __call__(self, coin: str, timeframe: str) -> tuple[str, str, str] | None:
+        """``(market, symbol, display)`` of ``coin`` when its data serves ``timeframe``, else None."""
+        if coin not in self.series:
+            self.series[coin] = _resolve(self.catalog, coin)
+        hit = self.series[coin]
         if hit is None:
-            continue
-        served = (hit[0], hit[1], strat.timeframe)
-        if served not in frames:
-            frames[served] = market.serves_timeframe(catalog, *served)
-        if frames[served]:
-            found[hit[2]] = (hit[0], hit[1])
-    return found
+            return None
+        served = (hit[0], hit[1], timeframe)
+        if served not in self.frames:
+            self.frames[served] = market.serves_timeframe(self.catalog, *served)
+        return hit if self.frames[served] else None
 
 
 def _resolve(catalog: Any, coin: str) -> tuple[str, str, str] | None:

@@ -95,12 +95,11 @@ def producing_signals(conn: Any, svc_id: str, name: str, *, now: int) -> bool:
 
 
 def _within_plans(conn: Any, rows: list[Any], now: int) -> list[Any]:
-    allowed: dict[str, int] = {}
+    plans = accounts.current_plans(conn, {row.svc_id for row in rows}, now=now)
+    allowed = {svc_id: MAX_ACTIVE[plan] for svc_id, plan in plans.items()}
     kept = []
     for row in sorted(rows, key=lambda r: (r.svc_id, r.name)):
-        if row.svc_id not in allowed:
-            allowed[row.svc_id] = MAX_ACTIVE[accounts.current_plan(conn, row.svc_id, now=now)]
-        if allowed[row.svc_id] > 0:
+        if allowed.get(row.svc_id, 0) > 0:
             allowed[row.svc_id] -= 1
             kept.append(row)
     return kept

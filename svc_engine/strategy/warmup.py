@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -24,6 +25,7 @@ TREND_LOOKBACK = 15
 TREND_SETTLE = 14 + 100 * 14 + 3 * (199 + 15) + 20
 
 
+@functools.lru_cache(maxsize=65536)  # the live evaluator asks it of every program at every close
 def lookback(node: A.Node) -> int:
     """Index of the first candle where `node` is defined (0 = from the first candle).
 
@@ -34,6 +36,7 @@ def lookback(node: A.Node) -> int:
     return _reach(node, _LOOKBACK)
 
 
+@functools.lru_cache(maxsize=65536)
 def settle(node: A.Node) -> int:
     """Index from which `node`, evaluated on a series that starts anywhere earlier, has the whole
     history's values bit for bit: `lookback` plus the stabilisation of every recursive smoothing on

@@ -143,12 +143,12 @@ def test_a_worker_dying_mid_delivery_leaves_nothing_and_the_next_run_charges_onc
         )
     services = sig_api.app.state.services
     signals.run_once(services)
-    real = delivery.notifications.notify_many
+    real = delivery.notifications.notify_events
 
-    def dies_at_second(calls: dict[str, int]) -> Any:
+    def dies_at_first(calls: dict[str, int]) -> Any:
         def notify(*args: Any, **kwargs: Any) -> Any:
             calls["n"] += 1
-            if calls["n"] == 2:  # mid-delivery: the owner told, the subscribers charged, not yet told
+            if calls["n"] == 1:  # mid-delivery: the subscribers charged and recorded, nobody told yet
                 raise SystemExit("worker killed")
             return real(*args, **kwargs)
 
@@ -156,14 +156,14 @@ def test_a_worker_dying_mid_delivery_leaves_nothing_and_the_next_run_charges_onc
 
     for _ in range(40):  # step until a signal opens; the worker dies inside its delivery
         sig_api.clock.advance(6 * HOUR)
-        monkeypatch.setattr(delivery.notifications, "notify_many", dies_at_second({"n": 0}))
+        monkeypatch.setattr(delivery.notifications, "notify_events", dies_at_first({"n": 0}))
         try:
             signals.run_once(services)
         except SystemExit:
             break
     else:
         pytest.fail("no signal opened")
-    monkeypatch.setattr(delivery.notifications, "notify_many", real)
+    monkeypatch.setattr(delivery.notifications, "notify_events", real)
     with services.store.read() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(signal_deliveries)).scalar() == 0
     assert _ledger_total(sig_api) == (0, 9)  # only the three subscriptions so far

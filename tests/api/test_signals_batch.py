@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from svc_api.core.clock import ManualClock
-from svc_api.signals import batch
+from svc_api.signals import batch, recording
 from svc_api.signals import service as signals
 from tests.api.test_signals import HOUR, T0, creator, replay_equals_backtest
 
@@ -31,17 +31,17 @@ def test_a_worker_killed_mid_batch_and_one_restarted_write_every_signal_once(
     creator(sig_api, ["BTC", "ETH", "SOL"])
     signals.run_once(services)
     monkeypatch.setattr(batch, "BATCH", 2)  # three watches: two transactions per pass
-    real = signals._record
+    real = recording.record
     calls = {"n": 0, "killed": 0}
 
     def dying(conn: Any, *args: Any, **kwargs: Any) -> int:
         calls["n"] += 1
-        if calls["n"] % 7 == 0:  # every seventh write dies with its transaction
+        if calls["n"] % 7 == 0:  # every seventh batch's write dies with its transaction
             calls["killed"] += 1
             raise Killed
         return real(conn, *args, **kwargs)
 
-    monkeypatch.setattr(signals, "_record", dying)
+    monkeypatch.setattr(recording, "record", dying)
     for hour in range(1, 5 * 24):
         sig_api.clock.advance(HOUR)
         try:
@@ -51,7 +51,7 @@ def test_a_worker_killed_mid_batch_and_one_restarted_write_every_signal_once(
         if hour % 29 == 0:
             services._cache.pop("signals:books", None)  # a restart: nothing of the worker in memory
     assert calls["killed"] >= 3
-    monkeypatch.setattr(signals, "_record", real)
+    monkeypatch.setattr(recording, "record", real)
     coins = [("BTC", "BTCUSDT"), ("ETH", "ETHUSDT"), ("SOL", "SOLUSDT")]
     replay_equals_backtest(sig_api, coins, T0, T0 + 10 * 24 * HOUR)
 
