@@ -282,36 +282,56 @@ def _write(
     record: Record,
 ) -> int:
     """One transaction per ``BATCH`` due watches: each moved from the candle it was read at, then
-    the positions of those that moved recorded together; a watch another worker moved first drops
-    the book (rebuilt next pass) and is not recorded here."""
+    their positions recorded together. When another worker moved a watch of a batch first, that
+    batch writes nothing and the book is dropped: the next pass rebuilds it from the store."""
     now = services.clock.now()
     due = [i for i, (w, _) in enumerate(members) if last[(w.market, w.symbol)] > w.evaluated_ms]
     changed = 0
     for start in range(0, len(due), BATCH):
-        chunk = due[start : start + BATCH]
-        with services.store.write() as conn:
-            steps: dict[tuple[int, int], list[tuple[str, str, str]]] = defaultdict(list)
-            for i in chunk:
-                w, _ = members[i]
-                steps[(int(w.evaluated_ms), last[(w.market, w.symbol)])].append(_key(w))
-            moved: set[tuple[str, str, str]] = set()
-            for (seen, upto), keys in steps.items():
-                moved |= queries.move_watches(conn, keys, seen_ms=seen, evaluated_ms=upto, now=now)
-            if len(moved) != len(chunk):
-                book.members = ()  # another worker moved some of them: rebuild from the store
-            found: list[tuple[Any, Any, Position]] = []
-            anchors: dict[tuple[str, str, str], int] = {}
-            for i in chunk:
-                w, strat = members[i]
-                if i not in touched or _key(w) not in moved:
-                    continue
-                newest = max(touched[i])  # the candle of the newest order: replays start there
-                if newest > int(w.anchor_ms):
-                    anchors[_key(w)] = newest
-                found += [(w, strat, p) for p in touched[i].values()]
-            queries.set_anchors(conn, anchors)
-            changed += record(conn, found)
+        try:
+            changed += _write_batch(services, members, last, touched, record, due[start : start + BATCH], now)
+        except _Raced:
+            book.members = ()  # another worker moved some of them: rebuild from the store next pass
+            break
     return changed
+
+
+class _Raced(Exception):
+    """Another worker moved a watch of the batch first: the batch's transaction rolls back."""
+
+
+def _write_batch(
+    services: Any,
+    members: list[tuple[Any, Any]],
+    last: dict[tuple[str, str], int],
+    touched: dict[int, dict[int, Position]],
+    record: Record,
+    chunk: list[int],
+    now: int,
+) -> int:
+    with services.store.write() as conn:
+        steps: dict[tuple[int, int], list[tuple[str, str, str]]] = defaultdict(list)
+        for i in chunk:
+            w, _ = members[i]
+            steps[(int(w.evaluated_ms), last[(w.market, w.symbol)])].append(_key(w))
+        moved = sum(
+            queries.move_watches(conn, keys, seen_ms=seen, evaluated_ms=upto, now=now)
+            for (seen, upto), keys in steps.items()
+        )
+        if moved != len(chunk):
+            raise _Raced
+        found: list[tuple[Any, Any, Position]] = []
+        anchors: dict[tuple[str, str, str], int] = {}
+        for i in chunk:
+            if i not in touched:
+                continue
+            w, strat = members[i]
+            newest = max(touched[i])  # the candle of the newest order: replays start there
+            if newest > int(w.anchor_ms):
+                anchors[_key(w)] = newest
+            found += [(w, strat, p) for p in touched[i].values()]
+        queries.set_anchors(conn, anchors)
+        return record(conn, found)
 
 
 def _key(w: Any) -> tuple[str, str, str]:

@@ -46,6 +46,7 @@ def opened_many(conn: Connection, rows: Sequence[Any], *, fee_pct: float, now: i
         return 0
     found = marketplace.signal_recipients_of(conn, sorted({(r.svc_id, r.strategy_name) for r in rows}))
     events: list[notifications.Event] = []
+    pushes: list[tuple[str, dict[str, Any]]] = []
     delivered = 0
     for row in rows:
         title, body = _opened_text(row)
@@ -55,8 +56,9 @@ def opened_many(conn: Connection, rows: Sequence[Any], *, fee_pct: float, now: i
             _to_subscribers(conn, row, users, title, body, events, fee_pct=fee_pct, now=now) if users else []
         )
         delivered += len(paid)
-        _push(conn, [row.svc_id, *paid], "opened", row)
+        _push(pushes, [row.svc_id, *paid], "opened", row)
     notifications.notify_events(conn, events, now=now)
+    pubsub.publish_many(conn, pushes)
     return delivered
 
 
@@ -110,6 +112,7 @@ def closed_many(conn: Connection, rows: Sequence[Any], *, now: int) -> None:
     keys = [row.position_key for row in rows]
     receivers = queries.receivers_of(conn, keys)
     events = []
+    pushes: list[tuple[str, dict[str, Any]]] = []
     for row in rows:
         title = f"{row.strategy_name}: {row.coin} closed ({row.result})"
         body = (
@@ -117,13 +120,15 @@ def closed_many(conn: Connection, rows: Sequence[Any], *, now: int) -> None:
         )
         users = [row.svc_id, *receivers.get(row.position_key, ())]
         events.append(notifications.Event(users, title, body, "signal_closed", row.position_key))
-        _push(conn, users, "closed", row)
+        _push(pushes, users, "closed", row)
     notifications.notify_events(conn, events, now=now)
+    pubsub.publish_many(conn, pushes)
     queries.mark_closed_sent(conn, [k for k in keys if k in receivers])
 
 
-def _push(conn: Connection, users: list[str], event: str, row: Any) -> None:
-    """The real-time ``signals`` event of a signal to each of ``users`` (best effort)."""
+def _push(pushes: list[tuple[str, dict[str, Any]]], users: list[str], event: str, row: Any) -> None:
+    """Add the real-time ``signals`` event of a signal to each of ``users`` to ``pushes`` (published
+    after the commit, best effort)."""
     message = {
         "channel": "signals", "event": event, "position_key": row.position_key, "coin": row.coin,
         "strategy_name": row.strategy_name, "owner": row.svc_id, "side": row.side.upper(),
@@ -131,5 +136,4 @@ def _push(conn: Connection, users: list[str], event: str, row: Any) -> None:
         "stop_price": f"{row.sl_price:g}",
         "status": row.status, "result": getattr(row, "result", None),
     }  # fmt: skip
-    for svc_id in dict.fromkeys(users):
-        pubsub.publish(conn, pubsub.user_topic(svc_id), message)
+    pushes += [(pubsub.user_topic(svc_id), message) for svc_id in dict.fromkeys(users)]

@@ -46,22 +46,19 @@ def drop_watches(conn: Connection, keys: Sequence[tuple[str, str, str]]) -> None
 
 def move_watches(
     conn: Connection, keys: Sequence[tuple[str, str, str]], *, seen_ms: int, evaluated_ms: int, now: int
-) -> set[tuple[str, str, str]]:
-    """Move many watches from ``seen_ms`` to ``evaluated_ms`` in one statement per chunk; returns
-    the keys that moved (not those another worker moved first). Their rows stay locked to this
-    transaction, so :func:`set_anchors` may follow without a condition."""
-    moved: set[tuple[str, str, str]] = set()
-    for chunk in chunks(keys):
-        stmt = (
-            sa.update(signal_watches)
-            .where(
-                sa.tuple_(_w.svc_id, _w.strategy_name, _w.coin).in_(list(chunk)), _w.evaluated_ms == seen_ms
-            )
-            .values(evaluated_ms=evaluated_ms, updated_at=now)
-            .returning(_w.svc_id, _w.strategy_name, _w.coin)
-        )
-        moved |= {(r.svc_id, r.strategy_name, r.coin) for r in conn.execute(stmt)}
-    return moved
+) -> int:
+    """Move many watches from ``seen_ms`` to ``evaluated_ms`` (one keyed statement run for each, in
+    one round trip: a row-value ``IN`` list scans the table on SQLite); how many moved, fewer than
+    ``keys`` when another worker moved some first. Moved rows stay locked to this transaction, so
+    :func:`set_anchors` may follow without a condition."""
+    if not keys:
+        return 0
+    stmt = (
+        sa.update(signal_watches)
+        .where(_KEY, _w.evaluated_ms == seen_ms)
+        .values(evaluated_ms=evaluated_ms, updated_at=now)
+    )
+    return int(conn.execute(stmt, [_key_params(k) for k in keys]).rowcount)
 
 
 def set_anchors(conn: Connection, anchors: Mapping[tuple[str, str, str], int]) -> None:
