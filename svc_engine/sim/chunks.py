@@ -59,8 +59,13 @@ def as_strategy(strategy: Any) -> StrategyLike:
     """
     if isinstance(strategy, str | Mapping):
         from svc_engine.strategy import compile_strategy
+        from svc_engine.strategy.sides import long_short_of
 
-        return compile_strategy(strategy) if isinstance(strategy, str) else compile_strategy(**strategy)
+        if isinstance(strategy, str):
+            return compile_strategy(strategy)
+        if any(k in strategy for k in ("long", "short", "long_entry", "short_entry")):  # two sides
+            return long_short_of(strategy)
+        return compile_strategy(**strategy)
     if isinstance(strategy, StrategyLike):
         return strategy
     raise TypeError(

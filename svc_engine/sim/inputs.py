@@ -32,7 +32,9 @@ SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price
 #: at whose close an exit condition fired. With these columns, an infinite TP or SL on its own side
 #: (long: TP +inf, SL -inf) means the trade has none.
 RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles", "trail_pct", "trail_distance", "trail_after_pct",
-                                 "breakeven_pct")  # fmt: skip
+                                 "breakeven_pct", "reverse")  # fmt: skip
+# ``reverse`` (bool, docs/sim.md): the trade of this signal stops and reverses on the next valid
+# opposite signal.
 _NO_BOOLS = np.zeros(0, np.bool_)
 _NO_INTS = np.zeros(0, np.int64)
 # The candle rules of the import (names and messages kept once, in the data layer), after the time rule.
@@ -274,11 +276,15 @@ class Signals:
 
     open_levels: bool = False
     """The frame carried the rule columns: an infinite TP/SL on its own side means none."""
+    reverse: np.ndarray = field(default_factory=lambda: _NO_BOOLS)
+    """Per signal: its trade stops and reverses on the next valid opposite signal (empty: none)."""
 
     @property
     def has_rules(self) -> bool:
-        """Whether exit rows, market entries or holding times are present (docs/exits.md)."""
-        return bool(self.exit_flag.size or self.market.size or self.hold.size or self.moves.size)
+        """Whether exit rows, market entries, holding times or reversals are present (docs/exits.md)."""
+        return bool(
+            self.exit_flag.size or self.market.size or self.hold.size or self.moves.size or self.reverse.size
+        )
 
     def __len__(self) -> int:
         return int(self.sidx.shape[0])
@@ -339,6 +345,9 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
             if col in signals.columns:
                 values = signals[col].cast(pl.Float64).fill_null(np.nan).to_numpy()[rows]
                 moves[:, m] = values / 100.0 if col.endswith("_pct") else values
+    reverse = _NO_BOOLS
+    if "reverse" in signals.columns:
+        reverse = signals["reverse"].cast(pl.Boolean).fill_null(False).to_numpy()[rows]
     return Signals(
         rows.astype(np.int64),
         sidx,
@@ -352,6 +361,7 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
         np.ascontiguousarray(hold),
         np.ascontiguousarray(moves),
         any(c in signals.columns for c in RULE_COLUMNS),
+        np.ascontiguousarray(reverse, dtype=np.bool_),
     )
 
 

@@ -169,19 +169,22 @@ def build_book(
         hs=np.asarray(hs, np.float64),
         tf_ms=tf.pop(),
         memo=np.zeros(side.shape[0], nb.OUTCOME_DTYPE),
-        rules=merge_rules(sigs, windows),
+        rules=merge_rules(sigs, windows, [f[0] for f in filtered]),
     )
 
 
-def merge_rules(sigs: list[Signals], windows: list[Candles]) -> tuple[np.ndarray, ...]:
+def merge_rules(
+    sigs: list[Signals], windows: list[Candles], fates: list[np.ndarray] | None = None
+) -> tuple[np.ndarray, ...]:
     """The coins' exit rules as the portfolio kernels take them: (exit flags per candle, market
-    orders, holding times, stop moves per signal), concatenated coin by coin; an array stays empty
-    when no coin uses its rule, and a coin without it gets the neutral value (no flag, a limit
-    order, no holding time, no move).
+    orders, holding times, stop moves per signal, stop-and-reverse per signal, the side of the
+    valid signal per candle from the filter's ``fates``), concatenated coin by coin; an array
+    stays empty when no coin uses its rule, and a coin without it gets the neutral value (no flag,
+    a limit order, no holding time, no move, no reverse).
 
     Example:
         >>> [a.shape for a in merge_rules([], [])]
-        [(0,), (0,), (0,), (0, 4)]
+        [(0,), (0,), (0,), (0, 4), (0,), (0,)]
     """
     pairs = list(zip(sigs, windows, strict=True))
 
@@ -192,11 +195,17 @@ def merge_rules(sigs: list[Signals], windows: list[Candles]) -> tuple[np.ndarray
     orders = [x.market if x.market.size else np.zeros(len(x), np.bool_) for x in sigs]
     hold = [x.hold if x.hold.size else np.zeros(len(x), np.int64) for x in sigs]
     moves = [x.moves if x.moves.size else np.full((len(x), 4), np.nan) for x in sigs]
+    reverse = [x.reverse if x.reverse.size else np.zeros(len(x), np.bool_) for x in sigs]
+    sides: list[np.ndarray] = []
+    if used("reverse") and fates is not None:
+        sides = [nb.reverse_sides(len(w), x.sidx, x.side, f) for x, w, f in zip(sigs, windows, fates, strict=True)]
     return (
         _concat(flags if used("exit_flag") else [], np.bool_),
         _concat(orders if used("market") else [], np.bool_),
         _concat(hold if used("hold") else [], np.int64),
         np.ascontiguousarray(np.concatenate(moves) if used("moves") else np.zeros((0, 4))),
+        _concat(reverse if sides else [], np.bool_),
+        _concat(sides, np.int8),
     )
 
 
