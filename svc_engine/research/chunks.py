@@ -20,9 +20,10 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data import DataStore, load_klines
+from svc_engine.data.times import TIME
 from svc_engine.research.overfitting_nb import equity_block_moments_nb
 from svc_engine.research.signals import strategy_signals
-from svc_engine.sim.drivers import first_and_stop
+from svc_engine.sim.drivers import data_span, first_and_stop
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import prepare, run_kernels
 
@@ -127,6 +128,7 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
         symbol=chunk.coin,
         start_ts=plan.start_ts,
         end_ts=plan.end_ts,
+        data_span=data_span(klines),
         **where,
         **asdict(plan.settings[chunk.lo]),  # base settings alone may not validate (sizing params)
     )
@@ -147,6 +149,12 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
             equity_block_moments_nb(run.eq, plan.settings[k].initial_balance, moments[k - chunk.lo])
         _prune(ctx)
     frame = _frame(rows, chunk)
+    window = prepared.window  # the range this coin actually covered, on every row of it
+    frame = frame.with_columns(
+        pl.lit(int(window.t[0])).cast(TIME).alias("covered_from"),
+        pl.lit(int(window.t[-1]) + window.tf_ms).cast(TIME).alias("covered_to"),
+        pl.lit(len(window), dtype=pl.Int64).alias("covered_candles"),
+    )
     if plan.blocks:
         flat = moments.reshape(moments.shape[0], -1)
         frame = frame.with_columns(pl.Series(MOMENTS, flat, dtype=pl.Array(pl.Float64, flat.shape[1])))

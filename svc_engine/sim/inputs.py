@@ -24,7 +24,7 @@ from numba import njit
 
 from svc_engine.data.schema import COLUMNS, PRICE_RULES, TIMEFRAMES, KlineValidationError, timeframe_ms
 from svc_engine.data.times import ms_array
-from svc_engine.sim import nb
+from svc_engine.sim import coverage, nb
 
 SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
 #: Optional signal columns of the exit rules (docs/exits.md): ``order`` ("limit" or "market") and
@@ -200,8 +200,13 @@ class Candles:
             self.t[cut], self.o[cut], self.h[cut], self.lo[cut], self.c[cut], self.v[cut], self.tf_ms
         )
 
-    def in_range(self, start_ts: int | None, end_ts: int | None) -> Candles:
-        """The candles whose open time lies in ``[start_ts, end_ts]`` (seconds, inclusive).
+    def in_range(
+        self, start_ts: int | None, end_ts: int | None, *, what: str = "the series", span: tuple[int, int] | None = None
+    ) -> Candles:
+        """The candles whose open time lies in ``[start_ts, end_ts]`` (seconds, inclusive). A range
+        that selects no candle is refused naming both ranges; one that reaches beyond the data warns
+        (``svc_engine.sim.coverage.RangeWarning``); ``span`` = (first, last open time, ms) of the
+        whole data when these candles are a cut of it.
 
         Example:
             >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
@@ -217,7 +222,8 @@ class Candles:
             raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
         a, b = np.searchsorted(self.t, [lo_ms, hi_ms + 1])
         if a >= b:
-            raise ValueError(f"the range [{start_ts}, {end_ts}] selects no candle of the series")
+            raise ValueError(coverage.no_candle_message(self.t, self.tf_ms, start_ts, end_ts, what))
+        coverage.warn_partial(self.t, self.t[a:b], self.tf_ms, start_ts, end_ts, what, span)
         return self.slice(int(a), int(b))
 
 
