@@ -133,8 +133,8 @@ def apply_filter(sig: Sig, st: dict) -> None:
         return
     L, TP, SL = sig.L, sig.TP, sig.SL
     up = 1 if sig.side == "long" else -1
-    no_tp = sig.open_levels and TP == up * math.inf
-    no_sl = sig.open_levels and SL == -up * math.inf
+    no_tp = sig.open_levels and up * math.inf == TP
+    no_sl = sig.open_levels and -up * math.inf == SL
     for x in (L, *(() if no_tp else (TP,)), *(() if no_sl else (SL,))):
         if not math.isfinite(x) or x <= 0:
             sig.fate = "skipped_invalid"

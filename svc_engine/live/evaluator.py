@@ -89,8 +89,10 @@ def watchlist(
     compiled = tuple(as_strategy(p) for p in programs)
     for p in compiled:
         if not isinstance(p, Strategy):  # e.g. sv.long_short: two sides, maybe stop-and-reverse
-            what = "stop-and-reverse (sv.long_short(..., reverse=True))" if getattr(p, "reverse", False) else (
-                f"a {type(p).__name__}")  # fmt: skip
+            reverse = getattr(p, "reverse", False)
+            what = (
+                "stop-and-reverse (sv.long_short(..., reverse=True))" if reverse else f"a {type(p).__name__}"
+            )
             raise ValueError(
                 f"{what} is not evaluated live: the live evaluator steps one-sided programs "
                 "(compile_strategy); watch each side as its own program, or backtest it"

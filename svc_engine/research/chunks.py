@@ -161,14 +161,18 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
     return frame
 
 
-def _frame_signals(strategy: Any, klines: pl.DataFrame, ctx: Any, first: int, stop: int, prepared: Any) -> Any:
+def _frame_signals(
+    strategy: Any, klines: pl.DataFrame, ctx: Any, first: int, stop: int, prepared: Any
+) -> Any:
     """The kernels' signals of a strategy known by its signal frame only, on rows ``[first, stop)``."""
     from svc_engine.data.times import as_time, ms_array
     from svc_engine.sim.inputs import prepare_signals
 
     t = ms_array(klines["open_time"])
     frame = strategy.evaluate(klines, context=ctx)
-    frame = frame.filter(as_time(frame["open_time"]).to_physical().is_between(int(t[first]), int(t[stop - 1])))
+    frame = frame.filter(
+        as_time(frame["open_time"]).to_physical().is_between(int(t[first]), int(t[stop - 1]))
+    )
     return prepare_signals(frame, prepared.candles, prepared.window)
 
 

@@ -97,7 +97,9 @@ class Template:
                 options[name] = value
         two = "long_entry" in parts or "short_entry" in parts
         if two and not ("long_entry" in parts and "short_entry" in parts and "entry_condition" not in parts):
-            raise ValueError("a two-sided sweep strategy needs 'long' and 'short' entry conditions, and no 'entry'")
+            raise ValueError(
+                "a two-sided sweep strategy needs 'long' and 'short' entry conditions, and no 'entry'"
+            )
         if not two and "entry_condition" not in parts:
             raise ValueError("a sweep's strategy needs an entry condition")
         names = sorted(set().union(*(_placeholders(text) for text in parts.values())))

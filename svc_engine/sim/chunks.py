@@ -115,7 +115,9 @@ def first_and_stop(klines: pl.DataFrame, start_ts: float | None, end_ts: float |
         from svc_engine.sim.coverage import iso
 
         held = f"{iso(times[0])} .. {iso(times[-1])} UTC (candle opens)" if len(times) else "no candles"
-        raise ValueError(f"range [{start_ts}, {end_ts}] selects no candle of the series; the data covers {held}")
+        raise ValueError(
+            f"range [{start_ts}, {end_ts}] selects no candle of the series; the data covers {held}"
+        )
     return first, stop
 
 

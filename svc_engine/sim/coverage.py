@@ -52,12 +52,15 @@ def _asked(start_ts: float | None, end_ts: float | None) -> str:
     return f"[{_n(start_ts)}, {_n(end_ts)}] ({a} .. {b} UTC)"
 
 
-def no_candle_message(t: np.ndarray, tf_ms: int, start_ts: float | None, end_ts: float | None, what: str) -> str:
+def no_candle_message(
+    t: np.ndarray, tf_ms: int, start_ts: float | None, end_ts: float | None, what: str
+) -> str:
     """The error of a range that selects no candle: both ranges named.
 
     Example:
-        >>> no_candle_message(np.array([0], np.int64), 60_000, 3600, None, "the series")
-        'the range [3600, None] selects no candle of the series: asked 1970-01-01 01:00 .. the end UTC, the data covers 1970-01-01 00:00 .. 1970-01-01 00:01 UTC'
+        >>> no_candle_message(np.array([0], np.int64), 60_000, 3600, None, "the series").split(": ")
+        ['the range [3600, None] selects no candle of the series', 'asked 1970-01-01 01:00 .. the end UTC, \
+the data covers 1970-01-01 00:00 .. 1970-01-01 00:01 UTC']
     """
     held = f"{iso(t[0])} .. {iso(t[-1] + tf_ms)} UTC" if t.size else "no candles"
     a = "the start" if start_ts is None else iso(start_ts * 1000)
@@ -173,8 +176,11 @@ def applied(settings: Any, half_spread: float, counts: dict[str, int], *, what: 
         "min_loss_pct": settings.min_loss_pct,
         "max_loss_pct": settings.max_loss_pct,
         "signals": total,
-        "skipped": {"filter": by_filter, "invalid": counts.get("skipped_invalid", 0),
-                    "min_gap": counts.get("skipped_min_gap", 0)},  # fmt: skip
+        "skipped": {
+            "filter": by_filter,
+            "invalid": counts.get("skipped_invalid", 0),
+            "min_gap": counts.get("skipped_min_gap", 0),
+        },
     }
     out["warning"] = None
     if total and by_filter > FILTER_WARN_SHARE * total:

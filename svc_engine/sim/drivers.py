@@ -53,10 +53,26 @@ from svc_engine.sim.estimate import (
 from svc_engine.sim.results import FullRangeResult
 
 __all__ = [
-    "CANDLES_PER_SECOND_PER_WORKER", "CHUNK_CANDLES", "CREDIT_CANDLES", "MODES", "OVERHEAD_SECONDS",
-    "FullRangeResult", "StrategyLike", "as_strategy", "backtest", "chunk_bounds", "estimate",
-    "estimate_cost_credits", "estimate_duration_seconds", "evaluate_signals", "first_and_stop", "data_span",
-    "full_range", "plan_chunks", "portfolio", "warmup_of",
+    "CANDLES_PER_SECOND_PER_WORKER",
+    "CHUNK_CANDLES",
+    "CREDIT_CANDLES",
+    "MODES",
+    "OVERHEAD_SECONDS",
+    "FullRangeResult",
+    "StrategyLike",
+    "as_strategy",
+    "backtest",
+    "chunk_bounds",
+    "data_span",
+    "estimate",
+    "estimate_cost_credits",
+    "estimate_duration_seconds",
+    "evaluate_signals",
+    "first_and_stop",
+    "full_range",
+    "plan_chunks",
+    "portfolio",
+    "warmup_of",
 ]  # fmt: skip
 
 # ----------------------------------------------------------------------------------------------------

@@ -201,7 +201,12 @@ class Candles:
         )
 
     def in_range(
-        self, start_ts: int | None, end_ts: int | None, *, what: str = "the series", span: tuple[int, int] | None = None
+        self,
+        start_ts: int | None,
+        end_ts: int | None,
+        *,
+        what: str = "the series",
+        span: tuple[int, int] | None = None,
     ) -> Candles:
         """The candles whose open time lies in ``[start_ts, end_ts]`` (seconds, inclusive). A range
         that selects no candle is refused naming both ranges; one that reaches beyond the data warns

@@ -208,7 +208,9 @@ def merge_rules(
     reverse = [x.reverse if x.reverse.size else np.zeros(len(x), np.bool_) for x in sigs]
     sides: list[np.ndarray] = []
     if used("reverse") and fates is not None:
-        sides = [nb.reverse_sides(len(w), x.sidx, x.side, f) for x, w, f in zip(sigs, windows, fates, strict=True)]
+        sides = [
+            nb.reverse_sides(len(w), x.sidx, x.side, f) for x, w, f in zip(sigs, windows, fates, strict=True)
+        ]
     return (
         _concat(flags if used("exit_flag") else [], np.bool_),
         _concat(orders if used("market") else [], np.bool_),
@@ -364,7 +366,9 @@ def _portfolio_result(
     )  # fmt: skip
     return PortfolioResult(
         coverage={
-            coin: coverage.covered(w.t, book.tf_ms, book.start_ts, book.end_ts, x.t, f"the series of {coin}", span)
+            coin: coverage.covered(
+                w.t, book.tf_ms, book.start_ts, book.end_ts, x.t, f"the series of {coin}", span
+            )
             for coin, w, (x, span) in zip(book.coins, book.windows, book.series, strict=True)
         },
         applied=coverage.applied(s, float(book.hs.max(initial=0.0)), counts, what="the portfolio")

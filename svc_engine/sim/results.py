@@ -182,7 +182,8 @@ class BacktestResult:
     klines: pl.DataFrame | None = field(default=None, repr=False, compare=False)
     """The candles the run saw (a reference, not a copy), so that :meth:`plot` can draw them."""
     coverage: dict[str, Any] | None = None
-    """The range the run covered (``svc_engine.sim.coverage.covered``: first open, last close, candles, the range asked)."""
+    """The range the run covered (``svc_engine.sim.coverage.covered``: first open, last close,
+    candles, the range asked, a warning)."""
     applied: dict[str, Any] | None = None
     """The costs and filters that applied and what they skipped (``svc_engine.sim.coverage.applied``)."""
 

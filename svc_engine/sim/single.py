@@ -236,7 +236,9 @@ def prepare(
     window = candles.in_range(start_ts, end_ts, what=symbol or "the series", span=data_span)
     fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
     hs = half_spread(s, market, klines, candles, timeframe)
-    return Prepared(s, candles, window, hs, fine, klines, symbol, timeframe, market, start_ts, end_ts, data_span)
+    return Prepared(
+        s, candles, window, hs, fine, klines, symbol, timeframe, market, start_ts, end_ts, data_span
+    )
 
 
 def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | None = None) -> BacktestResult:
@@ -255,7 +257,11 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
     sig = prepare_signals(signals, p.candles, p.window)
     run = run_kernels(p, sig, s)
     window = p.window
-    hs = p.hs if s.spread_pct == p.settings.spread_pct else half_spread(s, p.market, p.klines, p.candles, p.timeframe)
+    hs = (
+        p.hs
+        if s.spread_pct == p.settings.spread_pct
+        else half_spread(s, p.market, p.klines, p.candles, p.timeframe)
+    )
     return BacktestResult(
         summary=run.summary,
         trades=trades_frame(run.trades, [window.t]),

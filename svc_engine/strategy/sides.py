@@ -79,7 +79,11 @@ class LongShort:
         ctx = Context(klines) if context is None else context
         sides = [self.long.evaluate(klines, context=ctx), self.short.evaluate(klines, context=ctx)]
         # one side may carry rule columns (a market entry, a holding time) that the other has not
-        both = pl.concat(sides, how="diagonal_relaxed") if sides[0].columns != sides[1].columns else pl.concat(sides)
+        both = (
+            pl.concat(sides, how="diagonal_relaxed")
+            if sides[0].columns != sides[1].columns
+            else pl.concat(sides)
+        )
         if self.reverse:
             entry = pl.col("side") != "exit"
             both = both.with_columns(pl.when(entry).then(True).otherwise(None).alias("reverse"))
@@ -162,4 +166,3 @@ def long_short_of(spec: Any) -> LongShort:
     if "long_entry" not in kw or "short_entry" not in kw:
         raise StrategyCompileError("a two-sided strategy needs both a long and a short entry condition")
     return long_short(**kw)
-

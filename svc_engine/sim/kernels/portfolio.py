@@ -203,8 +203,25 @@ def portfolio_sweep_nb(
                     # no live candle: expires at once
                     if memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
                         fate[k], state[ci] = F_EXPIRED, 0
-            _schedule(head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap,
-                      queued)  # fmt: skip
+            _schedule(
+                head,
+                link,
+                at,
+                ci,
+                state,
+                cur,
+                sp,
+                soff,
+                sidx,
+                side,
+                off,
+                upos,
+                memo,
+                fate,
+                anchor,
+                gap,
+                queued,
+            )
         eq[u] = cash
     _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs)
     return n_tr, cash, max_open
@@ -225,7 +242,9 @@ def _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs):
 
 
 @njit(cache=True, nogil=True)
-def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap, queued):
+def _schedule(
+    head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap, queued
+):
     """File coin ``ci`` under the union time of its next event (its next signal, or the fill,
     expiry or exit of what it holds), always a later time than the present one; its local
     candle goes into ``at``. A busy coin's signals before its next event are decided here at

@@ -114,7 +114,8 @@ def reverse_sides(n: int, sidx: np.ndarray, side: np.ndarray, fate: np.ndarray) 
     what :func:`reverse_cut_nb` reads.
 
     Example:
-        >>> reverse_sides(4, np.array([1, 2]), np.array([1, -1], np.int8), np.array([-1, -1], np.int8)).tolist()
+        >>> ok = np.array([-1, -1], np.int8)
+        >>> reverse_sides(4, np.array([1, 2]), np.array([1, -1], np.int8), ok).tolist()
         [0, 1, -1, 0]
     """
     out = np.zeros(n, np.int8)

@@ -258,8 +258,14 @@ def reversing(draw: st.DrawFn, k: pl.DataFrame) -> pl.DataFrame:
     return s.with_columns(
         pl.Series("order", ["market" if m else "limit" for m in market], dtype=pl.Utf8),
         pl.Series("reverse", rev, dtype=pl.Boolean),
-        pl.when(pl.Series(open_tp, dtype=pl.Boolean)).then(up * np.inf).otherwise(pl.col("tp_price")).alias("tp_price"),
-        pl.when(pl.Series(open_sl, dtype=pl.Boolean)).then(-up * np.inf).otherwise(pl.col("sl_price")).alias("sl_price"),
+        pl.when(pl.Series(open_tp, dtype=pl.Boolean))
+        .then(up * np.inf)
+        .otherwise(pl.col("tp_price"))
+        .alias("tp_price"),
+        pl.when(pl.Series(open_sl, dtype=pl.Boolean))
+        .then(-up * np.inf)
+        .otherwise(pl.col("sl_price"))
+        .alias("sl_price"),
     )
 
 
@@ -281,11 +287,13 @@ def test_stop_and_reverse_matches_reference(data: st.DataObject) -> None:
     pcfg = {x: v for x, v in cfg.items() if x != "position_size_pct"}
     initial = pcfg.pop("initial_balance")
     p = simulate_portfolio(coins, signals, divide=divide, initial_balance=initial, **pcfg)
-    other = {x: v for x, v in pcfg.items() if x not in ("spread_pct", "market_type")} | {"initial_balance": initial}
+    other = {x: v for x, v in pcfg.items() if x not in ("spread_pct", "market_type")} | {
+        "initial_balance": initial
+    }
     kw = {"tf_ms": TF[name], "half_spread": dict.fromkeys(coins, cfg["spread_pct"] / 200)}
     by_coin = {c: candle_tuples(x) for c, x in coins.items()}
-    pref = ref.run_portfolio(by_coin, {c: signal_dicts(x) for c, x in signals.items()}, other, coins=["A", "B"],
-                             divide=divide, **kw)  # fmt: skip
+    sig_by_coin = {c: signal_dicts(x) for c, x in signals.items()}
+    pref = ref.run_portfolio(by_coin, sig_by_coin, other, coins=["A", "B"], divide=divide, **kw)
     by_key = sorted(pref.trades, key=lambda t: (t.fill_time, ["A", "B"].index(t.coin)))
     assert_same_trades(ms_columns(p.trades), by_key)
     assert p.all_positions["fate"].to_list() == pref.fates

@@ -30,8 +30,9 @@ def candles(opens: list[float]) -> pl.DataFrame:
 def signals(rows: list[tuple[int, str]], order: str = "market", reverse: bool = True) -> pl.DataFrame:
     inf = np.inf
     return pl.DataFrame(
-        [{"open_time": i * H, "side": side, "limit_price": None, "tp_price": inf if side == "long" else -inf,
-          "sl_price": -inf if side == "long" else inf, "order": order, "reverse": reverse} for i, side in rows],
+        [{"open_time": i * H, "side": side, "limit_price": None,
+          "tp_price": inf if side == "long" else -inf, "sl_price": -inf if side == "long" else inf,
+          "order": order, "reverse": reverse} for i, side in rows],
         schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
                 "sl_price": pl.Float64, "order": pl.Utf8, "reverse": pl.Boolean},
     )  # fmt: skip
@@ -54,7 +55,9 @@ def test_an_opposite_signal_closes_at_the_next_open_and_opens_the_other_side_the
         ("long", 7, 9, 10.0, 12.0, "end"),  # the last trade ends at the last close
     ]
     r = simulate(K, sig, **FREE)
-    assert r.signal_counts["placed"] == r.signal_counts["filled"] == 3 and r.signal_counts["skipped_busy"] == 0
+    assert (
+        r.signal_counts["placed"] == r.signal_counts["filled"] == 3 and r.signal_counts["skipped_busy"] == 0
+    )
     # money: 100 -> 110 -> 110 * (1 + 1/11) = 120 -> 120 * 1.2 = 144; equity at each close marks the open side
     assert r.summary["final_balance"] == pytest.approx(144.0, rel=1e-12)
     eq = r.equity["equity"].to_list()
@@ -69,7 +72,9 @@ def test_what_does_not_reverse() -> None:
     assert trades(K, signals([(0, "long"), (2, "long"), (4, "short")])) == [
         ("long", 1, 5, 10.0, 10.0, "reverse"), ("short", 5, 9, 10.0, 12.0, "end")]  # fmt: skip
     # an opposite signal inside the minimum gap of the trade's signal neither closes nor opens
-    got = simulate(K, signals([(0, "long"), (2, "short"), (5, "short")]), **(FREE | {"min_candles_between_signals": 4}))
+    got = simulate(
+        K, signals([(0, "long"), (2, "short"), (5, "short")]), **(FREE | {"min_candles_between_signals": 4})
+    )
     assert got.all_positions["fate"].to_list() == ["traded", "skipped_min_gap", "traded"]
     assert ms_columns(got.trades)["exit_time"].to_list() == [6 * H, 9 * H]
     # a limit order still waiting when the opposite signal comes keeps waiting: that signal is busy
@@ -79,7 +84,8 @@ def test_what_does_not_reverse() -> None:
     # a stop reached inside a candle still comes first (candle 5: low 8.95 under the 9.5 stop); the
     # opposite signal at its close then opens from a free coin, at the next open as any market order
     stopped = signals([(0, "long"), (5, "short")]).with_columns(
-        pl.when(pl.col("side") == "long").then(9.5).otherwise(pl.col("sl_price")).alias("sl_price"))
+        pl.when(pl.col("side") == "long").then(9.5).otherwise(pl.col("sl_price")).alias("sl_price")
+    )
     assert trades(K, stopped) == [("long", 1, 5, 10.0, 9.5, "sl"), ("short", 6, 9, 9.0, 12.0, "end")]
     # the opposite signal on the last candle: the trade ends there at its close, the new order expires
     last = simulate(K, signals([(0, "long"), (9, "short")]), **FREE)
@@ -89,7 +95,9 @@ def test_what_does_not_reverse() -> None:
 
 def test_costs_apply_on_both_sides_of_a_reversal() -> None:
     c, h = 0.001, 0.0005
-    r = simulate(K, signals([(0, "long"), (3, "short")]), **(FREE | {"commission_pct": 0.1, "spread_pct": 0.1}))
+    r = simulate(
+        K, signals([(0, "long"), (3, "short")]), **(FREE | {"commission_pct": 0.1, "spread_pct": 0.1})
+    )
     long_r = 11 * (1 - h) * (1 - c) / (10 * (1 + h) * (1 + c)) - 1
     e, x = 11 * (1 - h), 12 * (1 + h)
     short_r = (e * (1 - c) - x * (1 + c)) / e
@@ -110,19 +118,21 @@ def test_in_words_and_refused_where_it_cannot_run() -> None:
     assert all(b == built[0] for b in built) and built[0].reverse
     assert built[0].describe().endswith("| reverse on the opposite signal")
     assert not sv.long_short(**base).reverse
-    with pytest.raises(StrategyCompileError, match="needs both sides; build it with sv.long_short"):
+    with pytest.raises(StrategyCompileError, match=r"needs both sides; build it with sv\.long_short"):
         compile_strategy("close > open", exit_condition="reverse on the opposite signal")
     with pytest.raises(StrategyCompileError, match="needs both sides"):
         compile_strategy("close > open, and reverse on the opposite signal")
     # the parabolic stop and reverse is still an indicator
-    assert compile_strategy("close crosses above the parabolic stop and reverse").indicators == ["parabolic SAR(0.02, 0.2)"]
+    assert compile_strategy("close crosses above the parabolic stop and reverse").indicators == [
+        "parabolic SAR(0.02, 0.2)"
+    ]
 
 
 def test_the_live_evaluator_refuses_it_clearly() -> None:
     from svc_engine.live import watchlist
 
     sar = sv.long_short("close > open", "close < open", reverse=True)
-    with pytest.raises(ValueError, match="stop-and-reverse .* is not evaluated live"):
+    with pytest.raises(ValueError, match=r"stop-and-reverse .* is not evaluated live"):
         watchlist([sar], [(0, "BTCUSDT")], "1h")
 
 
@@ -187,7 +197,9 @@ def test_backtesting_py_readme_sma_cross_trade_for_trade() -> None:
     per_unit = closed["entry_price"].to_numpy() * np.where(long, 1 + c, 1.0) * r
     np.testing.assert_allclose(per_unit, (bt["PnL"] / bt["Size"].abs()).to_numpy(), rtol=1e-6, atol=1e-9)
     # backtesting.py's ReturnPct divides by the entry value without its commission
-    np.testing.assert_allclose(r * np.where(long, 1 + c, 1.0), bt["ReturnPct"].to_numpy(), rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(
+        r * np.where(long, 1 + c, 1.0), bt["ReturnPct"].to_numpy(), rtol=1e-6, atol=1e-12
+    )
     # The trade still open at the end: backtesting.py leaves it open (not in its trade list); we
     # close it at the last candle's close, reason 'end' (engine-semantics section 4, rule 4).
     (still,) = theirs._strategy.trades
@@ -221,10 +233,16 @@ def test_everywhere_the_same_trades_single_chunks_full_range_portfolio_sweep() -
     grid = {"fast": [10], "slow": [20, 30]}
     spec = {"long": "SMA({fast}) crosses above SMA({slow}), buy at market",
             "short": "SMA({fast}) crosses below SMA({slow}), sell at market",
-            "tp": "no take profit", "sl": "no stop loss", "exit": "reverse on the opposite signal"}  # fmt: skip
+            "tp": "no take profit", "sl": "no stop loss",
+            "exit": "reverse on the opposite signal"}  # fmt: skip
     rows = sv.sweep(spec, grid, {"G": k}, "1d", blocks=0, **kw).rows.sort("combo")
     assert rows["total_trades"].to_list()[0] == 94
     assert rows["final_balance"][0] == pytest.approx(one.summary["final_balance"], rel=1e-12)
-    other = sv.long_short(**(SMA_CROSS | {"long_entry": spec["long"].format(fast=10, slow=30),
-                                          "short_entry": spec["short"].format(fast=10, slow=30)}))  # fmt: skip
-    assert rows["final_balance"][1] == pytest.approx(sv.backtest(other, k, "1d", **kw).summary["final_balance"])
+    sides = {
+        "long_entry": spec["long"].format(fast=10, slow=30),
+        "short_entry": spec["short"].format(fast=10, slow=30),
+    }
+    other = sv.long_short(**(SMA_CROSS | sides))
+    assert rows["final_balance"][1] == pytest.approx(
+        sv.backtest(other, k, "1d", **kw).summary["final_balance"]
+    )
