@@ -6,6 +6,7 @@ trade."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -209,7 +210,8 @@ def test_backtesting_py_readme_sma_cross_trade_for_trade() -> None:
     assert end["entry_price"] == pytest.approx(still.entry_price, rel=1e-12)
 
 
-def test_everywhere_the_same_trades_single_chunks_full_range_portfolio_sweep() -> None:
+def test_everywhere_the_same_trades_single_chunks_full_range_portfolio_sweep(tmp_path: Path) -> None:
+    from svc_engine.data import DataStore
     from svc_engine.executors import SerialExecutor
 
     k, _ = _goog()
@@ -219,6 +221,10 @@ def test_everywhere_the_same_trades_single_chunks_full_range_portfolio_sweep() -
     assert one.trades.height == 94
     chunked = sv.backtest(strategy, k, "1d", chunks=4, executor=SerialExecutor(), **kw)
     assert chunked.trades.equals(one.trades)
+    store = DataStore(str(tmp_path))
+    store.write_klines("us_stocks", "GOOG", "1d", k)
+    every = sv.full_range(strategy, ["GOOG"], "1d", store=store, executor=SerialExecutor(), **kw)
+    assert every.results["GOOG"].trades.equals(one.trades)
     # a portfolio of one coin in one slot equals the single coin; two coins share the balance
     p = simulate_portfolio({"G": k}, {"G": strategy.evaluate(k)}, divide=1, timeframe="1d", **kw)
     cols = ["fill_time", "exit_time", "side", "entry_price", "exit_price", "exit_reason", "pnl"]
@@ -246,3 +252,20 @@ def test_everywhere_the_same_trades_single_chunks_full_range_portfolio_sweep() -
     assert rows["final_balance"][1] == pytest.approx(
         sv.backtest(other, k, "1d", **kw).summary["final_balance"]
     )
+
+
+def test_intrabar_detail_reverses_as_the_conservative_rules_where_no_level_is_inside(
+    shared_datasets: Path,
+) -> None:
+    from svc_engine.data import resample
+
+    fine = pl.scan_parquet(shared_datasets / "crypto" / "BTCUSDT-1m.parquet").slice(176_500, 6_000).collect()
+    coarse = resample(fine, "15m")
+    sar = sv.long_short(**(SMA_CROSS | {"long_entry": "SMA(5) crosses above SMA(10), buy at market",
+                                        "short_entry": "SMA(5) crosses below SMA(10), sell at market"}))  # fmt: skip
+    sig = sar.evaluate(coarse)
+    kw = FREE | {"timeframe": "15m", "commission_pct": 0.1}
+    plain = simulate(coarse, sig, **kw)
+    detail = simulate(coarse, sig, intrabar="detail", detail_klines=fine, **kw)
+    assert plain.trades.height > 20 and set(plain.trades["exit_reason"]) == {"reverse", "end"}
+    assert detail.trades.equals(plain.trades)
