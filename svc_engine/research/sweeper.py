@@ -141,12 +141,14 @@ def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[Progre
         from rich.progress import Progress
 
         console = Console(stderr=True)
-        if console.is_terminal or console.is_jupyter:  # a live bar where it can be redrawn
+        if console.is_terminal and not console.is_jupyter:  # a live bar where it can be redrawn
             with Progress(console=console) as bar:
                 task = bar.add_task("sweep", total=total)
                 yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
             return
-        yield log_progress("sweep", total)  # a log or a pipe: plain lines, about one per tenth
+        # a notebook (whose live bar needs a widget front end that a kernel run headless, a viewer
+        # or an export lacks), a log or a pipe: plain lines, shown by every one of them
+        yield log_progress("sweep", total)
         return
     yield progress or None
 

@@ -6,6 +6,7 @@ a quarter of the signals warns; walk-forward windows without an out-of-sample tr
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -173,3 +174,20 @@ def test_progress_true_writes_plain_lines_where_no_bar_can_be_drawn(
         and lines[-1] == "sweep: 3/3 chunks (100%), X 1h #2-2"
     )
     assert np.all([line.startswith("sweep: ") for line in lines])
+
+
+@pytest.mark.slow
+def test_progress_true_shows_in_a_notebook(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    code = (
+        "import svc_engine as sv\n"
+        "from svc_engine.research.demo import random_walk\n"
+        "from svc_engine.executors import SerialExecutor\n"
+        'sv.sweep("close > SMA({n})", {"n": [3, 4]}, {"X": random_walk(300, seed=1)}, "1h", spread_pct=0,\n'
+        "         blocks=0, progress=True, chunk_combos=1, executor=SerialExecutor())\n"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute(cwd=str(tmp_path))
+    shown = "".join(o.get("text", "") for o in notebook.cells[0].outputs if o.get("output_type") == "stream")
+    assert "sweep: 1/2 chunks (50%), X 1h #0-0\nsweep: 2/2 chunks (100%), X 1h #1-1\n" in shown
