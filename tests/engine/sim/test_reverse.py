@@ -261,8 +261,11 @@ def test_intrabar_detail_reverses_as_the_conservative_rules_where_no_level_is_in
 
     fine = pl.scan_parquet(shared_datasets / "crypto" / "BTCUSDT-1m.parquet").slice(176_500, 6_000).collect()
     coarse = resample(fine, "15m")
-    sar = sv.long_short(**(SMA_CROSS | {"long_entry": "SMA(5) crosses above SMA(10), buy at market",
-                                        "short_entry": "SMA(5) crosses below SMA(10), sell at market"}))  # fmt: skip
+    faster = {
+        "long_entry": "SMA(5) crosses above SMA(10), buy at market",
+        "short_entry": "SMA(5) crosses below SMA(10), sell at market",
+    }
+    sar = sv.long_short(**(SMA_CROSS | faster))
     sig = sar.evaluate(coarse)
     kw = FREE | {"timeframe": "15m", "commission_pct": 0.1}
     plain = simulate(coarse, sig, **kw)
