@@ -336,7 +336,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         sig.market,
         sig.hold,
         sig.moves,
-        *reverse_args(sig, fate, len(window)),
+        *nb.reverse_args(sig, fate, len(window)),
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
@@ -357,23 +357,6 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year, sequential=True,
     )  # fmt: skip
     return Run(trades, fate, tp, sl, eq, counts, summary)
-
-
-def reverse_args(sig: Signals, fate: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stop-and-reverse for the kernels (docs/sim.md): (reverse per signal, the side of the valid
-    signal per candle), from the filter's ``fate`` (before the sweep changes it); empty when no
-    signal reverses.
-
-    Example:
-        >>> from svc_engine.sim.inputs import Signals
-        >>> one = lambda x: np.array([x])
-        >>> sig = Signals(one(0), one(0), one(np.int8(1)), one(1.0), one(2.0), one(0.5), one(False))
-        >>> [a.size for a in reverse_args(sig, one(np.int8(-1)), 3)]
-        [0, 0]
-    """
-    if not sig.reverse.size or not sig.reverse.any():
-        return sig.reverse[:0], np.zeros(0, np.int8)
-    return sig.reverse, nb.reverse_sides(n, sig.sidx, sig.side, fate)
 
 
 def sizing_args(s: Settings) -> tuple[int, float]:

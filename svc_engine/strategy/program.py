@@ -21,7 +21,7 @@ from svc_engine.strategy.compiler import lookback, settle
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.exits import parse_exit, parse_exit_rule
 from svc_engine.strategy.parser import parse_entry
-from svc_engine.strategy.reverse import split_reverse
+from svc_engine.strategy.reverse import refuse_reverse
 from svc_engine.strategy.signals import MOVE_COLUMNS, SIGNAL_SCHEMA, StrategySignals
 from svc_engine.strategy.tokens import Token
 from svc_engine.strategy.wording import render, render_exit, render_exit_rule
@@ -271,21 +271,9 @@ def _check_settings(market_type: str, position_side: str, signal_mode: str) -> N
         raise StrategyCompileError("a spot strategy cannot go short; use market_type 'futures'")
 
 
-def _refuse_reverse(text: str, field: str) -> None:
-    """Stop-and-reverse needs the other side's signals: one side alone cannot say it."""
-    if split_reverse(text)[1]:
-        raise StrategyCompileError(
-            f"{field}_condition: 'reverse on the opposite signal' needs both sides; build it with "
-            "sv.long_short(long_entry, short_entry, reverse=True) (or that phrase as its exit_condition)",
-            phrase=text,
-            position=0,
-            field=field,
-        )
-
-
 def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None, bool]:
     if isinstance(entry, str):
-        _refuse_reverse(entry, "entry")
+        refuse_reverse(entry, "entry")
         try:
             parsed = parse_entry(entry)
         except StrategyCompileError as err:
@@ -396,7 +384,7 @@ def _compile_rule(value: Any, hold: int) -> tuple[A.Node | None, int, float]:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, hold, 0.0
     if isinstance(value, str):
-        _refuse_reverse(value, "exit")
+        refuse_reverse(value, "exit")
     try:
         if isinstance(value, str):
             rule = parse_exit_rule(value)

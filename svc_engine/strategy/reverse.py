@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from svc_engine.strategy.errors import StrategyCompileError
+
 #: The canonical wording of stop-and-reverse (``describe()`` ends with it).
 REVERSE_WORDS = "reverse on the opposite signal"
 
@@ -43,3 +45,19 @@ def split_reverse(text: str) -> tuple[str, bool]:
     if match is None or head.lower().endswith("parabolic"):  # the parabolic stop and reverse (SAR)
         return text, False
     return head, True
+
+
+def refuse_reverse(text: str, field: str) -> None:
+    """Refuse stop-and-reverse in one side's words: it needs the other side's signals.
+
+    Example:
+        >>> refuse_reverse("close > open", "entry")  # nothing to refuse
+    """
+    if split_reverse(text)[1]:
+        raise StrategyCompileError(
+            f"{field}_condition: 'reverse on the opposite signal' needs both sides; build it with "
+            "sv.long_short(long_entry, short_entry, reverse=True) (or that phrase as its exit_condition)",
+            phrase=text,
+            position=0,
+            field=field,
+        )

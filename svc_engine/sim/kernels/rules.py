@@ -8,6 +8,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -255,3 +257,20 @@ def ensure_rule_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last, exit
         )  # fmt: skip
         memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
         memo[k].done = 2
+
+
+def reverse_args(sig: Any, fate: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stop-and-reverse for the kernels (docs/sim.md): (reverse per signal, the side of the valid
+    signal per candle), from the filter's ``fate`` (before the sweep changes it); empty when no
+    signal reverses.
+
+    Example:
+        >>> from svc_engine.sim.inputs import Signals
+        >>> one = lambda x: np.array([x])
+        >>> sig = Signals(one(0), one(0), one(np.int8(1)), one(1.0), one(2.0), one(0.5), one(False))
+        >>> [a.size for a in reverse_args(sig, one(np.int8(-1)), 3)]
+        [0, 0]
+    """
+    if not sig.reverse.size or not sig.reverse.any():
+        return sig.reverse[:0], np.zeros(0, np.int8)
+    return sig.reverse, reverse_sides(n, sig.sidx, sig.side, fate)
