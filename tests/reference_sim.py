@@ -6,6 +6,11 @@ trade for trade. Nothing here is fast or clever on purpose.
 Inputs are plain lists: candles as ``(open_time, open, high, low, close)`` tuples, signals as
 dicts with ``open_time``, ``side``, ``limit_price`` (None allowed), ``tp_price``, ``sl_price`` (in
 input order), and the settings as a dict of the API's names. ``half_spread`` is ``spread_pct / 200``.
+
+Stop-and-reverse (docs/sim.md) extends the page: a signal dict may carry ``order`` (``"market"``:
+fill at the next open) and ``reverse`` (True: an opposite signal that would place an order closes
+this signal's trade at the next open, reason ``reverse``, and places its own order all the same);
+with either key present an infinite take-profit or stop on its own side means none (docs/exits.md).
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ class Sig:
     tp: float = math.nan
     sl: float = math.nan
     fate: str | None = None  # None: passed the filter
+    market: bool = False  # a market order: fills at the next open
+    reverse: bool = False  # stop-and-reverse
+    open_levels: bool = False  # an infinite level on its own side is none
 
 
 @dataclass
@@ -53,6 +61,7 @@ class Position:
     Q: float | None = None
     exit: tuple[int, float, str] | None = None
     fine_fill: int | None = None  # intrabar detail: index of the fill among the fill candle's fine candles
+    reverse_at: int | None = None  # stop-and-reverse: the candle at whose close an opposite signal came
 
 
 @dataclass
@@ -106,6 +115,8 @@ def map_signals(signals: list[dict], all_candles: list[tuple], candles: list[tup
         n = index_of[s["open_time"]]
         L = candles[n][4] if s["limit_price"] is None else s["limit_price"]
         sig = Sig(n, s["side"], L, _num(s["tp_price"]), _num(s["sl_price"]))
+        sig.market, sig.reverse = s.get("order") == "market", bool(s.get("reverse"))
+        sig.open_levels = "order" in s or "reverse" in s
         if n in seen:
             sig.fate = "skipped_min_gap"
         seen.add(n)
@@ -121,7 +132,10 @@ def apply_filter(sig: Sig, st: dict) -> None:
     if sig.fate is not None:
         return
     L, TP, SL = sig.L, sig.TP, sig.SL
-    for x in (L, TP, SL):
+    up = 1 if sig.side == "long" else -1
+    no_tp = sig.open_levels and up * math.inf == TP
+    no_sl = sig.open_levels and -up * math.inf == SL
+    for x in (L, *(() if no_tp else (TP,)), *(() if no_sl else (SL,))):
         if not math.isfinite(x) or x <= 0:
             sig.fate = "skipped_invalid"
             return
@@ -129,6 +143,10 @@ def apply_filter(sig: Sig, st: dict) -> None:
         tp, sl = (TP - L) / L, (L - SL) / L
     else:
         tp, sl = (L - TP) / L, (SL - L) / L
+    tp, sl = (math.nan if no_tp else tp), (math.nan if no_sl else sl)
+    if no_tp or no_sl:  # a missing level passes every test of its own
+        _filter_open(sig, st, tp, sl)
+        return
     if tp <= 0 or sl <= 0:
         sig.fate = "skipped_invalid"
         return
@@ -160,6 +178,42 @@ def apply_filter(sig: Sig, st: dict) -> None:
     sig.tp, sig.sl = tp, sl
 
 
+def _filter_open(sig: Sig, st: dict, tp: float, sl: float) -> None:
+    """``apply_filter`` of a signal with a missing take-profit or stop (NaN distance)."""
+    if (not math.isnan(tp) and tp <= 0) or (not math.isnan(sl) and sl <= 0):
+        sig.fate = "skipped_invalid"
+        return
+    min_p, max_p = st["min_profit_pct"] / 100, st["max_profit_pct"] / 100
+    min_l, max_l = st["min_loss_pct"] / 100, st["max_loss_pct"] / 100
+    up, L = (1 if sig.side == "long" else -1), sig.L
+    checks = []
+    if not math.isnan(tp):
+        checks += [(min_p - tp > EPS, "skipped_tp_below_min"), (tp - max_p > EPS, "skipped_tp_above_max")]
+    if not math.isnan(sl):
+        checks += [(min_l - sl > EPS, "skipped_sl_below_min"), (sl - max_l > EPS, "skipped_sl_above_max")]
+    if st["signal_filter_mode"] == "reject":
+        for cond, name in checks:
+            if cond:
+                sig.fate = name
+                return
+    else:
+        if not math.isnan(tp) and min_p - tp > EPS:
+            sig.fate = "skipped_tp_below_min"
+            return
+        if not math.isnan(tp) and tp - max_p > EPS:
+            tp, sig.TP = max_p, L * (1 + up * max_p)
+        if not math.isnan(sl) and sl - max_l > EPS:
+            sl, sig.SL = max_l, L * (1 - up * max_l)
+        elif not math.isnan(sl) and min_l - sl > EPS:
+            sl, sig.SL = min_l, L * (1 - up * min_l)
+    sig.tp, sig.sl = tp, sl
+
+
+def reverses(pos: Position | None, sig: Sig, k: int) -> bool:
+    """Stop-and-reverse: ``sig`` (valid, past the minimum gap) at candle ``k`` closes ``pos``."""
+    return pos is not None and pos.sig.reverse and sig.side != pos.sig.side and k >= pos.i
+
+
 def last_live(candles: list[tuple], s: int, tf_ms: int, st: dict) -> int:
     deadline = candles[s][0] + tf_ms + round(st["max_wait_days"] * DAY_MS)
     e = s
@@ -170,6 +224,8 @@ def last_live(candles: list[tuple], s: int, tf_ms: int, st: dict) -> int:
 
 def try_fill(candle: tuple, sig: Sig) -> tuple[float, bool] | None:
     _, o, h, lo, _ = candle
+    if sig.market:  # only ever tried on the candle after its signal
+        return o, True
     if sig.side == "long" and lo <= sig.L:
         return min(o, sig.L), o <= sig.L
     if sig.side == "short" and h >= sig.L:
@@ -320,6 +376,12 @@ def run_single(
     anchor: int | None = None
     last = len(candles) - 1
     for k, candle in enumerate(candles):
+        if pos is not None and pos.reverse_at == k - 1:  # stop-and-reverse: out at this open first
+            t = make_trade(pos, candles, k, candle[1], "reverse", st, half_spread)
+            balance += t.pnl
+            t.balance = balance
+            out.trades.append(t)
+            pos = None
         if order is not None and k > order.sig.index:
             filled = try_fill(candle, order.sig)
             if filled is not None:
@@ -357,6 +419,11 @@ def run_single(
                 continue
             if anchor is not None and k - anchor < st["min_candles_between_signals"]:
                 sig.fate = "skipped_min_gap"
+            elif order is None and reverses(pos, sig, k):
+                pos.reverse_at, anchor = k, k
+                order = Order(sig, last_live(candles, k, tf_ms, st))
+                if order.e == k:  # no live candle at all
+                    sig.fate, order = "expired", None
             elif order is not None or pos is not None:
                 sig.fate = "skipped_busy"
             else:
@@ -440,6 +507,8 @@ def run_portfolio(
         here = [(cs, cs.by_time[T]) for cs in states if T in cs.by_time]
         for cs, k in here:  # exits and expiries of positions and orders from earlier candles
             cs.latest_close = cs.candles[k][4]
+            if cs.pos is not None and cs.pos.reverse_at == k - 1:
+                close(cs, k, cs.candles[k][1], "reverse")
             if cs.pos is not None:
                 hit = exit_now(cs, k)
                 if hit is not None:
@@ -477,6 +546,11 @@ def run_portfolio(
                     continue
                 if cs.anchor is not None and k - cs.anchor < st["min_candles_between_signals"]:
                     sig.fate = "skipped_min_gap"
+                elif cs.order is None and reverses(cs.pos, sig, k):
+                    cs.pos.reverse_at, cs.anchor = k, k
+                    cs.order = Order(sig, last_live(cs.candles, k, tf_ms, st))
+                    if cs.order.e == k:
+                        sig.fate, cs.order = "expired", None
                 elif cs.order is not None or cs.pos is not None:
                     sig.fate = "skipped_coin_busy"
                 else:

@@ -4,7 +4,8 @@ platform's display name (``BTC``), never the data store's symbol (``BTCUSDT``) t
 Applied to ``result``, ``coin_result`` and ``status`` (``coin_progress``), on: ``coin`` (one name,
 or several comma-separated), ``coins``, ``best_coin``/``worst_coin``, each trade's and position's
 ``coin``, and the keys of ``results``, ``coin_results``, ``per_coin_contribution``,
-``coin_progress`` and ``errors``.
+``coin_progress``, ``errors``, ``coverage`` (each coin's range) and ``applied``'s ``spread_pct``
+(each coin's spread in a portfolio).
 
 Example:
     >>> displayed({"coin": "BTCUSDT,ETHUSDT", "results": {"BTCUSDT": {"coin": "BTCUSDT"}},
@@ -20,7 +21,9 @@ from typing import Any
 
 from svc_api.backtests.instruments import display_name
 
-_KEYED = frozenset({"results", "coin_results", "per_coin_contribution", "coin_progress", "errors"})
+_KEYED = frozenset(
+    {"results", "coin_results", "per_coin_contribution", "coin_progress", "errors", "coverage", "spread_pct"}
+)
 _NAMED = frozenset({"coin", "best_coin", "worst_coin"})
 _RECORDS = frozenset({"trades", "all_positions"})
 

@@ -87,6 +87,16 @@ def watchlist(
     """
     s = resolve_settings(dict(settings))
     compiled = tuple(as_strategy(p) for p in programs)
+    for p in compiled:
+        if not isinstance(p, Strategy):  # e.g. sv.long_short: two sides, maybe stop-and-reverse
+            reverse = getattr(p, "reverse", False)
+            what = (
+                "stop-and-reverse (sv.long_short(..., reverse=True))" if reverse else f"a {type(p).__name__}"
+            )
+            raise ValueError(
+                f"{what} is not evaluated live: the live evaluator steps one-sided programs "
+                "(compile_strategy); watch each side as its own program, or backtest it"
+            )
     coins = tuple(dict.fromkeys(coin for _, coin in pairs))
     where = {coin: k for k, coin in enumerate(coins)}
     program = np.array([p for p, _ in pairs], np.int64)

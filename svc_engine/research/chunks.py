@@ -20,9 +20,10 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data import DataStore, load_klines
+from svc_engine.data.times import TIME
 from svc_engine.research.overfitting_nb import equity_block_moments_nb
 from svc_engine.research.signals import strategy_signals
-from svc_engine.sim.drivers import first_and_stop
+from svc_engine.sim.drivers import data_span, first_and_stop
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import prepare, run_kernels
 
@@ -127,6 +128,7 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
         symbol=chunk.coin,
         start_ts=plan.start_ts,
         end_ts=plan.end_ts,
+        data_span=data_span(klines),
         **where,
         **asdict(plan.settings[chunk.lo]),  # base settings alone may not validate (sizing params)
     )
@@ -135,19 +137,43 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
     moments = np.zeros((chunk.hi - chunk.lo, plan.blocks, 5))
     for k in range(chunk.lo, chunk.hi):
         strategy = plan.strategies[k]
-        arrays = strategy.signal_arrays(ctx)
-        rules = strategy.rule_arrays(ctx, arrays[0]) if strategy.has_rules else None
-        sig = strategy_signals(arrays, first, stop, strategy, rules)
+        if hasattr(strategy, "signal_arrays"):
+            arrays = strategy.signal_arrays(ctx)
+            rules = strategy.rule_arrays(ctx, arrays[0]) if strategy.has_rules else None
+            sig = strategy_signals(arrays, first, stop, strategy, rules)
+        else:  # two sides (``sv.long_short``): through their merged signal frame
+            sig = _frame_signals(strategy, klines, ctx, first, stop, prepared)
         run = run_kernels(prepared, sig, plan.settings[k])
         rows.append({"combo": k, **run.summary})
         if plan.blocks:  # S x 5 sums from the equity the kernels made anyway; the curve is not kept
             equity_block_moments_nb(run.eq, plan.settings[k].initial_balance, moments[k - chunk.lo])
         _prune(ctx)
     frame = _frame(rows, chunk)
+    window = prepared.window  # the range this coin actually covered, on every row of it
+    frame = frame.with_columns(
+        pl.lit(int(window.t[0])).cast(TIME).alias("covered_from"),
+        pl.lit(int(window.t[-1]) + window.tf_ms).cast(TIME).alias("covered_to"),
+        pl.lit(len(window), dtype=pl.Int64).alias("covered_candles"),
+    )
     if plan.blocks:
         flat = moments.reshape(moments.shape[0], -1)
         frame = frame.with_columns(pl.Series(MOMENTS, flat, dtype=pl.Array(pl.Float64, flat.shape[1])))
     return frame
+
+
+def _frame_signals(
+    strategy: Any, klines: pl.DataFrame, ctx: Any, first: int, stop: int, prepared: Any
+) -> Any:
+    """The kernels' signals of a strategy known by its signal frame only, on rows ``[first, stop)``."""
+    from svc_engine.data.times import as_time, ms_array
+    from svc_engine.sim.inputs import prepare_signals
+
+    t = ms_array(klines["open_time"])
+    frame = strategy.evaluate(klines, context=ctx)
+    frame = frame.filter(
+        as_time(frame["open_time"]).to_physical().is_between(int(t[first]), int(t[stop - 1]))
+    )
+    return prepare_signals(frame, prepared.candles, prepared.window)
 
 
 def _frame(rows: list[dict[str, Any]], chunk: Chunk) -> pl.DataFrame:

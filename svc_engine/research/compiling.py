@@ -79,6 +79,13 @@ class PartsCache:
 
         from svc_engine.strategy import compile_strategy
 
+        if "long_entry" in kwargs:  # two sides: compiled whole (each side's parts are small)
+            from svc_engine.strategy.sides import long_short_of
+
+            key = (json.dumps(dict(kwargs), sort_keys=True, default=str), "")
+            if key not in self.entries:
+                self.entries[key] = long_short_of(kwargs)
+            return self.entries[key]
         options = {k: v for k, v in kwargs.items() if k not in PARTS}
         okey = json.dumps(options, sort_keys=True, default=str)
         ekey = (okey, kwargs["entry_condition"])

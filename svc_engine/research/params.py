@@ -30,8 +30,10 @@ from typing import Any
 from svc_engine.sim.settings import Settings
 
 #: The parts of a strategy a template may hold, as ``compile_strategy`` names them.
-PARTS: tuple[str, ...] = ("entry_condition", "tp_condition", "sl_condition", "exit_condition")
-_SHORT = {"entry": "entry_condition", "tp": "tp_condition", "sl": "sl_condition", "exit": "exit_condition"}
+PARTS: tuple[str, ...] = ("entry_condition", "tp_condition", "sl_condition", "exit_condition", "long_entry",
+                         "short_entry")  # fmt: skip
+_SHORT = {"entry": "entry_condition", "tp": "tp_condition", "sl": "sl_condition", "exit": "exit_condition",
+          "long": "long_entry", "short": "short_entry"}  # fmt: skip
 
 
 def format_value(value: Any) -> str:
@@ -77,7 +79,9 @@ class Template:
     @classmethod
     def of(cls, strategy: str | Mapping[str, Any]) -> Template:
         """A template from an entry condition, or a mapping of ``entry``/``tp``/``sl``/``exit`` (or
-        their ``compile_strategy`` names) and other ``compile_strategy`` options.
+        their ``compile_strategy`` names) and other ``compile_strategy`` options; ``long`` and
+        ``short`` instead of ``entry`` make a two-sided strategy (``sv.long_short``, whose
+        options such as ``reverse`` it takes).
 
         Example:
             >>> Template.of({"entry": "close > SMA({n})", "tp": "{tp}%", "market_type": "spot"}).names
@@ -91,7 +95,12 @@ class Template:
                 parts[name] = str(value)
             else:
                 options[name] = value
-        if "entry_condition" not in parts:
+        two = "long_entry" in parts or "short_entry" in parts
+        if two and not ("long_entry" in parts and "short_entry" in parts and "entry_condition" not in parts):
+            raise ValueError(
+                "a two-sided sweep strategy needs 'long' and 'short' entry conditions, and no 'entry'"
+            )
+        if not two and "entry_condition" not in parts:
             raise ValueError("a sweep's strategy needs an entry condition")
         names = sorted(set().union(*(_placeholders(text) for text in parts.values())))
         return cls(tuple(parts.items()), tuple(options.items()), tuple(names))

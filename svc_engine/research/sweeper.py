@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,12 +140,47 @@ def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[Progre
         from rich.console import Console
         from rich.progress import Progress
 
-        console = Console(stderr=True)  # a bar on a terminal or in Jupyter: in logs and pipes it is noise
-        with Progress(console=console, disable=not (console.is_terminal or console.is_jupyter)) as bar:
-            task = bar.add_task("sweep", total=total)
-            yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
+        console = Console(stderr=True)
+        if console.is_terminal and not console.is_jupyter:  # a live bar where it can be redrawn
+            with Progress(console=console) as bar:
+                task = bar.add_task("sweep", total=total)
+                yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
+            return
+        # a notebook (whose live bar needs a widget front end that a kernel run headless, a viewer
+        # or an export lacks), a log or a pipe: plain lines, shown by every one of them
+        yield log_progress("sweep", total)
         return
     yield progress or None
+
+
+def log_progress(what: str, total: int, stream: Any = None) -> ProgressFn:
+    """A progress callback that writes plain lines (``sweep: 3/10 chunks (30%), BTCUSDT 1h #0-9``)
+    to ``stream`` (default ``sys.stderr``): the first event, then one per tenth of the work, and
+    the last; for a log file or a pipe, where a redrawn bar is noise.
+
+    Example:
+        >>> import io
+        >>> out = io.StringIO()
+        >>> say = log_progress("sweep", 2, out)
+        >>> say({"done": 1, "item": "A 1h #0-0"}); say({"done": 2, "item": "B 1h #0-0"})
+        >>> out.getvalue().splitlines()
+        ['sweep: 1/2 chunks (50%), A 1h #0-0', 'sweep: 2/2 chunks (100%), B 1h #0-0']
+    """
+    import sys
+
+    shown = [-1]
+
+    def say(event: dict[str, Any]) -> None:
+        done = int(event["done"])
+        tenth = done * 10 // max(total, 1)
+        if tenth == shown[0] and done != total:
+            return
+        shown[0] = tenth
+        pct = 100 * done // max(total, 1)
+        print(f"{what}: {done}/{total} chunks ({pct}%), {event.get('item', '')}", file=stream or sys.stderr,
+              flush=True)  # fmt: skip
+
+    return say
 
 
 def sweep(
@@ -231,6 +267,7 @@ def sweep(
             spec["blocks"] = blocks
         parts = _run(ex, plan, chunks, None if sink is None else Path(sink), spec, progress, stop_after)
     rows = _assemble(parts, combos_frame, names, tfs)
+    _warn_unequal_coverage(rows)
     moments = None
     if MOMENTS in rows.columns:
         if blocks and rows[MOMENTS].null_count() == 0:
@@ -239,6 +276,29 @@ def sweep(
     source = {"template": template, "combos": combos, "settings": settings, "frames": frames,
               "market": market, "store": store, "start_ts": start_ts, "end_ts": end_ts}  # fmt: skip
     return SweepResult(rows=rows, params=list(combos[0]), combos=combos_frame, moments=moments, source=source)
+
+
+def _warn_unequal_coverage(rows: pl.DataFrame) -> None:
+    """Warn when coins of one timeframe covered different ranges: their cells average unequal histories."""
+    if "covered_from" not in rows.columns or rows.is_empty():
+        return
+    spans = rows.group_by("timeframe", "coin", maintain_order=True).agg(
+        pl.col("covered_from").first(), pl.col("covered_to").first()
+    )
+    for (tf,), group in spans.group_by("timeframe", maintain_order=True):
+        if group.select("covered_from", "covered_to").unique().height > 1:
+            from svc_engine.sim.coverage import RangeWarning
+
+            each = "; ".join(
+                f"{r['coin']} {r['covered_from']:%Y-%m-%d %H:%M} .. {r['covered_to']:%Y-%m-%d %H:%M}"
+                for r in group.iter_rows(named=True)
+            )
+            warnings.warn(
+                f"the coins of {tf} cover different ranges ({each} UTC): a cell averages them as they are; "
+                "give start_ts/end_ts inside every coin's data to compare like with like",
+                RangeWarning,
+                stacklevel=3,
+            )
 
 
 def _check_blocks(blocks: int) -> int:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,8 @@ class WalkForwardResult:
     summary: dict[str, Any]
     params: list[str]
     by: str
+    coverage: dict[str, list[Any]] = field(default_factory=dict)
+    """Per coin, the range each out-of-sample window covered (``BacktestResult.coverage``)."""
 
     def gap(self) -> pl.DataFrame:
         """Per window: ``by`` in sample (the best cell), out of sample, and their difference.
@@ -236,6 +238,7 @@ def walk_forward(
     if not plan:
         raise ValueError(f"{len(times)} candles hold no in-sample plus out-of-sample window")
     rows, trades, equities = [], [], []
+    coverage: dict[str, list[Any]] = {}
     carry = None
     for w, (a, b, c, d) in enumerate(plan):
         is_lo, is_hi, oos_lo, oos_hi = (int(times[x]) for x in (a, b, c, d))
@@ -249,14 +252,17 @@ def walk_forward(
         combo = combos[best["combo"]]
         _, chosen_settings = split_settings(template, combo, settings)
         chosen = strategies[best["combo"]]
-        oos_values, oos_returns = [], []
+        oos_values, oos_returns, oos_trades = [], [], 0
         for coin, frame in frames.items():
             upto = frame.filter(_upto(oos_hi))
             run = backtest(
                 chosen, upto, timeframe, oos_lo / 1000, oos_hi / 1000, market=market, **chosen_settings
             )
-            oos_values.append(run.summary.get(by))
-            oos_returns.append(run.summary["total_return_pct"])
+            traded = run.summary["total_trades"] > 0  # no trade: no out-of-sample figure at all
+            oos_trades += int(run.summary["total_trades"])
+            oos_values.append(run.summary.get(by) if traded else None)
+            oos_returns.append(run.summary["total_return_pct"] if traded else None)
+            coverage.setdefault(coin, []).append(run.coverage)
             trades.append(run.trades.with_columns(pl.lit(coin).alias("coin"), pl.lit(w).alias("window")))
             if coin == next(iter(frames)):
                 eq = run.equity["equity"].to_numpy()
@@ -267,6 +273,7 @@ def walk_forward(
                 )
                 carry = float(eq[-1] * scale)
         present = [v for v in oos_values if v is not None]
+        returned = [v for v in oos_returns if v is not None]
         rows.append(
             {
                 "window": w,
@@ -278,7 +285,8 @@ def walk_forward(
                 "combo": best["combo"],
                 "is_value": best[by],
                 "oos_value": float(np.mean(present)) if present else None,
-                "oos_return_pct": float(np.mean(oos_returns)),
+                "oos_return_pct": float(np.mean(returned)) if returned else None,
+                "oos_trades": oos_trades,
             }
         )
     windows = pl.DataFrame(rows, infer_schema_length=None).with_columns(
@@ -293,6 +301,7 @@ def walk_forward(
         summary=_summary(windows, equity, tf_ms, market, settings),
         params=list(combos[0]),
         by=by,
+        coverage=coverage,
     )
 
 

@@ -6,6 +6,7 @@ Example:
     50.0
 """
 
+from svc_engine.sim.coverage import FilterWarning, RangeWarning
 from svc_engine.sim.drivers import backtest, estimate, full_range, portfolio
 from svc_engine.sim.multi import simulate_portfolio
 from svc_engine.sim.results import BacktestResult, FullRangeResult, PortfolioResult
@@ -14,8 +15,10 @@ from svc_engine.sim.single import simulate
 
 __all__ = [
     "BacktestResult",
+    "FilterWarning",
     "FullRangeResult",
     "PortfolioResult",
+    "RangeWarning",
     "Settings",
     "backtest",
     "estimate",

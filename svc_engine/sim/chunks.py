@@ -59,8 +59,13 @@ def as_strategy(strategy: Any) -> StrategyLike:
     """
     if isinstance(strategy, str | Mapping):
         from svc_engine.strategy import compile_strategy
+        from svc_engine.strategy.sides import long_short_of
 
-        return compile_strategy(strategy) if isinstance(strategy, str) else compile_strategy(**strategy)
+        if isinstance(strategy, str):
+            return compile_strategy(strategy)
+        if any(k in strategy for k in ("long", "short", "long_entry", "short_entry")):  # two sides
+            return long_short_of(strategy)
+        return compile_strategy(**strategy)
     if isinstance(strategy, StrategyLike):
         return strategy
     raise TypeError(
@@ -107,8 +112,24 @@ def first_and_stop(klines: pl.DataFrame, start_ts: float | None, end_ts: float |
     first = 0 if start_ts is None else int(np.searchsorted(times, math.ceil(start_ts * 1000), "left"))
     stop = len(times) if end_ts is None else int(np.searchsorted(times, math.floor(end_ts * 1000), "right"))
     if stop <= first:
-        raise ValueError(f"range [{start_ts}, {end_ts}] selects no candle of the series")
+        from svc_engine.sim.coverage import iso
+
+        held = f"{iso(times[0])} .. {iso(times[-1])} UTC (candle opens)" if len(times) else "no candles"
+        raise ValueError(
+            f"range [{start_ts}, {end_ts}] selects no candle of the series; the data covers {held}"
+        )
     return first, stop
+
+
+def data_span(klines: pl.DataFrame) -> tuple[int, int] | None:
+    """(first, last open time, Unix ms) of a kline frame, for ``simulate(..., data_span=)`` of a cut of it.
+
+    Example:
+        >>> data_span(pl.DataFrame({"open_time": [5, 9]}))
+        (5, 9)
+    """
+    t = ms_array(klines["open_time"])
+    return (int(t[0]), int(t[-1])) if t.size else None
 
 
 def evaluate_chunk(shared: tuple[StrategyLike, pl.DataFrame], bounds: tuple[int, int]) -> pl.DataFrame:

@@ -32,6 +32,7 @@ from svc_engine.sim.chunks import (
     StrategyLike,
     as_strategy,
     chunk_bounds,
+    data_span,
     evaluate_chunk,
     evaluate_signals,
     executor_for,
@@ -52,10 +53,26 @@ from svc_engine.sim.estimate import (
 from svc_engine.sim.results import FullRangeResult
 
 __all__ = [
-    "CANDLES_PER_SECOND_PER_WORKER", "CHUNK_CANDLES", "CREDIT_CANDLES", "MODES", "OVERHEAD_SECONDS",
-    "FullRangeResult", "StrategyLike", "as_strategy", "backtest", "chunk_bounds", "estimate",
-    "estimate_cost_credits", "estimate_duration_seconds", "evaluate_signals", "first_and_stop",
-    "full_range", "plan_chunks", "portfolio", "warmup_of",
+    "CANDLES_PER_SECOND_PER_WORKER",
+    "CHUNK_CANDLES",
+    "CREDIT_CANDLES",
+    "MODES",
+    "OVERHEAD_SECONDS",
+    "FullRangeResult",
+    "StrategyLike",
+    "as_strategy",
+    "backtest",
+    "chunk_bounds",
+    "data_span",
+    "estimate",
+    "estimate_cost_credits",
+    "estimate_duration_seconds",
+    "evaluate_signals",
+    "first_and_stop",
+    "full_range",
+    "plan_chunks",
+    "portfolio",
+    "warmup_of",
 ]  # fmt: skip
 
 # ----------------------------------------------------------------------------------------------------
@@ -136,6 +153,7 @@ def backtest(
         symbol=symbol,
         start_ts=start_ts,
         end_ts=end_ts,
+        data_span=data_span(klines),
         **where,
         **settings,
     )
@@ -203,13 +221,13 @@ def full_range(
 # portfolio
 
 
-def _portfolio_coin(shared: tuple[Any, ...], coin: str) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+def _portfolio_coin(shared: tuple[Any, ...], coin: str) -> tuple[Any, ...]:
     strategy, timeframe, start_ts, end_ts, market, store = shared
     market = market or store.find_market(coin)
     klines = load_klines(coin, timeframe, start_ts, end_ts, market, warmup_of(strategy), store=store)
     first, stop = first_and_stop(klines, start_ts, end_ts)
     signals = evaluate_chunk((strategy, klines), (first, stop))
-    return klines.slice(first, stop - first), signals, market
+    return klines.slice(first, stop - first), signals, market, data_span(klines)
 
 
 def portfolio(
@@ -250,7 +268,7 @@ def portfolio(
     shared = (strategy, timeframe, start_ts, end_ts, market, _store(store))
     with executor_for(executor, len(coins)) as ex:
         loaded = ex.map(_portfolio_coin, coins, shared=shared, labels=coins, progress=progress)
-    markets = {m for _, _, m in loaded}
+    markets = {part[2] for part in loaded}
     where = {"market": markets.pop()} if len(markets) == 1 else {}
     return _sim().simulate_portfolio(
         {coin: part[0] for coin, part in zip(coins, loaded, strict=True)},
@@ -261,6 +279,7 @@ def portfolio(
         timeframe=timeframe,
         start_ts=start_ts,
         end_ts=end_ts,
+        data_spans={coin: part[3] for coin, part in zip(coins, loaded, strict=True)},
         **where,
         **settings,
     )

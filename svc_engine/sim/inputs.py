@@ -24,7 +24,7 @@ from numba import njit
 
 from svc_engine.data.schema import COLUMNS, PRICE_RULES, TIMEFRAMES, KlineValidationError, timeframe_ms
 from svc_engine.data.times import ms_array
-from svc_engine.sim import nb
+from svc_engine.sim import coverage, nb
 
 SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
 #: Optional signal columns of the exit rules (docs/exits.md): ``order`` ("limit" or "market") and
@@ -32,7 +32,9 @@ SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price
 #: at whose close an exit condition fired. With these columns, an infinite TP or SL on its own side
 #: (long: TP +inf, SL -inf) means the trade has none.
 RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles", "trail_pct", "trail_distance", "trail_after_pct",
-                                 "breakeven_pct")  # fmt: skip
+                                 "breakeven_pct", "reverse")  # fmt: skip
+# ``reverse`` (bool, docs/sim.md): the trade of this signal stops and reverses on the next valid
+# opposite signal.
 _NO_BOOLS = np.zeros(0, np.bool_)
 _NO_INTS = np.zeros(0, np.int64)
 # The candle rules of the import (names and messages kept once, in the data layer), after the time rule.
@@ -198,8 +200,18 @@ class Candles:
             self.t[cut], self.o[cut], self.h[cut], self.lo[cut], self.c[cut], self.v[cut], self.tf_ms
         )
 
-    def in_range(self, start_ts: int | None, end_ts: int | None) -> Candles:
-        """The candles whose open time lies in ``[start_ts, end_ts]`` (seconds, inclusive).
+    def in_range(
+        self,
+        start_ts: int | None,
+        end_ts: int | None,
+        *,
+        what: str = "the series",
+        span: tuple[int, int] | None = None,
+    ) -> Candles:
+        """The candles whose open time lies in ``[start_ts, end_ts]`` (seconds, inclusive). A range
+        that selects no candle is refused naming both ranges; one that reaches beyond the data warns
+        (``svc_engine.sim.coverage.RangeWarning``); ``span`` = (first, last open time, ms) of the
+        whole data when these candles are a cut of it.
 
         Example:
             >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
@@ -215,7 +227,8 @@ class Candles:
             raise ValueError(f"inverted range: start_ts {start_ts} is after end_ts {end_ts}")
         a, b = np.searchsorted(self.t, [lo_ms, hi_ms + 1])
         if a >= b:
-            raise ValueError(f"the range [{start_ts}, {end_ts}] selects no candle of the series")
+            raise ValueError(coverage.no_candle_message(self.t, self.tf_ms, start_ts, end_ts, what))
+        coverage.warn_partial(self.t, self.t[a:b], self.tf_ms, start_ts, end_ts, what, span)
         return self.slice(int(a), int(b))
 
 
@@ -274,11 +287,15 @@ class Signals:
 
     open_levels: bool = False
     """The frame carried the rule columns: an infinite TP/SL on its own side means none."""
+    reverse: np.ndarray = field(default_factory=lambda: _NO_BOOLS)
+    """Per signal: its trade stops and reverses on the next valid opposite signal (empty: none)."""
 
     @property
     def has_rules(self) -> bool:
-        """Whether exit rows, market entries or holding times are present (docs/exits.md)."""
-        return bool(self.exit_flag.size or self.market.size or self.hold.size or self.moves.size)
+        """Whether exit rows, market entries, holding times or reversals are present (docs/exits.md)."""
+        return bool(
+            self.exit_flag.size or self.market.size or self.hold.size or self.moves.size or self.reverse.size
+        )
 
     def __len__(self) -> int:
         return int(self.sidx.shape[0])
@@ -339,6 +356,9 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
             if col in signals.columns:
                 values = signals[col].cast(pl.Float64).fill_null(np.nan).to_numpy()[rows]
                 moves[:, m] = values / 100.0 if col.endswith("_pct") else values
+    reverse = _NO_BOOLS
+    if "reverse" in signals.columns:
+        reverse = signals["reverse"].cast(pl.Boolean).fill_null(False).to_numpy()[rows]
     return Signals(
         rows.astype(np.int64),
         sidx,
@@ -352,6 +372,7 @@ def prepare_signals(signals: pl.DataFrame, candles: Candles, window: Candles | N
         np.ascontiguousarray(hold),
         np.ascontiguousarray(moves),
         any(c in signals.columns for c in RULE_COLUMNS),
+        np.ascontiguousarray(reverse, dtype=np.bool_),
     )
 
 

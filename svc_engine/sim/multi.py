@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data.times import TIME, time_series
-from svc_engine.sim import nb, perf, stats
+from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.divide import kernel_settings, recommend_divide
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
@@ -61,6 +61,10 @@ class Book:
     """The exit rules and market entries of docs/exits.md for the kernels: exit flags per candle
     (concatenated like the candles), market orders, holding times and stop moves per signal; each
     empty when no coin uses it."""
+    start_ts: float | None = None
+    end_ts: float | None = None
+    series: tuple[tuple[Candles, tuple[int, int] | None], ...] = ()
+    """Each coin's whole series (the range's ``windows`` are views of them) and its ``data_span``."""
 
     def sweep_args(self) -> tuple[Any, ...]:
         """The leading kernel arguments shared by every sweep."""
@@ -114,6 +118,7 @@ def build_book(
     start_ts: int | None,
     end_ts: int | None,
     market: str | dict[str, str],
+    data_spans: dict[str, tuple[int, int] | None] | None = None,
 ) -> Book:
     """Validate every coin, clip it to the range, and concatenate candles and signals.
 
@@ -128,13 +133,14 @@ def build_book(
     stray = sorted(set(signals_by_coin) - set(coins))
     if stray:
         raise ValueError(f"signals for coins that are not in the portfolio: {stray}")
-    windows, sigs, hs = [], [], []
+    windows, sigs, hs, series = [], [], [], []
     for coin in coins:
         if coin not in klines_by_coin:
             raise ValueError(f"no klines for coin {coin!r}")
         candles = Candles.from_frame(klines_by_coin[coin], timeframe=timeframe, source=f"klines[{coin}]")
         try:
-            window = candles.in_range(start_ts, end_ts)
+            span = (data_spans or {}).get(coin)
+            window = candles.in_range(start_ts, end_ts, what=f"the series of {coin}", span=span)
         except ValueError as exc:
             raise ValueError(f"coin {coin!r}: {exc}") from None
         frame = signals_by_coin.get(coin)
@@ -142,6 +148,7 @@ def build_book(
         where = market.get(coin, "crypto") if isinstance(market, dict) else market
         hs.append(half_spread(s, where, klines_by_coin[coin], candles, timeframe))
         windows.append(window)
+        series.append((candles, span))
     tf = {w.tf_ms for w in windows}
     if len(tf) > 1:
         raise ValueError(f"all coins of a portfolio share one timeframe; got lengths {sorted(tf)} ms")
@@ -169,19 +176,25 @@ def build_book(
         hs=np.asarray(hs, np.float64),
         tf_ms=tf.pop(),
         memo=np.zeros(side.shape[0], nb.OUTCOME_DTYPE),
-        rules=merge_rules(sigs, windows),
+        rules=merge_rules(sigs, windows, [f[0] for f in filtered]),
+        start_ts=start_ts,
+        end_ts=end_ts,
+        series=tuple(series),
     )
 
 
-def merge_rules(sigs: list[Signals], windows: list[Candles]) -> tuple[np.ndarray, ...]:
+def merge_rules(
+    sigs: list[Signals], windows: list[Candles], fates: list[np.ndarray] | None = None
+) -> tuple[np.ndarray, ...]:
     """The coins' exit rules as the portfolio kernels take them: (exit flags per candle, market
-    orders, holding times, stop moves per signal), concatenated coin by coin; an array stays empty
-    when no coin uses its rule, and a coin without it gets the neutral value (no flag, a limit
-    order, no holding time, no move).
+    orders, holding times, stop moves per signal, stop-and-reverse per signal, the side of the
+    valid signal per candle from the filter's ``fates``), concatenated coin by coin; an array
+    stays empty when no coin uses its rule, and a coin without it gets the neutral value (no flag,
+    a limit order, no holding time, no move, no reverse).
 
     Example:
         >>> [a.shape for a in merge_rules([], [])]
-        [(0,), (0,), (0,), (0, 4)]
+        [(0,), (0,), (0,), (0, 4), (0,), (0,)]
     """
     pairs = list(zip(sigs, windows, strict=True))
 
@@ -192,11 +205,19 @@ def merge_rules(sigs: list[Signals], windows: list[Candles]) -> tuple[np.ndarray
     orders = [x.market if x.market.size else np.zeros(len(x), np.bool_) for x in sigs]
     hold = [x.hold if x.hold.size else np.zeros(len(x), np.int64) for x in sigs]
     moves = [x.moves if x.moves.size else np.full((len(x), 4), np.nan) for x in sigs]
+    reverse = [x.reverse if x.reverse.size else np.zeros(len(x), np.bool_) for x in sigs]
+    sides: list[np.ndarray] = []
+    if used("reverse") and fates is not None:
+        sides = [
+            nb.reverse_sides(len(w), x.sidx, x.side, f) for x, w, f in zip(sigs, windows, fates, strict=True)
+        ]
     return (
         _concat(flags if used("exit_flag") else [], np.bool_),
         _concat(orders if used("market") else [], np.bool_),
         _concat(hold if used("hold") else [], np.int64),
         np.ascontiguousarray(np.concatenate(moves) if used("moves") else np.zeros((0, 4))),
+        _concat(reverse if sides else [], np.bool_),
+        _concat(sides, np.int8),
     )
 
 
@@ -237,6 +258,7 @@ def simulate_portfolio(
     timeframe: str | None = None,
     start_ts: int | None = None,
     end_ts: int | None = None,
+    data_spans: dict[str, tuple[int, int] | None] | None = None,
     market: str | dict[str, str] = "crypto",
     **settings: Any,
 ) -> PortfolioResult:
@@ -245,6 +267,8 @@ def simulate_portfolio(
     ``coins`` (default: the keys of ``klines_by_coin``) sets the order of fills at one time;
     ``divide`` defaults to the number of coins capped at 20; ``position_size_pct`` does not apply.
     ``market`` names the market of every coin, or maps coin -> market (it sets the default spread).
+    ``data_spans`` maps a coin whose frame is a cut of its data to that data's (first, last open
+    time, ms), as ``simulate``'s ``data_span``.
 
     Example:
         >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
@@ -271,6 +295,7 @@ def simulate_portfolio(
         start_ts=start_ts,
         end_ts=end_ts,
         market=market,
+        data_spans=data_spans,
     )
     recommended = recommend_divide(book, s, divide)
     fate = book.filtered[0].copy()
@@ -340,6 +365,14 @@ def _portfolio_result(
         market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
     )  # fmt: skip
     return PortfolioResult(
+        coverage={
+            coin: coverage.covered(
+                w.t, book.tf_ms, book.start_ts, book.end_ts, x.t, f"the series of {coin}", span
+            )
+            for coin, w, (x, span) in zip(book.coins, book.windows, book.series, strict=True)
+        },
+        applied=coverage.applied(s, float(book.hs.max(initial=0.0)), counts, what="the portfolio")
+        | {"spread_pct": {coin: float(h) * 200 for coin, h in zip(book.coins, book.hs, strict=True)}},
         summary=summary,
         trades=trades_df,
         signal_counts=counts,

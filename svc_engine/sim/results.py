@@ -181,6 +181,11 @@ class BacktestResult:
     timeframe: str | None = None
     klines: pl.DataFrame | None = field(default=None, repr=False, compare=False)
     """The candles the run saw (a reference, not a copy), so that :meth:`plot` can draw them."""
+    coverage: dict[str, Any] | None = None
+    """The range the run covered (``svc_engine.sim.coverage.covered``: first open, last close,
+    candles, the range asked, a warning)."""
+    applied: dict[str, Any] | None = None
+    """The costs and filters that applied and what they skipped (``svc_engine.sim.coverage.applied``)."""
 
     @property
     def equity(self) -> pl.DataFrame:
@@ -203,7 +208,7 @@ class BacktestResult:
             "coin": self.symbol, "timeframe": self.timeframe, "summary": self.summary,
             "signal_counts": self.signal_counts, "all_positions": _records(self.all_positions),
             "trades": _records(self.trades), "total_positions": self.all_positions.height,
-            "total_trades": self.trades.height,
+            "total_trades": self.trades.height, "coverage": self.coverage, "applied": self.applied,
         })  # fmt: skip
 
     def confidence(self, n: int = 1000, seed: int = 0, **options: Any) -> Any:
@@ -246,6 +251,10 @@ class PortfolioResult:
     settings: Settings
     timeframe: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per coin, the range it covered (``svc_engine.sim.coverage.covered``)."""
+    applied: dict[str, Any] | None = None
+    """The costs and filters that applied (``svc_engine.sim.coverage.applied``; ``spread_pct`` per coin)."""
 
     def to_dict(self, trades_limit: int = API_TRADES_LIMIT) -> dict[str, Any]:
         """The API's portfolio shape: the first ``trades_limit`` trades and ``trades_truncated``.
@@ -259,7 +268,7 @@ class PortfolioResult:
             "initial_balance": self.summary["initial_balance"], "summary": self.summary,
             "signal_counts": self.signal_counts, "coin_results": self.coin_results,
             "per_coin_contribution": self.per_coin_contribution,
-            "recommended_divide": self.recommended_divide,
+            "recommended_divide": self.recommended_divide, "coverage": self.coverage, "applied": self.applied,
             "trades": _records(self.trades.head(trades_limit)),
             "trades_truncated": self.trades.height > trades_limit, "total_trades": self.trades.height,
             "coin": ",".join(self.coins),
@@ -292,6 +301,17 @@ class FullRangeResult:
     results: dict[str, BacktestResult]
     timeframe: str | None = None
     errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def coverage(self) -> dict[str, dict[str, Any] | None]:
+        """Per coin that ran, the range it covered (``BacktestResult.coverage``): coins of unequal
+        histories are averaged in ``summary`` as they are.
+
+        Example:
+            >>> FullRangeResult(results={}).coverage
+            {}
+        """
+        return {coin: getattr(r, "coverage", None) for coin, r in self.results.items()}
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -360,6 +380,7 @@ class FullRangeResult:
             "coins": list(self.results),
             "results": per_coin,
             "errors": dict(self.errors),
+            "coverage": self.coverage,
         }
 
     def plot(self, path: str | Path | None = None, **options: Any) -> Any:

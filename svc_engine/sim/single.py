@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data.times import with_time
-from svc_engine.sim import nb, perf, stats
+from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
@@ -151,6 +151,7 @@ def simulate(
     start_ts: int | None = None,
     end_ts: int | None = None,
     detail_klines: pl.DataFrame | None = None,
+    data_span: tuple[int, int] | None = None,
     **settings: Any,
 ) -> BacktestResult:
     """Backtest the given signals on one coin (sections 1-5 and 7 of the semantics).
@@ -159,6 +160,8 @@ def simulate(
     only, a flat start, no candle after the range, open trades closed at its last candle (``end``).
     ``intrabar="detail"`` needs ``detail_klines``, a finer series of the same instrument: the fill
     candle and every candle touching both levels are replayed on it (see ``docs/sim.md``).
+    ``data_span`` = (first, last open time in Unix ms) of the whole data when ``klines`` is a cut of
+    it (the drivers pass it): a range reaching beyond the data then warns naming the data's range.
 
     Example:
         >>> k = pl.DataFrame({"open_time": [0, 60_000], "open": [1.0, 1.0], "high": [1.0, 1.0],
@@ -177,6 +180,7 @@ def simulate(
             start_ts=start_ts,
             end_ts=end_ts,
             detail_klines=detail_klines,
+            data_span=data_span,
             **settings,
         ),
         signals,
@@ -204,6 +208,9 @@ class Prepared:
     symbol: str | None
     timeframe: str | None
     market: str
+    start_ts: float | None = None
+    end_ts: float | None = None
+    data_span: tuple[int, int] | None = None
 
 
 def prepare(
@@ -215,6 +222,7 @@ def prepare(
     start_ts: int | None = None,
     end_ts: int | None = None,
     detail_klines: pl.DataFrame | None = None,
+    data_span: tuple[int, int] | None = None,
     **settings: Any,
 ) -> Prepared:
     """Validate and cut a coin's candles once, with the arguments of :func:`simulate`.
@@ -225,10 +233,12 @@ def prepare(
     s = resolve_settings(settings, allow_detail=True)
     candles = Candles.from_frame(klines, timeframe=timeframe)
     klines = with_time(klines)
-    window = candles.in_range(start_ts, end_ts)
+    window = candles.in_range(start_ts, end_ts, what=symbol or "the series", span=data_span)
     fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
     hs = half_spread(s, market, klines, candles, timeframe)
-    return Prepared(s, candles, window, hs, fine, klines, symbol, timeframe, market)
+    return Prepared(
+        s, candles, window, hs, fine, klines, symbol, timeframe, market, start_ts, end_ts, data_span
+    )
 
 
 def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | None = None) -> BacktestResult:
@@ -247,6 +257,11 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
     sig = prepare_signals(signals, p.candles, p.window)
     run = run_kernels(p, sig, s)
     window = p.window
+    hs = (
+        p.hs
+        if s.spread_pct == p.settings.spread_pct
+        else half_spread(s, p.market, p.klines, p.candles, p.timeframe)
+    )
     return BacktestResult(
         summary=run.summary,
         trades=trades_frame(run.trades, [window.t]),
@@ -257,6 +272,10 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
         symbol=p.symbol,
         timeframe=p.timeframe or timeframe_name(window.tf_ms),
         klines=p.klines,
+        coverage=coverage.covered(
+            window.t, window.tf_ms, p.start_ts, p.end_ts, p.candles.t, p.symbol or "the series", p.data_span
+        ),
+        applied=coverage.applied(s, hs, run.counts, what=p.symbol or "the series"),
     )
 
 
@@ -317,6 +336,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         sig.market,
         sig.hold,
         sig.moves,
+        *nb.reverse_args(sig, fate, len(window)),
     )
     trades = trades[:n_tr]
     comm = s.commission_pct / 100

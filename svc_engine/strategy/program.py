@@ -21,6 +21,7 @@ from svc_engine.strategy.compiler import lookback, settle
 from svc_engine.strategy.errors import StrategyCompileError
 from svc_engine.strategy.exits import parse_exit, parse_exit_rule
 from svc_engine.strategy.parser import parse_entry
+from svc_engine.strategy.reverse import refuse_reverse
 from svc_engine.strategy.signals import MOVE_COLUMNS, SIGNAL_SCHEMA, StrategySignals
 from svc_engine.strategy.tokens import Token
 from svc_engine.strategy.wording import render, render_exit, render_exit_rule
@@ -272,6 +273,7 @@ def _check_settings(market_type: str, position_side: str, signal_mode: str) -> N
 
 def _compile_entry(entry: Any, position_side: str) -> tuple[A.Node, A.Node | None, bool]:
     if isinstance(entry, str):
+        refuse_reverse(entry, "entry")
         try:
             parsed = parse_entry(entry)
         except StrategyCompileError as err:
@@ -381,6 +383,8 @@ def _compile_rule(value: Any, hold: int) -> tuple[A.Node | None, int, float]:
         raise StrategyCompileError(f"hold must be a whole number of candles >= 0, not {hold!r}", field="exit")
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, hold, 0.0
+    if isinstance(value, str):
+        refuse_reverse(value, "exit")
     try:
         if isinstance(value, str):
             rule = parse_exit_rule(value)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.sim.kernels.outcome import candle_rules_nb, stop_level_nb
-from svc_engine.sim.kernels.records import LONG, R_END, SHORT
+from svc_engine.sim.kernels.records import LONG, R_END, R_REVERSE, SHORT
 from svc_engine.sim.kernels.rules import move_stop_nb, rule_exit_nb
 
 
@@ -61,7 +61,7 @@ def replay_nb(fo, fh, flo, fc, start, stop_f, fill_f, open_fill_f, side, tp, sto
 @njit(cache=True, nogil=True)
 def find_exit_detail_nb(
     o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, fo, fh, flo, fc, fs, fe, fill_f,
-    exit_flag, hold, moves,
+    exit_flag, hold, moves, cut=-1,
 ):  # fmt: skip
     """``find_exit_nb`` with the fill candle (from the fine fill on) and every candle that touches
     both levels replayed on its fine candles ``fs[j] .. fe[j]-1``; where a candle has no fine
@@ -71,7 +71,7 @@ def find_exit_detail_nb(
     flag array, 0 and ``NO_MOVES`` when unused) apply at each candle's close as there. The stop of
     a candle stays the same through its fine candles; the best price of a replayed fill candle is
     the extreme of its fine candles after the fine fill (the fine fill candle's own extreme after
-    an open fill on it, else its close)."""
+    an open fill on it, else its close). ``cut``: the reversing candle of stop-and-reverse (-1: none)."""
     base, base_reason, base_gap = stop_level_nb(entry, side, sl, leverage)
     stop, stop_reason, gap_reason = base, base_reason, base_gap
     moving = not (np.isnan(moves[0]) and np.isnan(moves[1]) and np.isnan(moves[3]))
@@ -109,6 +109,8 @@ def find_exit_detail_nb(
             armed, be_armed, stop, stop_reason, gap_reason = move_stop_nb(
                 moves, side, entry, best, armed, be_armed, base, base_reason, base_gap
             )
+        if j == cut:
+            return j + 1, o[j + 1], np.int64(R_REVERSE)
         ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
         if ends:
             return j1, x, reason
@@ -140,7 +142,7 @@ def fine_reach_nb(fh, flo, fc, f, stop_f, open_fill, side):
 
 @njit(cache=True, nogil=True)
 def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine, exit_flag, market, hold,
-                       moves):  # fmt: skip
+                       moves, cut=-1):  # fmt: skip
     """Refine a filled order's entry on the fine candles of its fill candle, then find its exit
     with ``find_exit_detail_nb`` and the signal's exit rules. A market order fills at the open of
     its fill candle, so its fine fill is the first fine candle (an open fill at the same price)."""
@@ -155,7 +157,7 @@ def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fin
     memo[k].fine_fill_candle = f
     j, x, reason = find_exit_detail_nb(
         o, h, lo, c, i, side, memo[k].entry_raw, memo[k].open_fill, tp, sl, lev, last,
-        fo, fh, flo, fc, fs, fe, f, exit_flag, hold, moves,
+        fo, fh, flo, fc, fs, fe, f, exit_flag, hold, moves, cut,
     )  # fmt: skip
     memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
     memo[k].done = 2

@@ -68,8 +68,12 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd=None):
                 dd[k] = d
             worst = max(worst, d)
         cash += trades[n].profit
-        peak, worst = _flat_segment(eq, dd, j, j + 1, cash, peak, worst)
-        pos = j + 1
+        pos = j
+        # a reversed trade's successor fills at the open where it exits: candle j's close marks
+        # the new position, so the cash between the two is no equity of any close
+        if n + 1 == trades.shape[0] or trades[n + 1].fill_candle != j:
+            peak, worst = _flat_segment(eq, dd, j, j + 1, cash, peak, worst)
+            pos = j + 1
     peak, worst = _flat_segment(eq, dd, pos, eq.shape[0], cash, peak, worst)
     return worst
 

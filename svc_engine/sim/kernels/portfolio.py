@@ -20,10 +20,11 @@ from svc_engine.sim.kernels.records import (
     F_NO_SLOT,
     F_OK,
     F_TRADED,
+    R_REVERSE,
     SIZE_FRACTION,
     TRADE_DTYPE,
 )
-from svc_engine.sim.kernels.rules import ensure_order_fill_nb, ensure_rule_exit_nb
+from svc_engine.sim.kernels.rules import ensure_order_fill_nb, ensure_rule_exit_nb, reverse_cut_nb
 
 
 @njit(cache=True, nogil=True)
@@ -60,6 +61,8 @@ def portfolio_sweep_nb(
     market,
     hold,
     moves,
+    reverse,
+    rev_side,
     trades,
     eq,
     divide,
@@ -82,7 +85,10 @@ def portfolio_sweep_nb(
     events, then every open position's mark added trade by trade); ``hs`` is the half spread of
     each coin. ``exit_flag`` (per candle, concatenated like the candles), ``market``, ``hold`` and
     ``moves`` (per signal) are the exit rules and market entries of docs/exits.md, run as in the
-    single-coin sweep; empty arrays when unused. Only event times are visited: each coin is filed
+    single-coin sweep; empty arrays when unused. ``reverse`` (per signal) and ``rev_side`` (per
+    candle) are stop-and-reverse as in the single-coin sweep: the reversing signal waits in
+    ``queued`` until its coin's trade exits at the next open, and is then placed at once (its
+    fill comes after the exits of that time, as every fill). Only event times are visited: each coin is filed
     under the union time of its next event (a coin's events touch only itself, and coins sharing a
     time go in coin order).
     Returns (trades, final cash, most open positions)."""
@@ -90,11 +96,14 @@ def portfolio_sweep_nb(
     sp = soff[:-1].copy()
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
     anchor, staked = np.full(nc, -1, np.int64), np.zeros(nc)
+    queued = np.full(nc, -1, np.int64)  # a reversing signal waiting for its coin's exit
+    reversing = reverse.shape[0] > 0
     at = np.empty(nc, np.int64)  # local candle of each coin's pending event
     head, link = np.full(n_times, -1, np.int64), np.empty(nc, np.int64)
     ready = np.empty(nc, np.int64)
     for ci in range(nc):
-        _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap)
+        _schedule(head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap,
+                  queued)  # fmt: skip
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
     for u in range(n_times):
         if head[u] < 0:
@@ -110,6 +119,17 @@ def portfolio_sweep_nb(
                 state[ci], staked[ci] = 0, 0.0
                 n_open -= 1
                 trades[slot[ci]].balance = cash + _open_stakes(staked)
+                if queued[ci] >= 0:  # stop-and-reverse: the opposite signal's order, placed at its close
+                    q, b, z = queued[ci], off[ci], off[ci + 1]
+                    queued[ci], state[ci], cur[ci] = -1, 1, q
+                    if memo[q].done == 0:
+                        deadline = t[b + sidx[q]] + tf_ms + wait_ms
+                        ensure_order_fill_nb(
+                            memo, q, t[b:z], o[b:z], h[b:z], lo[b:z], sidx[q], side[q], limit[q], deadline,
+                            market,
+                        )  # fmt: skip
+                    if memo[q].fill_candle < 0 and memo[q].expiry_candle <= a:
+                        fate[q], state[ci] = F_EXPIRED, 0
             elif state[ci] == 1 and memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
                 fate[k], state[ci] = F_EXPIRED, 0
         # fills coin by coin, then each coin's new signals (they touch only their own coin)
@@ -127,9 +147,12 @@ def portfolio_sweep_nb(
                     fate[k], state[ci] = F_NO_SLOT, 0
                 else:
                     if memo[k].done == 1:  # slices only when needed: views cost reference counting
+                        cut = np.int64(-1)
+                        if reversing and reverse[k]:
+                            cut = reverse_cut_nb(rev_side[b:z], side[k], max(a, sidx[k] + gap), z - b - 1)
                         ensure_rule_exit_nb(
                             memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1,
-                            exit_flag[b:z], hold, moves,
+                            exit_flag[b:z], hold, moves, cut,
                         )  # fmt: skip
                     fill_trade_nb(
                         trades,
@@ -166,6 +189,8 @@ def portfolio_sweep_nb(
                     continue
                 if anchor[ci] >= 0 and a - anchor[ci] < gap:
                     fate[k] = F_MIN_GAP
+                elif _reverses(state, cur, memo, side, ci, k, a):  # on the fill candle of what it reverses
+                    queued[ci], anchor[ci] = k, a
                 elif state[ci] != 0:
                     fate[k] = F_COIN_BUSY
                 else:
@@ -178,7 +203,25 @@ def portfolio_sweep_nb(
                     # no live candle: expires at once
                     if memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
                         fate[k], state[ci] = F_EXPIRED, 0
-            _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap)
+            _schedule(
+                head,
+                link,
+                at,
+                ci,
+                state,
+                cur,
+                sp,
+                soff,
+                sidx,
+                side,
+                off,
+                upos,
+                memo,
+                fate,
+                anchor,
+                gap,
+                queued,
+            )
         eq[u] = cash
     _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs)
     return n_tr, cash, max_open
@@ -199,11 +242,14 @@ def _add_marks(eq, trades, n_tr, off, upos, c, comm, lev, hs):
 
 
 @njit(cache=True, nogil=True)
-def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, fate, anchor, gap):
+def _schedule(
+    head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap, queued
+):
     """File coin ``ci`` under the union time of its next event (its next signal, or the fill,
     expiry or exit of what it holds), always a later time than the present one; its local
     candle goes into ``at``. A busy coin's signals before its next event are decided here at
-    once (minimum gap, else busy), as the sweep would decide them one by one."""
+    once (minimum gap, else busy), as the sweep would decide them one by one; the opposite
+    signal that reverses an open trade (on the candle before its exit) goes into ``queued``."""
     k, x = cur[ci], np.int64(-1)
     if state[ci] == 1:
         x = memo[k].fill_candle if memo[k].fill_candle >= 0 else memo[k].expiry_candle
@@ -215,7 +261,10 @@ def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, f
             q = sp[ci]
             sp[ci] += 1
             if fate[q] == F_OK:
-                fate[q] = F_MIN_GAP if sidx[q] - anchor[ci] < gap else F_COIN_BUSY
+                if _reverses(state, cur, memo, side, ci, q, sidx[q]):
+                    queued[ci], anchor[ci] = q, sidx[q]
+                else:
+                    fate[q] = F_MIN_GAP if sidx[q] - anchor[ci] < gap else F_COIN_BUSY
     a = x
     if sp[ci] < end:
         a = sidx[sp[ci]] if x < 0 else min(x, sidx[sp[ci]])
@@ -223,6 +272,16 @@ def _schedule(head, link, at, ci, state, cur, sp, soff, sidx, off, upos, memo, f
         at[ci] = a
         u = upos[off[ci] + a]
         link[ci], head[u] = head[u], ci
+
+
+@njit(cache=True, nogil=True)
+def _reverses(state, cur, memo, side, ci, q, a):
+    """Whether signal ``q`` at candle ``a`` of coin ``ci`` is the one that reverses its open trade
+    (stop-and-reverse): that trade exits by reversal at the next open, and ``q`` is on the other
+    side (the only valid signal of that candle, so the one the kernel found)."""
+    k = cur[ci]
+    return (state[ci] == 2 and memo[k].reason == R_REVERSE and memo[k].exit_candle == a + 1
+            and side[q] == -side[k])  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -265,6 +324,8 @@ def divide_search_nb(
     market,
     hold,
     moves,
+    reverse,
+    rev_side,
     candidates,
     initial,
     comm,
@@ -308,6 +369,8 @@ def divide_search_nb(
             market,
             hold,
             moves,
+            reverse,
+            rev_side,
             trades,
             eq,
             candidates[x],

@@ -19,8 +19,13 @@ SHORT: int = -1
 R_SL, R_SL_GAP, R_TP, R_TP_GAP, R_LIQ, R_END, R_SIGNAL, R_TIME, R_TRAIL, R_BE = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 
 
+R_REVERSE = 10
+"""Stop-and-reverse (docs/sim.md): an opposite signal closed the trade at the next open."""
+
+
 REASONS: tuple[str, ...] = (
-    "sl", "sl_gap", "tp", "tp_gap", "liquidation", "end", "signal", "time", "trailing_stop", "breakeven"
+    "sl", "sl_gap", "tp", "tp_gap", "liquidation", "end", "signal", "time", "trailing_stop", "breakeven",
+    "reverse",
 )  # fmt: skip
 
 

@@ -8,6 +8,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -19,10 +21,12 @@ from svc_engine.sim.kernels.outcome import (
     stop_level_nb,
 )
 from svc_engine.sim.kernels.records import (
+    F_OK,
     LONG,
     NO_MOVES,
     R_BE,
     R_END,
+    R_REVERSE,
     R_SIGNAL,
     R_TIME,
     R_TP_GAP,
@@ -33,7 +37,7 @@ from svc_engine.sim.kernels.records import (
 
 @njit(cache=True, nogil=True)
 def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold,
-                       moves=NO_MOVES):  # fmt: skip
+                       moves=NO_MOVES, cut=-1):  # fmt: skip
     """:func:`find_exit_nb` plus the exit rules a strategy can say in words (docs/exits.md): on each
     candle from the fill on, rules 1-3 first (stop first, gaps at the open); then, at the candle's
     close, an exit condition (``exit_flag``, one bool per candle, may be empty) or the end of the
@@ -49,6 +53,10 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
     (its order against the low is unknown); on an intrabar fill candle only its close counts. The
     reason names the level that was hit: ``trailing_stop`` or ``breakeven`` where that level lay
     beyond the initial stop.
+
+    ``cut`` (stop-and-reverse, docs/sim.md; -1: none) is the candle at whose close an opposite
+    signal reverses the trade: if no level ends it first, it closes at the next open, reason
+    ``reverse`` (whatever that open gaps through: the reversing order is placed all the same).
 
     Example:
         >>> o = np.array([10.0, 10.0, 10.2, 10.4]); h = o + 0.1; lo = o - 0.1
@@ -76,10 +84,46 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
                 moves, side, entry, j == i and not open_fill, c[i], h[j], lo[j], best, armed, be_armed,
                 base, base_reason, base_gap,
             )  # fmt: skip
+        if j == cut:
+            return j + 1, o[j + 1], np.int64(R_REVERSE)
         ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
         if ends:
             return j1, x, reason
     return last, c[last], np.int64(R_END)
+
+
+@njit(cache=True, nogil=True)
+def reverse_cut_nb(rev_side, side, start, last):
+    """Stop-and-reverse (docs/sim.md): the first candle ``j`` in ``[start, last)`` whose first
+    valid signal (``rev_side``: per candle the side of the signal that passed the filter there, 0
+    none) is on the side opposite to ``side``, or -1. A trade reverses at that candle's close; on
+    the last candle it ends there (``end``) instead.
+
+    Example:
+        >>> reverse_cut_nb(np.array([0, 1, -1, 1], np.int8), LONG, 1, 3), reverse_cut_nb(
+        ...     np.array([0, 1, -1, 1], np.int8), SHORT, 2, 3)
+        (2, -1)
+    """
+    for j in range(max(start, 0), last):
+        if rev_side[j] == -side:
+            return np.int64(j)
+    return np.int64(-1)
+
+
+def reverse_sides(n: int, sidx: np.ndarray, side: np.ndarray, fate: np.ndarray) -> np.ndarray:
+    """Per candle (``n`` of them) the side of the signal there that passed the filter (``fate``
+    ``F_OK``: one per candle at most, later ones on a candle are ``skipped_min_gap``), 0 where none:
+    what :func:`reverse_cut_nb` reads.
+
+    Example:
+        >>> ok = np.array([-1, -1], np.int8)
+        >>> reverse_sides(4, np.array([1, 2]), np.array([1, -1], np.int8), ok).tolist()
+        [0, 1, -1, 0]
+    """
+    out = np.zeros(n, np.int8)
+    ok = fate == F_OK
+    out[sidx[ok]] = side[ok]
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -199,17 +243,34 @@ def has_rules_nb(exit_flag, hold, moves):
 
 
 @njit(cache=True, nogil=True)
-def ensure_rule_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last, exit_flag, hold, moves):
+def ensure_rule_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last, exit_flag, hold, moves, cut=-1):
     """:func:`ensure_exit_nb` with the exit rules of signal ``k`` (docs/exits.md): ``exit_flag``
     one bool per candle of ``o``, ``hold`` and ``moves`` one entry per signal; each may be empty
-    (unused), and with none :func:`find_exit_nb` runs as without rules."""
-    if not has_rules_nb(exit_flag, hold, moves):
+    (unused), and with none (and no reversing ``cut``) :func:`find_exit_nb` runs as without rules."""
+    if cut < 0 and not has_rules_nb(exit_flag, hold, moves):
         ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last)
     elif memo[k].done == 1 and memo[k].fill_candle >= 0:
         j, x, reason = find_exit_rules_nb(
             o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
             tp, sl, leverage, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
-            moves[k] if moves.shape[0] > 0 else NO_MOVES,
+            moves[k] if moves.shape[0] > 0 else NO_MOVES, cut,
         )  # fmt: skip
         memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
         memo[k].done = 2
+
+
+def reverse_args(sig: Any, fate: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stop-and-reverse for the kernels (docs/sim.md): (reverse per signal, the side of the valid
+    signal per candle), from the filter's ``fate`` (before the sweep changes it); empty when no
+    signal reverses.
+
+    Example:
+        >>> from svc_engine.sim.inputs import Signals
+        >>> one = lambda x: np.array([x])
+        >>> sig = Signals(one(0), one(0), one(np.int8(1)), one(1.0), one(2.0), one(0.5), one(False))
+        >>> [a.size for a in reverse_args(sig, one(np.int8(-1)), 3)]
+        [0, 0]
+    """
+    if not sig.reverse.size or not sig.reverse.any():
+        return sig.reverse[:0], np.zeros(0, np.int8)
+    return sig.reverse, reverse_sides(n, sig.sidx, sig.side, fate)

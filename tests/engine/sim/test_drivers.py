@@ -181,6 +181,9 @@ def test_backtest_loads_warmup_evaluates_and_simulates_the_range(store: DataStor
     assert result.klines.equals(frame.slice(500, 2000))
     expected = SmaCross().evaluate(frame).filter(pl.col("open_time").is_between(start * 1000, end * 1000))
     assert result.signals.equals(expected)
+    # the span of the loaded data (warm-up included), so that a range warning names the data
+    first, last = result.kwargs.pop("data_span")
+    assert first < start * 1000 and last == end * 1000
     assert result.kwargs == {
         "timeframe": "1h",
         "symbol": "BTCUSDT",

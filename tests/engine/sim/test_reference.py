@@ -242,3 +242,59 @@ def test_1x_shorts_on_a_doubling_walk_are_liquidated_as_in_the_reference() -> No
     # five shorts liquidated at 2E, each losing its 10 % stake; the sixth still open at the end
     assert engine.trades["exit_reason"].to_list() == ["liquidation"] * 5 + ["end"]
     assert engine.all_positions["fate"].to_list() == reference.fates
+
+
+@st.composite
+def reversing(draw: st.DrawFn, k: pl.DataFrame) -> pl.DataFrame:
+    """Signals of stop-and-reverse (docs/sim.md): market or limit orders, most of them reversing,
+    some without a take-profit or a stop (infinite on their own side)."""
+    s = draw(signal_frame(k))
+    n = s.height
+    market = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    rev = draw(st.lists(st.sampled_from([True, True, True, False]), min_size=n, max_size=n))
+    open_tp = draw(st.lists(st.sampled_from([False, False, True]), min_size=n, max_size=n))
+    open_sl = draw(st.lists(st.sampled_from([False, False, True]), min_size=n, max_size=n))
+    up = pl.when(pl.col("side") == "long").then(1.0).otherwise(-1.0)
+    return s.with_columns(
+        pl.Series("order", ["market" if m else "limit" for m in market], dtype=pl.Utf8),
+        pl.Series("reverse", rev, dtype=pl.Boolean),
+        pl.when(pl.Series(open_tp, dtype=pl.Boolean))
+        .then(up * np.inf)
+        .otherwise(pl.col("tp_price"))
+        .alias("tp_price"),
+        pl.when(pl.Series(open_sl, dtype=pl.Boolean))
+        .then(-up * np.inf)
+        .otherwise(pl.col("sl_price"))
+        .alias("sl_price"),
+    )
+
+
+@HYP
+@given(data=st.data())
+def test_stop_and_reverse_matches_reference(data: st.DataObject) -> None:
+    name, k = data.draw(series())
+    s = data.draw(reversing(k))
+    cfg = data.draw(sim_settings(TF[name])) | {"market_type": "futures"}
+    engine, reference = run_both(k, s, cfg, TF[name], None)
+    assert_same_trades(ms_columns(engine.trades), reference.trades)
+    assert engine.all_positions["fate"].to_list() == reference.fates
+    np.testing.assert_allclose(engine.equity["equity"].to_numpy(), reference.equity, rtol=1e-10, atol=1e-10)
+    assert close(engine.summary["max_drawdown_pct"], reference.max_drawdown_pct, 1e-9)
+    # a portfolio of these coins, each with its own reversing signals
+    coins = {"A": k, "B": real("synthetic/gappy-1h").slice(0, 300) if TF[name] == 3_600_000 else k}
+    signals = {"A": s, "B": data.draw(reversing(coins["B"]))}
+    divide = data.draw(st.integers(1, 2))
+    pcfg = {x: v for x, v in cfg.items() if x != "position_size_pct"}
+    initial = pcfg.pop("initial_balance")
+    p = simulate_portfolio(coins, signals, divide=divide, initial_balance=initial, **pcfg)
+    other = {x: v for x, v in pcfg.items() if x not in ("spread_pct", "market_type")} | {
+        "initial_balance": initial
+    }
+    kw = {"tf_ms": TF[name], "half_spread": dict.fromkeys(coins, cfg["spread_pct"] / 200)}
+    by_coin = {c: candle_tuples(x) for c, x in coins.items()}
+    sig_by_coin = {c: signal_dicts(x) for c, x in signals.items()}
+    pref = ref.run_portfolio(by_coin, sig_by_coin, other, coins=["A", "B"], divide=divide, **kw)
+    by_key = sorted(pref.trades, key=lambda t: (t.fill_time, ["A", "B"].index(t.coin)))
+    assert_same_trades(ms_columns(p.trades), by_key)
+    assert p.all_positions["fate"].to_list() == pref.fates
+    np.testing.assert_allclose(p.equity["equity"].to_numpy(), pref.equity, rtol=1e-10, atol=1e-10)
