@@ -200,6 +200,12 @@ class DayEnd(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class DayStart(Node):
+    """The candle is the first of its UTC day in the series: the session's opening candle ("at the
+    session open", "the first candle of the day")."""
+
+
+@dataclass(frozen=True, slots=True)
 class Pattern(Node):
     """A candle pattern by TA-Lib's definition, completed on this candle: `name` (see
     `vocab.PATTERNS`) and `side`, "bullish" or "bearish" for a pattern that has both, "" for a
@@ -290,8 +296,22 @@ class NoTarget(Node):
 
 
 CONDITIONS = (
-    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, DayEnd, TfCond, After,
-    And, Or, Not,
+    Compare,
+    Cross,
+    Between,
+    Within,
+    Streak,
+    Candles,
+    NewExtreme,
+    TrendEvent,
+    Pattern,
+    DayEnd,
+    DayStart,
+    TfCond,
+    After,
+    And,
+    Or,
+    Not,
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget, Trailing)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from svc_engine import indicators as K
+from svc_engine.indicators import calendar as KC
 from svc_engine.indicators import patterns as KP
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.points import SPARSE, compare_arrays, pointwise, truth_at
@@ -167,6 +168,7 @@ def _day_end(ctx: Context, node: A.DayEnd) -> np.ndarray:
 
 _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.DayEnd: _day_end,
+    A.DayStart: lambda c, n: KC.day_start_nb(c.array("open_time")),
     A.TfCond: _tf_cond,
     A.Compare: _compare,
     A.Cross: _cross,

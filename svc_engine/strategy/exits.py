@@ -39,8 +39,10 @@ def parse_exit(text: str) -> Exit:
     p = _Parser(text)
     p.in_exit = True
     bare = [t.text for t in p.toks[:-1]]
-    if bare in (["none"], ["no"]) or (bare[:1] == ["no"] and set(bare[1:]) <= NONE_WORDS) or (
-        bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS
+    if (
+        bare in (["none"], ["no"])
+        or (bare[:1] == ["no"] and set(bare[1:]) <= NONE_WORDS)
+        or (bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS)
     ):
         return Exit(A.NoTarget(), None, p.toks[0])
     if p.at("trailing") or p.at("trail"):
@@ -248,9 +250,12 @@ def _day_end(p: _Parser) -> bool:
         if tok.text == "candle" and raw[tok.pos : tok.end] in ("day", "session", "trading day"):
             p.i += 1
             return True
-    elif p.peek().text == "candle" and raw[p.peek().pos : p.peek().end] == "day" and p.peek(1).text in (
-        "end", "ends"
-    ) and p.peek(2).kind == END:
+    elif (
+        p.peek().text == "candle"
+        and raw[p.peek().pos : p.peek().end] == "day"
+        and p.peek(1).text in ("end", "ends")
+        and p.peek(2).kind == END
+    ):
         p.i += 2
         return True
     elif p.accept("daily", "close"):

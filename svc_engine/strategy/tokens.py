@@ -49,8 +49,26 @@ FILLERS = frozenset(
 STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
     **{w: "break" for w in ("breaks", "broke", "breaking")},
-    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing",
-                           "gains", "gained", "jumps", "jumped", "surges", "surged", "rallies", "rallied")},
+    **{
+        w: "rise"
+        for w in (
+            "rises",
+            "rose",
+            "rising",
+            "risen",
+            "increases",
+            "increase",
+            "increasing",
+            "gains",
+            "gained",
+            "jumps",
+            "jumped",
+            "surges",
+            "surged",
+            "rallies",
+            "rallied",
+        )
+    },
     **{
         w: "fall"
         for w in (
@@ -79,8 +97,10 @@ STEMS: dict[str, str] = {
             "declined",
         )
     },
-    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips",
-                           "flipped", "flip")},
+    **{
+        w: "turn"
+        for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips", "flipped", "flip")
+    },
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
     **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},
@@ -113,6 +133,16 @@ STEMS: dict[str, str] = {
     "touched": "touch",
     "touching": "touch",
     "remains": "stay",
+    # Spans of time and days of the week (issue 29): "in 4 hours", "on Mondays".
+    **{w: "hour" for w in ("hours", "hr", "hrs")},
+    **{w: "minute" for w in ("minutes", "mins", "min")},
+    "weeks": "week",
+    "deviations": "deviation",
+    "devs": "dev",
+    "sigmas": "sigma",
+    **{d + "s": d for d in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")},
+    "weekends": "weekend",
+    "weekdays": "weekday",
 }
 
 NUMBER_WORDS: dict[str, float] = {

@@ -80,6 +80,8 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return node.n - 1
     if isinstance(node, A.TrendEvent):
         return m.trend
+    if isinstance(node, A.DayStart):
+        return 1  # the first candle of a series is not known to open its day
     if isinstance(node, A.Pattern):
         return PATTERNS[node.name].lookback
     if isinstance(node, A.Tf | A.TfCond):

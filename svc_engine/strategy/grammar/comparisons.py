@@ -21,7 +21,9 @@ from svc_engine.strategy.grammar.words import (
     ZONES,
 )
 from svc_engine.strategy.tokens import COMMA, END, NUM, WORD, Token
-from svc_engine.strategy.vocab import COMPARATORS
+from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES
+
+CALENDAR = (A.Ind("hour", ()), A.Ind("weekday", ()))
 
 
 class Comparisons(Cursor):
@@ -42,6 +44,8 @@ class Comparisons(Cursor):
             tok = self.peek()
         if tok.text in ("oversold", "overbought"):
             return self.zone(left)
+        if left in CALENDAR and (tok.kind == NUM or tok.text in DAY_NAMES):
+            return A.Compare("=", left, self.value())  # "hour is 14", "day of week is Friday"
         if isinstance(left, A.Ind) and left.name == "supertrend" and self.at_any(BULL_WORDS | BEAR_WORDS):
             # "Supertrend is bullish": its direction is up.
             op = ">" if self.take().text in BULL_WORDS else "<"
@@ -59,8 +63,20 @@ class Comparisons(Cursor):
         pct_next = self.peek(1).kind == NUM and self.peek(1).pct
         if tok.text in ("rise", "fall") and (pct_next or (self.peek(1).text == "by" and self.peek(2).pct)):
             return self.move(left)
+        if tok.text in ("up", "down") and (pct_next or (self.peek(1).text == "by" and self.peek(2).pct)):
+            return self.move(left)  # "close is up 5% over the last 24 candles"
         if tok.text in ("rise", "fall"):
             return self.streak(left)
+        if self.at_std_band():
+            return self.std_compare(left, "")  # "close is 2 standard deviations below its average"
+        if self.peek().text in ("more", "over") and self.at_std_band(1):
+            self.i += 1
+            return self.std_compare(left, "")
+        if self.at("at", "least") and self.at_std_band(2):
+            self.i += 2
+            return self.std_compare(left, "=")
+        if tok.kind == NUM and not tok.pct and self.peek(1).text == "times" and self.peek(2).kind != NUM:
+            return self.multiple(left)
         if tok.text == "gap":
             return self.gap(left)
         if tok.text == "make" or (tok.text == "new"):
@@ -104,6 +120,25 @@ class Comparisons(Cursor):
             return self.margin(op, left, right)
         return A.Compare(op or ">", left, right)
 
+    def multiple(self, left: A.Node) -> A.Node:
+        """ "volume is 3 times its average": at least 3 times it ("3 times greater than": above it)."""
+        tok = self.peek()
+        if tok.value <= 0:
+            self.fail("a multiple must be positive", tok)
+        self.i += 2
+        op = ">="
+        if self.at_any({"greater", "higher", "more", "above", "bigger", "larger"}):
+            self.i += 1
+            op = ">"
+        self.no_second_side(self.raw(tok, self.toks[self.i - 1]))
+        return A.Compare(op, left, A.Arith("*", A.Num(tok.value), self.value()))
+
+    def std_compare(self, left: A.Node, equal: str) -> A.Node:
+        """ "close is (more than / at least) 2 standard deviations below SMA(20)": beyond the band."""
+        band = self.std_band(left)
+        assert isinstance(band, A.Arith)
+        return A.Compare((">" if band.op == "+" else "<") + equal, left, band)
+
     def directional(self, k: int) -> bool:
         """Whether an above/below word follows at offset `k` (after an optional "back")."""
         k += self.peek(k).text == "back"
@@ -145,6 +180,9 @@ class Comparisons(Cursor):
             k = 1
             while self.peek(k).text in PERIOD_WORDS or self.peek(k).text == "single":
                 k += 1
+            if self.time_span_at(1) is not None:
+                self.i += 1
+                return self.timed_move(verb, tok, left, self.time_span())
             if self.peek(k).kind == NUM and self.peek(k + 1).text == "candle":
                 self.i += k
                 n = self.integer("the number of candles of the move")
@@ -160,9 +198,17 @@ class Comparisons(Cursor):
             verb,
             self.toks[self.i - 1].end,
         )
-        if verb.text == "rise":
+        if verb.text in ("rise", "up"):
             return A.Compare(">=", roc, A.Num(tok.value))
         return A.Compare("<=", roc, A.Num(-tok.value))
+
+    def timed_move(self, verb: Token, pct: Token, left: A.Node, minutes: int) -> A.Node:
+        """ "fell 3% in 4 hours": the percent change over that span of time (`roct`)."""
+        minute_tok = Token(NUM, str(minutes), pct.pos, pct.end, value=float(minutes))
+        roc = check_indicator("roct", [minute_tok], "", left, self.text, verb, self.toks[self.i - 1].end)
+        if verb.text in ("rise", "up"):
+            return A.Compare(">=", roc, A.Num(pct.value))
+        return A.Compare("<=", roc, A.Num(-pct.value))
 
     def gap(self, left: A.Node) -> A.Node:
         """ "price gaps up (by 1%)": the open above the previous close (by at least 1%)."""
@@ -176,7 +222,8 @@ class Comparisons(Cursor):
         else:
             self.fail("expected 'up' or 'down' after 'gaps'")
         self.i += 1
-        self.accept("by")
+        self.accept("by") or self.accept("of")
+        self.accept("at", "least") or self.accept("more") or self.accept("over")
         previous = A.Lag(A.Field("close"), 1)
         if self.peek().kind == NUM and self.peek().pct:
             pct = self.take()

@@ -14,7 +14,7 @@ from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, UP_WORDS
 from svc_engine.strategy.tokens import LPAREN, NUM, WORD
-from svc_engine.strategy.vocab import PATTERN_WORDS, PATTERNS, SPECS
+from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES, PATTERN_WORDS, PATTERNS, SPECS
 
 
 class Events(Cursor):
@@ -29,6 +29,9 @@ class Events(Cursor):
         ):
             self.i += 2
             return A.DayEnd()  # "the day ends" (exit rules)
+        calendar = self.calendar()
+        if calendar is not None:
+            return calendar
         pattern = self.pattern()
         if pattern is not None:
             return pattern
@@ -62,6 +65,43 @@ class Events(Cursor):
         if self.at_trend_line() or self.at("resistance") or self.at("support"):
             return self.trend_break()
         return None
+
+    def calendar(self) -> A.Node | None:
+        """ "on Mondays", "on weekends", "at 14:00 UTC", "the candle opens at 14:00", "at the session
+        open", "the first candle of the day", "the day opens": the candle's place in the UTC week and
+        day (the `weekday` and `hour` values, the `DayStart` event)."""
+        k = 1 if self.at("on") or self.at("at") else 0
+        word = self.peek(k)
+        weekday, hour = A.Ind("weekday", ()), A.Ind("hour", ())
+        if word.kind == WORD and word.text in DAY_NAMES and not self.at_comparison(k + 1):
+            self.i += k + 1
+            return A.Compare("=", weekday, A.Num(float(DAY_NAMES[word.text])))
+        if word.text in ("weekend", "weekday") and not self.at_comparison(k + 1):
+            self.i += k + 1
+            if word.text == "weekend":
+                return A.Compare(">=", weekday, A.Num(6.0))  # Saturday and Sunday
+            return A.Compare("<=", weekday, A.Num(5.0))
+        lead = 3 if self.at("candle", "open", "at") else (1 if self.at("at") else 0)
+        if lead and self.peek(lead).kind == NUM and self.peek(lead + 1).text == ":":
+            self.i += lead
+            return A.Compare("=", hour, self.number_primary())
+        # The session's first candle: "(at the) session open(s)", "the day opens", "first candle of the day".
+        raw = self.text[word.pos : word.end].lower()
+        if raw in ("session", "day") and self.peek(k + 1).text in ("open", "opening", "start", "starts"):
+            self.i += k + 2
+            self.accept("candle")
+            return A.DayStart()
+        if self.at("first", "candle", "of") and self.text[self.peek(3).pos : self.peek(3).end].lower() in (
+            "day",
+            "session",
+        ):
+            self.i += 4
+            return A.DayStart()
+        return None
+
+    def at_comparison(self, k: int) -> bool:
+        """Whether a comparison word follows at offset k ("Monday" as a value in "... is Monday")."""
+        return any(self.phrase_at(k, key) for key in COMPARATORS) or self.peek(k).text in ("between", "cross")
 
     def pattern(self) -> A.Node | None:
         """ "a bullish engulfing (candle / pattern)", "hammer", "three white soldiers", "doji"."""

@@ -14,7 +14,30 @@ from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
 from svc_engine.strategy.tokens import LPAREN, NUM, RPAREN, WORD
-from svc_engine.strategy.vocab import ALIASES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
+from svc_engine.strategy.vocab import ALIASES, DAY_NAMES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
+
+#: Words of "standard deviation(s)" in "2 standard deviations below the average".
+STD_WORDS: dict[tuple[str, ...], str] = {
+    ("standard", "deviation"): "std",
+    ("std", "dev"): "std",
+    ("std",): "std",
+    ("stdev",): "std",
+    ("stddev",): "std",
+    ("sigma",): "std",
+    ("sd",): "std",
+}
+AVERAGES = ("sma", "ema", "wma", "dema", "tema", "hma")
+
+
+def _std_of(ref: A.Node, subject: A.Node) -> A.Node:
+    """The standard deviation that goes with a reference value: of the average's own series over its
+    period (the middle Bollinger band's: close over its period), else of the subject over 20."""
+    if isinstance(ref, A.Ind) and ref.name in AVERAGES:
+        return A.Ind("stddev", (int(ref.params[0]),), "", ref.source)
+    if isinstance(ref, A.Ind) and ref.name == "bb":
+        return A.Ind("stddev", (int(ref.params[0]),))
+    source = subject if isinstance(subject, A.Field | A.Ind) and subject != A.Field("close") else None
+    return A.Ind("stddev", (20,), "", source)
 
 
 class Values(Cursor):
@@ -23,7 +46,13 @@ class Values(Cursor):
     def value(self) -> A.Node:
         node = self.term()
         while True:
-            if self.accept("plus") or self.accept("+"):
+            if self.peek().text in ("plus", "+", "minus", "-") and self.std_count_at(1):
+                # "SMA(20) minus 2 standard deviations": the deviation of that average's series.
+                op = "+" if self.take().text in ("plus", "+") else "-"
+                count = self.take()
+                self.match(STD_WORDS)
+                node = A.Arith(op, node, A.Arith("*", A.Num(count.value), _std_of(node, node)))
+            elif self.accept("plus") or self.accept("+"):
                 node = A.Arith("+", node, self.term())
             elif (self.at("minus") and not self.at("minus", "di") and self.accept("minus")) or self.accept(
                 "-"
@@ -66,6 +95,32 @@ class Values(Cursor):
             else:
                 node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
         return node
+
+    def std_count_at(self, k: int) -> bool:
+        """A plain number and a standard-deviation word at offset k ("2 standard deviations")."""
+        tok = self.peek(k)
+        if tok.kind != NUM or tok.pct:
+            return False
+        return any(self.phrase_at(k + 1, key) for key in STD_WORDS)
+
+    def at_std_band(self, k: int = 0) -> bool:
+        """ "2 standard deviations below/above ..." at offset k."""
+        if not self.std_count_at(k):
+            return False
+        length = max(len(key) for key in STD_WORDS if self.phrase_at(k + 1, key))
+        return self.peek(k + 1 + length).text in UP_WORDS | DOWN_WORDS
+
+    def std_band(self, subject: A.Node) -> A.Node:
+        """ "2 standard deviations below SMA(20)": SMA(20) minus 2 x the standard deviation of its
+        series over its period (of the subject over 20 candles when the reference is no average)."""
+        count = self.take()
+        if count.value <= 0:
+            self.fail("a number of standard deviations must be positive", count)
+        self.match(STD_WORDS)
+        op = "+" if self.take().text in UP_WORDS else "-"
+        self.accept("of")
+        ref = self.postfix()
+        return A.Arith(op, ref, A.Arith("*", A.Num(count.value), _std_of(ref, subject)))
 
     def timeframe_at(self, k: int = 0) -> tuple[str, int] | None:
         """A timeframe at offset k: "daily", "weekly", "hourly", "4h", "4-hour", "15m", "1w";
@@ -115,6 +170,11 @@ class Values(Cursor):
                 period = self.take()
                 self.accept("candle")
             return self.indicator(period, source=self.subjects[-1])
+        if tok.kind == WORD and tok.text in DAY_NAMES:
+            if not self.subjects or self.subjects[-1] != A.Ind("weekday", ()):
+                self.fail("a day of the week compares with the day of week, as in 'day of week is Monday'")
+            self.i += 1
+            return A.Num(float(DAY_NAMES[tok.text]))
         if self.alias_length() <= 1:
             field = self.match(FIELDS)
             if field is not None:
@@ -127,6 +187,14 @@ class Values(Cursor):
 
     def number_primary(self) -> A.Node:
         tok = self.take()
+        if self.at(":") and self.peek(1).kind == NUM:
+            # "14:00 (UTC)": an hour of the day; the language reads whole hours.
+            minutes = self.peek(1)
+            if minutes.value != 0 or tok.value != int(tok.value) or not 0 <= tok.value <= 23:
+                self.fail("a time of day is a whole UTC hour, as in '14:00'", minutes)
+            self.i += 2
+            self.accept("utc")
+            return A.Num(tok.value)
         if tok.pct and self.at("of"):
             self.i += 1
             return A.Arith("*", A.Num(tok.value / 100.0), self.postfix())
