@@ -161,6 +161,15 @@ class Streak(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Held(Node):
+    """`cond` held on each of the last `n` candles, this one included ("the %B closes below 0.2 for
+    3 days in a row")."""
+
+    cond: Node
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
 class Candles(Node):
     """The last `n` candles were all green (close > open) or all red (close < open)."""
 
@@ -301,6 +310,7 @@ CONDITIONS = (
     Between,
     Within,
     Streak,
+    Held,
     Candles,
     NewExtreme,
     TrendEvent,

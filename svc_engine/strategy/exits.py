@@ -62,6 +62,7 @@ def parse_exit(text: str) -> Exit:
         "put",
         "on",
         "order",
+        "of",
     }:
         p.i += 1
 
@@ -174,11 +175,12 @@ def _risk_reward(p: _Parser) -> A.Node:
     for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
         p.accept(word)
     tok = p.number("the reward-to-risk ratio")
-    if p.accept(":"):
+    if p.accept(":") or p.peek().kind == NUM:
+        # "1:2", "2:1", "1 to 3": the reward is the larger part, as traders write either order.
         second = p.number("the second number of the ratio")
-        if tok.value <= 0:
-            p.fail("the risk part of a ratio must be positive", tok)
-        return A.RiskReward(second.value / tok.value)
+        if min(tok.value, second.value) <= 0:
+            p.fail("the parts of a ratio must be positive", tok)
+        return A.RiskReward(max(tok.value, second.value) / min(tok.value, second.value))
     return A.RiskReward(tok.value)
 
 
@@ -231,8 +233,20 @@ def _skip_frame(p: _Parser) -> None:
     """The words that frame an exit rule: "exit when", "close the position if", "sell once" ("close"
     only with position/trade/out after it: "exit when close falls ..." keeps the close)."""
     while not p.at_time_exit():
-        if p.at("close") and p.peek(1).text in ("position", "trade", "out", "long", "short", "all"):
+        if p.at("close") and p.peek(1).text in (
+            "position",
+            "trade",
+            "out",
+            "long",
+            "short",
+            "all",
+            "when",
+            "if",
+            "once",
+        ):
             p.i += 2
+        elif p.at("at", "close") and p.peek(2).text in ("when", "if", "once"):
+            p.i += 3  # "sell at the close when ..."
         elif p.peek().text in EXIT_PREFIXES and p.peek().text != "close":
             p.i += 1
         else:

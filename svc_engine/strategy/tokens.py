@@ -43,6 +43,16 @@ FILLERS = frozenset(
         "which",
         "currently",
         "candlestick",
+        # Words of rule lists that name nothing to compute (issue 29): "the price must be above",
+        # "the 5-day RSI reading", "three trading days ago", "today's open", "default stop loss".
+        "must",
+        "should",
+        "reading",
+        "trading",
+        "there",
+        "today",
+        "default",
+        "minimum",
     ]
 )
 
@@ -142,6 +152,9 @@ STEMS: dict[str, str] = {
     "sigmas": "sigma",
     **{d + "s": d for d in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")},
     "weekends": "weekend",
+    **{w: "reach" for w in ("reaches", "reached", "reaching")},
+    **{w: "spike" for w in ("spikes", "spiked", "spiking")},
+    **{w: "move" for w in ("moves", "moved")},
     "weekdays": "weekday",
 }
 
@@ -165,6 +178,10 @@ NUMBER_WORDS: dict[str, float] = {
         ]
     )
 } | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0}
+# "down for the third day in a row": an ordinal counts the candles ("first" stays a word).
+ORDINAL_WORDS = {w: float(i) for i, w in enumerate(
+    ["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"], 2
+)}  # fmt: skip
 MULTIPLIER_WORDS = {"twice": 2.0, "double": 2.0, "triple": 3.0}
 
 _SYMBOL_WORDS = {"&": "and", "|": "or", "!": "not", ";": ","}
@@ -277,6 +294,8 @@ def _word(text: str, i: int, out: list[Token]) -> int:
         out.append(Token(WORD, "times", start, i))
     elif word in NUMBER_WORDS:
         out.append(Token(NUM, word, start, i, value=NUMBER_WORDS[word]))
+    elif word in ORDINAL_WORDS and rest.startswith(("day", "candle", "bar", "session", "period", "week")):
+        out.append(Token(NUM, word, start, i, value=ORDINAL_WORDS[word]))
     elif word == "percent" and out and out[-1].kind == NUM and not out[-1].pct:
         last = out.pop()
         out.append(Token(NUM, last.text + "%", last.pos, i, value=last.value, pct=True))

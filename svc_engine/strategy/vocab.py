@@ -505,6 +505,11 @@ FIELDS: dict[tuple[str, ...], str] = {
     ("price",): "close",
     ("volume",): "volume",
     ("typical", "price"): "typical",
+    # The thing traded, as rule lists name it: "the asset is above its 200-day moving average".
+    **{
+        (w,): "close" for w in ("asset", "stock", "etf", "market", "instrument", "security", "coin", "ticker")
+    },
+    **{("candle", f): f for f in ("open", "high", "low", "volume")},
     ("hlc3",): "typical",
 }
 
@@ -562,6 +567,7 @@ NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
     **{k: ("ichimoku", "senkou b") for k in (("senkou", "b"), ("senkou", "span", "b"))},
     **{k: ("ichimoku", "cloud") for k in (("cloud",), ("kumo",))},
     ("%k",): ("stoch", "%k"),
+    ("%b",): ("bb", "%b"),
     ("%d",): ("stoch", "%d"),
 }  # fmt: skip
 

@@ -319,6 +319,7 @@ _RENDERERS = {
     A.Between: _between,
     A.Within: _within,
     A.Streak: _streak,
+    A.Held: lambda node: f"{render(node.cond)} for {node.n} candles in a row",
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,

@@ -32,16 +32,80 @@ class Comparisons(Cursor):
     def tail(self, left: A.Node) -> A.Node:
         negate = self.accept("not")
         node = self.tail_positive(left)
-        return A.Not(node) if negate else node
+        node = self.ago(node)
+        node = A.Not(node) if negate else node
+        return self.held(node)
+
+    def held(self, node: A.Node) -> A.Node:
+        """ "... for 3 days in a row", "... for 5 consecutive candles": on each of the last N."""
+        k = 1 if self.at("for") else 0
+        tok = self.peek(k)
+        j = k + 1 + (self.peek(k + 1).text == "consecutive")
+        if not (k and tok.kind == NUM and not tok.pct and self.peek(j).text == "candle"):
+            return node
+        if not isinstance(node, A.Compare | A.Between | A.Within | A.Not):
+            return node
+        self.i += j + 1
+        self.accept("in", "row")
+        n = self.positive_int(tok, "the number of candles")
+        if n > 1000:
+            self.fail("a condition held in a row is at most 1000 candles", tok)
+        return A.Held(node, n) if n > 1 else node
+
+    def ago(self, node: A.Node) -> A.Node:
+        """ "the 5-day RSI was below 60 three trading days ago": the comparison, N candles back."""
+        tok = self.peek()
+        if not (
+            tok.kind == NUM and not tok.pct and self.peek(1).text == "candle" and self.peek(2).text == "ago"
+        ):
+            return node
+        if not isinstance(node, A.Compare | A.Between):
+            self.fail("'N candles ago' after a condition applies to a comparison only", tok)
+        n = self.integer("the number of candles ago")
+        self.i += 2
+
+        def back(side: A.Node) -> A.Node:
+            if isinstance(side, A.Num):
+                return side
+            return A.Lag(side.expr, side.n + n) if isinstance(side, A.Lag) else A.Lag(side, n)
+
+        if isinstance(node, A.Compare):
+            return A.Compare(node.op, back(node.left), back(node.right))
+        return A.Between(back(node.expr), back(node.low), back(node.high))
 
     def tail_positive(self, left: A.Node) -> A.Node:
         tok = self.peek()
         if tok.text == "back":
             self.i += 1
             tok = self.peek()
-        if tok.text == "close" and left == A.Field("close"):
-            self.i += 1  # "price closes above ..."
+        if tok.text == "close" and (left == A.Field("close") or self.at_comparison(1)):
+            self.i += 1  # "price closes above ...", "the 2-period RSI closes below 5"
             tok = self.peek()
+        if tok.text == "open" and left == A.Field("close") and self.at_comparison(1):
+            self.i += 1  # "the stock opens above its previous close": its open
+            left = A.Field("open")
+            self.subjects[-1] = self.last_subject = left
+            tok = self.peek()
+        if tok.text in ("move", "turn") and self.directional(1):
+            tok = self.take()  # "RSI moves below 10", "price goes above the band": it crosses
+            return self.cross_from(left, tok)
+        if tok.text == "reach":
+            self.i += 1  # "the z-score reaches 0": it gets there from either side
+            self.no_second_side("reaches")
+            return A.Cross("either", left, self.value())
+        if tok.text == "spike":
+            self.i += 1  # "volume spikes to 2 times its average"
+            self.accept("to")
+            if not (self.peek().kind == NUM and self.peek(1).text in ("times", "x")):
+                self.fail("say how far it spikes, as in 'volume spikes to 3 times its average'")
+            return self.multiple(left)
+        ahead = self.peek(2) if self.peek(1).text == "for" else self.peek(1)
+        if tok.text in ("up", "down") and ahead.kind == NUM and not ahead.pct:
+            # "the market closes up 4 days in a row": a streak
+            word = self.take()
+            self.toks[self.i - 1] = Token(WORD, "rise" if word.text == "up" else "fall", word.pos, word.end)
+            self.i -= 1
+            return self.streak(left)
         if tok.text in ("oversold", "overbought"):
             return self.zone(left)
         if left in CALENDAR and (tok.kind == NUM or tok.text in DAY_NAMES):
@@ -60,10 +124,13 @@ class Comparisons(Cursor):
             return self.cross(left)
         if tok.text == "turn":
             return self.turn(left)
-        pct_next = self.peek(1).kind == NUM and self.peek(1).pct
-        if tok.text in ("rise", "fall") and (pct_next or (self.peek(1).text == "by" and self.peek(2).pct)):
+        k = 1
+        while self.peek(k).text in ("by", "at", "least", "more", "over"):
+            k += 1
+        pct_next = self.peek(k).kind == NUM and self.peek(k).pct
+        if tok.text in ("rise", "fall") and pct_next:
             return self.move(left)
-        if tok.text in ("up", "down") and (pct_next or (self.peek(1).text == "by" and self.peek(2).pct)):
+        if tok.text in ("up", "down") and pct_next:
             return self.move(left)  # "close is up 5% over the last 24 candles"
         if tok.text in ("rise", "fall"):
             return self.streak(left)
@@ -75,7 +142,12 @@ class Comparisons(Cursor):
         if self.at("at", "least") and self.at_std_band(2):
             self.i += 2
             return self.std_compare(left, "=")
-        if tok.kind == NUM and not tok.pct and self.peek(1).text == "times" and self.peek(2).kind != NUM:
+        if (
+            tok.kind == NUM
+            and not tok.pct
+            and self.peek(1).text in ("times", "x")
+            and self.peek(2).kind != NUM
+        ):
             return self.multiple(left)
         if tok.text == "gap":
             return self.gap(left)
@@ -172,6 +244,7 @@ class Comparisons(Cursor):
         over N candles (ROC, in percent), at least X up (down)."""
         verb = self.take()
         self.accept("by")
+        self.accept("at", "least") or self.accept("more") or self.accept("over")
         tok = self.number("a percentage")
         if tok.value <= 0:
             self.fail("a move must be a positive percentage; 'rises' or 'drops' gives its direction", tok)
@@ -223,7 +296,8 @@ class Comparisons(Cursor):
             self.fail("expected 'up' or 'down' after 'gaps'")
         self.i += 1
         self.accept("by") or self.accept("of")
-        self.accept("at", "least") or self.accept("more") or self.accept("over")
+        for word in ("at", "least", "more", "over", "larger", "bigger", "greater"):
+            self.accept(word)  # "a gap up larger than 1%", "gaps up by at least 1%"
         previous = A.Lag(A.Field("close"), 1)
         if self.peek().kind == NUM and self.peek().pct:
             pct = self.take()
@@ -233,8 +307,18 @@ class Comparisons(Cursor):
             return A.Compare(">=" if up else "<=", A.Field("open"), level)
         return A.Compare(">" if up else "<", A.Field("open"), previous)
 
+    def at_comparison(self, k: int) -> bool:
+        """A comparison word at offset k ("closes below", "closes < 0.2", "closes up 4 days")."""
+        from svc_engine.strategy.vocab import COMPARATORS
+
+        return any(self.phrase_at(k, key) for key in COMPARATORS) or self.peek(k).text in (
+            "between", "up", "down", "within", "cross", "back",
+        )  # fmt: skip
+
     def cross(self, left: A.Node) -> A.Node:
-        verb = self.take()
+        return self.cross_from(left, self.take())
+
+    def cross_from(self, left: A.Node, verb: Token) -> A.Node:
         self.accept("back")
         if self.at_any(UP_WORDS):
             direction = "above"
@@ -243,7 +327,12 @@ class Comparisons(Cursor):
         elif verb.text == "cross":
             # "tenkan crosses kijun": either way.
             self.no_second_side(self.raw(verb, verb))
-            return A.Cross("either", left, self.value())
+            right = self.value()
+            if self.accept("upside") or self.accept("upwards") or self.accept("up"):
+                return A.Cross("above", left, right)  # "crosses the slow one to the upside"
+            if self.accept("downside") or self.accept("downwards") or self.accept("down"):
+                return A.Cross("below", left, right)
+            return A.Cross("either", left, right)
         else:
             self.fail(f"expected 'above' or 'below' after {verb.text!r}")
         self.i += 1

@@ -43,6 +43,11 @@ class Events(Cursor):
             self.i += 2
             way = "above" if tok.text == "golden" else "below"
             return A.Cross(way, A.Ind("sma", (50,)), A.Ind("sma", (200,)))
+        if self.at("at", "least") and self.peek(2).kind == NUM:
+            self.i += 2  # "at least four consecutive bullish candles" holds where four in a row do
+            tok = self.peek()
+            if self.candle_run_at() is None:
+                self.i -= 2
         if tok.kind == NUM and not tok.pct:
             k = 1
             if self.peek(1).text == "consecutive":
@@ -102,6 +107,12 @@ class Events(Cursor):
     def at_comparison(self, k: int) -> bool:
         """Whether a comparison word follows at offset k ("Monday" as a value in "... is Monday")."""
         return any(self.phrase_at(k, key) for key in COMPARATORS) or self.peek(k).text in ("between", "cross")
+
+    def candle_run_at(self) -> str | None:
+        """The colour of "N (consecutive) green candles" at the cursor, or None."""
+        k = 2 if self.peek(1).text == "consecutive" else 1
+        color = COLORS.get(self.peek(k).text)
+        return color if color and self.peek(k + 1).text == "candle" else None
 
     def pattern(self) -> A.Node | None:
         """ "a bullish engulfing (candle / pattern)", "hammer", "three white soldiers", "doji"."""

@@ -48,6 +48,18 @@ class Indicators(Cursor):
     def indicator(self, period_tok: Token | None, source: A.Node | None = None) -> A.Node:
         if self.at("fast") or self.at("slow"):
             return self.qualified(period_tok, source)
+        if (self.at("short") or self.at("long")) and self.peek(1).text in SPEED_NAMED | {
+            "moving",
+            "average",
+            "ma",
+        }:
+            # "short SMA(10) crosses above long SMA(50)": the fast and the slow average
+            word = self.take()
+            self.toks[self.i - 1] = Token(
+                WORD, "fast" if word.text == "short" else "slow", word.pos, word.end
+            )
+            self.i -= 1
+            return self.qualified(period_tok, source)
         start = self.peek()
         output = ""
         while self.peek().text in PREFIX_OUTPUTS:
@@ -100,6 +112,24 @@ class Indicators(Cursor):
                 params.append(self.period_phrase())  # "standard deviation of close over 20 candles"
         elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
+        if key in ("zscore", "stddev") and not params and self.at("relative"):
+            # "z-score of price relative to its 50-period moving average": over that period
+            self.i += 1
+            self.accept("its")
+            ref = self.postfix()
+            if not (isinstance(ref, A.Ind) and ref.name == "sma"):
+                self.fail("a z-score is measured from a simple moving average", start)
+            params = [Token(NUM, str(ref.params[0]), start.pos, start.end, value=float(ref.params[0]))]
+        if key == "bb" and self.at("with") and self.peek(1).kind == NUM and not self.peek(1).pct:
+            # "the lower Bollinger band with 3 standard deviations": the multiplier
+            from svc_engine.strategy.grammar.values import STD_WORDS
+
+            if any(self.phrase_at(2, w) for w in STD_WORDS):
+                self.i += 1
+                width = self.take()
+                self.match(STD_WORDS)
+                default = Token(NUM, "20", width.pos, width.end, value=20.0)
+                params = [params[0] if params else default, width]
         node = check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
         # "SMA of the previous 20 candles": the 20 before the current one.
         return A.Lag(node, 1) if self.period_word in ("previous", "prior") else node
@@ -221,6 +251,9 @@ class Indicators(Cursor):
             if self.peek().kind != RPAREN:
                 self.fail("expected ')' after the parameters")
             self.i += 1
+        elif self.at("candle") and self.peek(1).kind == NUM and not self.peek(1).pct and not out:
+            self.i += 1  # "RSI period 3", "EMA period 100"
+            out.append(self.take())
         elif (
             self.peek().kind == NUM
             and not self.peek().pct

@@ -52,6 +52,17 @@ class Values(Cursor):
                 count = self.take()
                 self.match(STD_WORDS)
                 node = A.Arith(op, node, A.Arith("*", A.Num(count.value), _std_of(node, node)))
+            elif (
+                self.peek().text in ("plus", "+", "minus", "-")
+                and self.peek(1).kind == NUM
+                and self.peek(1).pct
+            ):
+                # "the SMA plus 1 percent": 1% above it
+                sign = 1.0 if self.take().text in ("plus", "+") else -1.0
+                pct = self.take()
+                if pct.value <= 0:
+                    self.fail("a percentage offset must be positive", pct)
+                node = A.PctOff(sign * pct.value, node)
             elif self.accept("plus") or self.accept("+"):
                 node = A.Arith("+", node, self.term())
             elif (self.at("minus") and not self.at("minus", "di") and self.accept("minus")) or self.accept(
@@ -87,7 +98,12 @@ class Values(Cursor):
 
     def postfix(self) -> A.Node:
         node = self.primary()
-        while self.peek().kind == NUM and self.peek(1).text == "candle" and self.peek(2).text == "ago":
+        while (
+            self.peek().kind == NUM
+            and self.peek(1).text == "candle"
+            and self.peek(2).text == "ago"
+            and not isinstance(node, A.Num)  # "was below 60 three days ago": the comparison's
+        ):
             n = self.integer("the number of candles ago")
             self.i += 2
             if id(node) in self.implicit_lags:
@@ -156,7 +172,33 @@ class Values(Cursor):
                 self.fail("expected ')'")
             self.i += 1
             return inner
-        if self.at("previous") or self.at("prior") or self.at("last"):
+        if self.subjects and (
+            self.at("of", "previous", "candle")
+            or self.at("previous", "value")
+            or self.at("its", "previous", "value")
+        ):
+            # "greater than that of the previous candle", "above its previous value": the subject, 1 back
+            self.i += 3 if not self.at("previous") else 2
+            subject = self.subjects[-1]
+            return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
+        if (self.at("current") or self.at("this")) and self.peek(1).text in (
+            "candle",
+            "open",
+            "high",
+            "low",
+            "close",
+            "volume",
+            "price",
+        ):
+            self.i += 1  # "the current bar's volume", "the current low": this candle's
+        if self.at("its") and self.peek(1).text in ("previous", "prior", "open", "high", "low", "close"):
+            self.i += 1  # "opens above its previous close"
+        if self.subjects and (self.at("normal") or self.at("usual")):
+            self.i += 1  # "volume is 4x normal": its usual level, the 20-candle average
+            return A.Ind(
+                "sma", (20,), "", None if self.subjects[-1] == A.Field("close") else self.subjects[-1]
+            )
+        if self.at("yesterday") or self.at("previous") or self.at("prior") or self.at("last"):
             self.i += 1
             self.accept("candle")
             inner = self.primary()
@@ -186,6 +228,8 @@ class Values(Cursor):
         return max((len(key) for key in ALIASES if self.at(*key)), default=0)
 
     def number_primary(self) -> A.Node:
+        if self.at_std_band() and self.subjects:
+            return self.std_band(self.subjects[-1])  # "exceeds 2 standard deviations above its average"
         tok = self.take()
         if self.at(":") and self.peek(1).kind == NUM:
             # "14:00 (UTC)": an hour of the day; the language reads whole hours.
