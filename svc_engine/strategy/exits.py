@@ -63,6 +63,7 @@ def parse_exit(text: str) -> Exit:
         "on",
         "order",
         "of",
+        "=",
     }:
         p.i += 1
 
@@ -70,6 +71,10 @@ def parse_exit(text: str) -> Exit:
     if first.kind == END:
         p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
     if first.text == "-" and p.peek(1).kind == NUM:
+        fraction = p.peek(1)
+        if not fraction.pct and 0 < fraction.value < 1 and p.peek(2).kind == END:
+            p.i += 2  # "stoploss -0.05", as freqtrade writes a 5% stop
+            return Exit(A.PctTarget(round(fraction.value * 100, 10)), None, fraction)
         p.fail("a take-profit or stop-loss distance must be positive; the side sets its direction")
     direction = None
     if p.accept("at"):
@@ -88,6 +93,9 @@ def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
     first = p.peek()
     if p.at("risk") or p.at("rr") or p.at("reward"):
         return _risk_reward(p)
+    turtle = _turtle_n(p)
+    if turtle is not None:
+        return Exit(turtle, direction, first)
     if first.kind == NUM and p.peek(1).text in ("r", "rr"):
         p.i += 2
         return A.RiskReward(first.value)
@@ -171,6 +179,24 @@ def _atr_target(p: _Parser, direction: str | None) -> Exit:
     return Exit(A.AtrTarget(first.value, int(atr.params[0])), way or direction, first)
 
 
+#: The Turtles' N: the 20-day average true range (Curtis Faith, The Original Turtle Trading Rules).
+TURTLE_N = 20
+
+
+def _turtle_n(p: _Parser) -> A.Node | None:
+    """ "2N", "2 N below entry", "1/2 N": a multiple of N, the ATR(20)."""
+    first = p.peek()
+    if first.kind != NUM or first.pct:
+        return None
+    mult, k = first.value, 1
+    if p.peek(1).text == "/" and p.peek(2).kind == NUM and p.peek(2).value > 0:
+        mult, k = first.value / p.peek(2).value, 3
+    if p.peek(k).text != "n":
+        return None
+    p.i += k + 1
+    return A.AtrTarget(mult, TURTLE_N)
+
+
 def _risk_reward(p: _Parser) -> A.Node:
     for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
         p.accept(word)
@@ -219,6 +245,7 @@ def parse_exit_rule(text: str) -> ExitRule:
             p.fail("expected a condition after 'exit when'")
         condition = p.condition()
     hold = 0
+    p.accept("for", "long", "position") or p.accept("for", "short", "position")
     p.accept("or")
     if p.at_time_exit():
         p.i += 1

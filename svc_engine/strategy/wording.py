@@ -239,6 +239,10 @@ def _compare(node: A.Compare) -> str:
     right = node.right
     if isinstance(right, A.PctOff) and (node.op, right.pct > 0) in ((">", True), ("<", False)):
         return f"{render(node.left)} is {render(right)}"
+    if isinstance(right, A.PctOff) and right.pct < 0 and node.op in (">=", "<="):
+        # below a level, "at least N% below" is the smaller side (<=), "at most N% below" the larger
+        word = "at least" if node.op == "<=" else "at most"
+        return f"{render(node.left)} is {word} {render(right)}"
     return f"{render(node.left)} {COMPARE_WORDS[node.op]} {_side(right, node.left)}"
 
 

@@ -89,6 +89,12 @@ class Comparisons(Cursor):
         if tok.text in ("move", "turn") and self.directional(1):
             tok = self.take()  # "RSI moves below 10", "price goes above the band": it crosses
             return self.cross_from(left, tok)
+        if (
+            tok.text == "in"
+            and self.peek(1).text in ("bottom", "top", "lowest", "highest")
+            and self.peek(2).pct
+        ):
+            return self.percentile_zone(left)
         if tok.text == "reach":
             self.i += 1  # "the z-score reaches 0": it gets there from either side
             self.no_second_side("reaches")
@@ -190,6 +196,9 @@ class Comparisons(Cursor):
         right = self.value()
         if self.at("by") and op in (">", "<"):
             return self.margin(op, left, right)
+        if isinstance(right, A.PctOff) and right.pct < 0 and op in (">=", "<="):
+            # "at least 3% below SMA(50)" is 3% or more under it: at most SMA(50) x 0.97
+            op = "<=" if op == ">=" else ">="
         return A.Compare(op or ">", left, right)
 
     def multiple(self, left: A.Node) -> A.Node:
@@ -306,6 +315,25 @@ class Comparisons(Cursor):
             level = A.PctOff(pct.value if up else -pct.value, previous)
             return A.Compare(">=" if up else "<=", A.Field("open"), level)
         return A.Compare(">" if up else "<", A.Field("open"), previous)
+
+    def percentile_zone(self, left: A.Node) -> A.Node:
+        """ "the price is in the bottom 5% of the last 100 closes": its percentile rank over 100."""
+        self.i += 1
+        low = self.take().text in ("bottom", "lowest")
+        pct = self.take()
+        if not 0 < pct.value < 100:
+            self.fail("a share of the closes is between 0% and 100%", pct)
+        self.accept("of")
+        while self.peek().text in PERIOD_WORDS:
+            self.i += 1
+        count = self.number("how many candles, as in 'of the last 100 closes'")
+        if not self.at_any({"close", "candle", "value"}):
+            self.fail("expected 'closes' or 'candles' after the number of candles")
+        self.i += 1
+        rank = check_indicator("prank", [count], "", left, self.text, count, self.toks[self.i - 1].end)
+        if low:
+            return A.Compare("<=", rank, A.Num(pct.value))
+        return A.Compare(">=", rank, A.Num(100.0 - pct.value))
 
     def at_comparison(self, k: int) -> bool:
         """A comparison word at offset k ("closes below", "closes < 0.2", "closes up 4 days")."""

@@ -13,7 +13,7 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, UP_WORDS
-from svc_engine.strategy.tokens import LPAREN, NUM, WORD
+from svc_engine.strategy.tokens import END, LPAREN, NUM, RPAREN, WORD
 from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES, PATTERN_WORDS, PATTERNS, SPECS
 
 
@@ -60,9 +60,15 @@ class Events(Cursor):
         cloud = self.cloud_color()
         if cloud is not None:
             return cloud
-        if self.at("gap") or self.at("candle", "gap"):
+        if (self.at("gap") or self.at("candle", "gap")) and not self.gap_as_value():
             self.accept("candle")
             return self.gap(A.Field("close"))
+        run = self.n_candle_move()
+        if run is not None:
+            return run
+        extreme = self.range_break()
+        if extreme is not None:
+            return extreme
         if self.at("new"):
             self.i += 1
             n, kind = self.new_extreme()
@@ -75,12 +81,46 @@ class Events(Cursor):
         """ "on Mondays", "on weekends", "at 14:00 UTC", "the candle opens at 14:00", "at the session
         open", "the first candle of the day", "the day opens": the candle's place in the UTC week and
         day (the `weekday` and `hour` values, the `DayStart` event)."""
+        node = self.calendar_one()
+        if node is None:
+            return None
+        # "on Friday at 16:00 UTC": one place in the week and the day, said together
+        more = self.calendar_one() if self.at("at") or self.at("on") else None
+        return node if more is None else A.And((node, more))
+
+    def calendar_one(self) -> A.Node | None:
         k = 1 if self.at("on") or self.at("at") else 0
         word = self.peek(k)
         weekday, hour = A.Ind("weekday", ()), A.Ind("hour", ())
+        if self.at("at", "end", "of") and self.text[self.peek(3).pos : self.peek(3).end].lower() in (
+            "day",
+            "session",
+            "trading day",
+        ):
+            self.i += 4
+            return A.DayEnd()  # "at the end of the session"
         if word.kind == WORD and word.text in DAY_NAMES and not self.at_comparison(k + 1):
             self.i += k + 1
+            self.accept("close")  # "at the Friday close": on Friday's candle
             return A.Compare("=", weekday, A.Num(float(DAY_NAMES[word.text])))
+        if self.at("between") and self.peek(1).kind == NUM and self.peek(2).text == ":":
+            self.i += 1  # "buy between 06:00 and 21:00"
+            low = self.number_primary()
+            self.expect("and", "'and' in 'between 06:00 and 21:00'")
+            return A.Between(hour, low, self.number_primary())
+        if self.at("at", "hour") and self.peek(2).kind == NUM:
+            self.i += 2  # "exit at hour 4"
+            return A.Compare("=", hour, self.number_primary())
+        if self.peek().kind == NUM and self.peek(1).text == ":":
+            return A.Compare("=", hour, self.number_primary())  # "... or 15:00"
+        if (self.at("at", "open", "of", "next", "candle") or self.at("open", "of", "next", "candle")) and (
+            self.text[
+                self.peek(4 if self.at("at") else 3).pos : self.peek(4 if self.at("at") else 3).end
+            ].lower()
+            in ("day", "session")
+        ):
+            self.i += 5 if self.at("at") else 4
+            return A.DayStart()  # "sell at the open of the next day"
         if word.text in ("weekend", "weekday") and not self.at_comparison(k + 1):
             self.i += k + 1
             if word.text == "weekend":
@@ -107,6 +147,63 @@ class Events(Cursor):
     def at_comparison(self, k: int) -> bool:
         """Whether a comparison word follows at offset k ("Monday" as a value in "... is Monday")."""
         return any(self.phrase_at(k, key) for key in COMPARATORS) or self.peek(k).text in ("between", "cross")
+
+    def gap_as_value(self) -> bool:
+        """ "gap size is larger than 1 ATR(14)", "the gap is at least 0.5 times ATR(14)": the gap's
+        size (open minus the previous close) compared, not the event "gaps up"."""
+        k = 1 if self.at("candle", "gap") else 0
+        nxt = self.peek(k + 1)
+        return nxt.text in (
+            "size",
+            "at",
+            "greater",
+            "larger",
+            "bigger",
+            "more",
+            "above",
+            "below",
+            "less",
+            "smaller",
+        )
+
+    def n_candle_move(self) -> A.Node | None:
+        """ "a two-day decline of more than 1%", "a 3-candle gain of 5%": the close's change over N."""
+        tok = self.peek()
+        if not (tok.kind == NUM and not tok.pct and self.peek(1).text == "candle" and self.peek(2).text in (
+            "rise", "fall", "gain", "loss", "move"
+        )):  # fmt: skip
+            return None
+        verb = self.peek(2)
+        k = 3 + (self.peek(3).text == "of")
+        while self.peek(k).text in ("more", "over", "at", "least"):
+            k += 1
+        pct = self.peek(k)
+        if pct.kind != NUM or not pct.pct or verb.text == "move":
+            return None
+        n = self.positive_int(tok, "the number of candles")
+        self.i += k + 1
+        roc = check_indicator("roc", [tok], "", None, self.text, tok, pct.end)
+        if verb.text in ("rise", "gain"):
+            return A.Compare(">=", roc, A.Num(pct.value))
+        return A.Compare("<=", roc, A.Num(-pct.value))
+        del n
+
+    def range_break(self) -> A.Node | None:
+        """ "a 10 day low" as a whole condition (the Turtles' exit: "exit on a 10 day low"): the close
+        beyond the lowest low (highest high) of the previous N candles."""
+        tok = self.peek()
+        if not (tok.kind == NUM and not tok.pct and self.peek(1).text == "candle"
+                and self.peek(2).text in ("high", "low")):  # fmt: skip
+            return None
+        after = self.peek(3)
+        if not (after.kind == END or after.text in ("for", "or", "and", ",") or after.kind == RPAREN):
+            return None
+        kind = self.peek(2).text
+        self.i += 3
+        n = self.positive_int(tok, "the number of candles")
+        field = A.Field(kind)
+        extreme = A.Lag(A.Ind("min" if kind == "low" else "max", (n,), "", field), 1)
+        return A.Compare("<" if kind == "low" else ">", A.Field("close"), extreme)
 
     def candle_run_at(self) -> str | None:
         """The colour of "N (consecutive) green candles" at the cursor, or None."""

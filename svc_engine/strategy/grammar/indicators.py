@@ -273,7 +273,10 @@ class Indicators(Cursor):
         while self.peek(k).text in PERIOD_WORDS:
             k += 1
         return (
-            self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and self.peek(k + 2).text != "ago"
+            self.peek(k).kind == NUM
+            and self.peek(k + 1).text == "candle"
+            and self.peek(k + 2).text != "ago"
+            and not self.starts_indicator(k + 2)  # "of the 1-day rate of change": a source
         )
 
     def period_phrase(self) -> Token:
@@ -287,7 +290,10 @@ class Indicators(Cursor):
         return tok
 
     def source(self) -> A.Node | None:
-        if self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
+        sourced_number = (
+            self.peek(1).kind == NUM and self.peek(2).text == "candle" and self.starts_indicator(3)
+        )
+        if self.at("of") and (self.peek(1).kind != NUM or sourced_number) and not self.at_period_phrase():
             self.i += 1
             return self.postfix()
         if self.at("volume"):

@@ -193,6 +193,21 @@ class Values(Cursor):
             self.i += 1  # "the current bar's volume", "the current low": this candle's
         if self.at("its") and self.peek(1).text in ("previous", "prior", "open", "high", "low", "close"):
             self.i += 1  # "opens above its previous close"
+        if self.at("gap") and self.peek(1).text in (
+            "size",
+            "at",
+            "greater",
+            "larger",
+            "bigger",
+            "more",
+            "above",
+            "below",
+            "less",
+            "smaller",
+        ):
+            self.i += 1  # "gap size is larger than 1 ATR(14)": the open's distance from the previous close
+            self.accept("size")
+            return A.Arith("-", A.Field("open"), A.Lag(A.Field("close"), 1))
         if self.subjects and (self.at("normal") or self.at("usual")):
             self.i += 1  # "volume is 4x normal": its usual level, the 20-candle average
             return A.Ind(
@@ -231,6 +246,10 @@ class Values(Cursor):
         if self.at_std_band() and self.subjects:
             return self.std_band(self.subjects[-1])  # "exceeds 2 standard deviations above its average"
         tok = self.take()
+        if not tok.pct and self.starts_indicator(0) and self.paren_after_name():
+            # "1 ATR(14)", "0.5 ATR(20)": a multiple of an indicator that names its own period
+            ind = self.indicator(None)
+            return ind if tok.value == 1 else A.Arith("*", A.Num(tok.value), ind)
         if self.at(":") and self.peek(1).kind == NUM:
             # "14:00 (UTC)": an hour of the day; the language reads whole hours.
             minutes = self.peek(1)
@@ -270,6 +289,11 @@ class Values(Cursor):
             return self.indicator(tok)
         return A.Num(tok.value)
 
+    def paren_after_name(self) -> bool:
+        """An indicator name at the cursor followed by its own parameters in parentheses."""
+        length = max((len(key) for key in ALIASES if self.at(*key)), default=0)
+        return length > 0 and self.peek(length).kind == LPAREN
+
     def starts_indicator(self, k: int) -> bool:
         word = self.peek(k).text
         if word in PREFIX_OUTPUTS or word in ("highest", "lowest"):
@@ -283,6 +307,30 @@ class Values(Cursor):
         return all(self.peek(k + j).text == w for j, w in enumerate(words))
 
     def field_suffix(self, node: A.Field) -> A.Node:
+        if (
+            not self.range_depth
+            and node.name in ("high", "low")
+            and self.at("of")
+            and self.peek(2).kind == NUM
+            and self.peek(1).text in ("last", "past", "previous", "prior")
+        ):
+            # "the high of the preceding 20 days": the highest high of the previous 20 candles
+            self.i += 1
+            word = self.take().text
+            count = self.number("the number of candles")
+            self.expect("candle", "'candles' after the number")
+            key = "max" if node.name == "high" else "min"
+            ind = check_indicator(key, [count], "", node, self.text, count, self.toks[self.i - 1].end)
+            return self.range_window(ind, "previous" if word != "last" else word, False, count)
+        if node.name == "close" and self.peek().text in ("percent", "percentile", "z", "zscore", "roc"):
+            spec_key = self.match(ALIASES)  # "the price percent rank", "the price z-score"
+            if spec_key in ("prank", "zscore", "roc"):
+                self.i -= len(
+                    next(k for k in ALIASES if ALIASES[k] == spec_key and self.phrase_at(-len(k), k))
+                )
+                return self.indicator(None, source=None)
+            if spec_key is not None:
+                self.fail("expected a comparison after the price")
         if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
             self.i += 3
             return A.Lag(node, 1)
