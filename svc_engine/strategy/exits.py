@@ -64,6 +64,8 @@ def parse_exit(text: str) -> Exit:
         "order",
         "of",
         "=",
+        "roi",
+        "minimal",
     }:
         p.i += 1
 
@@ -246,6 +248,8 @@ def parse_exit_rule(text: str) -> ExitRule:
         condition = p.condition()
     hold = 0
     p.accept("for", "long", "position") or p.accept("for", "short", "position")
+    p.accept("then")
+    p.accept("sell") or p.accept("exit") or p.accept("cover")  # "if RSI is greater than 70 sell"
     p.accept("or")
     if p.at_time_exit():
         p.i += 1
@@ -276,6 +280,8 @@ def _skip_frame(p: _Parser) -> None:
             p.i += 3  # "sell at the close when ..."
         elif p.peek().text in EXIT_PREFIXES and p.peek().text != "close":
             p.i += 1
+        elif p.peek().text in ("long", "short") and p.i and p.toks[p.i - 1].text in EXIT_PREFIXES:
+            p.i += 1  # "exit the long when ..."
         else:
             return
 

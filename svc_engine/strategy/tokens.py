@@ -153,6 +153,8 @@ STEMS: dict[str, str] = {
     **{d + "s": d for d in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")},
     "weekends": "weekend",
     "preceding": "previous",
+    **{w: "touch" for w in ("tags", "tagged", "tag")},
+    **{w: "pull" for w in ("pulls", "pulled", "pulling")},
     "stops": "stop",
     "decline": "fall",
     "positions": "position",

@@ -568,6 +568,7 @@ NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
     **{k: ("ichimoku", "cloud") for k in (("cloud",), ("kumo",))},
     ("%k",): ("stoch", "%k"),
     ("%b",): ("bb", "%b"),
+    ("bandwidth",): ("bb", "bandwidth"),
     ("%d",): ("stoch", "%d"),
 }  # fmt: skip
 

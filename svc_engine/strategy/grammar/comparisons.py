@@ -11,6 +11,7 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.indicators import RELATIVE_STRENGTH, RS_WORDS
 from svc_engine.strategy.grammar.words import (
     AND_WORDS,
     BEAR_WORDS,
@@ -31,6 +32,8 @@ class Comparisons(Cursor):
 
     def tail(self, left: A.Node) -> A.Node:
         negate = self.accept("not")
+        if negate and self.peek().kind == NUM and not self.peek().pct and self.peek(1).text != "times":
+            return self.held(A.Not(A.Compare("=", left, self.value())))  # "volume is not 0"
         node = self.tail_positive(left)
         node = self.ago(node)
         node = A.Not(node) if negate else node
@@ -112,14 +115,43 @@ class Comparisons(Cursor):
             self.toks[self.i - 1] = Token(WORD, "rise" if word.text == "up" else "fall", word.pos, word.end)
             self.i -= 1
             return self.streak(left)
+        if tok.text in RS_WORDS:
+            self.fail(RELATIVE_STRENGTH, tok, suggestion="")  # "the coin outperforms BTC"
         if tok.text in ("oversold", "overbought"):
             return self.zone(left)
+        if tok.text in ("positive", "negative"):
+            self.i += 1  # "the MACD histogram is positive"
+            return A.Compare(">" if tok.text == "positive" else "<", _direction_of(left), A.Num(0.0))
+        if tok.text in ("pointed", "pointing", "sloping", "slope", "heading", "angled") and self.directional(
+            1
+        ):
+            up = self.peek(1).text in UP_WORDS  # "the upper band is pointed up": it rose on this candle
+            self.i += 2
+            return A.Streak("rise" if up else "fall", 1, left)
         if left in CALENDAR and (tok.kind == NUM or tok.text in DAY_NAMES):
             return A.Compare("=", left, self.value())  # "hour is 14", "day of week is Friday"
         if isinstance(left, A.Ind) and left.name == "supertrend" and self.at_any(BULL_WORDS | BEAR_WORDS):
             # "Supertrend is bullish": its direction is up.
             op = ">" if self.take().text in BULL_WORDS else "<"
             return A.Compare(op, _direction_of(left), A.Num(0.0))
+        if tok.text == "pull" and self.at("pull", "back"):
+            self.i += 2  # "price pulls back to the 20 EMA": its low reaches it
+            level = self.value()
+            return A.Compare("<=", A.Field("low"), level)
+        if tok.text == "touch" and left in (A.Field("low"), A.Field("high")):
+            self.i += 1  # "the low touches EMA(20)": it reaches the level
+            level = self.value()
+            return A.Compare("<=" if left == A.Field("low") else ">=", left, level)
+        if self.at("at", "its") and self.peek(2).text in ("lowest", "highest"):
+            # "BandWidth is at its lowest in 125 days": a new 125-candle low
+            kind = "low" if self.peek(2).text == "lowest" else "high"
+            self.i += 3
+            self.accept("in") or self.accept("of") or self.accept("for")
+            while self.peek().text in PERIOD_WORDS:
+                self.i += 1
+            n = self.integer("the number of candles")
+            self.expect("candle", "'candles' after the number")
+            return A.NewExtreme(kind, n, left)
         if tok.text == "touch":
             self.i += 1
             level = self.value()
@@ -376,6 +408,11 @@ class Comparisons(Cursor):
             if (came == "below") != (direction == "above"):
                 self.fail(f"a cross {direction} comes from {'below' if direction == 'above' else 'above'}")
             self.i += 2
+        if self.at_any(UP_WORDS | DOWN_WORDS) and self.peek(1).kind == NUM and not self.peek(1).pct:
+            # "%K crosses above %D below 20": the cross, where the subject is under 20
+            op = ">" if self.take().text in UP_WORDS else "<"
+            zone = A.Compare(op, left, A.Num(self.take().value))
+            return A.And((A.Cross(direction, left, right), zone))
         return A.Cross(direction, left, right)
 
     def no_second_side(self, what: str) -> None:

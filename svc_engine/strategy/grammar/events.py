@@ -333,6 +333,9 @@ class Events(Cursor):
     def streak(self, left: A.Node) -> A.Node:
         verb = self.take()
         self.accept("for")
+        nxt = self.peek()
+        if nxt.kind in (END, RPAREN) or nxt.text in ("and", "or", ",", "while", "with", "then", "but"):
+            return A.Streak(verb.text, 1, left)  # "TEMA(9) is rising": it rose on this candle
         tok = self.number(f"how many candles after {verb.text!r}")
         self.accept("consecutive")
         self.accept("candle")

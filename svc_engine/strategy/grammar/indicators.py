@@ -70,7 +70,7 @@ class Indicators(Cursor):
         if named is not None:
             key, output = named
             params = self.params(period_tok)
-            subject = self.subjects[-1] if self.subjects else None
+            subject = self.subjects[-1] if self.subjects else self.last_subject
             if (  # "StochRSI %K crosses above %D": the subject's own %D
                 not params
                 and isinstance(subject, A.Ind)

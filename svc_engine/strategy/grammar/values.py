@@ -13,7 +13,7 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
-from svc_engine.strategy.tokens import LPAREN, NUM, RPAREN, WORD
+from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD, Token
 from svc_engine.strategy.vocab import ALIASES, DAY_NAMES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
 
 #: Words of "standard deviation(s)" in "2 standard deviations below the average".
@@ -88,6 +88,8 @@ class Values(Cursor):
                 return node
 
     def unary(self) -> A.Node:
+        if self.at("+") and self.peek(1).kind == NUM:
+            self.i += 1  # "CCI rises above +100"
         if (self.at("-") or self.at("minus")) and not self.at("minus", "di"):
             self.i += 1
             inner = self.unary()
@@ -102,7 +104,8 @@ class Values(Cursor):
             self.peek().kind == NUM
             and self.peek(1).text == "candle"
             and self.peek(2).text == "ago"
-            and not isinstance(node, A.Num)  # "was below 60 three days ago": the comparison's
+            # "was below 60 three days ago": the comparison's, not the number's
+            and not (isinstance(node, A.Num) and self.subjects)
         ):
             n = self.integer("the number of candles ago")
             self.i += 2
@@ -191,8 +194,22 @@ class Values(Cursor):
             "price",
         ):
             self.i += 1  # "the current bar's volume", "the current low": this candle's
+        if self.at("its") and self.peek(1).text in ("previous", "prior") and self.peek(2).kind == NUM:
+            self.i += 2  # "below 20 times its previous 30-candle average": the average one candle back
+            self.toks[self.i - 1] = Token(WORD, "its", self.toks[self.i - 1].pos, self.toks[self.i - 1].end)
+            self.i -= 1
+            return A.Lag(self.primary(), 1)
         if self.at("its") and self.peek(1).text in ("previous", "prior", "open", "high", "low", "close"):
             self.i += 1  # "opens above its previous close"
+        if self.subjects and (
+            (self.at("candle", "before") and self.text[self.peek().pos : self.peek().end].lower() != "day")
+            or (self.at("previous", "candle") and self.peek(2).kind in (END, RPAREN, COMMA))
+            or (self.at("previous", "candle") and self.peek(2).text in ("and", "or", "while", "with"))
+        ):
+            # "the parabolic SAR is smaller than the candle before": the subject one candle back
+            self.i += 2
+            subject = self.subjects[-1]
+            return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
         if self.at("gap") and self.peek(1).text in (
             "size",
             "at",

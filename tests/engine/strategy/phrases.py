@@ -62,7 +62,7 @@ def sources(path: Path = PHRASES) -> dict[str, str]:
 def compiled(p: Phrase) -> Strategy:
     """The strategy the phrase is part of: an entry as itself, an exit rule, take-profit or stop
     beside a plain entry (a short entry and its exits on futures)."""
-    if p.kind in ("long", "short"):
+    if p.kind in ("long", "short", "refused"):
         return compile_strategy(p.text, **(SHORT if p.kind == "short" else {}))
     if p.kind == "exit":
         return compile_strategy("close above SMA(20)", exit_condition=p.text)
