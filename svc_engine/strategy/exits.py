@@ -45,6 +45,11 @@ def parse_exit(text: str) -> Exit:
         or (bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS)
     ):
         return Exit(A.NoTarget(), None, p.toks[0])
+    if p.peek().kind == NUM and p.peek().pct and p.peek(1).text in ("trailing", "trail"):
+        # "a 20% trailing stop": the same as "trailing stop 20%"
+        return parse_exit(f"trailing stop {text[p.peek().pos : p.peek().end]} {text[p.peek(3).pos :]}".strip()
+                          if p.peek(2).text == "stop" and p.peek(3).kind != END
+                          else f"trailing stop {text[p.peek().pos : p.peek().end]}")  # fmt: skip
     if p.at("trailing") or p.at("trail"):
         return _trailing(p)
     while p.peek().text in {
@@ -66,6 +71,7 @@ def parse_exit(text: str) -> Exit:
         "=",
         "roi",
         "minimal",
+        "cut",
     }:
         p.i += 1
 
@@ -95,6 +101,8 @@ def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
     first = p.peek()
     if p.at("risk") or p.at("rr") or p.at("reward"):
         return _risk_reward(p)
+    if first.kind == NUM and p.peek(1).text == ":" and p.peek(2).kind == NUM:
+        return _risk_reward(p)  # "a 2:1 reward to risk ratio"
     turtle = _turtle_n(p)
     if turtle is not None:
         return Exit(turtle, direction, first)
@@ -208,6 +216,8 @@ def _risk_reward(p: _Parser) -> A.Node:
         second = p.number("the second number of the ratio")
         if min(tok.value, second.value) <= 0:
             p.fail("the parts of a ratio must be positive", tok)
+        for word in ("reward", "risk", "ratio", "rr"):
+            p.accept(word)
         return A.RiskReward(max(tok.value, second.value) / min(tok.value, second.value))
     return A.RiskReward(tok.value)
 

@@ -134,6 +134,9 @@ class Comparisons(Cursor):
             # "Supertrend is bullish": its direction is up.
             op = ">" if self.take().text in BULL_WORDS else "<"
             return A.Compare(op, _direction_of(left), A.Num(0.0))
+        if tok.text == "fill" and self.peek(1).text == "gap":
+            self.i += 2  # "price fills the gap": it trades back to the previous close
+            return A.Compare("<=", A.Field("low"), A.Lag(A.Field("close"), 1))
         if tok.text == "pull" and self.at("pull", "back"):
             self.i += 2  # "price pulls back to the 20 EMA": its low reaches it
             level = self.value()
@@ -158,6 +161,9 @@ class Comparisons(Cursor):
             if left != A.Field("close"):
                 self.fail("only price touches a level, as in 'price touches the lower Bollinger band'", tok)
             return A.And((A.Compare("<=", A.Field("low"), level), A.Compare(">=", A.Field("high"), level)))
+        if tok.text == "break" and self.peek(1).text == "out" and self.peek(2).text == "new":
+            self.i += 2  # "price breaks out to a new 50-day high"
+            tok = self.peek()
         if tok.text in ("cross", "break") or (tok.text in ("rise", "fall") and self.directional(1)):
             return self.cross(left)
         if tok.text == "turn":
@@ -184,7 +190,7 @@ class Comparisons(Cursor):
             tok.kind == NUM
             and not tok.pct
             and self.peek(1).text in ("times", "x")
-            and self.peek(2).kind != NUM
+            and (self.peek(2).kind != NUM or self.peek(3).text == "candle")  # "2 times 3" is a number
         ):
             return self.multiple(left)
         if tok.text == "gap":

@@ -155,8 +155,14 @@ class Conditions(Cursor):
             finally:
                 self.subjects.pop()
         node = _resolve_cloud(node)
+        for verb in ("occurs", "occur", "happens", "appears"):
+            self.accept(verb)  # "a death cross occurs"
         if self.implicit_and(node):
             # "at the session open price gaps up", "on Friday the candle is green": a time, then a condition
+            self.accept("if") or self.accept("when")
+            node = A.And((node, self.predicate()))
+        elif self.at("on", "volume"):
+            self.i += 1  # "price gaps up on volume that is 2 times its 50-day average"
             node = A.And((node, self.predicate()))
         elif self.at("on") and self.calendar_at(1):
             node = A.And((node, self.calendar()))  # "... 1% in the last 2 days on Friday"

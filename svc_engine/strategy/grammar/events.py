@@ -63,6 +63,10 @@ class Events(Cursor):
         if (self.at("gap") or self.at("candle", "gap")) and not self.gap_as_value():
             self.accept("candle")
             return self.gap(A.Field("close"))
+        if self.at("squeeze"):
+            # John Bollinger's Squeeze: BandWidth at its lowest in six months (125 daily candles)
+            self.i += 1
+            return A.NewExtreme("low", 125, A.Ind("bb", (20, 2.0), "bandwidth"))
         run = self.n_candle_move()
         if run is not None:
             return run
@@ -81,6 +85,8 @@ class Events(Cursor):
         """ "on Mondays", "on weekends", "at 14:00 UTC", "the candle opens at 14:00", "at the session
         open", "the first candle of the day", "the day opens": the candle's place in the UTC week and
         day (the `weekday` and `hour` values, the `DayStart` event)."""
+        if self.at("at", "close") and (self.peek(2).text == "on" or self.peek(2).text in DAY_NAMES):
+            self.i += 2  # "buy at the close on Friday": the signal is taken at a close anyway
         node = self.calendar_one()
         if node is None:
             return None
@@ -89,7 +95,12 @@ class Events(Cursor):
         return node if more is None else A.And((node, more))
 
     def calendar_one(self) -> A.Node | None:
-        k = 1 if self.at("on") or self.at("at") else 0
+        k = 1 if self.at("on") or self.at("at") or self.at("in") else 0
+        if self.at("at", "next", "candle", "open") and self.text[
+            self.peek(2).pos : self.peek(2).end
+        ].lower() in ("day", "session"):
+            self.i += 4
+            return A.DayStart()  # "sell at the next day's open"
         word = self.peek(k)
         weekday, hour = A.Ind("weekday", ()), A.Ind("hour", ())
         if self.at("at", "end", "of") and self.text[self.peek(3).pos : self.peek(3).end].lower() in (
@@ -136,11 +147,14 @@ class Events(Cursor):
             self.i += k + 2
             self.accept("candle")
             return A.DayStart()
-        if self.at("first", "candle", "of") and self.text[self.peek(3).pos : self.peek(3).end].lower() in (
-            "day",
-            "session",
+        j = 1 if self.at("in") or self.at("on") or self.at("at") else 0
+        if (
+            self.peek(j).text == "first"
+            and self.peek(j + 1).text == "candle"
+            and self.peek(j + 2).text == "of"
+            and self.text[self.peek(j + 3).pos : self.peek(j + 3).end].lower() in ("day", "session")
         ):
-            self.i += 4
+            self.i += j + 4
             return A.DayStart()
         return None
 

@@ -210,6 +210,9 @@ class Values(Cursor):
             self.i += 2
             subject = self.subjects[-1]
             return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
+        if self.at("candle", "range") or self.at("range"):
+            self.i += 2 if self.at("candle") else 1  # "the candle's range": high minus low
+            return A.Arith("-", A.Field("high"), A.Field("low"))
         if self.at("gap") and self.peek(1).text in (
             "size",
             "at",
@@ -263,6 +266,9 @@ class Values(Cursor):
         if self.at_std_band() and self.subjects:
             return self.std_band(self.subjects[-1])  # "exceeds 2 standard deviations above its average"
         tok = self.take()
+        if tok.value == 0 and not tok.pct and (self.at("line") or self.at("level")):
+            self.i += 1  # "crosses above the zero line"
+            return A.Num(0.0)
         if not tok.pct and self.starts_indicator(0) and self.paren_after_name():
             # "1 ATR(14)", "0.5 ATR(20)": a multiple of an indicator that names its own period
             ind = self.indicator(None)
@@ -301,6 +307,20 @@ class Values(Cursor):
             and self.starts_indicator(0)
         ):
             return self.indicator(tok)
+        subject = self.subjects[-1] if self.subjects else None
+        if (
+            not tok.pct
+            and self.at("candle")
+            and (
+                self.peek(1).kind in (END, RPAREN, COMMA)
+                or self.peek(1).text in ("and", "or", "then", "while")
+            )
+            and isinstance(subject, A.Ind)
+            and subject.name in ("sma", "ema", "wma", "dema", "tema", "hma")
+        ):
+            # "the 50-day moving average crosses below the 200-day": the same average over 200
+            self.i += 1
+            return A.Ind(subject.name, (self.positive_int(tok, "the period"),), "", subject.source)
         if not tok.pct and self.at("candle") and self.starts_indicator(1):
             self.i += 1
             return self.indicator(tok)
