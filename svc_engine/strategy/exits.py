@@ -52,6 +52,7 @@ def parse_exit(text: str) -> Exit:
                           else f"trailing stop {text[p.peek().pos : p.peek().end]}")  # fmt: skip
     if p.at("trailing") or p.at("trail"):
         return _trailing(p)
+    said_roi = any(t.text == "roi" for t in p.toks)
     while p.peek().text in {
         "take",
         "profit",
@@ -78,6 +79,9 @@ def parse_exit(text: str) -> Exit:
     first = p.peek()
     if first.kind == END:
         p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
+    if said_roi and first.kind == NUM and not first.pct and 0 < first.value < 1 and p.peek(1).kind == END:
+        p.i += 1  # "minimal roi 0.05": freqtrade's return on investment, 5%
+        return Exit(A.PctTarget(round(first.value * 100, 10)), None, first)
     if first.text == "-" and p.peek(1).kind == NUM:
         fraction = p.peek(1)
         if not fraction.pct and 0 < fraction.value < 1 and p.peek(2).kind == END:
