@@ -16,7 +16,6 @@ from svc_engine.strategy import Strategy, StrategyCompileError, compile_strategy
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.compiler import Context
 
-
 PHRASES = Path(__file__).parent / "corpus" / "phrases.txt"
 KINDS = ("long", "short", "exit", "tp", "sl", "refused")
 SHORT = {"market_type": "futures", "position_side": "short"}
