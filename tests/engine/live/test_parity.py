@@ -89,6 +89,9 @@ new_predicates = st.one_of(
     st.builds(lambda h: A.Compare(">=", A.Ind("hour", ()), A.Num(h)), st.integers(0, 23).map(float)),
     st.builds(lambda d: A.Compare("=", A.Ind("weekday", ()), A.Num(d)), st.integers(1, 7).map(float)),
     st.just(A.DayStart()),
+    st.builds(lambda n, v: A.Held(A.Compare("<", A.Ind("rsi", (14,)), A.Num(v)), n),
+              st.integers(2, 5), st.sampled_from([40.0, 50.0])),
+    st.builds(lambda n: A.Compare("<", A.Lag(A.Ind("rsi", (5,)), n), A.Num(50.0)), st.integers(1, 4)),
 )  # fmt: skip
 predicates = st.one_of(predicates, new_predicates)
 conditions = st.recursive(
