@@ -56,8 +56,9 @@ def change_over_time_nb(open_time: np.ndarray, x: np.ndarray, span_ms: int) -> n
     has passed since the first candle.
 
     >>> t = np.arange(5, dtype=np.int64) * 3_600_000
-    >>> change_over_time_nb(t, np.array([100.0, 101.0, 102.0, 103.0, 110.0]), 2 * 3_600_000).tolist()
-    [nan, nan, 2.0, 1.9801980198019802, 7.843137254901961]
+    >>> out = change_over_time_nb(t, np.array([100.0, 101.0, 102.0, 103.0, 110.0]), 2 * 3_600_000)
+    >>> np.round(out, 6).tolist()
+    [nan, nan, 2.0, 1.980198, 7.843137]
     """
     out = np.full(x.size, np.nan)
     j = 0
