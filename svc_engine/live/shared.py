@@ -37,7 +37,7 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.compiler import Context
 from svc_engine.strategy.program import Strategy
 
-HISTORY = (A.Ind, A.Tf, A.TfCond, A.TrendEvent, A.Pattern, A.DayEnd)
+HISTORY = (A.Ind, A.Tf, A.TfCond, A.TrendEvent, A.Pattern, A.DayEnd, A.DayStart)
 """Node types evaluated per coin on a long window (everything under them included)."""
 
 PAD_MS = -2

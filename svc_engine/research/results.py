@@ -155,16 +155,22 @@ class SweepResult:
             >>> r = SweepResult(rows, ["a", "b"], rows.select("combo", "a", "b"))
             >>> r.plot_heatmap("a", "b", "s").data[0].type
             'heatmap'
+            >>> r.plot_heatmap("a", "b", "s").data[0].text  # each cell's value, shown in the cell
+            (['0.5', '0.25'],)
         """
         import plotly.graph_objects as go
 
         table = self.heatmap(x, y, by, coin=coin)
         z = table.drop(y).to_numpy()
+        # Each cell shows its value (an empty cell: no run there), so a printed page reads alone.
+        text = [["" if v is None or v != v else f"{v:.3g}" for v in row] for row in z.tolist()]
         fig = go.Figure(
             go.Heatmap(
                 z=z,
                 x=table.columns[1:],
                 y=[str(v) for v in table[y].to_list()],
+                text=text,
+                texttemplate="%{text}",
                 colorscale="RdYlGn",
                 colorbar={"title": by},
                 hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{by}=%{{z:.4g}}<extra></extra>",

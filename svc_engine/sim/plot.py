@@ -1,8 +1,10 @@
 """Charts of a result with plotly (the optional ``plot`` extra): trades on candles, equity, drawdown.
 
-A single-coin result gives three rows: candles (when given) with entries, exits and each trade's
-take-profit and stop-loss levels; equity; drawdown. A portfolio gives equity and drawdown; a full
-range gives the total return of each coin. ``path`` ending in ``.html`` writes a standalone page.
+A single-coin result gives five rows: candles (when given) with entries, exits, each trade's
+take-profit and stop-loss levels, each trade from fill to exit coloured by its profit and the
+strategy's own price lines (``strategy=``); volume; equity; drawdown; a statistics table. A
+portfolio gives equity and drawdown; a full range gives the total return of each coin. ``path``
+ending in ``.html`` writes a standalone page.
 
 Example:
     >>> import polars as pl, svc_engine.sim as sim
@@ -11,8 +13,9 @@ Example:
     >>> s = pl.DataFrame({"open_time": [0], "side": ["long"], "limit_price": [None],
     ...                   "tp_price": [1.05], "sl_price": [0.95]})
     >>> fig = plot_result(sim.simulate(k, s, spread_pct=0), k)
-    >>> [t.name for t in fig.data]
-    ['candles', 'entries', 'exits', 'take-profit', 'stop-loss', 'equity', 'drawdown']
+    >>> [t.name for t in fig.data]  # doctest: +NORMALIZE_WHITESPACE
+    ['candles', 'entries', 'exits', 'take-profit', 'stop-loss', 'volume', 'losing trades', 'equity',
+     'drawdown', 'statistics']
 """
 
 from __future__ import annotations
@@ -46,8 +49,14 @@ def plot_result(
     *,
     plotlyjs: str | bool = True,
     max_points: int = MAX_POINTS,
+    strategy: Any = None,
 ) -> Any:
     """A plotly figure of ``result``; written to ``path`` (``.html``: standalone page) when given.
+
+    With the candles, a single-coin result also gets a volume panel and each trade drawn from its
+    fill to its exit, green when it made money and red when it lost, its P&L on hover; ``strategy``
+    (the compiled program the run used) adds its own price lines (the SMAs of an SMA cross, the
+    bands of a Bollinger rule) and puts its words in the title.
 
     ``klines`` (the candles the result ran on) adds the candle panel of a single-coin result; a
     path in its place is taken as ``path``, so ``plot_result(result, "report.html")`` works too.
@@ -65,13 +74,13 @@ def plot_result(
     """
     if isinstance(klines, str | os.PathLike):
         klines, path = None, klines
-    fig = _figure(result, klines, max_points)
+    fig = _figure(result, klines, max_points, strategy)
     if path is not None:
         _write(fig, Path(path), plotlyjs)
     return fig
 
 
-def _figure(result: Any, klines: pl.DataFrame | None, max_points: int = 0) -> Any:
+def _figure(result: Any, klines: pl.DataFrame | None, max_points: int = 0, strategy: Any = None) -> Any:
     if hasattr(result, "results"):
         return _full_range_figure(result)
     if not hasattr(result, "equity") or not hasattr(result, "trades"):
@@ -82,10 +91,21 @@ def _figure(result: Any, klines: pl.DataFrame | None, max_points: int = 0) -> An
     panel = not portfolio
     fig = _rows(panel)
     if panel:
-        _trades_panel(fig, result.trades, coarser_candles(_clip(klines, result.equity), max_points))
-    _equity_rows(fig, result.equity, first_row=2 if panel else 1, max_points=max_points)
+        clipped = _clip(klines, result.equity)
+        coarse = coarser_candles(clipped, max_points)
+        _trades_panel(fig, result.trades, coarse)
+        if clipped is not None and strategy is not None:
+            _indicator_lines(fig, strategy, clipped, coarse)
+        if coarse is not None and "volume" in coarse.columns:
+            _volume_row(fig, coarse)
+        _trade_lines(fig, result.trades)
+    _equity_rows(fig, result.equity, first_row=3 if panel else 1, max_points=max_points)
+    if panel:
+        _stats_table(fig, result.summary, row=5)
     title = f"portfolio of {len(result.coins)} coins, divide {result.divide}" if portfolio else _name(result)
-    fig.update_layout(title=title, xaxis_rangeslider_visible=False, height=800 if panel else 550)
+    if strategy is not None and hasattr(strategy, "describe"):
+        title = f"{title}<br><sup>{strategy.describe()}</sup>"
+    fig.update_layout(title=title, xaxis_rangeslider_visible=False, height=1100 if panel else 550)
     return fig
 
 
@@ -101,12 +121,13 @@ def _rows(panel: bool) -> Any:
 
     if panel:
         return make_subplots(
-            rows=3,
+            rows=5,
             cols=1,
             shared_xaxes=True,
-            row_heights=[0.6, 0.25, 0.15],
+            row_heights=[0.42, 0.1, 0.19, 0.12, 0.17],
             vertical_spacing=0.03,
-            subplot_titles=("trades", "equity", "drawdown %"),
+            specs=[[{}], [{}], [{}], [{}], [{"type": "table"}]],
+            subplot_titles=("trades", "volume", "equity", "drawdown %", "statistics"),
         )
     return make_subplots(
         rows=2,
@@ -196,6 +217,155 @@ def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -
         )
 
 
+#: Indicator lines drawn on the price panel: those on the price's own scale.
+PRICE_LINES = {"sma", "ema", "wma", "dema", "tema", "hma", "vwap", "bb", "keltner", "donchian", "sar",
+               "supertrend", "ichimoku", "max", "min"}  # fmt: skip
+
+
+def _price_lines(strategy: Any) -> list[Any]:
+    """The price-scale indicators of a program's entry, exit and levels, each once."""
+    from svc_engine.strategy import ast as A
+
+    found: dict[Any, None] = {}
+    roots = [getattr(strategy, k, None) for k in ("entry", "exit", "entry_price", "tp", "sl")]
+    for root in roots:
+        for node in root.walk() if isinstance(root, A.Node) else ():
+            if not (isinstance(node, A.Ind) and node.name in PRICE_LINES):
+                continue
+            if node.source is not None and not (
+                isinstance(node.source, A.Field) and node.source.name != "volume"
+            ):
+                continue
+            if node.name == "bb" and node.output not in ("upper", "middle", "lower"):
+                continue
+            if node.name == "supertrend" and node.output != "line":
+                continue
+            found[node] = None
+    return list(found)
+
+
+def _indicator_lines(fig: Any, strategy: Any, klines: pl.DataFrame, coarse: pl.DataFrame | None) -> None:
+    """Each price line of the program over the candles drawn (its value at each drawn candle's last
+    underlying candle, so a merged candle shows where the line ended)."""
+    import plotly.graph_objects as go
+
+    from svc_engine.strategy.compiler import Context
+    from svc_engine.strategy.wording import render
+
+    nodes = _price_lines(strategy)
+    if not nodes:
+        return
+    ctx = Context(klines)
+    step = 1 if coarse is None or coarse.height == klines.height else -(-klines.height // coarse.height)
+    last = np.minimum(np.arange(step - 1, step * (klines.height // step + 1), step), klines.height - 1)
+    last = last[: (coarse.height if coarse is not None else klines.height)]
+    x = _dt(klines["open_time"].to_numpy()[last - (step - 1) if step > 1 else last])
+    for node in nodes:
+        values = np.asarray(ctx.values(node), dtype=float)[last]
+        fig.add_trace(go.Scatter(x=x, y=values, mode="lines", name=render(node), line={"width": 1}), 1, 1)
+
+
+#: The summary figures the statistics table shows, in this order, with their labels.
+STATS = (
+    ("total_return_pct", "total return %"), ("buy_and_hold_return_pct", "buy and hold %"),
+    ("cagr_pct", "CAGR %"), ("max_drawdown_pct", "max drawdown %"),
+    ("max_drawdown_duration_days", "max drawdown days"), ("sharpe_ratio", "Sharpe"),
+    ("sortino_ratio", "Sortino"), ("calmar_ratio", "Calmar"), ("total_trades", "trades"),
+    ("win_rate", "win rate %"), ("profit_factor", "profit factor"),
+    ("avg_profit_per_trade_pct", "average trade %"), ("best_trade_pct", "best trade %"),
+    ("worst_trade_pct", "worst trade %"), ("exposure_pct", "exposure %"), ("final_balance", "final balance"),
+)  # fmt: skip
+
+
+def stats_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The statistics table's rows: the known summary figures present in ``summary``, formatted.
+
+    Example:
+        >>> stats_rows({"total_return_pct": 12.3456, "total_trades": 7, "other": 1})
+        [('total return %', '12.35'), ('trades', '7')]
+    """
+    out = []
+    for key, label in STATS:
+        value = summary.get(key)
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            out.append((label, str(value)))
+        elif isinstance(value, float):
+            out.append((label, "" if value != value else f"{value:.2f}"))
+    return out
+
+
+def _stats_table(fig: Any, summary: dict[str, Any], row: int) -> None:
+    import plotly.graph_objects as go
+
+    rows = stats_rows(summary)
+    half = -(-len(rows) // 2)
+    left, right = rows[:half], rows[half:] + [("", "")] * (half - len(rows[half:]))
+    cells = [[r[0] for r in left], [r[1] for r in left], [r[0] for r in right], [r[1] for r in right]]
+    fig.add_trace(
+        go.Table(
+            header={"values": ["figure", "value", "figure", "value"]},
+            cells={"values": cells, "align": ["left", "right", "left", "right"]},
+            name="statistics",
+        ),
+        row,
+        1,
+    )
+
+
+def _volume_row(fig: Any, coarse: pl.DataFrame) -> None:
+    import plotly.graph_objects as go
+
+    up = (coarse["close"] >= coarse["open"]).to_numpy()
+    fig.add_trace(
+        go.Bar(
+            x=_dt(coarse["open_time"]),
+            y=coarse["volume"],
+            name="volume",
+            marker={"color": np.where(up, "#26a69a", "#ef5350")},
+            showlegend=False,
+        ),
+        2,
+        1,
+    )
+
+
+def _trade_lines(fig: Any, trades: pl.DataFrame) -> None:
+    """Each trade from its fill to its exit: one trace of winners (green), one of losers (red), the
+    P&L and return of each on hover."""
+    import plotly.graph_objects as go
+
+    if trades.height == 0:
+        return
+    pnl = trades["pnl"].to_numpy()
+    for name, rows, color in (("winning trades", pnl > 0, "#2ca02c"), ("losing trades", pnl <= 0, "#d62728")):
+        chosen = trades.filter(pl.Series(rows))
+        n = chosen.height
+        if n == 0:
+            continue
+        x = np.empty(3 * n, dtype="datetime64[ms]")
+        y = np.full(3 * n, np.nan)
+        x[0::3], x[1::3] = _dt(chosen["fill_time"]), _dt(chosen["exit_time"])
+        x[2::3] = x[1::3]
+        y[0::3], y[1::3] = chosen["entry_price"].to_numpy(), chosen["exit_price"].to_numpy()
+        hover = [
+            f"{side} {reason}: P&L {p:+.2f} ({r:+.2f} %)"
+            for side, reason, p, r in zip(
+                chosen["side"], chosen["exit_reason"], chosen["pnl"], chosen["return_pct"], strict=True
+            )
+        ]
+        text = np.repeat(np.array(hover, dtype=object), 3)
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=y, mode="lines", name=name, connectgaps=False, line={"color": color, "width": 2},
+                text=text, hovertemplate="%{text}<extra></extra>",
+            ),
+            1,
+            1,
+        )  # fmt: skip
+
+
 def _segments(trades: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
     """One horizontal segment per trade, from fill to exit at its level, separated by gaps."""
     n = trades.height
@@ -272,6 +442,7 @@ def coarser_candles(klines: pl.DataFrame | None, max_points: int) -> pl.DataFram
         .agg(
             pl.col("open_time").first(), pl.col("open").first(), pl.col("high").max(),
             pl.col("low").min(), pl.col("close").last(),
+            *([pl.col("volume").sum()] if "volume" in klines.columns else []),
         )
         .drop("_row")
     )  # fmt: skip

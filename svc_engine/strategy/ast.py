@@ -161,6 +161,15 @@ class Streak(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Held(Node):
+    """`cond` held on each of the last `n` candles, this one included ("the %B closes below 0.2 for
+    3 days in a row")."""
+
+    cond: Node
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
 class Candles(Node):
     """The last `n` candles were all green (close > open) or all red (close < open)."""
 
@@ -197,6 +206,12 @@ class TfCond(Node):
 class DayEnd(Node):
     """The candle's close ends a UTC day (its close time is a multiple of 24 h): "at the end of the
     day" in an exit rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class DayStart(Node):
+    """The candle is the first of its UTC day in the series: the session's opening candle ("at the
+    session open", "the first candle of the day")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,8 +305,23 @@ class NoTarget(Node):
 
 
 CONDITIONS = (
-    Compare, Cross, Between, Within, Streak, Candles, NewExtreme, TrendEvent, Pattern, DayEnd, TfCond, After,
-    And, Or, Not,
+    Compare,
+    Cross,
+    Between,
+    Within,
+    Streak,
+    Held,
+    Candles,
+    NewExtreme,
+    TrendEvent,
+    Pattern,
+    DayEnd,
+    DayStart,
+    TfCond,
+    After,
+    And,
+    Or,
+    Not,
 )
 NUMERIC = (Num, Field, Ind, Lag, Arith, PctOff, Tf)
 TARGETS = (PctTarget, AtrTarget, LevelTarget, RiskReward, NoTarget, Trailing)

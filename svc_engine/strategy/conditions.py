@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from svc_engine import indicators as K
+from svc_engine.indicators import calendar as KC
 from svc_engine.indicators import patterns as KP
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.points import SPARSE, compare_arrays, pointwise, truth_at
@@ -165,8 +166,21 @@ def _day_end(ctx: Context, node: A.DayEnd) -> np.ndarray:
     return (t + base) % K.DAY_MS == 0
 
 
+def _held(ctx: Context, node: A.Held) -> np.ndarray:
+    truth = ctx.truth(node.cond)
+    # A run of n trues ends here: the running count of trues gained n over the last n candles.
+    count = np.concatenate(([0], np.cumsum(truth)))
+    out = np.zeros(ctx.size, np.bool_)
+    n = node.n
+    if n <= ctx.size:
+        out[n - 1 :] = count[n:] - count[: ctx.size - n + 1] == n
+    return out
+
+
 _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+    A.Held: _held,
     A.DayEnd: _day_end,
+    A.DayStart: lambda c, n: KC.day_start_nb(c.array("open_time")),
     A.TfCond: _tf_cond,
     A.Compare: _compare,
     A.Cross: _cross,

@@ -39,12 +39,20 @@ def parse_exit(text: str) -> Exit:
     p = _Parser(text)
     p.in_exit = True
     bare = [t.text for t in p.toks[:-1]]
-    if bare in (["none"], ["no"]) or (bare[:1] == ["no"] and set(bare[1:]) <= NONE_WORDS) or (
-        bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS
+    if (
+        bare in (["none"], ["no"])
+        or (bare[:1] == ["no"] and set(bare[1:]) <= NONE_WORDS)
+        or (bare[:1] == ["without"] and set(bare[1:]) <= NONE_WORDS)
     ):
         return Exit(A.NoTarget(), None, p.toks[0])
+    if p.peek().kind == NUM and p.peek().pct and p.peek(1).text in ("trailing", "trail"):
+        # "a 20% trailing stop": the same as "trailing stop 20%"
+        return parse_exit(f"trailing stop {text[p.peek().pos : p.peek().end]} {text[p.peek(3).pos :]}".strip()
+                          if p.peek(2).text == "stop" and p.peek(3).kind != END
+                          else f"trailing stop {text[p.peek().pos : p.peek().end]}")  # fmt: skip
     if p.at("trailing") or p.at("trail"):
         return _trailing(p)
+    said_roi = any(t.text == "roi" for t in p.toks)
     while p.peek().text in {
         "take",
         "profit",
@@ -60,13 +68,25 @@ def parse_exit(text: str) -> Exit:
         "put",
         "on",
         "order",
+        "of",
+        "=",
+        "roi",
+        "minimal",
+        "cut",
     }:
         p.i += 1
 
     first = p.peek()
     if first.kind == END:
         p.fail("expected a level (a percentage, N x ATR, a band, risk reward N)")
+    if said_roi and first.kind == NUM and not first.pct and 0 < first.value < 1 and p.peek(1).kind == END:
+        p.i += 1  # "minimal roi 0.05": freqtrade's return on investment, 5%
+        return Exit(A.PctTarget(round(first.value * 100, 10)), None, first)
     if first.text == "-" and p.peek(1).kind == NUM:
+        fraction = p.peek(1)
+        if not fraction.pct and 0 < fraction.value < 1 and p.peek(2).kind == END:
+            p.i += 2  # "stoploss -0.05", as freqtrade writes a 5% stop
+            return Exit(A.PctTarget(round(fraction.value * 100, 10)), None, fraction)
         p.fail("a take-profit or stop-loss distance must be positive; the side sets its direction")
     direction = None
     if p.accept("at"):
@@ -85,6 +105,11 @@ def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
     first = p.peek()
     if p.at("risk") or p.at("rr") or p.at("reward"):
         return _risk_reward(p)
+    if first.kind == NUM and p.peek(1).text == ":" and p.peek(2).kind == NUM:
+        return _risk_reward(p)  # "a 2:1 reward to risk ratio"
+    turtle = _turtle_n(p)
+    if turtle is not None:
+        return Exit(turtle, direction, first)
     if first.kind == NUM and p.peek(1).text in ("r", "rr"):
         p.i += 2
         return A.RiskReward(first.value)
@@ -168,15 +193,36 @@ def _atr_target(p: _Parser, direction: str | None) -> Exit:
     return Exit(A.AtrTarget(first.value, int(atr.params[0])), way or direction, first)
 
 
+#: The Turtles' N: the 20-day average true range (Curtis Faith, The Original Turtle Trading Rules).
+TURTLE_N = 20
+
+
+def _turtle_n(p: _Parser) -> A.Node | None:
+    """ "2N", "2 N below entry", "1/2 N": a multiple of N, the ATR(20)."""
+    first = p.peek()
+    if first.kind != NUM or first.pct:
+        return None
+    mult, k = first.value, 1
+    if p.peek(1).text == "/" and p.peek(2).kind == NUM and p.peek(2).value > 0:
+        mult, k = first.value / p.peek(2).value, 3
+    if p.peek(k).text != "n":
+        return None
+    p.i += k + 1
+    return A.AtrTarget(mult, TURTLE_N)
+
+
 def _risk_reward(p: _Parser) -> A.Node:
     for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
         p.accept(word)
     tok = p.number("the reward-to-risk ratio")
-    if p.accept(":"):
+    if p.accept(":") or p.peek().kind == NUM:
+        # "1:2", "2:1", "1 to 3": the reward is the larger part, as traders write either order.
         second = p.number("the second number of the ratio")
-        if tok.value <= 0:
-            p.fail("the risk part of a ratio must be positive", tok)
-        return A.RiskReward(second.value / tok.value)
+        if min(tok.value, second.value) <= 0:
+            p.fail("the parts of a ratio must be positive", tok)
+        for word in ("reward", "risk", "ratio", "rr"):
+            p.accept(word)
+        return A.RiskReward(max(tok.value, second.value) / min(tok.value, second.value))
     return A.RiskReward(tok.value)
 
 
@@ -215,6 +261,9 @@ def parse_exit_rule(text: str) -> ExitRule:
             p.fail("expected a condition after 'exit when'")
         condition = p.condition()
     hold = 0
+    p.accept("for", "long", "position") or p.accept("for", "short", "position")
+    p.accept("then")
+    p.accept("sell") or p.accept("exit") or p.accept("cover")  # "if RSI is greater than 70 sell"
     p.accept("or")
     if p.at_time_exit():
         p.i += 1
@@ -229,10 +278,24 @@ def _skip_frame(p: _Parser) -> None:
     """The words that frame an exit rule: "exit when", "close the position if", "sell once" ("close"
     only with position/trade/out after it: "exit when close falls ..." keeps the close)."""
     while not p.at_time_exit():
-        if p.at("close") and p.peek(1).text in ("position", "trade", "out", "long", "short", "all"):
+        if p.at("close") and p.peek(1).text in (
+            "position",
+            "trade",
+            "out",
+            "long",
+            "short",
+            "all",
+            "when",
+            "if",
+            "once",
+        ):
             p.i += 2
+        elif p.at("at", "close") and p.peek(2).text in ("when", "if", "once"):
+            p.i += 3  # "sell at the close when ..."
         elif p.peek().text in EXIT_PREFIXES and p.peek().text != "close":
             p.i += 1
+        elif p.peek().text in ("long", "short") and p.i and p.toks[p.i - 1].text in EXIT_PREFIXES:
+            p.i += 1  # "exit the long when ..."
         else:
             return
 
@@ -248,9 +311,12 @@ def _day_end(p: _Parser) -> bool:
         if tok.text == "candle" and raw[tok.pos : tok.end] in ("day", "session", "trading day"):
             p.i += 1
             return True
-    elif p.peek().text == "candle" and raw[p.peek().pos : p.peek().end] == "day" and p.peek(1).text in (
-        "end", "ends"
-    ) and p.peek(2).kind == END:
+    elif (
+        p.peek().text == "candle"
+        and raw[p.peek().pos : p.peek().end] == "day"
+        and p.peek(1).text in ("end", "ends")
+        and p.peek(2).kind == END
+    ):
         p.i += 2
         return True
     elif p.accept("daily", "close"):

@@ -43,14 +43,42 @@ FILLERS = frozenset(
         "which",
         "currently",
         "candlestick",
+        # Words of rule lists that name nothing to compute (issue 29): "the price must be above",
+        # "the 5-day RSI reading", "three trading days ago", "today's open", "default stop loss".
+        "must",
+        "should",
+        "reading",
+        "trading",
+        "there",
+        "today",
+        "default",
+        "minimum",
     ]
 )
 
 STEMS: dict[str, str] = {
     **{w: "cross" for w in ("crosses", "crossed", "crossing")},
     **{w: "break" for w in ("breaks", "broke", "breaking")},
-    **{w: "rise" for w in ("rises", "rose", "rising", "risen", "increases", "increase", "increasing",
-                           "gains", "gained", "jumps", "jumped", "surges", "surged", "rallies", "rallied")},
+    **{
+        w: "rise"
+        for w in (
+            "rises",
+            "rose",
+            "rising",
+            "risen",
+            "increases",
+            "increase",
+            "increasing",
+            "gains",
+            "gained",
+            "jumps",
+            "jumped",
+            "surges",
+            "surged",
+            "rallies",
+            "rallied",
+        )
+    },
     **{
         w: "fall"
         for w in (
@@ -79,8 +107,10 @@ STEMS: dict[str, str] = {
             "declined",
         )
     },
-    **{w: "turn" for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips",
-                           "flipped", "flip")},
+    **{
+        w: "turn"
+        for w in ("turns", "turned", "turning", "becomes", "become", "goes", "go", "flips", "flipped", "flip")
+    },
     **{w: "make" for w in ("makes", "made", "making", "prints", "print", "hits", "hit", "sets")},
     **{w: "return" for w in ("returns", "returned", "returning", "retests", "retest", "comes")},
     **{w: "candle" for w in ("candles", "bars", "bar", "periods", "period", "days", "day", "sessions")},
@@ -113,6 +143,29 @@ STEMS: dict[str, str] = {
     "touched": "touch",
     "touching": "touch",
     "remains": "stay",
+    # Spans of time and days of the week (issue 29): "in 4 hours", "on Mondays".
+    **{w: "hour" for w in ("hours", "hr", "hrs")},
+    **{w: "minute" for w in ("minutes", "mins", "min")},
+    "weeks": "week",
+    "deviations": "deviation",
+    "devs": "dev",
+    "sigmas": "sigma",
+    **{d + "s": d for d in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")},
+    "weekends": "weekend",
+    "preceding": "previous",
+    "purchase": "entry",
+    "losses": "loss",
+    "profits": "profit",
+    **{w: "fill" for w in ("fills", "filled", "filling")},
+    **{w: "touch" for w in ("tags", "tagged", "tag")},
+    **{w: "pull" for w in ("pulls", "pulled", "pulling")},
+    "stops": "stop",
+    "decline": "fall",
+    "positions": "position",
+    **{w: "reach" for w in ("reaches", "reached", "reaching")},
+    **{w: "spike" for w in ("spikes", "spiked", "spiking")},
+    **{w: "move" for w in ("moves", "moved")},
+    "weekdays": "weekday",
 }
 
 NUMBER_WORDS: dict[str, float] = {
@@ -135,6 +188,10 @@ NUMBER_WORDS: dict[str, float] = {
         ]
     )
 } | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0}
+# "down for the third day in a row": an ordinal counts the candles ("first" stays a word).
+ORDINAL_WORDS = {w: float(i) for i, w in enumerate(
+    ["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"], 2
+)}  # fmt: skip
 MULTIPLIER_WORDS = {"twice": 2.0, "double": 2.0, "triple": 3.0}
 
 _SYMBOL_WORDS = {"&": "and", "|": "or", "!": "not", ";": ","}
@@ -247,6 +304,8 @@ def _word(text: str, i: int, out: list[Token]) -> int:
         out.append(Token(WORD, "times", start, i))
     elif word in NUMBER_WORDS:
         out.append(Token(NUM, word, start, i, value=NUMBER_WORDS[word]))
+    elif word in ORDINAL_WORDS and rest.startswith(("day", "candle", "bar", "session", "period", "week")):
+        out.append(Token(NUM, word, start, i, value=ORDINAL_WORDS[word]))
     elif word == "percent" and out and out[-1].kind == NUM and not out[-1].pct:
         last = out.pop()
         out.append(Token(NUM, last.text + "%", last.pos, i, value=last.value, pct=True))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from svc_engine import indicators as K
+from svc_engine.indicators import calendar as KC
 from svc_engine.indicators import derived as KD
 from svc_engine.indicators import directional as KT
 from svc_engine.indicators import volume as KV
@@ -229,6 +230,10 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
     "stddev": lambda c, n: KD.stddev_nb(_source(c, n), _period(n)),
     "zscore": lambda c, n: KD.zscore_nb(_source(c, n), _period(n)),
     "natr": lambda c, n: KD.natr_nb(*_hlc(c), _period(n)),
+    "prank": lambda c, n: KC.percent_rank_nb(_source(c, n), _period(n)),
+    "roct": lambda c, n: KC.change_over_time_nb(c.array("open_time"), _source(c, n), _period(n) * 60_000),
+    "hour": lambda c, n: KC.hour_nb(c.array("open_time")),
+    "weekday": lambda c, n: KC.weekday_nb(c.array("open_time")),
 }
 
 _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {

@@ -141,6 +141,7 @@ def _dmi_smoothing(p: tuple[float, ...], o: str) -> int:
 def _stochrsi_lookback(p: tuple[float, ...], o: str) -> int:
     return int(p[0]) + int(p[1]) - 1 + (int(p[2]) - 1 if o == "%d" else 0)
 
+
 SPECS: dict[str, IndSpec] = {
     s.key: s
     for s in (
@@ -256,8 +257,13 @@ SPECS: dict[str, IndSpec] = {
         IndSpec(
             "dmi",
             "ADX",
-            ("adx", "average directional index", "average directional movement index", "dmi",
-             "directional movement index"),
+            (
+                "adx",
+                "average directional index",
+                "average directional movement index",
+                "dmi",
+                "directional movement index",
+            ),
             _period(14, low=2),
             outputs=("adx", "+di", "-di"),
             bounds=(0.0, 100.0),
@@ -277,8 +283,10 @@ SPECS: dict[str, IndSpec] = {
             "sar",
             "parabolic SAR",
             ("parabolic sar", "sar", "psar", "parabolic stop and reverse", "parabolic"),
-            (Param("acceleration", 0.02, integer=False, low=0.001, high=1.0),
-             Param("maximum", 0.2, integer=False, low=0.001, high=1.0)),
+            (
+                Param("acceleration", 0.02, integer=False, low=0.001, high=1.0),
+                Param("maximum", 0.2, integer=False, low=0.001, high=1.0),
+            ),
             bounds=(0.0, INF),
             warmup=lambda p, o: 1,
             smoothing=lambda p, o: WHOLE_HISTORY,
@@ -313,8 +321,15 @@ SPECS: dict[str, IndSpec] = {
         IndSpec(
             "ad",
             "A/D line",
-            ("a/d", "ad line", "a/d line", "accumulation distribution", "accumulation/distribution",
-             "accumulation distribution line", "chaikin a/d"),
+            (
+                "a/d",
+                "ad line",
+                "a/d line",
+                "accumulation distribution",
+                "accumulation/distribution",
+                "accumulation distribution line",
+                "chaikin a/d",
+            ),
             (),
             warmup=lambda p, o: 0,
             smoothing=lambda p, o: WHOLE_HISTORY,
@@ -403,10 +418,50 @@ SPECS: dict[str, IndSpec] = {
             warmup=lambda p, o: int(p[0]),
             smoothing=lambda p, o: wilder_settle(int(p[0])),
         ),
+        IndSpec(
+            "prank",
+            "percentile rank",
+            ("percentile rank", "percent rank", "percentrank", "percentile"),
+            _period(100),
+            sourced=True,
+            bounds=(0.0, 100.0),
+            warmup=lambda p, o: int(p[0]),
+        ),
+        # The percent change over a span of time ("fell 3% in 4 hours"): the parameter is minutes.
+        # Its first value comes once the span has passed, which depends on the candles' spacing:
+        # one candle is counted, and the restart window assumes 1m candles (the finest).
+        IndSpec(
+            "roct",
+            "ROC",
+            (),
+            (Param("minutes", 60, low=1, high=525_600),),
+            sourced=True,
+            bounds=(-100.0, INF),
+            warmup=lambda p, o: 1,
+            smoothing=lambda p, o: int(p[0]),
+        ),
+        IndSpec(
+            "hour",
+            "hour of day",
+            ("hour of candle", "utc hour", "hour", "time of candle", "time"),
+            (),
+            bounds=(0.0, 23.0),
+            warmup=lambda p, o: 0,
+        ),
+        # "day" is read as "candle" by the tokenizer, so "day of week" arrives as "candle of week".
+        IndSpec(
+            "weekday",
+            "day of week",
+            ("candle of week", "weekday number"),
+            (),
+            bounds=(1.0, 7.0),
+            warmup=lambda p, o: 0,
+        ),
         IndSpec("max", "highest", ("highest",), _period(20), sourced=True),
         IndSpec("min", "lowest", ("lowest",), _period(20), sourced=True),
     )
 }
+
 
 @dataclass(frozen=True, slots=True)
 class PatternSpec:
@@ -450,6 +505,11 @@ FIELDS: dict[tuple[str, ...], str] = {
     ("price",): "close",
     ("volume",): "volume",
     ("typical", "price"): "typical",
+    # The thing traded, as rule lists name it: "the asset is above its 200-day moving average".
+    **{
+        (w,): "close" for w in ("asset", "stock", "etf", "market", "instrument", "security", "coin", "ticker")
+    },
+    **{("candle", f): f for f in ("open", "high", "low", "volume")},
     ("hlc3",): "typical",
 }
 
@@ -507,6 +567,8 @@ NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
     **{k: ("ichimoku", "senkou b") for k in (("senkou", "b"), ("senkou", "span", "b"))},
     **{k: ("ichimoku", "cloud") for k in (("cloud",), ("kumo",))},
     ("%k",): ("stoch", "%k"),
+    ("%b",): ("bb", "%b"),
+    ("bandwidth",): ("bb", "bandwidth"),
     ("%d",): ("stoch", "%d"),
 }  # fmt: skip
 
@@ -531,6 +593,9 @@ COMPARATORS: dict[tuple[str, ...], str] = {
     ("more",): ">",
     ("exceed",): ">",
     ("exceeds",): ">",
+    ("larger",): ">",
+    ("bigger",): ">",
+    ("smaller",): "<",
     (">",): ">",
     ("below",): "<",
     ("under",): "<",
@@ -549,6 +614,14 @@ COMPARATORS: dict[tuple[str, ...], str] = {
 }
 
 CANDLE_UNITS = {"candle"}
+
+#: Days of the week, ISO numbers (the `weekday` indicator's values).
+DAY_NAMES: dict[str, int] = {
+    d: i + 1
+    for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+}
+#: Spans of time in minutes ("fell 3% in 4 hours"); "day" is a candle, as everywhere in the language.
+TIME_UNITS: dict[str, int] = {"minute": 1, "hour": 60, "h": 60, "week": 10_080}
 
 # Every word the parser understands, for "did you mean" suggestions.
 VOCABULARY: frozenset[str] = frozenset(
@@ -652,6 +725,24 @@ VOCABULARY: frozenset[str] = frozenset(
             "just",
             "next",
             "then",
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+            "weekend",
+            "weekday",
+            "session",
+            "first",
+            "standard",
+            "deviation",
+            "sigma",
+            "hour",
+            "minute",
+            "week",
+            "times",
         ]
     )
 )

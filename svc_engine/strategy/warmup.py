@@ -79,10 +79,14 @@ def _reach(node: A.Node, m: _Reach) -> int:
         return max(_reach(node.left, m), _reach(node.right, m)) + 1
     if isinstance(node, A.Streak | A.NewExtreme):
         return _reach(node.expr, m) + node.n
+    if isinstance(node, A.Held):
+        return _reach(node.cond, m) + node.n - 1
     if isinstance(node, A.Candles):
         return node.n - 1
     if isinstance(node, A.TrendEvent):
         return m.trend
+    if isinstance(node, A.DayStart):
+        return 1  # the first candle of a series is not known to open its day
     if isinstance(node, A.Pattern):
         return PATTERNS[node.name].lookback
     if isinstance(node, A.Tf | A.TfCond):

@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.vocab import SPECS
+from svc_engine.strategy.vocab import DAY_NAMES, SPECS
 
 COMPARE_WORDS = {">": "is above", "<": "is below", ">=": "is at least", "<=": "is at most", "=": "equals"}
 ARITH_WORDS = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
@@ -127,6 +127,9 @@ def _ind(node: A.Ind) -> str:
     params = ", ".join(fmt(p) for p in node.params)
     if node.name in ("max", "min"):
         return _range(node, previous=False)
+    if node.name == "roct":
+        base = f"ROC over {_span(int(node.params[0]))}"
+        return base + (f" of {_wrap(node.source, _ATOM)}" if node.source is not None else "")
     if node.name == "vwap":
         base = "VWAP" if node.params == (0,) else f"VWAP({params})"
     elif node.name == "macd":
@@ -158,6 +161,26 @@ def _ind(node: A.Ind) -> str:
     if node.source is not None:
         base += f" of {_wrap(node.source, _ATOM)}"
     return base
+
+
+def _span(minutes: int) -> str:
+    """A span of time in its largest whole unit: ``4 hours``, ``2 weeks``, ``90 minutes``."""
+    for unit, size in (("week", 10_080), ("hour", 60), ("minute", 1)):
+        if minutes % size == 0:
+            count = minutes // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    raise AssertionError(minutes)
+
+
+_WEEKDAY = A.Ind("weekday", ())
+_DAY_WORDS = {number: name.capitalize() for name, number in DAY_NAMES.items()}
+
+
+def _side(node: A.Node, subject: A.Node) -> str:
+    """A side of a comparison; a day of the week by its name ("day of week equals Monday")."""
+    if subject == _WEEKDAY and isinstance(node, A.Num) and node.value in _DAY_WORDS:
+        return _DAY_WORDS[int(node.value)]
+    return render(node)
 
 
 def _is_range(node: A.Node | None) -> bool:
@@ -216,7 +239,11 @@ def _compare(node: A.Compare) -> str:
     right = node.right
     if isinstance(right, A.PctOff) and (node.op, right.pct > 0) in ((">", True), ("<", False)):
         return f"{render(node.left)} is {render(right)}"
-    return f"{render(node.left)} {COMPARE_WORDS[node.op]} {render(right)}"
+    if isinstance(right, A.PctOff) and right.pct < 0 and node.op in (">=", "<="):
+        # below a level, "at least N% below" is the smaller side (<=), "at most N% below" the larger
+        word = "at least" if node.op == "<=" else "at most"
+        return f"{render(node.left)} is {word} {render(right)}"
+    return f"{render(node.left)} {COMPARE_WORDS[node.op]} {_side(right, node.left)}"
 
 
 def _cross(node: A.Cross) -> str:
@@ -226,7 +253,8 @@ def _cross(node: A.Cross) -> str:
 
 
 def _between(node: A.Between) -> str:
-    return f"{render(node.expr)} is between {render(node.low)} and {render(node.high)}"
+    low, high = _side(node.low, node.expr), _side(node.high, node.expr)
+    return f"{render(node.expr)} is between {low} and {high}"
 
 
 def _within(node: A.Within) -> str:
@@ -295,11 +323,13 @@ _RENDERERS = {
     A.Between: _between,
     A.Within: _within,
     A.Streak: _streak,
+    A.Held: lambda node: f"{render(node.cond)} for {node.n} candles in a row",
     A.Candles: _candles,
     A.NewExtreme: _new_extreme,
     A.TrendEvent: _trend,
     A.Pattern: _pattern,
     A.DayEnd: lambda node: "the day ends",
+    A.DayStart: lambda node: "the day opens",
     A.TfCond: lambda node: f"on the {TF_WORDS.get(node.timeframe, node.timeframe)} chart {render(node.cond)}",
     A.After: _after,
     A.And: _and,

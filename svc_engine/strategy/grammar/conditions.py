@@ -155,11 +155,38 @@ class Conditions(Cursor):
             finally:
                 self.subjects.pop()
         node = _resolve_cloud(node)
+        for verb in ("occurs", "occur", "happens", "appears"):
+            self.accept(verb)  # "a death cross occurs"
+        if self.implicit_and(node):
+            # "at the session open price gaps up", "on Friday the candle is green": a time, then a condition
+            self.accept("if") or self.accept("when")
+            node = A.And((node, self.predicate()))
+        elif self.at("on", "volume"):
+            self.i += 1  # "price gaps up on volume that is 2 times its 50-day average"
+            node = A.And((node, self.predicate()))
+        elif self.at("on") and self.calendar_at(1):
+            node = A.And((node, self.calendar()))  # "... 1% in the last 2 days on Friday"
         chart = chart or self.chart_phrase()
         node = self.on_timeframe(node, chart, start)
         self.check_speeds(node)
         check_condition(node, self.text, start, self.toks[self.i - 1].end)
         return node
+
+    def implicit_and(self, node: A.Node) -> bool:
+        """A place in time said before a condition without 'and' ("at the session open price gaps up")."""
+        timely = isinstance(node, A.DayStart | A.DayEnd) or (
+            isinstance(node, A.Compare) and node.left in (A.Ind("weekday", ()), A.Ind("hour", ()))
+        )
+        nxt = self.peek()
+        if not timely or nxt.kind in (END, RPAREN, COMMA) or nxt.text in CONNECTIVES | {"for", "not"}:
+            return False
+        return nxt.kind in (WORD, NUM)
+
+    def calendar_at(self, k: int) -> bool:
+        """A day name or weekend word at offset k ("... on Friday")."""
+        from svc_engine.strategy.vocab import DAY_NAMES
+
+        return self.peek(k).text in DAY_NAMES or self.peek(k).text in ("weekend", "weekday")
 
     def dangling(self, tok: Token) -> None:
         """A connective where a condition should be: at the start, or right after another one."""

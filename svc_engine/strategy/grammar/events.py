@@ -13,8 +13,8 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, UP_WORDS
-from svc_engine.strategy.tokens import LPAREN, NUM, WORD
-from svc_engine.strategy.vocab import PATTERN_WORDS, PATTERNS, SPECS
+from svc_engine.strategy.tokens import END, LPAREN, NUM, RPAREN, WORD
+from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES, PATTERN_WORDS, PATTERNS, SPECS
 
 
 class Events(Cursor):
@@ -29,6 +29,9 @@ class Events(Cursor):
         ):
             self.i += 2
             return A.DayEnd()  # "the day ends" (exit rules)
+        calendar = self.calendar()
+        if calendar is not None:
+            return calendar
         pattern = self.pattern()
         if pattern is not None:
             return pattern
@@ -40,6 +43,11 @@ class Events(Cursor):
             self.i += 2
             way = "above" if tok.text == "golden" else "below"
             return A.Cross(way, A.Ind("sma", (50,)), A.Ind("sma", (200,)))
+        if self.at("at", "least") and self.peek(2).kind == NUM:
+            self.i += 2  # "at least four consecutive bullish candles" holds where four in a row do
+            tok = self.peek()
+            if self.candle_run_at() is None:
+                self.i -= 2
         if tok.kind == NUM and not tok.pct:
             k = 1
             if self.peek(1).text == "consecutive":
@@ -52,9 +60,19 @@ class Events(Cursor):
         cloud = self.cloud_color()
         if cloud is not None:
             return cloud
-        if self.at("gap") or self.at("candle", "gap"):
+        if (self.at("gap") or self.at("candle", "gap")) and not self.gap_as_value():
             self.accept("candle")
             return self.gap(A.Field("close"))
+        if self.at("squeeze"):
+            # John Bollinger's Squeeze: BandWidth at its lowest in six months (125 daily candles)
+            self.i += 1
+            return A.NewExtreme("low", 125, A.Ind("bb", (20, 2.0), "bandwidth"))
+        run = self.n_candle_move()
+        if run is not None:
+            return run
+        extreme = self.range_break()
+        if extreme is not None:
+            return extreme
         if self.at("new"):
             self.i += 1
             n, kind = self.new_extreme()
@@ -62,6 +80,150 @@ class Events(Cursor):
         if self.at_trend_line() or self.at("resistance") or self.at("support"):
             return self.trend_break()
         return None
+
+    def calendar(self) -> A.Node | None:
+        """ "on Mondays", "on weekends", "at 14:00 UTC", "the candle opens at 14:00", "at the session
+        open", "the first candle of the day", "the day opens": the candle's place in the UTC week and
+        day (the `weekday` and `hour` values, the `DayStart` event)."""
+        if self.at("at", "close") and (self.peek(2).text == "on" or self.peek(2).text in DAY_NAMES):
+            self.i += 2  # "buy at the close on Friday": the signal is taken at a close anyway
+        node = self.calendar_one()
+        if node is None:
+            return None
+        # "on Friday at 16:00 UTC": one place in the week and the day, said together
+        more = self.calendar_one() if self.at("at") or self.at("on") else None
+        return node if more is None else A.And((node, more))
+
+    def calendar_one(self) -> A.Node | None:
+        k = 1 if self.at("on") or self.at("at") or self.at("in") else 0
+        if self.at("at", "next", "candle", "open") and self.text[
+            self.peek(2).pos : self.peek(2).end
+        ].lower() in ("day", "session"):
+            self.i += 4
+            return A.DayStart()  # "sell at the next day's open"
+        word = self.peek(k)
+        weekday, hour = A.Ind("weekday", ()), A.Ind("hour", ())
+        if self.at("at", "end", "of") and self.text[self.peek(3).pos : self.peek(3).end].lower() in (
+            "day",
+            "session",
+            "trading day",
+        ):
+            self.i += 4
+            return A.DayEnd()  # "at the end of the session"
+        if word.kind == WORD and word.text in DAY_NAMES and not self.at_comparison(k + 1):
+            self.i += k + 1
+            self.accept("close")  # "at the Friday close": on Friday's candle
+            return A.Compare("=", weekday, A.Num(float(DAY_NAMES[word.text])))
+        if self.at("between") and self.peek(1).kind == NUM and self.peek(2).text == ":":
+            self.i += 1  # "buy between 06:00 and 21:00"
+            low = self.number_primary()
+            self.expect("and", "'and' in 'between 06:00 and 21:00'")
+            return A.Between(hour, low, self.number_primary())
+        if self.at("at", "hour") and self.peek(2).kind == NUM:
+            self.i += 2  # "exit at hour 4"
+            return A.Compare("=", hour, self.number_primary())
+        if self.peek().kind == NUM and self.peek(1).text == ":":
+            return A.Compare("=", hour, self.number_primary())  # "... or 15:00"
+        if (self.at("at", "open", "of", "next", "candle") or self.at("open", "of", "next", "candle")) and (
+            self.text[
+                self.peek(4 if self.at("at") else 3).pos : self.peek(4 if self.at("at") else 3).end
+            ].lower()
+            in ("day", "session")
+        ):
+            self.i += 5 if self.at("at") else 4
+            return A.DayStart()  # "sell at the open of the next day"
+        if word.text in ("weekend", "weekday") and not self.at_comparison(k + 1):
+            self.i += k + 1
+            if word.text == "weekend":
+                return A.Compare(">=", weekday, A.Num(6.0))  # Saturday and Sunday
+            return A.Compare("<=", weekday, A.Num(5.0))
+        lead = 3 if self.at("candle", "open", "at") else (1 if self.at("at") else 0)
+        if lead and self.peek(lead).kind == NUM and self.peek(lead + 1).text == ":":
+            self.i += lead
+            return A.Compare("=", hour, self.number_primary())
+        # The session's first candle: "(at the) session open(s)", "the day opens", "first candle of the day".
+        raw = self.text[word.pos : word.end].lower()
+        if raw in ("session", "day") and self.peek(k + 1).text in ("open", "opening", "start", "starts"):
+            self.i += k + 2
+            self.accept("candle")
+            return A.DayStart()
+        j = 1 if self.at("in") or self.at("on") or self.at("at") else 0
+        if (
+            self.peek(j).text == "first"
+            and self.peek(j + 1).text == "candle"
+            and self.peek(j + 2).text == "of"
+            and self.text[self.peek(j + 3).pos : self.peek(j + 3).end].lower() in ("day", "session")
+        ):
+            self.i += j + 4
+            return A.DayStart()
+        return None
+
+    def at_comparison(self, k: int) -> bool:
+        """Whether a comparison word follows at offset k ("Monday" as a value in "... is Monday")."""
+        return any(self.phrase_at(k, key) for key in COMPARATORS) or self.peek(k).text in ("between", "cross")
+
+    def gap_as_value(self) -> bool:
+        """ "gap size is larger than 1 ATR(14)", "the gap is at least 0.5 times ATR(14)": the gap's
+        size (open minus the previous close) compared, not the event "gaps up"."""
+        k = 1 if self.at("candle", "gap") else 0
+        nxt = self.peek(k + 1)
+        return nxt.text in (
+            "size",
+            "at",
+            "greater",
+            "larger",
+            "bigger",
+            "more",
+            "above",
+            "below",
+            "less",
+            "smaller",
+        )
+
+    def n_candle_move(self) -> A.Node | None:
+        """ "a two-day decline of more than 1%", "a 3-candle gain of 5%": the close's change over N."""
+        tok = self.peek()
+        if not (tok.kind == NUM and not tok.pct and self.peek(1).text == "candle" and self.peek(2).text in (
+            "rise", "fall", "gain", "loss", "move"
+        )):  # fmt: skip
+            return None
+        verb = self.peek(2)
+        k = 3 + (self.peek(3).text == "of")
+        while self.peek(k).text in ("more", "over", "at", "least"):
+            k += 1
+        pct = self.peek(k)
+        if pct.kind != NUM or not pct.pct or verb.text == "move":
+            return None
+        n = self.positive_int(tok, "the number of candles")
+        self.i += k + 1
+        roc = check_indicator("roc", [tok], "", None, self.text, tok, pct.end)
+        if verb.text in ("rise", "gain"):
+            return A.Compare(">=", roc, A.Num(pct.value))
+        return A.Compare("<=", roc, A.Num(-pct.value))
+        del n
+
+    def range_break(self) -> A.Node | None:
+        """ "a 10 day low" as a whole condition (the Turtles' exit: "exit on a 10 day low"): the close
+        beyond the lowest low (highest high) of the previous N candles."""
+        tok = self.peek()
+        if not (tok.kind == NUM and not tok.pct and self.peek(1).text == "candle"
+                and self.peek(2).text in ("high", "low")):  # fmt: skip
+            return None
+        after = self.peek(3)
+        if not (after.kind == END or after.text in ("for", "or", "and", ",") or after.kind == RPAREN):
+            return None
+        kind = self.peek(2).text
+        self.i += 3
+        n = self.positive_int(tok, "the number of candles")
+        field = A.Field(kind)
+        extreme = A.Lag(A.Ind("min" if kind == "low" else "max", (n,), "", field), 1)
+        return A.Compare("<" if kind == "low" else ">", A.Field("close"), extreme)
+
+    def candle_run_at(self) -> str | None:
+        """The colour of "N (consecutive) green candles" at the cursor, or None."""
+        k = 2 if self.peek(1).text == "consecutive" else 1
+        color = COLORS.get(self.peek(k).text)
+        return color if color and self.peek(k + 1).text == "candle" else None
 
     def pattern(self) -> A.Node | None:
         """ "a bullish engulfing (candle / pattern)", "hammer", "three white soldiers", "doji"."""
@@ -185,6 +347,9 @@ class Events(Cursor):
     def streak(self, left: A.Node) -> A.Node:
         verb = self.take()
         self.accept("for")
+        nxt = self.peek()
+        if nxt.kind in (END, RPAREN) or nxt.text in ("and", "or", ",", "while", "with", "then", "but"):
+            return A.Streak(verb.text, 1, left)  # "TEMA(9) is rising": it rose on this candle
         tok = self.number(f"how many candles after {verb.text!r}")
         self.accept("consecutive")
         self.accept("candle")

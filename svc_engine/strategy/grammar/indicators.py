@@ -21,7 +21,25 @@ from svc_engine.strategy.grammar.words import (
     TIMEFRAME_WORDS,
 )
 from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD, Token
-from svc_engine.strategy.vocab import ALIASES, NAMED_OUTPUTS, NOISE_AFTER, OUTPUT_WORDS, PREFIX_OUTPUTS, SPECS
+from svc_engine.strategy.vocab import (
+    ALIASES,
+    NAMED_OUTPUTS,
+    NOISE_AFTER,
+    OUTPUT_WORDS,
+    PREFIX_OUTPUTS,
+    SPECS,
+    TIME_UNITS,
+)
+
+#: Relative strength between two coins needs the other coin's candles, which a condition on one
+#: series cannot read (docs/strategy.md, "Relative strength"): refused with this message.
+RELATIVE_STRENGTH = (
+    "relative strength against another coin is not supported: a condition reads one coin's candles "
+    "only; rank the coins with a portfolio run, or compare their ROC outside the strategy"
+)
+RS_LINKS = {"against", "versus", "vs", "compared", "relative", "to", "between"}
+RS_WORDS = {"outperform", "outperforms", "outperforming", "underperform", "underperforms", "underperforming"}
+COIN_WORDS = {"btc", "bitcoin", "eth", "ethereum", "spy", "benchmark", "sector", "peer"}
 
 
 class Indicators(Cursor):
@@ -29,6 +47,18 @@ class Indicators(Cursor):
 
     def indicator(self, period_tok: Token | None, source: A.Node | None = None) -> A.Node:
         if self.at("fast") or self.at("slow"):
+            return self.qualified(period_tok, source)
+        if (self.at("short") or self.at("long")) and self.peek(1).text in SPEED_NAMED | {
+            "moving",
+            "average",
+            "ma",
+        }:
+            # "short SMA(10) crosses above long SMA(50)": the fast and the slow average
+            word = self.take()
+            self.toks[self.i - 1] = Token(
+                WORD, "fast" if word.text == "short" else "slow", word.pos, word.end
+            )
+            self.i -= 1
             return self.qualified(period_tok, source)
         start = self.peek()
         output = ""
@@ -40,7 +70,7 @@ class Indicators(Cursor):
         if named is not None:
             key, output = named
             params = self.params(period_tok)
-            subject = self.subjects[-1] if self.subjects else None
+            subject = self.subjects[-1] if self.subjects else self.last_subject
             if (  # "StochRSI %K crosses above %D": the subject's own %D
                 not params
                 and isinstance(subject, A.Ind)
@@ -49,7 +79,16 @@ class Indicators(Cursor):
             ):
                 return A.Ind(subject.name, subject.params, output, subject.source)
             return check_indicator(key, params, output, None, self.text, start, self.toks[self.i - 1].end)
+        alias_start = self.i
         key = self.match(ALIASES)
+        if key == "rsi" and self.toks[alias_start].text == "relative" and self.peek().text in RS_LINKS:
+            self.fail(RELATIVE_STRENGTH, self.toks[alias_start], suggestion="")
+        if key == "roc" and self.time_span_at(1) is not None and self.peek().text in ("over", "in"):
+            self.i += 1
+            minutes = self.time_span()
+            minute_tok = Token(NUM, str(minutes), start.pos, start.end, value=float(minutes))
+            src = self.source() if source is None else source
+            return check_indicator("roct", [minute_tok], "", src, self.text, start, self.toks[self.i - 1].end)
         if key is None and output and self.peek().text in ("band", "channel"):
             key = "bb" if self.peek().text == "band" else "donchian"
         if key is None and output:
@@ -62,7 +101,10 @@ class Indicators(Cursor):
         spec = SPECS[key]
         output = self.outputs(key, output)
         self.period_word = ""
-        params = self.params(period_tok)
+        if spec.params or period_tok is not None or self.peek().kind == LPAREN:
+            params = self.params(period_tok)
+        else:
+            params = []  # "hour of day is 14": the number is what it is compared with
         output = self.outputs(key, output)
         if spec.sourced and source is None:
             source = self.source()
@@ -70,6 +112,24 @@ class Indicators(Cursor):
                 params.append(self.period_phrase())  # "standard deviation of close over 20 candles"
         elif not spec.sourced and self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
             self.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
+        if key in ("zscore", "stddev") and not params and self.at("relative"):
+            # "z-score of price relative to its 50-period moving average": over that period
+            self.i += 1
+            self.accept("its")
+            ref = self.postfix()
+            if not (isinstance(ref, A.Ind) and ref.name == "sma"):
+                self.fail("a z-score is measured from a simple moving average", start)
+            params = [Token(NUM, str(ref.params[0]), start.pos, start.end, value=float(ref.params[0]))]
+        if key == "bb" and self.at("with") and self.peek(1).kind == NUM and not self.peek(1).pct:
+            # "the lower Bollinger band with 3 standard deviations": the multiplier
+            from svc_engine.strategy.grammar.values import STD_WORDS
+
+            if any(self.phrase_at(2, w) for w in STD_WORDS):
+                self.i += 1
+                width = self.take()
+                self.match(STD_WORDS)
+                default = Token(NUM, "20", width.pos, width.end, value=20.0)
+                params = [params[0] if params else default, width]
         node = check_indicator(key, params, output, source, self.text, start, self.toks[self.i - 1].end)
         # "SMA of the previous 20 candles": the 20 before the current one.
         return A.Lag(node, 1) if self.period_word in ("previous", "prior") else node
@@ -121,7 +181,36 @@ class Indicators(Cursor):
         params = macd.params if macd is not None else SPECS["macd"].defaults()
         return A.Ind("macd", params, "signal")
 
+    def time_span_at(self, k: int = 0) -> tuple[int, int] | None:
+        """A span of time at offset k, after optional last/past/previous: "4 hours", "30 minutes",
+        "2 weeks", "24h", "hour" (one); returns (minutes, tokens) or None. A day is a candle."""
+        j = k
+        while self.peek(j).text in PERIOD_WORDS:
+            j += 1
+        tok = self.peek(j)
+        if tok.kind == NUM and not tok.pct and self.peek(j + 1).text in TIME_UNITS:
+            if tok.value != int(tok.value) or tok.value < 1:
+                return None
+            return int(tok.value) * TIME_UNITS[self.peek(j + 1).text], j + 2 - k
+        if tok.kind == WORD and tok.text in TIME_UNITS and tok.text != "h":
+            return TIME_UNITS[tok.text], j + 1 - k
+        return None
+
+    def time_span(self) -> int:
+        """Consume a span of time (`time_span_at`) and return its minutes."""
+        found = self.time_span_at()
+        if found is None:
+            self.fail("expected a span of time, as in '4 hours'")
+        assert found is not None
+        minutes, count = found
+        if minutes > SPECS["roct"].params[0].high:
+            self.fail("a span of time is at most 365 days (525600 minutes)")
+        self.i += count
+        return minutes
+
     def unknown(self, tok: Token) -> None:
+        if any(t.text in RS_WORDS for t in self.toks) or (tok.kind == WORD and tok.text in COIN_WORDS):
+            self.fail(RELATIVE_STRENGTH, tok, suggestion="")
         tok = next((t for t in self.toks if t.text in TIMEFRAME_WORDS and t.kind == WORD), tok)
         if tok.text in TIMEFRAME_WORDS:
             self.fail(
@@ -162,6 +251,9 @@ class Indicators(Cursor):
             if self.peek().kind != RPAREN:
                 self.fail("expected ')' after the parameters")
             self.i += 1
+        elif self.at("candle") and self.peek(1).kind == NUM and not self.peek(1).pct and not out:
+            self.i += 1  # "RSI period 3", "EMA period 100"
+            out.append(self.take())
         elif (
             self.peek().kind == NUM
             and not self.peek().pct
@@ -181,7 +273,10 @@ class Indicators(Cursor):
         while self.peek(k).text in PERIOD_WORDS:
             k += 1
         return (
-            self.peek(k).kind == NUM and self.peek(k + 1).text == "candle" and self.peek(k + 2).text != "ago"
+            self.peek(k).kind == NUM
+            and self.peek(k + 1).text == "candle"
+            and self.peek(k + 2).text != "ago"
+            and not self.starts_indicator(k + 2)  # "of the 1-day rate of change": a source
         )
 
     def period_phrase(self) -> Token:
@@ -195,7 +290,10 @@ class Indicators(Cursor):
         return tok
 
     def source(self) -> A.Node | None:
-        if self.at("of") and self.peek(1).kind != NUM and not self.at_period_phrase():
+        sourced_number = (
+            self.peek(1).kind == NUM and self.peek(2).text == "candle" and self.starts_indicator(3)
+        )
+        if self.at("of") and (self.peek(1).kind != NUM or sourced_number) and not self.at_period_phrase():
             self.i += 1
             return self.postfix()
         if self.at("volume"):

@@ -13,8 +13,31 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
-from svc_engine.strategy.tokens import LPAREN, NUM, RPAREN, WORD
-from svc_engine.strategy.vocab import ALIASES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
+from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD, Token
+from svc_engine.strategy.vocab import ALIASES, DAY_NAMES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
+
+#: Words of "standard deviation(s)" in "2 standard deviations below the average".
+STD_WORDS: dict[tuple[str, ...], str] = {
+    ("standard", "deviation"): "std",
+    ("std", "dev"): "std",
+    ("std",): "std",
+    ("stdev",): "std",
+    ("stddev",): "std",
+    ("sigma",): "std",
+    ("sd",): "std",
+}
+AVERAGES = ("sma", "ema", "wma", "dema", "tema", "hma")
+
+
+def _std_of(ref: A.Node, subject: A.Node) -> A.Node:
+    """The standard deviation that goes with a reference value: of the average's own series over its
+    period (the middle Bollinger band's: close over its period), else of the subject over 20."""
+    if isinstance(ref, A.Ind) and ref.name in AVERAGES:
+        return A.Ind("stddev", (int(ref.params[0]),), "", ref.source)
+    if isinstance(ref, A.Ind) and ref.name == "bb":
+        return A.Ind("stddev", (int(ref.params[0]),))
+    source = subject if isinstance(subject, A.Field | A.Ind) and subject != A.Field("close") else None
+    return A.Ind("stddev", (20,), "", source)
 
 
 class Values(Cursor):
@@ -23,7 +46,24 @@ class Values(Cursor):
     def value(self) -> A.Node:
         node = self.term()
         while True:
-            if self.accept("plus") or self.accept("+"):
+            if self.peek().text in ("plus", "+", "minus", "-") and self.std_count_at(1):
+                # "SMA(20) minus 2 standard deviations": the deviation of that average's series.
+                op = "+" if self.take().text in ("plus", "+") else "-"
+                count = self.take()
+                self.match(STD_WORDS)
+                node = A.Arith(op, node, A.Arith("*", A.Num(count.value), _std_of(node, node)))
+            elif (
+                self.peek().text in ("plus", "+", "minus", "-")
+                and self.peek(1).kind == NUM
+                and self.peek(1).pct
+            ):
+                # "the SMA plus 1 percent": 1% above it
+                sign = 1.0 if self.take().text in ("plus", "+") else -1.0
+                pct = self.take()
+                if pct.value <= 0:
+                    self.fail("a percentage offset must be positive", pct)
+                node = A.PctOff(sign * pct.value, node)
+            elif self.accept("plus") or self.accept("+"):
                 node = A.Arith("+", node, self.term())
             elif (self.at("minus") and not self.at("minus", "di") and self.accept("minus")) or self.accept(
                 "-"
@@ -48,6 +88,8 @@ class Values(Cursor):
                 return node
 
     def unary(self) -> A.Node:
+        if self.at("+") and self.peek(1).kind == NUM:
+            self.i += 1  # "CCI rises above +100"
         if (self.at("-") or self.at("minus")) and not self.at("minus", "di"):
             self.i += 1
             inner = self.unary()
@@ -58,7 +100,13 @@ class Values(Cursor):
 
     def postfix(self) -> A.Node:
         node = self.primary()
-        while self.peek().kind == NUM and self.peek(1).text == "candle" and self.peek(2).text == "ago":
+        while (
+            self.peek().kind == NUM
+            and self.peek(1).text == "candle"
+            and self.peek(2).text == "ago"
+            # "was below 60 three days ago": the comparison's, not the number's
+            and not (isinstance(node, A.Num) and self.subjects)
+        ):
             n = self.integer("the number of candles ago")
             self.i += 2
             if id(node) in self.implicit_lags:
@@ -66,6 +114,32 @@ class Values(Cursor):
             else:
                 node = A.Lag(node, n) if not isinstance(node, A.Lag) else A.Lag(node.expr, node.n + n)
         return node
+
+    def std_count_at(self, k: int) -> bool:
+        """A plain number and a standard-deviation word at offset k ("2 standard deviations")."""
+        tok = self.peek(k)
+        if tok.kind != NUM or tok.pct:
+            return False
+        return any(self.phrase_at(k + 1, key) for key in STD_WORDS)
+
+    def at_std_band(self, k: int = 0) -> bool:
+        """ "2 standard deviations below/above ..." at offset k."""
+        if not self.std_count_at(k):
+            return False
+        length = max(len(key) for key in STD_WORDS if self.phrase_at(k + 1, key))
+        return self.peek(k + 1 + length).text in UP_WORDS | DOWN_WORDS
+
+    def std_band(self, subject: A.Node) -> A.Node:
+        """ "2 standard deviations below SMA(20)": SMA(20) minus 2 x the standard deviation of its
+        series over its period (of the subject over 20 candles when the reference is no average)."""
+        count = self.take()
+        if count.value <= 0:
+            self.fail("a number of standard deviations must be positive", count)
+        self.match(STD_WORDS)
+        op = "+" if self.take().text in UP_WORDS else "-"
+        self.accept("of")
+        ref = self.postfix()
+        return A.Arith(op, ref, A.Arith("*", A.Num(count.value), _std_of(ref, subject)))
 
     def timeframe_at(self, k: int = 0) -> tuple[str, int] | None:
         """A timeframe at offset k: "daily", "weekly", "hourly", "4h", "4-hour", "15m", "1w";
@@ -101,7 +175,65 @@ class Values(Cursor):
                 self.fail("expected ')'")
             self.i += 1
             return inner
-        if self.at("previous") or self.at("prior") or self.at("last"):
+        if self.subjects and (
+            self.at("of", "previous", "candle")
+            or self.at("previous", "value")
+            or self.at("its", "previous", "value")
+        ):
+            # "greater than that of the previous candle", "above its previous value": the subject, 1 back
+            self.i += 3 if not self.at("previous") else 2
+            subject = self.subjects[-1]
+            return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
+        if (self.at("current") or self.at("this")) and self.peek(1).text in (
+            "candle",
+            "open",
+            "high",
+            "low",
+            "close",
+            "volume",
+            "price",
+        ):
+            self.i += 1  # "the current bar's volume", "the current low": this candle's
+        if self.at("its") and self.peek(1).text in ("previous", "prior") and self.peek(2).kind == NUM:
+            self.i += 2  # "below 20 times its previous 30-candle average": the average one candle back
+            self.toks[self.i - 1] = Token(WORD, "its", self.toks[self.i - 1].pos, self.toks[self.i - 1].end)
+            self.i -= 1
+            return A.Lag(self.primary(), 1)
+        if self.at("its") and self.peek(1).text in ("previous", "prior", "open", "high", "low", "close"):
+            self.i += 1  # "opens above its previous close"
+        if self.subjects and (
+            (self.at("candle", "before") and self.text[self.peek().pos : self.peek().end].lower() != "day")
+            or (self.at("previous", "candle") and self.peek(2).kind in (END, RPAREN, COMMA))
+            or (self.at("previous", "candle") and self.peek(2).text in ("and", "or", "while", "with"))
+        ):
+            # "the parabolic SAR is smaller than the candle before": the subject one candle back
+            self.i += 2
+            subject = self.subjects[-1]
+            return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
+        if self.at("candle", "range") or self.at("range"):
+            self.i += 2 if self.at("candle") else 1  # "the candle's range": high minus low
+            return A.Arith("-", A.Field("high"), A.Field("low"))
+        if self.at("gap") and self.peek(1).text in (
+            "size",
+            "at",
+            "greater",
+            "larger",
+            "bigger",
+            "more",
+            "above",
+            "below",
+            "less",
+            "smaller",
+        ):
+            self.i += 1  # "gap size is larger than 1 ATR(14)": the open's distance from the previous close
+            self.accept("size")
+            return A.Arith("-", A.Field("open"), A.Lag(A.Field("close"), 1))
+        if self.subjects and (self.at("normal") or self.at("usual")):
+            self.i += 1  # "volume is 4x normal": its usual level, the 20-candle average
+            return A.Ind(
+                "sma", (20,), "", None if self.subjects[-1] == A.Field("close") else self.subjects[-1]
+            )
+        if self.at("yesterday") or self.at("previous") or self.at("prior") or self.at("last"):
             self.i += 1
             self.accept("candle")
             inner = self.primary()
@@ -115,6 +247,11 @@ class Values(Cursor):
                 period = self.take()
                 self.accept("candle")
             return self.indicator(period, source=self.subjects[-1])
+        if tok.kind == WORD and tok.text in DAY_NAMES:
+            if not self.subjects or self.subjects[-1] != A.Ind("weekday", ()):
+                self.fail("a day of the week compares with the day of week, as in 'day of week is Monday'")
+            self.i += 1
+            return A.Num(float(DAY_NAMES[tok.text]))
         if self.alias_length() <= 1:
             field = self.match(FIELDS)
             if field is not None:
@@ -126,7 +263,24 @@ class Values(Cursor):
         return max((len(key) for key in ALIASES if self.at(*key)), default=0)
 
     def number_primary(self) -> A.Node:
+        if self.at_std_band() and self.subjects:
+            return self.std_band(self.subjects[-1])  # "exceeds 2 standard deviations above its average"
         tok = self.take()
+        if tok.value == 0 and not tok.pct and (self.at("line") or self.at("level")):
+            self.i += 1  # "crosses above the zero line"
+            return A.Num(0.0)
+        if not tok.pct and self.starts_indicator(0) and self.paren_after_name():
+            # "1 ATR(14)", "0.5 ATR(20)": a multiple of an indicator that names its own period
+            ind = self.indicator(None)
+            return ind if tok.value == 1 else A.Arith("*", A.Num(tok.value), ind)
+        if self.at(":") and self.peek(1).kind == NUM:
+            # "14:00 (UTC)": an hour of the day; the language reads whole hours.
+            minutes = self.peek(1)
+            if minutes.value != 0 or tok.value != int(tok.value) or not 0 <= tok.value <= 23:
+                self.fail("a time of day is a whole UTC hour, as in '14:00'", minutes)
+            self.i += 2
+            self.accept("utc")
+            return A.Num(tok.value)
         if tok.pct and self.at("of"):
             self.i += 1
             return A.Arith("*", A.Num(tok.value / 100.0), self.postfix())
@@ -153,10 +307,29 @@ class Values(Cursor):
             and self.starts_indicator(0)
         ):
             return self.indicator(tok)
+        subject = self.subjects[-1] if self.subjects else None
+        if (
+            not tok.pct
+            and self.at("candle")
+            and (
+                self.peek(1).kind in (END, RPAREN, COMMA)
+                or self.peek(1).text in ("and", "or", "then", "while")
+            )
+            and isinstance(subject, A.Ind)
+            and subject.name in ("sma", "ema", "wma", "dema", "tema", "hma")
+        ):
+            # "the 50-day moving average crosses below the 200-day": the same average over 200
+            self.i += 1
+            return A.Ind(subject.name, (self.positive_int(tok, "the period"),), "", subject.source)
         if not tok.pct and self.at("candle") and self.starts_indicator(1):
             self.i += 1
             return self.indicator(tok)
         return A.Num(tok.value)
+
+    def paren_after_name(self) -> bool:
+        """An indicator name at the cursor followed by its own parameters in parentheses."""
+        length = max((len(key) for key in ALIASES if self.at(*key)), default=0)
+        return length > 0 and self.peek(length).kind == LPAREN
 
     def starts_indicator(self, k: int) -> bool:
         word = self.peek(k).text
@@ -171,6 +344,30 @@ class Values(Cursor):
         return all(self.peek(k + j).text == w for j, w in enumerate(words))
 
     def field_suffix(self, node: A.Field) -> A.Node:
+        if (
+            not self.range_depth
+            and node.name in ("high", "low")
+            and self.at("of")
+            and self.peek(2).kind == NUM
+            and self.peek(1).text in ("last", "past", "previous", "prior")
+        ):
+            # "the high of the preceding 20 days": the highest high of the previous 20 candles
+            self.i += 1
+            word = self.take().text
+            count = self.number("the number of candles")
+            self.expect("candle", "'candles' after the number")
+            key = "max" if node.name == "high" else "min"
+            ind = check_indicator(key, [count], "", node, self.text, count, self.toks[self.i - 1].end)
+            return self.range_window(ind, "previous" if word != "last" else word, False, count)
+        if node.name == "close" and self.peek().text in ("percent", "percentile", "z", "zscore", "roc"):
+            spec_key = self.match(ALIASES)  # "the price percent rank", "the price z-score"
+            if spec_key in ("prank", "zscore", "roc"):
+                self.i -= len(
+                    next(k for k in ALIASES if ALIASES[k] == spec_key and self.phrase_at(-len(k), k))
+                )
+                return self.indicator(None, source=None)
+            if spec_key is not None:
+                self.fail("expected a comparison after the price")
         if self.at("of", "previous", "candle") or self.at("of", "prior", "candle"):
             self.i += 3
             return A.Lag(node, 1)

@@ -27,7 +27,22 @@ SUGGESTABLE = frozenset(w for w in VOCABULARY if len(w) >= 3)
 AND_WORDS = {"and", "while", "with", ",", "but", "also", "plus_and"}
 SIDE_WORDS = {"buy": "long", "long": "long", "sell": "short", "short": "short"}
 ENTRY_WORDS = {"buy", "sell", "limit", "enter", "entry", "place"}
-EXIT_PREFIXES = {"exit", "close", "sell", "cover", "leave", "take", "position", "when", "if", "once", "trade"}
+EXIT_PREFIXES = {
+    "exit",
+    "close",
+    "sell",
+    "cover",
+    "leave",
+    "take",
+    "position",
+    "when",
+    "if",
+    "once",
+    "trade",
+    "exited",
+    "on",
+    "out",
+}
 UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
 DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
 # Oversold / overbought thresholds, the usual ones for each oscillator.

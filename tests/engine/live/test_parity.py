@@ -66,6 +66,34 @@ predicates = st.one_of(
     st.builds(lambda p: A.Pattern(p), st.sampled_from(["hammer", "doji", "bullish engulfing"])),
     st.builds(lambda c: A.TfCond(c, "1d"), st.builds(A.Candles, st.just("green"), st.just(1))),
 )
+# The families of issue 29: statistics, change over a span of time, gaps, multiples, calendar.
+volume = A.Field("volume")
+new_predicates = st.one_of(
+    st.builds(
+        lambda op, n, k: A.Compare(op, A.Field("close"), A.Arith(
+            "-" if op == "<" else "+", A.Ind("sma", (n,)), A.Arith("*", A.Num(k), A.Ind("stddev", (n,)))
+        )),
+        st.sampled_from([">", "<"]), periods, st.sampled_from([1.0, 1.5, 2.0]),
+    ),
+    st.builds(lambda op, n, v: A.Compare(op, A.Ind("zscore", (n,)), A.Num(v)),
+              st.sampled_from([">", "<"]), periods, st.sampled_from([-1.5, 0.0, 1.5])),
+    st.builds(lambda op, n, v: A.Compare(op, A.Ind("prank", (n,)), A.Num(v)),
+              st.sampled_from([">", "<"]), periods, st.sampled_from([10.0, 50.0, 90.0])),
+    st.builds(lambda op, m, v: A.Compare(op, A.Ind("roct", (m,)), A.Num(v)),
+              st.sampled_from([">=", "<="]), st.sampled_from([60, 240, 1440, 10_080]),
+              st.sampled_from([-2.0, 0.0, 2.0])),
+    st.builds(lambda pct: A.Compare(">=", A.Field("open"), A.PctOff(pct, A.Lag(A.Field("close"), 1))),
+              st.sampled_from([0.05, 0.2])),
+    st.builds(lambda k: A.Compare(">=", volume, A.Arith("*", A.Num(k), A.Ind("sma", (20,), "", volume))),
+              st.sampled_from([1.5, 2.0])),
+    st.builds(lambda h: A.Compare(">=", A.Ind("hour", ()), A.Num(h)), st.integers(0, 23).map(float)),
+    st.builds(lambda d: A.Compare("=", A.Ind("weekday", ()), A.Num(d)), st.integers(1, 7).map(float)),
+    st.just(A.DayStart()),
+    st.builds(lambda n, v: A.Held(A.Compare("<", A.Ind("rsi", (14,)), A.Num(v)), n),
+              st.integers(2, 5), st.sampled_from([40.0, 50.0])),
+    st.builds(lambda n: A.Compare("<", A.Lag(A.Ind("rsi", (5,)), n), A.Num(50.0)), st.integers(1, 4)),
+)  # fmt: skip
+predicates = st.one_of(predicates, new_predicates)
 conditions = st.recursive(
     predicates,
     lambda inner: st.one_of(
@@ -99,7 +127,7 @@ EXITS = [
 
 
 @st.composite
-def programs(draw: st.DrawFn) -> Any:
+def programs(draw: st.DrawFn, entries: Any = conditions) -> Any:
     side = draw(st.sampled_from(["long", "short"]))
     market = draw(st.booleans())
     entry_price = (
@@ -113,7 +141,7 @@ def programs(draw: st.DrawFn) -> Any:
     )
     try:
         return compile_strategy(
-            draw(conditions),
+            draw(entries),
             draw(st.sampled_from(TPS)),
             draw(st.sampled_from(SLS)),
             market_type="futures" if side == "short" or draw(st.booleans()) else "spot",
@@ -279,6 +307,29 @@ def test_live_positions_equal_the_backtest_candle_by_candle(data: st.DataObject)
     for pair, (p, coin) in enumerate(pairs):
         expected = backtest_positions(strategies[p], frames[coin], tf, cfg)
         assert_same(found.get(pair, []), expected, int(frames[coin]["open_time"][-1]))
+
+
+new_conditions = st.one_of(
+    new_predicates,
+    st.builds(lambda a, b: A.And((a, b)), new_predicates, predicates),
+    st.builds(lambda a, b: A.Or((a, b)), new_predicates, new_predicates),
+)
+
+
+@settings(HYP, max_examples=max(5, HYP.max_examples // 2))
+@given(data=st.data())
+def test_new_families_live_equal_the_backtest(data: st.DataObject) -> None:
+    # Every program here uses one of the families of issue 29 (their values are history nodes,
+    # evaluated per coin over a settled window; the calendar and spans read the candles' times).
+    tf = data.draw(st.sampled_from(["1h", "4h"]))
+    coins = data.draw(st.lists(st.sampled_from(COINS[tf]), min_size=2, max_size=2, unique=True))
+    first, n = data.draw(st.integers(0, 4_000)), data.draw(st.integers(250, 400))
+    holes = data.draw(st.sampled_from([0, 3, 12]))
+    frames = {c: series(c, tf, first, n, holes, seed=k) for k, c in enumerate(coins)}
+    strategies = data.draw(st.lists(programs(new_conditions), min_size=1, max_size=3))
+    futures = any(s.market_type == "futures" for s in strategies)
+    cfg = data.draw(sim_settings(tf, futures))
+    replay_and_compare(strategies, frames, tf, cfg, lambda: data.draw(st.integers(1, 4)))
 
 
 def replay_and_compare(

@@ -135,6 +135,10 @@ def test_top_heatmap_and_robustness(serial_result, tmp_path) -> None:
     fig = r.plot_heatmap("n", "level", "total_return_pct", tmp_path / "heat.html", plotlyjs="cdn")
     page = (tmp_path / "heat.html").read_text()
     assert fig.data[0].type == "heatmap" and "cdn.plot.ly" in page and len(page) < 100_000
+    # each cell shows its value (issue 29), as the hover does
+    shown = [[float(v) for v in row] for row in fig.data[0].text]
+    assert shown == [[float(f"{v:.3g}") for v in row] for row in table.drop("level").rows()]
+    assert fig.data[0].texttemplate == "%{text}" and '"texttemplate":"%{text}"' in page
     rob = r.robustness("total_return_pct")
     best = r.top(1, "total_return_pct").row(0, named=True)
     assert rob["best_value"] == best["total_return_pct"] and rob["neighbours"] == 15  # 2x2x2x2 grid

@@ -40,7 +40,10 @@ def test_single_result_has_candles_trades_levels_equity_and_drawdown(
 ) -> None:
     fig = plot_result(result, klines)
     names = [t.name for t in fig.data]
-    assert names == ["candles", "entries", "exits", "take-profit", "stop-loss", "equity", "drawdown"]
+    assert names == [
+        "candles", "entries", "exits", "take-profit", "stop-loss", "volume", "winning trades",
+        "losing trades", "equity", "drawdown", "statistics",
+    ]  # fmt: skip
     traces = {t.name: t for t in fig.data}
     n = result.trades.height
     assert len(traces["candles"].x) == 400
@@ -51,7 +54,42 @@ def test_single_result_has_candles_trades_levels_equity_and_drawdown(
     assert tp[0::3].tolist() == result.trades["tp_price"].to_list()
     assert list(traces["equity"].y) == result.equity["equity"].to_list()
     assert list(traces["drawdown"].y) == (-result.equity["drawdown_pct"]).to_list()
-    assert (traces["equity"].yaxis, traces["drawdown"].yaxis, traces["entries"].yaxis) == ("y2", "y3", "y")
+    assert (traces["equity"].yaxis, traces["drawdown"].yaxis, traces["entries"].yaxis) == ("y3", "y4", "y")
+
+
+def test_a_report_shows_volume_trades_by_profit_the_strategy_lines_statistics_and_words(
+    klines: pl.DataFrame,
+) -> None:
+    # Issue 29: what a quant looks for on one page.
+    from svc_engine import backtest
+    from svc_engine.strategy import compile_strategy
+
+    strategy = compile_strategy(
+        "SMA(10) crosses above SMA(30) and close is below the upper Bollinger band", "3%", "2%"
+    )
+    run = backtest(strategy, klines, "1h")
+    fig = plot_result(run, klines, strategy=strategy)
+    traces = {t.name: t for t in fig.data}
+    assert {"SMA(10)", "SMA(30)", "upper Bollinger band(20, 2)"} <= set(traces)
+    sma = klines["close"].rolling_mean(10).to_numpy()
+    assert np.allclose(np.asarray(traces["SMA(10)"].y, float)[9:], sma[9:])  # the line the rule reads
+    assert list(traces["volume"].y) == klines["volume"].to_list() and traces["volume"].yaxis == "y2"
+    trades = run.trades
+    wins = trades.filter(pl.col("pnl") > 0)
+    won = traces["winning trades"]
+    assert won.line.color == "#2ca02c" and traces["losing trades"].line.color == "#d62728"
+    assert np.asarray(won.y, float)[0::3].tolist() == wins["entry_price"].to_list()
+    assert np.asarray(won.y, float)[1::3].tolist() == wins["exit_price"].to_list()
+    first = wins.row(0, named=True)
+    assert (
+        won.text[0] == f"long {first['exit_reason']}: P&L {first['pnl']:+.2f} ({first['return_pct']:+.2f} %)"
+    )
+    table = traces["statistics"]
+    labels = list(table.cells.values[0]) + list(table.cells.values[2])
+    values = list(table.cells.values[1]) + list(table.cells.values[3])
+    assert values[labels.index("total return %")] == f"{run.summary['total_return_pct']:.2f}"
+    assert values[labels.index("trades")] == str(run.summary["total_trades"])
+    assert strategy.describe() in fig.layout.title.text
 
 
 def test_without_klines_there_is_no_candle_trace(result: sim.BacktestResult) -> None:
@@ -75,7 +113,7 @@ def test_a_path_in_place_of_klines_is_the_path_and_result_plot_writes_it(
     assert (tmp_path / "a.html").stat().st_size > 100_000
     fig = result.plot(tmp_path / "b.html")
     assert (tmp_path / "b.html").exists()
-    assert [t.name for t in fig.data][-2:] == ["equity", "drawdown"]
+    assert [t.name for t in fig.data][-3:] == ["equity", "drawdown", "statistics"]
 
 
 def test_result_plot_draws_the_candles_of_its_own_run(
@@ -89,10 +127,20 @@ def test_result_plot_draws_the_candles_of_its_own_run(
 
 def test_a_range_run_plots_only_the_candles_of_its_range(klines: pl.DataFrame) -> None:
     times = klines["open_time"]
-    run = sim.simulate(klines, klines.head(0).select("open_time", side=pl.lit("long"),
-                                                        limit_price=pl.lit(None, pl.Float64),
-                                                        tp_price=pl.lit(1.0), sl_price=pl.lit(1.0)),
-                       timeframe="1h", start_ts=times[100] // 1000, end_ts=times[199] // 1000, spread_pct=0)
+    run = sim.simulate(
+        klines,
+        klines.head(0).select(
+            "open_time",
+            side=pl.lit("long"),
+            limit_price=pl.lit(None, pl.Float64),
+            tp_price=pl.lit(1.0),
+            sl_price=pl.lit(1.0),
+        ),
+        timeframe="1h",
+        start_ts=times[100] // 1000,
+        end_ts=times[199] // 1000,
+        spread_pct=0,
+    )
     candles = next(t for t in run.plot().data if t.name == "candles")
     assert len(candles.x) == 100
 
