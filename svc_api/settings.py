@@ -97,6 +97,18 @@ class Settings:
     # A Telegram-compatible bot HTTP API (base URL, token); without it the bot and messenger channels are off.
     bot_api_url: str | None = None
     bot_token: str = ""
+    # The bot reads updates by long polling (each getUpdates waits up to BOT_POLL_TIMEOUT s) unless
+    # BOT_WEBHOOK_URL is set: the Bot API then posts them to that URL (this service's /bot/webhook),
+    # which checks the BOT_WEBHOOK_SECRET header. See docs/bot.md.
+    bot_webhook_url: str | None = None
+    bot_webhook_secret: str = ""
+    bot_poll_timeout: float = 25.0
+    # Seconds between the bot's housekeeping passes (webhook inbox, secret messages, orders followed).
+    bot_tick_seconds: float = 1.0
+    # Seconds a message with an API secret stays in the chat before the bot deletes it.
+    bot_secret_ttl: float = 60.0
+    # Updates one chat may send per minute; more are answered once with a request to slow down.
+    bot_rate_per_minute: int = 20
     # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
     community_purge_seconds: float = 3600.0
     # Retention (docs/api.md#retention): seconds between passes (0: off); days kept (0: forever).
@@ -321,6 +333,12 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "MAIL_FROM": ("mail_from", _text),
     "BOT_API_URL": ("bot_api_url", _text),
     "BOT_TOKEN": ("bot_token", _text),
+    "BOT_WEBHOOK_URL": ("bot_webhook_url", _text),
+    "BOT_WEBHOOK_SECRET": ("bot_webhook_secret", _text),
+    "BOT_POLL_TIMEOUT": ("bot_poll_timeout", _number(positive=False)),
+    "BOT_TICK_SECONDS": ("bot_tick_seconds", _number(positive=True)),
+    "BOT_SECRET_TTL": ("bot_secret_ttl", _number(positive=False)),
+    "BOT_RATE_PER_MINUTE": ("bot_rate_per_minute", _int_at_least(1)),
     "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
     "RETENTION_SWEEP_SECONDS": ("retention_sweep_seconds", _number(positive=False)),
     "BACKTEST_RETENTION_DAYS": ("backtest_retention_days", _plan_days),
