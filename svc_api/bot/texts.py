@@ -112,7 +112,7 @@ def placed_text(reply: Mapping[str, Any], state: Mapping[str, Any] | None = None
     if state is not None:
         if state["state"] == "failed":
             return (
-                f"The order failed: {state['message'] or 'the exchange did not take it'}. Nothing was placed."
+                f"The order failed: {state['message'] or 'the exchange did not take it; nothing was placed'}."
             )
         return f"Order placed: OCO {state['order_list_id']} is {state['exchange_order_status']}."
     if reply.get("status") == "processing":

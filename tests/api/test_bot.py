@@ -219,3 +219,71 @@ def test_the_bot_end_to_end(
     refusal = wait_for(lambda: fake.calls_of("answerCallbackQuery")[answered:])[0]
     assert refusal["text"] == "This button is not valid here."
     assert "not linked" in chats.say(2002, "/account")["text"]
+
+
+def test_an_order_left_processing_is_followed_and_refusals_are_plain(
+    fake: BotFake, settings: Settings, make_api: Any, signals_market: Path, monkeypatch: pytest.MonkeyPatch,
+    cli_env: None,
+) -> None:  # fmt: skip
+    from svc_api.bot import orders
+    from svc_api.exchange import service as exchange
+    from svc_api.exchange.interface import ExchangeUnavailable
+    from svc_api.exchange.paper import PaperExchange
+
+    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
+    api = _bot_api(
+        make_api, dataclasses.replace(settings, exchange_poll_seconds=0), signals_market, fake, False
+    )
+    chats = Chats(api, fake, webhook=False)
+    svc_id, token, _ = linked_trader(api)
+    link = api.user("messenger_link", token=token).json()["data"]["code"]
+    chats.say(3003, f"/start {link}")
+    chats.say(3003, "/signals mode ask")
+    signal = live_signal(api, token)
+    run_notification_workers(api)
+    services, now = api.app.state.services, int(api.clock.now())
+
+    # refusals in plain words: a position larger than the balance, a signal that is not live
+    chats.say(3003, "/signals size 10000000")
+    assert orders.preview(services, "3003", svc_id, signal["position_key"], now=now).text.startswith(
+        "Not enough BTC on the exchange (1 available, "
+    )
+    gone = orders.preview(services, "3003", svc_id, "sig_none", now=now).text
+    assert gone == "This signal has expired or closed, so it can no longer be ordered. No order was placed."
+    chats.say(3003, "/signals size 100")
+
+    # the exchange takes the order but its answer is lost: processing, then settled by the reconciler
+    placed = PaperExchange.place_oco
+
+    def lost_answer(self: Any, creds: Any, order: Any) -> Any:
+        placed(self, creds, order)
+        raise ExchangeUnavailable("timed out")
+
+    monkeypatch.setattr(PaperExchange, "place_oco", lost_answer)
+    shown = wait_for(
+        lambda: [m for m in fake.sent_to(3003) if m["text"].startswith("Signal smacross: LONG BTC")]
+    )
+    chats.press(3003, shown[0]["message_id"], "Place order…")
+    preview = fake.sent_to(3003)[-1]
+    chats.press(3003, preview["message_id"], "Confirm order")
+    message = ("3003", preview["message_id"])
+    assert fake.messages[message]["text"].startswith("The order is being placed")
+    _housekeeping(api)
+    assert fake.messages[message]["text"].startswith("The order is being placed")  # still processing
+    monkeypatch.undo()
+    api.clock.advance(30)
+    assert exchange.run_reconciler(services) >= 1
+    _housekeeping(api)
+    [order] = api.user("order_history", token=token).json()["data"]["orders"]
+    assert (
+        fake.messages[message]["text"]
+        == f"Order placed: OCO {order['order_id']} is {order['exchange_order_status']}."
+    )
+
+    # an exchange account unlinked meanwhile: the next order button says so
+    api.user("exchange_unlink", token=token)
+    refused = orders.preview(services, "3003", svc_id, signal["position_key"], now=int(api.clock.now())).text
+    assert (
+        refused
+        == "No exchange account is linked to your account: link one in the app first. No order was placed."
+    )

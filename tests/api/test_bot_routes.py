@@ -37,7 +37,9 @@ def test_the_webhook_is_404_where_the_bot_polls_or_is_absent(api: Any) -> None:
     assert (reply.status_code, reply.json()["error"]) == (404, "not_found")
 
 
-def test_the_webhook_checks_the_secret_token_and_the_body(bot: BotFake, settings: Settings, make_api: Any) -> None:
+def test_the_webhook_checks_the_secret_token_and_the_body(
+    bot: BotFake, settings: Settings, make_api: Any
+) -> None:
     api = _webhook_api(bot, settings, make_api)
     for headers in ({}, {SECRET_HEADER: "wrong"}):
         reply = api.post("/bot/webhook", json={"update_id": 5}, headers=headers)
@@ -48,8 +50,14 @@ def test_the_webhook_checks_the_secret_token_and_the_body(bot: BotFake, settings
         assert (reply.status_code, reply.json()["error"]) == (400, "invalid_request"), body
     with api.app.state.services.store.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM bot_updates").scalar() == 0  # nothing kept
-    assert api.post("/bot/webhook", json={"update_id": 9}, headers=ok).json() == {"ok": True, "duplicate": False}
-    assert api.post("/bot/webhook", json={"update_id": 9}, headers=ok).json() == {"ok": True, "duplicate": True}
+    assert api.post("/bot/webhook", json={"update_id": 9}, headers=ok).json() == {
+        "ok": True,
+        "duplicate": False,
+    }
+    assert api.post("/bot/webhook", json={"update_id": 9}, headers=ok).json() == {
+        "ok": True,
+        "duplicate": True,
+    }
 
 
 def test_messenger_login_turns_a_code_into_a_session_once(settings: Settings, make_api: Any) -> None:

@@ -311,7 +311,9 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
     from svc_api.notifications import service as notifications
 
     with services.store.write() as conn:  # the chat the bot linked; its /login gives a code
-        notifications.link_chat(conn, api.user("account_info")["svc_id"], "contract-chat", now=int(time.time()))
+        notifications.link_chat(
+            conn, api.user("account_info")["svc_id"], "contract-chat", now=int(time.time())
+        )
     code = bot.login(services, "contract-chat", now=int(time.time())).text.split("code: ")[1].split()[0]
     api.user("messenger_login", code=code)
     api.headers = leader

@@ -62,8 +62,9 @@ def test_every_variable_is_read() -> None:
         "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
         "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12", "RETENTION_SWEEP_SECONDS": "600",
         "BACKTEST_RETENTION_DAYS": "free=2,pro=45", "MAIL_RETENTION_DAYS": "3", "EDU_FAILED_UPLOAD_DAYS": "0",
-        "BOT_WEBHOOK_URL": "https://svc.example/bot/webhook", "BOT_WEBHOOK_SECRET": "wh", "BOT_POLL_TIMEOUT": "5",
-        "BOT_TICK_SECONDS": "0.5", "BOT_SECRET_TTL": "30", "BOT_RATE_PER_MINUTE": "12",
+        "BOT_WEBHOOK_URL": "https://svc.example/bot/webhook", "BOT_WEBHOOK_SECRET": "wh",
+        "BOT_POLL_TIMEOUT": "5", "BOT_TICK_SECONDS": "0.5", "BOT_SECRET_TTL": "30",
+        "BOT_RATE_PER_MINUTE": "12",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
