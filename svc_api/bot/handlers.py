@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from typing import Any
 
@@ -222,5 +223,6 @@ class Handlers:
         """A handler raised: logged and counted (a store outage, a Bot API that refused a message)."""
         self.stats["failures"] += 1
         self.stats["last_error"] = type(context.error).__name__
+        self.stats["failed_at"] = time.monotonic()
         level = logging.WARNING if isinstance(context.error, TelegramError) else logging.ERROR
         logger.log(level, "bot update failed", exc_info=context.error)

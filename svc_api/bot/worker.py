@@ -19,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import threading
+import time
 from typing import Any
 
 from svc_api.bot import delivery as _delivery  # noqa: F401  (registers the chat composer)
@@ -29,6 +31,8 @@ logger = logging.getLogger("svc_api.bot")
 
 NAME = "messenger_bot"
 ALLOWED_UPDATES = ["message", "callback_query"]
+FAILING_FOR = 60.0
+"""Seconds the health says ``failing`` after a failure (the Bot API or the store refused something)."""
 KEEP_UPDATES = 2 * 86_400
 """Seconds an update_id is remembered: the Bot API redelivers an update for 24 hours at most."""
 
@@ -86,13 +90,15 @@ class BotWorker:
             self._thread.join(self.services.settings.bot_poll_timeout + 15)
 
     def health(self) -> dict[str, Any]:
-        """``running`` once connected to the Bot API (``failing`` before, or after failures with no
-        update handled since), the mode and the counts of updates handled, replays and throttled."""
+        """``running`` once connected to the Bot API (``failing`` before, and for a minute after any
+        failure), the mode and the counts of updates handled, replays, throttled and failures."""
         alive = self._thread is not None and self._thread.is_alive()
         state = "stopped"
         if alive:
-            state = "running" if self._ready.is_set() and self.stats["last_error"] is None else "failing"
-        return {"state": state, "mode": self.mode, "ticks": self._ticks, **self.stats}
+            recent = time.monotonic() - self.stats.get("failed_at", -math.inf) < FAILING_FOR
+            state = "running" if self._ready.is_set() and not recent else "failing"
+        shown = {k: v for k, v in self.stats.items() if k != "failed_at"}
+        return {"state": state, "mode": self.mode, "ticks": self._ticks, **shown}
 
     def run_once(self) -> int:
         """One housekeeping pass, waited for (tests): what it did."""
@@ -142,6 +148,7 @@ class BotWorker:
             except Exception as exc:  # the Bot API is unreachable or refuses the token: try again
                 self.stats["failures"] += 1
                 self.stats["last_error"] = type(exc).__name__
+                self.stats["failed_at"] = time.monotonic()
                 logger.warning("bot: cannot reach the Bot API (%s); retrying", exc)
                 await self._pause(5.0)
         if self._stop.is_set():
@@ -156,7 +163,7 @@ class BotWorker:
             else:
                 await app.bot.set_webhook(settings.bot_webhook_url, secret_token=settings.bot_webhook_secret,
                                           allowed_updates=ALLOWED_UPDATES)  # fmt: skip
-            self.stats["last_error"] = None
+            self.stats.pop("failed_at", None)
             self._ready.set()
             while not self._stop.is_set():
                 try:
@@ -164,6 +171,7 @@ class BotWorker:
                 except Exception as exc:
                     self.stats["failures"] += 1
                     self.stats["last_error"] = type(exc).__name__
+                    self.stats["failed_at"] = time.monotonic()
                     logger.exception("bot housekeeping failed")
                 await self._pause(settings.bot_tick_seconds)
         finally:
@@ -185,6 +193,7 @@ class BotWorker:
     def _poll_error(self, exc: Exception) -> None:
         self.stats["failures"] += 1
         self.stats["last_error"] = type(exc).__name__
+        self.stats["failed_at"] = time.monotonic()
         logger.warning("bot: getUpdates failed: %s", exc)
 
     async def _housekeep(self) -> int:

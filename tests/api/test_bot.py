@@ -226,6 +226,7 @@ def test_an_order_left_processing_is_followed_and_refusals_are_plain(
     cli_env: None,
 ) -> None:  # fmt: skip
     from svc_api.bot import orders
+    from svc_api.bot import queries as bot_queries
     from svc_api.exchange import service as exchange
     from svc_api.exchange.interface import ExchangeUnavailable
     from svc_api.exchange.paper import PaperExchange
@@ -268,6 +269,12 @@ def test_an_order_left_processing_is_followed_and_refusals_are_plain(
     chats.press(3003, preview["message_id"], "Confirm order")
     message = ("3003", preview["message_id"])
     assert fake.messages[message]["text"].startswith("The order is being placed")
+
+    def followed() -> list[Any]:  # the bot follows the order right after editing the message
+        with services.store.read() as conn:
+            return bot_queries.open_orders(conn)
+
+    assert len(wait_for(followed)) == 1
     _housekeeping(api)
     assert fake.messages[message]["text"].startswith("The order is being placed")  # still processing
     monkeypatch.undo()
