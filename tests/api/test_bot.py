@@ -294,3 +294,22 @@ def test_an_order_left_processing_is_followed_and_refusals_are_plain(
         refused
         == "No exchange account is linked to your account: link one in the app first. No order was placed."
     )
+
+
+def test_each_chat_is_rate_limited(
+    fake: BotFake, settings: Settings, make_api: Any, signals_market: Path
+) -> None:
+    api = _bot_api(
+        make_api, dataclasses.replace(settings, bot_rate_per_minute=3), signals_market, fake, False
+    )
+    for _ in range(6):
+        fake.user_says(4004, "/help")
+    fake.user_says(4005, "/help")  # another chat is not held back by the first
+    wait_for(lambda: len(fake.texts_to(4005)) == 1)
+    wait_for(lambda: api.get("/healthz").json()["workers"]["messenger_bot"]["limited"] == 3)
+    texts = fake.texts_to(4004)
+    assert len(texts) == 4 and texts[3] == "Too many requests from this chat: wait a minute."
+    assert all(t.startswith("Commands:") for t in texts[:3])
+    api.clock.advance(61)  # a minute later the chat is heard again
+    fake.user_says(4004, "/help")
+    wait_for(lambda: len(fake.texts_to(4004)) == 5)
