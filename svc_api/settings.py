@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
 from collections.abc import Callable, Mapping
@@ -19,6 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from svc_api.envparse import int_at_least as _int_at_least
+from svc_api.envparse import number as _number
+from svc_api.envparse import percent as _percent
+from svc_api.envparse import text as _text
 
 REPO = Path(__file__).resolve().parents[1]
 FEEDS = ("embedded", "binance", "off")
@@ -223,44 +227,6 @@ def tunables_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
         if raw is not None and raw.strip() != "":
             out[field_name] = parse(name, raw.strip())
     return out
-
-
-def _int_at_least(low: int) -> Callable[[str, str], int]:
-    def parse(name: str, raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _number(*, positive: bool) -> Callable[[str, str], float]:
-    def parse(name: str, raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
-            raise ValueError(f"{name} must be a number {'> 0' if positive else '>= 0'}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _text(name: str, raw: str) -> str:
-    return raw
-
-
-def _percent(name: str, raw: str) -> float:
-    """A percentage of 0-100 with at most two decimals (a whole number of basis points)."""
-    value = _number(positive=False)(name, raw)
-    if value > 100 or abs(value * 100 - round(value * 100)) > 1e-9:
-        raise ValueError(f"{name} must be a percentage of 0-100 with at most two decimals, got {raw!r}")
-    return value
 
 
 def _feed(raw: str) -> str:

@@ -20,7 +20,6 @@ from sqlalchemy.engine import Connection
 
 from svc_api.bot import queries
 from svc_api.notifications import service as notifications
-from svc_api.notifications.chats import Buttons
 
 BUTTON_TTL = 7 * 86_400
 """Seconds a button stays usable (a signal's order button is refused sooner once the signal ends)."""
@@ -32,7 +31,7 @@ class Reply:
     it replaces the message a button was pressed on, and an order to follow until it settles."""
 
     text: str
-    buttons: Buttons = ()
+    buttons: notifications.Buttons = ()
     secret: bool = False
     edit: bool = False
     follow: tuple[str, str] | None = None  # (svc_id, idempotency_key)

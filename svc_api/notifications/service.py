@@ -25,7 +25,7 @@ from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.notifications import fanout, outbox, outbox_queries, queries
-from svc_api.notifications.chats import ChatMessage, plain, set_chat_composer
+from svc_api.notifications.chats import Buttons, ChatMessage, plain, set_chat_composer
 from svc_api.notifications.fanout import register_audience, run_fanouts, start_fanout
 from svc_api.notifications.messenger import (
     account_of_chat,
@@ -269,6 +269,7 @@ def outbox_counts(store: Store, event_type: str | None = None) -> dict[tuple[str
 
 __all__ = [
     "BotApi",
+    "Buttons",
     "ChatMessage",
     "account_of_chat",
     "announce",
