@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from svc_api.accounts import routes as account
 from svc_api.backtests import routes as backtest_routes
 from svc_api.billing import routes as billing_routes
+from svc_api.bot import routes as bot_routes
 from svc_api.community import routes as community_routes
 from svc_api.core.dispatch import Family, Operation, merge
 from svc_api.credits import routes as credit_routes
@@ -74,6 +75,7 @@ USER = Family(
             exchange_routes.USER,
             billing_routes.USER,
             referral_routes.USER,
+            bot_routes.USER,
         )
     ),
     envelope=True,
@@ -139,7 +141,7 @@ def routes() -> list[BaseRoute]:
 
     Example:
         >>> len(routes())
-        12
+        13
     """
     return [
         Route("/", platform.root, methods=["GET"]),
@@ -151,6 +153,7 @@ def routes() -> list[BaseRoute]:
         Route("/backtest", BACKTEST.__call__, methods=["POST"]),
         Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),
         *billing_routes.WEBHOOKS,
+        *bot_routes.WEBHOOKS,
         WebSocketRoute("/ws", realtime.endpoint),
         Mount("/education/v1", app=education_app()),
     ]

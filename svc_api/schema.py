@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from svc_api.accounts import tables as _accounts  # noqa: F401
 from svc_api.backtests import tables as _backtests  # noqa: F401
 from svc_api.billing import tables as _billing  # noqa: F401
+from svc_api.bot import tables as _bot  # noqa: F401
 from svc_api.community import tables as _community  # noqa: F401
 from svc_api.core.tables import metadata
 from svc_api.credits import tables as _credits  # noqa: F401

@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
 from collections.abc import Callable, Mapping
@@ -19,6 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from svc_api.envparse import int_at_least as _int_at_least
+from svc_api.envparse import number as _number
+from svc_api.envparse import percent as _percent
+from svc_api.envparse import text as _text
 
 REPO = Path(__file__).resolve().parents[1]
 FEEDS = ("embedded", "binance", "off")
@@ -97,6 +101,18 @@ class Settings:
     # A Telegram-compatible bot HTTP API (base URL, token); without it the bot and messenger channels are off.
     bot_api_url: str | None = None
     bot_token: str = ""
+    # The bot reads updates by long polling (each getUpdates waits up to BOT_POLL_TIMEOUT s) unless
+    # BOT_WEBHOOK_URL is set: the Bot API then posts them to that URL (this service's /bot/webhook),
+    # which checks the BOT_WEBHOOK_SECRET header. See docs/bot.md.
+    bot_webhook_url: str | None = None
+    bot_webhook_secret: str = ""
+    bot_poll_timeout: float = 25.0
+    # Seconds between the bot's housekeeping passes (webhook inbox, secret messages, orders followed).
+    bot_tick_seconds: float = 1.0
+    # Seconds a message with an API secret stays in the chat before the bot deletes it.
+    bot_secret_ttl: float = 60.0
+    # Updates one chat may send per minute; more are answered once with a request to slow down.
+    bot_rate_per_minute: int = 20
     # Seconds between community purge runs (hidden posts past their 15 days); 0: off.
     community_purge_seconds: float = 3600.0
     # Retention (docs/api.md#retention): seconds between passes (0: off); days kept (0: forever).
@@ -213,44 +229,6 @@ def tunables_from_env(environ: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def _int_at_least(low: int) -> Callable[[str, str], int]:
-    def parse(name: str, raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _number(*, positive: bool) -> Callable[[str, str], float]:
-    def parse(name: str, raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
-            raise ValueError(f"{name} must be a number {'> 0' if positive else '>= 0'}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _text(name: str, raw: str) -> str:
-    return raw
-
-
-def _percent(name: str, raw: str) -> float:
-    """A percentage of 0-100 with at most two decimals (a whole number of basis points)."""
-    value = _number(positive=False)(name, raw)
-    if value > 100 or abs(value * 100 - round(value * 100)) > 1e-9:
-        raise ValueError(f"{name} must be a percentage of 0-100 with at most two decimals, got {raw!r}")
-    return value
-
-
 def _feed(raw: str) -> str:
     if raw not in FEEDS:
         raise ValueError(f"MARKET_FEED must be one of {', '.join(FEEDS)}, got {raw!r}")
@@ -321,6 +299,12 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "MAIL_FROM": ("mail_from", _text),
     "BOT_API_URL": ("bot_api_url", _text),
     "BOT_TOKEN": ("bot_token", _text),
+    "BOT_WEBHOOK_URL": ("bot_webhook_url", _text),
+    "BOT_WEBHOOK_SECRET": ("bot_webhook_secret", _text),
+    "BOT_POLL_TIMEOUT": ("bot_poll_timeout", _number(positive=False)),
+    "BOT_TICK_SECONDS": ("bot_tick_seconds", _number(positive=True)),
+    "BOT_SECRET_TTL": ("bot_secret_ttl", _number(positive=False)),
+    "BOT_RATE_PER_MINUTE": ("bot_rate_per_minute", _int_at_least(1)),
     "COMMUNITY_PURGE_SECONDS": ("community_purge_seconds", _number(positive=False)),
     "RETENTION_SWEEP_SECONDS": ("retention_sweep_seconds", _number(positive=False)),
     "BACKTEST_RETENTION_DAYS": ("backtest_retention_days", _plan_days),

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 from svc_api.backtests.jobs import RunnerWorker
+from svc_api.bot.worker import bot_worker
 from svc_api.community.service import purge_worker
 from svc_api.core.leases import LeaseWorker
 from svc_api.core.workers import Registry
@@ -19,7 +20,7 @@ from svc_api.education.payouts.worker import payout_worker
 from svc_api.education.uploads.processing import upload_worker
 from svc_api.exchange.worker import reconciler_worker
 from svc_api.market.feed import feed_worker
-from svc_api.notifications.worker import fanout_worker, messenger_worker, outbox_worker
+from svc_api.notifications.worker import fanout_worker, outbox_worker
 from svc_api.retention.worker import retention_worker
 from svc_api.signals.worker import renewal_worker, signal_worker
 from svc_api.strategies.worker import GenerationWorker
@@ -35,7 +36,7 @@ REGISTRY.register("signals", signal_worker)
 REGISTRY.register("marketplace_renewals", renewal_worker)
 REGISTRY.register("notification_fanout", fanout_worker)
 REGISTRY.register("notification_outbox", outbox_worker)
-REGISTRY.register("messenger_updates", messenger_worker)
+REGISTRY.register("messenger_bot", bot_worker)
 REGISTRY.register("community_purge", purge_worker)
 REGISTRY.register("exchange_reconciler", reconciler_worker)
 REGISTRY.register("edu_payment_callbacks", payment_callback_worker)

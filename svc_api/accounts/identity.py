@@ -142,6 +142,37 @@ def register(
     return _open_session(conn, svc_id, ip=ip, platform=platform, ttl=ttl, now=now)
 
 
+CHAT_EMAIL_DOMAIN = "messenger.invalid"
+"""The domain of the placeholder e-mail of an account a messenger chat created (no mail goes there)."""
+
+
+def register_chat_account(conn: Connection, *, now: int) -> str:
+    """Create an account for a messenger chat that has none: no password (it logs in to the app with
+    a one-time code the bot gives), a placeholder e-mail, the ``mail`` channel off. Its ``svc_id``.
+
+    Example:
+        >>> from svc_api.core.store import Store
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.write() as conn:
+        ...     sid = register_chat_account(conn, now=5)
+        ...     queries.svc_id_of_email(conn, f"chat-{sid.lower()}@messenger.invalid") == sid
+        True
+    """
+    svc_id = _unused_code(conn, "svc_id", 6)
+    queries.insert_account(
+        conn,
+        svc_id=svc_id,
+        email=f"chat-{svc_id.lower()}@{CHAT_EMAIL_DOMAIN}",
+        password_hash="!",  # no password hashes to "!": a password login never matches
+        password_salt="!",
+        referral_code=_unused_code(conn, "referral_code", 8),
+        inviter_id=None,
+        created_at=now,
+    )
+    return svc_id
+
+
 def login(
     conn: Connection,
     email: object,

@@ -42,6 +42,7 @@ from svc_api.accounts.identity import (
     logout,
     open_session,
     register,
+    register_chat_account,
     resolve_session,
     token_hash,
 )
@@ -379,6 +380,7 @@ __all__ = [
     "open_session",
     "referees",
     "register",
+    "register_chat_account",
     "resolve_session",
     "set_community_role",
     "set_connection",

@@ -173,6 +173,39 @@ def place(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) ->
                            execution=exchange.name, now=now)  # fmt: skip
 
 
+def order_rules(services: Any, symbol: str) -> dict[str, Any]:
+    """The trading rules of ``symbol`` an order is sized by: ``{price_precision, quantity_precision,
+    step_size, min_quantity, min_notional}`` (step and sizes as decimal strings); 400 when the symbol
+    is not traded, 503 when the exchange does not answer."""
+    exchange = exchange_of(services)
+    try:
+        rules = exchange.symbol_rules(symbol)
+    except LookupError:
+        raise Invalid(f"{symbol} is not traded on {exchange.name}") from None
+    except ExchangeError as exc:
+        retry = exc.retry_after if isinstance(exc, ExchangeUnavailable) else None
+        raise placement.unavailable(
+            f"the trading rules of {symbol} could not be read: {exc}", retry
+        ) from None
+    return {
+        "price_precision": rules.price_precision, "quantity_precision": rules.quantity_precision,
+        "step_size": str(rules.step_size), "min_quantity": str(rules.min_quantity),
+        "min_notional": str(rules.min_notional),
+    }  # fmt: skip
+
+
+def order_state(services: Any, svc_id: str, idempotency_key: str) -> dict[str, Any] | None:
+    """Where an order placed under ``idempotency_key`` stands: ``{state, exchange_order_status,
+    order_list_id, message}`` (``state``: ``processing``, ``submitted`` or ``failed``); None when no
+    order was placed under that key (a refused one is not kept)."""
+    with services.store.read() as conn:
+        row = queries.order(conn, svc_id, idempotency_key)
+    if row is None:
+        return None
+    return {"state": row.state, "exchange_order_status": row.exchange_status,
+            "order_list_id": row.order_list_id or "", "message": row.message or ""}  # fmt: skip
+
+
 def history(
     services: Any, svc_id: str, *, status: str | None, limit: int, after: Mapping[str, Any] | None
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
@@ -225,5 +258,5 @@ def rotate_keys(services: Any) -> dict[str, Any]:
 
 __all__ = [
     "balances", "create_account", "deposit", "exchange_of", "fund", "history", "keyring", "link", "login",
-    "place", "preview", "rotate_keys", "run_reconciler", "unlink",
+    "order_rules", "order_state", "place", "preview", "rotate_keys", "run_reconciler", "unlink",
 ]  # fmt: skip

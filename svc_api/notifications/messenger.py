@@ -1,90 +1,78 @@
-"""Linking a messenger chat to an account with a one-time code, through the bot.
+"""The links between messenger chats and accounts: one chat per account, one account per chat.
 
-The user asks for a code (``messenger_link``), sends ``/start <code>`` to the bot, and the bot worker,
-reading the bot's updates, links that chat to the account and confirms in the chat. A code works
-once, for 15 minutes.
+The user asks the app for a code (``messenger_link``) and sends ``/start <code>`` to the bot
+(:mod:`svc_api.bot`), which links that chat to the account; a code works once, for 15 minutes. The
+bot also links the account it creates for a new chat, and ``/unlink`` removes a link.
 
 Example:
-    >>> parse_start("/start AB12CD34"), parse_start("hello")
-    ('AB12CD34', None)
+    >>> from svc_api.migrations import migrate
+    >>> from svc_api.accounts.service import register
+    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+    >>> with store.write() as conn:
+    ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
+    >>> code = new_code(store, sid, now=100)["code"]
+    >>> with store.write() as conn:
+    ...     link_by_code(conn, code, "42", now=200) == sid, link_by_code(conn, code, "43", now=201)
+    (True, None)
+    >>> with store.write() as conn:
+    ...     account_of_chat(conn, "42") == sid, unlink_chat(conn, "42") == sid, account_of_chat(conn, "42")
+    (True, True, None)
 """
 
 from __future__ import annotations
 
-import logging
 import secrets
 from typing import Any
+
+from sqlalchemy.engine import Connection
 
 from svc_api.accounts import service as accounts
 from svc_api.core.store import Store
 from svc_api.notifications import outbox_queries as queries
-from svc_api.notifications.transports import BotApi, DeliveryFailed
-
-logger = logging.getLogger(__name__)
 
 CODE_TTL = 15 * 60
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
-def parse_start(text: object) -> str | None:
-    """The code of a ``/start <code>`` message (None for anything else)."""
-    if not isinstance(text, str):
-        return None
-    parts = text.strip().split()
-    if len(parts) == 2 and parts[0] == "/start" and parts[1].isalnum() and len(parts[1]) <= 16:
-        return parts[1].upper()
-    return None
-
-
 def new_code(store: Store, svc_id: str, *, now: int) -> dict[str, Any]:
-    """A one-time link code for ``svc_id``: ``{code, expires_at, command}``.
-
-    Example:
-        >>> from svc_api.migrations import migrate
-        >>> from svc_api.accounts.service import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-        >>> with store.write() as conn:
-        ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60).svc_id
-        >>> reply = new_code(store, sid, now=100)
-        >>> len(reply["code"]), reply["expires_at"], reply["command"].startswith("/start ")
-        (8, 1000, True)
-    """
+    """A one-time link code for ``svc_id``: ``{code, expires_at, command}``."""
     code = "".join(secrets.choice(_ALPHABET) for _ in range(8))
     with store.write() as conn:
         queries.insert_code(conn, code=code, svc_id=svc_id, expires_at=now + CODE_TTL)
     return {"code": code, "expires_at": now + CODE_TTL, "command": f"/start {code}"}
 
 
-def poll_updates(store: Store, bot: BotApi, *, now: int, name: str = "bot") -> int:
-    """Read the bot's new updates and link the chats that sent a valid code; how many were linked."""
-    with store.read() as conn:
-        offset = queries.bot_offset(conn, name)
-    try:
-        updates = bot.updates(offset)
-    except DeliveryFailed as exc:
-        logger.warning("bot updates: %s", exc)
-        return 0
-    linked = 0
-    for update in updates:
-        message = update.get("message") or {}
-        code = parse_start(message.get("text"))
-        chat = (message.get("chat") or {}).get("id")
-        with store.write() as conn:
-            svc_id = queries.use_code(conn, code, now) if code and chat is not None else None
-            if svc_id is not None:
-                queries.link_chat(conn, svc_id, str(chat), now)
-                accounts.set_messenger_linked(conn, svc_id, True)
-            queries.set_bot_offset(conn, name, int(update.get("update_id", offset)) + 1)
-        if svc_id is not None:
-            linked += 1
-            _confirm(bot, str(chat), f"This chat now receives the notifications of account {svc_id}.")
-        elif code is not None and chat is not None:
-            _confirm(bot, str(chat), "That code is unknown, used or expired: ask the app for a new one.")
-    return linked
+def link_by_code(conn: Connection, code: str, chat_id: str, *, now: int) -> str | None:
+    """Spend ``code`` and link ``chat_id`` to its account; the account (None: unknown, used or expired)."""
+    svc_id = queries.use_code(conn, code.strip().upper()[:16], now)
+    if svc_id is not None:
+        link_chat(conn, svc_id, chat_id, now=now)
+    return svc_id
 
 
-def _confirm(bot: BotApi, chat: str, text: str) -> None:
-    try:
-        bot.send(f"link-{chat}", chat, "svc", text)
-    except DeliveryFailed as exc:
-        logger.warning("bot confirmation to %s: %s", chat, exc)
+def link_chat(conn: Connection, svc_id: str, chat_id: str, *, now: int) -> None:
+    """Link ``chat_id`` to ``svc_id``; any other link of either ends (the account's ``messenger``
+    connection follows)."""
+    previous = queries.account_of_chat(conn, chat_id)
+    if previous is not None and previous != svc_id:
+        accounts.set_messenger_linked(conn, previous, False)
+    queries.link_chat(conn, svc_id, chat_id, now)
+    accounts.set_messenger_linked(conn, svc_id, True)
+
+
+def account_of_chat(conn: Connection, chat_id: str) -> str | None:
+    """The account linked to ``chat_id`` (None: not linked)."""
+    return queries.account_of_chat(conn, chat_id)
+
+
+def chat_of_account(conn: Connection, svc_id: str) -> str | None:
+    """The chat linked to ``svc_id`` (None: not linked)."""
+    return queries.chat_ids(conn, [svc_id]).get(svc_id)
+
+
+def unlink_chat(conn: Connection, chat_id: str) -> str | None:
+    """End the link of ``chat_id``; the account it was linked to."""
+    svc_id = queries.unlink_chat(conn, chat_id)
+    if svc_id is not None:
+        accounts.set_messenger_linked(conn, svc_id, False)
+    return svc_id

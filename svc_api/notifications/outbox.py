@@ -29,6 +29,7 @@ from svc_api.accounts import service as accounts
 from svc_api.core.store import Store
 from svc_api.notifications import outbox_queries as queries
 from svc_api.notifications.channels import BOT_CHANNELS, route_of, wanted_channels
+from svc_api.notifications.chats import compose_chat, plain
 from svc_api.notifications.transports import DeliveryFailed, Transport
 
 logger = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ def _rows_of(
                 rows.append({
                     "id": outbox_id(svc_id, e.key, e.event_type, channel), "svc_id": svc_id,
                     "channel": channel, "address": address, "event_type": e.event_type, "title": e.title,
-                    "body": e.body, "next_attempt_at": now, "created_at": now,
+                    "body": e.body, "next_attempt_at": now, "created_at": now, "event_key": e.key[:64],
                 })  # fmt: skip
     return reached
 
@@ -163,6 +164,7 @@ def deliver_due(
     """
     with store.write() as conn:
         rows = queries.claim_due(conn, now=now, limit=limit, lease=LEASE_SECONDS)
+        chats = queries.chat_ids(conn, list({r.svc_id for r in rows if r.channel in BOT_CHANNELS}))
     sent: list[str] = []
     counts = {"sent": 0, "failed": 0, "retrying": 0}
     for row in rows:
@@ -170,7 +172,12 @@ def deliver_due(
         try:
             if transport is None:
                 raise DeliveryFailed(f"no transport for channel {row.channel!r} (is the bot API configured?)")
-            transport.send(row.id, row.address, row.title, row.body)
+            if row.channel in BOT_CHANNELS:
+                if not _chat_send(store, transport, row, chats.get(row.svc_id), now):
+                    _skipped(store, row.id, now)
+                    continue
+            else:
+                transport.send(row.id, row.address, row.title, row.body)
         except DeliveryFailed as exc:
             _failed(store, row, str(exc), now)
             counts["failed" if row.attempts + 1 >= MAX_ATTEMPTS else "retrying"] += 1
@@ -182,6 +189,27 @@ def deliver_due(
             _sent(store, sent, now, counts)
     _sent(store, sent, now, counts)
     return counts
+
+
+def _chat_send(store: Store, transport: Transport, row: Any, chat: str | None, now: int) -> bool:
+    """Send one chat row as the bot's composer words it; False when it is not to be sent: the chat
+    was unlinked since (a revoked link stops at once), or the user's bot preferences hold it back."""
+    if chat is None or chat != row.address:
+        return False
+    message = compose_chat(store, row, now)
+    if message is None:
+        return False
+    send_chat = getattr(transport, "send_chat", None)
+    if send_chat is None or (not message.buttons and message == plain(row)):
+        transport.send(row.id, row.address, row.title, row.body)
+    else:
+        send_chat(row.address, message.text, message.buttons)
+    return True
+
+
+def _skipped(store: Store, row_id: str, now: int) -> None:
+    with store.write() as conn:
+        queries.mark_sent(conn, [row_id], now, status="skipped")
 
 
 def _sent(store: Store, ids: list[str], now: int, counts: dict[str, int]) -> None:

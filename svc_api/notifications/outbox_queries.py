@@ -58,11 +58,11 @@ def claim_due(conn: Connection, *, now: int, limit: int, lease: int) -> list[Row
     return rows
 
 
-def mark_sent(conn: Connection, ids: list[str], now: int) -> None:
-    """Rows delivered."""
+def mark_sent(conn: Connection, ids: list[str], now: int, *, status: str = "sent") -> None:
+    """Rows delivered (or, ``skipped``, deliberately not sent)."""
     if ids:
         conn.execute(
-            outbox.update().where(_o.id.in_(ids)).values(status="sent", sent_at=now, claimed_until=0)
+            outbox.update().where(_o.id.in_(ids)).values(status=status, sent_at=now, claimed_until=0)
         )
 
 
@@ -153,9 +153,25 @@ def use_code(conn: Connection, code: str, now: int) -> str | None:
 
 
 def link_chat(conn: Connection, svc_id: str, chat_id: str, now: int) -> None:
-    """Link (or re-link) the messenger chat of ``svc_id``."""
-    conn.execute(messenger_links.delete().where(messenger_links.c.svc_id == svc_id))
+    """Link (or re-link) the messenger chat of ``svc_id`` (one chat per account, one account per chat)."""
+    m = messenger_links.c
+    conn.execute(messenger_links.delete().where(sa.or_(m.svc_id == svc_id, m.chat_id == chat_id)))
     conn.execute(messenger_links.insert().values(svc_id=svc_id, chat_id=chat_id, linked_at=now))
+
+
+def account_of_chat(conn: Connection, chat_id: str) -> str | None:
+    """The account linked to ``chat_id``."""
+    m = messenger_links.c
+    value = conn.execute(sa.select(m.svc_id).where(m.chat_id == chat_id)).scalar()
+    return None if value is None else str(value)
+
+
+def unlink_chat(conn: Connection, chat_id: str) -> str | None:
+    """Remove the link of ``chat_id``; the account it was linked to."""
+    svc_id = account_of_chat(conn, chat_id)
+    if svc_id is not None:
+        conn.execute(messenger_links.delete().where(messenger_links.c.chat_id == chat_id))
+    return svc_id
 
 
 def bot_offset(conn: Connection, bot: str) -> int:

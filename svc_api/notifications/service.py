@@ -25,8 +25,16 @@ from svc_api.core.cursors import keyset_page
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.notifications import fanout, outbox, outbox_queries, queries
+from svc_api.notifications.chats import Buttons, ChatMessage, plain, set_chat_composer
 from svc_api.notifications.fanout import register_audience, run_fanouts, start_fanout
-from svc_api.notifications.messenger import new_code, poll_updates
+from svc_api.notifications.messenger import (
+    account_of_chat,
+    chat_of_account,
+    link_by_code,
+    link_chat,
+    new_code,
+    unlink_chat,
+)
 from svc_api.notifications.outbox import deliver_due
 from svc_api.notifications.transports import BotApi, expire_mail_files, mail_directory, transports_for
 
@@ -279,9 +287,15 @@ def outbox_counts(store: Store, event_type: str | None = None) -> dict[tuple[str
 
 __all__ = [
     "BotApi",
+    "Buttons",
+    "ChatMessage",
+    "account_of_chat",
     "announce",
+    "chat_of_account",
     "deliver_due",
     "latest_announcements",
+    "link_by_code",
+    "link_chat",
     "list_notifications",
     "mark_all_read",
     "mark_every_read",
@@ -292,12 +306,14 @@ __all__ = [
     "notify",
     "notify_many",
     "outbox_counts",
+    "plain",
     "platform_announcements",
-    "poll_updates",
     "register_audience",
     "run_fanouts",
+    "set_chat_composer",
     "start_fanout",
     "transports_for",
+    "unlink_chat",
 ]
 
 

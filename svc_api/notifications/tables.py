@@ -52,6 +52,7 @@ outbox = sa.Table(
     sa.Column("last_error", sa.String(500), nullable=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("sent_at", sa.BigInteger, nullable=True),
+    sa.Column("event_key", sa.String(64), nullable=True),  # the event (a signal's key) the row is about
     sa.Index("ix_notification_outbox_due", "status", "next_attempt_at"),
 )
 
@@ -78,6 +79,7 @@ messenger_links = sa.Table(
     sa.Column("svc_id", sa.String(6), sa.ForeignKey("accounts.svc_id"), primary_key=True),
     sa.Column("chat_id", sa.String(64), nullable=False),
     sa.Column("linked_at", sa.BigInteger, nullable=False),
+    sa.Index("ux_messenger_links_chat", "chat_id", unique=True),  # one account per chat
 )
 
 messenger_codes = sa.Table(

@@ -117,8 +117,8 @@ class Smtp:
 
 
 class BotApi:
-    """A Telegram-compatible bot HTTP API: ``sendMessage`` and ``getUpdates`` under
-    ``<base>/bot<token>/``."""
+    """A Telegram-compatible bot HTTP API's ``sendMessage`` under ``<base>/bot<token>/``: the outbox's
+    chat transport (the bot itself, :mod:`svc_api.bot`, reads updates through its library)."""
 
     def __init__(self, base_url: str, token: str, timeout: float = 10.0) -> None:
         self.client = httpx.Client(base_url=f"{base_url.rstrip('/')}/bot{token}/", timeout=timeout)
@@ -138,10 +138,13 @@ class BotApi:
         """Send ``title`` and ``body`` to the chat ``address``."""
         self._call("sendMessage", {"chat_id": address, "text": f"{title}\n\n{body}"})
 
-    def updates(self, offset: int) -> list[dict[str, Any]]:
-        """The bot's updates from ``offset`` on (no long polling)."""
-        result = self._call("getUpdates", {"offset": offset, "timeout": 0})
-        return [u for u in result or [] if isinstance(u, dict)]
+    def send_chat(self, chat: str, text: str, buttons: tuple[tuple[tuple[str, str], ...], ...] = ()) -> None:
+        """Send ``text`` to ``chat`` with rows of inline ``(label, callback data)`` buttons."""
+        payload: dict[str, Any] = {"chat_id": chat, "text": text}
+        if buttons:
+            keyboard = [[{"text": label, "callback_data": data} for label, data in row] for row in buttons]
+            payload["reply_markup"] = {"inline_keyboard": keyboard}
+        self._call("sendMessage", payload)
 
     def close(self) -> None:
         """Close the HTTP connections."""

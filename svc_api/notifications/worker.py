@@ -1,13 +1,13 @@
-"""The notification workers: fan-outs, the outbox delivery, and the bot's link updates.
+"""The notification workers: fan-outs and the outbox delivery (the messenger bot's own worker, which
+reads the chats' updates, is :mod:`svc_api.bot.worker`).
 
-All run every ``NOTIFY_POLL_SECONDS`` (off at 0: tests call ``run_once`` themselves); the bot
-worker only where ``BOT_API_URL`` is set.
+Both run every ``NOTIFY_POLL_SECONDS`` (off at 0: tests call ``run_once`` themselves).
 
 Example:
     >>> from types import SimpleNamespace
     >>> off = SimpleNamespace(settings=SimpleNamespace(notify_poll_seconds=0, bot_api_url=None))
-    >>> fanout_worker(off), outbox_worker(off), messenger_worker(off)
-    (None, None, None)
+    >>> fanout_worker(off), outbox_worker(off)
+    (None, None)
 """
 
 from __future__ import annotations
@@ -41,16 +41,3 @@ def outbox_worker(services: Any) -> Periodic | None:
         return notifications.deliver_due(services.store, transports, now=services.clock.now())
 
     return Periodic("notification_outbox", every, deliver)
-
-
-def messenger_worker(services: Any) -> Periodic | None:
-    """Reads the bot's updates and links the chats that send a valid ``/start <code>``."""
-    settings = services.settings
-    if settings.notify_poll_seconds <= 0 or not settings.bot_api_url:
-        return None
-    bot = notifications.BotApi(settings.bot_api_url, settings.bot_token)
-
-    def poll() -> int:
-        return notifications.poll_updates(services.store, bot, now=services.clock.now())
-
-    return Periodic("messenger_updates", settings.notify_poll_seconds, poll)

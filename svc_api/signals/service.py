@@ -109,6 +109,22 @@ def live_signal(conn: Connection, svc_id: str, position_key: str) -> dict[str, A
     return None if row is None else active_entry(row) | {"symbol": row.symbol, "market": row.market}
 
 
+def signal_brief(conn: Connection, position_key: str) -> dict[str, str] | None:
+    """``{strategy_name, coin, owner, status}`` of any signal (None: no such key), for chat filters.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> with store.read() as conn:
+        ...     signal_brief(conn, "sig_x") is None
+        True
+    """
+    row = queries.signal_row(conn, position_key)
+    if row is None:
+        return None
+    return {"strategy_name": row.strategy_name, "coin": row.coin, "owner": row.svc_id, "status": row.status}
+
+
 def active_entry(row: Any) -> dict[str, Any]:
     """The Active signal resource of a row (prices as strings with the instrument's decimals)."""
     digits = market.rules(row.market, row.symbol).price_precision

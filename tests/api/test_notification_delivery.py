@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import email
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,28 +31,36 @@ def bot() -> Iterator[BotFake]:
 
 
 def _app(make_api: Any, settings: Settings, **changes: Any) -> Any:
-    quiet = dataclasses.replace(settings, notify_poll_seconds=0, community_purge_seconds=0, **changes)
+    quiet = dataclasses.replace(
+        settings, notify_poll_seconds=0, community_purge_seconds=0, bot_poll_timeout=1.0, **changes
+    )
     return make_api(quiet, clock=ManualClock(SIGNALS_T0))
+
+
+def _says(bot: BotFake, chat_id: int, text: str) -> str:
+    """``text`` from ``chat_id`` to the bot (its worker polls the fake); the bot's answer."""
+    before = len(bot.texts_to(chat_id))
+    bot.user_says(chat_id, text)
+    deadline = time.monotonic() + 20
+    while len(bot.texts_to(chat_id)) == before:
+        assert time.monotonic() < deadline, f"no answer to {text!r}"
+        time.sleep(0.05)
+    return bot.texts_to(chat_id)[-1]
 
 
 def _link(api: Any, bot: BotFake, token: str, chat_id: int) -> None:
     code = api.user("messenger_link", token=token).json()["data"]["code"]
-    bot.user_says(chat_id, f"/start {code}")
-    services = api.app.state.services
-    client = notifications.BotApi(bot.url, TOKEN)
-    assert notifications.poll_updates(services.store, client, now=api.clock.now()) == 1
+    assert "now linked to account" in _says(bot, chat_id, f"/start {code}")
 
 
 def test_a_linked_chat_gets_posts_through_the_bot_after_retries(
-    settings: Settings, make_api: Any, bot: BotFake, cli_env: None
+    bot: BotFake, settings: Settings, make_api: Any, cli_env: None
 ) -> None:
     api = _app(make_api, settings, bot_api_url=bot.url, bot_token=TOKEN)
     leader_id, lt = make_leader(api)
     fan = api.register()
     _link(api, bot, fan["session_token"], 4242)
-    assert bot.texts_to(4242) == [
-        f"svc\n\nThis chat now receives the notifications of account {fan['svc_id']}."
-    ]
+    assert bot.texts_to(4242)[0].startswith(f"This chat is now linked to account {fan['svc_id']}:")
     info = api.user("account_info", token=fan["session_token"]).json()["data"]
     assert info["connections"]["messenger"] is True
     api.user("community_follow", {"leader_id": leader_id}, token=fan["session_token"])
@@ -72,7 +81,7 @@ def test_a_linked_chat_gets_posts_through_the_bot_after_retries(
 
 
 def test_a_bot_that_keeps_failing_is_given_up_with_its_error(
-    settings: Settings, make_api: Any, bot: BotFake, cli_env: None
+    bot: BotFake, settings: Settings, make_api: Any, cli_env: None
 ) -> None:
     api = _app(make_api, settings, bot_api_url=bot.url, bot_token=TOKEN)
     user = api.register()
@@ -91,10 +100,9 @@ def test_a_bot_that_keeps_failing_is_given_up_with_its_error(
     assert run_notification_workers(api) == {"sent": 0, "failed": 0, "retrying": 0}
 
 
-def test_codes_work_once_and_expire(settings: Settings, make_api: Any, bot: BotFake) -> None:
+def test_codes_work_once_and_expire(bot: BotFake, settings: Settings, make_api: Any) -> None:
     api = _app(make_api, settings, bot_api_url=bot.url, bot_token=TOKEN)
     user = api.register()
-    services, client = api.app.state.services, notifications.BotApi(bot.url, TOKEN)
     code = api.user("messenger_link", token=user["session_token"]).json()["data"]
     assert (len(code["code"]), code["expires_at"], code["command"]) == (
         8,
@@ -102,18 +110,16 @@ def test_codes_work_once_and_expire(settings: Settings, make_api: Any, bot: BotF
         f"/start {code['code']}",
     )
     api.clock.advance(901)
-    bot.user_says(5, f"/start {code['code']}")
-    bot.user_says(6, "/start NOTACODE")
-    bot.user_says(7, "hello")
-    assert notifications.poll_updates(services.store, client, now=api.clock.now()) == 0
-    refused = "svc\n\nThat code is unknown, used or expired: ask the app for a new one."
-    assert (bot.texts_to(5), bot.texts_to(6), bot.texts_to(7)) == ([refused], [refused], [])
+    refused = "That code is unknown, used or expired: ask the app for a new one (messenger link)."
+    assert _says(bot, 5, f"/start {code['code']}") == refused
+    assert _says(bot, 6, "/start NOTACODE") == refused
+    assert _says(bot, 7, "hello").startswith("Commands:\n/start")  # not a code: the bot's help
     fresh = api.user("messenger_link", token=user["session_token"]).json()["data"]["code"]
-    bot.user_says(8, f"/start {fresh}")
-    bot.user_says(9, f"/start {fresh}")
-    assert notifications.poll_updates(services.store, client, now=api.clock.now()) == 1
-    assert bot.texts_to(9) == [refused]
-    assert notifications.poll_updates(services.store, client, now=api.clock.now()) == 0  # offset kept
+    assert "now linked to account " + user["svc_id"] in _says(bot, 8, f"/start {fresh}")
+    assert _says(bot, 9, f"/start {fresh}") == refused
+    with api.app.state.services.store.read() as conn:
+        assert notifications.account_of_chat(conn, "8") == user["svc_id"]
+        assert notifications.account_of_chat(conn, "9") is None
 
 
 def test_messenger_link_needs_a_configured_bot(api: Any) -> None:

@@ -180,6 +180,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app):
         "GET /tradingdata",
         "POST /webhooks/card",
         "POST /webhooks/store/{platform}",
+        "POST /bot/webhook",
     }
     seen: dict[str, set[int]] = {}
     # Session last: a fuzzed `logout` may end it. Invalid requests (negative mode) as a guest and by key.
@@ -275,7 +276,8 @@ class Contract:
 
 
 def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_id: str) -> None:
-    """Every community operation, and messenger_link, called for real (the caller: a member)."""
+    """Every community operation, messenger_link and messenger_login, called for real (the caller: a
+    member)."""
     from svc_api.community import service as community
 
     member = dict(api.headers)
@@ -305,6 +307,15 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
         api.user("messenger_link")
     finally:
         services.settings = configured
+    from svc_api.bot import service as bot
+    from svc_api.notifications import service as notifications
+
+    with services.store.write() as conn:  # the chat the bot linked; its /login gives a code
+        notifications.link_chat(
+            conn, api.user("account_info")["svc_id"], "contract-chat", now=int(time.time())
+        )
+    code = bot.login(services, "contract-chat", now=int(time.time())).text.split("code: ")[1].split()[0]
+    api.user("messenger_login", code=code)
     api.headers = leader
     api.data("community_posts")
     api.user("community_post_delete", post_id=post_id)

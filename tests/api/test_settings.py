@@ -62,9 +62,16 @@ def test_every_variable_is_read() -> None:
         "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
         "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12", "RETENTION_SWEEP_SECONDS": "600",
         "BACKTEST_RETENTION_DAYS": "free=2,pro=45", "MAIL_RETENTION_DAYS": "3", "EDU_FAILED_UPLOAD_DAYS": "0",
+        "BOT_WEBHOOK_URL": "https://svc.example/bot/webhook", "BOT_WEBHOOK_SECRET": "wh",
+        "BOT_POLL_TIMEOUT": "5", "BOT_TICK_SECONDS": "0.5", "BOT_SECRET_TTL": "30",
+        "BOT_RATE_PER_MINUTE": "12",
     }  # fmt: skip
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
+    assert (s.bot_webhook_url, s.bot_webhook_secret, s.bot_poll_timeout, s.bot_tick_seconds) == (
+        "https://svc.example/bot/webhook", "wh", 5.0, 0.5,
+    )  # fmt: skip
+    assert (s.bot_secret_ttl, s.bot_rate_per_minute) == (30.0, 12)
     assert (s.max_concurrent_generations, s.generation_threads, s.backtest_max_concurrent) == (5, 0, 4)
     assert (s.backtest_queue_capacity, s.backtest_threads, s.backtest_stale_seconds) == (8, 3, 90.5)
     assert (s.object_store_url, s.s3_endpoint_url) == ("s3://b/p", "http://127.0.0.1:9000")

@@ -26,7 +26,7 @@ def test_healthz_reports_every_registered_worker(make_api: Any, settings: Settin
     assert set(body["workers"]) == set(REGISTRY.names()) - {
         "trend_refresh",
         "retention",
-        "messenger_updates",
+        "messenger_bot",
         "market_feed",
     }
     assert all(w["state"] == "running" for w in body["workers"].values()), body
