@@ -233,15 +233,13 @@ def _frames(services: Any, book: Book, last: dict[tuple[str, str], int]) -> dict
         coin: int(book.state["last_ms"][book.watch.coin == k].min()) for k, coin in enumerate(book.coin_keys)
     }
     frames = {}
+    needed: dict[int, int] = {}  # new candles -> window (a scan of every program's indicators)
     for k, coin in enumerate(book.coin_keys):
         new = max(0, (last[coin] - seen[coin]) // timeframe_ms(book.watch.timeframe))
+        if new not in needed:
+            needed[new] = live.candles_needed(book.watch, new)
         frames[book.watch.coins[k]] = _window(
-            services,
-            coin,
-            book.watch.timeframe,
-            seen[coin],
-            max(last[coin], seen[coin]),
-            live.candles_needed(book.watch, new),
+            services, coin, book.watch.timeframe, seen[coin], max(last[coin], seen[coin]), needed[new]
         )
     return frames
 

@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
@@ -27,9 +27,15 @@ _w, _s, _d = signal_watches.c, signals.c, signal_deliveries.c
 # ---- watches ----------------------------------------------------------------------------------------
 
 
-def watches(conn: Connection) -> list[Row[Any]]:
-    """Every watch, by owner, strategy and coin."""
-    return list(conn.execute(sa.select(signal_watches).order_by(_w.svc_id, _w.strategy_name, _w.coin)))
+Watch = NamedTuple("Watch", [(c.name, Any) for c in signal_watches.columns])  # type: ignore[misc]
+"""A watch row as a plain named tuple: a pass reads each field of 100,000 watches several times,
+and a tuple's fields are several times faster to read than a ``Row``'s."""
+
+
+def watches(conn: Connection) -> list[Any]:
+    """Every watch (a :data:`Watch`), by owner, strategy and coin."""
+    query = sa.select(signal_watches).order_by(_w.svc_id, _w.strategy_name, _w.coin)
+    return [Watch._make(r) for r in conn.execute(query)]
 
 
 def add_watches(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -47,18 +53,23 @@ def drop_watches(conn: Connection, keys: Sequence[tuple[str, str, str]]) -> None
 def move_watches(
     conn: Connection, keys: Sequence[tuple[str, str, str]], *, seen_ms: int, evaluated_ms: int, now: int
 ) -> int:
-    """Move many watches from ``seen_ms`` to ``evaluated_ms`` (one keyed statement run for each, in
-    one round trip: a row-value ``IN`` list scans the table on SQLite); how many moved, fewer than
-    ``keys`` when another worker moved some first. Moved rows stay locked to this transaction, so
-    :func:`set_anchors` may follow without a condition."""
+    """Move many watches from ``seen_ms`` to ``evaluated_ms``; how many moved, fewer than ``keys``
+    when another worker moved some first. Moved rows stay locked to this transaction, so
+    :func:`set_anchors` may follow without a condition.
+
+    One keyed statement per watch, sent to the driver's ``executemany`` in one call: a row-value
+    ``IN`` list scans the whole table on SQLite, and SQLAlchemy's per-row parameter processing
+    cost more than the statements themselves at 100,000 watches a close.
+    """
     if not keys:
         return 0
-    stmt = (
-        sa.update(signal_watches)
-        .where(_KEY, _w.evaluated_ms == seen_ms)
-        .values(evaluated_ms=evaluated_ms, updated_at=now)
+    p = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    sql = (
+        f"UPDATE {signal_watches.name} SET evaluated_ms = {p}, updated_at = {p} "
+        f"WHERE svc_id = {p} AND strategy_name = {p} AND coin = {p} AND evaluated_ms = {p}"
     )
-    return int(conn.execute(stmt, [_key_params(k) for k in keys]).rowcount)
+    rows = [(evaluated_ms, now, k[0], k[1], k[2], seen_ms) for k in keys]
+    return int(conn.exec_driver_sql(sql, rows).rowcount)  # type: ignore[arg-type]
 
 
 def set_anchors(conn: Connection, anchors: Mapping[tuple[str, str, str], int]) -> None:

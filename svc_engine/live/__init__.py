@@ -19,6 +19,7 @@ from svc_engine.live.evaluator import (
     rebuild_state,
     watchlist,
 )
+from svc_engine.live.shards import advance_all
 from svc_engine.live.state import EVENT_DTYPE, EVENTS, PHASES, STATE_DTYPE
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "STATE_DTYPE",
     "Watchlist",
     "advance",
+    "advance_all",
     "candles_needed",
     "events_frame",
     "new_state",
