@@ -45,6 +45,7 @@ from svc_api.backtests.progress import Progress
 from svc_api.core import pubsub
 from svc_api.core.liveness import is_dead
 from svc_api.core.objectstore import ObjectStore, open_object_store
+from svc_api.core.store import until_stored
 from svc_api.credits import service as credits
 from svc_api.notifications import service as notifications
 from svc_engine.data import Catalog, DataStore
@@ -212,10 +213,16 @@ class JobRunner:
             progress = Progress(self.store, work, self.config.progress_interval)
             assert self.executor is not None
             result = run_engine(work, executor=self.executor, store=self.datastore, progress=progress)
-            self.complete(work, result, progress)
+            # A database gone at the end keeps the finished job waiting for it, not running forever.
+            until_stored(lambda: self.complete(work, result, progress), **self._patience())
         except Exception as error:
             logger.info("backtest %s failed: %s", work.job_id, error)
-            self.fail(work.job_id, failure_message(error))
+            message = failure_message(error)
+            until_stored(lambda: self.fail(work.job_id, message), **self._patience())
+
+    def _patience(self) -> dict[str, Any]:
+        # as long as a dead process's job waits for the stale check: past that, recover() settles it
+        return {"patience": self.config.stale_seconds, "stop": self._stop}
 
     def complete(self, work: Work, result: Any, progress: Progress) -> None:
         """Store the result and mark the job completed, with its notification."""
