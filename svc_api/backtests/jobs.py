@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from svc_api.backtests import queries
-from svc_api.backtests.artifacts import coin_key, dumps, result_key
+from svc_api.backtests.artifacts import coin_key, put_all, result_key
 from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit, others_load
 from svc_api.backtests.execution import (
     Work,
@@ -227,12 +227,11 @@ class JobRunner:
     def complete(self, work: Work, result: Any, progress: Progress) -> None:
         """Store the result and mark the job completed, with its notification."""
         payload = result.to_dict()
-        keys = [result_key(work.svc_id, work.job_id)]
-        self.objects.put(keys[0], dumps(payload))
+        items = {result_key(work.svc_id, work.job_id): payload}
         if work.kind == "portfolio":
             for symbol, data in portfolio_coin_results(result).items():
-                keys.append(coin_key(work.svc_id, work.job_id, symbol))
-                self.objects.put(keys[-1], dumps(data))
+                items[coin_key(work.svc_id, work.job_id, symbol)] = data
+        keys = put_all(self.objects, items)
         coins = progress.final_coins()
         values = {
             "status": "completed", "progress_pct": 100.0, "finished_at": time.time(), "result_key": keys[0],

@@ -12,6 +12,7 @@ because an exception unwinds past the ``send`` wrapper that would otherwise have
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import re
@@ -36,6 +37,7 @@ __all__ = [
     "Invalid",
     "NotFound",
     "ServiceError",
+    "StorageFull",
     "Unauthenticated",
     "Unavailable",
     "api_error_handler",
@@ -227,6 +229,32 @@ class Unavailable(ServiceError):
     reason = "store_unavailable"
 
 
+class StorageFull(ServiceError):
+    """The disk under the service's files (or the object store) is full: 507 with ``Retry-After``.
+    Every write is whole or absent (temporary file, then rename), so the same request sent again
+    once there is room succeeds. Any ``ENOSPC``/``EDQUOT`` ``OSError`` escaping a handler is this.
+
+    >>> StorageFull().status, StorageFull().body()["retry_after"], StorageFull().message
+    (507, 30, "the service's storage is full; send this again later")
+    """
+
+    status = 507
+    error = "insufficient_storage"
+
+    def __init__(self, message: str = "the service's storage is full; send this again later") -> None:
+        super().__init__(message, retry_after=30)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for the ``OSError`` of a full disk or an exhausted quota.
+
+    >>> import errno
+    >>> is_disk_full(OSError(errno.ENOSPC, "No space left on device")), is_disk_full(OSError(2, "x"))
+    (True, False)
+    """
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 DomainError = ServiceError
 """The name the domain services raise under (the same class)."""
 
@@ -376,6 +404,10 @@ def _render(scope: Scope, exc: Exception) -> Response:
         return exc.response(descriptive=descriptive)
     if isinstance(exc, HTTPException):
         return _http_response(exc, descriptive=descriptive)
+    if is_disk_full(exc):
+        logger.error("disk full on %s %s [correlation_id=%s]: %s", scope.get("method"),
+                     scope.get("path"), _correlation_id(scope), exc)  # fmt: skip
+        return StorageFull().response(descriptive=descriptive)
     if isinstance(exc, ClientDisconnect):
         # The client went away mid-request: not a server fault; nobody will read the reply.
         logger.info(
