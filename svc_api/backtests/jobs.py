@@ -10,10 +10,8 @@ and refunds the credits in the same transaction (idempotently: ``refund:<job_id>
 
 Crash recovery: the runner refreshes ``heartbeat_at`` of its jobs every ``heartbeat_seconds``; at
 start-up and at every heartbeat, ``running`` rows whose heartbeat is older than ``stale_seconds``
-(their process died) are failed and refunded.
-
-Configuration and load limits: :mod:`svc_api.backtests.config`; what a job runs and keeps:
-:mod:`svc_api.backtests.execution`, :mod:`svc_api.backtests.progress`, :mod:`svc_api.backtests.artifacts`.
+(their process died) are failed and refunded. Configuration: :mod:`.config`; what a job runs and
+keeps: :mod:`.execution`, :mod:`.progress`, :mod:`.artifacts`.
 
 Example:
     >>> adaptive_limit(4, busy=0.0), adaptive_limit(4, busy=1.0), adaptive_limit(1, busy=1.0)
@@ -22,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -206,6 +205,7 @@ class JobRunner:
             self._owners.pop(job_id, None)
 
     def _execute(self, work: Work) -> None:
+        wait = {"patience": self.config.stale_seconds, "stop": self._stop}  # outlasts a store outage
         try:
             with self.store.write() as conn:
                 now = time.time()
@@ -213,16 +213,10 @@ class JobRunner:
             progress = Progress(self.store, work, self.config.progress_interval)
             assert self.executor is not None
             result = run_engine(work, executor=self.executor, store=self.datastore, progress=progress)
-            # A database gone at the end keeps the finished job waiting for it, not running forever.
-            until_stored(lambda: self.complete(work, result, progress), **self._patience())
+            until_stored(lambda: self.complete(work, result, progress), **wait)
         except Exception as error:
             logger.info("backtest %s failed: %s", work.job_id, error)
-            message = failure_message(error)
-            until_stored(lambda: self.fail(work.job_id, message), **self._patience())
-
-    def _patience(self) -> dict[str, Any]:
-        # as long as a dead process's job waits for the stale check: past that, recover() settles it
-        return {"patience": self.config.stale_seconds, "stop": self._stop}
+            until_stored(functools.partial(self.fail, work.job_id, failure_message(error)), **wait)
 
     def complete(self, work: Work, result: Any, progress: Progress) -> None:
         """Store the result and mark the job completed, with its notification."""
