@@ -1,4 +1,4 @@
-""""Limits can vary by account and endpoint; the response headers are authoritative" (spec): the
+"""The spec's "Limits can vary by account and endpoint; the response headers are authoritative": the
 operations that cost more than a read (key generation, backtest launches, checkout) are counted per
 account at limits of their own, and an operator sets an account's limits with ``svc admin
 rate-limit``, for all its requests or one endpoint group; each response's ``X-RateLimit-*`` headers
