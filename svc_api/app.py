@@ -154,7 +154,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
                 key_prefix=settings.rate_limit_prefix,
                 per_ip=_per_ip_limit,
                 group=_limit_group,
-                overrides=OverrideCache(services.store).get,
+                overrides=OverrideCache(lambda: services.store).get,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -100,13 +100,13 @@ class OverrideCache:
     Example:
         >>> from svc_api.migrations import migrate
         >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
-        >>> cache = OverrideCache(store); cache.refresh()
+        >>> cache = OverrideCache(lambda: store); cache.refresh()
         >>> dict(cache.get("AB12CD"))
         {}
     """
 
-    def __init__(self, store: Store, refresh_seconds: float = REFRESH_SECONDS) -> None:
-        self.store = store
+    def __init__(self, store: Callable[[], Store], refresh_seconds: float = REFRESH_SECONDS) -> None:
+        self.store = store  # a getter: the store is opened (and migrated) on first use, not here
         self.refresh_seconds = refresh_seconds
         self._by_account: dict[str, Mapping[str, int]] = {}
         self._loaded_at = float("-inf")
@@ -132,7 +132,7 @@ class OverrideCache:
 
     def _load(self) -> None:
         try:
-            with self.store.read() as conn:
+            with self.store().read() as conn:
                 rows = queries.all_overrides(conn)
         except Exception as exc:  # StoreUnavailable, or a store not migrated yet: try again later
             logger.warning("rate-limit overrides not read (%s); keeping the last known", exc)
