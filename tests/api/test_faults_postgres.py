@@ -211,6 +211,8 @@ def test_postgres_restarted_under_fifty_clients(
         assert back, f"{role}: nothing but 503 after the database came back ({statuses})"
         assert min(r.started for r in back) - up_at < 3.0
     assert statuses[200] > CLIENTS  # work was done before and after the outage
+    slowest = max(r.elapsed for r in during), max(r.elapsed for r in replies)
+    print(f"replies {len(replies)} {dict(statuses)}; during the outage {len(during)}, slowest {slowest}")
 
     # every job ends (completed, or failed and refunded) without a restart either
     deadline = time.monotonic() + 20
