@@ -34,7 +34,7 @@ from tests.api.test_signals import STRATEGY, creator
 if TYPE_CHECKING:
     from tests.api.conftest import Api
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 CLIENTS = 50
 DOWN_SECONDS = 3.0

@@ -39,7 +39,7 @@ from tests.api.test_marketplace_concurrency import _listed, _subscriber
 if TYPE_CHECKING:
     from tests.api.conftest import Api
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 WAIT = 60.0
 
@@ -72,6 +72,12 @@ def _until(what: str, check: Any, timeout: float = WAIT) -> None:
         time.sleep(0.05)
 
 
+def _start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start ``command`` with its output appended to ``log`` (the child keeps its own descriptor)."""
+    with log.open("ab") as out:
+        return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
     process.send_signal(signal.SIGKILL)
     assert process.wait(WAIT) == -signal.SIGKILL
@@ -101,13 +107,13 @@ def test_svc_worker_killed_in_a_renewal_run_charges_each_month_once(
     name = f"svc-kill-{uuid.uuid4().hex[:8]}"
     env = _env(_named(postgres_url, name), tmp_path, SIGNAL_POLL_SECONDS="0.2", DATA_DIR=str(signals_market))
     command = svc_command("worker", "--only", "marketplace_renewals")
-    log = (tmp_path / "worker.log").open("wb")
+    log = tmp_path / "worker.log"
     with admin.connect() as holder:
         holder.begin()
         holder.execute(
             sa.select(accounts_table.c.svc_id).where(accounts_table.c.svc_id == fourth).with_for_update()
         )
-        worker = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        worker = _start(command, env, log)
         try:
             _until(
                 "the renewal run blocks on the fourth subscriber", lambda: _blocked(admin, name, "accounts")
@@ -117,7 +123,7 @@ def test_svc_worker_killed_in_a_renewal_run_charges_each_month_once(
             if worker.poll() is None:
                 worker.kill()
         holder.rollback()
-    worker = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    worker = _start(command, env, log)
     try:
 
         def settled() -> bool:
@@ -182,7 +188,7 @@ def test_a_payout_run_killed_half_way_pays_each_seller_once_and_exports_every_pa
     name = f"svc-kill-{uuid.uuid4().hex[:8]}"
     env = _env(_named(postgres_url, name), tmp_path)
     command = svc_command("admin", "edu", "payout-run", "--period", period)
-    log = (tmp_path / "run.log").open("wb")
+    log = tmp_path / "run.log"
     with admin.connect() as holder:
         holder.begin()  # an uncommitted payout of the fourth seller: the run's insert waits for it
         holder.execute(
@@ -201,7 +207,7 @@ def test_a_payout_run_killed_half_way_pays_each_seller_once_and_exports_every_pa
                 created_at=wall,
             )
         )
-        run = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        run = _start(command, env, log)
         try:
             _until(
                 "the payout run blocks on the fourth seller",
