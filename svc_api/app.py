@@ -35,13 +35,15 @@ from svc_api.core.correlation import CorrelationIdMiddleware
 from svc_api.core.cors import cors_middleware
 from svc_api.core.direct import DirectEndpoints
 from svc_api.core.dispatch import Operation
-from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
+from svc_api.core.envelope import ErrorEnvelopeMiddleware
+from svc_api.core.errors import EXCEPTION_HANDLERS
 from svc_api.core.idempotency import IdempotencyMiddleware
 from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
 from svc_api.core.security import SecurityHeadersMiddleware
 from svc_api.core.services import Services
 from svc_api.education.uploads.multipart import PART_PREFIX
 from svc_api.education.uploads.policy import POLICY
+from svc_api.limits.service import OverrideCache
 from svc_api.migrations import migrate
 from svc_api.routing import family_endpoints, operation_for, routes, selector_of
 from svc_api.seeds import plant
@@ -65,6 +67,18 @@ def _per_ip_limit(scope: Scope) -> int | None:
     """The per-IP limit of an operation that has one (login), instead of the caller's."""
     op = _operation(scope["path"], scope.get("query_string", b""))
     return None if op is None else op.per_ip_limit
+
+
+# Education routes are plain REST, not dispatch operations: their costly ones by method and path.
+_EDUCATION_GROUPS = {("POST", "/education/v1/checkouts"): "checkout"}
+
+
+def _limit_group(scope: Scope) -> str | None:
+    """The rate-limit endpoint group of a costly request (a launch, a key, a checkout), or None."""
+    op = _operation(scope["path"], scope.get("query_string", b""))
+    if op is not None:
+        return op.limit_group
+    return _EDUCATION_GROUPS.get((scope.get("method", ""), scope["path"].rstrip("/")))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -139,6 +153,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
                 policy=RateLimitPolicy.from_settings(settings),
                 key_prefix=settings.rate_limit_prefix,
                 per_ip=_per_ip_limit,
+                group=_limit_group,
+                overrides=OverrideCache(lambda: services.store).get,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -21,6 +21,7 @@ from svc_api.economic import tables as _economic  # noqa: F401
 from svc_api.education import tables as _education  # noqa: F401
 from svc_api.exchange import tables as _exchange  # noqa: F401
 from svc_api.keys import tables as _keys  # noqa: F401
+from svc_api.limits import tables as _limits  # noqa: F401
 from svc_api.market import tables as _market  # noqa: F401
 from svc_api.marketplace import tables as _marketplace  # noqa: F401
 from svc_api.notifications import tables as _notifications  # noqa: F401

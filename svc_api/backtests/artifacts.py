@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -43,6 +44,29 @@ def job_keys(svc_id: str, job_id: str, symbols: list[str], kind: str) -> list[st
     if kind == "portfolio":
         keys += [coin_key(svc_id, job_id, s) for s in symbols]
     return keys
+
+
+def put_all(objects: ObjectStore, items: dict[str, Any]) -> list[str]:
+    """Store every ``key: value`` (as :func:`dumps`), all or none: when one put fails (a full disk),
+    the ones already written are removed before the error goes on, so a failed job keeps no object.
+
+    Example:
+        >>> import tempfile
+        >>> from svc_api.core.objectstore import LocalObjectStore
+        >>> put_all(LocalObjectStore(tempfile.mkdtemp()), {"a.json": [1], "b.json": {"x": 2}})
+        ['a.json', 'b.json']
+    """
+    written: list[str] = []
+    try:
+        for key, value in items.items():
+            objects.put(key, dumps(value))
+            written.append(key)
+    except BaseException:
+        for key in written:
+            with contextlib.suppress(Exception):
+                objects.delete(key)
+        raise
+    return written
 
 
 def dumps(value: Any) -> bytes:

@@ -18,10 +18,14 @@ from typing import Any
 
 import polars as pl
 
+from svc_api.core.errors import is_disk_full
 from svc_engine.data import DataStore
 from svc_engine.data.times import ms_columns
 from svc_engine.executors import Executor
 from svc_engine.sim.stats import finite
+
+STORAGE_FULL = "the service's storage is full; credits refunded, run it again later"
+"""The ``error`` of a job whose result could not be written for want of disk space."""
 
 
 @dataclass
@@ -143,7 +147,11 @@ def failure_message(error: BaseException) -> str:
     Example:
         >>> failure_message(ValueError("no candles"))
         'ValueError: no candles'
+        >>> failure_message(OSError(28, "No space left on device"))
+        "the service's storage is full; credits refunded, run it again later"
     """
+    if is_disk_full(error):
+        return STORAGE_FULL
     text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     notes = getattr(error, "__notes__", None)
     return f"{text} ({'; '.join(notes)})" if notes else text

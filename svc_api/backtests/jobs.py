@@ -10,10 +10,8 @@ and refunds the credits in the same transaction (idempotently: ``refund:<job_id>
 
 Crash recovery: the runner refreshes ``heartbeat_at`` of its jobs every ``heartbeat_seconds``; at
 start-up and at every heartbeat, ``running`` rows whose heartbeat is older than ``stale_seconds``
-(their process died) are failed and refunded.
-
-Configuration and load limits: :mod:`svc_api.backtests.config`; what a job runs and keeps:
-:mod:`svc_api.backtests.execution`, :mod:`svc_api.backtests.progress`, :mod:`svc_api.backtests.artifacts`.
+(their process died) are failed and refunded. Configuration: :mod:`.config`; what a job runs and
+keeps: :mod:`.execution`, :mod:`.progress`, :mod:`.artifacts`.
 
 Example:
     >>> adaptive_limit(4, busy=0.0), adaptive_limit(4, busy=1.0), adaptive_limit(1, busy=1.0)
@@ -22,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -32,7 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from svc_api.backtests import queries
-from svc_api.backtests.artifacts import coin_key, dumps, result_key
+from svc_api.backtests.artifacts import coin_key, put_all, result_key
 from svc_api.backtests.config import CapacityExceeded, RunnerConfig, adaptive_limit, others_load
 from svc_api.backtests.execution import (
     Work,
@@ -45,6 +44,7 @@ from svc_api.backtests.progress import Progress
 from svc_api.core import pubsub
 from svc_api.core.liveness import is_dead
 from svc_api.core.objectstore import ObjectStore, open_object_store
+from svc_api.core.store import until_stored
 from svc_api.credits import service as credits
 from svc_api.notifications import service as notifications
 from svc_engine.data import Catalog, DataStore
@@ -205,6 +205,7 @@ class JobRunner:
             self._owners.pop(job_id, None)
 
     def _execute(self, work: Work) -> None:
+        wait = {"patience": self.config.stale_seconds, "stop": self._stop}  # outlasts a store outage
         try:
             with self.store.write() as conn:
                 now = time.time()
@@ -212,20 +213,19 @@ class JobRunner:
             progress = Progress(self.store, work, self.config.progress_interval)
             assert self.executor is not None
             result = run_engine(work, executor=self.executor, store=self.datastore, progress=progress)
-            self.complete(work, result, progress)
+            until_stored(lambda: self.complete(work, result, progress), **wait)
         except Exception as error:
             logger.info("backtest %s failed: %s", work.job_id, error)
-            self.fail(work.job_id, failure_message(error))
+            until_stored(functools.partial(self.fail, work.job_id, failure_message(error)), **wait)
 
     def complete(self, work: Work, result: Any, progress: Progress) -> None:
         """Store the result and mark the job completed, with its notification."""
         payload = result.to_dict()
-        keys = [result_key(work.svc_id, work.job_id)]
-        self.objects.put(keys[0], dumps(payload))
+        items = {result_key(work.svc_id, work.job_id): payload}
         if work.kind == "portfolio":
             for symbol, data in portfolio_coin_results(result).items():
-                keys.append(coin_key(work.svc_id, work.job_id, symbol))
-                self.objects.put(keys[-1], dumps(data))
+                items[coin_key(work.svc_id, work.job_id, symbol)] = data
+        keys = put_all(self.objects, items)
         coins = progress.final_coins()
         values = {
             "status": "completed", "progress_pct": 100.0, "finished_at": time.time(), "result_key": keys[0],

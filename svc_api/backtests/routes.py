@@ -25,6 +25,9 @@ from svc_api.core.dispatch import Call, Operation
 from svc_api.core.fields import coins_of, timeframe_of, timestamp_of
 from svc_engine.instruments import Instrument
 
+LAUNCH = "backtest_launch"
+"""The rate-limit endpoint group of the three launches (each costs engine time, not a read)."""
+
 
 def _dispatched(kind: str, made: dict[str, Any]) -> dict[str, Any]:
     job_id = made["job_id"]
@@ -138,9 +141,9 @@ BACKTEST: dict[str, Operation] = {
     "estimate": Operation(_estimate),
     "info": Operation(_info),
     "list_timeframes": Operation(_list_timeframes),
-    "run": Operation(_run, idempotent=True),
-    "full_range": Operation(_full_range, idempotent=True),
-    "portfolio": Operation(_portfolio, idempotent=True),
+    "run": Operation(_run, idempotent=True, limit_group=LAUNCH),
+    "full_range": Operation(_full_range, idempotent=True, limit_group=LAUNCH),
+    "portfolio": Operation(_portfolio, idempotent=True, limit_group=LAUNCH),
     "coin_result": Operation(_coin_result),
     "status": Operation(_status),
     "result": Operation(_result),

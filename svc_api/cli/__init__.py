@@ -19,6 +19,7 @@ from svc_api.cli import (
     admin_community,
     admin_education,
     admin_exchange,
+    admin_limits,
     admin_payments,
     admin_payouts,
     data,
@@ -42,6 +43,7 @@ for _command in (admin_community.leader, admin_community.reports, admin_communit
     admin.command.add_command(_command)
 admin.command.add_command(admin_changelog.changelog)
 admin.command.add_command(admin_exchange.exchange)
+admin.command.add_command(admin_limits.rate_limit)
 admin.command.add_command(admin_payments.payments)
 admin.command.add_command(admin_education.edu)
 admin_education.edu.add_command(admin_payouts.payout_run)

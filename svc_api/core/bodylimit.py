@@ -13,7 +13,7 @@ Example:
     >>> async def echo(scope, receive, send):
     ...     body = await Request(scope, receive).body()
     ...     await PlainTextResponse(str(len(body)))(scope, receive, send)
-    >>> from svc_api.core.errors import ErrorEnvelopeMiddleware
+    >>> from svc_api.core.envelope import ErrorEnvelopeMiddleware
     >>> app = ErrorEnvelopeMiddleware(BodyLimitMiddleware(echo, max_bytes=10))
     >>> async def post(content):
     ...     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:

@@ -189,6 +189,9 @@ class Operation:
     per_ip_limit: int | None = None
     """Requests a minute per client IP, counted instead of the caller's plan or guest limit (login:
     more than one user needs, so one client's failures lock no one else out behind an address)."""
+    limit_group: str | None = None
+    """The endpoint group of an operation that costs more than a read (``backtest_launch``,
+    ``key_generation``): counted apart per account at the group's limit (core.ratelimit)."""
     inline: bool = False
     """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
     runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never

@@ -1,4 +1,5 @@
-"""The one error hierarchy (`ServiceError` and its kinds) and the middleware that renders failures.
+"""The one error hierarchy (`ServiceError` and its kinds) and its renderers (the middleware that
+renders failures escaping everything else: :mod:`svc_api.core.envelope`).
 
 Every error leaves the service as ``{error, code?, reason?, retry_after?, ...extra}``; a
 ``retry_after`` also sets the ``Retry-After`` header. Anything that is not an `ApiError` becomes a
@@ -12,6 +13,7 @@ because an exception unwinds past the ``send`` wrapper that would otherwise have
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import re
@@ -20,9 +22,9 @@ from http import HTTPStatus
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 __all__ = [
     "EXCEPTION_HANDLERS",
@@ -30,12 +32,12 @@ __all__ = [
     "ApiError",
     "Conflict",
     "DomainError",
-    "ErrorEnvelopeMiddleware",
     "Forbidden",
     "InsufficientCredits",
     "Invalid",
     "NotFound",
     "ServiceError",
+    "StorageFull",
     "Unauthenticated",
     "Unavailable",
     "api_error_handler",
@@ -227,6 +229,32 @@ class Unavailable(ServiceError):
     reason = "store_unavailable"
 
 
+class StorageFull(ServiceError):
+    """The disk under the service's files (or the object store) is full: 507 with ``Retry-After``.
+    Every write is whole or absent (temporary file, then rename), so the same request sent again
+    once there is room succeeds. Any ``ENOSPC``/``EDQUOT`` ``OSError`` escaping a handler is this.
+
+    >>> StorageFull().status, StorageFull().body()["retry_after"], StorageFull().message
+    (507, 30, "the service's storage is full; send this again later")
+    """
+
+    status = 507
+    error = "insufficient_storage"
+
+    def __init__(self, message: str = "the service's storage is full; send this again later") -> None:
+        super().__init__(message, retry_after=30)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for the ``OSError`` of a full disk or an exhausted quota.
+
+    >>> import errno
+    >>> is_disk_full(OSError(errno.ENOSPC, "No space left on device")), is_disk_full(OSError(2, "x"))
+    (True, False)
+    """
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 DomainError = ServiceError
 """The name the domain services raise under (the same class)."""
 
@@ -322,79 +350,3 @@ def _http_response(exc: HTTPException, *, descriptive: bool = False) -> Response
 
 #: Pass as ``Starlette(exception_handlers=EXCEPTION_HANDLERS)``.
 EXCEPTION_HANDLERS = {ServiceError: api_error_handler, HTTPException: http_exception_handler}
-
-
-class ErrorEnvelopeMiddleware:
-    """Pure ASGI middleware: any exception below it becomes a JSON error response.
-
-    `ApiError` renders as itself, Starlette's `HTTPException` in the same envelope, anything else
-    as ``500 {error: "internal_error"}`` logged with ``scope["state"]["correlation_id"]``. If the
-    response had already started, the exception is logged and re-raised (the server drops the
-    connection; a second response cannot be sent).
-
-    >>> import asyncio, httpx
-    >>> async def boom(scope, receive, send):
-    ...     raise ApiError(418, "teapot")
-    >>> async def get():
-    ...     transport = httpx.ASGITransport(app=ErrorEnvelopeMiddleware(boom))
-    ...     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-    ...         return await client.get("/")
-    >>> r = asyncio.run(get())
-    >>> r.status_code, r.json()
-    (418, {'error': 'teapot'})
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def send_wrapper(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_wrapper)
-        except Exception as exc:
-            if started:
-                logger.exception("error after the response started [%s]", _correlation_id(scope))
-                raise
-            response = _render(scope, exc)
-            response.headers.update(scope.get("state", {}).get(STICKY_HEADERS, {}))
-            await response(scope, receive, send)
-
-
-def _render(scope: Scope, exc: Exception) -> Response:
-    descriptive = _descriptive(scope)
-    if isinstance(exc, ServiceError):
-        return exc.response(descriptive=descriptive)
-    if isinstance(exc, HTTPException):
-        return _http_response(exc, descriptive=descriptive)
-    if isinstance(exc, ClientDisconnect):
-        # The client went away mid-request: not a server fault; nobody will read the reply.
-        logger.info(
-            "client disconnected on %s %s [correlation_id=%s]",
-            scope.get("method"),
-            scope.get("path"),
-            _correlation_id(scope),
-        )
-        return ApiError(400, "client_disconnected").response(descriptive=descriptive)
-    logger.error(
-        "unhandled %s on %s %s [correlation_id=%s]",
-        type(exc).__name__,
-        scope.get("method"),
-        scope.get("path"),
-        _correlation_id(scope),
-        exc_info=exc,
-    )
-    return ApiError(500, "internal_error").response(descriptive=descriptive)
-
-
-def _correlation_id(scope: Scope) -> str:
-    return str(scope.get("state", {}).get("correlation_id", "-"))

@@ -37,6 +37,9 @@ logger = logging.getLogger(__name__)
 
 QUEUE_SIZE = 256
 """Messages a slow socket may have waiting; later ones are dropped for it (it reads state again)."""
+CLOSE = ""
+"""Put on a subscriber's queue when the fan-out between processes is lost: its socket would hear only
+this process's events, so it is closed and the client reconnects once the fan-out is back."""
 _HUBS: dict[str, list[Hub]] = {}
 _HUBS_LOCK = threading.Lock()
 
@@ -61,6 +64,8 @@ class Hub:
         self._redis: Any = None
         self._listeners: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
         self._held = 0
+        # False from the moment the Redis listener fails until it is subscribed again
+        self.fanout_up = True
         if redis_url:
             import redis
 
@@ -132,6 +137,7 @@ class Hub:
                 client = aioredis.Redis.from_url(str(self._redis_url))
                 async with client.pubsub() as pubsub:
                     await pubsub.psubscribe(f"{self.prefix}:*")
+                    self.fanout_up = True
                     async for message in pubsub.listen():
                         if message.get("type") == "pmessage":
                             topic = message["channel"].decode().split(":", 1)[1]
@@ -140,7 +146,18 @@ class Hub:
                 raise
             except Exception:
                 logger.warning("real-time Redis listener failed; retrying", exc_info=True)
+                self.fanout_up = False
+                self._close_all(loop)
                 await asyncio.sleep(1)
+
+    def _close_all(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Tell every subscriber of ``loop`` to close (see :data:`CLOSE`); runs in that loop."""
+        with self._lock:
+            subs = [sub for topic in self._subs.values() for sub in topic if sub.loop is loop]
+        for sub in subs:
+            if sub.queue.full():  # the close must get through: drop the oldest message instead
+                sub.queue.get_nowait()
+            sub.queue.put_nowait(CLOSE)
 
     def close(self) -> None:
         """Stop the Redis listeners."""

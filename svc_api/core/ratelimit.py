@@ -5,6 +5,13 @@ requests per minute per account (``svc_id``), twice that for first-party session
 minute per client IP for guests (the spec leaves the guest value to us; a guest shares nothing with
 accounts). An account's API-key budget and its first-party session budget are counted apart.
 
+"Limits can vary by account and endpoint; the response headers are authoritative" (spec): the
+operations that cost more than a read belong to an endpoint group (:data:`ENDPOINT_LIMITS`: backtest
+launches, API-key generation, checkout) counted apart per account at the group's own limit, and an
+operator can set an account's limit, for all its requests or for one group (``svc admin rate-limit``,
+:mod:`svc_api.limits`). The ``X-RateLimit-*`` headers of every response tell the limit and window
+that applied to that request.
+
 The window is a *moving* minute: a burst at a minute boundary cannot get twice the limit through,
 and ``X-RateLimit-Reset`` / ``Retry-After`` say when the oldest request in the window stops
 counting, i.e. when one more request will be accepted.
@@ -42,6 +49,7 @@ from svc_api.core.ratecounters import Counter, counter_for
 from svc_api.settings import Settings, tunables_from_env
 
 __all__ = [
+    "ENDPOINT_LIMITS",
     "PLAN_LIMITS",
     "RateLimitMiddleware",
     "RateLimitPolicy",
@@ -58,6 +66,11 @@ DEFERRED_LIMIT = "rate_check"
 #: Requests per minute by plan (spec, Limits).
 PLAN_LIMITS: Mapping[str, int] = MappingProxyType(
     {"free": 30, "starter": 30, "plus": 60, "pro": 120, "investor": 240}
+)
+#: Requests per minute per account of the operations that cost more than a read (ours): each
+#: group is counted apart, instead of the plan's limit, whatever the plan and credential.
+ENDPOINT_LIMITS: Mapping[str, int] = MappingProxyType(
+    {"backtest_launch": 10, "key_generation": 5, "checkout": 10}
 )
 
 
@@ -76,6 +89,7 @@ class RateLimitPolicy:
     """
 
     plan_limits: Mapping[str, int] = field(default_factory=lambda: PLAN_LIMITS)
+    endpoint_limits: Mapping[str, int] = field(default_factory=lambda: ENDPOINT_LIMITS)
     guest_limit: int = 20
     first_party_factor: int = 2
     scale: float = 1.0
@@ -86,15 +100,28 @@ class RateLimitPolicy:
         if self.scale <= 0 or self.window_seconds <= 0 or self.guest_limit <= 0:
             raise ValueError("rate-limit scale, window and guest limit must be positive")
 
-    def limit_for(self, plan: str, *, first_party: bool) -> int:
-        """Requests per window for an account on ``plan`` (unknown plans get the ``free`` limit).
+    def limit_for(self, plan: str, *, first_party: bool, override: int | None = None) -> int:
+        """Requests per window for an account on ``plan`` (unknown plans get the ``free`` limit), or
+        of its operator-set ``override`` instead of the plan's.
 
         >>> RateLimitPolicy().limit_for("no-such-plan", first_party=False)
         30
+        >>> RateLimitPolicy().limit_for("free", first_party=True, override=500)
+        1000
         """
-        base = self.plan_limits.get(plan, self.plan_limits.get("free", 30))
+        base = self.plan_limits.get(plan, self.plan_limits.get("free", 30)) if override is None else override
         factor = self.first_party_factor if first_party else 1
         return max(1, round(base * factor * self.scale))
+
+    def endpoint_limit(self, group: str, override: int | None = None) -> int:
+        """Requests per window of one endpoint group (``override``: the account's own).
+
+        >>> policy = RateLimitPolicy()
+        >>> policy.endpoint_limit("key_generation"), policy.endpoint_limit("checkout", 3)
+        (5, 3)
+        """
+        base = override if override is not None else self.endpoint_limits[group]
+        return max(1, round(base * self.scale))
 
     def guest(self) -> int:
         """Requests per window for one guest IP.
@@ -185,12 +212,18 @@ class RateLimitMiddleware:
         key_prefix: str = "svc-ratelimit",
         timeout: float = 1.0,
         per_ip: Callable[[Scope], int | None] | None = None,
+        group: Callable[[Scope], str | None] | None = None,
+        overrides: Callable[[str], Mapping[str, int]] | None = None,
     ) -> None:
         self.app = app
         self.policy = policy or RateLimitPolicy()
         # Operations counted per client IP with a limit of their own instead of the caller's (login:
         # a budget larger than one user needs, so one client's failures lock no one else out).
         self.per_ip = per_ip or (lambda scope: None)
+        # The endpoint group of a costly operation (a launch, a key, a checkout), counted apart at a
+        # limit of its own; and an account's operator-set limits (endpoint -> per minute), from a cache.
+        self.group = group or (lambda scope: None)
+        self.overrides = overrides or (lambda svc_id: {})
         self._counter: Counter = counter_for(storage_url, key_prefix, timeout)
         self._items: dict[int, RateLimitItem] = {}
 
@@ -211,9 +244,15 @@ class RateLimitMiddleware:
             return max(1, round(own * self.policy.scale)), ("op-ip", str(ip))
         svc_id = getattr(principal, "svc_id", None)
         if principal is not None and getattr(principal, "kind", "guest") != "guest" and svc_id:
+            own_limits = self.overrides(str(svc_id))
+            group = self.group(scope) if "path" in scope else None
+            if group is not None:
+                limit = self.policy.endpoint_limit(group, own_limits.get(group))
+                return limit, ("account-op", f"{svc_id}:{group}")
             plan = str(getattr(principal, "plan", "free"))
             first_party = bool(getattr(principal, "first_party", False))
-            return self.policy.limit_for(plan, first_party=first_party), ("account", str(svc_id))
+            limit = self.policy.limit_for(plan, first_party=first_party, override=own_limits.get("default"))
+            return limit, ("account", str(svc_id))
         ip = getattr(principal, "ip", None) or (scope.get("client") or ("unknown",))[0]
         return self.policy.guest(), ("ip", str(ip))
 

@@ -90,6 +90,39 @@ class StoreUnavailable(Unavailable):
         Exception.__init__(self, detail)
 
 
+def until_stored(
+    action: Callable[[], Any], *, patience: float, stop: threading.Event | None = None, pause: float = 0.5
+) -> Any:
+    """Run ``action`` and return its result, retrying it while it raises :class:`StoreUnavailable`,
+    for up to ``patience`` seconds (or until ``stop`` is set); then its last failure is raised.
+    Background work that has done something worth keeping (a computed result, a payment sent) uses
+    this to record it once the database is back, instead of leaving it half written.
+
+    Example:
+        >>> tries = []
+        >>> def flaky():
+        ...     tries.append(1)
+        ...     if len(tries) < 3:
+        ...         raise StoreUnavailable("connection refused")
+        ...     return "stored"
+        >>> until_stored(flaky, patience=5, pause=0.01), len(tries)
+        ('stored', 3)
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return action()
+        except StoreUnavailable:
+            left = deadline - time.monotonic()
+            if left <= 0 or (stop is not None and stop.is_set()):
+                raise
+            logger.warning("store unavailable; retrying for %.0f s more", left)
+            if stop is not None:
+                stop.wait(min(pause, left))
+            else:
+                time.sleep(min(pause, left))
+
+
 # Errors that mean "the database is not there or not usable right now", as opposed to a bug or a
 # constraint violation. SQLite reports a missing file, a read-only file and a lock timeout this way.
 _OUTAGES = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError)

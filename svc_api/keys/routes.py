@@ -41,7 +41,9 @@ def _revoke(call: Call) -> dict[str, bool]:
 
 
 USER: dict[str, Operation] = {
-    "api_key_generate": Operation(_generate, access="session", unavailable=_key_store_unavailable),
+    "api_key_generate": Operation(
+        _generate, access="session", unavailable=_key_store_unavailable, limit_group="key_generation"
+    ),
     "api_key_status": Operation(_status, unavailable=_key_store_unavailable),
     "api_key_revoke": Operation(_revoke, access="session", unavailable=_key_store_unavailable),
 }

@@ -2,7 +2,10 @@
 
 Authenticated like HTTP (``Authorization: Bearer``, ``X-API-Key`` + ``X-API-Secret``, or for
 browsers ``?token=<session token>``); a rejected handshake gets the HTTP status of the rejection
-(401, 503) instead of an upgrade. Past ``WS_MAX_CONNECTIONS`` open sockets in a process the handshake
+(401, 503) instead of an upgrade. With ``REDIS_URL``, a Redis that cannot be reached (sockets would
+hear no other process's events) refuses handshakes with 503 ``temporarily_unavailable`` and
+``Retry-After``, and closes open sockets with code 1013 ("try again later"): the client reconnects
+and reads state again once Redis is back. Past ``WS_MAX_CONNECTIONS`` open sockets in a process the handshake
 gets a plain HTTP 429, without ``Retry-After``.
 
 The client sends ``{"action": "subscribe"|"unsubscribe", "channel": "jobs"|"signals"}``; the server
@@ -30,7 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from svc_api.auth import service as auth
 from svc_api.core import pubsub
-from svc_api.core.errors import ServiceError
+from svc_api.core.errors import ApiError, ServiceError
 
 CHANNELS = ("jobs", "signals")
 
@@ -60,6 +63,10 @@ async def _serve(websocket: WebSocket, services: Any) -> None:
         principal = await auth.principal_of(services, websocket.headers, _ip(websocket), token)
     except ServiceError as exc:
         await websocket.send_denial_response(JSONResponse(exc.body(), status_code=exc.status))
+        return
+    if not hub.fanout_up:
+        down = ApiError(503, "service_unavailable", reason="temporarily_unavailable", retry_after=5)
+        await websocket.send_denial_response(down.response())
         return
     if principal.svc_id is None:
         body = {"error": "a session token or an API key is required", "code": "session_expired"}
@@ -100,6 +107,10 @@ async def _listen(websocket: WebSocket, wanted: set[str]) -> None:
 async def _push(websocket: WebSocket, sub: pubsub.Subscriber, wanted: set[str]) -> None:
     while True:
         data = await sub.queue.get()
+        if data == pubsub.CLOSE:
+            with contextlib.suppress(RuntimeError):
+                await websocket.close(code=1013, reason="real-time fan-out unavailable; reconnect")
+            return
         if json.loads(data).get("channel") in wanted:
             try:
                 await websocket.send_text(data)

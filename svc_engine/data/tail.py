@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from pathlib import Path
@@ -197,7 +198,7 @@ class Appender:
         """Append records (newer than :meth:`last`; the caller checks)."""
         if self.valid != self.size:
             os.ftruncate(self.fd, self.valid)
-        os.write(self.fd, encode(open_time, values))
+        _write_whole(self.fd, encode(open_time, values), self.valid)
 
 
 def append(path: Path, open_time: np.ndarray, values: np.ndarray) -> None:
@@ -215,11 +216,21 @@ def append(path: Path, open_time: np.ndarray, values: np.ndarray) -> None:
     try:
         size = os.fstat(fd).st_size
         if size % RECORD or (size and _torn_end(fd, size)):
-            valid = len(decode(os.pread(fd, size, 0))[0]) * RECORD
-            os.ftruncate(fd, valid)
-        os.write(fd, encode(open_time, values))
+            size = len(decode(os.pread(fd, size, 0))[0]) * RECORD
+            os.ftruncate(fd, size)
+        _write_whole(fd, encode(open_time, values), size)
     finally:
         os.close(fd)
+
+
+def _write_whole(fd: int, data: bytes, size: int) -> None:
+    """Write ``data`` at the end of a tail of ``size`` valid bytes, all of it or nothing. A full disk
+    takes what fits and says so only by a short count: the tail is cut back to ``size`` and ENOSPC
+    raised, so the caller never counts candles that are not there."""
+    written = os.write(fd, data)
+    if written != len(data):
+        os.ftruncate(fd, size)
+        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({written} of {len(data)} bytes written)")
 
 
 def _torn_end(fd: int, size: int) -> bool:

@@ -1,6 +1,7 @@
 """The description of ``/education/v1`` is true, on SQLite and PostgreSQL: a student's journey through
 every education operation, each reply checked against its schema, and schemathesis fuzzing every
-operation as a guest, as the student, as a stranger and as the instructor, over real data (a
+operation as a guest, as the student, as a stranger, as the instructor and with read-only API keys of
+the student and the instructor, over real data (a
 published course and a publication, paid orders, a refund, a playback session, a question, a
 certificate; the instructor's studio draft on processed uploads, a bundle, an onboarding session),
 with no 5xx and no reply outside the schema."""
@@ -299,12 +300,22 @@ def real_data(api: Any) -> dict[str, Any]:
     )
     objects.put("media/l1.bin", b"candles")
     assert refund.status_code == 201 and issued.status_code == 201 and asked.status_code == 201
+    keys = {}
+    for name, holder in (("student_read_key", token), ("instructor_read_key", teaching)):
+        made = api.user("api_key_generate", {"label": "fuzz", "permissions": ["read"]}, token=holder)
+        assert made.status_code == 200, made.text
+        keys[name] = {
+            "X-API-Key": made.json()["data"]["api_key"],
+            "X-API-Secret": made.json()["data"]["api_secret"],
+        }
     return {
         "identities": {
             "guest": {},
             "student": {"Authorization": f"Bearer {token}"},
             "stranger": {"Authorization": f"Bearer {stranger}"},
             "instructor": {"Authorization": f"Bearer {teaching}"},
+            # read-only keys: every change refused (403), every read of their own answered
+            **keys,
         },
         "instructor": studio_data(api, teaching, teacher, course),
         "currency": "USD",
@@ -395,7 +406,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation_in_education
     assert len(operations) == 57  # 31 student and public, 16 instructor, 10 upload operations
     seen: dict[str, set[int]] = {}
     for name, headers in real["identities"].items():
-        values = {**real, **real["instructor"]} if name == "instructor" else real
+        values = {**real, **real["instructor"]} if name.startswith("instructor") else real
         for operation in operations:
             fuzz(operation, headers, values, seen)
     # Every operation was reached, and real data made these succeed (the rest need luckier inputs).

@@ -97,6 +97,14 @@ def run_payouts(conn: Connection, run_id: str) -> list[Row[Any]]:
     return list(conn.execute(sa.select(payouts).where(P.run_id == run_id).order_by(P.leader_id, P.currency)))
 
 
+def run_exports(conn: Connection) -> list[tuple[str, str]]:
+    """Every run that issued payouts, with the export file its payouts name (oldest run first)."""
+    query = sa.select(P.run_id, P.export_file, sa.func.min(P.created_at).label("at")).group_by(
+        P.run_id, P.export_file
+    )
+    return [(row.run_id, row.export_file) for row in conn.execute(query.order_by("at", P.run_id))]
+
+
 def add_rate(conn: Connection, base: str, quote: str, rate_micros: int, now: int) -> None:
     conn.execute(fx_rates.insert().values(base=base, quote=quote, rate_micros=rate_micros, set_at=now))
 

@@ -20,7 +20,9 @@ For each seller with sales, in a write transaction of its own:
 
 The instructions a run issued are exported after it as one CSV file,
 ``var/payouts/payouts-<period>-<run_id>.csv`` (:data:`CSV_COLUMNS`; each payout row keeps the name
-relative to the var directory, so :func:`export_again` can write it again).
+relative to the var directory, so :func:`export_again` can write it again). Every run also writes
+the missing file of any earlier run (one killed after committing payouts, before exporting them):
+a payout issued is always in an export file once the next run has happened.
 
 Example:
     >>> payout_id("AB12CD", "2026-10", "USD")
@@ -221,7 +223,30 @@ def payout_run(
         "sellers": outcomes,
         "payouts": len(paid),
         "export": str(export) if paid else None,
+        "exported_again": export_missing(store, Path(var_dir)),
     }
+
+
+def export_missing(store: Store, var_dir: Path) -> list[str]:
+    """Write the export file of every earlier run whose payouts were committed but whose file is
+    not there (the run was killed between its sellers and its export, or the file was lost), so no
+    issued payout is left out of the instructions; the files written.
+
+    Example:
+        >>> from svc_api.migrations import migrate
+        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
+        >>> export_missing(store, Path("var"))
+        []
+    """
+    with store.read() as conn:
+        runs = queries.run_exports(conn)
+    written = []
+    for run_id, name in runs:
+        path = var_dir / name
+        if not path.exists():
+            export_run(store, run_id, path)
+            written.append(str(path))
+    return written
 
 
 def export_again(store: Store, var_dir: Path, run_id: str) -> dict[str, Any]:

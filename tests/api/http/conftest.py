@@ -15,7 +15,8 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svc_api.core.correlation import CorrelationIdMiddleware
-from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
+from svc_api.core.envelope import ErrorEnvelopeMiddleware
+from svc_api.core.errors import EXCEPTION_HANDLERS
 from svc_api.core.ratelimit import RateLimitMiddleware
 
 

@@ -19,12 +19,19 @@ from svc_api.core.correlation import (
     current_correlation_id,
 )
 from svc_api.core.cors import cors_middleware
-from svc_api.core.errors import EXCEPTION_HANDLERS, ErrorEnvelopeMiddleware
+from svc_api.core.envelope import ErrorEnvelopeMiddleware
+from svc_api.core.errors import EXCEPTION_HANDLERS
 
 pytestmark = pytest.mark.anyio
 GENERATED = re.compile(r"svc-[0-9a-f]{32}")
-EXPOSED = ["X-Correlation-ID", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
-           "Retry-After", "ETag"]
+EXPOSED = [
+    "X-Correlation-ID",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "Retry-After",
+    "ETag",
+]
 
 
 async def whoami(request: Request) -> JSONResponse:
@@ -48,8 +55,9 @@ async def test_valid_ids_are_echoed_and_visible_to_handlers(build_app, connect, 
     assert r.json() == {"correlation_id": value}
 
 
-@pytest.mark.parametrize("value", ["", "abcdefg", "a" * 129, "has space1", "semi;colon1", "slash/1234",
-                                   "ünicode-id"])
+@pytest.mark.parametrize(
+    "value", ["", "abcdefg", "a" * 129, "has space1", "semi;colon1", "slash/1234", "ünicode-id"]
+)
 async def test_invalid_ids_are_replaced(build_app, connect, value):
     async with connect(build_app(ROUTES, auth=False)) as client:
         r = await client.get("/whoami", headers={"X-Correlation-ID": value.encode("utf-8")})
@@ -75,8 +83,11 @@ async def test_expose_headers_on_every_response_including_404(build_app, connect
 def cors_app(origins: list[str]) -> Starlette:
     return Starlette(
         routes=ROUTES,
-        middleware=[Middleware(CorrelationIdMiddleware), Middleware(ErrorEnvelopeMiddleware),
-                    cors_middleware(origins)],
+        middleware=[
+            Middleware(CorrelationIdMiddleware),
+            Middleware(ErrorEnvelopeMiddleware),
+            cors_middleware(origins),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
     )
 
@@ -91,11 +102,14 @@ async def test_cors_allowed_origin_simple_request_lists_each_exposed_header_once
 
 async def test_cors_preflight_allows_credential_headers(connect):
     async with connect(cors_app(["https://app.example.com"])) as client:
-        r = await client.options("/whoami", headers={
-            "Origin": "https://app.example.com",
-            "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "x-api-key, x-api-secret, content-type",
-        })
+        r = await client.options(
+            "/whoami",
+            headers={
+                "Origin": "https://app.example.com",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "x-api-key, x-api-secret, content-type",
+            },
+        )
     assert r.status_code == 200
     assert r.headers["access-control-allow-origin"] == "https://app.example.com"
     assert "X-API-Secret" in r.headers["access-control-allow-headers"]
@@ -104,8 +118,9 @@ async def test_cors_preflight_allows_credential_headers(connect):
 
 async def test_cors_disallowed_origin_gets_no_allow_origin(connect):
     async with connect(cors_app(["https://app.example.com"])) as client:
-        pre = await client.options("/whoami", headers={
-            "Origin": "https://evil.example", "Access-Control-Request-Method": "GET"})
+        pre = await client.options(
+            "/whoami", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"}
+        )
         simple = await client.get("/whoami", headers={"Origin": "https://evil.example"})
     assert pre.status_code == 400
     assert "access-control-allow-origin" not in simple.headers

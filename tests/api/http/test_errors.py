@@ -10,7 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from svc_api.core.errors import STICKY_HEADERS, ApiError, ErrorEnvelopeMiddleware
+from svc_api.core.envelope import ErrorEnvelopeMiddleware
+from svc_api.core.errors import STICKY_HEADERS, ApiError
 
 pytestmark = pytest.mark.anyio
 SVC_ID = re.compile(r"svc-[0-9a-f]{32}")

@@ -4,6 +4,7 @@ lose nothing and never show a candle twice."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -181,3 +182,29 @@ def test_a_process_killed_during_appends_and_compactions_leaves_a_valid_series(s
         assert loaded["close"].to_list() == [100.0 + i for i in range(got.size)]
         # at most the candle being written when it died is lost
         assert got.size >= (printed[-1] + 1 if printed else 9)
+
+
+@pytest.mark.parametrize("how", ["append", "appender"])
+def test_a_short_write_of_a_full_disk_is_cut_back_and_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    path = tmp_path / "s" / "1m.bin"
+    tails.append(path, np.array([0, 60_000]), np.ones((2, 5)))
+    real = os.write
+
+    def full_disk(fd: int, data: bytes) -> int:  # what a nearly full disk does: takes what fits
+        return real(fd, data[:100])
+
+    monkeypatch.setattr(tails.os, "write", full_disk)
+    more = (np.array([120_000, 180_000, 240_000]), np.ones((3, 5)) * 2)
+    with pytest.raises(OSError) as full:
+        if how == "append":
+            tails.append(path, *more)
+        else:
+            with tails.Appender(path) as out:
+                out.write(*more)
+    assert full.value.errno == errno.ENOSPC
+    assert path.stat().st_size == 2 * tails.RECORD  # nothing of the failed write is left
+    monkeypatch.setattr(tails.os, "write", real)
+    tails.append(path, *more)
+    assert tails.read(path)[0].tolist() == [0, 60_000, 120_000, 180_000, 240_000]

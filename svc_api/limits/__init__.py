@@ -1,0 +1,1 @@
+"""Per-account rate-limit overrides (operator-set), read by the rate limiter."""
