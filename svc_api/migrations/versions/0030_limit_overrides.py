@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0030_limit_overrides"
-down_revision = "0028_object_deletions"
+down_revision = "0029_bot"
 branch_labels = None
 depends_on = None
 
