@@ -21,11 +21,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
+import os
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,8 +36,10 @@ import numpy as np
 from svc_api.market import service as market
 from svc_api.signals import queries
 from svc_api.signals.evaluate import Position
+from svc_api.signals.partitions import partition_of
 from svc_engine import live
 from svc_engine.data import load_klines, timeframe_ms
+from svc_engine.executors import Executor, LocalExecutor
 from svc_engine.strategy import Strategy
 
 logger = logging.getLogger("svc_api.signals")
@@ -84,37 +88,82 @@ def position_of(
     return replace(old, status="closed", reason="expired")  # expired, or no stake left to fill it
 
 
+SHARDS = max(1, min(8, os.cpu_count() or 1))
+"""Shards of a book's coins, advanced at once on the executor (a coin's pairs stay in one shard, so
+its indicators are still computed once)."""
+
+Key = tuple[str, str, int]  # timeframe, market type, shard
+
+
 def run_pass(services: Any, pairs: Sequence[tuple[Any, Any]], now_ms: int, record: Record) -> tuple[int, int]:
     """Advance every watch to the newest closed candle; returns ``(evaluated, signals changed)``.
 
+    The books' shards are evaluated together on the engine's executor (threads, or Ray tasks when
+    ``RAY_ADDRESS`` is set): reading candles and writing stay in this thread, in shard order.
     ``record(conn, found)`` writes ``(watch, strategy, position)`` triples (new or changed positions)
     and what they cause, in the caller's transaction.
     """
-    books: dict[tuple[str, str], Book] = services.cached("signals:books", math.inf, dict)
-    groups: dict[tuple[str, str], list[tuple[Any, Any]]] = defaultdict(list)
+    books: dict[Key, Book] = services.cached("signals:books", math.inf, dict)
+    groups: dict[Key, list[tuple[Any, Any]]] = defaultdict(list)
     for watch, strat in pairs:
-        groups[(watch.timeframe, strat.market_type)].append((watch, strat))
+        shard = partition_of(watch.market, watch.symbol) % SHARDS
+        groups[(watch.timeframe, strat.market_type, shard)].append((watch, strat))
     for stale in set(books) - set(groups):
         del books[stale]
-    evaluated = changed = 0
-    for key, members in groups.items():
-        try:
-            done = _advance_group(services, books, key, members, now_ms, record)
-        except Exception:
-            books.pop(key, None)  # rebuilt from the store on the next pass
-            raise
-        evaluated, changed = evaluated + done[0], changed + done[1]
+    ready: list[tuple[Key, Book, list[tuple[Any, Any]], dict[tuple[str, str], int], dict[str, Any]]] = []
+    with _dropped_on_failure(books, list(groups)):
+        for key, members in groups.items():
+            got = _prepare(services, books, key, members, now_ms, record)
+            if got is not None:
+                ready.append((key, got[0], members, got[1], got[2]))
+        shards = [(book.watch, book.state, frames) for _, book, _, _, frames in ready]
+        found = live.advance_all(shards, executor_of(services)) if len(shards) > 1 else [
+            live.advance(*shard) for shard in shards
+        ]  # fmt: skip
+        evaluated = changed = 0
+        for (_, book, members, last, _), events in zip(ready, found, strict=True):
+            touched = _apply(book, events)
+            evaluated += sum(1 for w, _ in members if last[(w.market, w.symbol)] > w.evaluated_ms)
+            changed += _write(services, book, members, last, touched, record)
     return evaluated, changed
 
 
-def _advance_group(
+@contextlib.contextmanager
+def _dropped_on_failure(books: dict[Key, Book], keys: list[Key]) -> Iterator[None]:
+    """A pass that fails drops the books it touched: they are rebuilt from the store next pass."""
+    try:
+        yield
+    except Exception:
+        for key in keys:
+            books.pop(key, None)
+        raise
+
+
+def executor_of(services: Any) -> Executor:
+    """The executor the signal pass evaluates its shards on: Ray when ``RAY_ADDRESS`` is set, else
+    threads (one per shard), made once per process."""
+
+    def make() -> Executor:
+        address = services.settings.ray_address
+        if address:
+            from svc_engine.executors import RayExecutor
+
+            return RayExecutor(address=address)
+        return LocalExecutor(max_workers=SHARDS)
+
+    return services.cached("signals:executor", math.inf, make)
+
+
+def _prepare(
     services: Any,
-    books: dict[tuple[str, str], Book],
-    key: tuple[str, str],
+    books: dict[Key, Book],
+    key: Key,
     members: list[tuple[Any, Any]],
     now_ms: int,
     record: Record,
-) -> tuple[int, int]:
+) -> tuple[Book, dict[tuple[str, str], int], dict[str, Any]] | None:
+    """The book of a group, current with the store, with its coins' newest candles; None when no
+    watch of it is due."""
     tf = timeframe_ms(key[0])
     catalog = market.catalog_of(services)
     last = {}
@@ -127,16 +176,12 @@ def _advance_group(
                 else _resampled_newest(catalog, coin, key[0])
             )
             last[coin] = -1 if newest is None else min(market.last_closed_open(now_ms, tf), newest)
-    due = [(w, s) for w, s in members if last[(w.market, w.symbol)] > w.evaluated_ms]
-    if not due:
-        return 0, 0
+    if not any(last[(w.market, w.symbol)] > w.evaluated_ms for w, _ in members):
+        return None
     book = books.get(key)
     if book is None or not _current(book, members):
         book = books[key] = _rebuild(services, key, members, record, book)
-    frames = _frames(services, book, last)
-    events = live.advance(book.watch, book.state, frames)
-    touched = _apply(book, events)
-    return len(due), _write(services, book, members, last, touched, record)
+    return book, last, _frames(services, book, last)
 
 
 def _current(book: Book, members: list[tuple[Any, Any]]) -> bool:
@@ -153,7 +198,7 @@ def _resampled_newest(catalog: Any, coin: tuple[str, str], timeframe: str) -> in
         return None
 
 
-def _watchlist(services: Any, key: tuple[str, str], members: Sequence[tuple[Any, Any]]) -> tuple[Any, ...]:
+def _watchlist(services: Any, key: Key, members: Sequence[tuple[Any, Any]]) -> tuple[Any, ...]:
     # Two watches of one program on one coin (two users, or one who published it) may stand at
     # different points (one started later), so each gets a copy of the program: the evaluator still
     # computes their indicators once per coin.
@@ -180,7 +225,7 @@ def compiled(program_json: str) -> Strategy:
 
 
 def _rebuild(
-    services: Any, key: tuple[str, str], members: list[tuple[Any, Any]], record: Record, old: Book | None
+    services: Any, key: Key, members: list[tuple[Any, Any]], record: Record, old: Book | None
 ) -> Book:
     """The book of ``members``: a watch the old book holds at the candle the store has it at keeps
     its state; every other is replayed from its anchor to the candle it was evaluated at, and the

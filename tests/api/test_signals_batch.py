@@ -90,3 +90,63 @@ def test_three_workers_share_the_coins_and_one_killed_is_taken_over(
         ("INJ", "INJUSDT"),
     ]
     replay_equals_backtest(apis[0], coins, T0, T0 + 5 * 24 * HOUR)  # worker-1's lease runs out too
+
+
+COINS5 = [("BTC", "BTCUSDT"), ("ETH", "ETHUSDT"), ("SOL", "SOLUSDT"), ("DOT", "DOTUSDT"), ("INJ", "INJUSDT")]
+
+
+def _sharded_replay(api: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Five days of hourly passes over five coins split into three shards; every signal row."""
+    import sqlalchemy as sa
+
+    from svc_api.signals.tables import signals as signal_table
+
+    monkeypatch.setattr(batch, "SHARDS", 3)
+    services = api.app.state.services
+    creator(api, [c for c, _ in COINS5])
+    signals.run_once(services)
+    for _ in range(5 * 24):
+        api.clock.advance(HOUR)
+        signals.run_once(services)
+    books = services.cached("signals:books", float("inf"), dict)
+    assert len({key[2] for key in books}) >= 2  # the pass really ran more than one shard at once
+    replay_equals_backtest(api, COINS5, T0, T0 + 5 * 24 * HOUR)
+    t = signal_table.c
+    columns = (t.coin, t.signal_ms, t.side, t.status, t.fill_ms, t.exit_ms, t.exit_price, t.reason)
+    with services.store.read() as conn:
+        return [tuple(r) for r in conn.execute(sa.select(*columns).order_by(t.coin, t.signal_ms))]
+
+
+def test_shards_on_threads_give_the_positions_of_the_backtest(
+    sig_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from svc_engine.executors import LocalExecutor
+
+    rows = _sharded_replay(sig_api, monkeypatch)
+    assert isinstance(batch.executor_of(sig_api.app.state.services), LocalExecutor)
+    assert len(rows) > 10
+
+
+@pytest.mark.ray
+def test_the_same_pass_on_a_local_ray_cluster_equals_the_threaded_one(
+    make_api: Any, settings: Any, signals_market: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    pytest.importorskip("ray")
+    from svc_engine.executors import RayExecutor
+
+    monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
+    threaded = make_api(dataclasses.replace(settings, data_dir=signals_market), clock=ManualClock(T0))
+    expected = _sharded_replay(threaded, monkeypatch)
+    other = dataclasses.replace(settings, database_url=f"sqlite:///{tmp_path / 'ray.db'}")
+    try:
+        on_ray = make_api(
+            dataclasses.replace(other, data_dir=signals_market, ray_address="local"), clock=ManualClock(T0)
+        )
+        executor = batch.executor_of(on_ray.app.state.services)
+    except Exception as error:  # a sandbox without shared memory or sockets
+        pytest.skip(f"a local Ray runtime cannot start here: {error}")
+    assert isinstance(executor, RayExecutor)
+    try:
+        assert _sharded_replay(on_ray, monkeypatch) == expected
+    finally:
+        executor.close()
