@@ -95,6 +95,20 @@ def test_a_report_shows_volume_trades_by_profit_the_strategy_lines_statistics_an
     assert strategy.describe() in fig.layout.title.text
 
 
+def test_a_backtest_result_plots_its_own_strategy_without_being_told(klines: pl.DataFrame) -> None:
+    from svc_engine import backtest
+    from svc_engine.strategy import compile_strategy
+
+    run = backtest(compile_strategy("SMA(10) crosses above SMA(30)", "3%", "2%"), klines, "1h")
+    fig = run.plot()
+    assert {"SMA(10)", "SMA(30)"} <= {t.name for t in fig.data}
+    words = "long when SMA(10) crosses above SMA(30); take profit 3% above entry; stop loss 2% below entry"
+    assert fig.layout.title.text.endswith(f"<br><sup>{words}</sup>")
+    assert pickle.loads(pickle.dumps(run)).strategy == run.strategy  # it travels with the result
+    plain = run.plot(strategy=None)  # asked for none: none drawn
+    assert "SMA(10)" not in {t.name for t in plain.data}
+
+
 def test_without_klines_there_is_no_candle_trace(result: sim.BacktestResult) -> None:
     assert next(t.name for t in plot_result(result).data) == "entries"
 

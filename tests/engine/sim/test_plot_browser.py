@@ -8,10 +8,12 @@ hook put in front of the page's scripts writes any into the DOM), and each panel
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -35,10 +37,13 @@ def _chromium() -> str:
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         pytest.skip("chromium is not installed and cannot be installed here (not root, or no apt-get)")
     install = ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]
-    done = subprocess.run(install, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:  # an old package list: refresh it once and try again
-        subprocess.run(["apt-get", "update"], capture_output=True, timeout=900)
+    # xdist workers may all get here at once: one installs, the others wait for it
+    with open(Path(tempfile.gettempdir()) / "svc-chromium-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(install, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:  # an old package list: refresh it once and try again
+            subprocess.run(["apt-get", "update"], capture_output=True, timeout=900)
+            done = subprocess.run(install, capture_output=True, text=True, timeout=900)
     found = shutil.which("chromium")
     if done.returncode != 0 or not found:
         pytest.skip(f"apt-get could not install chromium: {done.stderr.strip()[-300:]}")
