@@ -146,7 +146,7 @@ def backtest(
         strategy, klines, first, stop, chunks=chunks, executor=executor, progress=progress
     )
     where = {"market": market} if market else {}
-    return _sim().simulate(
+    result = _sim().simulate(
         klines.slice(first, stop - first),
         signals,
         timeframe=timeframe,
@@ -157,6 +157,8 @@ def backtest(
         **where,
         **settings,
     )
+    result.strategy = strategy  # so that result.plot() draws its lines and says its words
+    return result
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -186,6 +186,9 @@ class BacktestResult:
     candles, the range asked, a warning)."""
     applied: dict[str, Any] | None = None
     """The costs and filters that applied and what they skipped (``svc_engine.sim.coverage.applied``)."""
+    strategy: Any = field(default=None, repr=False, compare=False)
+    """The compiled strategy that made the signals, when :func:`svc_engine.sim.backtest` ran it, so
+    that :meth:`plot` shows its price lines and words."""
 
     @property
     def equity(self) -> pl.DataFrame:
@@ -227,7 +230,10 @@ class BacktestResult:
     def plot(self, path: str | Path | None = None, klines: pl.DataFrame | None = None, **options: Any) -> Any:
         """Candles with entries, exits and levels, equity and drawdown below; written to ``path``
         when given (needs the ``plot`` extra). The candles default to those of the run. ``options``:
-        ``plotlyjs`` (``True``, ``"cdn"`` or a ``.js`` path) and ``max_points`` per line."""
+        ``plotlyjs`` (``True``, ``"cdn"`` or a ``.js`` path), ``max_points`` per line and
+        ``strategy`` (defaults to the one the run used)."""
+        if self.strategy is not None:
+            options.setdefault("strategy", self.strategy)
         if klines is None and self.klines is not None and self.equity.height:
             span = self.equity["open_time"]
             klines = with_time(self.klines).filter(pl.col("open_time").is_between(span[0], span[-1]))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import pickle
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 
 import svc_engine.sim as sim
 from svc_engine.sim.drivers import FullRangeResult
+from svc_engine.sim.page import page_json, unpack8
 from svc_engine.sim.plot import plot_result
 
 pytest.importorskip("plotly")
@@ -92,6 +95,20 @@ def test_a_report_shows_volume_trades_by_profit_the_strategy_lines_statistics_an
     assert strategy.describe() in fig.layout.title.text
 
 
+def test_a_backtest_result_plots_its_own_strategy_without_being_told(klines: pl.DataFrame) -> None:
+    from svc_engine import backtest
+    from svc_engine.strategy import compile_strategy
+
+    run = backtest(compile_strategy("SMA(10) crosses above SMA(30)", "3%", "2%"), klines, "1h")
+    fig = run.plot()
+    assert {"SMA(10)", "SMA(30)"} <= {t.name for t in fig.data}
+    words = "long when SMA(10) crosses above SMA(30); take profit 3% above entry; stop loss 2% below entry"
+    assert fig.layout.title.text.endswith(f"<br><sup>{words}</sup>")
+    assert pickle.loads(pickle.dumps(run)).strategy == run.strategy  # it travels with the result
+    plain = run.plot(strategy=None)  # asked for none: none drawn
+    assert "SMA(10)" not in {t.name for t in plain.data}
+
+
 def test_without_klines_there_is_no_candle_trace(result: sim.BacktestResult) -> None:
     assert next(t.name for t in plot_result(result).data) == "entries"
 
@@ -99,11 +116,39 @@ def test_without_klines_there_is_no_candle_trace(result: sim.BacktestResult) -> 
 def test_html_path_writes_a_standalone_page(result: sim.BacktestResult, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     plot_result(result, None, page)
-    text = page.read_text()
-    assert text.startswith("<!doctype html>") and text.rstrip().endswith("</html>")
-    assert '<script src="http' not in text and len(text) > 1_000_000  # plotly.js embedded, not fetched
-    for name in ("candles", "entries", "exits", "take-profit", "stop-loss", "equity", "drawdown"):
-        assert (f'"name":"{name}"' in text) == (name != "candles")
+    text = page.read_bytes()
+    assert text.startswith(b"<!doctype html>") and text.rstrip().endswith(b"</html>")
+    assert b"<script src=" not in text and 1_400_000 < len(text) < 1_700_000  # plotly.js packed in
+    figure = page_json(page)
+    assert [t["name"] for t in figure["data"]] == [t.name for t in plot_result(result).data]
+    # times go as Unix ms in plotly's binary arrays, on axes typed date
+    entries = next(t for t in figure["data"] if t["name"] == "entries")
+    assert entries["x"]["dtype"] == "f8"
+    ms = np.frombuffer(base64.b64decode(entries["x"]["bdata"]), "<f8")
+    assert ms.tolist() == result.trades["fill_time"].cast(pl.Int64).cast(pl.Float64).to_list()
+    assert figure["layout"]["xaxis"]["type"] == "date" and figure["layout"]["xaxis4"]["type"] == "date"
+
+
+def test_the_packed_page_script_is_plotly_js_byte_for_byte(
+    result: sim.BacktestResult, tmp_path: Path
+) -> None:
+    import plotly
+
+    page = tmp_path / "report.html"
+    plot_result(result, None, page)
+    text = page.read_bytes()
+    start = text.index(b">", text.index(b'id="svc-plotlyjs"')) + 1
+    script = gzip.decompress(unpack8(text[start : text.index(b"</script>", start)]))
+    assert script == (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+    # none of the bytes the HTML parser would change is left in the packed text
+    packed = text[start : text.index(b"</script>", start)]
+    assert b"\x00" not in packed and b"\r" not in packed and b"<" not in packed
+
+
+def test_cdn_pages_are_plotlys_own(result: sim.BacktestResult, tmp_path: Path) -> None:
+    page = tmp_path / "cdn.html"
+    plot_result(result, None, page, plotlyjs="cdn")
+    assert 'src="https://cdn.plot.ly/plotly-' in page.read_text() and page.stat().st_size < 200_000
 
 
 def test_a_path_in_place_of_klines_is_the_path_and_result_plot_writes_it(
