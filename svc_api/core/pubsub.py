@@ -187,9 +187,9 @@ def unregister(hub: Hub) -> None:
 
 
 def publish(conn_or_url: Any, topic: str, message: dict[str, Any]) -> None:
-    """Publish on the hub of a connection's (or a URL's) database; nothing when none is registered.
-    Given a connection inside a transaction, the event goes out after the commit, and not at all if
-    the transaction rolls back (:func:`svc_api.core.store.after_commit`).
+    """Publish on the hub of a connection's (or a store's, or a URL's) database; nothing when none
+    is registered. Given a connection inside a transaction, the event goes out after the commit,
+    and not at all if the transaction rolls back (:func:`svc_api.core.store.after_commit`).
 
     Example:
         >>> publish("sqlite:///nowhere.db", "user:AB12CD", {"event": "x"})  # no hub: nothing happens
@@ -206,11 +206,11 @@ def publish_many(conn_or_url: Any, events: Sequence[tuple[str, dict[str, Any]]])
     """
     if not events:
         return
+    url = conn_or_url if isinstance(conn_or_url, str) else _url_of(conn_or_url.engine)  # or a Store
     if isinstance(conn_or_url, Connection):
-        url = _url_of(conn_or_url.engine)
         after_commit(conn_or_url, lambda: _publish_now(url, events))
     else:
-        _publish_now(str(conn_or_url), events)
+        _publish_now(url, events)
 
 
 _URLS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
