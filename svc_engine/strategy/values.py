@@ -101,10 +101,7 @@ def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
         if node.output == "signal":
             return K.ema_nb(line, signal)
         return line - ctx.values(replace(node, output="signal"))
-    close = _source(ctx, node)
-    return K.ema_seeded_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_seeded_nb(
-        close, slow, 2.0 / (slow + 1), slow - 1
-    )
+    return K.macd_line_nb(_source(ctx, node), fast, slow)
 
 
 def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
