@@ -33,7 +33,7 @@ def _names(codes: np.ndarray, names: tuple[str, ...]) -> pl.Series:
 def _sides(codes: np.ndarray) -> pl.Series:
     words = {nb.LONG: "long", nb.SHORT: "short"}
     low = min(words)
-    table = [words.get(code, None) for code in range(low, max(words) + 1)]
+    table = [words.get(code) for code in range(low, max(words) + 1)]
     if codes.size and not np.isin(codes, list(words)).all():
         raise ValueError(f"unknown side codes in {np.unique(codes).tolist()}")
     return pl.Series(table, dtype=pl.Utf8).gather(codes.astype(np.int64) - low).rename("")
