@@ -109,7 +109,7 @@ def test_the_timeframe_is_inferred_and_a_wrong_one_refused_with_the_spacing() ->
     assert r.summary == sv.simulate(daily, s.evaluate(daily), spread_pct=0.05, timeframe="1d").summary
     refused = (
         r"klines: timeframe '1h' disagrees with the data: its candles are 1d apart "
-        r"\(smallest spacing 86,400,000 ms"
+        r"\(spacing measured 86,400,000 ms"
     )
     with pytest.raises(ValueError, match=refused):
         sv.simulate(daily, s.evaluate(daily), spread_pct=0.05, timeframe="1h")
@@ -150,3 +150,13 @@ def test_a_real_stock_frame_in_backtesting_py_form() -> None:
     got = sv.simulate(backtesting_py(k), s.evaluate(backtesting_py(k)), spread_pct=0.05)
     assert got.summary.pop("market") == "us_stocks" and "weekday sessions" in got.summary.pop("market_note")
     assert got.summary == want.summary and got.trades.equals(want.trades)
+
+
+def test_a_few_stray_candles_do_not_change_the_timeframe() -> None:
+    k = walk(400, step=4 * HOUR)
+    t = k["open_time"].to_numpy().copy()
+    t[100:] -= 2 * HOUR  # one step of 2 h in a 4 h series (NEOBTC-4h and ONTBTC-4h have such)
+    stray = k.with_columns(pl.Series("open_time", t))
+    s = sv.compile_strategy(*STRATEGY)
+    assert sv.simulate(stray, s.evaluate(stray), spread_pct=0.05).timeframe == "4h"
+    assert sv.simulate(stray, s.evaluate(stray), spread_pct=0.05, timeframe="4h").trades.height > 0
