@@ -160,3 +160,13 @@ def test_a_few_stray_candles_do_not_change_the_timeframe() -> None:
     s = sv.compile_strategy(*STRATEGY)
     assert sv.simulate(stray, s.evaluate(stray), spread_pct=0.05).timeframe == "4h"
     assert sv.simulate(stray, s.evaluate(stray), spread_pct=0.05, timeframe="4h").trades.height > 0
+
+
+def test_backtesting_py_goog_goes_in_as_it_is() -> None:
+    goog = pytest.importorskip("backtesting.test").GOOG  # pandas, DatetimeIndex, Open High Low Close Volume
+    s = sv.compile_strategy("SMA(10) crosses above SMA(20)", "5%", "3%")
+    r = sv.simulate(goog, s.evaluate(goog))
+    assert (r.timeframe, r.summary["market"], r.summary["total_trades"]) == ("1d", "us_stocks", 43)
+    assert sv.backtest(s, goog).summary == r.summary
+    with pytest.raises(ValueError, match="its candles are 1d apart"):
+        sv.simulate(goog, s.evaluate(goog), timeframe="1h")
