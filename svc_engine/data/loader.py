@@ -2,7 +2,9 @@
 
 Only the Parquet row groups that overlap the range are read (polars predicate pushdown on the
 ``open_time`` statistics). The loaded slice is validated again, so a file dropped into the store by
-hand cannot reach a simulation with a broken candle.
+hand cannot reach a simulation with a broken candle. The same request on an unchanged file gives
+the frame read the first time (`svc_engine.data.loaded`): a notebook's second backtest of a symbol
+reads nothing, and the arrays kept for that frame serve it (`svc_engine.data.arrays`).
 
 Example:
     >>> import tempfile, polars as pl
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from svc_engine.data import loaded
 from svc_engine.data.derived import scan_series
 from svc_engine.data.schema import COLUMNS, conform, timeframe_ms, validate_klines
 from svc_engine.data.store import DataStore
@@ -74,9 +77,36 @@ def load_klines(
     tf_ms = timeframe_ms(timeframe)
     store = store if store is not None else DataStore()
     market = market if market is not None else store.find_market(symbol)
-    lf, source = scan_series(store, market, symbol, timeframe)
     lo = -(2**63) if start_ts is None else math.ceil(start_ts * 1000)
     hi = 2**63 - 1 if end_ts is None else math.floor(end_ts * 1000)
+    version = _version(store, market, symbol, timeframe)
+    request = (str(store.root), str(store.tail_root), market, symbol.upper(), timeframe, lo, hi, warmup)
+    args = (store, market, symbol, timeframe, (start_ts, end_ts), (lo, hi), warmup, tf_ms)
+    if version is not None:
+        return loaded.get(request, version, lambda: _load(*args))
+    return _load(*args)
+
+
+def _version(store: DataStore, market: str, symbol: str, timeframe: str) -> tuple[Any, ...] | None:
+    """What identifies the stored series' content: the stat of its file and of its tail; None for
+    a series not stored at this timeframe (a resample, not kept here) or not found."""
+    key = store.key(market, symbol, timeframe)
+    stat = store._stat(key)
+    return None if stat is None else (stat, store._tail_stat(key))
+
+
+def _load(
+    store: DataStore,
+    market: str,
+    symbol: str,
+    timeframe: str,
+    asked: tuple[Any, Any],
+    bounds: tuple[int, int],
+    warmup: int,
+    tf_ms: int,
+) -> pl.DataFrame:
+    (start_ts, end_ts), (lo, hi) = asked, bounds
+    lf, source = scan_series(store, market, symbol, timeframe)
     body = lf.filter(_T.is_between(lo, hi)).select(COLUMNS).collect()
     if body.height == 0:
         raise ValueError(_no_candle(lf, f"{market}/{symbol.upper()} {timeframe}", start_ts, end_ts))

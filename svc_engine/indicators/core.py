@@ -20,6 +20,7 @@ from __future__ import annotations
 from svc_engine.indicators.averages import (
     ema_nb,
     ema_seeded_nb,
+    macd_line_nb,
     sma_nb,
     wma_nb,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "ema_nb",
     "ema_seeded_nb",
     "first_valid_nb",
+    "macd_line_nb",
     "roc_nb",
     "rolling_max_nb",
     "rolling_min_nb",

@@ -110,6 +110,28 @@ def _rolling_extreme(x: np.ndarray, n: int, sign: float) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def rolling_std_at_nb(x: np.ndarray, mean_at: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
+    """``rolling_std_nb(x, mean, n)[at]`` given ``mean_at = mean[at]``, the same operations in the
+    same order at those candles only (so the same floats): a Bollinger band read where an AND left
+    few candidates (`svc_engine.strategy.points`).
+
+    >>> rolling_std_at_nb(np.array([1.0, 3.0]), np.array([2.0]), np.array([1]), 2).tolist()
+    [1.0]
+    """
+    out = np.full(at.size, np.nan)
+    for k in range(at.size):
+        i, m = at[k], mean_at[k]
+        if np.isnan(m):
+            continue
+        acc = 0.0
+        for j in range(i - n + 1, i + 1):
+            d = x[j] - m
+            acc += d * d
+        out[k] = np.sqrt(acc / n)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     """Population standard deviation of the last ``n`` values around a given rolling mean
     (two-pass, so flat windows give exactly 0).

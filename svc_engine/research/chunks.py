@@ -121,7 +121,7 @@ def run_chunk(plan: Plan, chunk: Chunk) -> pl.DataFrame:
 
     klines, market = _klines(plan, chunk.coin, chunk.timeframe)
     first, stop = first_and_stop(klines, plan.start_ts, plan.end_ts)
-    where = {"market": market} if market else {}
+    where = {"market": market or "crypto"}  # sweeps keep crypto's year when no market is known
     prepared = prepare(
         klines.slice(first, stop - first),
         timeframe=chunk.timeframe,

@@ -25,7 +25,8 @@ from typing import Any
 import polars as pl
 
 from svc_engine.data import DataStore, load_klines
-from svc_engine.data.times import to_seconds, with_time
+from svc_engine.data.frames import as_klines, is_frame
+from svc_engine.data.times import to_seconds
 from svc_engine.executors import Executor, ProgressFn
 from svc_engine.sim.chunks import (
     CHUNK_CANDLES,
@@ -102,8 +103,8 @@ def _store(store: DataStore | None) -> DataStore:
 
 def backtest(
     strategy: Any,
-    symbol_or_klines: str | pl.DataFrame,
-    timeframe: str,
+    symbol_or_klines: Any,
+    timeframe: str | None = None,
     start_ts: float | None = None,
     end_ts: float | None = None,
     *,
@@ -118,8 +119,10 @@ def backtest(
     ``datetime`` or an ISO string such as ``"2024-01-31"`` works too).
 
     ``symbol_or_klines`` is a data symbol (loaded from ``store`` with :func:`warmup_of` candles of
-    warm-up before ``start_ts``) or a kline frame (its candles before ``start_ts`` are the warm-up;
-    ``open_time`` as integer Unix ms or any datetime, naive = UTC).
+    warm-up before ``start_ts``; ``timeframe`` needed) or a kline frame, polars or pandas (its
+    candles before ``start_ts`` are the warm-up; any case of the columns, the time as a column or
+    a ``DatetimeIndex``, datetimes or Unix ms or s: `svc_engine.data.frames`); a frame's
+    ``timeframe`` defaults to its spacing, and one that disagrees with it is refused.
     Signals are evaluated in ``chunks`` time chunks on ``executor``, then simulated once.
     Returns a :class:`~svc_engine.sim.BacktestResult`.
 
@@ -135,8 +138,10 @@ def backtest(
     strategy = as_strategy(strategy)
     _check_settings(settings)
     symbol = None
-    if isinstance(symbol_or_klines, pl.DataFrame):
-        klines = with_time(symbol_or_klines)  # conformed once for every chunk
+    if is_frame(symbol_or_klines):
+        klines = as_klines(symbol_or_klines)  # converted once for every chunk
+    elif timeframe is None:
+        raise ValueError(f"backtest of the stored symbol {symbol_or_klines!r} needs a timeframe, e.g. '1h'")
     else:
         symbol, store = symbol_or_klines, _store(store)
         market = market or store.find_market(symbol)
@@ -147,7 +152,7 @@ def backtest(
     )
     where = {"market": market} if market else {}
     result = _sim().simulate(
-        klines.slice(first, stop - first),
+        klines if (first, stop) == (0, klines.height) else klines.slice(first, stop - first),
         signals,
         timeframe=timeframe,
         symbol=symbol,

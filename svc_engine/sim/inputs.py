@@ -17,11 +17,14 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
 from numba import njit
 
+from svc_engine.data import arrays as kept
+from svc_engine.data.frames import as_klines
 from svc_engine.data.schema import COLUMNS, PRICE_RULES, TIMEFRAMES, KlineValidationError, timeframe_ms
 from svc_engine.data.times import ms_array
 from svc_engine.sim import coverage, nb
@@ -161,8 +164,13 @@ class Candles:
     tf_ms: int
 
     @classmethod
-    def from_frame(cls, klines: pl.DataFrame, *, timeframe: str | None, source: str = "klines") -> Candles:
+    def from_frame(cls, klines: Any, *, timeframe: str | None, source: str = "klines") -> Candles:
         """Validate a kline frame (section 1) and take its columns as arrays.
+
+        ``klines`` is any frame `svc_engine.data.frames.as_klines` takes (polars or pandas, any
+        case, times as datetimes, Unix ms or s). The arrays and the validation of a frame already
+        seen are reused (`svc_engine.data.arrays`). A ``timeframe`` that disagrees with the
+        spacing of the candles is refused with the spacing measured.
 
         Example:
             >>> Candles.from_frame(pl.DataFrame({c: [] for c in COLUMNS}), timeframe="1h")
@@ -170,18 +178,11 @@ class Candles:
             ...
             svc_engine.data.schema.KlineValidationError: klines: empty: the series has no candle
         """
-        missing = [col for col in COLUMNS if col not in klines.columns]
-        if missing:
-            raise KlineValidationError(source, None, "schema", f"missing columns {missing}")
+        klines = as_klines(klines, source)
         if klines.height == 0:
             raise KlineValidationError(source, None, "empty", "the series has no candle")
-        arrays = [_column(klines, col, source) for col in COLUMNS]
-        t = arrays[0].astype(np.int64, copy=False)
-        row, rule, step = _first_bad_row(t, *arrays[1:])
-        if row >= 0:
-            name, detail = _RULES[rule]
-            raise KlineValidationError(source, int(row), name, detail)
-        return cls(t, *arrays[1:], tf_ms=_timeframe_ms(t, timeframe, int(step)))
+        arrays, step = kept.derived(klines, ("candles", source), COLUMNS, lambda: _validated(klines, source))
+        return cls(*arrays, tf_ms=_timeframe_ms(arrays[0], timeframe, step, source))
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
@@ -232,25 +233,67 @@ class Candles:
         return self.slice(int(a), int(b))
 
 
-def _column(df: pl.DataFrame, name: str, source: str) -> np.ndarray:
-    series = df[name]
-    if name == "open_time":
-        if not (series.dtype.is_integer() or isinstance(series.dtype, pl.Datetime)):
-            raise KlineValidationError(
-                source, None, "schema", f"open_time must be integer ms or a datetime, got {series.dtype}"
-            )
-        if series.null_count():
-            raise KlineValidationError(source, None, "schema", "open_time has nulls")
-        return ms_array(series)
-    return np.ascontiguousarray(series.cast(pl.Float64).to_numpy(), dtype=np.float64)
+def _validated(klines: pl.DataFrame, source: str) -> tuple[list[np.ndarray], int]:
+    """The six columns as arrays and the smallest time step, or the first rule a row breaks."""
+    arrays = [_column(klines, col) for col in COLUMNS]
+    row, rule, step = _first_bad_row(*arrays)
+    if row >= 0:
+        name, detail = _RULES[rule]
+        raise KlineValidationError(source, int(row), name, detail)
+    return arrays, spacing(arrays[0], int(step))
 
 
-def _timeframe_ms(t: np.ndarray, timeframe: str | None, step: int) -> int:
-    if timeframe is not None:
-        return timeframe_ms(timeframe)
+@njit(cache=True, nogil=True)
+def _count_gaps_nb(t, step):
+    count = 0
+    for k in range(1, t.shape[0]):
+        count += t[k] - t[k - 1] == step
+    return count
+
+
+def spacing(t: np.ndarray, step: int) -> int:
+    """The candles' spacing: the smallest time step when at least half the steps are that (one
+    pass), else the most common step (a few stray candles 2 h apart in a 4 h series, as some
+    exchange files have, do not make it a 2 h series).
+
+    Example:
+        >>> spacing(np.array([0, 2, 4, 5, 7, 9]), 1), spacing(np.array([0, 4, 8, 10, 14]), 2)
+        (2, 4)
+    """
+    if t.shape[0] < 2 or 2 * _count_gaps_nb(t, step) >= t.shape[0] - 1:
+        return step
+    gaps, counts = np.unique(np.diff(t), return_counts=True)
+    return int(gaps[np.argmax(counts)])
+
+
+def _column(df: pl.DataFrame, name: str) -> np.ndarray:
+    if name == "open_time":  # TIME after as_klines: int64 Unix ms underneath
+        return kept.column(df, name, ms_array)
+    if df.schema[name] == pl.Float64:
+        return kept.column(df, name)
+    return np.ascontiguousarray(df[name].cast(pl.Float64).to_numpy(), dtype=np.float64)
+
+
+def _timeframe_ms(t: np.ndarray, timeframe: str | None, step: int, source: str = "klines") -> int:
+    """The timeframe given, checked against the candles' spacing (`spacing`), or that spacing."""
     if t.shape[0] < 2:
-        raise ValueError("cannot infer the timeframe of a single candle; pass timeframe=")
-    return step
+        if timeframe is None:
+            raise ValueError("cannot infer the timeframe of a single candle; pass timeframe=")
+        return timeframe_ms(timeframe)
+    if timeframe is None:
+        return step
+    given = timeframe_ms(timeframe)
+    if given != step:
+        name = timeframe_name(step)
+        apart = name or f"{step:,} ms"
+        head = f"{source}: timeframe {timeframe!r} disagrees with the data: its candles are {apart} apart"
+        tail = (
+            f"pass timeframe={name!r} or leave it out to use the data's"
+            if name
+            else "which is no supported timeframe"
+        )
+        raise ValueError(f"{head} (spacing measured {step:,} ms, {t.shape[0]:,} candles); {tail}")
+    return given
 
 
 def timeframe_name(tf_ms: int) -> str | None:

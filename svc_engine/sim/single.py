@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.data.times import with_time
+from svc_engine.data.frames import as_frame, as_klines
 from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
+from svc_engine.sim.markets import market_of
 from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
 
@@ -142,12 +143,12 @@ def summary_figures(
 
 
 def simulate(
-    klines: pl.DataFrame,
-    signals: pl.DataFrame,
+    klines: Any,
+    signals: Any,
     *,
     timeframe: str | None = None,
     symbol: str | None = None,
-    market: str = "crypto",
+    market: str | None = None,
     start_ts: int | None = None,
     end_ts: int | None = None,
     detail_klines: pl.DataFrame | None = None,
@@ -156,6 +157,12 @@ def simulate(
 ) -> BacktestResult:
     """Backtest the given signals on one coin (sections 1-5 and 7 of the semantics).
 
+    ``klines`` and ``signals`` are polars or pandas frames: candles with any case of ``open high
+    low close volume`` and their time as a column or a pandas ``DatetimeIndex``, as datetimes, Unix
+    ms or Unix s (`svc_engine.data.frames`). ``timeframe`` defaults to the candles' spacing, and one
+    that disagrees with it is refused. ``market`` defaults to the instrument's (``symbol``), else
+    to the candles' calendar, stated in the summary as ``market`` and ``market_note``
+    (`svc_engine.sim.markets`): it sets the year of the annualised figures and the default spread.
     ``start_ts``/``end_ts`` (Unix seconds, inclusive) make a range run: signals inside the range
     only, a flat start, no candle after the range, open trades closed at its last candle (``end``).
     ``intrabar="detail"`` needs ``detail_klines``, a finer series of the same instrument: the fill
@@ -211,14 +218,16 @@ class Prepared:
     start_ts: float | None = None
     end_ts: float | None = None
     data_span: tuple[int, int] | None = None
+    market_note: str | None = None
+    """How a market not given was chosen (`svc_engine.sim.markets`), stated in the summary."""
 
 
 def prepare(
-    klines: pl.DataFrame,
+    klines: Any,
     *,
     timeframe: str | None = None,
     symbol: str | None = None,
-    market: str = "crypto",
+    market: str | None = None,
     start_ts: int | None = None,
     end_ts: int | None = None,
     detail_klines: pl.DataFrame | None = None,
@@ -231,13 +240,14 @@ def prepare(
     the result's ``klines``) has it as ``Datetime("ms", "UTC")``.
     """
     s = resolve_settings(settings, allow_detail=True)
+    klines = as_klines(klines)
     candles = Candles.from_frame(klines, timeframe=timeframe)
-    klines = with_time(klines)
+    market, note = market_of(market, symbol, candles.t, candles.tf_ms)
     window = candles.in_range(start_ts, end_ts, what=symbol or "the series", span=data_span)
     fine = fine_arrays(window, detail_klines if s.intrabar == "detail" else None, s.intrabar == "detail")
     hs = half_spread(s, market, klines, candles, timeframe)
     return Prepared(
-        s, candles, window, hs, fine, klines, symbol, timeframe, market, start_ts, end_ts, data_span
+        s, candles, window, hs, fine, klines, symbol, timeframe, market, start_ts, end_ts, data_span, note
     )
 
 
@@ -254,7 +264,7 @@ def simulate_prepared(p: Prepared, signals: pl.DataFrame, settings: Settings | N
         0
     """
     s = p.settings if settings is None else settings
-    sig = prepare_signals(signals, p.candles, p.window)
+    sig = prepare_signals(as_frame(signals), p.candles, p.window)
     run = run_kernels(p, sig, s)
     window = p.window
     hs = (
@@ -356,6 +366,8 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         trade_columns(trades, window.t), eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
         market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year, sequential=True,
     )  # fmt: skip
+    if p.market_note is not None:
+        summary |= {"market": p.market, "market_note": p.market_note}
     return Run(trades, fate, tp, sl, eq, counts, summary)
 
 

@@ -23,6 +23,8 @@ import polars as pl
 
 from svc_engine import indicators as K  # noqa: F401  (kept: `compiler.K` names the kernels in use)
 from svc_engine import pages
+from svc_engine.data import arrays as kept
+from svc_engine.data.frames import as_klines
 from svc_engine.data.times import as_time, ms_array, time_series
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.conditions import _TRUTH
@@ -46,11 +48,11 @@ class Context:
     """The arrays of one kline frame and the cache of everything computed from them."""
 
     def __init__(self, klines: pl.DataFrame, *, scratch: bool = False) -> None:
-        """``scratch``: the owner calls `release` once no computed array is used any more (an
-        evaluation of its own), so large indicator arrays can be written into kept ones."""
-        missing = [c for c in ("open_time", *KLINE_COLUMNS) if c not in klines.columns]
-        if missing:
-            raise ValueError(f"klines lack column(s) {', '.join(missing)}")
+        """``klines``: any frame `svc_engine.data.frames.as_klines` takes (polars or pandas, any
+        case, times as datetimes, Unix ms or s), converted once. ``scratch``: the owner calls
+        `release` once no computed array is used any more (an evaluation of its own), so large
+        indicator arrays can be written into kept ones."""
+        klines = as_klines(klines)
         self.klines = klines
         self.size = klines.height
         self.arrays: dict[str, np.ndarray] = {}
@@ -70,8 +72,8 @@ class Context:
         [2.0]
         """
         out = self.arrays.get(name)
-        if out is None:
-            out = _times(self.klines[name]) if name == "open_time" else _array(self.klines[name], pl.Float64)
+        if out is None:  # a frame already seen gives the arrays it was given (svc_engine.data.arrays)
+            out = kept.column(self.klines, name, _times if name == "open_time" else _floats)
             self.arrays[name] = out
         return out
 
@@ -216,6 +218,10 @@ def _times(series: pl.Series) -> np.ndarray:
     if series.dtype.is_temporal():
         series = as_time(series).to_physical()
     return _array(series, pl.Int64)
+
+
+def _floats(series: pl.Series) -> np.ndarray:
+    return _array(series, pl.Float64)
 
 
 def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:

@@ -1,8 +1,9 @@
 """Conditions at chosen candles only. Once the first parts of an AND leave few candles that can still
 fire (``RSI(14) crosses above 30`` holds on about 1 candle in 90), a comparison after it is read at
 those candles alone: its operands are indexed there, a simple average is summed there
-(`svc_engine.indicators.averages.sma_at_nb`), and nothing else is computed over the whole series. The bools
-are the ones the whole-series evaluation gives at those candles, so the signals do not change.
+(`svc_engine.indicators.averages.sma_at_nb`), so is a Bollinger band, and nothing else is
+computed over the whole series. The bools are the ones the whole-series evaluation gives at
+those candles, so the signals do not change.
 
 Example:
     >>> import polars as pl
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from svc_engine.indicators.averages import sma_at_nb
+from svc_engine.indicators.ranges import rolling_std_at_nb
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.values import _period, _source
 
@@ -83,4 +85,25 @@ def _value_at(ctx: Context, node: A.Node, at: np.ndarray) -> np.ndarray | float:
         return ctx.column(node.name)[at]
     if isinstance(node, A.Ind) and node.name == "sma" and at.size * _period(node) <= ctx.size:
         return sma_at_nb(_source(ctx, node), at, _period(node))
+    if (
+        isinstance(node, A.Ind)
+        and node.name == "bb"
+        and node.output in _BANDS
+        and at.size * _period(node) <= ctx.size
+    ):
+        return _band_at(ctx, node, at)
     return ctx.values(node)[at]
+
+
+_BANDS = ("upper", "middle", "lower")
+
+
+def _band_at(ctx: Context, node: A.Ind, at: np.ndarray) -> np.ndarray:
+    """A Bollinger band at the candles ``at``: the operations of `values._bollinger` there only."""
+    n, mult = int(node.params[0]), float(node.params[1])
+    close = ctx.array("close")
+    mid = sma_at_nb(close, at, n)
+    if node.output == "middle":
+        return mid
+    sd = rolling_std_at_nb(close, mid, at, n)
+    return mid + mult * sd if node.output == "upper" else mid - mult * sd

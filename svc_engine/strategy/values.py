@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -96,14 +97,12 @@ def _ema(x: np.ndarray, n: int) -> np.ndarray:
 
 def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
     fast, slow, signal = (int(p) for p in node.params)
-    close = _source(ctx, node)
-    line = K.ema_seeded_nb(close, fast, 2.0 / (fast + 1), slow - 1) - K.ema_seeded_nb(
-        close, slow, 2.0 / (slow + 1), slow - 1
-    )
-    if node.output == "line":
-        return line
-    sig = K.ema_nb(line, signal)
-    return sig if node.output == "signal" else line - sig
+    if node.output != "line":  # the line (and the signal line) once, shared by line, signal and histogram
+        line = ctx.values(replace(node, output="line"))
+        if node.output == "signal":
+            return K.ema_nb(line, signal)
+        return line - ctx.values(replace(node, output="signal"))
+    return K.macd_line_nb(_source(ctx, node), fast, slow)
 
 
 def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:

@@ -57,6 +57,7 @@ def test_every_row_equals_the_backtest_of_its_combination_alone(serial_result, f
                 "1h",
                 *window,
                 min_candles_between_signals=gap,
+                market="crypto",  # a sweep's year when no market is known; a backtest would state it
                 **SETTINGS,
             ).summary
             row = rows.filter(

@@ -99,7 +99,9 @@ def assert_rows_equal_backtests(result: sv.SweepResult, strategy: dict, frames, 
     template, reasons = Template.of(strategy), set()
     for row in result.rows.iter_rows(named=True):
         kwargs = template.render({name: row[name] for name in template.names})
-        alone = sv.backtest(sv.compile_strategy(**kwargs), frames[row["coin"]], "1h", *window, **settings)
+        alone = sv.backtest(  # market: a sweep's year when none is known (a backtest would state it)
+            sv.compile_strategy(**kwargs), frames[row["coin"]], "1h", *window, market="crypto", **settings
+        )
         for name, value in alone.summary.items():
             assert _same(row[name], value), (row["combo"], row["coin"], name, row[name], value)
         reasons |= set(alone.trades["exit_reason"].to_list())

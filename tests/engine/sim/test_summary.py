@@ -75,7 +75,9 @@ def test_every_summary_figure(result) -> None:
         "best_trade_pct": C_RET * 100, "worst_trade_pct": -10.0,
         "avg_signals_per_month": 3 / (7 / 24 / 30.4375),
     }  # fmt: skip
-    assert set(s) == set(expected) | set(perf.FIGURES)
+    # no market given and 'TEST' no known instrument: the market taken is stated (sim.markets)
+    assert set(s) == set(expected) | set(perf.FIGURES) | {"market", "market_note"}
+    assert s["market"] == "crypto" and s["market_note"].startswith("assumed")
     for name, value in expected.items():
         assert s[name] == pytest.approx(value, rel=1e-12), name
 
