@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import polars as pl
-
 from svc_engine.data import DataStore, load_klines
 from svc_engine.data.frames import as_klines, is_frame
 from svc_engine.data.times import to_seconds
