@@ -319,10 +319,15 @@ def test_bench_one_signal_to_10000_subscribers(benchmark: Any, root: Path) -> No
         one_signal.seconds = time.perf_counter() - start  # type: ignore[attr-defined]
         return got
 
-    got = benchmark.pedantic(one_signal, rounds=2, iterations=1)
+    got = benchmark.pedantic(one_signal, rounds=5, iterations=1)
     assert got == 10_000
-    seconds = benchmark.stats.stats.median
-    print(f"\none signal to 10,000 subscribers: {seconds:.2f} s = {10_000 / seconds:,.0f} deliveries/s")
+    seconds, worst = benchmark.stats.stats.median, benchmark.stats.stats.max
+    print(
+        f"\none signal to 10,000 subscribers, its delivery transaction (charges, deliveries, "
+        f"notifications, commit): median {seconds:.2f} s = {10_000 / seconds:,.0f} deliveries/s, "
+        f"worst of 5 {worst:.2f} s (target: close to last delivery under 2 s; was 3.9 s; "
+        f"load {os.getloadavg()[0]:.1f})"
+    )
 
 
 def _owners_bulk(services: Services, n: int) -> list[str]:

@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.service import ACCOUNTS as accounts
-from svc_api.core.bulk import chunks
+from svc_api.core.bulk import chunks, insert_rows
 from svc_api.credits.tables import credit_transactions
 
 _t = credit_transactions.c
@@ -96,8 +96,7 @@ def take_from_many(conn: Connection, svc_ids: list[str], units: int) -> list[Row
 
 def insert_entries(conn: Connection, entries: list[dict[str, Any]]) -> None:
     """Store many ledger rows at once."""
-    if entries:
-        conn.execute(credit_transactions.insert(), entries)
+    insert_rows(conn, credit_transactions, entries)
 
 
 def keyed(conn: Connection, svc_ids: list[str], idempotency_key: str) -> set[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
+from svc_api.core.bulk import insert_rows
 from svc_api.core.upsert import insert_new
 from svc_api.notifications.tables import (
     bot_state,
@@ -31,14 +32,12 @@ _o = outbox.c
 
 def insert_records(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Notification records, skipping ids that exist (a fan-out batch run again)."""
-    if rows:
-        conn.execute(insert_new(conn, notifications), rows)
+    insert_rows(conn, notifications, rows, skip_existing=True)
 
 
 def insert_outbox(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Outbox rows, skipping ids that exist."""
-    if rows:
-        conn.execute(insert_new(conn, outbox), rows)
+    insert_rows(conn, outbox, rows, skip_existing=True)
 
 
 def claim_due(conn: Connection, *, now: int, limit: int, lease: int) -> list[Row[Any]]:

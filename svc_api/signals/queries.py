@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from svc_api.core.bulk import chunks
+from svc_api.core.bulk import chunks, insert_rows
 from svc_api.core.upsert import insert_new
 from svc_api.signals.tables import signal_deliveries, signal_watches, signal_workers, signals
 
@@ -144,8 +144,7 @@ def insert_signal(conn: Connection, values: Mapping[str, Any]) -> None:
 
 def insert_signals(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """New signal rows, in one statement."""
-    if rows:
-        conn.execute(signals.insert(), list(rows))
+    insert_rows(conn, signals, rows)
 
 
 def update_signals(conn: Connection, changes: Mapping[str, Mapping[str, Any]]) -> None:
@@ -210,8 +209,7 @@ def add_delivery(conn: Connection, values: Mapping[str, Any]) -> bool:
 
 def add_deliveries(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """Record that a signal reached many users (each at most once)."""
-    if rows:
-        conn.execute(insert_new(conn, signal_deliveries), rows)
+    insert_rows(conn, signal_deliveries, rows, skip_existing=True)
 
 
 def delivered_to(conn: Connection, position_key: str) -> set[str]:
