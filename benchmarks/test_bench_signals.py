@@ -35,7 +35,7 @@ T0 = 1_790_812_800
 COINS = ["BTC", "ETH", "SOL", "DOT", "INJ"]
 
 
-def _services(root: Path, data: Path, *, url: str | None = None) -> Services:
+def _services(root: Path, data: Path, *, url: str | None = None, **settings_: Any) -> Services:
     root.mkdir(parents=True, exist_ok=True)
     settings = Settings(
         database_url=url or f"sqlite:///{root / 'svc.db'}",
@@ -43,6 +43,7 @@ def _services(root: Path, data: Path, *, url: str | None = None) -> Services:
         var_dir=root,
         data_dir=data,
         signal_poll_seconds=0,
+        **settings_,
     )
     services = Services(settings, migrate=migrate, clock=ManualClock(T0))
     services.open()
