@@ -5,10 +5,11 @@ and the ratio against the reference in the same run: a bare Starlette route doin
 in the thread pool on the same uvicorn settings.
 
 Cases: ``account_info`` by API key and by session token on one worker (target >= 2,000 req/s with
-p99 < 50 ms), ``GET /``, ``account_info`` by API key on ``--workers 2`` (scaling), and the read routes of issue 32
-(``community_chat``, ``community_posts``, ``marketplace_browse``, ``market_ticker``, ``trend_signals``,
-``active_signals``, ``backtest_history``, the education catalog and a product page; target >= 2,000
-req/s with p99 < 50 ms each) on the data ``svc serve`` plants (the samples; no market data store).
+p99 < 50 ms), ``GET /``, ``account_info`` by API key on ``--workers 2`` (scaling), and the read
+routes of issue 32 (``community_chat``, ``community_posts``, ``marketplace_browse``,
+``market_ticker``, ``trend_signals``, ``active_signals``, ``backtest_history``, the education
+catalog and a product page; target >= 2,000 req/s with p99 < 50 ms each) on the data ``svc serve``
+plants (the samples; no market data store).
 
 wrk is a Debian package (``make bench`` installs it when missing); without it the cases skip, saying so.
 ``BENCH_WRK_SECONDS`` sets the duration of each run (default 10).
