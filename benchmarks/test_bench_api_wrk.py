@@ -5,7 +5,11 @@ and the ratio against the reference in the same run: a bare Starlette route doin
 in the thread pool on the same uvicorn settings.
 
 Cases: ``account_info`` by API key and by session token on one worker (target >= 2,000 req/s with
-p99 < 50 ms), ``GET /``, and ``account_info`` by API key on ``--workers 2`` (scaling).
+p99 < 50 ms), ``GET /``, ``account_info`` by API key on ``--workers 2`` (scaling), and the read
+routes of issue 32 (``community_chat``, ``community_posts``, ``marketplace_browse``,
+``market_ticker``, ``trend_signals``, ``active_signals``, ``backtest_history``, the education
+catalog and a product page; target >= 2,000 req/s with p99 < 50 ms each) on the data ``svc serve``
+plants (the samples; no market data store).
 
 wrk is a Debian package (``make bench`` installs it when missing); without it the cases skip, saying so.
 ``BENCH_WRK_SECONDS`` sets the duration of each run (default 10).
@@ -288,4 +292,39 @@ def test_bench_account_info_api_key_two_workers(benchmark: Any, two_workers: Ser
         True,
     )
     _record(benchmark, "account_info, API key, 2 workers", run, _REFERENCE.get("bare"))
+    assert run.errors == 0
+
+
+READS = [
+    ("community_chat", "/tradingdata?request_type=community_chat", False),
+    ("community_posts", "/tradingdata?request_type=community_posts", False),
+    ("marketplace_browse", "/tradingdata?request_type=marketplace_browse", False),
+    ("market_ticker", "/tradingdata?request_type=market_ticker", False),
+    ("trend_signals", "/tradingdata?request_type=trend_signals", False),
+    ("active_signals", "/user?request_type=active_signals", True),
+    ("backtest_history", "/user?request_type=backtest_history", True),
+    ("education catalog", "/education/v1/catalog", False),
+]
+
+
+@pytest.mark.parametrize(("name", "path", "keyed"), READS, ids=[r[0] for r in READS])
+def test_bench_read_routes_one_worker(
+    benchmark: Any, one_worker: Server, name: str, path: str, keyed: bool
+) -> None:
+    """The read routes of issue 32 (target >= 2,000 req/s, p99 < 50 ms): guests on ``/tradingdata``
+    and the catalog, an API key on ``/user``; the samples ``svc serve`` plants are the data."""
+    headers = {}
+    if keyed:
+        c = _credentials(one_worker)
+        headers = {"X-API-Key": c["key"], "X-API-Secret": c["secret"]}
+    run = _wrk(one_worker, path, headers, post=keyed)
+    _record(benchmark, f"{name}, 1 worker", run, _REFERENCE.get("bare"))
+    assert run.errors == 0
+
+
+def test_bench_product_page_one_worker(benchmark: Any, one_worker: Server) -> None:
+    """A sample product's page (``GET /education/v1/products/{id}``) as a guest."""
+    items = httpx.get(one_worker.url + "/education/v1/catalog", timeout=30).json()["items"]
+    run = _wrk(one_worker, f"/education/v1/products/{items[0]['product_id']}", {}, post=False)
+    _record(benchmark, "education product page, 1 worker", run, _REFERENCE.get("bare"))
     assert run.errors == 0

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from sqlalchemy.engine import Connection, Row
 
 from svc_api.backtests.tables import backtest_jobs
 from svc_api.core.bulk import chunks
+from svc_api.core.prepared import Prepared
 
 _b = backtest_jobs.c
 
@@ -158,7 +160,7 @@ def history_page(
     strategy_name: str | None,
     symbol: str | None,
     timeframe: str | None,
-) -> Sequence[Row[Any]]:
+) -> Sequence[Any]:
     """Up to ``limit`` jobs of ``svc_id`` newest first, after ``(created_at, job_id)``, filtered.
 
     Example:
@@ -170,6 +172,17 @@ def history_page(
         ...                       symbol="BTCUSDT", timeframe="1h"))
         []
     """
+    if symbol is None:
+        params: dict[str, Any] = {
+            "svc_id": svc_id,
+            "name": strategy_name,
+            "timeframe": timeframe,
+            "limit": limit,
+        }
+        if after is not None:
+            params.update(t=after[0], k=after[1])
+        statement = _history(strategy_name is not None, timeframe is not None, after is not None)
+        return statement.all(conn, {k: v for k, v in params.items() if v is not None})
     query = sa.select(backtest_jobs).where(_b.svc_id == svc_id)
     if strategy_name is not None:
         query = query.where(_b.strategy_name == strategy_name)
@@ -181,6 +194,21 @@ def history_page(
         at, job_id = after
         query = query.where(sa.or_(_b.created_at < at, sa.and_(_b.created_at == at, _b.job_id < job_id)))
     return conn.execute(query.order_by(_b.created_at.desc(), _b.job_id.desc()).limit(limit)).all()
+
+
+@functools.cache
+def _history(name: bool, timeframe: bool, after: bool) -> Prepared:
+    # One statement per shape, compiled once: backtest_history without a coin filter (its usual form)
+    # skips SQLAlchemy's per-call statement building and result set-up.
+    query = sa.select(backtest_jobs).where(_b.svc_id == sa.bindparam("svc_id"))
+    if name:
+        query = query.where(_b.strategy_name == sa.bindparam("name"))
+    if timeframe:
+        query = query.where(_b.timeframe == sa.bindparam("timeframe"))
+    if after:
+        at, job_id = sa.bindparam("t"), sa.bindparam("k")
+        query = query.where(sa.or_(_b.created_at < at, sa.and_(_b.created_at == at, _b.job_id < job_id)))
+    return Prepared(query.order_by(_b.created_at.desc(), _b.job_id.desc()).limit(sa.bindparam("limit")))
 
 
 def latest_full_range_returns(

@@ -150,4 +150,7 @@ BACKTEST: dict[str, Operation] = {
     "delete_backtest": Operation(_delete),
 }
 
-USER: dict[str, Operation] = {"backtest_history": Operation(_history)}
+# A coin filter looks the coin up in the data catalog (files): only then the thread pool.
+USER: dict[str, Operation] = {
+    "backtest_history": Operation(_history, inline=lambda params: not params.get("coin"))
+}

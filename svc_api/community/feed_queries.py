@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.community.tables import chat, comments, likes, posts, reports
+from svc_api.core.prepared import Prepared
 from svc_api.core.upsert import inserted
 
 # ---- chat ----------------------------------------------------------------------------------------
@@ -42,19 +43,25 @@ def soft_delete_chat(conn: Connection, channel: str, sort_key: str, deleted_by: 
     )
 
 
-def chat_before(
-    conn: Connection, channel: str, *, limit: int, before: tuple[int, str] | None
-) -> list[Row[Any]]:
+def chat_before(conn: Connection, channel: str, *, limit: int, before: tuple[int, str] | None) -> list[Any]:
     """Messages of ``channel`` newest first, older than ``(created_at, msg_id)``."""
-    query = (
-        sa.select(chat)
-        .where(chat.c.channel == channel)
-        .order_by(chat.c.created_at.desc(), chat.c.msg_id.desc())
-        .limit(limit)
-    )
+    params: dict[str, Any] = {"channel": channel, "limit": limit}
     if before is not None:
-        query = query.where(sa.tuple_(chat.c.created_at, chat.c.msg_id) < sa.tuple_(*before))
-    return list(conn.execute(query))
+        params.update(t=before[0], k=before[1])
+    return _CHAT[before is not None].all(conn, params)
+
+
+def _chat_page(before: bool) -> Prepared:
+    query = sa.select(chat).where(chat.c.channel == sa.bindparam("channel"))
+    if before:
+        query = query.where(sa.tuple_(chat.c.created_at, chat.c.msg_id) < sa.tuple_(_T, _K))
+    return Prepared(query.order_by(chat.c.created_at.desc(), chat.c.msg_id.desc()).limit(_LIMIT))
+
+
+_T, _K, _LIMIT = sa.bindparam("t"), sa.bindparam("k"), sa.bindparam("limit")
+# The first page and the pages after a position of the chat and of the feed, compiled once: the two
+# public reads of the community skip SQLAlchemy's per-call statement building.
+_CHAT = {before: _chat_page(before) for before in (False, True)}
 
 
 # ---- posts ---------------------------------------------------------------------------------------
@@ -81,17 +88,22 @@ def hide_post(conn: Connection, post_id: str, *, now: int, delete_after: int) ->
     return result.rowcount == 1
 
 
-def feed_after(conn: Connection, *, limit: int, after: tuple[int, str] | None) -> list[Row[Any]]:
+def feed_after(conn: Connection, *, limit: int, after: tuple[int, str] | None) -> list[Any]:
     """Visible posts newest first, after ``(created_at, post_id)``."""
-    query = (
-        sa.select(posts)
-        .where(posts.c.hidden_at.is_(None))
-        .order_by(posts.c.created_at.desc(), posts.c.post_id.desc())
-        .limit(limit)
-    )
+    params: dict[str, Any] = {"limit": limit}
     if after is not None:
-        query = query.where(sa.tuple_(posts.c.created_at, posts.c.post_id) < sa.tuple_(*after))
-    return list(conn.execute(query))
+        params.update(t=after[0], k=after[1])
+    return _FEED[after is not None].all(conn, params)
+
+
+def _feed_page(after: bool) -> Prepared:
+    query = sa.select(posts).where(posts.c.hidden_at.is_(None))
+    if after:
+        query = query.where(sa.tuple_(posts.c.created_at, posts.c.post_id) < sa.tuple_(_T, _K))
+    return Prepared(query.order_by(posts.c.created_at.desc(), posts.c.post_id.desc()).limit(_LIMIT))
+
+
+_FEED = {after: _feed_page(after) for after in (False, True)}
 
 
 def add_like(conn: Connection, post_id: str, svc_id: str, now: int) -> bool:

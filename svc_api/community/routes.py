@@ -116,7 +116,7 @@ USER: dict[str, Operation] = {
 TRADE = frozenset(name for name in USER if name != "community_leader_application_get")
 """The operations that change something: an API key needs the ``trade`` permission for them."""
 TRADINGDATA: dict[str, Operation] = {
-    "community_posts": Operation(_posts, access="public"),
-    "community_chat": Operation(_chat, access="public"),
+    "community_posts": Operation(_posts, access="public", inline=True),
+    "community_chat": Operation(_chat, access="public", inline=True),
     "community_leaders": Operation(_leaders, access="public"),
 }

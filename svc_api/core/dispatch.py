@@ -186,17 +186,18 @@ class Operation:
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
     unavailable: Callable[[int], ServiceError] | None = None
+    """The error answered when the store is down, when this operation's is not the generic 503."""
     per_ip_limit: int | None = None
     """Requests a minute per client IP, counted instead of the caller's plan or guest limit (login:
     more than one user needs, so one client's failures lock no one else out behind an address)."""
     limit_group: str | None = None
     """The endpoint group of an operation that costs more than a read (``backtest_launch``,
     ``key_generation``): counted apart per account at the group's limit (core.ratelimit)."""
-    inline: bool = False
-    """A few primary-key reads and nothing else (no files, no engine work): on an SQLite store it
-    runs on the event loop, skipping the thread hop that costs more than the reads (WAL readers never
-    wait for writers). On PostgreSQL, whose reads wait on the network, it runs in the thread pool."""
-    """The error answered when the store is down, when this operation's is not the generic 503."""
+    inline: bool | Callable[[Mapping[str, Any]], bool] = False
+    """A few indexed reads and nothing else (no files, no engine work): on an SQLite store it runs on
+    the event loop, skipping the thread hop that costs more than the reads (WAL readers never wait
+    for writers). On PostgreSQL, whose reads wait on the network, it runs in the thread pool. A
+    callable decides per request from the parameters (True: inline)."""
 
     def __post_init__(self) -> None:
         if self.access not in ACCESS:
@@ -265,7 +266,7 @@ class Family:
             raise
         call = Call(request.app.state.services, principal, params, request.headers)
         try:
-            if op.inline and _local_store(call):
+            if _inline(op, params) and _local_store(call):
                 result = _run(op, call, deferred, state)
             else:
                 result = await run_in_threadpool(_run, op, call, deferred, state)
@@ -306,10 +307,27 @@ def _run(op: Operation, call: Call, check: Callable[[], Principal] | None, state
         return op.handler(Call(call.services, _admit(op, check, state), call.params, call.headers))
 
 
+def _inline(op: Operation, params: Mapping[str, Any]) -> bool:
+    """Whether ``op`` runs on the event loop for these parameters (see :attr:`Operation.inline`)."""
+    return op.inline(params) if callable(op.inline) else op.inline
+
+
 def _local_store(call: Call) -> bool:
-    """Whether the store is an SQLite file (reads in microseconds, no network)."""
+    return local_store(call.services)
+
+
+def local_store(services: Any) -> bool:
+    """Whether the store is an SQLite file (reads in microseconds, no network): where store-only
+    reads run on the event loop (see :attr:`Operation.inline`).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> local_store(SimpleNamespace(store=Store("sqlite:///:memory:")))
+        False
+    """
     try:
-        store = call.store
+        store = services.store
     except StoreUnavailable:
         return False
     return store.dialect == "sqlite" and not store.single_connection
@@ -388,4 +406,4 @@ def merge(*tables: Mapping[str, Operation]) -> dict[str, Operation]:
     return out
 
 
-__all__ = ["Call", "Family", "Operation", "Reply", "Services", "authorise_key", "merge"]
+__all__ = ["Call", "Family", "Operation", "Reply", "Services", "authorise_key", "local_store", "merge"]

@@ -39,7 +39,7 @@ from starlette.routing import Match, Route, Router
 from starlette.types import Receive, Scope, Send
 
 from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
-from svc_api.core.dispatch import authorise_key
+from svc_api.core.dispatch import authorise_key, local_store
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.jsonbody import parse_object
 
@@ -140,16 +140,24 @@ class Policy:
         authorise_key(principal, access=self.access, scope=self.scope)
 
 
-def route(path: str, handler: Callable[..., Any], method: str, *, access: str, raw: bool = False) -> Route:
+def route(
+    path: str,
+    handler: Callable[..., Any],
+    method: str,
+    *,
+    access: str,
+    raw: bool = False,
+    inline: bool = False,
+) -> Route:
     """A route with its declared :class:`Policy`; ``handler`` is a synchronous :data:`Handler`
-    (wrapped by :func:`endpoint`), or with ``raw`` a Starlette endpoint of its own.
+    (wrapped by :func:`endpoint`, ``inline`` as there), or with ``raw`` a Starlette endpoint of its own.
 
     Example:
         >>> r = route("/me/x", lambda req: {}, "GET", access="session")
         >>> r.endpoint.policy
         Policy(access='session', scope='read')
     """
-    run = handler if raw else endpoint(handler)
+    run = handler if raw else endpoint(handler, inline=inline)
     run.policy = Policy.of(method, access)  # type: ignore[attr-defined]
     return Route(path, run, methods=[method])
 
@@ -184,10 +192,11 @@ class Authorise:
         await self.app(scope, receive, send)
 
 
-def endpoint(handler: Handler) -> Endpoint:
+def endpoint(handler: Handler, *, inline: bool = False) -> Endpoint:
     """A Starlette endpoint from a synchronous handler: the body is read and parsed as a JSON
     object on the event loop (400 when it is not one), then the handler runs in the threadpool. A
-    dict reply is a 200 JSON response.
+    dict reply is a 200 JSON response. An ``inline`` handler (store reads and nothing else) runs on
+    the event loop when the store is an SQLite file: the thread hop costs more than the reads.
 
     Example:
         >>> callable(endpoint(lambda req: {"ok": True}))
@@ -211,7 +220,10 @@ def endpoint(handler: Handler) -> Endpoint:
             request.headers,
             body,
         )
-        reply = await run_in_threadpool(handler, req)
+        if inline and local_store(req.services):
+            reply = handler(req)
+        else:
+            reply = await run_in_threadpool(handler, req)
         return reply if isinstance(reply, Response) else JSONResponse(reply)
 
     return run

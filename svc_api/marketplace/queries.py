@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.bulk import chunks
+from svc_api.core.prepared import Prepared
 from svc_api.marketplace.tables import (
     marketplace_bindings,
     marketplace_listings,
@@ -88,19 +90,30 @@ def _with_counts() -> Any:
 
 def browse(
     conn: Connection, *, coin: str | None, sort: str, limit: int, after: tuple[Any, str] | None
-) -> list[Row[Any]]:
+) -> list[Any]:
     """Active listings, newest first (``sort=newest``) or by price (``price_asc``), keyset-paged."""
-    query = _with_counts().where(_l.status == "active")
+    params: dict[str, Any] = {"limit": limit}
     if coin is not None:
-        query = query.where(_l.listed_coins.like(f'%"{coin}"%'))
-    column = _l.created_at if sort == "newest" else _l.monthly_price_units
+        params["pattern"] = f'%"{coin}"%'
     if after is not None:
-        if sort == "newest":
-            query = query.where(sa.tuple_(column, _l.listing_id) < sa.tuple_(*after))
-        else:
-            query = query.where(sa.tuple_(column, _l.listing_id) > sa.tuple_(*after))
+        params.update(t=after[0], k=after[1])
+    return _browse(coin is not None, sort, after is not None).all(conn, params)
+
+
+@functools.cache
+def _browse(coin: bool, sort: str, after: bool) -> Prepared:
+    # One statement per shape, compiled once: building the listing select with its three counting
+    # subqueries cost more than SQLite's answer on every marketplace_browse.
+    query = _with_counts().where(_l.status == "active")
+    if coin:
+        query = query.where(_l.listed_coins.like(sa.bindparam("pattern", type_=sa.String())))
+    column = _l.created_at if sort == "newest" else _l.monthly_price_units
+    if after:
+        bound = sa.tuple_(sa.bindparam("t"), sa.bindparam("k"))
+        keyed = sa.tuple_(column, _l.listing_id)
+        query = query.where(keyed < bound if sort == "newest" else keyed > bound)
     order = (column.desc(), _l.listing_id.desc()) if sort == "newest" else (column.asc(), _l.listing_id.asc())
-    return list(conn.execute(query.order_by(*order).limit(limit)))
+    return Prepared(query.order_by(*order).limit(sa.bindparam("limit")))
 
 
 def own_listings(

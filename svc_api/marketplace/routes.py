@@ -126,7 +126,7 @@ USER: dict[str, Operation] = {
     "marketplace_listing_detail": Operation(_detail),
 }
 TRADINGDATA: dict[str, Operation] = {
-    "marketplace_browse": Operation(_browse, access="public"),
+    "marketplace_browse": Operation(_browse, access="public", inline=True),
     "marketplace_listing": Operation(_listing, access="public"),
     "marketplace_reviews": Operation(_reviews, access="public"),
 }

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.bulk import chunks, insert_rows
+from svc_api.core.prepared import Prepared
 from svc_api.core.upsert import insert_new
 from svc_api.signals.tables import signal_deliveries, signal_watches, signal_workers, signals
 
@@ -159,29 +160,28 @@ def update_signals(conn: Connection, changes: Mapping[str, Mapping[str, Any]]) -
         conn.execute(stmt, [{"k_key": k} | {f"v_{c}": v[c] for c in columns} for k, v in changes.items()])
 
 
-def visible(svc_id: str) -> sa.ColumnElement[bool]:
-    """Signals ``svc_id`` may read: their own, and those delivered to them."""
+def visible(svc_id: str | sa.BindParameter[str]) -> sa.ColumnElement[bool]:
+    """Signals ``svc_id`` may read: their own, and those delivered to them (``svc_id`` may be a
+    bound parameter, for a statement compiled once)."""
     delivered = sa.select(_d.position_key).where(_d.svc_id == svc_id)
     return sa.or_(_s.svc_id == svc_id, _s.position_key.in_(delivered))
 
 
 def active_page(
     conn: Connection, svc_id: str, names: Sequence[str] | None, *, limit: int, after: tuple[int, str] | None
-) -> list[Row[Any]]:
+) -> list[Any]:
     """Live signals (waiting or open) visible to ``svc_id``, newest first, after ``(created_at, key)``."""
+    if not names:  # the usual request: one statement compiled once (an IN list is built each time)
+        return _prepared_page(_ACTIVE, conn, svc_id, limit, after)
     query = sa.select(signals).where(visible(svc_id), _s.status != "closed")
-    if names:
-        query = query.where(_s.strategy_name.in_(list(names)))
+    query = query.where(_s.strategy_name.in_(list(names)))
     return _page(conn, query, _s.created_at, limit, after)
 
 
-def closed_page(
-    conn: Connection, svc_id: str, *, limit: int, after: tuple[int, str] | None
-) -> list[Row[Any]]:
+def closed_page(conn: Connection, svc_id: str, *, limit: int, after: tuple[int, str] | None) -> list[Any]:
     """Up to ``limit`` closed signals visible to ``svc_id``, newest first, after ``(closed_at, key)``
     (filters are the service's, applied per page)."""
-    query = sa.select(signals).where(visible(svc_id), _s.status == "closed")
-    return _page(conn, query, _s.closed_at, limit, after)
+    return _prepared_page(_CLOSED, conn, svc_id, limit, after)
 
 
 def _page(
@@ -190,6 +190,38 @@ def _page(
     if after is not None:
         query = query.where(sa.tuple_(column, _s.position_key) < sa.tuple_(*after))
     return list(conn.execute(query.order_by(column.desc(), _s.position_key.desc()).limit(limit)))
+
+
+def _keyset(query: Any, column: Any, after: bool) -> sa.Select[Any]:
+    """``query`` newest first by ``(column, position_key)``, from bound ``t``/``k`` when ``after``,
+    ``limit`` rows (a bound parameter)."""
+    if after:
+        query = query.where(
+            sa.tuple_(column, _s.position_key) < sa.tuple_(sa.bindparam("t"), sa.bindparam("k"))
+        )
+    return query.order_by(column.desc(), _s.position_key.desc()).limit(sa.bindparam("limit"))
+
+
+_BOUND_SVC_ID = sa.bindparam("svc_id", type_=sa.String())
+_LIVE = sa.select(signals).where(visible(_BOUND_SVC_ID), _s.status != "closed")
+_DONE = sa.select(signals).where(visible(_BOUND_SVC_ID), _s.status == "closed")
+# The first page and the pages after a position of each list: the reads of active_signals and
+# signal_history, run thousands of times a second, skip SQLAlchemy's per-call statement building.
+_ACTIVE = {after: Prepared(_keyset(_LIVE, _s.created_at, after)) for after in (False, True)}
+_CLOSED = {after: Prepared(_keyset(_DONE, _s.closed_at, after)) for after in (False, True)}
+
+
+def _prepared_page(
+    statements: Mapping[bool, Prepared],
+    conn: Connection,
+    svc_id: str,
+    limit: int,
+    after: tuple[int, str] | None,
+) -> list[Any]:
+    params: dict[str, Any] = {"svc_id": svc_id, "limit": limit}
+    if after is not None:
+        params.update(t=after[0], k=after[1])
+    return statements[after is not None].all(conn, params)
 
 
 def live_by_key(conn: Connection, svc_id: str, position_key: str) -> Row[Any] | None:

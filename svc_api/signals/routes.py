@@ -68,6 +68,6 @@ def _signal_history(call: Call) -> dict[str, Any]:
 
 
 USER: dict[str, Operation] = {
-    "active_signals": Operation(_active_signals),
+    "active_signals": Operation(_active_signals, inline=True),
     "signal_history": Operation(_signal_history),
 }

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
+from svc_api.core.prepared import Prepared
 from svc_api.core.upsert import insert_new
 from svc_api.education.tables import (
     bundle_items,
@@ -72,6 +74,11 @@ def catalog_page(
     conn: Connection, filters: dict[str, Any], sort: str, after: tuple[Any, str] | None, limit: int
 ) -> list[Row[Any]]:
     """Published products matching ``filters``, in ``sort`` order, after the keyset ``after``."""
+    if not any(value not in (None, "", (), [], (None, None)) for value in filters.values()):
+        params: dict[str, Any] = {"limit": limit}
+        if after is not None:
+            params.update(v=after[0], k=after[1])
+        return _unfiltered(sort, after is not None).all(conn, params)
     column, descending = SORTS[sort]
     query = sa.select(products).where(P.state == "published")
     if filters.get("words"):
@@ -96,6 +103,18 @@ def catalog_page(
         query = query.where(key < (value, product_id) if descending else key > (value, product_id))
     order = (column.desc(), P.product_id.desc()) if descending else (column.asc(), P.product_id.asc())
     return list(conn.execute(query.order_by(*order).limit(limit)))
+
+
+@functools.cache
+def _unfiltered(sort: str, after: bool) -> Prepared:
+    # The catalog as most visitors open it (no filter), one statement per sort, compiled once.
+    column, descending = SORTS[sort]
+    query = sa.select(products).where(P.state == "published")
+    if after:
+        key, bound = sa.tuple_(column, P.product_id), sa.tuple_(sa.bindparam("v"), sa.bindparam("k"))
+        query = query.where(key < bound if descending else key > bound)
+    order = (column.desc(), P.product_id.desc()) if descending else (column.asc(), P.product_id.asc())
+    return Prepared(query.order_by(*order).limit(sa.bindparam("limit")))
 
 
 def leader_page(

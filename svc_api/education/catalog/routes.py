@@ -120,8 +120,8 @@ def product_reviews(req: Req) -> dict[str, Any]:
 
 
 ROUTES = [
-    route("/catalog", catalog_list, "GET", access="public"),
-    route("/products/{product_id}", product_detail, "GET", access="public"),
+    route("/catalog", catalog_list, "GET", access="public", inline=True),
+    route("/products/{product_id}", product_detail, "GET", access="public", inline=True),
     route("/products/{product_id}/curriculum", product_curriculum, "GET", access="public"),
     route("/topics", topic_list, "GET", access="public"),
     route("/leaders/{leader_id}/products", leader_products, "GET", access="public"),
