@@ -31,7 +31,7 @@ from svc_api.core.jsonbody import parse_object
 from svc_api.core.principal import Principal
 from svc_api.core.ratelimit import DEFERRED_CREDENTIAL, DEFERRED_LIMIT
 from svc_api.core.services import Services
-from svc_api.core.store import Store, StoreUnavailable
+from svc_api.core.store import Store, StoreUnavailable, local_store
 
 RETIRED = frozenset({"track_signal", "untrack_signal", "tracked_signals"})
 ACCESS = ("public", "identified", "session")
@@ -266,7 +266,7 @@ class Family:
             raise
         call = Call(request.app.state.services, principal, params, request.headers)
         try:
-            if _inline(op, params) and _local_store(call):
+            if _inline(op, params) and local_store(call.services):
                 result = _run(op, call, deferred, state)
             else:
                 result = await run_in_threadpool(_run, op, call, deferred, state)
@@ -310,27 +310,6 @@ def _run(op: Operation, call: Call, check: Callable[[], Principal] | None, state
 def _inline(op: Operation, params: Mapping[str, Any]) -> bool:
     """Whether ``op`` runs on the event loop for these parameters (see :attr:`Operation.inline`)."""
     return op.inline(params) if callable(op.inline) else op.inline
-
-
-def _local_store(call: Call) -> bool:
-    return local_store(call.services)
-
-
-def local_store(services: Any) -> bool:
-    """Whether the store is an SQLite file (reads in microseconds, no network): where store-only
-    reads run on the event loop (see :attr:`Operation.inline`).
-
-    Example:
-        >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> local_store(SimpleNamespace(store=Store("sqlite:///:memory:")))
-        False
-    """
-    try:
-        store = services.store
-    except StoreUnavailable:
-        return False
-    return store.dialect == "sqlite" and not store.single_connection
 
 
 def _admit(op: Operation, check: Callable[[], Principal], state: dict[str, Any]) -> Principal:
@@ -406,4 +385,4 @@ def merge(*tables: Mapping[str, Operation]) -> dict[str, Operation]:
     return out
 
 
-__all__ = ["Call", "Family", "Operation", "Reply", "Services", "authorise_key", "local_store", "merge"]
+__all__ = ["Call", "Family", "Operation", "Reply", "Services", "authorise_key", "merge"]

@@ -341,3 +341,20 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         conn.connection.driver_connection.execute(begin)
 
     return engine
+
+
+def local_store(services: Any) -> bool:
+    """Whether the store is an SQLite file (reads in microseconds, no network): where store-only
+    reads run on the event loop (see :attr:`svc_api.core.dispatch.Operation.inline`).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from svc_api.core.store import Store
+        >>> local_store(SimpleNamespace(store=Store("sqlite:///:memory:")))
+        False
+    """
+    try:
+        store = services.store
+    except StoreUnavailable:
+        return False
+    return store.dialect == "sqlite" and not store.single_connection

@@ -39,9 +39,10 @@ from starlette.routing import Match, Route, Router
 from starlette.types import Receive, Scope, Send
 
 from svc_api.core.cursors import decode_cursor, encode_cursor, page_size
-from svc_api.core.dispatch import authorise_key, local_store
+from svc_api.core.dispatch import authorise_key
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.jsonbody import parse_object
+from svc_api.core.store import local_store
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -141,14 +142,9 @@ class Policy:
 
 
 def route(
-    path: str,
-    handler: Callable[..., Any],
-    method: str,
-    *,
-    access: str,
-    raw: bool = False,
+    path: str, handler: Callable[..., Any], method: str, *, access: str, raw: bool = False,
     inline: bool = False,
-) -> Route:
+) -> Route:  # fmt: skip
     """A route with its declared :class:`Policy`; ``handler`` is a synchronous :data:`Handler`
     (wrapped by :func:`endpoint`, ``inline`` as there), or with ``raw`` a Starlette endpoint of its own.
 
