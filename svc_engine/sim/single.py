@@ -25,48 +25,10 @@ from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.markets import market_of
 from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
+from svc_engine.sim.run_args import half_spread, resolve_settings, sizing_args
 from svc_engine.sim.settings import Settings
 
 MS_PER_DAY = 86_400_000
-
-
-def resolve_settings(settings: dict[str, Any], *, allow_detail: bool = False) -> Settings:
-    """Validated settings; ``intrabar="detail"`` is refused unless ``allow_detail`` (only
-    ``simulate`` with ``detail_klines`` replays candles on a finer series).
-
-    Example:
-        >>> resolve_settings({"intrabar": "detail"})  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        ValueError: intrabar='detail' is not supported by this engine here: ...
-    """
-    parsed = Settings.from_kwargs(**settings)
-    if parsed.intrabar == "detail" and not allow_detail:
-        raise ValueError(
-            "intrabar='detail' is not supported by this engine here: only simulate(..., detail_klines=) "
-            "replays candles on a finer series; use 'conservative'"
-        )
-    return parsed
-
-
-def half_spread(
-    settings: Settings, market: str, klines: pl.DataFrame, candles: Candles, timeframe: str | None
-) -> float:
-    """``h = spread_pct / 200``; with no ``spread_pct`` the instrument's tier spread.
-
-    Example:
-        >>> half_spread(Settings(spread_pct=0.1), "crypto", pl.DataFrame(), None, None)
-        0.0005
-    """
-    if settings.spread_pct is not None:
-        return settings.spread_pct / 200.0
-    from svc_engine.instruments import spread_pct_for
-
-    name = timeframe or timeframe_name(candles.tf_ms)
-    if name is None:
-        raise ValueError("spread_pct is not set and the timeframe is unknown; pass timeframe= or spread_pct=")
-    series = (candles.t, candles.v, candles.c)  # validated: the tier comes from one fast sum
-    return float(spread_pct_for(market, klines, name, series=series)) / 200.0
 
 
 def fine_arrays(window: Candles, detail: pl.DataFrame | None, wanted: bool) -> tuple[np.ndarray, ...]:
@@ -369,20 +331,6 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     if p.market_note is not None:
         summary |= {"market": p.market, "market_note": p.market_note}
     return Run(trades, fate, tp, sl, eq, counts, summary)
-
-
-def sizing_args(s: Settings) -> tuple[int, float]:
-    """(mode, value) of the kernels' position sizing from the settings.
-
-    Example:
-        >>> sizing_args(Settings()), sizing_args(Settings(sizing="risk", risk_pct=1))
-        ((0, 1.0), (1, 0.01))
-    """
-    if s.sizing == "risk":
-        return nb.SIZE_RISK, float(s.risk_pct) / 100  # type: ignore[arg-type]
-    if s.sizing == "quantity":
-        return nb.SIZE_QUANTITY, float(s.quantity)  # type: ignore[arg-type]
-    return nb.SIZE_FRACTION, s.position_size_pct / 100
 
 
 def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
