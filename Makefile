@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-PYTEST_ARGS ?= -n auto
+PYTEST_ARGS ?= -n auto --durations=30
 BENCH_ARGS  ?=
 
 .PHONY: run test bench lint data clean
