@@ -12,7 +12,7 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, UP_WORDS
+from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, GAP_SIZE_WORDS, UP_WORDS
 from svc_engine.strategy.tokens import END, LPAREN, NUM, RPAREN, WORD
 from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES, PATTERN_WORDS, PATTERNS, SPECS
 
@@ -167,18 +167,7 @@ class Events(Cursor):
         size (open minus the previous close) compared, not the event "gaps up"."""
         k = 1 if self.at("candle", "gap") else 0
         nxt = self.peek(k + 1)
-        return nxt.text in (
-            "size",
-            "at",
-            "greater",
-            "larger",
-            "bigger",
-            "more",
-            "above",
-            "below",
-            "less",
-            "smaller",
-        )
+        return nxt.text in GAP_SIZE_WORDS
 
     def n_candle_move(self) -> A.Node | None:
         """ "a two-day decline of more than 1%", "a 3-candle gain of 5%": the close's change over N."""

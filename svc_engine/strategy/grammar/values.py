@@ -12,7 +12,7 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
+from svc_engine.strategy.grammar.words import DOWN_WORDS, GAP_SIZE_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
 from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD, Token
 from svc_engine.strategy.vocab import ALIASES, DAY_NAMES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
 
@@ -213,18 +213,7 @@ class Values(Cursor):
         if self.at("candle", "range") or self.at("range"):
             self.i += 2 if self.at("candle") else 1  # "the candle's range": high minus low
             return A.Arith("-", A.Field("high"), A.Field("low"))
-        if self.at("gap") and self.peek(1).text in (
-            "size",
-            "at",
-            "greater",
-            "larger",
-            "bigger",
-            "more",
-            "above",
-            "below",
-            "less",
-            "smaller",
-        ):
+        if self.at("gap") and self.peek(1).text in GAP_SIZE_WORDS:
             self.i += 1  # "gap size is larger than 1 ATR(14)": the open's distance from the previous close
             self.accept("size")
             return A.Arith("-", A.Field("open"), A.Lag(A.Field("close"), 1))

@@ -83,3 +83,9 @@ COLORS = {
     "bearish": "red",
     "black": "red",
 }
+
+GAP_SIZE_WORDS = frozenset(
+    {"size", "at", "greater", "larger", "bigger", "more", "above", "below", "less", "smaller"}
+)
+"""Words after "gap" that make it the gap's size compared ("gap size is larger than 1 ATR(14)"),
+not the event "gaps up"."""
