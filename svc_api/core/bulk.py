@@ -30,10 +30,10 @@ def chunks(items: Sequence[T], size: int = IN_CHUNK) -> Iterator[Sequence[T]]:
 
 def insert_rows(
     conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, Any]], *, skip_existing: bool = False
-) -> None:
+) -> int:
     """Insert ``rows`` (dicts of column values; a column left out takes its server default) with
-    the driver's ``executemany``, one call per set of columns; ``skip_existing`` skips rows whose
-    key or unique columns exist (``ON CONFLICT DO NOTHING``).
+    the driver's ``executemany``, one call per set of columns; how many were inserted.
+    ``skip_existing`` skips rows whose key or unique columns exist (``ON CONFLICT DO NOTHING``).
 
     For the fan-outs that write tens of thousands of rows in one transaction (a signal to every
     subscriber): SQLAlchemy's own ``executemany`` processes each row's parameters in Python, which
@@ -48,6 +48,8 @@ def insert_rows(
         ...     insert_rows(conn, t, [{"k": 1}, {"k": 2}])
         ...     insert_rows(conn, t, [{"k": 2}, {"k": 3}], skip_existing=True)
         ...     conn.execute(sa.select(sa.func.count()).select_from(t)).scalar()
+        2
+        1
         3
     """
     shapes: dict[tuple[str, ...], list[Mapping[str, Any]]] = defaultdict(list)
@@ -55,9 +57,12 @@ def insert_rows(
         shapes[tuple(row)].append(row)
     quote = conn.dialect.identifier_preparer.quote
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    inserted = 0
     for columns, group in shapes.items():
         sql = (
             f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
             f"VALUES ({', '.join([mark] * len(columns))})"
         ) + (" ON CONFLICT DO NOTHING" if skip_existing else "")
-        conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in group])  # type: ignore[arg-type]
+        done = conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in group])  # type: ignore[arg-type]
+        inserted += int(done.rowcount)
+    return inserted

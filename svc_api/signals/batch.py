@@ -333,14 +333,10 @@ def _write(
     for start in range(0, len(due), BATCH):
         try:
             changed += _write_batch(services, members, last, touched, record, due[start : start + BATCH], now)
-        except _Raced:
-            book.members = ()  # another worker moved some of them: rebuild from the store next pass
+        except queries.Raced:
+            book.members = ()  # another worker moved or recorded some of them: rebuild from the store
             break
     return changed
-
-
-class _Raced(Exception):
-    """Another worker moved a watch of the batch first: the batch's transaction rolls back."""
 
 
 def _write_batch(
@@ -362,7 +358,7 @@ def _write_batch(
             for (seen, upto), keys in steps.items()
         )
         if moved != len(chunk):
-            raise _Raced
+            raise queries.Raced
         found: list[tuple[Any, Any, Position]] = []
         anchors: dict[tuple[str, str, str], int] = {}
         for i in chunk:
@@ -390,7 +386,11 @@ def _write_replayed(
 ) -> None:
     if not touched:
         return
-    with services.store.write() as conn:
-        record(
-            conn, [(members[i][0], members[i][1], p) for i, found in touched.items() for p in found.values()]
-        )
+    try:
+        with services.store.write() as conn:
+            record(
+                conn,
+                [(members[i][0], members[i][1], p) for i, found in touched.items() for p in found.values()],
+            )
+    except queries.Raced:
+        book.members = ()  # another worker recorded them first: rebuild from the store next pass

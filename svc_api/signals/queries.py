@@ -138,26 +138,41 @@ def signal_rows(conn: Connection, position_keys: Sequence[str]) -> dict[str, Row
     return out
 
 
-def insert_signal(conn: Connection, values: Mapping[str, Any]) -> None:
-    """A new signal row."""
-    insert_signals(conn, [values])
+class Raced(Exception):
+    """Another worker wrote first a row this transaction read or meant to write: the transaction
+    rolls back and the pass is redone from the store."""
 
 
 def insert_signals(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """New signal rows, in one statement."""
-    insert_rows(conn, signals, rows)
+    """New signal rows, in one statement; :class:`Raced` when another worker inserted one of them
+    first (on PostgreSQL the insert waits for that worker's commit)."""
+    if insert_rows(conn, signals, rows, skip_existing=True) != len(rows):
+        raise Raced
 
 
-def update_signals(conn: Connection, changes: Mapping[str, Mapping[str, Any]]) -> None:
-    """Change many signals (their fill, their close) by key; every change sets the same columns."""
+def update_signals(
+    conn: Connection, changes: Mapping[str, Mapping[str, Any]], was: Mapping[str, tuple[str, int | None]]
+) -> None:
+    """Change many signals (their fill, their close) by key, each from the ``(status, fill_ms)`` it
+    was read with; every change sets the same columns. :class:`Raced` when another worker changed
+    one first."""
     if changes:
         columns = next(iter(changes.values())).keys()
         stmt = (
             sa.update(signals)
-            .where(_s.position_key == sa.bindparam("k_key"))
+            .where(
+                _s.position_key == sa.bindparam("k_key"),
+                _s.status == sa.bindparam("k_status"),
+                _s.fill_ms.is_not_distinct_from(sa.bindparam("k_fill", type_=sa.BigInteger)),
+            )
             .values({c: sa.bindparam(f"v_{c}") for c in columns})
         )
-        conn.execute(stmt, [{"k_key": k} | {f"v_{c}": v[c] for c in columns} for k, v in changes.items()])
+        params = [
+            {"k_key": k, "k_status": was[k][0], "k_fill": was[k][1]} | {f"v_{c}": v[c] for c in columns}
+            for k, v in changes.items()
+        ]
+        if conn.execute(stmt, params).rowcount != len(params):
+            raise Raced
 
 
 def visible(svc_id: str | sa.BindParameter[str]) -> sa.ColumnElement[bool]:

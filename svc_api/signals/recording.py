@@ -4,7 +4,9 @@ statements for a whole batch of watches (a close of 100,000 pairs changes thousa
 
 A position is keyed by :func:`signal_key` (owner, strategy, version, coin, signal candle), so
 recording one again changes nothing: a batch replayed after a crash writes each signal, delivery
-and charge once.
+and charge once. Two workers recording the same position at once: the second's insert or change
+finds the first's and raises :class:`~svc_api.signals.queries.Raced`, so its transaction (and its
+deliveries) roll back.
 
 Example:
     >>> signal_key("AB12CD", "rsidip", 1, "BTC", 1_790_000_000_000)
@@ -55,7 +57,7 @@ def record(conn: Connection, found: Sequence[Found], *, now: int, fee_pct: float
         if p.status == "closed" and (before is None or before.status != "closed"):
             closed.append(pk)
     queries.insert_signals(conn, new)
-    queries.update_signals(conn, changed)
+    queries.update_signals(conn, changed, {pk: (old[pk].status, old[pk].fill_ms) for pk in changed})
     rows = queries.signal_rows(conn, opened + closed)
     delivery.opened_many(conn, [rows[pk] for pk in opened], fee_pct=fee_pct, now=now)
     delivery.closed_many(conn, [rows[pk] for pk in closed], now=now)

@@ -1,11 +1,15 @@
 """Money under concurrency and crashes, on SQLite and PostgreSQL: 50 concurrent subscribes by one
 user make one subscription and one charge; subscribers whose balance covers only some signals never go
 negative and no charge is lost or doubled; two schedulers and two signal workers, one of them dying
-mid-run, charge each period and each signal exactly once."""
+mid-run, charge each period and each signal exactly once; two workers recording one signal at the
+same moment write, charge and tell it once."""
 
 from __future__ import annotations
 
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -14,9 +18,12 @@ import sqlalchemy as sa
 from svc_api.accounts import service as accounts
 from svc_api.credits import service as credits
 from svc_api.credits.tables import credit_transactions
+from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
-from svc_api.signals import delivery
+from svc_api.notifications.tables import notifications as notifications_table
+from svc_api.signals import delivery, queries, recording, watches
 from svc_api.signals import service as signals
+from svc_api.signals.evaluate import Position
 from svc_api.signals.tables import signal_deliveries
 from tests.api.test_signals import HOUR, creator
 
@@ -206,3 +213,77 @@ def test_two_schedulers_charge_each_period_once(sig_api: Api) -> None:
     for _, token in users:
         assert _ok(sig_api.user("account_info", token=token))["svc_credits"] == 20 - 3 * 2
     assert _ledger_total(sig_api) == (0, 5 * 3 * 3)
+
+
+def _pair_of(api: Api, owner: str, coin: str) -> tuple[Any, Any]:
+    """The watch and strategy the signal worker evaluates for ``owner``'s strategy on ``coin``."""
+    services = api.app.state.services
+    catalog = market.catalog_of(services)
+    with services.store.write() as conn:
+        pairs = watches.sync(
+            conn, catalog, signals.market_now_ms(services), now=api.clock.now(),
+            listed=marketplace.listed_coins_of_all(conn),
+        )  # fmt: skip
+    [pair] = [(w, s) for w, s in pairs if (w.svc_id, w.coin) == (owner, coin)]
+    return pair
+
+
+def _record_at_once(api: Api, found: list[recording.Found]) -> list[Any]:
+    """Two workers record ``found`` at once: the first holds its transaction open until the second
+    has started its own. What each returned (or raised)."""
+    services, fee = api.app.state.services, api.app.state.services.settings.marketplace_fee_pct
+    first_wrote, outcomes = threading.Event(), [None, None]
+
+    def worker(i: int) -> None:
+        try:
+            if i == 1:
+                first_wrote.wait(10)
+            with services.store.write() as conn:
+                outcomes[i] = recording.record(conn, found, now=api.clock.now(), fee_pct=fee)
+                if i == 0:
+                    first_wrote.set()
+                    time.sleep(0.5)  # the second's insert or change now waits on this transaction
+        except queries.Raced as lost:
+            outcomes[i] = lost
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return outcomes
+
+
+def test_two_workers_recording_one_signal_at_once_write_charge_and_tell_it_once(sig_api: Api) -> None:
+    owner, _, listing = _listed(sig_api)
+    user, token = _subscriber(sig_api, 50)
+    _ok(
+        sig_api.user("marketplace_subscribe", {"listing_id": listing, "selected_coins": ["BTC"]}, token=token)
+    )
+    w, s = _pair_of(sig_api, owner, "BTC")
+    signal_ms = int(w.evaluated_ms) - HOUR * 1000
+    opened = Position(
+        signal_ms, "long", 100.0, 110.0, 95.0, "open", fill_ms=signal_ms + HOUR * 1000, entry_price=100.0
+    )
+    closed = replace(
+        opened, status="closed", exit_ms=opened.fill_ms, exit_price=110.0, reason="tp", return_pct=9.8
+    )
+    first, second = _record_at_once(sig_api, [(w, s, opened)])
+    assert first == 1 and (second == 0 or isinstance(second, queries.Raced)), (first, second)
+    first, second = _record_at_once(sig_api, [(w, s, closed)])
+    assert first == 1 and (second == 0 or isinstance(second, queries.Raced)), (first, second)
+    key = recording.signal_key(owner, w.strategy_name, w.version, "BTC", signal_ms)
+    services = sig_api.app.state.services
+    with services.store.read() as conn:
+        assert queries.signal_row(conn, key).status == "closed"
+        assert (
+            conn.execute(sa.select(sa.func.count()).where(signal_deliveries.c.svc_id == user)).scalar() == 1
+        )
+        told = conn.execute(
+            sa.select(notifications_table.c.event_type, sa.func.count())
+            .where(notifications_table.c.svc_id == user)
+            .group_by(notifications_table.c.event_type)
+        ).all()
+    assert dict(told) == {"signal_opened": 1, "signal_closed": 1}
+    assert _ok(sig_api.user("account_info", token=token))["svc_credits"] == 50 - 2 - 1
+    assert _ledger_total(sig_api) == (0, 3 + 3)  # the subscription and the one signal, each in three rows
