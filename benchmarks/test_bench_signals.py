@@ -343,25 +343,27 @@ def _owners_bulk(services: Services, n: int) -> list[str]:
 def _signal(services: Services, owner: str, n: int) -> Any:
     key = f"sig_bench{n}"
     with services.store.write() as conn:
-        queries.insert_signal(
+        queries.insert_signals(
             conn,
-            {
-                "position_key": key,
-                "svc_id": owner,
-                "strategy_name": "strat",
-                "version": 1,
-                "coin": "BTC",
-                "symbol": "BTCUSDT",
-                "market": "crypto",
-                "timeframe": "1h",
-                "side": "long",
-                "signal_mode": "signal_orders",
-                "signal_ms": T0 * 1000 + n,
-                "limit_price": 100.0,
-                "tp_price": 103.0,
-                "sl_price": 98.0,
-                "status": "waiting",
-                "created_at": T0,
-            },
+            [
+                {
+                    "position_key": key,
+                    "svc_id": owner,
+                    "strategy_name": "strat",
+                    "version": 1,
+                    "coin": "BTC",
+                    "symbol": "BTCUSDT",
+                    "market": "crypto",
+                    "timeframe": "1h",
+                    "side": "long",
+                    "signal_mode": "signal_orders",
+                    "signal_ms": T0 * 1000 + n,
+                    "limit_price": 100.0,
+                    "tp_price": 103.0,
+                    "sl_price": 98.0,
+                    "status": "waiting",
+                    "created_at": T0,
+                }
+            ],
         )
         return queries.signal_row(conn, key)

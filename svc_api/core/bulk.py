@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
 
 T = TypeVar("T")
@@ -26,6 +27,29 @@ def chunks(items: Sequence[T], size: int = IN_CHUNK) -> Iterator[Sequence[T]]:
     """``items`` in consecutive slices of at most ``size``; see the module example."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def key_filters(
+    conn: Connection, column: sa.ColumnElement[Any], keys: Sequence[T]
+) -> Iterator[sa.ColumnElement[bool]]:
+    """Conditions that together select the rows whose ``column`` is one of ``keys``: on PostgreSQL
+    one ``= ANY(array)`` (one bound parameter, so one plan for any count), elsewhere an ``IN`` list
+    per chunk. Run the statement once per condition.
+
+    Example:
+        >>> c = sa.column("k")
+        >>> engine = sa.create_engine("sqlite://")
+        >>> with engine.connect() as conn:
+        ...     [str(f) for f in key_filters(conn, c, [1, 2])]
+        ['k IN (__[POSTCOMPILE_k_1])']
+    """
+    if not keys:
+        return
+    if conn.dialect.name == "postgresql":
+        yield column == sa.any_(sa.bindparam("keys", list(keys), type_=ARRAY(column.type)))
+        return
+    for chunk in chunks(keys):
+        yield column.in_(chunk)
 
 
 def insert_rows(

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from svc_api.core.bulk import chunks, insert_rows
+from svc_api.core.bulk import insert_rows, key_filters
 from svc_api.core.prepared import Prepared
 from svc_api.core.upsert import insert_new
 from svc_api.signals.tables import signal_deliveries, signal_watches, signal_workers, signals
@@ -58,16 +58,25 @@ def move_watches(
     when another worker moved some first. Moved rows stay locked to this transaction, so
     :func:`set_anchors` may follow without a condition.
 
-    One keyed statement per watch, sent to the driver's ``executemany`` in one call: a row-value
-    ``IN`` list scans the whole table on SQLite, and SQLAlchemy's per-row parameter processing
-    cost more than the statements themselves at 100,000 watches a close.
+    On PostgreSQL one statement joins the keys sent as three arrays (``unnest``): a statement per
+    watch, even pipelined, cost 19 us a row at 100,000 watches a close. On SQLite one keyed
+    statement per watch goes to the driver's ``executemany`` in one call: a row-value ``IN`` list
+    scans the whole table there, and in-process statements are cheap.
     """
     if not keys:
         return 0
-    p = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    if conn.dialect.name == "postgresql":
+        sql = (
+            f"UPDATE {signal_watches.name} AS w SET evaluated_ms = %s, updated_at = %s "
+            "FROM unnest(%s::text[], %s::text[], %s::text[]) AS k(svc_id, strategy_name, coin) "
+            "WHERE w.svc_id = k.svc_id AND w.strategy_name = k.strategy_name AND w.coin = k.coin "
+            "AND w.evaluated_ms = %s"
+        )
+        svc, name, coin = (list(column) for column in zip(*keys, strict=True))
+        return int(conn.exec_driver_sql(sql, (evaluated_ms, now, svc, name, coin, seen_ms)).rowcount)
     sql = (
-        f"UPDATE {signal_watches.name} SET evaluated_ms = {p}, updated_at = {p} "
-        f"WHERE svc_id = {p} AND strategy_name = {p} AND coin = {p} AND evaluated_ms = {p}"
+        f"UPDATE {signal_watches.name} SET evaluated_ms = ?, updated_at = ? "
+        "WHERE svc_id = ? AND strategy_name = ? AND coin = ? AND evaluated_ms = ?"
     )
     rows = [(evaluated_ms, now, k[0], k[1], k[2], seen_ms) for k in keys]
     return int(conn.exec_driver_sql(sql, rows).rowcount)  # type: ignore[arg-type]
@@ -131,10 +140,8 @@ def signal_row(conn: Connection, position_key: str) -> Row[Any] | None:
 def signal_rows(conn: Connection, position_keys: Sequence[str]) -> dict[str, Row[Any]]:
     """The signals of many keys (absent keys are absent)."""
     out: dict[str, Row[Any]] = {}
-    for chunk in chunks(position_keys):
-        out.update(
-            (r.position_key, r) for r in conn.execute(sa.select(signals).where(_s.position_key.in_(chunk)))
-        )
+    for keyed in key_filters(conn, _s.position_key, position_keys):
+        out.update((r.position_key, r) for r in conn.execute(sa.select(signals).where(keyed)))
     return out
 
 
@@ -267,10 +274,8 @@ def delivered_to(conn: Connection, position_key: str) -> set[str]:
 def receivers_of(conn: Connection, position_keys: Sequence[str]) -> dict[str, list[str]]:
     """Per signal, who received it and was not yet told it closed (signals nobody received are absent)."""
     out: dict[str, list[str]] = {}
-    for chunk in chunks(position_keys):
-        query = sa.select(_d.position_key, _d.svc_id).where(
-            _d.position_key.in_(chunk), _d.closed_sent.is_(False)
-        )
+    for keyed in key_filters(conn, _d.position_key, position_keys):
+        query = sa.select(_d.position_key, _d.svc_id).where(keyed, _d.closed_sent.is_(False))
         for r in conn.execute(query.order_by(_d.position_key, _d.svc_id)):
             out.setdefault(r.position_key, []).append(r.svc_id)
     return out
@@ -278,8 +283,8 @@ def receivers_of(conn: Connection, position_keys: Sequence[str]) -> dict[str, li
 
 def mark_closed_sent(conn: Connection, position_keys: Sequence[str]) -> None:
     """Every receiver of these signals has been told they closed."""
-    for chunk in chunks(position_keys):
-        conn.execute(sa.update(signal_deliveries).where(_d.position_key.in_(chunk)).values(closed_sent=True))
+    for keyed in key_filters(conn, _d.position_key, position_keys):
+        conn.execute(sa.update(signal_deliveries).where(keyed).values(closed_sent=True))
 
 
 def delivered_counts(conn: Connection, svc_id: str) -> int:
