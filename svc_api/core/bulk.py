@@ -33,8 +33,10 @@ def key_filters(
     conn: Connection, column: sa.ColumnElement[Any], keys: Sequence[T]
 ) -> Iterator[sa.ColumnElement[bool]]:
     """Conditions that together select the rows whose ``column`` is one of ``keys``: on PostgreSQL
-    one ``= ANY(array)`` (one bound parameter, so one plan for any count), elsewhere an ``IN`` list
-    per chunk. Run the statement once per condition.
+    one ``IN (SELECT unnest(array))`` (one bound parameter, so one plan for any count; a semi-join,
+    so a plan made while the table was small costs rows + keys, where ``= ANY(array)`` on a
+    sequential scan costs rows x keys), elsewhere an ``IN`` list per chunk. Run the statement once
+    per condition.
 
     Example:
         >>> c = sa.column("k")
@@ -46,7 +48,8 @@ def key_filters(
     if not keys:
         return
     if conn.dialect.name == "postgresql":
-        yield column == sa.any_(sa.bindparam("keys", list(keys), type_=ARRAY(column.type)))
+        array = sa.bindparam("keys", list(keys), type_=ARRAY(column.type))
+        yield column.in_(sa.select(sa.func.unnest(array)).scalar_subquery())
         return
     for chunk in chunks(keys):
         yield column.in_(chunk)
