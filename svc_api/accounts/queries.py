@@ -57,7 +57,7 @@ from svc_api.accounts.tables import (
     plan_grants,
     sessions,
 )
-from svc_api.core.bulk import chunks
+from svc_api.core.bulk import key_filters
 from svc_api.core.prepared import Prepared
 from svc_api.core.upsert import insert_new, inserted
 
@@ -128,8 +128,8 @@ def plan_columns_of(conn: Connection, svc_ids: Sequence[str]) -> dict[str, Row[A
     """:func:`plan_columns` of many accounts, a round trip per chunk of ids; unknown ids are absent."""
     cols = (_a.svc_id, _a.plan, _a.license_expires_at, _a.demo_expires_at)
     out: dict[str, Row[Any]] = {}
-    for chunk in chunks(svc_ids):
-        out.update((r.svc_id, r) for r in conn.execute(sa.select(*cols).where(_a.svc_id.in_(chunk))))
+    for among in key_filters(conn, _a.svc_id, svc_ids):
+        out.update((r.svc_id, r) for r in conn.execute(sa.select(*cols).where(among)))
     return out
 
 
@@ -218,12 +218,10 @@ def set_switches(conn: Connection, svc_id: str, changes: dict[str, bool]) -> Non
 def delivery_rows(conn: Connection, svc_ids: list[str]) -> list[Row[Any]]:
     """``svc_id``, ``email`` and the channel switches (None: no settings row) of many accounts."""
     table = notification_settings
-    query = (
-        sa.select(_a.svc_id, _a.email, *(table.c[n].label(f"switch_{n}") for n in NOTIFICATION_CHANNELS))
-        .select_from(accounts.outerjoin(table, table.c.svc_id == _a.svc_id))
-        .where(_a.svc_id.in_(svc_ids))
-    )
-    return list(conn.execute(query))
+    query = sa.select(
+        _a.svc_id, _a.email, *(table.c[n].label(f"switch_{n}") for n in NOTIFICATION_CHANNELS)
+    ).select_from(accounts.outerjoin(table, table.c.svc_id == _a.svc_id))
+    return [r for among in key_filters(conn, _a.svc_id, svc_ids) for r in conn.execute(query.where(among))]
 
 
 def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[str]:

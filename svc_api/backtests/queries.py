@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.backtests.tables import backtest_jobs
-from svc_api.core.bulk import chunks
+from svc_api.core.bulk import key_filters
 from svc_api.core.prepared import Prepared
 
 _b = backtest_jobs.c
@@ -54,10 +54,10 @@ def latest_full_range_returns_of(conn: Connection, svc_ids: Sequence[str]) -> li
         order_by=(_b.created_at.desc(), _b.job_id.desc()),
     )
     out: list[Row[Any]] = []
-    for chunk in chunks(svc_ids):
+    for among in key_filters(conn, _b.svc_id, svc_ids):
         ranked = (
             sa.select(_b.svc_id, _b.strategy_name, _b.timeframe, _b.returns_by_coin, newest.label("n"))
-            .where(_b.svc_id.in_(chunk), _b.kind == "full_range", _b.status == "completed")
+            .where(among, _b.kind == "full_range", _b.status == "completed")
             .subquery()
         )
         cols = (ranked.c.svc_id, ranked.c.strategy_name, ranked.c.timeframe, ranked.c.returns_by_coin)

@@ -33,10 +33,13 @@ def key_filters(
     conn: Connection, column: sa.ColumnElement[Any], keys: Sequence[T]
 ) -> Iterator[sa.ColumnElement[bool]]:
     """Conditions that together select the rows whose ``column`` is one of ``keys``: on PostgreSQL
-    one ``IN (SELECT unnest(array))`` (one bound parameter, so one plan for any count; a semi-join,
-    so a plan made while the table was small costs rows + keys, where ``= ANY(array)`` on a
-    sequential scan costs rows x keys), elsewhere an ``IN`` list per chunk. Run the statement once
-    per condition.
+    one ``= ANY(ARRAY[...])`` with the keys written into the statement, elsewhere an ``IN`` list
+    per chunk. Run the statement once per condition.
+
+    Why literal keys on PostgreSQL: a list of constants is matched through a hash table, rows +
+    keys. Keys sent as parameters are matched by a linear search once the driver prepares the
+    statement and the server keeps its generic plan, rows x keys: 3 s for one signal's 10,000
+    subscribers, 24 s for a 100,000-pair close. The keys are escaped by the dialect.
 
     Example:
         >>> c = sa.column("k")
@@ -48,8 +51,9 @@ def key_filters(
     if not keys:
         return
     if conn.dialect.name == "postgresql":
-        array = sa.bindparam("keys", list(keys), type_=ARRAY(column.type))
-        yield column.in_(sa.select(sa.func.unnest(array)).scalar_subquery())
+        yield column == sa.any_(
+            sa.bindparam("keys", list(keys), type_=ARRAY(column.type), literal_execute=True)
+        )
         return
     for chunk in chunks(keys):
         yield column.in_(chunk)

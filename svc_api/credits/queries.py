@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.accounts.service import ACCOUNTS as accounts
-from svc_api.core.bulk import chunks, insert_rows
+from svc_api.core.bulk import chunks, insert_rows, key_filters
 from svc_api.credits.tables import credit_transactions
 
 _t = credit_transactions.c
@@ -102,7 +102,7 @@ def insert_entries(conn: Connection, entries: list[dict[str, Any]]) -> None:
 def keyed(conn: Connection, svc_ids: list[str], idempotency_key: str) -> set[str]:
     """Which of ``svc_ids`` already wrote a ledger row under ``idempotency_key``."""
     found: set[str] = set()
-    for chunk in chunks(svc_ids):
-        query = sa.select(_t.svc_id).where(_t.svc_id.in_(chunk), _t.idempotency_key == idempotency_key)
+    for among in key_filters(conn, _t.svc_id, svc_ids):
+        query = sa.select(_t.svc_id).where(among, _t.idempotency_key == idempotency_key)
         found |= {r.svc_id for r in conn.execute(query)}
     return found

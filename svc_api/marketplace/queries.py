@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from svc_api.core.bulk import chunks
+from svc_api.core.bulk import key_filters
 from svc_api.core.prepared import Prepared
 from svc_api.marketplace.tables import (
     marketplace_bindings,
@@ -219,10 +219,10 @@ def add_signal_charges(
     """Count one delivered signal (and its price and the creator's share) on the active subscriptions
     of ``svc_ids`` to a strategy's listing."""
     listing = sa.select(_l.listing_id).where(_l.active_key == f"{owner}:{strategy_key}").scalar_subquery()
-    for chunk in chunks(svc_ids):
+    for among in key_filters(conn, _s.svc_id, svc_ids):
         conn.execute(
             sa.update(marketplace_subscriptions)
-            .where(_s.listing_id == listing, _s.status == "active", _s.svc_id.in_(chunk))
+            .where(_s.listing_id == listing, _s.status == "active", among)
             .values(
                 signals_received=_s.signals_received + 1,
                 credits_spent_units=_s.credits_spent_units + units,
@@ -278,11 +278,11 @@ def recipients_of(
     """:func:`recipients` of many strategies ``(svc_id, strategy_key)``, keyed by ``(svc_id,
     strategy_key, coin)`` (coins nobody is bound to are absent)."""
     out: dict[tuple[str, str, str], list[str]] = {}
-    for chunk in chunks([f"{svc_id}:{key}" for svc_id, key in strategies]):
+    for among in key_filters(conn, _l.active_key, [f"{svc_id}:{key}" for svc_id, key in strategies]):
         query = (
             sa.select(_l.svc_id.label("owner"), _l.strategy_key, _b.coin, _b.svc_id)
             .join(marketplace_listings, _l.listing_id == _b.listing_id)
-            .where(_l.active_key.in_(chunk))
+            .where(among)
             .order_by(_b.svc_id)
         )
         for r in conn.execute(query):
