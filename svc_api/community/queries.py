@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.community.tables import applications, follows, leaders, nicknames
+from svc_api.core.prepared import Prepared, key_slots
 from svc_api.core.upsert import insert_new, inserted
 
 # ---- applications ------------------------------------------------------------------------------
@@ -95,13 +96,16 @@ def leader(conn: Connection, svc_id: str) -> Row[Any] | None:
     return conn.execute(sa.select(leaders).where(leaders.c.svc_id == svc_id)).first()
 
 
+_LEADER_NAMES = Prepared(
+    sa.select(leaders.c.svc_id, leaders.c.display_name).where(leaders.c.svc_id.in_(key_slots()))
+)
+
+
 def leader_names(conn: Connection, svc_ids: list[str]) -> dict[str, str]:
     """``svc_id -> display_name`` of the leaders among ``svc_ids``."""
     if not svc_ids:
         return {}
-    query = sa.select(leaders.c.svc_id, leaders.c.display_name).where(leaders.c.svc_id.in_(svc_ids))
-    rows = conn.execute(query)
-    return {row.svc_id: row.display_name for row in rows}
+    return {row.svc_id: row.display_name for row in _LEADER_NAMES.all_keyed(conn, sorted(set(svc_ids)))}
 
 
 def insert_leader(conn: Connection, **values: Any) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections import namedtuple
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,8 @@ class Prepared:
     """A read statement compiled once per dialect; see the module docstring.
 
     Parameters are ``bindparam`` names (values given at each call) or literals bound in the statement;
-    not for expanding ``IN`` lists.
+    not for expanding ``IN`` lists: a list of keys goes into fixed slots (:func:`key_slots`,
+    :meth:`all_keyed`).
     """
 
     def __init__(self, statement: sa.Select[Any]) -> None:
@@ -65,6 +66,32 @@ class Prepared:
     def all(self, conn: Connection, params: Mapping[str, Any]) -> list[Any]:
         """Every row, as named tuples."""
         return self._run(conn, params, one=False)
+
+    def all_keyed(
+        self, conn: Connection, keys: Sequence[Any], params: Mapping[str, Any] | None = None
+    ) -> list[Any]:
+        """Every row of a statement whose condition is :func:`key_slots`, for ``keys`` (any count:
+        one execution per ``SLOTS`` keys, the empty slots bound to NULL, which matches nothing).
+
+        Example:
+            >>> t = sa.table("t", sa.column("x", sa.Integer))
+            >>> from svc_api.core.store import Store
+            >>> store = Store("sqlite:///:memory:")
+            >>> with store.write() as conn:
+            ...     _ = conn.execute(sa.text("create table t (x integer)"))
+            ...     _ = conn.execute(sa.text("insert into t values (1), (2), (3)"))
+            >>> some = Prepared(sa.select(t.c.x).where(t.c.x.in_(key_slots())).order_by(t.c.x))
+            >>> with store.read() as conn:
+            ...     [r.x for r in some.all_keyed(conn, [3, 1, 9])], some.all_keyed(conn, [])
+            ([1, 3], [])
+        """
+        out: list[Any] = []
+        for start in range(0, len(keys), SLOTS):
+            chunk = list(keys[start : start + SLOTS])
+            chunk += [None] * (SLOTS - len(chunk))
+            slots = {f"_k{i}": k for i, k in enumerate(chunk)}
+            out += self._run(conn, {**(params or {}), **slots}, one=False)
+        return out
 
     def _run(self, conn: Connection, params: Mapping[str, Any], *, one: bool) -> list[Any]:
         compiled = self._for(conn.dialect)
@@ -97,6 +124,15 @@ class Prepared:
         return found
 
 
+SLOTS = 50
+"""Keys bound per execution of a :meth:`Prepared.all_keyed` statement (a page of most lists)."""
+
+
+def key_slots() -> list[sa.BindParameter[Any]]:
+    """The ``SLOTS`` parameters of a keyed :class:`Prepared` statement: ``column.in_(key_slots())``."""
+    return [sa.bindparam(f"_k{i}") for i in range(SLOTS)]
+
+
 def _compile(statement: sa.Select[Any], dialect: Dialect) -> _Compiled:
     compiled = statement.compile(dialect=dialect)
     names = tuple(compiled.positiontup or ()) if compiled.positional else None
@@ -110,4 +146,4 @@ def _compile(statement: sa.Select[Any], dialect: Dialect) -> _Compiled:
     return _Compiled(str(compiled), names, dict(compiled.params), row, tuple(processors))
 
 
-__all__ = ["Prepared"]
+__all__ = ["SLOTS", "Prepared", "key_slots"]

@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from svc_api.core.prepared import Prepared
+from svc_api.core.prepared import Prepared, key_slots
 from svc_api.core.upsert import insert_new
 from svc_api.education.tables import (
     bundle_items,
@@ -132,10 +132,15 @@ def has_products(conn: Connection, leader_id: str) -> bool:
     return conn.execute(sa.select(P.product_id).where(P.leader_id == leader_id).limit(1)).first() is not None
 
 
+_PRODUCT = Prepared(sa.select(products).where(P.product_id == sa.bindparam("product_id")))
+
+
 def product(conn: Connection, product_id: str, *, lock: bool = False) -> Row[Any] | None:
-    """One product row (``lock``: FOR UPDATE on PostgreSQL)."""
-    query = sa.select(products).where(P.product_id == product_id)
-    return conn.execute(query.with_for_update() if lock else query).first()
+    """One product row (``lock``: FOR UPDATE on PostgreSQL); a plain read is prepared (every product
+    page reads it)."""
+    if not lock:
+        return _PRODUCT.first(conn, {"product_id": product_id})  # type: ignore[no-any-return]
+    return conn.execute(sa.select(products).where(P.product_id == product_id).with_for_update()).first()
 
 
 def products_by_id(conn: Connection, product_ids: Sequence[str]) -> dict[str, Row[Any]]:
@@ -160,18 +165,19 @@ def set_topics(conn: Connection, product_id: str, topic_ids: Sequence[str]) -> N
         conn.execute(product_topics.insert().values(product_id=product_id, topic_id=topic_id))
 
 
+_TOPICS_OF = Prepared(
+    sa.select(product_topics.c.product_id, topics.c.topic_id, topics.c.name)
+    .join(topics, topics.c.topic_id == product_topics.c.topic_id)
+    .where(product_topics.c.product_id.in_(key_slots()))
+)
+
+
 def topics_of(conn: Connection, product_ids: Sequence[str]) -> dict[str, list[dict[str, str]]]:
     """``product_id -> [{topic_id, name}]``."""
     out: dict[str, list[dict[str, str]]] = {pid: [] for pid in product_ids}
     if not product_ids:
         return out
-    rows = conn.execute(
-        sa.select(product_topics.c.product_id, topics.c.topic_id, topics.c.name)
-        .join(topics, topics.c.topic_id == product_topics.c.topic_id)
-        .where(product_topics.c.product_id.in_(list(product_ids)))
-        .order_by(topics.c.name)
-    )
-    for row in rows:
+    for row in sorted(_TOPICS_OF.all_keyed(conn, product_ids), key=lambda r: (r.name, r.topic_id)):
         out[row.product_id].append({"topic_id": row.topic_id, "name": row.name})
     return out
 
