@@ -121,6 +121,9 @@ class Settings:
         {"free": 7.0, "starter": 30.0, "plus": 30.0, "pro": 90.0, "investor": 365.0}.items())  # fmt: skip
     mail_retention_days: float = 14.0
     edu_failed_upload_days: float = 7.0
+    # Completes of an upload that may find parts disagreeing with their reported SHA-256 and ask
+    # for them again; the next such complete fails the upload (0: the first one does).
+    edu_upload_part_resends: int = 3
     # The exchange orders go to: `paper` (the embedded paper exchange) or `binance`.
     exchange: str = "paper"
     # Binance's spot and futures REST APIs (EXCHANGE=binance).
@@ -310,6 +313,7 @@ TUNABLES: Mapping[str, tuple[str, Callable[[str, str], Any]]] = MappingProxyType
     "BACKTEST_RETENTION_DAYS": ("backtest_retention_days", _plan_days),
     "MAIL_RETENTION_DAYS": ("mail_retention_days", _number(positive=False)),
     "EDU_FAILED_UPLOAD_DAYS": ("edu_failed_upload_days", _number(positive=False)),
+    "EDU_UPLOAD_PART_RESENDS": ("edu_upload_part_resends", _int_at_least(0)),
     "SVC_SEED_SAMPLES": ("seed_samples", _int_at_least(0)),
     "EXCHANGE": ("exchange", _text),
     "CARD_WEBHOOK_SECRET": ("card_webhook_secret", _text),

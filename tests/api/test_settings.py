@@ -62,6 +62,7 @@ def test_every_variable_is_read() -> None:
         "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
         "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12", "RETENTION_SWEEP_SECONDS": "600",
         "BACKTEST_RETENTION_DAYS": "free=2,pro=45", "MAIL_RETENTION_DAYS": "3", "EDU_FAILED_UPLOAD_DAYS": "0",
+        "EDU_UPLOAD_PART_RESENDS": "5",
         "BOT_WEBHOOK_URL": "https://svc.example/bot/webhook", "BOT_WEBHOOK_SECRET": "wh",
         "BOT_POLL_TIMEOUT": "5", "BOT_TICK_SECONDS": "0.5", "BOT_SECRET_TTL": "30",
         "BOT_RATE_PER_MINUTE": "12",
@@ -89,6 +90,7 @@ def test_every_variable_is_read() -> None:
     assert s.market_feed_backfill_days == 30.0
     assert s.signal_lease_seconds == 12
     assert (s.retention_sweep_seconds, s.mail_retention_days, s.edu_failed_upload_days) == (600.0, 3.0, 0.0)
+    assert s.edu_upload_part_resends == 5 and Settings.from_env(BASE).edu_upload_part_resends == 3
     assert dict(s.backtest_retention_days) == {"free": 2.0, "starter": 30.0, "plus": 30.0, "pro": 45.0,
                                                "investor": 365.0}  # fmt: skip
     assert (s.signal_poll_seconds, s.marketplace_fee_pct) == (2.5, 15.0)

@@ -6,8 +6,10 @@ client's own manifest (``parts``, optional) naming the same tags (422 otherwise,
 ``uploading``). It then takes the ``assembling`` claim with a conditional update, so of two
 completes at once one assembles and the other answers 409 ``complete_in_progress`` (or, once the
 first is done, the snapshot): the file is assembled and processed once. Assembly hashes the whole
-file: a SHA-256 other than the registered one fails the upload (not retryable, 422
-``checksum_mismatch``, the parts and the file removed). Store trouble while assembling puts the
+file: a SHA-256 other than the registered one asks for the parts whose bytes disagree with the
+SHA-256 their receipts reported (422 ``parts_corrupt``, back to ``uploading`` with the good parts,
+a bounded number of times), or else fails the upload (not retryable, 422 ``checksum_mismatch``,
+the parts and the file removed): :mod:`.resend`. Store trouble while assembling puts the
 upload back to ``uploading`` and answers 503; a complete that died while assembling is taken over
 by the next complete once its claim ran out. A complete of a completed upload answers its snapshot;
 of a failed one, 409 ``upload_finished`` (as every other call on a finished upload).
@@ -26,7 +28,7 @@ from svc_api.core.store import Store
 from svc_api.education.conventions import new_id
 from svc_api.education.studio import service as studio
 from svc_api.education.tables import uploads
-from svc_api.education.uploads import policy
+from svc_api.education.uploads import policy, resend
 from svc_api.education.uploads import queries as q
 from svc_api.education.uploads.multipart import ChecksumMismatch, Multipart, StoredPart, store_errors
 from svc_api.education.uploads.service import apply_listing, own, view
@@ -77,9 +79,11 @@ def _check_parts(row: Any, recorded: dict[int, Any], stored: dict[int, StoredPar
 
 
 def complete(
-    store: Store, mp: Multipart, leader_id: str, upload_id: str, body: dict[str, Any], *, now: int
-) -> dict[str, Any]:
-    """Check, assemble and hand the upload to processing (see the module docstring)."""
+    store: Store, mp: Multipart, leader_id: str, upload_id: str, body: dict[str, Any], *, now: int,
+    resends: int = policy.PART_RESENDS,
+) -> dict[str, Any]:  # fmt: skip
+    """Check, assemble and hand the upload to processing (see the module docstring); ``resends``:
+    completes that may ask for corrupt parts again (:mod:`.resend`)."""
     with store.read() as conn:
         studio.require_instructor(conn, leader_id)
         row = own(conn, leader_id, upload_id)
@@ -102,20 +106,10 @@ def complete(
             _can_complete(row, now)
             raise Conflict("another complete of this upload is running", code="complete_in_progress")
     try:
-        mp.assemble(row.object_key, row.store_upload_id, etags, row.sha256)
-    except ChecksumMismatch as exc:
-        with store.write() as conn:
-            q.release(
-                conn, upload_id, holder, now, status="failed", error_code="checksum_mismatch",
-                retryable=False,
-                error_message=f"the assembled file has SHA-256 {exc.actual}, not the registered {row.sha256}",
-            )  # fmt: skip
-            q.drop_parts(conn, upload_id)
-        mp.abort(row.object_key, row.store_upload_id)
-        raise _unprocessable(
-            "checksum_mismatch", "the assembled file's SHA-256 is not the registered one: register again",
-            sha256=exc.actual,
-        ) from None  # fmt: skip
+        try:
+            mp.assemble(row.object_key, row.store_upload_id, etags, row.sha256)
+        except ChecksumMismatch as exc:
+            resend.settle(store, mp, row, holder, recorded, exc.actual, now=now, resends=resends)
     except store_errors() as exc:
         with store.write() as conn:
             q.release(conn, upload_id, holder, now, status="uploading")

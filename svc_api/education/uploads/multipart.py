@@ -9,8 +9,11 @@
   parts in order into the object's file (written beside it, then renamed).
 
 Both answer a part's PUT with the MD5 of its bytes as the entity tag, which is what receipts and
-manifests name. Assembly hashes the whole file (SHA-256) and removes it again when the hash is not
-the registered one (:class:`ChecksumMismatch`).
+manifests name. Assembly hashes the whole file (SHA-256) and raises :class:`ChecksumMismatch` when
+the hash is not the registered one, leaving what it joined for the caller: it either removes it
+(the upload fails) or finds the corrupt parts with :meth:`Multipart.part_digests` and opens the
+upload again with the good ones only (:meth:`Multipart.keep_parts`). S3 lives in
+:mod:`.s3multipart`.
 
 Example:
     >>> url = local_part_url(b"k" * 32, "up_1", 2, expires=2_000_000_000)
@@ -50,7 +53,7 @@ class StoredPart:
 
 
 class ChecksumMismatch(Exception):
-    """The assembled file's SHA-256 is not the registered one (the file was removed).
+    """The assembled file's SHA-256 is not the registered one (what was joined is left as it is).
 
     Example:
         >>> ChecksumMismatch("ab").actual
@@ -102,8 +105,21 @@ class Multipart(abc.ABC):
     @abc.abstractmethod
     def assemble(self, key: str, store_id: str, etags: dict[int, str], sha256: str) -> None:
         """Join the parts (in number order, each with its entity tag) into ``key``; when the whole
-        file's SHA-256 is not ``sha256``, remove it and raise :class:`ChecksumMismatch`. Done again
-        after a crash, it checks the object already there."""
+        file's SHA-256 is not ``sha256``, raise :class:`ChecksumMismatch` (the parts, or the joined
+        object, stay for :meth:`part_digests`). Done again after a crash, it checks the object
+        already there."""
+
+    @abc.abstractmethod
+    def part_digests(self, key: str, store_id: str, spans: dict[int, tuple[int, int]]) -> dict[int, str]:
+        """The SHA-256 (hex) of the bytes of each part in ``spans`` (``{part: (offset, length)}`` in
+        the whole file) as a failed :meth:`assemble` joined them."""
+
+    @abc.abstractmethod
+    def keep_parts(self, key: str, store_id: str, spans: dict[int, tuple[int, int]]) -> str:
+        """After a failed :meth:`assemble`: a multipart upload of ``key`` holding exactly the parts in
+        ``spans``, their bytes taken from the parts or the joined object (which stays until the
+        caller's :meth:`remove`); its store id. All or nothing: on an error no new part set is
+        left, and the old one still holds every part."""
 
     @abc.abstractmethod
     def assembled(self, key: str) -> bool:
@@ -230,8 +246,43 @@ class LocalMultipart(Multipart):
             while chunk := f.read(CHUNK):
                 digest.update(chunk)
         if digest.hexdigest() != sha256:
-            path.unlink(missing_ok=True)
             raise ChecksumMismatch(digest.hexdigest())
+
+    def part_digests(self, key: str, store_id: str, spans: dict[int, tuple[int, int]]) -> dict[int, str]:
+        folder = self._dir(store_id)
+        if folder.is_dir():  # the join failed before the parts were discarded: hash their files
+            files = {n: folder / f"{n:05d}-{part.etag}" for n, part in self._scan(folder).items()}
+            # a part gone meanwhile is a FileNotFoundError (store trouble: 503), never a KeyError
+            return {
+                n: _sha256_range(files.get(n, folder / f"{n:05d}-gone"), 0, length)
+                for n, (_, length) in spans.items()
+            }
+        target = self.store.root / check_key(key)  # joined before a crash: hash its ranges
+        return {n: _sha256_range(target, offset, length) for n, (offset, length) in spans.items()}
+
+    def keep_parts(self, key: str, store_id: str, spans: dict[int, tuple[int, int]]) -> str:
+        folder = self._dir(store_id)
+        if folder.is_dir():
+            for number, part in self._scan(folder).items():
+                if number not in spans:
+                    (folder / f"{number:05d}-{part.etag}").unlink(missing_ok=True)
+            return store_id
+        # The parts were discarded after the join: cut the kept ones out of the joined file into a
+        # staging folder, renamed into place at once (a crash leaves no half part set).
+        target = self.store.root / check_key(key)
+        staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".restore-"))
+        try:
+            for number, (offset, length) in spans.items():
+                with open(target, "rb") as whole:
+                    whole.seek(offset)
+                    data = whole.read(length)
+                etag = hashlib.md5(data, usedforsecurity=False).hexdigest()
+                (staging / f"{number:05d}-{etag}").write_bytes(data)
+            os.rename(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return store_id
 
     def assembled(self, key: str) -> bool:
         return (self.store.root / check_key(key)).is_file()
@@ -250,6 +301,17 @@ class LocalMultipart(Multipart):
         yield path
 
 
+def _sha256_range(path: Path, offset: int, length: int) -> str:
+    """The SHA-256 of ``length`` bytes of ``path`` from ``offset``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        f.seek(offset)
+        while length > 0 and (chunk := f.read(min(CHUNK, length))):
+            digest.update(chunk)
+            length -= len(chunk)
+    return digest.hexdigest()
+
+
 def _discard(folder: Path) -> None:
     """Remove a multipart folder for good. Renamed first: a part PUT racing this writes under the old
     name, which no longer exists, so it fails instead of adding a file while the tree is removed
@@ -262,84 +324,6 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(doomed, ignore_errors=True)
 
 
-class S3Multipart(Multipart):
-    """A real S3 multipart upload in the store's bucket, under its prefix."""
-
-    def __init__(self, store: S3ObjectStore) -> None:
-        self.store = store
-        self.client = store.client
-        self.bucket = store.bucket
-
-    def _key(self, key: str) -> str:
-        return f"{self.store.prefix}/{check_key(key)}" if self.store.prefix else check_key(key)
-
-    def start(self, key: str) -> str:
-        reply = self.client.create_multipart_upload(Bucket=self.bucket, Key=self._key(key))
-        return str(reply["UploadId"])
-
-    def part_url(
-        self, upload_id: str, key: str, store_id: str, part_number: int, *, ttl: int, now: int
-    ) -> str:
-        params = {
-            "Bucket": self.bucket,
-            "Key": self._key(key),
-            "UploadId": store_id,
-            "PartNumber": part_number,
-        }
-        return str(self.client.generate_presigned_url("upload_part", Params=params, ExpiresIn=ttl))
-
-    def list_parts(self, key: str, store_id: str) -> dict[int, StoredPart]:
-        out: dict[int, StoredPart] = {}
-        marker = 0
-        while True:
-            try:
-                reply = self.client.list_parts(
-                    Bucket=self.bucket, Key=self._key(key), UploadId=store_id, PartNumberMarker=marker
-                )
-            except self.client.exceptions.NoSuchUpload:
-                return out
-            for part in reply.get("Parts", ()):
-                out[int(part["PartNumber"])] = StoredPart(part["ETag"].strip('"').lower(), int(part["Size"]))
-            if not reply.get("IsTruncated"):
-                return out
-            marker = int(reply["NextPartNumberMarker"])
-
-    def assemble(self, key: str, store_id: str, etags: dict[int, str], sha256: str) -> None:
-        parts = [{"PartNumber": n, "ETag": f'"{etags[n]}"'} for n in sorted(etags)]
-        try:
-            self.client.complete_multipart_upload(
-                Bucket=self.bucket, Key=self._key(key), UploadId=store_id, MultipartUpload={"Parts": parts}
-            )
-        except self.client.exceptions.NoSuchUpload:
-            if not self.store.exists(key):
-                raise
-        digest = hashlib.sha256()
-        body = self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
-        for chunk in body.iter_chunks(CHUNK):
-            digest.update(chunk)
-        if digest.hexdigest() != sha256:
-            self.remove(key)
-            raise ChecksumMismatch(digest.hexdigest())
-
-    def assembled(self, key: str) -> bool:
-        return self.store.exists(key)
-
-    def abort(self, key: str, store_id: str) -> None:
-        with contextlib.suppress(self.client.exceptions.NoSuchUpload):
-            self.client.abort_multipart_upload(Bucket=self.bucket, Key=self._key(key), UploadId=store_id)
-
-    def remove(self, key: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
-
-    @contextlib.contextmanager
-    def local_copy(self, key: str) -> Iterator[Path]:
-        with tempfile.TemporaryDirectory(prefix="svc-upload-") as folder:
-            path = Path(folder) / Path(key).name
-            with open(path, "wb") as out:
-                self.client.download_fileobj(self.bucket, self._key(key), out)
-            yield path
-
-
 def multipart_for(store: ObjectStore, secret: bytes) -> Multipart:
     """The multipart side of ``store``.
 
@@ -349,6 +333,8 @@ def multipart_for(store: ObjectStore, secret: bytes) -> Multipart:
         'LocalMultipart'
     """
     if isinstance(store, S3ObjectStore):
+        from svc_api.education.uploads.s3multipart import S3Multipart  # it builds on this module
+
         return S3Multipart(store)
     if isinstance(store, LocalObjectStore):
         return LocalMultipart(store, secret)
@@ -369,7 +355,6 @@ __all__: list[Any] = [
     "ChecksumMismatch",
     "LocalMultipart",
     "Multipart",
-    "S3Multipart",
     "StoredPart",
     "local_part_url",
     "multipart_for",

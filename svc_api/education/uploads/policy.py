@@ -57,6 +57,9 @@ CLAIM_SECONDS = 300
 """How long a processing or assembling claim holds before another worker may take it over."""
 MAX_ATTEMPTS = 3
 """Processing claims taken over (a worker died each time) before the upload fails as retryable."""
+PART_RESENDS = 3
+"""Completes that may find corrupt parts (and ask for them again) before one more fails the upload
+(``EDU_UPLOAD_PART_RESENDS``)."""
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f/\\]")
@@ -190,20 +193,26 @@ def check_part_numbers(value: object, part_count: int) -> list[int] | None:
     return sorted(numbers)
 
 
-def check_parts(value: object, part_count: int, field: str = "parts") -> dict[int, str]:
+def check_parts(
+    value: object, part_count: int, field: str = "parts", *, optional: tuple[str, ...] = ()
+) -> dict[int, str]:
     """``[{part_number, etag}]`` as ``{part_number: etag}`` (quotes dropped, lower case); 400 on
-    any other shape, a part number outside the upload or a part named twice.
+    any other shape, a part number outside the upload or a part named twice. ``optional``: fields
+    an item may carry besides (the caller reads them).
 
     Example:
         >>> check_parts([{"part_number": 2, "etag": '"AB12"'}], 3)
         {2: 'ab12'}
     """
+    shape = "{part_number, etag" + "".join(f", {name}?" for name in optional) + "}"
     if not isinstance(value, list) or not value:
-        raise Invalid(f"{field} must be a non-empty list of {{part_number, etag}}")
+        raise Invalid(f"{field} must be a non-empty list of {shape}")
     out: dict[int, str] = {}
     for i, item in enumerate(value):
-        if not isinstance(item, dict) or set(item) != {"part_number", "etag"}:
-            raise Invalid(f"{field}[{i}] must be an object {{part_number, etag}}")
+        if not isinstance(item, dict) or not {"part_number", "etag"} <= set(item) <= {
+            "part_number", "etag", *optional,
+        }:  # fmt: skip
+            raise Invalid(f"{field}[{i}] must be an object {shape}")
         number, tag = item["part_number"], item["etag"]
         if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= part_count:
             raise Invalid(f"{field}[{i}].part_number must be 1-{part_count}, got {number!r}")
@@ -213,6 +222,28 @@ def check_parts(value: object, part_count: int, field: str = "parts") -> dict[in
             raise Invalid(f"{field} names part {number} twice")
         out[number] = normal_etag(tag)
     return out
+
+
+def check_receipts(value: object, part_count: int) -> tuple[dict[int, str], dict[int, str]]:
+    """The ``parts`` of part receipts: ``{part: etag}`` as :func:`check_parts` gives it, and the
+    SHA-256 the client reports for each part's bytes where it does (``sha256``: 64 hex digits,
+    given back in lower case; absent or null: none); 400 on a malformed one.
+
+    Example:
+        >>> check_receipts([{"part_number": 1, "etag": "a", "sha256": "AB" * 32},
+        ...                 {"part_number": 2, "etag": "b"}], 2)[1] == {1: "ab" * 32}
+        True
+    """
+    etags = check_parts(value, part_count, optional=("sha256",))
+    sums: dict[int, str] = {}
+    for i, item in enumerate(value):  # type: ignore[arg-type]  # a list: check_parts said so
+        digest = item.get("sha256")
+        if digest is None:
+            continue
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest.lower()):
+            raise Invalid(f"parts[{i}].sha256 must be the 64 hex digits of the part's SHA-256")
+        sums[item["part_number"]] = digest.lower()
+    return etags, sums
 
 
 def normal_etag(tag: str) -> str:

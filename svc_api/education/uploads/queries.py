@@ -74,15 +74,21 @@ def part_totals(conn: Connection, upload_ids: Sequence[str]) -> dict[str, tuple[
     return {r[0]: (int(r[1]), int(r[2])) for r in conn.execute(query)}
 
 
-def save_part(conn: Connection, upload_id: str, part_number: int, etag: str, size: int, now: int) -> None:
-    """Record a part (a part sent again with other bytes takes the new tag and size)."""
+def save_part(
+    conn: Connection, upload_id: str, part_number: int, etag: str, size: int, now: int,
+    sha256: str | None = None,
+) -> None:  # fmt: skip
+    """Record a part (a part sent again with other bytes takes the new tag and size). ``sha256``,
+    when given, becomes the part's reported checksum; else the recorded one stays (it names the
+    bytes the part should hold, whichever were sent)."""
     values = {"etag": etag, "size_bytes": size, "received_at": now}
-    if not inserted(conn, upload_parts, {"upload_id": upload_id, "part_number": part_number, **values}):
-        conn.execute(
-            upload_parts.update()
-            .where(P.upload_id == upload_id, P.part_number == part_number, P.etag != etag)
-            .values(**values)
-        )
+    checks = {} if sha256 is None else {"sha256": sha256}
+    key = {"upload_id": upload_id, "part_number": part_number}
+    if not inserted(conn, upload_parts, {**key, **values, **checks}):
+        this = (P.upload_id == upload_id, P.part_number == part_number)
+        conn.execute(upload_parts.update().where(*this, P.etag != etag).values(**values))
+        if checks:
+            conn.execute(upload_parts.update().where(*this).values(**checks))
 
 
 def drop_parts(conn: Connection, upload_id: str, keep: Sequence[int] | None = None) -> None:

@@ -78,7 +78,10 @@ def complete(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
     only_fields(req.body, ("parts",))
     mp = processing.multipart_of(req.services)
-    return completion.complete(req.store, mp, svc_id, req.path["upload_id"], req.body, now=req.now)
+    resends = int(req.services.settings.edu_upload_part_resends)
+    return completion.complete(
+        req.store, mp, svc_id, req.path["upload_id"], req.body, now=req.now, resends=resends
+    )
 
 
 def processing_retry(req: Req) -> dict[str, Any]:

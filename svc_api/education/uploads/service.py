@@ -56,6 +56,7 @@ def view(conn: Connection, row: Row[Any], *, received: list[int] | None = None) 
         "received_parts": policy.ranges(numbers),
         "bytes_received": int(received_bytes),
         "missing_parts": int(row.part_count) - len(numbers),
+        "part_failures": int(row.part_failures),
         "processing": {"attempts": int(row.attempts), "claim_expires_at": row.claim_until}
         if row.status == "processing"
         else None,
@@ -180,11 +181,12 @@ def receipts(
 ) -> dict[str, Any]:
     """Record parts the client finished (idempotent). Each must be in the store with that entity
     tag (409 otherwise); receipts repeated after complete that agree with the part set answer the
-    snapshot."""
+    snapshot. A receipt may report the SHA-256 of the part's bytes (``sha256``): complete then
+    finds the parts whose bytes are not those and asks for them again (:mod:`.resend`)."""
     with store.read() as conn:
         studio.require_instructor(conn, leader_id)
         row = own(conn, leader_id, upload_id)
-        sent = policy.check_parts(body.get("parts"), int(row.part_count))
+        sent, sums = policy.check_receipts(body.get("parts"), int(row.part_count))
         if row.status in policy.FINISHED:
             recorded = {n: r.etag for n, r in q.parts(conn, upload_id).items()}
             if all(recorded.get(n) == tag for n, tag in sent.items()):
@@ -204,21 +206,26 @@ def receipts(
         row = own(conn, leader_id, upload_id, lock=True)
         require_open(row, now)
         for number in sent:
-            q.save_part(conn, upload_id, number, stored[number].etag, stored[number].size, now)
+            held = stored[number]
+            q.save_part(conn, upload_id, number, held.etag, held.size, now, sums.get(number))
         q.update(conn, upload_id, now, lease_until=now + policy.LEASE_SECONDS)
         return view(conn, own(conn, leader_id, upload_id))
 
 
 def reconcile(store: Store, mp: Multipart, leader_id: str, upload_id: str, *, now: int) -> dict[str, Any]:
-    """Rebuild the part set from the store's part listing (after client loss); renews the lease."""
+    """Rebuild the part set from the store's part listing (after client loss); renews the lease.
+    An empty listing beside a joined object (S3: a complete whose check failed on store trouble
+    consumed the multipart upload) keeps the record: the next complete checks that object."""
     with store.read() as conn:
         studio.require_instructor(conn, leader_id)
         require_open(own(conn, leader_id, upload_id), now)
         row = own(conn, leader_id, upload_id)
     stored = mp.list_parts(row.object_key, row.store_upload_id)
+    joined = not stored and mp.assembled(row.object_key)
     with store.write() as conn:
         require_open(own(conn, leader_id, upload_id, lock=True), now)
-        apply_listing(conn, upload_id, stored, int(row.part_count), now)
+        if not joined:
+            apply_listing(conn, upload_id, stored, int(row.part_count), now)
         q.update(conn, upload_id, now, lease_until=now + policy.LEASE_SECONDS)
         return view(conn, own(conn, leader_id, upload_id))
 

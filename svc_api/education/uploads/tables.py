@@ -34,6 +34,8 @@ uploads = sa.Table(
     sa.Column("claimed_by", sa.String(80), nullable=True),
     sa.Column("claim_until", sa.BigInteger, nullable=True),
     sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    # completes that found parts disagreeing with their reported SHA-256 (bounded re-sends)
+    sa.Column("part_failures", sa.Integer, nullable=False, server_default="0"),
     sa.Column("media", sa.JSON, nullable=True),
     sa.Column("error_code", sa.String(40), nullable=True),
     sa.Column("error_message", sa.String(300), nullable=True),
@@ -51,5 +53,7 @@ upload_parts = sa.Table(
     sa.Column("part_number", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("etag", sa.String(80), nullable=False),
     sa.Column("size_bytes", sa.BigInteger, nullable=False),
+    # the SHA-256 the client reported for the part's bytes (optional): complete finds corrupt parts
+    sa.Column("sha256", sa.String(64), nullable=True),
     sa.Column("received_at", sa.BigInteger, nullable=False),
 )
