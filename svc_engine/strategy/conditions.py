@@ -26,7 +26,7 @@ from svc_engine.strategy.points import SPARSE, compare_arrays, pointwise, truth_
 from svc_engine.strategy.values import _hlc, shift
 
 if TYPE_CHECKING:
-    from svc_engine.strategy.compiler import Context
+    from svc_engine.strategy.context import Context
 
 
 def _operand(ctx: Context, node: A.Node) -> np.ndarray | float:

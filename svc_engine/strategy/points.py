@@ -27,7 +27,7 @@ from svc_engine.strategy import ast as A
 from svc_engine.strategy.values import _period, _source
 
 if TYPE_CHECKING:
-    from svc_engine.strategy.compiler import Context
+    from svc_engine.strategy.context import Context
 
 #: Read a condition at the candidates when they are at most one in ``SPARSE`` candles: past that,
 #: gathering scattered values costs more than one pass over contiguous arrays.

@@ -27,7 +27,7 @@ from svc_engine.indicators import volume as KV
 from svc_engine.strategy import ast as A
 
 if TYPE_CHECKING:
-    from svc_engine.strategy.compiler import Context
+    from svc_engine.strategy.context import Context
 
 
 def shift(x: np.ndarray, n: int) -> np.ndarray:
