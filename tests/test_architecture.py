@@ -4,6 +4,7 @@ svc_api; entry points above domains above core), domains meeting only through ea
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import grimp
@@ -66,3 +67,19 @@ def test_no_svc_api_module_is_over_400_lines() -> None:
         if "versions" not in path.parts
     }
     assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def _private_imports(package: str) -> list[str]:
+    """``from <package>.x import _name`` anywhere in ``package``, function bodies included."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package:
+                names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                found += [f"{path.relative_to(ROOT)}:{node.lineno}: {node.module}.{n}" for n in names]
+    return found
+
+
+def test_no_svc_engine_module_imports_a_private_name_of_another() -> None:
+    """A name another module needs is part of its module's surface: public, documented, kept."""
+    assert _private_imports("svc_engine") == []

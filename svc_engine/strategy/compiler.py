@@ -27,8 +27,8 @@ from svc_engine.data import arrays as kept
 from svc_engine.data.frames import as_klines
 from svc_engine.data.times import as_time, ms_array, time_series
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.conditions import _TRUTH
-from svc_engine.strategy.values import _VALUE, shift
+from svc_engine.strategy.conditions import TRUTH
+from svc_engine.strategy.values import VALUE, shift
 from svc_engine.strategy.warmup import TREND_LOOKBACK, TREND_SETTLE, lookback, settle
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 KLINE_COLUMNS = ("open", "high", "low", "close", "volume")
+_VALUE = VALUE  # the old name: tests patch the registry through it
 
 
 class Context:
@@ -113,7 +114,7 @@ class Context:
         """
         cached = self.cache.get(node)
         if cached is None:
-            cached = _VALUE[type(node)](self, node)
+            cached = VALUE[type(node)](self, node)
             self.cache[node] = cached
         return cached
 
@@ -128,7 +129,7 @@ class Context:
         cached = self.cache.get(node)
         if cached is None:
             with np.errstate(invalid="ignore"):
-                cached = _TRUTH[type(node)](self, node)
+                cached = TRUTH[type(node)](self, node)
             self.cache[node] = cached
         return cached
 

@@ -24,7 +24,7 @@ import numpy as np
 from svc_engine.indicators.averages import sma_at_nb
 from svc_engine.indicators.ranges import rolling_std_at_nb
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.values import _period, _source
+from svc_engine.strategy.values import period_of, source_of
 
 if TYPE_CHECKING:
     from svc_engine.strategy.context import Context
@@ -83,13 +83,13 @@ def _value_at(ctx: Context, node: A.Node, at: np.ndarray) -> np.ndarray | float:
         return cached[at]
     if isinstance(node, A.Field):
         return ctx.column(node.name)[at]
-    if isinstance(node, A.Ind) and node.name == "sma" and at.size * _period(node) <= ctx.size:
-        return sma_at_nb(_source(ctx, node), at, _period(node))
+    if isinstance(node, A.Ind) and node.name == "sma" and at.size * period_of(node) <= ctx.size:
+        return sma_at_nb(source_of(ctx, node), at, period_of(node))
     if (
         isinstance(node, A.Ind)
         and node.name == "bb"
         and node.output in _BANDS
-        and at.size * _period(node) <= ctx.size
+        and at.size * period_of(node) <= ctx.size
     ):
         return _band_at(ctx, node, at)
     return ctx.values(node)[at]
