@@ -1,6 +1,7 @@
 """The house plan, checked: the import-linter contracts of pyproject.toml (svc_engine never imports
-svc_api; entry points above domains above core), domains meeting only through each other's
-``service.py``, no import circle anywhere in svc_api, and no svc_api module over 400 lines."""
+svc_api; entry points above domains above core; the engine's layers), domains meeting only through
+each other's ``service.py``, no import circle in either package, no svc_engine module importing
+another's private name, and no module over 400 lines."""
 
 from __future__ import annotations
 
@@ -60,13 +61,21 @@ def test_no_import_circle(graph: grimp.ImportGraph, package: str) -> None:
     assert circles == []
 
 
-def test_no_svc_api_module_is_over_400_lines() -> None:
+LONG_TABLES = {
+    "svc_engine/strategy/vocab.py": "the vocabulary as data: one IndSpec entry per indicator, a table that"
+    " grows by one entry per indicator and has a dozen short functions around it",
+}
+"""Modules allowed over the limit, by name, with the reason."""
+
+
+@pytest.mark.parametrize("package", ["svc_api", "svc_engine"])
+def test_no_module_is_over_400_lines(package: str) -> None:
     sizes = {
         str(path.relative_to(ROOT)): len(path.read_text().splitlines())
-        for path in (ROOT / "svc_api").rglob("*.py")
+        for path in (ROOT / package).rglob("*.py")
         if "versions" not in path.parts
     }
-    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES and name not in LONG_TABLES} == {}
 
 
 def _private_imports(package: str) -> list[str]:
