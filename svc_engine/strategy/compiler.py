@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from svc_engine import indicators as K  # noqa: F401  (kept: `compiler.K` names the kernels in use)
-from svc_engine import pages
+from svc_engine import scratch as pool  # the per-thread scratch-buffer pool
 from svc_engine.data import arrays as kept
 from svc_engine.data.frames import as_klines
 from svc_engine.data.times import as_time, ms_array, time_series
@@ -80,28 +80,28 @@ class Context:
 
     def buffer(self) -> np.ndarray | None:
         """An array of `size` float64 for a kernel to write a large result into (``out=``): a kept
-        one (`svc_engine.pages.take`) in a scratch context, else None (the kernel allocates).
+        one (`svc_engine.scratch.take`) in a scratch context, else None (the kernel allocates).
 
         >>> k = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
         ...     "close": [2.0], "volume": [0.0]})
         >>> Context(k).buffer() is None, Context(k, scratch=True).buffer() is None  # small: allocate
         (True, True)
         """
-        if self._lent is None or self.size * 8 < pages.ADVISE_BYTES:
+        if self._lent is None or self.size * 8 < pool.ADVISE_BYTES:
             return None
-        out = pages.take(self.size)
+        out = pool.take(self.size)
         out = np.empty(self.size) if out is None else out
         self._lent.append(out)
         return out
 
     def release(self) -> None:
         """Forget every computed array and give the `buffer` arrays back for the thread's next
-        evaluation (`svc_engine.pages.keep`); the caller holds none of them."""
+        evaluation (`svc_engine.scratch.keep`); the caller holds none of them."""
         self.cache.clear()
         self.rows.clear()
         self._higher.clear()
         if self._lent:
-            pages.keep(self._lent)
+            pool.keep(self._lent)
             self._lent = []
 
     def values(self, node: A.Node) -> np.ndarray:

@@ -22,7 +22,7 @@ from svc_engine import indicators as K
 from svc_engine.indicators import calendar as KC
 from svc_engine.indicators import patterns as KP
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.points import SPARSE, compare_arrays, pointwise, truth_at
+from svc_engine.strategy.sparse import SPARSE, compare_arrays, pointwise, truth_at
 from svc_engine.strategy.values import hlc, shift
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _after(ctx: Context, node: A.After) -> np.ndarray:
 
 def _and(ctx: Context, node: A.And) -> np.ndarray:
     # Parts read at each candle alone go last; once the others leave few candidates, they are read
-    # there only (svc_engine.strategy.points), which gives the same bools.
+    # there only (svc_engine.strategy.sparse), which gives the same bools.
     items = sorted(node.items, key=lambda item: pointwise(item) and item not in ctx.cache)
     out = ctx.truth(items[0]).copy()
     at: np.ndarray | None = None
