@@ -1,5 +1,5 @@
-"""The ``recommended_divide`` search of a portfolio (engine-semantics section 6): every candidate
-divide swept over the same book, the best ``return_dd_score`` chosen; and the kernel settings the
+"""The ``recommended_divide`` search of a portfolio (`../shared/design/engine-semantics.md` section 6): every
+candidate divide swept over the same book, the best ``return_dd_score`` chosen; and the kernel settings the
 portfolio sweeps share.
 
 Example:

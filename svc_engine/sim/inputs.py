@@ -1,10 +1,10 @@
 """Turn the user's frames into the kernels' arrays, refusing bad input with a clear message.
 
-Candles become contiguous arrays after the series rules of section 1 are checked in one numba
-pass (`svc_engine.sim.series_nb`); signals are mapped to candle indices, sorted stably by time,
-and duplicates on one candle flagged (section 2). A range ``[start_ts, end_ts]`` (seconds,
-inclusive) cuts both. ``open_time`` of candles and signals may be integer Unix milliseconds or any
-datetime column (naive = UTC, ``times.as_time``); the kernels read int64 Unix milliseconds.
+Candles become contiguous arrays after the series rules of `../shared/design/engine-semantics.md` section 1
+are checked in one numba pass (`svc_engine.sim.series_nb`); signals are mapped to candle indices, sorted
+stably by time, and duplicates on one candle flagged (section 2). A range ``[start_ts, end_ts]`` (seconds,
+inclusive) cuts both. ``open_time`` of candles and signals may be integer Unix milliseconds or any datetime
+column (naive = UTC, ``times.as_time``); the kernels read int64 Unix milliseconds.
 
 Example:
     >>> import polars as pl

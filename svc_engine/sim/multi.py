@@ -1,4 +1,5 @@
-"""``simulate_portfolio``: many coins sharing one balance in ``divide`` slots (section 6).
+"""``simulate_portfolio``: many coins sharing one balance in ``divide`` slots
+(`../shared/design/engine-semantics.md` section 6).
 
 Example:
     >>> import polars as pl

@@ -1,5 +1,6 @@
 """The numba passes over a candle series behind `svc_engine.sim.inputs`: the series rules of
-section 1 checked in one pass, and sorted signal times located among the candle times.
+`../shared/design/engine-semantics.md` section 1 checked in one pass, and sorted signal times located among
+the candle times.
 
 Example:
     >>> import numpy as np

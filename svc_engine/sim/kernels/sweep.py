@@ -1,4 +1,4 @@
-"""The sequential sweep of one coin (engine-semantics sections 3-5, docs/exits.md).
+"""The sequential sweep of one coin (`../shared/design/engine-semantics.md` sections 3-5, docs/exits.md).
 
 Example:
     >>> single_sweep_nb.__name__
