@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -41,8 +41,21 @@ from svc_engine.data.schema import (
 )
 from svc_engine.data.times import ms_array
 
-if TYPE_CHECKING:
-    from svc_engine.data.store import DataStore
+
+class SeriesStore(Protocol):
+    """What appending needs of a :class:`~svc_engine.data.store.DataStore` (its caller, which imports
+    this module: naming the class here would close an import circle)."""
+
+    root: Any
+    remote: Any
+
+    def tail_path(self, key: str) -> Path: ...
+    def _stat(self, key: str) -> Any: ...
+    def _read(self, key: str) -> pl.DataFrame: ...
+    def _write(self, key: str, table: Any) -> Any: ...
+    def _history(self, key: str) -> pl.LazyFrame: ...
+    def _scan(self, key: str) -> pl.LazyFrame: ...
+
 
 logger = logging.getLogger("svc_engine.data")
 _TIMES = (SCHEMA["open_time"], STORED_SCHEMA["open_time"])
@@ -67,7 +80,7 @@ def candle_arrays(df: pl.DataFrame, source: str) -> tuple[np.ndarray, np.ndarray
     return ms_array(cols[0]), np.column_stack([c.to_numpy() for c in cols[1:]])
 
 
-def append_series(store: DataStore, key: str, df: pl.DataFrame, *, source: str) -> int:
+def append_series(store: SeriesStore, key: str, df: pl.DataFrame, *, source: str) -> int:
     """Append the candles of ``df`` newer than the series' newest; see ``DataStore.append_klines``."""
     t, values = candle_arrays(df, source)
     validate_arrays(t, *values.T, source=source)  # the same rules; the gap report is not needed here
@@ -83,7 +96,7 @@ def append_series(store: DataStore, key: str, df: pl.DataFrame, *, source: str) 
     return int(new.sum())
 
 
-def compact_series(store: DataStore, key: str) -> int:
+def compact_series(store: SeriesStore, key: str) -> int:
     """Merge a series' tail into its Parquet file (under the series lock); see ``DataStore.compact``.
     The history is replaced first, the tail emptied after: a crash between the two leaves candles
     in both, which readers count once (``tail.py``)."""
@@ -96,13 +109,13 @@ def compact_series(store: DataStore, key: str) -> int:
     return int(t.size)
 
 
-def newest_open(store: DataStore, key: str) -> int:
+def newest_open(store: SeriesStore, key: str) -> int:
     """The newest open time (ms) of a stored series: its tail's last candle, else its history's."""
     end = tail.last(store.tail_path(key))
     return end[0] if end is not None else _history_newest(store, key)
 
 
-def _history_newest(store: DataStore, key: str) -> int:
+def _history_newest(store: SeriesStore, key: str) -> int:
     stat = store._stat(key)
     assert stat is not None  # the caller wrote the series when it did not exist
     cached = _NEWEST.get((key + str(store.root), stat))
@@ -113,7 +126,7 @@ def _history_newest(store: DataStore, key: str) -> int:
     return newest
 
 
-def _footer_max(store: DataStore, key: str) -> int:
+def _footer_max(store: SeriesStore, key: str) -> int:
     if store.remote is None:
         meta = pq.read_metadata(Path(store.root) / key)
         col = meta.schema.names.index("open_time")
@@ -124,7 +137,7 @@ def _footer_max(store: DataStore, key: str) -> int:
 
 
 def _check_repeats(
-    store: DataStore, key: str, rows: np.ndarray, t: np.ndarray, values: np.ndarray, source: str
+    store: SeriesStore, key: str, rows: np.ndarray, t: np.ndarray, values: np.ndarray, source: str
 ) -> None:
     """A repeated candle must equal the stored one; a conflict is refused before anything is written."""
     held = store._scan(key).filter(pl.col("open_time").is_in(t[rows].tolist())).collect()

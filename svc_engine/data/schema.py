@@ -1,6 +1,6 @@
 """The kline schema, the timeframes, and the validation rules of a candle series.
 
-A series is refused, never repaired: every rule of section 1 of the engine semantics names the
+A series is refused, never repaired: every rule of `../shared/design/engine-semantics.md` section 1 names the
 first offending row. Gaps and candles off the timeframe grid are allowed and reported.
 ``open_time`` is ``Datetime("ms", "UTC")`` (``times.TIME``) in every frame; :func:`conform` takes
 integer Unix milliseconds or any datetime column. The Parquet store keeps ``Int64`` Unix

@@ -44,14 +44,14 @@ from svc_engine.data.synthetic_kernels import aggregate_nb as _aggregate_nb
 from svc_engine.data.synthetic_kernels import log_path_nb as _log_path_nb
 from svc_engine.data.synthetic_kernels import regimes_nb as _regimes_nb
 from svc_engine.data.synthetic_params import (
-    _CRYPTO,
-    _DAILY,
-    _DAILY_REGIME,
-    _FACTOR,
-    _HOURLY,
-    _OVERNIGHT,
-    _Params,
-    _Regime,
+    CRYPTO,
+    DAILY,
+    DAILY_REGIME,
+    FACTOR,
+    HOURLY,
+    OVERNIGHT,
+    Params,
+    Regime,
 )
 from svc_engine.instruments import Instrument, precision, universe
 
@@ -75,22 +75,28 @@ def _rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def _shocks(rng: np.random.Generator, n: int) -> np.ndarray:
+def draw_shocks(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` Student-t shocks scaled to unit variance (the fat tails of the synthetic market).
+
+    Example:
+        >>> draw_shocks(np.random.default_rng(0), 3).shape
+        (3,)
+    """
     return rng.standard_t(_T_DF, n) / math.sqrt(_T_DF / (_T_DF - 2.0))
 
 
-def _factor(seed: int, name: str, n_bars: int, steps: int, regime: _Regime) -> tuple[np.ndarray, np.ndarray]:
+def _factor(seed: int, name: str, n_bars: int, steps: int, regime: Regime) -> tuple[np.ndarray, np.ndarray]:
     """A market's common shocks per step and its regime per bar (shared by its instruments)."""
     rng = _rng(seed, f"factor:{name}")
-    z = _shocks(rng, n_bars * steps)
+    z = draw_shocks(rng, n_bars * steps)
     states = _regimes_nb(rng.random(n_bars), regime.stay_range, regime.stay_trend, regime.reverse)
     return z, states
 
 
 def _own_shocks(
-    rng: np.random.Generator, common: np.ndarray, rho: float, steps: int, regime: _Regime
+    rng: np.random.Generator, common: np.ndarray, rho: float, steps: int, regime: Regime
 ) -> np.ndarray:
-    z = rho * common + math.sqrt(1.0 - rho * rho) * _shocks(rng, common.size)
+    z = rho * common + math.sqrt(1.0 - rho * rho) * draw_shocks(rng, common.size)
     n_bars = common.size // steps
     hit = np.flatnonzero(rng.random(n_bars) < regime.jumps)
     # A jump lands on one step of its bar; its size is in units of that step's deviation.
@@ -98,7 +104,7 @@ def _own_shocks(
     return z
 
 
-def _step_bars(rng: np.random.Generator, x: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, ...]:
+def step_bars(rng: np.random.Generator, x: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, ...]:
     """Open, high, low, close (log) of each fine step, with wicks beyond the body."""
     o, c = x[:-1], x[1:]
     hi = np.maximum(o, c) + 0.6 * np.abs(rng.standard_normal(sd.size)) * sd
@@ -106,7 +112,7 @@ def _step_bars(rng: np.random.Generator, x: np.ndarray, sd: np.ndarray) -> tuple
     return o, hi, lo, c
 
 
-def _pin(x: np.ndarray, p: _Params, share: float) -> np.ndarray:
+def _pin(x: np.ndarray, p: Params, share: float) -> np.ndarray:
     """The path bent by a constant drift so that it ends at 0 (log of ``p.end``) having risen like the
     real instrument: all the way from ``p.start`` over the full span, ``share`` of that (in log) over a
     shorter one."""
@@ -115,7 +121,13 @@ def _pin(x: np.ndarray, p: _Params, share: float) -> np.ndarray:
     return pinned - pinned[-1]
 
 
-def _rounded(digits: int, *prices: np.ndarray) -> list[np.ndarray]:
+def rounded_prices(digits: int, *prices: np.ndarray) -> list[np.ndarray]:
+    """Each price array rounded to ``digits`` decimals and at least one tick.
+
+    Example:
+        >>> [a.tolist() for a in rounded_prices(2, np.array([1.234, 0.0001]))]
+        [[1.23, 0.01]]
+    """
     tick = 10.0**-digits
     return [np.maximum(np.round(a, digits), tick) for a in prices]
 
@@ -126,8 +138,14 @@ def _intraday_cycle(period: int) -> np.ndarray:
     return 1.0 + 0.35 * np.cos(2.0 * np.pi * (hours - 15.0) / 24.0)
 
 
-def _frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
-    # open_time: Unix ms in, Datetime("ms", "UTC") out, like every kline frame (schema.SCHEMA)
+def market_frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
+    """A kline frame of Unix-ms open times and a (5, n) OHLCV array, with times as
+    ``Datetime("ms", "UTC")`` like every kline frame (``schema.SCHEMA``).
+
+    Example:
+        >>> market_frame(np.array([0]), np.ones((5, 1))).columns[:2]
+        ['open_time', 'open']
+    """
     return pl.DataFrame(
         {
             "open_time": open_time.astype(np.int64),
@@ -139,6 +157,9 @@ def _frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
         },
         schema=SCHEMA,
     )
+
+
+_frame = market_frame  # the old name, imported by tests/engine/data/test_time_dtype.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,16 +175,16 @@ _FULL = _Span(hours=730 * 24, minutes=30 * 1440, days=3652)
 _SMALL = _Span(hours=60 * 24, minutes=3 * 1440, days=730)
 
 
-def _minute_path(
-    rng: np.random.Generator, common: np.ndarray, states: np.ndarray, p: _Params
+def minute_path(
+    rng: np.random.Generator, common: np.ndarray, states: np.ndarray, p: Params
 ) -> tuple[np.ndarray, ...]:
     """A coin's 1-minute shocks, log path, step deviations and activity (the GARCH level times the
     intraday cycle, which drives volume), from its market's common shocks and hourly regimes."""
-    z = _own_shocks(rng, common, p.rho, 60, _HOURLY)
+    z = _own_shocks(rng, common, p.rho, 60, HOURLY)
     cycle = _intraday_cycle(1440)
     profile = np.sqrt(cycle / cycle.mean())
     sigma = p.vol / math.sqrt(365.0 * 1440.0)
-    h = _HOURLY
+    h = HOURLY
     x, sd = _log_path_nb(z, profile, 60, sigma, states, h.trend, h.kappa, h.alpha, h.beta)
     return z, x, sd, sd / sigma * profile[np.arange(z.size) % 1440]
 
@@ -172,25 +193,25 @@ def _crypto_frames(
     inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
 ) -> dict[str, pl.DataFrame]:
     """The 1h and 1m candles of one coin, both cut from the same 1-minute path."""
-    p, rules = _CRYPTO[inst.symbol], precision(inst.market, inst.symbol)
+    p, rules = CRYPTO[inst.symbol], precision(inst.market, inst.symbol)
     rng = _rng(seed, inst.symbol)
     common, states = factor
-    z, x, sd, activity = _minute_path(rng, common, states, p)
-    logs = _step_bars(rng, _pin(x, p, span.hours / _FULL.hours), sd)
-    o, hi, lo, c = _rounded(rules.price_precision, *(p.end * np.exp(a) for a in logs))
+    z, x, sd, activity = minute_path(rng, common, states, p)
+    logs = step_bars(rng, _pin(x, p, span.hours / _FULL.hours), sd)
+    o, hi, lo, c = rounded_prices(rules.price_precision, *(p.end * np.exp(a) for a in logs))
     start = END_MS - span.hours * _HOUR_MS
     minutes = start + np.arange(z.size, dtype=np.int64) * _MINUTE_MS
-    volume = _crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
+    volume = crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
     hourly = _aggregate_nb(o, hi, lo, c, volume, 60, 0)
     hourly[4] = np.round(hourly[4], rules.quantity_precision)
     tail = slice(z.size - span.minutes, z.size)
     return {
-        "1h": _frame(start + np.arange(span.hours, dtype=np.int64) * _HOUR_MS, hourly),
-        "1m": _frame(minutes[tail], np.stack([o[tail], hi[tail], lo[tail], c[tail], volume[tail]])),
+        "1h": market_frame(start + np.arange(span.hours, dtype=np.int64) * _HOUR_MS, hourly),
+        "1m": market_frame(minutes[tail], np.stack([o[tail], hi[tail], lo[tail], c[tail], volume[tail]])),
     }
 
 
-def _crypto_volume(
+def crypto_volume(
     rng: np.random.Generator,
     quote_per_day: float,
     z: np.ndarray,
@@ -214,16 +235,16 @@ def _weekdays(days: int) -> np.ndarray:
     return day[(day + 3) % 7 < 5] * _DAY_MS
 
 
-def _daily_path(
-    rng: np.random.Generator, common: np.ndarray, states: np.ndarray, p: _Params, market: str
+def daily_path(
+    rng: np.random.Generator, common: np.ndarray, states: np.ndarray, p: Params, market: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The log path (and step deviations) of 79-step weekdays: an overnight step, then the session."""
-    z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, _DAILY_REGIME)
-    night = _OVERNIGHT[market]
+    z = _own_shocks(rng, common, p.rho, _DAILY_STEPS, DAILY_REGIME)
+    night = OVERNIGHT[market]
     session = np.full(_DAILY_STEPS - 1, (1 - night) * _DAILY_STEPS / (_DAILY_STEPS - 1))
     profile = np.sqrt(np.r_[night * _DAILY_STEPS, session])
     sigma = p.vol / math.sqrt(252.0 * _DAILY_STEPS)
-    r = _DAILY_REGIME
+    r = DAILY_REGIME
     return _log_path_nb(z, profile, _DAILY_STEPS, sigma, states, r.trend, r.kappa, r.alpha, r.beta)
 
 
@@ -231,18 +252,18 @@ def _daily_frame(
     inst: Instrument, seed: int, span: _Span, factor: tuple[np.ndarray, np.ndarray]
 ) -> pl.DataFrame:
     """Daily candles of one instrument aggregated from a 79-step path per weekday."""
-    p, rules = _DAILY[inst.symbol], precision(inst.market, inst.symbol)
+    p, rules = DAILY[inst.symbol], precision(inst.market, inst.symbol)
     rng = _rng(seed, inst.symbol)
     common, states = factor
-    x, sd = _daily_path(rng, common, states, p, inst.market)
-    logs = _step_bars(rng, _pin(x, p, span.days / _FULL.days), sd)
+    x, sd = daily_path(rng, common, states, p, inst.market)
+    logs = step_bars(rng, _pin(x, p, span.days / _FULL.days), sd)
     o, hi, lo, c = (p.end * np.exp(a) for a in logs)
     bars = _aggregate_nb(o, hi, lo, c, np.zeros(sd.size), _DAILY_STEPS, 1)
     bars[:4] = np.maximum(np.round(bars[:4], rules.price_precision), 10.0**-rules.price_precision)
     moves = np.abs(np.diff(np.log(bars[3]), prepend=math.log(bars[0, 0])))
     weight = (0.6 + 0.4 * moves / max(moves.mean(), 1e-12)) * rng.lognormal(0.0, 0.3, moves.size)
     bars[4] = np.round(weight * (p.quote_volume / weight.mean()) / bars[3])
-    return _frame(_weekdays(span.days), bars)
+    return market_frame(_weekdays(span.days), bars)
 
 
 # ---- the market ---------------------------------------------------------------------------------
@@ -250,8 +271,8 @@ def _daily_frame(
 
 def _market_factor(seed: int, name: str, span: _Span) -> tuple[np.ndarray, np.ndarray]:
     if name == "crypto":
-        return _factor(seed, name, span.hours, 60, _HOURLY)
-    return _factor(seed, name, len(_weekdays(span.days)), _DAILY_STEPS, _DAILY_REGIME)
+        return _factor(seed, name, span.hours, 60, HOURLY)
+    return _factor(seed, name, len(_weekdays(span.days)), _DAILY_STEPS, DAILY_REGIME)
 
 
 def _frames(
@@ -307,7 +328,7 @@ def generate_market(
     factors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     candles = size = 0
     for done, inst in enumerate(plan, start=1):
-        name = _FACTOR[inst.market]
+        name = FACTOR[inst.market]
         if name not in factors:
             factors[name] = _market_factor(seed, name, span)
         added, written = _write(store, inst, _frames(inst, seed, span, factors[name]))

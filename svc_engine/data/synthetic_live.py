@@ -33,16 +33,16 @@ from svc_engine.data.schema import SCHEMA, timeframe_ms
 from svc_engine.data.store import DataStore
 from svc_engine.data.synthetic import (
     DEFAULT_SEED,
-    _crypto_volume,
-    _daily_path,
-    _frame,
-    _minute_path,
-    _rounded,
-    _shocks,
-    _step_bars,
+    crypto_volume,
+    daily_path,
+    draw_shocks,
+    market_frame,
+    minute_path,
+    rounded_prices,
+    step_bars,
 )
 from svc_engine.data.synthetic_kernels import aggregate_nb, regimes_nb
-from svc_engine.data.synthetic_params import _CRYPTO, _DAILY, _DAILY_REGIME, _FACTOR, _HOURLY, _OVERNIGHT
+from svc_engine.data.synthetic_params import CRYPTO, DAILY, DAILY_REGIME, FACTOR, HOURLY, OVERNIGHT
 from svc_engine.instruments import precision
 from svc_engine.instruments.universe import DEFINITION
 
@@ -69,9 +69,9 @@ class SyntheticContinuation:
             (True, False)
         """
         step = timeframe_ms(timeframe)
-        if market == "crypto" and symbol in _CRYPTO:
+        if market == "crypto" and symbol in CRYPTO:
             return _DAY_MS % step == 0
-        return market in _OVERNIGHT and symbol in _DAILY and timeframe == "1d"
+        return market in OVERNIGHT and symbol in DAILY and timeframe == "1d"
 
     def listed(self, stored: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
         """The stored series this source continues, on the feed's timeframes (``datasets/universe.toml``).
@@ -137,37 +137,37 @@ def _rng(seed: int, name: str, day: int) -> np.random.Generator:
 
 def _crypto_day(seed: int, symbol: str, day: int, anchor: float, step_ms: int) -> pl.DataFrame:
     """One UTC day of a coin: a 1-minute path from ``anchor``, aggregated to ``step_ms``."""
-    p, rules = _CRYPTO[symbol], precision("crypto", symbol)
+    p, rules = CRYPTO[symbol], precision("crypto", symbol)
     common_rng = _rng(seed, "factor:crypto", day)
-    common = _shocks(common_rng, 1440)
-    states = regimes_nb(common_rng.random(24), _HOURLY.stay_range, _HOURLY.stay_trend, _HOURLY.reverse)
+    common = draw_shocks(common_rng, 1440)
+    states = regimes_nb(common_rng.random(24), HOURLY.stay_range, HOURLY.stay_trend, HOURLY.reverse)
     rng = _rng(seed, symbol, day)
-    z, x, sd, activity = _minute_path(rng, common, states, p)
-    o, hi, lo, c = _rounded(rules.price_precision, *(anchor * np.exp(a) for a in _step_bars(rng, x, sd)))
+    z, x, sd, activity = minute_path(rng, common, states, p)
+    o, hi, lo, c = rounded_prices(rules.price_precision, *(anchor * np.exp(a) for a in step_bars(rng, x, sd)))
     minutes = day * _DAY_MS + np.arange(1440, dtype=np.int64) * _MINUTE_MS
-    volume = _crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
+    volume = crypto_volume(rng, p.quote_volume, z, activity, minutes, c, rules.quantity_precision)
     per = step_ms // _MINUTE_MS
     if per == 1:
-        return _frame(minutes, np.stack([o, hi, lo, c, volume]))
+        return market_frame(minutes, np.stack([o, hi, lo, c, volume]))
     bars = aggregate_nb(o, hi, lo, c, volume, per, 0)
     bars[4] = np.round(bars[4], rules.quantity_precision)
-    return _frame(minutes[::per], bars)
+    return market_frame(minutes[::per], bars)
 
 
 def _daily_bar(seed: int, market: str, symbol: str, day: int, anchor: float) -> pl.DataFrame:
     """The candle of one weekday (none at weekends): 79 steps from ``anchor``, the overnight one first."""
     if (day + 3) % 7 >= 5:
         return pl.DataFrame(schema=SCHEMA)
-    p, rules = _DAILY[symbol], precision(market, symbol)
-    common_rng = _rng(seed, f"factor:{_FACTOR[market]}", day)
-    common = _shocks(common_rng, _DAILY_STEPS)
+    p, rules = DAILY[symbol], precision(market, symbol)
+    common_rng = _rng(seed, f"factor:{FACTOR[market]}", day)
+    common = draw_shocks(common_rng, _DAILY_STEPS)
     states = regimes_nb(
-        common_rng.random(1), _DAILY_REGIME.stay_range, _DAILY_REGIME.stay_trend, _DAILY_REGIME.reverse
+        common_rng.random(1), DAILY_REGIME.stay_range, DAILY_REGIME.stay_trend, DAILY_REGIME.reverse
     )
     rng = _rng(seed, symbol, day)
-    x, sd = _daily_path(rng, common, states, p, market)
-    o, hi, lo, c = (anchor * np.exp(a) for a in _step_bars(rng, x, sd))
+    x, sd = daily_path(rng, common, states, p, market)
+    o, hi, lo, c = (anchor * np.exp(a) for a in step_bars(rng, x, sd))
     bar = aggregate_nb(o, hi, lo, c, np.zeros(sd.size), _DAILY_STEPS, 1)
     bar[:4] = np.maximum(np.round(bar[:4], rules.price_precision), 10.0**-rules.price_precision)
     bar[4] = np.round(p.quote_volume / bar[3] * rng.lognormal(0.0, 0.3, 1))
-    return _frame(np.array([day * _DAY_MS], dtype=np.int64), bar)
+    return market_frame(np.array([day * _DAY_MS], dtype=np.int64), bar)

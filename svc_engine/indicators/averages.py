@@ -14,7 +14,7 @@ from numba import njit
 
 from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb, window_open_nb
 from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
-from svc_engine.pages import empty_nb, nans_nb
+from svc_engine.scratch import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)

@@ -18,7 +18,7 @@ from svc_engine.indicators.averages import ema_nb, sma_nb, wma_nb
 from svc_engine.indicators.momentum import rsi_nb
 from svc_engine.indicators.numeric import first_valid_nb
 from svc_engine.indicators.ranges import atr_nb, rolling_max_nb, rolling_min_nb, rolling_std_nb
-from svc_engine.pages import nans_nb
+from svc_engine.scratch import nans_nb
 
 
 @njit(cache=True, nogil=True)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.ranges import atr_nb, rolling_max_nb, rolling_min_nb
-from svc_engine.pages import nans_nb
+from svc_engine.scratch import nans_nb
 
 
 @njit(cache=True, nogil=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.pages import huge_nb
+from svc_engine.scratch import huge_nb
 
 
 @njit(cache=True, nogil=True)

@@ -17,7 +17,7 @@ from svc_engine.indicators.averages import sma_nb
 from svc_engine.indicators.lanes import STABILISE, rsi_from_nb, rsi_value_nb
 from svc_engine.indicators.numeric import first_valid_nb
 from svc_engine.indicators.ranges import rolling_max_nb, rolling_min_nb
-from svc_engine.pages import empty_nb, nans_nb
+from svc_engine.scratch import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.pages import zeros_nb
+from svc_engine.scratch import zeros_nb
 
 BODY, HIGHLOW, SHADOWS = 0, 1, 2
 

@@ -14,7 +14,7 @@ from numba import njit
 
 from svc_engine.indicators.lanes import STABILISE, atr_from_nb, true_range_value_nb
 from svc_engine.indicators.numeric import first_valid_nb
-from svc_engine.pages import empty_nb, nans_nb
+from svc_engine.scratch import empty_nb, nans_nb
 
 
 @njit(cache=True, nogil=True)
@@ -113,7 +113,7 @@ def _rolling_extreme(x: np.ndarray, n: int, sign: float) -> np.ndarray:
 def rolling_std_at_nb(x: np.ndarray, mean_at: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
     """``rolling_std_nb(x, mean, n)[at]`` given ``mean_at = mean[at]``, the same operations in the
     same order at those candles only (so the same floats): a Bollinger band read where an AND left
-    few candidates (`svc_engine.strategy.points`).
+    few candidates (`svc_engine.strategy.sparse`).
 
     >>> rolling_std_at_nb(np.array([1.0, 3.0]), np.array([2.0]), np.array([1]), 2).tolist()
     [1.0]

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.numeric import add_exact_nb
-from svc_engine.pages import nans_nb, zeros_nb
+from svc_engine.scratch import nans_nb, zeros_nb
 
 
 @njit(cache=True, nogil=True)

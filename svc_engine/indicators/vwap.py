@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.pages import nans_nb
+from svc_engine.scratch import nans_nb
 
 DAY_MS = 86_400_000
 

@@ -22,9 +22,32 @@ Example:
 from __future__ import annotations
 
 import itertools
+import re
 from datetime import timedelta
 
 import numpy as np
+
+_UNITS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
+
+
+def window_ms(size: int | str | timedelta, tf_ms: int) -> tuple[int | None, int | None]:
+    """(candles, milliseconds) of a window size: a whole number counts candles, ``"90d"``, ``"12h"``,
+    ``"2w"``, ``"30m"`` or a ``timedelta`` is a duration.
+
+    Example:
+        >>> window_ms(500, 3_600_000), window_ms("2d", 3_600_000)
+        ((500, None), (None, 172800000))
+    """
+    if isinstance(size, timedelta):
+        return None, int(size.total_seconds() * 1000)
+    if isinstance(size, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", size)
+        if not m:
+            raise ValueError(f"window size {size!r}: write candles (500) or a duration such as '90d'")
+        return None, int(m.group(1)) * _UNITS[m.group(2)]
+    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+        raise ValueError(f"window size must be a positive number of candles or a duration, got {size!r}")
+    return int(size), None
 
 
 def gap_candles(size: int | str | timedelta, tf_ms: int) -> int:
@@ -34,8 +57,6 @@ def gap_candles(size: int | str | timedelta, tf_ms: int) -> int:
         >>> gap_candles(5, 3_600_000), gap_candles("90m", 3_600_000), gap_candles(0, 1)
         (5, 2, 0)
     """
-    from svc_engine.research.walkforward import window_ms
-
     if isinstance(size, int) and not isinstance(size, bool) and size == 0:
         return 0
     count, ms = window_ms(size, tf_ms)

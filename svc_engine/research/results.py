@@ -64,7 +64,7 @@ class SweepResult:
     ) -> Path:
         """A standalone HTML page: top cells, heatmap, robustness, and how far the best can be
         trusted (PBO with its logit histogram, deflated Sharpe, bootstrap intervals)."""
-        from svc_engine.research.spec import report_html
+        from svc_engine.research.report import report_html
 
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -42,31 +41,9 @@ from svc_engine.data.times import TIME, ms_array, to_seconds, with_time
 from svc_engine.executors import Executor
 from svc_engine.research.compiling import compile_combinations
 from svc_engine.research.params import Template, combinations, split_settings
-from svc_engine.research.purged import gap_candles, purge_windows
+from svc_engine.research.purged import gap_candles, purge_windows, window_ms
 from svc_engine.research.sweeper import sweep
 from svc_engine.sim import perf
-
-_UNITS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
-
-
-def window_ms(size: int | str | timedelta, tf_ms: int) -> tuple[int | None, int | None]:
-    """(candles, milliseconds) of a window size: a whole number counts candles, ``"90d"``, ``"12h"``,
-    ``"2w"``, ``"30m"`` or a ``timedelta`` is a duration.
-
-    Example:
-        >>> window_ms(500, 3_600_000), window_ms("2d", 3_600_000)
-        ((500, None), (None, 172800000))
-    """
-    if isinstance(size, timedelta):
-        return None, int(size.total_seconds() * 1000)
-    if isinstance(size, str):
-        m = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", size)
-        if not m:
-            raise ValueError(f"window size {size!r}: write candles (500) or a duration such as '90d'")
-        return None, int(m.group(1)) * _UNITS[m.group(2)]
-    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
-        raise ValueError(f"window size must be a positive number of candles or a duration, got {size!r}")
-    return int(size), None
 
 
 def plan_windows(

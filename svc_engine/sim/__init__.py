@@ -1,4 +1,5 @@
-"""Simulation: single-coin and portfolio backtests of signals, following ``engine-semantics.md``.
+"""Simulation: single-coin and portfolio backtests of signals, following
+``../shared/design/engine-semantics.md``.
 
 Example:
     >>> from svc_engine.sim import Settings

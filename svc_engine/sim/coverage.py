@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-#: The filter counters of engine-semantics section 2 (clamp or reject).
+#: The filter counters of `../shared/design/engine-semantics.md` section 2 (clamp or reject).
 FILTER_COUNTERS: tuple[str, ...] = (
     "skipped_tp_below_min", "skipped_tp_above_max", "skipped_sl_below_min", "skipped_sl_above_max",
 )  # fmt: skip

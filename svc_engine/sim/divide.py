@@ -1,5 +1,5 @@
-"""The ``recommended_divide`` search of a portfolio (engine-semantics section 6): every candidate
-divide swept over the same book, the best ``return_dd_score`` chosen; and the kernel settings the
+"""The ``recommended_divide`` search of a portfolio (`../shared/design/engine-semantics.md` section 6): every
+candidate divide swept over the same book, the best ``return_dd_score`` chosen; and the kernel settings the
 portfolio sweeps share.
 
 Example:
@@ -9,16 +9,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from svc_engine.sim import nb, stats
+from svc_engine.sim.book import Book
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import MS_PER_DAY
-
-if TYPE_CHECKING:
-    from svc_engine.sim.multi import Book
 
 DIVIDE_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)
 

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from svc_engine.data import DataStore, load_klines
@@ -75,13 +76,15 @@ __all__ = [
 ]  # fmt: skip
 
 # ----------------------------------------------------------------------------------------------------
-# Kernels, imported late: ``svc_engine.sim`` imports this module.
+# The simulators, imported late (their kernels are heavy to import); a seam the drivers' tests fill
+# with a recording fake.
 
 
 def _sim() -> Any:
-    import svc_engine.sim as sim
+    from svc_engine.sim.multi import simulate_portfolio
+    from svc_engine.sim.single import simulate
 
-    return sim
+    return SimpleNamespace(simulate=simulate, simulate_portfolio=simulate_portfolio)
 
 
 def _check_settings(settings: Mapping[str, Any]) -> None:

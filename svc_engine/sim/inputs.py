@@ -1,10 +1,10 @@
 """Turn the user's frames into the kernels' arrays, refusing bad input with a clear message.
 
-Candles become contiguous arrays after the series rules of section 1 are checked in one numba
-pass (`svc_engine.sim.series_nb`); signals are mapped to candle indices, sorted stably by time,
-and duplicates on one candle flagged (section 2). A range ``[start_ts, end_ts]`` (seconds,
-inclusive) cuts both. ``open_time`` of candles and signals may be integer Unix milliseconds or any
-datetime column (naive = UTC, ``times.as_time``); the kernels read int64 Unix milliseconds.
+Candles become contiguous arrays after the series rules of `../shared/design/engine-semantics.md` section 1
+are checked in one numba pass (`svc_engine.sim.series_nb`); signals are mapped to candle indices, sorted
+stably by time, and duplicates on one candle flagged (section 2). A range ``[start_ts, end_ts]`` (seconds,
+inclusive) cuts both. ``open_time`` of candles and signals may be integer Unix milliseconds or any datetime
+column (naive = UTC, ``times.as_time``); the kernels read int64 Unix milliseconds.
 
 Example:
     >>> import polars as pl
@@ -29,10 +29,13 @@ from svc_engine.data.schema import COLUMNS, PRICE_RULES, TIMEFRAMES, KlineValida
 from svc_engine.data.times import ms_array
 from svc_engine.sim import coverage, nb
 from svc_engine.sim.series_nb import (
-    _first_bad_row,
-    _first_bad_row_scan,  # noqa: F401  (tests import it from here)
+    first_bad_row,
+    first_bad_row_scan,
     locate_sorted_nb,
 )
+
+# The names tests/engine/sim/test_validation_pass.py imports from here.
+_first_bad_row, _first_bad_row_scan = first_bad_row, first_bad_row_scan
 
 SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
 #: Optional signal columns of the exit rules (docs/exits.md): ``order`` ("limit" or "market") and
@@ -138,7 +141,7 @@ class Candles:
 def _validated(klines: pl.DataFrame, source: str) -> tuple[list[np.ndarray], int]:
     """The six columns as arrays and the smallest time step, or the first rule a row breaks."""
     arrays = [_column(klines, col) for col in COLUMNS]
-    row, rule, step = _first_bad_row(*arrays)
+    row, rule, step = first_bad_row(*arrays)
     if row >= 0:
         name, detail = _RULES[rule]
         raise KlineValidationError(source, int(row), name, detail)

@@ -1,4 +1,5 @@
-"""``simulate_portfolio``: many coins sharing one balance in ``divide`` slots (section 6).
+"""``simulate_portfolio``: many coins sharing one balance in ``divide`` slots
+(`../shared/design/engine-semantics.md` section 6).
 
 Example:
     >>> import polars as pl
@@ -12,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ import polars as pl
 
 from svc_engine.data.times import TIME, time_series
 from svc_engine.sim import coverage, nb, perf, stats
+from svc_engine.sim.book import Book
 from svc_engine.sim.divide import kernel_settings, recommend_divide
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
@@ -33,63 +34,6 @@ from svc_engine.sim.single import (
 )
 
 MAX_DIVIDE = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Book:
-    """All coins' candles and filtered signals, concatenated coin by coin, ready for the sweeps."""
-
-    coins: list[str]
-    windows: list[Candles]
-    off: np.ndarray
-    t: np.ndarray
-    o: np.ndarray
-    h: np.ndarray
-    lo: np.ndarray
-    c: np.ndarray
-    union: np.ndarray
-    upos: np.ndarray
-    sidx: np.ndarray
-    side: np.ndarray
-    limit: np.ndarray
-    soff: np.ndarray
-    filtered: tuple[np.ndarray, ...]
-    hs: np.ndarray
-    tf_ms: int
-    memo: np.ndarray
-    rules: tuple[np.ndarray, ...]
-    """The exit rules and market entries of docs/exits.md for the kernels: exit flags per candle
-    (concatenated like the candles), market orders, holding times and stop moves per signal; each
-    empty when no coin uses it."""
-    start_ts: float | None = None
-    end_ts: float | None = None
-    series: tuple[tuple[Candles, tuple[int, int] | None], ...] = ()
-    """Each coin's whole series (the range's ``windows`` are views of them) and its ``data_span``."""
-
-    def sweep_args(self) -> tuple[Any, ...]:
-        """The leading kernel arguments shared by every sweep."""
-        fate, tp, sl, tp_d, sl_d = self.filtered
-        return (
-            self.t,
-            self.o,
-            self.h,
-            self.lo,
-            self.c,
-            self.off,
-            self.upos,
-            self.union.shape[0],
-            self.sidx,
-            self.side,
-            self.limit,
-            tp,
-            sl,
-            tp_d,
-            sl_d,
-            fate,
-            self.soff,
-            self.memo,
-            *self.rules,
-        )
 
 
 def _empty_signals() -> pl.DataFrame:

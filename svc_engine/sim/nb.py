@@ -5,7 +5,7 @@ dtypes, filter, one signal's outcome, exit rules, intrabar detail, money, the si
 equity, the portfolio sweep and divide search); this module re-exports their public names, so
 callers write ``nb.single_sweep_nb``. Kernels take only contiguous NumPy arrays and scalars and
 release the GIL. Prices are float64, candle indices int64, sides int8 (``LONG`` = 1, ``SHORT`` =
--1). Every rule follows ``engine-semantics.md``; a short position mirrors every comparison. The
+-1). Every rule follows `../shared/design/engine-semantics.md`; a short position mirrors every comparison. The
 Python layer (``single.py``, ``multi.py``) validates input and wraps the record arrays filled here.
 
 Example:

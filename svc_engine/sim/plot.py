@@ -31,15 +31,15 @@ import polars as pl
 from svc_engine.data.times import with_time
 from svc_engine.sim.plot_parts import (  # noqa: F401  (STATS, stats_rows, extremes: imported from here)
     STATS,
-    _dt,
-    _equity_rows,
-    _segments,
-    _stats_table,
-    _trade_lines,
-    _volume_row,
     coarser_candles,
+    equity_rows,
     extremes,
+    segments,
     stats_rows,
+    stats_table,
+    to_datetimes,
+    trade_lines,
+    volume_row,
 )
 
 #: Points per line a chart keeps by default (candles merged, equity at its extremes).
@@ -111,11 +111,11 @@ def _figure(result: Any, klines: pl.DataFrame | None, max_points: int = 0, strat
         if clipped is not None and strategy is not None:
             _indicator_lines(fig, strategy, clipped, coarse)
         if coarse is not None and "volume" in coarse.columns:
-            _volume_row(fig, coarse)
-        _trade_lines(fig, result.trades)
-    _equity_rows(fig, result.equity, first_row=3 if panel else 1, max_points=max_points)
+            volume_row(fig, coarse)
+        trade_lines(fig, result.trades)
+    equity_rows(fig, result.equity, first_row=3 if panel else 1, max_points=max_points)
     if panel:
-        _stats_table(fig, result.summary, row=5)
+        stats_table(fig, result.summary, row=5)
     title = f"portfolio of {len(result.coins)} coins, divide {result.divide}" if portfolio else _name(result)
     if strategy is not None and hasattr(strategy, "describe"):
         title = f"{title}<br><sup>{strategy.describe()}</sup>"
@@ -166,7 +166,7 @@ def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -
     if klines is not None:
         fig.add_trace(
             go.Candlestick(
-                x=_dt(klines["open_time"]),
+                x=to_datetimes(klines["open_time"]),
                 open=klines["open"],
                 high=klines["high"],
                 low=klines["low"],
@@ -179,7 +179,7 @@ def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -
     long = (trades["side"] == "long").to_numpy()
     fig.add_trace(
         go.Scatter(
-            x=_dt(trades["fill_time"]),
+            x=to_datetimes(trades["fill_time"]),
             y=trades["entry_price"],
             mode="markers",
             name="entries",
@@ -197,7 +197,7 @@ def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -
     reasons = trades["exit_reason"].to_list()
     fig.add_trace(
         go.Scatter(
-            x=_dt(trades["exit_time"]),
+            x=to_datetimes(trades["exit_time"]),
             y=trades["exit_price"],
             mode="markers",
             name="exits",
@@ -209,7 +209,7 @@ def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -
         1,
     )
     for column, name, color in (("tp_price", "take-profit", "#2ca02c"), ("sl_price", "stop-loss", "#d62728")):
-        x, y = _segments(trades, column)
+        x, y = segments(trades, column)
         fig.add_trace(
             go.Scatter(
                 x=x,
@@ -266,7 +266,7 @@ def _indicator_lines(fig: Any, strategy: Any, klines: pl.DataFrame, coarse: pl.D
     step = 1 if coarse is None or coarse.height == klines.height else -(-klines.height // coarse.height)
     last = np.minimum(np.arange(step - 1, step * (klines.height // step + 1), step), klines.height - 1)
     last = last[: (coarse.height if coarse is not None else klines.height)]
-    x = _dt(klines["open_time"].to_numpy()[last - (step - 1) if step > 1 else last])
+    x = to_datetimes(klines["open_time"].to_numpy()[last - (step - 1) if step > 1 else last])
     for node in nodes:
         values = np.asarray(ctx.values(node), dtype=float)[last]
         fig.add_trace(go.Scatter(x=x, y=values, mode="lines", name=render(node), line={"width": 1}), 1, 1)

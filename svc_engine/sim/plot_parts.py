@@ -17,8 +17,13 @@ import polars as pl
 from svc_engine.data.times import ms_array
 
 
-def _dt(times: pl.Series | np.ndarray) -> np.ndarray:
-    # a time column (datetimes, or a user's integer Unix ms) or Unix ms, as datetime64[ms]
+def to_datetimes(times: pl.Series | np.ndarray) -> np.ndarray:
+    """A time column (datetimes, or a user's integer Unix ms) or Unix ms, as ``datetime64[ms]``.
+
+    Example:
+        >>> to_datetimes(np.array([0])).tolist()
+        [datetime.datetime(1970, 1, 1, 0, 0)]
+    """
     if isinstance(times, pl.Series):
         times = ms_array(times)
     return np.asarray(times, dtype="int64").astype("datetime64[ms]")
@@ -55,7 +60,8 @@ def stats_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def _stats_table(fig: Any, summary: dict[str, Any], row: int) -> None:
+def stats_table(fig: Any, summary: dict[str, Any], row: int) -> None:
+    """Add the summary figures (:data:`STATS`) as a two-column table in ``row`` of ``fig``."""
     import plotly.graph_objects as go
 
     rows = stats_rows(summary)
@@ -73,13 +79,14 @@ def _stats_table(fig: Any, summary: dict[str, Any], row: int) -> None:
     )
 
 
-def _volume_row(fig: Any, coarse: pl.DataFrame) -> None:
+def volume_row(fig: Any, coarse: pl.DataFrame) -> None:
+    """Add the volume bars of the (coarsened) candles, green up and red down, to ``fig``."""
     import plotly.graph_objects as go
 
     up = (coarse["close"] >= coarse["open"]).to_numpy()
     fig.add_trace(
         go.Bar(
-            x=_dt(coarse["open_time"]),
+            x=to_datetimes(coarse["open_time"]),
             y=coarse["volume"],
             name="volume",
             # 0/1 on a two-colour scale: one byte a bar on the page, not a colour's name
@@ -96,7 +103,7 @@ def _volume_row(fig: Any, coarse: pl.DataFrame) -> None:
     )
 
 
-def _trade_lines(fig: Any, trades: pl.DataFrame) -> None:
+def trade_lines(fig: Any, trades: pl.DataFrame) -> None:
     """Each trade from its fill to its exit: one trace of winners (green), one of losers (red), the
     P&L and return of each on hover."""
     import plotly.graph_objects as go
@@ -111,7 +118,7 @@ def _trade_lines(fig: Any, trades: pl.DataFrame) -> None:
             continue
         x = np.empty(3 * n, dtype="datetime64[ms]")
         y = np.full(3 * n, np.nan)
-        x[0::3], x[1::3] = _dt(chosen["fill_time"]), _dt(chosen["exit_time"])
+        x[0::3], x[1::3] = to_datetimes(chosen["fill_time"]), to_datetimes(chosen["exit_time"])
         x[2::3] = x[1::3]
         y[0::3], y[1::3] = chosen["entry_price"].to_numpy(), chosen["exit_price"].to_numpy()
         hover = [
@@ -131,24 +138,26 @@ def _trade_lines(fig: Any, trades: pl.DataFrame) -> None:
         )  # fmt: skip
 
 
-def _segments(trades: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+def segments(trades: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
     """One horizontal segment per trade, from fill to exit at its level, separated by gaps."""
     n = trades.height
     x = np.empty(3 * n, dtype="datetime64[ms]")
     y = np.full(3 * n, np.nan)
-    x[0::3], x[1::3] = _dt(trades["fill_time"]), _dt(trades["exit_time"])
+    x[0::3], x[1::3] = to_datetimes(trades["fill_time"]), to_datetimes(trades["exit_time"])
     x[2::3] = x[1::3]
     y[0::3] = y[1::3] = trades[column].to_numpy()
     return x, y
 
 
-def _equity_rows(fig: Any, equity: pl.DataFrame, first_row: int, max_points: int = 0) -> None:
+def equity_rows(fig: Any, equity: pl.DataFrame, first_row: int, max_points: int = 0) -> None:
+    """Add the equity line and the drawdown area from ``first_row`` of ``fig``, thinned to their
+    extremes when ``max_points`` is set."""
     import plotly.graph_objects as go
 
     keep = extremes(equity["equity"].to_numpy(), max_points)
     keep = np.union1d(keep, extremes(equity["drawdown_pct"].to_numpy(), max_points))
     equity = equity[keep] if keep.shape[0] < equity.height else equity
-    x = _dt(equity["open_time"])
+    x = to_datetimes(equity["open_time"])
     fig.add_trace(
         go.Scatter(x=x, y=equity["equity"], mode="lines", name="equity", line={"color": "#1f77b4"}),
         first_row,

@@ -1,5 +1,6 @@
 """The numba passes over a candle series behind `svc_engine.sim.inputs`: the series rules of
-section 1 checked in one pass, and sorted signal times located among the candle times.
+`../shared/design/engine-semantics.md` section 1 checked in one pass, and sorted signal times located among
+the candle times.
 
 Example:
     >>> import numpy as np
@@ -14,7 +15,7 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _first_bad_row(t, o, h, lo, c, v):
+def first_bad_row(t, o, h, lo, c, v):
     """(first offending row or -1, rule number, smallest time step) of the series rules. Valid
     candles are the rule, so offences are first counted with branch-free tests in one pass over
     the six columns (it vectorises and runs near memory speed) and only a failing series is
@@ -28,7 +29,7 @@ def _first_bad_row(t, o, h, lo, c, v):
         step = min(step, gap)
         bad += 1 - (_i(gap > 0) & _row_ok(o, h, lo, c, v, k))
     if bad:
-        return _first_bad_row_scan(t, o, h, lo, c, v)
+        return first_bad_row_scan(t, o, h, lo, c, v)
     return -1, 0, step
 
 
@@ -45,8 +46,8 @@ def _i(flag):
 
 
 @njit(cache=True, nogil=True)
-def _first_bad_row_scan(t, o, h, lo, c, v):
-    """``_first_bad_row`` one row at a time, stopping at the first offence in rule order."""
+def first_bad_row_scan(t, o, h, lo, c, v):
+    """``first_bad_row`` one row at a time, stopping at the first offence in rule order."""
     step = t[1] - t[0] if t.shape[0] > 1 else 0
     for k in range(t.shape[0]):
         if k > 0:

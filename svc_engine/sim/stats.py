@@ -1,4 +1,5 @@
-"""Summary figures of section 7, one small function each, on plain arrays of trades.
+"""Summary figures of `../shared/design/engine-semantics.md` section 7, one small function each, on plain
+arrays of trades.
 
 ``returns`` are the trades' ``max(leverage * r, -1)`` (fractions) and ``profits`` their money
 profit. A figure over an empty set is ``None`` (JSON ``null``), never NaN.

@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.build_terms import Value, _src, high, low
+from svc_engine.strategy.build_terms import Value, high, low, src
 
 
 def sma(period: int = 20, source: Value | None = None) -> Value:
@@ -19,7 +19,7 @@ def sma(period: int = 20, source: Value | None = None) -> Value:
     >>> sma(50, volume).wording
     'SMA(50) of volume'
     """
-    return Value(A.Ind("sma", (int(period),), "", _src(source)))
+    return Value(A.Ind("sma", (int(period),), "", src(source)))
 
 
 def ema(period: int = 20, source: Value | None = None) -> Value:
@@ -28,7 +28,7 @@ def ema(period: int = 20, source: Value | None = None) -> Value:
     >>> ema(200).wording
     'EMA(200)'
     """
-    return Value(A.Ind("ema", (int(period),), "", _src(source)))
+    return Value(A.Ind("ema", (int(period),), "", src(source)))
 
 
 def wma(period: int = 20, source: Value | None = None) -> Value:
@@ -37,7 +37,7 @@ def wma(period: int = 20, source: Value | None = None) -> Value:
     >>> wma(10).wording
     'WMA(10)'
     """
-    return Value(A.Ind("wma", (int(period),), "", _src(source)))
+    return Value(A.Ind("wma", (int(period),), "", src(source)))
 
 
 def vwap(period: int = 0) -> Value:
@@ -55,7 +55,7 @@ def rsi(period: int = 14, source: Value | None = None) -> Value:
     >>> rsi().wording
     'RSI(14)'
     """
-    return Value(A.Ind("rsi", (int(period),), "", _src(source)))
+    return Value(A.Ind("rsi", (int(period),), "", src(source)))
 
 
 def roc(period: int = 10, source: Value | None = None) -> Value:
@@ -64,7 +64,7 @@ def roc(period: int = 10, source: Value | None = None) -> Value:
     >>> roc(5).wording
     'ROC(5)'
     """
-    return Value(A.Ind("roc", (int(period),), "", _src(source)))
+    return Value(A.Ind("roc", (int(period),), "", src(source)))
 
 
 def atr(period: int = 14) -> Value:
@@ -145,7 +145,7 @@ def highest(period: int, source: Value = high) -> Value:
     >>> highest(20).wording
     'highest high of the last 20 candles including the current candle'
     """
-    return Value(A.Ind("max", (int(period),), "", _src(source)))
+    return Value(A.Ind("max", (int(period),), "", src(source)))
 
 
 def lowest(period: int, source: Value = low) -> Value:
@@ -155,7 +155,7 @@ def lowest(period: int, source: Value = low) -> Value:
     >>> lowest(10, close).wording
     'lowest close of the last 10 candles including the current candle'
     """
-    return Value(A.Ind("min", (int(period),), "", _src(source)))
+    return Value(A.Ind("min", (int(period),), "", src(source)))
 
 
 def indicator(name: str, *params: float, output: str = "", source: Value | None = None) -> Value:
@@ -164,7 +164,7 @@ def indicator(name: str, *params: float, output: str = "", source: Value | None 
     >>> indicator("dmi", 14, output="+di").wording, indicator("hma", 55).wording
     ('+DI(14)', 'HMA(55)')
     """
-    return Value(A.Ind(name, tuple(params), output, _src(source)))
+    return Value(A.Ind(name, tuple(params), output, src(source)))
 
 
 def adx(period: int = 14, line: str = "adx") -> Value:

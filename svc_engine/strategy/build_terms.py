@@ -245,6 +245,12 @@ volume = Value(A.Field("volume"))
 typical_price = Value(A.Field("typical"))
 
 
-def _src(source: Value | None) -> A.Node | None:
+def src(source: Value | None) -> A.Node | None:
+    """The source node of an indicator built in Python, None for the default (``close``).
+
+    Example:
+        >>> src(None) is None
+        True
+    """
     node = None if source is None else source.node
     return None if node == A.Field("close") else node

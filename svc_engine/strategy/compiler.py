@@ -22,13 +22,13 @@ import numpy as np
 import polars as pl
 
 from svc_engine import indicators as K  # noqa: F401  (kept: `compiler.K` names the kernels in use)
-from svc_engine import pages
+from svc_engine import scratch as pool  # the per-thread scratch-buffer pool
 from svc_engine.data import arrays as kept
 from svc_engine.data.frames import as_klines
 from svc_engine.data.times import as_time, ms_array, time_series
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.conditions import _TRUTH
-from svc_engine.strategy.values import _VALUE, shift
+from svc_engine.strategy.conditions import TRUTH
+from svc_engine.strategy.values import VALUE, shift
 from svc_engine.strategy.warmup import TREND_LOOKBACK, TREND_SETTLE, lookback, settle
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 KLINE_COLUMNS = ("open", "high", "low", "close", "volume")
+_VALUE = VALUE  # the old name: tests patch the registry through it
 
 
 class Context:
@@ -79,28 +80,28 @@ class Context:
 
     def buffer(self) -> np.ndarray | None:
         """An array of `size` float64 for a kernel to write a large result into (``out=``): a kept
-        one (`svc_engine.pages.take`) in a scratch context, else None (the kernel allocates).
+        one (`svc_engine.scratch.take`) in a scratch context, else None (the kernel allocates).
 
         >>> k = pl.DataFrame({"open_time": [0], "open": [1.0], "high": [1.0], "low": [1.0],
         ...     "close": [2.0], "volume": [0.0]})
         >>> Context(k).buffer() is None, Context(k, scratch=True).buffer() is None  # small: allocate
         (True, True)
         """
-        if self._lent is None or self.size * 8 < pages.ADVISE_BYTES:
+        if self._lent is None or self.size * 8 < pool.ADVISE_BYTES:
             return None
-        out = pages.take(self.size)
+        out = pool.take(self.size)
         out = np.empty(self.size) if out is None else out
         self._lent.append(out)
         return out
 
     def release(self) -> None:
         """Forget every computed array and give the `buffer` arrays back for the thread's next
-        evaluation (`svc_engine.pages.keep`); the caller holds none of them."""
+        evaluation (`svc_engine.scratch.keep`); the caller holds none of them."""
         self.cache.clear()
         self.rows.clear()
         self._higher.clear()
         if self._lent:
-            pages.keep(self._lent)
+            pool.keep(self._lent)
             self._lent = []
 
     def values(self, node: A.Node) -> np.ndarray:
@@ -113,7 +114,7 @@ class Context:
         """
         cached = self.cache.get(node)
         if cached is None:
-            cached = _VALUE[type(node)](self, node)
+            cached = VALUE[type(node)](self, node)
             self.cache[node] = cached
         return cached
 
@@ -128,7 +129,7 @@ class Context:
         cached = self.cache.get(node)
         if cached is None:
             with np.errstate(invalid="ignore"):
-                cached = _TRUTH[type(node)](self, node)
+                cached = TRUTH[type(node)](self, node)
             self.cache[node] = cached
         return cached
 

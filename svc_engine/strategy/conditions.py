@@ -7,7 +7,7 @@ Example:
     >>> from svc_engine.strategy.compiler import Context
     >>> k = pl.DataFrame({"open_time": [0, 1], "open": [1.0, 2.0], "high": [1.0, 2.0], "low": [1.0, 2.0],
     ...     "close": [1.0, 3.0], "volume": [0.0, 0.0]})
-    >>> _TRUTH[A.Candles](Context(k), A.Candles("green", 1)).tolist()
+    >>> TRUTH[A.Candles](Context(k), A.Candles("green", 1)).tolist()
     [False, True]
 """
 
@@ -22,11 +22,11 @@ from svc_engine import indicators as K
 from svc_engine.indicators import calendar as KC
 from svc_engine.indicators import patterns as KP
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.points import SPARSE, compare_arrays, pointwise, truth_at
-from svc_engine.strategy.values import _hlc, shift
+from svc_engine.strategy.sparse import SPARSE, compare_arrays, pointwise, truth_at
+from svc_engine.strategy.values import hlc, shift
 
 if TYPE_CHECKING:
-    from svc_engine.strategy.compiler import Context
+    from svc_engine.strategy.context import Context
 
 
 def _operand(ctx: Context, node: A.Node) -> np.ndarray | float:
@@ -102,7 +102,7 @@ def _pattern(ctx: Context, node: A.Pattern) -> np.ndarray:
     key = A.Ind(f"_pattern {node.name}", ())
     values = ctx.cache.get(key)
     if values is None:
-        values = _PATTERN_KERNELS[node.name](ctx.array("open"), *_hlc(ctx))
+        values = _PATTERN_KERNELS[node.name](ctx.array("open"), *hlc(ctx))
         ctx.cache[key] = values
     if node.side == "bullish":
         return values > 0
@@ -122,7 +122,7 @@ def _after(ctx: Context, node: A.After) -> np.ndarray:
 
 def _and(ctx: Context, node: A.And) -> np.ndarray:
     # Parts read at each candle alone go last; once the others leave few candidates, they are read
-    # there only (svc_engine.strategy.points), which gives the same bools.
+    # there only (svc_engine.strategy.sparse), which gives the same bools.
     items = sorted(node.items, key=lambda item: pointwise(item) and item not in ctx.cache)
     out = ctx.truth(items[0]).copy()
     at: np.ndarray | None = None
@@ -177,7 +177,7 @@ def _held(ctx: Context, node: A.Held) -> np.ndarray:
     return out
 
 
-_TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Held: _held,
     A.DayEnd: _day_end,
     A.DayStart: lambda c, n: KC.day_start_nb(c.array("open_time")),
@@ -196,3 +196,4 @@ _TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Not: lambda c, n: ~c.truth(n.item),
     A.TrendEvent: lambda c, n: c.trend(n.event),
 }
+"""The evaluator of each condition node type: the registry ``Context.truth`` dispatches on."""

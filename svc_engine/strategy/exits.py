@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError
-from svc_engine.strategy.parser import DOWN_WORDS, EXIT_PREFIXES, UP_WORDS, _Parser
+from svc_engine.strategy.parser import DOWN_WORDS, EXIT_PREFIXES, UP_WORDS, Parser
 from svc_engine.strategy.tokens import COMMA, END, NUM, WORD, Token
 
 NONE_WORDS = {"take", "profit", "tp", "target", "stop", "loss", "sl", "stoploss"}
@@ -36,7 +36,7 @@ def parse_exit(text: str) -> Exit:
     >>> parse_exit("take profit at 2 x ATR(14)").target
     AtrTarget(mult=2.0, period=14)
     """
-    p = _Parser(text)
+    p = Parser(text)
     p.in_exit = True
     bare = [t.text for t in p.toks[:-1]]
     if (
@@ -101,7 +101,7 @@ def parse_exit(text: str) -> Exit:
     return Exit(target, direction, first)
 
 
-def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
+def _exit_target(p: Parser, direction: str | None) -> A.Node | Exit:
     first = p.peek()
     if p.at("risk") or p.at("rr") or p.at("reward"):
         return _risk_reward(p)
@@ -142,7 +142,7 @@ def _exit_target(p: _Parser, direction: str | None) -> A.Node | Exit:
     return A.LevelTarget(level)
 
 
-def _trailing(p: _Parser) -> Exit:
+def _trailing(p: Parser) -> Exit:
     """ "trailing stop 2%", "trailing stop of 2 x ATR(14)", "trailing stop 3% after 2% profit"."""
     first = p.take()
     for word in ("stop", "loss", "sl", "of", "at", "by"):
@@ -173,7 +173,7 @@ def _trailing(p: _Parser) -> Exit:
     return Exit(target, None, first)
 
 
-def _entry_direction(p: _Parser) -> str | None:
+def _entry_direction(p: Parser) -> str | None:
     way = None
     if p.at_any(UP_WORDS | DOWN_WORDS):
         way = "above" if p.take().text in UP_WORDS else "below"
@@ -182,7 +182,7 @@ def _entry_direction(p: _Parser) -> str | None:
     return way
 
 
-def _atr_target(p: _Parser, direction: str | None) -> Exit:
+def _atr_target(p: Parser, direction: str | None) -> Exit:
     first = p.take()
     p.accept("x") or p.accept("times") or p.accept("*")
     atr = p.primary()
@@ -197,7 +197,7 @@ def _atr_target(p: _Parser, direction: str | None) -> Exit:
 TURTLE_N = 20
 
 
-def _turtle_n(p: _Parser) -> A.Node | None:
+def _turtle_n(p: Parser) -> A.Node | None:
     """ "2N", "2 N below entry", "1/2 N": a multiple of N, the ATR(20)."""
     first = p.peek()
     if first.kind != NUM or first.pct:
@@ -211,7 +211,7 @@ def _turtle_n(p: _Parser) -> A.Node | None:
     return A.AtrTarget(mult, TURTLE_N)
 
 
-def _risk_reward(p: _Parser) -> A.Node:
+def _risk_reward(p: Parser) -> A.Node:
     for word in ("risk", "/", "to", "reward", "rr", "ratio", "of", "=", "at"):
         p.accept(word)
     tok = p.number("the reward-to-risk ratio")
@@ -245,7 +245,7 @@ def parse_exit_rule(text: str) -> ExitRule:
     >>> parse_exit_rule("after 12 candles").condition is None
     True
     """
-    p = _Parser(text)
+    p = Parser(text)
     if p.peek().kind == END:
         raise StrategyCompileError("the exit condition is empty", phrase="", position=0)
     for tok in p.toks:
@@ -274,7 +274,7 @@ def parse_exit_rule(text: str) -> ExitRule:
     return ExitRule(condition, hold, breakeven)
 
 
-def _skip_frame(p: _Parser) -> None:
+def _skip_frame(p: Parser) -> None:
     """The words that frame an exit rule: "exit when", "close the position if", "sell once" ("close"
     only with position/trade/out after it: "exit when close falls ..." keeps the close)."""
     while not p.at_time_exit():
@@ -300,7 +300,7 @@ def _skip_frame(p: _Parser) -> None:
             return
 
 
-def _day_end(p: _Parser) -> bool:
+def _day_end(p: Parser) -> bool:
     """ "at the end of the day", "at the end of the UTC day", "the day ends", "at the daily close"."""
     start = p.i
     raw = p.text.lower()
@@ -325,7 +325,7 @@ def _day_end(p: _Parser) -> bool:
     return False
 
 
-def _breakeven(p: _Parser) -> float:
+def _breakeven(p: Parser) -> float:
     """ "move the stop to break-even (to entry) after 1% (profit)", then optionally ', ...'."""
     start = p.i
     for word in ("move", "the", "stop", "loss", "sl", "to"):

@@ -6,7 +6,7 @@ Predicates pair a value with a comparison, a cross, a range or an event; a few e
 ("3 green candles in a row", "a new 55-candle high", "a trend line breaks upward").
 
 The rules live in :mod:`svc_engine.strategy.grammar`, one concern per module; this module composes
-them into ``_Parser``, reads the entry's side prefix and price clause, and keeps the word tables
+them into ``Parser``, reads the entry's side prefix and price clause, and keeps the word tables
 importable here.
 
 Example:
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError
-from svc_engine.strategy.grammar.comparisons import _CLOUD_SIDE, Comparisons, _direction_of, _resolve_cloud
-from svc_engine.strategy.grammar.conditions import Conditions, _flatten
+from svc_engine.strategy.grammar.comparisons import CLOUD_SIDE, Comparisons, direction_of, resolve_cloud
+from svc_engine.strategy.grammar.conditions import Conditions, flatten
 from svc_engine.strategy.grammar.events import Events
 from svc_engine.strategy.grammar.indicators import Indicators, fmt_num
 from svc_engine.strategy.grammar.values import Values
@@ -51,11 +51,11 @@ from svc_engine.strategy.grammar.words import (
 from svc_engine.strategy.tokens import COMMA, END, NUM, RPAREN, WORD
 
 __all__ = [
-    "AND_WORDS", "BEAR_WORDS", "BULL_WORDS", "COLORS", "CONNECTIVES", "DOWN_WORDS", "ELIDED_STARTS",
-    "ENTRY_WORDS", "EXIT_PREFIXES", "KNOWN_PHRASES", "MAX_WINDOW", "PERIOD_WORDS", "SIDE_WORDS",
-    "SPEED_NAMED", "SUGGESTABLE", "TF_ADJECTIVES", "TF_CONDITIONS", "TF_UNITS", "TIMEFRAME_WORDS",
-    "UP_WORDS", "ZONES", "_CLOUD_SIDE", "Entry", "_Parser", "_direction_of", "_flatten", "_resolve_cloud",
-    "fmt_num", "parse_entry",
+    "AND_WORDS", "BEAR_WORDS", "BULL_WORDS", "CLOUD_SIDE", "COLORS", "CONNECTIVES", "DOWN_WORDS",
+    "ELIDED_STARTS", "ENTRY_WORDS", "EXIT_PREFIXES", "KNOWN_PHRASES", "MAX_WINDOW", "PERIOD_WORDS",
+    "SIDE_WORDS", "SPEED_NAMED", "SUGGESTABLE", "TF_ADJECTIVES", "TF_CONDITIONS", "TF_UNITS",
+    "TIMEFRAME_WORDS", "UP_WORDS", "ZONES", "Entry", "Parser", "direction_of", "flatten", "fmt_num",
+    "parse_entry", "resolve_cloud",
 ]  # fmt: skip
 
 
@@ -69,7 +69,7 @@ class Entry:
     market: bool = False
 
 
-class _Parser(Conditions, Comparisons, Events, Values, Indicators):
+class Parser(Conditions, Comparisons, Events, Values, Indicators):
     """One parser per condition text, composed of the grammar's mixins
     (:mod:`svc_engine.strategy.grammar`); the entry's side prefix and price clause are here."""
 
@@ -125,7 +125,7 @@ def parse_entry(text: str) -> Entry:
     >>> parse_entry("buy when close is above SMA(20), limit at EMA(20)").side
     'long'
     """
-    p = _Parser(text)
+    p = Parser(text)
     if p.peek().kind == END:
         raise StrategyCompileError("the condition is empty", phrase="", position=0)
     side = p.side_prefix()

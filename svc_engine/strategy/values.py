@@ -7,7 +7,7 @@ Example:
     >>> from svc_engine.strategy.compiler import Context
     >>> k = pl.DataFrame({"open_time": [0, 1], "open": [1.0, 2.0], "high": [1.0, 2.0], "low": [1.0, 2.0],
     ...     "close": [1.0, 3.0], "volume": [0.0, 0.0]})
-    >>> _VALUE[A.Lag](Context(k), A.Lag(A.Field("close"), 1)).tolist()
+    >>> VALUE[A.Lag](Context(k), A.Lag(A.Field("close"), 1)).tolist()
     [nan, 1.0]
 """
 
@@ -27,7 +27,7 @@ from svc_engine.indicators import volume as KV
 from svc_engine.strategy import ast as A
 
 if TYPE_CHECKING:
-    from svc_engine.strategy.compiler import Context
+    from svc_engine.strategy.context import Context
 
 
 def shift(x: np.ndarray, n: int) -> np.ndarray:
@@ -83,11 +83,13 @@ def _ind(ctx: Context, node: A.Ind) -> np.ndarray:
     return _INDICATORS[node.name](ctx, node)
 
 
-def _source(ctx: Context, node: A.Ind) -> np.ndarray:
+def source_of(ctx: Context, node: A.Ind) -> np.ndarray:
+    """The values an indicator is computed on: its source, or the close."""
     return ctx.values(node.source) if node.source is not None else ctx.array("close")
 
 
-def _hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def hlc(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The high, low and close arrays, the inputs of the range indicators."""
     return ctx.array("high"), ctx.array("low"), ctx.array("close")
 
 
@@ -102,11 +104,11 @@ def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
         if node.output == "signal":
             return K.ema_nb(line, signal)
         return line - ctx.values(replace(node, output="signal"))
-    return K.macd_line_nb(_source(ctx, node), fast, slow)
+    return K.macd_line_nb(source_of(ctx, node), fast, slow)
 
 
 def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
-    k, d = K.stoch_nb(*_hlc(ctx), *(int(p) for p in node.params))
+    k, d = K.stoch_nb(*hlc(ctx), *(int(p) for p in node.params))
     return k if node.output == "%k" else d
 
 
@@ -132,7 +134,7 @@ def _keltner(ctx: Context, node: A.Ind) -> np.ndarray:
     mid = _ema(ctx.array("close"), n)
     if node.output == "middle":
         return mid
-    atr = K.atr_nb(*_hlc(ctx), n)
+    atr = K.atr_nb(*hlc(ctx), n)
     return mid + mult * atr if node.output == "upper" else mid - mult * atr
 
 
@@ -148,8 +150,8 @@ def _donchian(ctx: Context, node: A.Ind) -> np.ndarray:
 def _vwap(ctx: Context, node: A.Ind) -> np.ndarray:
     n = int(node.params[0])
     if n == 0:
-        return K.vwap_session_nb(ctx.array("open_time"), *_hlc(ctx), ctx.array("volume"))
-    return K.vwap_rolling_nb(*_hlc(ctx), ctx.array("volume"), n)
+        return K.vwap_session_nb(ctx.array("open_time"), *hlc(ctx), ctx.array("volume"))
+    return K.vwap_rolling_nb(*hlc(ctx), ctx.array("volume"), n)
 
 
 def _hlcv(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -157,17 +159,17 @@ def _hlcv(ctx: Context) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _dmi(ctx: Context, node: A.Ind) -> np.ndarray:
-    plus, minus, adx = KT.dmi_nb(*_hlc(ctx), _period(node))
+    plus, minus, adx = KT.dmi_nb(*hlc(ctx), period_of(node))
     return {"+di": plus, "-di": minus}.get(node.output, adx)
 
 
 def _aroon(ctx: Context, node: A.Ind) -> np.ndarray:
-    up, down, osc = KT.aroon_nb(ctx.array("high"), ctx.array("low"), _period(node))
+    up, down, osc = KT.aroon_nb(ctx.array("high"), ctx.array("low"), period_of(node))
     return {"up": up, "down": down}.get(node.output, osc)
 
 
 def _supertrend(ctx: Context, node: A.Ind) -> np.ndarray:
-    line, way = KT.supertrend_nb(*_hlc(ctx), _period(node), float(node.params[1]))
+    line, way = KT.supertrend_nb(*hlc(ctx), period_of(node), float(node.params[1]))
     return way if node.output == "direction" else line
 
 
@@ -186,26 +188,32 @@ def _ichimoku(ctx: Context, node: A.Ind) -> np.ndarray:
 
 
 def _stochrsi(ctx: Context, node: A.Ind) -> np.ndarray:
-    k, d = KD.stochrsi_nb(_source(ctx, node), *(int(p) for p in node.params))
+    k, d = KD.stochrsi_nb(source_of(ctx, node), *(int(p) for p in node.params))
     return k if node.output == "%k" else d
 
 
-def _period(node: A.Ind) -> int:
+def period_of(node: A.Ind) -> int:
+    """An indicator's first parameter, its period.
+
+    Example:
+        >>> period_of(A.Ind("sma", (14,)))
+        14
+    """
     return int(node.params[0])
 
 
 _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
-    "sma": lambda c, n: K.sma_nb(_source(c, n), _period(n), c.buffer()),
-    "ema": lambda c, n: K.ema_nb(_source(c, n), _period(n), c.buffer()),
-    "wma": lambda c, n: K.wma_nb(_source(c, n), _period(n)),
-    "rsi": lambda c, n: K.rsi_nb(_source(c, n), _period(n), c.buffer()),
-    "roc": lambda c, n: K.roc_nb(_source(c, n), _period(n)),
-    "max": lambda c, n: K.rolling_max_nb(_source(c, n), _period(n)),
-    "min": lambda c, n: K.rolling_min_nb(_source(c, n), _period(n)),
-    "atr": lambda c, n: K.atr_nb(*_hlc(c), _period(n), c.buffer()),
-    "cci": lambda c, n: K.cci_nb(*_hlc(c), _period(n)),
-    "willr": lambda c, n: K.willr_nb(*_hlc(c), _period(n)),
-    "_typical": lambda c, n: K.typical_price_nb(*_hlc(c)),
+    "sma": lambda c, n: K.sma_nb(source_of(c, n), period_of(n), c.buffer()),
+    "ema": lambda c, n: K.ema_nb(source_of(c, n), period_of(n), c.buffer()),
+    "wma": lambda c, n: K.wma_nb(source_of(c, n), period_of(n)),
+    "rsi": lambda c, n: K.rsi_nb(source_of(c, n), period_of(n), c.buffer()),
+    "roc": lambda c, n: K.roc_nb(source_of(c, n), period_of(n)),
+    "max": lambda c, n: K.rolling_max_nb(source_of(c, n), period_of(n)),
+    "min": lambda c, n: K.rolling_min_nb(source_of(c, n), period_of(n)),
+    "atr": lambda c, n: K.atr_nb(*hlc(c), period_of(n), c.buffer()),
+    "cci": lambda c, n: K.cci_nb(*hlc(c), period_of(n)),
+    "willr": lambda c, n: K.willr_nb(*hlc(c), period_of(n)),
+    "_typical": lambda c, n: K.typical_price_nb(*hlc(c)),
     "macd": _macd,
     "stoch": _stoch,
     "bb": _bollinger,
@@ -219,23 +227,23 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
     "ichimoku": _ichimoku,
     "obv": lambda c, n: KV.obv_nb(c.array("close"), c.array("volume")),
     "ad": lambda c, n: KV.ad_nb(*_hlcv(c)),
-    "mfi": lambda c, n: KV.mfi_nb(*_hlcv(c), _period(n)),
-    "cmf": lambda c, n: KV.cmf_nb(*_hlcv(c), _period(n)),
+    "mfi": lambda c, n: KV.mfi_nb(*_hlcv(c), period_of(n)),
+    "cmf": lambda c, n: KV.cmf_nb(*_hlcv(c), period_of(n)),
     "stochrsi": _stochrsi,
-    "mom": lambda c, n: KD.mom_nb(_source(c, n), _period(n)),
-    "dema": lambda c, n: KD.dema_nb(_source(c, n), _period(n)),
-    "tema": lambda c, n: KD.tema_nb(_source(c, n), _period(n)),
-    "hma": lambda c, n: KD.hma_nb(_source(c, n), _period(n)),
-    "stddev": lambda c, n: KD.stddev_nb(_source(c, n), _period(n)),
-    "zscore": lambda c, n: KD.zscore_nb(_source(c, n), _period(n)),
-    "natr": lambda c, n: KD.natr_nb(*_hlc(c), _period(n)),
-    "prank": lambda c, n: KC.percent_rank_nb(_source(c, n), _period(n)),
-    "roct": lambda c, n: KC.change_over_time_nb(c.array("open_time"), _source(c, n), _period(n) * 60_000),
+    "mom": lambda c, n: KD.mom_nb(source_of(c, n), period_of(n)),
+    "dema": lambda c, n: KD.dema_nb(source_of(c, n), period_of(n)),
+    "tema": lambda c, n: KD.tema_nb(source_of(c, n), period_of(n)),
+    "hma": lambda c, n: KD.hma_nb(source_of(c, n), period_of(n)),
+    "stddev": lambda c, n: KD.stddev_nb(source_of(c, n), period_of(n)),
+    "zscore": lambda c, n: KD.zscore_nb(source_of(c, n), period_of(n)),
+    "natr": lambda c, n: KD.natr_nb(*hlc(c), period_of(n)),
+    "prank": lambda c, n: KC.percent_rank_nb(source_of(c, n), period_of(n)),
+    "roct": lambda c, n: KC.change_over_time_nb(c.array("open_time"), source_of(c, n), period_of(n) * 60_000),
     "hour": lambda c, n: KC.hour_nb(c.array("open_time")),
     "weekday": lambda c, n: KC.weekday_nb(c.array("open_time")),
 }
 
-_VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Num: _num,
     A.Field: _field,
     A.Lag: _lag,
@@ -244,3 +252,5 @@ _VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Ind: _ind,
     A.Tf: _tf,
 }
+"""The evaluator of each numeric node type: the registry ``Context.values`` dispatches on."""
+_VALUE = VALUE  # the old name: tests patch the registry through it (here and as compiler._VALUE)

@@ -8,8 +8,8 @@ Example:
 
 from __future__ import annotations
 
-from svc_engine.trend.api import SNAPSHOT, signal_summary, signal_to_api
 from svc_engine.trend.params import TrendParams
+from svc_engine.trend.payloads import SNAPSHOT, signal_summary, signal_to_api
 from svc_engine.trend.scan import SCAN_SCHEMA, scan_trends, signal_detail
 from svc_engine.trend.sentiment import market_key, sentiment_history, sentiment_item, trend_indicator
 from svc_engine.trend.signals import SIGNAL_SCHEMA, break_events, detect_trends

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from svc_engine.trend.api import signal_to_api
 from svc_engine.trend.params import TrendParams
+from svc_engine.trend.payloads import signal_to_api
 from svc_engine.trend.pivots import pivot_flags_nb
 from svc_engine.trend.signals import kline_arrays
 

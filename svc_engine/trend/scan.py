@@ -29,8 +29,8 @@ import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
 from svc_engine.data.times import TIME, to_seconds
-from svc_engine.trend.api import signal_to_api
 from svc_engine.trend.params import TrendParams
+from svc_engine.trend.payloads import signal_to_api
 from svc_engine.trend.signals import SIGNAL_SCHEMA, detect_trends
 
 WARMUP = 1000

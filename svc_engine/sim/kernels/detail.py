@@ -141,7 +141,7 @@ def fine_reach_nb(fh, flo, fc, f, stop_f, open_fill, side):
 
 
 @njit(cache=True, nogil=True)
-def _detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine, exit_flag, market, hold,
+def detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine, exit_flag, market, hold,
                        moves, cut=-1):  # fmt: skip
     """Refine a filled order's entry on the fine candles of its fill candle, then find its exit
     with ``find_exit_detail_nb`` and the signal's exit rules. A market order fills at the open of

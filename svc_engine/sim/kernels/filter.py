@@ -1,4 +1,4 @@
-"""Validity and the min/max filter of the signals (engine-semantics section 2).
+"""Validity and the min/max filter of the signals (`../shared/design/engine-semantics.md` section 2).
 
 Example:
     >>> _reject_fate(0.5, 0.1, 0.001, 0.3, 0.001, 0.5) == F_TP_ABOVE_MAX

@@ -1,5 +1,5 @@
-"""Money (engine-semantics section 5): executed prices after spread, returns with commission and
-leverage, marks of open positions, trade records and stakes.
+"""Money (`../shared/design/engine-semantics.md` section 5): executed prices after spread, returns with
+commission and leverage, marks of open positions, trade records and stakes.
 
 Example:
     >>> round(net_return(LONG, 100.0, 110.0, 0.0), 12)

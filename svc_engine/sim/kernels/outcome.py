@@ -1,5 +1,5 @@
-"""One signal's outcome by the rules of engine-semantics sections 3 and 4: its fill (limit or
-market order), the stop of the trade, rules 1-3 on a candle, the exit; memoised per signal.
+"""One signal's outcome by the rules of `../shared/design/engine-semantics.md` sections 3 and 4: its fill
+(limit or market order), the stop of the trade, rules 1-3 on a candle, the exit; memoised per signal.
 
 Example:
     >>> stop_level_nb(10.0, LONG, 9.0, 1.0)
@@ -66,8 +66,8 @@ def stop_level_nb(entry, side, sl, leverage):
     """(stop price, its reason, its gap reason): the liquidation level ``Q`` (from the raw fill
     price) replaces ``SL`` where it lies strictly between the entry and ``SL``.
 
-    Every trade has a ``Q`` at any leverage (engine-semantics section 4): at 1x a long's is 0 (no
-    valid price reaches it) and a short's is ``2E``, so a short without a stop (``SL = +inf``) is
+    Every trade has a ``Q`` at any leverage (`../shared/design/engine-semantics.md` section 4): at 1x a long's
+    is 0 (no valid price reaches it) and a short's is ``2E``, so a short without a stop (``SL = +inf``) is
     liquidated when its stake is gone instead of staying open at value 0.
 
     Example:

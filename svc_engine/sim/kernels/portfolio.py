@@ -1,5 +1,5 @@
-"""The portfolio sweep over the union of candle times with ``divide`` slots (engine-semantics
-section 6), and the divide search that runs it once per candidate.
+"""The portfolio sweep over the union of candle times with ``divide`` slots
+(`../shared/design/engine-semantics.md` section 6), and the divide search that runs it once per candidate.
 
 Example:
     >>> _open_stakes(np.array([1.0, 0.0, 2.5]))

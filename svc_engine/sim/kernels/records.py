@@ -66,10 +66,10 @@ TRADE_DTYPE = np.dtype(
         ("stake", np.float64), ("ret", np.float64), ("profit", np.float64), ("balance", np.float64),
     ]
 )  # fmt: skip
-"""One trade: ``signal_row`` its signal's index in the signal arrays; ``signal_candle``,
-``fill_candle``, ``exit_candle`` candle indices local to its coin (``s``, ``i``, ``j`` of
-engine-semantics); ``ret`` is ``max(leverage * r, -1)``; ``entry``/``exit`` are executed prices
-(after spread)."""
+"""One trade: ``signal_row`` its signal's index in the signal arrays; ``signal_candle``, ``fill_candle``,
+``exit_candle`` candle indices local to its coin (``s``, ``i``, ``j`` of
+`../shared/design/engine-semantics.md`); ``ret`` is ``max(leverage * r, -1)``; ``entry``/``exit`` are executed
+prices (after spread)."""
 
 
 OUTCOME_DTYPE = np.dtype(

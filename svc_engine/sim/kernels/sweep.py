@@ -1,4 +1,4 @@
-"""The sequential sweep of one coin (engine-semantics sections 3-5, docs/exits.md).
+"""The sequential sweep of one coin (`../shared/design/engine-semantics.md` sections 3-5, docs/exits.md).
 
 Example:
     >>> single_sweep_nb.__name__
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.sim.kernels.detail import _detail_outcome_nb
+from svc_engine.sim.kernels.detail import detail_outcome_nb
 from svc_engine.sim.kernels.money import close_trade_nb, fill_trade_nb, stake_nb
 from svc_engine.sim.kernels.records import (
     F_BUSY,
@@ -105,7 +105,7 @@ def single_sweep_nb(
         if reversing and reverse[k]:
             cut = reverse_cut_nb(rev_side, side[k], max(memo[k].fill_candle, s + gap), last)
         if detail:
-            _detail_outcome_nb(
+            detail_outcome_nb(
                 memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine, exit_flag, market,
                 hold[k] if hold.shape[0] > 0 else 0, moves[k] if moves.shape[0] > 0 else NO_MOVES, cut,
             )  # fmt: skip

@@ -121,7 +121,7 @@ class Comparisons(Amounts):
             return self.zone(left)
         if tok.text in ("positive", "negative"):
             self.i += 1  # "the MACD histogram is positive"
-            return A.Compare(">" if tok.text == "positive" else "<", _direction_of(left), A.Num(0.0))
+            return A.Compare(">" if tok.text == "positive" else "<", direction_of(left), A.Num(0.0))
         if tok.text in ("pointed", "pointing", "sloping", "slope", "heading", "angled") and self.directional(
             1
         ):
@@ -133,7 +133,7 @@ class Comparisons(Amounts):
         if isinstance(left, A.Ind) and left.name == "supertrend" and self.at_any(BULL_WORDS | BEAR_WORDS):
             # "Supertrend is bullish": its direction is up.
             op = ">" if self.take().text in BULL_WORDS else "<"
-            return A.Compare(op, _direction_of(left), A.Num(0.0))
+            return A.Compare(op, direction_of(left), A.Num(0.0))
         if tok.text == "fill" and self.peek(1).text == "gap":
             self.i += 2  # "price fills the gap": it trades back to the previous close
             return A.Compare("<=", A.Field("low"), A.Lag(A.Field("close"), 1))
@@ -335,7 +335,7 @@ class Comparisons(Amounts):
 
     def turn(self, left: A.Node) -> A.Node:
         self.i += 1
-        left = _direction_of(left)
+        left = direction_of(left)
         if self.at_any(BULL_WORDS):
             self.i += 1
             return A.Cross("above", left, A.Num(0.0))
@@ -346,14 +346,14 @@ class Comparisons(Amounts):
         raise AssertionError
 
 
-def _direction_of(node: A.Node) -> A.Node:
+def direction_of(node: A.Node) -> A.Node:
     """A Supertrend turns by its direction line, not by its price line."""
     if isinstance(node, A.Ind) and node.name == "supertrend":
         return A.Ind("supertrend", node.params, "direction")
     return node
 
 
-_CLOUD_SIDE = {
+CLOUD_SIDE = {
     ">": "cloud top",
     ">=": "cloud top",
     "<": "cloud bottom",
@@ -363,10 +363,10 @@ _CLOUD_SIDE = {
 }
 
 
-def _resolve_cloud(node: A.Node) -> A.Node:
+def resolve_cloud(node: A.Node) -> A.Node:
     """ "above the cloud" means above its top, "below the cloud" below its bottom."""
     if isinstance(node, A.Not):
-        return A.Not(_resolve_cloud(node.item))
+        return A.Not(resolve_cloud(node.item))
     if not isinstance(node, A.Compare | A.Cross):
         return node
     way = node.op if isinstance(node, A.Compare) else node.direction
@@ -374,8 +374,8 @@ def _resolve_cloud(node: A.Node) -> A.Node:
 
     def fix(side: A.Node, flip: bool) -> A.Node:
         is_cloud = isinstance(side, A.Ind) and side.name == "ichimoku" and side.output == "cloud"
-        if is_cloud and way in _CLOUD_SIDE:
-            out = _CLOUD_SIDE[way]
+        if is_cloud and way in CLOUD_SIDE:
+            out = CLOUD_SIDE[way]
             return A.Ind("ichimoku", side.params, flipped[out] if flip else out)
         return side
 

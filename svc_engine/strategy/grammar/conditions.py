@@ -12,7 +12,7 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_condition
 from svc_engine.strategy.errors import StrategyCompileError
-from svc_engine.strategy.grammar.comparisons import _resolve_cloud
+from svc_engine.strategy.grammar.comparisons import resolve_cloud
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import (
     AND_WORDS,
@@ -36,7 +36,7 @@ class Conditions(Cursor):
                 self.fail("expected a condition after 'or'")
             self.accept("either")
             items.append(self.conjunction())
-        return items[0] if len(items) == 1 else A.Or(_flatten(A.Or, items))
+        return items[0] if len(items) == 1 else A.Or(flatten(A.Or, items))
 
     def conjunction(self) -> A.Node:
         self.accept("both")
@@ -54,7 +54,7 @@ class Conditions(Cursor):
                 items[-1] = A.After(self.negation(), items[-1], window)
                 continue
             items.append(self.negation())
-        return items[0] if len(items) == 1 else A.And(_flatten(A.And, items))
+        return items[0] if len(items) == 1 else A.And(flatten(A.And, items))
 
     def separator(self) -> bool:
         """One joining word, optionally after a comma (", and"); "and also" is one too. A second
@@ -154,7 +154,7 @@ class Conditions(Cursor):
                 node = self.tail(left)
             finally:
                 self.subjects.pop()
-        node = _resolve_cloud(node)
+        node = resolve_cloud(node)
         for verb in ("occurs", "occur", "happens", "appears"):
             self.accept(verb)  # "a death cross occurs"
         if self.implicit_and(node):
@@ -239,7 +239,7 @@ class Conditions(Cursor):
         return A.Within(put(node.expr), node.pct, put(node.ref))
 
 
-def _flatten(kind: type[A.And] | type[A.Or], items: list[A.Node]) -> tuple[A.Node, ...]:
+def flatten(kind: type[A.And] | type[A.Or], items: list[A.Node]) -> tuple[A.Node, ...]:
     """`(a and b) and c` is `a and b and c`: one flat list per operator keeps the tree canonical."""
     out: list[A.Node] = []
     for item in items:

@@ -20,7 +20,7 @@ from svc_engine.strategy.vocab import VOCABULARY
 
 class Cursor:
     """One parser per condition text; methods consume tokens left to right. The grammar's rules
-    live in the mixins of :mod:`svc_engine.strategy.grammar`, composed by ``parser._Parser``."""
+    live in the mixins of :mod:`svc_engine.strategy.grammar`, composed by ``parser.Parser``."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -103,7 +103,7 @@ class Cursor:
         """The words from `first` to `last` as the trader wrote them."""
         return self.text[first.pos : last.end]
 
-    if TYPE_CHECKING:  # rules that one mixin calls on another (all composed by ``parser._Parser``)
+    if TYPE_CHECKING:  # rules that one mixin calls on another (all composed by ``parser.Parser``)
 
         def value(self) -> A.Node: ...
         def postfix(self) -> A.Node: ...
