@@ -35,6 +35,7 @@ from numba import njit
 CHUNK = 16
 #: Columns of a resample's figures.
 MEAN, STD, LOG_GROWTH, MAX_DD_LOG = 0, 1, 2, 3
+_BATCH = 64  # blocks drawn before they are walked
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -182,14 +183,21 @@ def stationary_bootstrap_nb(r, mean_block, seed, out):
     pc, ch, cs = tables_nb(r)
     inv_log_q = 1.0 / math.log(1.0 - 1.0 / mean_block) if mean_block > 1.0 else 0.0
     s = np.uint64(seed)
+    starts, lengths = np.empty(_BATCH, np.int64), np.empty(_BATCH, np.int64)
     for rep in range(out.shape[0]):
         x, s1, s2, peak, dd = 0.0, 0.0, 0.0, 0.0, 0.0
         left = n
         while left > 0:
-            s, a, length = _draw(s, n, inv_log_q)
-            length = min(length, left)
-            left -= length
-            x, s1, s2, peak, dd = _block(pc, ch, cs, n, a, length, x, s1, s2, peak, dd)
+            # a batch of draws first: the walk's loads no longer wait behind the generator
+            m = 0
+            while m < _BATCH and left > 0:
+                s, a, length = _draw(s, n, inv_log_q)
+                length = min(length, left)
+                left -= length
+                starts[m], lengths[m] = a, length
+                m += 1
+            for i in range(m):
+                x, s1, s2, peak, dd = _block(pc, ch, cs, n, starts[i], lengths[i], x, s1, s2, peak, dd)
         mean = s1 / n
         var = (s2 - n * mean * mean) / (n - 1) if n > 1 else 0.0
         out[rep, MEAN] = mean
