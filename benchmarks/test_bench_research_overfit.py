@@ -1,6 +1,7 @@
 """Overfitting tools' speed, printed: what block moments and PBO add to a 1,000-combination sweep
 of 25 coins of 1h candles (target: under 20 % of the sweep), and 1,000 stationary-bootstrap
-resamples of one 4.35 M-candle BTCUSDT 1m backtest on one core (target: under 2 s).
+resamples of one 4.35 M-candle BTCUSDT 1m series, and ``confidence`` of a backtest of it, on one
+core (target: under 2 s).
 
 Run: ``.venv/bin/python -m pytest benchmarks/test_bench_research_overfit.py -p no:cacheprovider
 --benchmark-only -s``; ``SVC_BENCH_SWEEP_COINS`` lowers the number of coins.
@@ -66,17 +67,53 @@ def test_bench_pbo_share_of_a_1000_cell_sweep(benchmark: Any) -> None:
     assert extra < 0.20
 
 
-def test_bench_bootstrap_1000_resamples_of_btcusdt_1m(benchmark: Any) -> None:
-    from svc_engine.research.bootstrap import bootstrap
+class _Cpu:
+    """A call whose CPU time is kept: on the shared 2-core machine wall time measures the others."""
 
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.seconds = fn, 0.0
+
+    def __call__(self) -> Any:
+        t0 = time.process_time()
+        out = self.fn()
+        self.seconds = time.process_time() - t0
+        return out
+
+
+def _btcusdt_1m() -> pl.DataFrame:
     path = DATASETS / "crypto" / "BTCUSDT-1m.parquet"
     if not path.exists():
         pytest.skip(f"{path} not found (set SVC_SHARED_DATASETS)")
-    close = pl.read_parquet(path, columns=["close"])["close"].to_numpy()
+    return pl.read_parquet(path)
+
+
+def test_bench_bootstrap_1000_resamples_of_btcusdt_1m(benchmark: Any) -> None:
+    from svc_engine.research.bootstrap import bootstrap
+
+    close = _btcusdt_1m()["close"].to_numpy()
     r = np.ascontiguousarray(close[1:] / close[:-1] - 1.0)  # buy and hold: a return every candle
     bootstrap(r[:10_000], n=2)  # compile
-    out = benchmark.pedantic(lambda: bootstrap(r, n=1000, seed=0, periods_per_year=525_960), rounds=1,
-                             iterations=1)  # fmt: skip
+    cpu = _Cpu(lambda: bootstrap(r, n=1000, seed=0, periods_per_year=525_960))
+    out = benchmark.pedantic(cpu, rounds=1, iterations=1)
     took = benchmark.stats.stats.min
     print(f"\n  bootstrap 1,000 resamples of {r.shape[0]:,} 1m returns (mean block {out.mean_block:.0f}):"
-          f" {took:.2f} s (target < 2 s)\n{out.intervals}")  # fmt: skip
+          f" {took:.2f} s wall, {cpu.seconds:.2f} s CPU, {1000 / cpu.seconds:,.0f} resamples/s of CPU"
+          f" (target < 2 s)\n{out.intervals}")  # fmt: skip
+
+
+def test_bench_confidence_of_a_btcusdt_1m_backtest(benchmark: Any) -> None:
+    """The user's path: one backtest of every BTCUSDT minute, then ``confidence(result, n=1000)``
+    (its mean block is the trades' mean holding time when that is longer than n^(1/3))."""
+    from svc_engine.research.bootstrap import confidence
+    from svc_engine.strategy import compile_strategy
+
+    strategy = compile_strategy("RSI(14) crosses above 30", "5%", "3%")
+    result = sv.backtest(strategy, _btcusdt_1m(), "1m", commission_pct=0.0, spread_pct=0.0)
+    confidence(result, n=2)  # compile
+    cpu = _Cpu(lambda: confidence(result, n=1000, seed=0))
+    out = benchmark.pedantic(cpu, rounds=1, iterations=1)
+    took = benchmark.stats.stats.min
+    print(f"\n  confidence(result, n=1000) of a {result.equity.height:,}-candle BTCUSDT 1m backtest"
+          f" ({result.trades.height:,} trades, mean block {out.mean_block:.0f}): {took:.2f} s wall,"
+          f" {cpu.seconds:.2f} s CPU, {1000 / cpu.seconds:,.0f} resamples/s of CPU (target < 2 s)"
+          f"\n{out.intervals}")  # fmt: skip

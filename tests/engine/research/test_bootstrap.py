@@ -49,3 +49,46 @@ def test_sweep_rows_keep_the_block_moments_of_their_backtest() -> None:
     assert want[:, 0].sum() == 2_000 and want[:, 0].tolist() == [125.0] * 16
     ci = res.confidence(1, n=100)
     assert ci.height == 4 and ci["combo"].n_unique() == 1
+
+
+def _reference(r: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[float, float, float, float]:
+    """Candle by candle: build the resampled path, then its sums, log growth and log drawdown."""
+    idx = np.concatenate([(s + np.arange(k)) % r.shape[0] for s, k in zip(starts, lengths, strict=True)])
+    path = r[idx]
+    level = np.concatenate([[0.0], np.cumsum(np.log1p(path))])
+    return float(path.sum()), float((path * path).sum()), float(level[-1]), float(
+        np.max(np.maximum.accumulate(level) - level))  # fmt: skip
+
+
+@pytest.mark.parametrize(("n", "crash"), [(5, False), (16, False), (47, False), (1000, False), (1000, True)])
+def test_kernel_equals_a_candle_by_candle_path_of_the_same_blocks(n: int, crash: bool) -> None:
+    from svc_engine.research.bootstrap_nb import CHUNK, path_figures_nb
+
+    r = np.random.default_rng(n).normal(0.0, 0.02, n)
+    if crash:  # a steady rise with its one deep fall inside a chunk: the drawdown is the chunk's own
+        r = np.full(n, 0.01)
+        r[2 * CHUNK + 3 : 2 * CHUNK + 9] = -0.05
+    rng = np.random.default_rng(7)
+    # short blocks inside a chunk, blocks on chunk bounds, long ones and ones that wrap the end
+    starts = np.concatenate([[n - 3, 0, CHUNK % n, n - 1], rng.integers(0, n, 40)])
+    drawn = [rng.geometric(1 / 9, 20), rng.geometric(1 / 90, 20)]
+    lengths = np.concatenate([[5, CHUNK, 3 * CHUNK + 1, n], *drawn])
+    lengths = np.minimum(lengths, n)
+    assert np.any(starts + lengths > n) and np.any(lengths < CHUNK)
+    got = path_figures_nb(r, starts.astype(np.int64), lengths.astype(np.int64))
+    np.testing.assert_allclose(got, _reference(r, starts, lengths), rtol=0, atol=1e-9)
+
+
+def test_each_resample_is_the_path_of_its_drawn_blocks() -> None:
+    from svc_engine.research.bootstrap_nb import draw_blocks_nb, stationary_bootstrap_nb
+
+    r = np.random.default_rng(3).normal(0.0, 0.01, 2_003)
+    out = np.zeros((3, 4))
+    stationary_bootstrap_nb(r, 40.0, 11, out)
+    for k in range(3):
+        starts, lengths = draw_blocks_nb(r.shape[0], 40.0, 11, k)
+        assert lengths.sum() == r.shape[0] and 20 < np.mean(lengths) < 60
+        s1, s2, growth, dd = _reference(r, starts, lengths)
+        mean = s1 / r.shape[0]
+        std = np.sqrt((s2 - r.shape[0] * mean**2) / (r.shape[0] - 1))
+        np.testing.assert_allclose(out[k], [mean, std, growth, dd], rtol=0, atol=1e-9)
