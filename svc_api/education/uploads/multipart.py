@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from svc_api.core.objectstore import LocalObjectStore, ObjectStore, S3ObjectStore, check_key
+from svc_api.core.objectstore import LocalObjectStore, check_key
 
 PART_PREFIX = "/education/v1/studio/upload-parts/"
 CHUNK = 1 << 20
@@ -324,23 +324,6 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(doomed, ignore_errors=True)
 
 
-def multipart_for(store: ObjectStore, secret: bytes) -> Multipart:
-    """The multipart side of ``store``.
-
-    Example:
-        >>> import tempfile
-        >>> type(multipart_for(LocalObjectStore(tempfile.mkdtemp()), b"k")).__name__
-        'LocalMultipart'
-    """
-    if isinstance(store, S3ObjectStore):
-        from svc_api.education.uploads.s3multipart import S3Multipart  # it builds on this module
-
-        return S3Multipart(store)
-    if isinstance(store, LocalObjectStore):
-        return LocalMultipart(store, secret)
-    raise TypeError(f"no multipart uploads on {store!r}")
-
-
 def store_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that mean store trouble (retryable): OS errors and, with boto3, its errors."""
     errors: list[type[BaseException]] = [OSError]
@@ -357,7 +340,6 @@ __all__: list[Any] = [
     "Multipart",
     "StoredPart",
     "local_part_url",
-    "multipart_for",
     "part_signature_ok",
     "store_errors",
 ]

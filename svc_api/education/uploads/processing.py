@@ -32,9 +32,10 @@ from svc_api.core.store import Store
 from svc_api.core.workers import Periodic
 from svc_api.education.uploads import completion, policy
 from svc_api.education.uploads import queries as q
-from svc_api.education.uploads.multipart import Multipart, multipart_for, store_errors
+from svc_api.education.uploads.multipart import Multipart, store_errors
 from svc_api.education.uploads.probe import MediaRejected, probe
 from svc_api.education.uploads.service import CLEANUP, cleanup
+from svc_api.education.uploads.stores import multipart_for
 
 logger = logging.getLogger("svc_api.education.uploads")
 
