@@ -159,7 +159,6 @@ def market_frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
     )
 
 
-_frame = market_frame  # the old name, imported by tests/engine/data/test_time_dtype.py
 
 
 @dataclass(frozen=True, slots=True)

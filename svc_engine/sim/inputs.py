@@ -28,14 +28,7 @@ from svc_engine.data.frames import as_klines
 from svc_engine.data.schema import COLUMNS, PRICE_RULES, TIMEFRAMES, KlineValidationError, timeframe_ms
 from svc_engine.data.times import ms_array
 from svc_engine.sim import coverage, nb
-from svc_engine.sim.series_nb import (
-    first_bad_row,
-    first_bad_row_scan,
-    locate_sorted_nb,
-)
-
-# The names tests/engine/sim/test_validation_pass.py imports from here.
-_first_bad_row, _first_bad_row_scan = first_bad_row, first_bad_row_scan
+from svc_engine.sim.series_nb import first_bad_row, locate_sorted_nb
 
 SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price", "sl_price")
 #: Optional signal columns of the exit rules (docs/exits.md): ``order`` ("limit" or "market") and

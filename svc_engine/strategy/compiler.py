@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 KLINE_COLUMNS = ("open", "high", "low", "close", "volume")
-_VALUE = VALUE  # the old name: tests patch the registry through it
 
 
 class Context:

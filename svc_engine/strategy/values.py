@@ -253,4 +253,3 @@ VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
     A.Tf: _tf,
 }
 """The evaluator of each numeric node type: the registry ``Context.values`` dispatches on."""
-_VALUE = VALUE  # the old name: tests patch the registry through it (here and as compiler._VALUE)

@@ -13,7 +13,7 @@ import pytest
 
 from svc_engine.data import SCHEMA, Catalog, DataStore, KlineValidationError, load_klines, resample, to_arrays
 from svc_engine.data.schema import STORED_SCHEMA, conform
-from svc_engine.data.synthetic import _frame, generate_market
+from svc_engine.data.synthetic import generate_market, market_frame
 from svc_engine.data.times import TIME, as_time, ms_array, stored, time_series, with_time
 from svc_engine.research.demo import random_walk
 
@@ -113,7 +113,7 @@ def test_resampled_series_are_time_from_the_store_and_from_a_frame(tmp_path) -> 
 
 
 def test_synthetic_and_demo_frames_are_time(tmp_path) -> None:
-    assert _frame(np.array([T0]), np.ones((5, 1))).schema == pl.Schema(SCHEMA)
+    assert market_frame(np.array([T0]), np.ones((5, 1))).schema == pl.Schema(SCHEMA)
     walk = random_walk(3, seed=1)
     assert walk.schema["open_time"] == TIME
     assert walk["open_time"].dt.epoch("ms").to_list() == [T0, T0 + H, T0 + 2 * H]

@@ -145,13 +145,13 @@ def test_a_state_rebuilt_from_an_anchor_continues_as_the_one_kept_candle_by_cand
 
 def test_an_indicator_is_computed_once_per_coin_for_every_program_that_uses_it(monkeypatch: Any) -> None:
     calls: list[A.Node] = []
-    inner = V._VALUE[A.Ind]
+    inner = V.VALUE[A.Ind]
 
     def counted(ctx: Any, node: A.Ind) -> np.ndarray:
         calls.append(node)
         return inner(ctx, node)
 
-    monkeypatch.setitem(V._VALUE, A.Ind, counted)
+    monkeypatch.setitem(V.VALUE, A.Ind, counted)
     programs = [
         compile_strategy("close crosses above SMA(20)"),
         compile_strategy("close crosses below SMA(20)", "2 x ATR(14)"),

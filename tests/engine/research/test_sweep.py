@@ -86,13 +86,13 @@ def test_each_indicator_is_computed_once_per_value_and_coin(frames, monkeypatch)
     from svc_engine.strategy import compiler
 
     counted: Counter[tuple[str, tuple]] = Counter()
-    inner = compiler._VALUE[A.Ind]
+    inner = compiler.VALUE[A.Ind]
 
     def counting(ctx, node):
         counted[(node.name, node.params)] += 1
         return inner(ctx, node)
 
-    monkeypatch.setitem(compiler._VALUE, A.Ind, counting)
+    monkeypatch.setitem(compiler.VALUE, A.Ind, counting)
     sweep(STRATEGY, GRID, frames, "1h", executor=SerialExecutor(), **SETTINGS)
     rsi = {k: v for k, v in counted.items() if k[0] == "rsi"}
     assert rsi == {("rsi", (7,)): 2, ("rsi", (14,)): 2}  # once per coin, for 8 combinations each

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svc_engine.sim.inputs import _first_bad_row, _first_bad_row_scan
+from svc_engine.sim.series_nb import first_bad_row, first_bad_row_scan
 
 BREAKS = [
     ("o", np.nan), ("h", np.nan), ("lo", np.nan), ("c", np.nan), ("o", np.inf), ("h", np.inf),
@@ -31,14 +31,14 @@ def test_each_break_is_found_at_its_row(column: str, value: float | None, row: i
     else:
         s[column][row] = value
     args = (s["t"], s["o"], s["h"], s["lo"], s["c"], s["v"])
-    found = _first_bad_row(*args)
-    assert found == _first_bad_row_scan(*args)
+    found = first_bad_row(*args)
+    assert found == first_bad_row_scan(*args)
     assert found[0] == (1 if column == "t" and row == 0 else row)
 
 
 def test_a_valid_series_passes_with_its_smallest_step() -> None:
     s = _series(50)
     s["t"][10:] += 30_000
-    assert _first_bad_row(s["t"], s["o"], s["h"], s["lo"], s["c"], s["v"]) == (-1, 0, 60_000)
+    assert first_bad_row(s["t"], s["o"], s["h"], s["lo"], s["c"], s["v"]) == (-1, 0, 60_000)
     one = {k: v[:1] for k, v in s.items()}
-    assert _first_bad_row(one["t"], one["o"], one["h"], one["lo"], one["c"], one["v"])[:2] == (-1, 0)
+    assert first_bad_row(one["t"], one["o"], one["h"], one["lo"], one["c"], one["v"])[:2] == (-1, 0)

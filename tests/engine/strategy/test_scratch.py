@@ -1,5 +1,5 @@
 """Scratch arrays: an evaluation of its own writes large indicator arrays into arrays the thread
-kept from its previous one (`svc_engine.pages.keep` / `take`), with the same values."""
+kept from its previous one (`svc_engine.scratch.keep` / `take`), with the same values."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ import numpy as np
 import polars as pl
 import pytest
 
-from svc_engine import pages
+from svc_engine import scratch
 from svc_engine.indicators.averages import ema_nb, sma_nb
 from svc_engine.indicators.momentum import rsi_nb
 from svc_engine.indicators.ranges import atr_nb
 from svc_engine.strategy import compile_strategy
 from svc_engine.strategy.compiler import Context
 
-BIG = pages.ADVISE_BYTES // 8 + 1_000  # the smallest series whose arrays are kept, and some
+BIG = scratch.ADVISE_BYTES // 8 + 1_000  # the smallest series whose arrays are kept, and some
 
 
 @pytest.fixture(autouse=True)
 def _nothing_kept() -> None:
-    pages.drop_kept()
+    scratch.drop_kept()
 
 
 def _klines(n: int) -> pl.DataFrame:
@@ -54,29 +54,29 @@ def test_kernels_write_into_the_given_array_the_values_of_a_fresh_one(kernel, si
 
 def test_take_gives_back_a_kept_array_of_the_size_once() -> None:
     a, b = np.empty(BIG), np.empty(BIG + 1)
-    pages.keep([a, b, np.empty(10)])  # the small one is left to the allocator
-    assert pages.take(10) is None
-    assert pages.take(BIG) is a and pages.take(BIG) is None
-    assert pages.take(BIG + 1) is b
+    scratch.keep([a, b, np.empty(10)])  # the small one is left to the allocator
+    assert scratch.take(10) is None
+    assert scratch.take(BIG) is a and scratch.take(BIG) is None
+    assert scratch.take(BIG + 1) is b
 
 
 def test_kept_bytes_are_capped_newest_first() -> None:
-    size = pages.KEEP_BYTES // 8 // 2  # two fit exactly
+    size = scratch.KEEP_BYTES // 8 // 2  # two fit exactly
     old, mid, new = np.empty(size), np.empty(size), np.empty(size)
-    pages.keep([old])
-    pages.keep([mid])
-    pages.keep([new])
-    taken = [pages.take(size) for _ in range(3)]
+    scratch.keep([old])
+    scratch.keep([mid])
+    scratch.keep([new])
+    taken = [scratch.take(size) for _ in range(3)]
     assert taken[0] is new and taken[1] is mid and taken[2] is None
 
 
 def test_kept_arrays_belong_to_their_thread() -> None:
-    pages.keep([np.empty(BIG)])
+    scratch.keep([np.empty(BIG)])
     seen: list[object] = []
-    worker = threading.Thread(target=lambda: seen.append(pages.take(BIG)))
+    worker = threading.Thread(target=lambda: seen.append(scratch.take(BIG)))
     worker.start()
     worker.join()
-    assert seen == [None] and pages.take(BIG) is not None
+    assert seen == [None] and scratch.take(BIG) is not None
 
 
 def test_an_evaluation_reuses_its_previous_arrays_and_gives_the_same_signals(
@@ -86,8 +86,8 @@ def test_an_evaluation_reuses_its_previous_arrays_and_gives_the_same_signals(
     strategy = compile_strategy("RSI(14) crosses above 40 and close is above EMA(50) and close > SMA(30)")
     first = strategy.evaluate(k)
     taken: list[np.ndarray | None] = []
-    real = pages.take
-    monkeypatch.setattr(pages, "take", lambda n: taken.append(real(n)) or taken[-1])
+    real = scratch.take
+    monkeypatch.setattr(scratch, "take", lambda n: taken.append(real(n)) or taken[-1])
     second = strategy.evaluate(k)
     assert len(taken) == 2 and all(t is not None for t in taken)  # RSI and EMA wrote into kept arrays
     assert first.height > 50 and first.equals(second)
@@ -101,4 +101,4 @@ def test_a_shared_or_small_context_lends_nothing() -> None:
     lent = ctx.buffer()
     assert lent is not None and lent.size == BIG
     ctx.release()
-    assert not ctx.cache and pages.take(BIG) is lent
+    assert not ctx.cache and scratch.take(BIG) is lent

@@ -1,5 +1,5 @@
 """An AND reads its per-candle comparisons at the few candidates its other parts leave
-(`svc_engine.strategy.points`): the signals must be the ones of the whole-series evaluation."""
+(`svc_engine.strategy.sparse`): the signals must be the ones of the whole-series evaluation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from svc_engine.indicators.averages import sma_at_nb, sma_nb
 from svc_engine.strategy import compile_strategy
-from svc_engine.strategy import points as P
+from svc_engine.strategy import sparse as P
 from svc_engine.strategy.compiler import Context
 
 
