@@ -54,6 +54,7 @@ def postgres_url() -> Iterator[str]:
     try:
         yield f"{POSTGRES}?options=-csearch_path%3D{schema}"
     finally:
+        _close_open_apps()
         with admin.begin() as conn:
             conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
         admin.dispose()
@@ -124,9 +125,26 @@ class Api:
         return reply.json()["data"] | {"email": email}
 
     def close(self) -> None:
+        """Stop the app (its workers included); a second call does nothing."""
+        if self in _OPEN:
+            _OPEN.remove(self)
+        if self.portal is None:
+            return
         self.portal.call(self.client.aclose)
         self._lifespan.__exit__(None, None, None)
         self._portal_cm.__exit__(None, None, None)
+        self.portal = None
+
+
+_OPEN: list[Api] = []
+"""Apps of the running test not closed yet: a PostgreSQL schema is dropped only after they stop.
+(``make_api`` is set up before the database fixtures, so pytest would tear it down after them,
+and a worker of a running app could hold a lock on the schema being dropped: a deadlock.)"""
+
+
+def _close_open_apps() -> None:
+    for api in reversed(list(_OPEN)):
+        api.close()
 
 
 @pytest.fixture
@@ -150,6 +168,7 @@ def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         api = Api(app, ip=ip)
         api.clock = app.state.services.clock
         made.append(api)
+        _OPEN.append(api)
         return api
 
     yield make
