@@ -275,7 +275,9 @@ def export_run(store: Store, run_id: str, path: Path) -> int:
     with store.read() as conn:
         rows = queries.run_payouts(conn, run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
+    # a name of this writer's own: two runs of one period may export the same file at once, and
+    # each replaces it whole with the same rows
+    temporary = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
     with temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
