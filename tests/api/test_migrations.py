@@ -21,8 +21,8 @@ def _differences(store: Store) -> list[object]:
         return list(compare_metadata(context, load_all()))
 
 
-def test_base_to_head_matches_the_tables_in_code(database_url: str) -> None:
-    store = Store(database_url)
+def test_base_to_head_matches_the_tables_in_code(blank_database_url: str) -> None:
+    store = Store(blank_database_url)
     assert current_revision(store) is None
     assert migrate(store)[-1] == head()
     assert migrate(store) == []
@@ -56,8 +56,8 @@ def _rows(store: Store) -> tuple[list[tuple[object, ...]], list[tuple[object, ..
     return [tuple(r) for r in accounts], [tuple(r) for r in ledger]
 
 
-def test_a_database_written_at_baseline_keeps_its_rows(database_url: str) -> None:
-    store = Store(database_url)
+def test_a_database_written_at_baseline_keeps_its_rows(blank_database_url: str) -> None:
+    store = Store(blank_database_url)
     assert migrate(store, BASELINE) == [BASELINE]
     with store.write() as conn:
         _seed(conn)
@@ -69,8 +69,8 @@ def test_a_database_written_at_baseline_keeps_its_rows(database_url: str) -> Non
     store.dispose()
 
 
-def test_a_pre_alembic_database_is_stamped_at_baseline_and_keeps_its_rows(database_url: str) -> None:
-    store = Store(database_url)
+def test_a_pre_alembic_database_is_stamped_at_baseline_and_keeps_its_rows(blank_database_url: str) -> None:
+    store = Store(blank_database_url)
     migrate(store, BASELINE)
     with store.write() as conn:
         _seed(conn)
@@ -87,8 +87,8 @@ def test_a_pre_alembic_database_is_stamped_at_baseline_and_keeps_its_rows(databa
     store.dispose()
 
 
-def test_concurrent_startups_apply_each_revision_exactly_once(database_url: str) -> None:
-    stores = [Store(database_url) for _ in range(6)]
+def test_concurrent_startups_apply_each_revision_exactly_once(blank_database_url: str) -> None:
+    stores = [Store(blank_database_url) for _ in range(6)]
     barrier = threading.Barrier(len(stores))
     results: list[list[str]] = []
     errors: list[BaseException] = []
