@@ -36,9 +36,6 @@ def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[st
     """Switch delivery channels on or off; unknown names or non-booleans are a 400.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     set_notification_preferences(conn, "X", {"fax": True})
         Traceback (most recent call last):
@@ -69,10 +66,7 @@ def delivery_profiles(conn: Connection, svc_ids: list[str]) -> dict[str, Deliver
     """The :class:`DeliveryProfile` of each existing account of ``svc_ids``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register, set_notification_preferences
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     _ = set_notification_preferences(conn, sid, {"mail": False})
@@ -94,10 +88,7 @@ def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[s
     """Every user account in id order, ``limit`` at a time after ``after`` (platform accounts left out).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register, ensure_system_account
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
         ...     sid = register(conn, "e@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -115,9 +106,6 @@ def set_community_role(conn: Connection, svc_id: str, role: str) -> None:
     """Set the ``community_role`` of ``svc_id`` (404 unknown account, 400 unknown role).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     set_community_role(conn, "NOPE00", "leader")
         Traceback (most recent call last):
@@ -134,10 +122,7 @@ def community_role(conn: Connection, svc_id: str) -> str:
     """The ``community_role`` of ``svc_id`` (404 unknown account).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     community_role(conn, sid)
@@ -153,10 +138,7 @@ def set_messenger_linked(conn: Connection, svc_id: str, linked: bool) -> None:
     """Record whether a messenger chat is linked (``connections.messenger`` of the Account).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register, account_info
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     set_messenger_linked(conn, sid, True)
@@ -179,10 +161,7 @@ def set_connection(conn: Connection, svc_id: str, name: str, linked: bool) -> No
     ``identity_provider``) is linked.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register, account_info
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "x@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     set_connection(conn, sid, "exchange", True)
@@ -197,10 +176,7 @@ def account_of_email(conn: Connection, email: str) -> str | None:
     """The account registered with ``email`` (case-insensitive), or None.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "pay@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     account_of_email(conn, "PAY@example.com") == sid, account_of_email(conn, "no@example.com")

@@ -4,10 +4,7 @@ Every change is a ``plan_grants`` row beside the change of the account's expiry:
 positive days, a take-back its negative days.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.identity import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     grant_plan(conn, sid, "plus", 30, now=0)["license_expires_at"]
@@ -52,10 +49,7 @@ def grant_plan(
     of pro, nor does a year of pro shrink to starter by buying one month of starter.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.identity import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     grant = grant_plan(conn, sid, "pro", 30, now=1_000)
@@ -100,10 +94,7 @@ def take_back_plan(conn: Connection, svc_id: str, days: int, *, source: str, now
     ``-days``. The plan name stays (the time left, if any, is of that plan).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.identity import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "t@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     _ = grant_plan(conn, sid, "pro", 365, now=0)

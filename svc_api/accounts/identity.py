@@ -5,9 +5,6 @@ tokens are random; only their SHA-256 is stored. Every login records its IP orig
 origin, see :mod:`svc_api.accounts.service`).
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     grant = register(conn, "ana@example.com", "correct horse", ip="127.0.0.1", ttl=3600, now=1000)
     >>> len(grant.svc_id), grant.expires_at
@@ -112,9 +109,6 @@ def register(
         Conflict: the e-mail is already registered.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     register(conn, "x", "password1", ip="1.2.3.4", ttl=60)
         Traceback (most recent call last):
@@ -151,9 +145,6 @@ def register_chat_account(conn: Connection, *, now: int) -> str:
     a one-time code the bot gives), a placeholder e-mail, the ``mail`` channel off. Its ``svc_id``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register_chat_account(conn, now=5)
         ...     queries.svc_id_of_email(conn, f"chat-{sid.lower()}@messenger.invalid") == sid
@@ -189,9 +180,6 @@ def login(
         Unauthenticated: unknown e-mail or wrong password (one message for both).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     login(conn, "nobody@example.com", "password1", ip="1.2.3.4", ttl=60)
         Traceback (most recent call last):
@@ -214,9 +202,6 @@ def logout(conn: Connection, token: str) -> bool:
     """End the session of ``token``; True when it existed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     logout(conn, "unknown")
         False
@@ -232,9 +217,6 @@ def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> 
         SessionInvalid: the token is unknown or was ended by logout.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     resolve_session(conn, "nope")
         Traceback (most recent call last):
@@ -260,9 +242,6 @@ def open_session(
     provider): recorded in the login history like a password login.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "s@example.com", "password1", ip="::1", ttl=60, now=1).svc_id
         ...     open_session(conn, sid, ip="::1", platform="api", ttl=60, now=2).expires_at

@@ -3,9 +3,6 @@ the caller's transaction and hold no rules (hashing, plans in force and limits a
 The example runs each of them.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     insert_account(conn, svc_id="AB12CD", email="a@example.com", password_hash="h", password_salt="s",
     ...                    referral_code="REF12345", created_at=1)

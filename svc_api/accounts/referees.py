@@ -4,10 +4,7 @@ The rules of setting an inviter (once, within a window, not oneself) are the ref
 these functions read the link and set it race-safely.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.identity import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=100).svc_id
     ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=200).svc_id
@@ -32,9 +29,6 @@ def account_exists(conn: Connection, svc_id: str) -> bool:
     """Whether an account ``svc_id`` exists.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     account_exists(conn, "NOPE00")
         False
@@ -46,9 +40,6 @@ def inviter_link(conn: Connection, svc_id: str) -> tuple[str | None, int]:
     """``(inviter_id or None, created_at)`` of ``svc_id``; 404 for an unknown account.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     inviter_link(conn, "NOPE00")
         Traceback (most recent call last):
@@ -66,9 +57,6 @@ def link_inviter(conn: Connection, svc_id: str, inviter_id: str) -> bool:
     ``UPDATE``: of racing callers exactly one gets True); the inviter is never changed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     link_inviter(conn, "NOPE00", "AB12CD")
         False
@@ -81,9 +69,6 @@ def referees(conn: Connection, svc_id: str, *, now: int) -> list[dict[str, Any]]
     force at ``now`` (``free`` when none), in one query.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     referees(conn, "NOPE00", now=0)
         []

@@ -79,9 +79,6 @@ def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
     in the caller's transaction; its ``svc_id`` uses a character no generated id has.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
@@ -100,9 +97,6 @@ def lock_account(conn: Connection, svc_id: str) -> None:
     when a rule spans several rows of one account (plan limits, a redemption against a balance).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     lock_account(conn, "NOPE00")
         Traceback (most recent call last):
@@ -117,9 +111,6 @@ def current_plan(conn: Connection, svc_id: str, *, now: int | None = None) -> st
     """The plan in force for ``svc_id`` (raises :class:`NotFound` for an unknown account).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     current_plan(conn, "NOPE00")
         Traceback (most recent call last):
@@ -139,9 +130,6 @@ def current_plans(conn: Connection, svc_ids: Iterable[str], *, now: int) -> dict
     """:func:`current_plan` of many accounts in a few round trips (unknown accounts are absent).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     current_plans(conn, ["NOPE00"], now=0)
         {}
@@ -159,10 +147,7 @@ def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> di
     """The Account resource of ``svc_id``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.identity import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     info = account_info(conn, sid)
@@ -207,9 +192,6 @@ def login_history(
     Returns the page and whether more records follow.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     login_history(conn, "NOPE00", limit=25)
         ([], False)
@@ -236,8 +218,6 @@ def sign_up(
     """:func:`register` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> sign_up(store, "e@example.com", "password1", ip="::1", ttl=60, platform="api",
         ...         referral_code=None).expires_at > 0
         True
@@ -260,8 +240,6 @@ def sign_in(
     when given (the route gives the service's, :func:`login_throttle`).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> sign_in(store, "f@example.com", "password1", ip="::1", ttl=60, platform="api")
         Traceback (most recent call last):
         ...
@@ -286,8 +264,6 @@ def sign_out(store: Store, token: str) -> bool:
     """:func:`logout` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> sign_out(store, "unknown")
         False
     """
@@ -299,8 +275,6 @@ def account(store: Store, svc_id: str, *, now: int | None = None) -> dict[str, A
     """:func:`account_info` in a read transaction (the plan in force at ``now``).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> account(store, "NOPE00")
         Traceback (most recent call last):
         ...
@@ -316,8 +290,6 @@ def login_page(
     """:func:`login_history` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> login_page(store, "NOPE00", limit=25)
         ([], False)
     """
@@ -329,8 +301,6 @@ def notification_switches(store: Store, svc_id: str, changes: dict[str, Any]) ->
     """The channel switches after applying ``changes``; no change is a plain read.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> notification_switches(store, "NOPE00", {})["mail"]
         True
     """

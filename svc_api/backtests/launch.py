@@ -122,9 +122,6 @@ def create_job(
     :class:`LaunchRejected` ``backtest_concurrency_limit`` when ``limit`` jobs already run.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> launch = Launch("run", "s", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
         >>> with store.write() as conn:
         ...     create_job(conn, "NOPE00", launch, limit=3)

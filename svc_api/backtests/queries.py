@@ -4,9 +4,6 @@ The functions take an open connection and join the caller's transaction; they ho
 job row is the truth about a job: written at launch, updated by the runner while it is ``running``.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     find_job(conn, "AB12CD", "bt_1") is None, count_running(conn, "AB12CD")
     (True, 0)
@@ -32,9 +29,6 @@ def latest_full_range_job(conn: Connection, svc_id: str, strategy_name: str, tim
     """The id of the latest completed ``full_range`` job of a strategy on ``timeframe`` (None: none).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     latest_full_range_job(conn, "AB12CD", "mystrat", "1h") is None
         True
@@ -80,9 +74,6 @@ def insert_job(conn: Connection, values: Mapping[str, Any]) -> None:
 
     Example:
         >>> from svc_api.accounts.identity import register
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     insert_job(conn, {"job_id": "bt_1", "svc_id": sid, "kind": "run", "strategy_name": "s",
@@ -106,9 +97,6 @@ def find_job_by_key(conn: Connection, svc_id: str, strategy_name: str, key: str)
     """The job of a strategy of ``svc_id`` whose id or result object key is ``key``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     find_job_by_key(conn, "AB12CD", "mystrat", "bt_1") is None
         True
@@ -123,9 +111,6 @@ def jobs_of_strategy(conn: Connection, svc_id: str, strategy_name: str) -> Seque
     """Every job of a strategy of ``svc_id``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     list(jobs_of_strategy(conn, "AB12CD", "mystrat"))
         []
@@ -138,9 +123,6 @@ def delete_job(conn: Connection, job_id: str) -> None:
     """Delete a job row.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     delete_job(conn, "bt_1")  # an unknown id deletes nothing
     """
@@ -164,9 +146,6 @@ def history_page(
     """Up to ``limit`` jobs of ``svc_id`` newest first, after ``(created_at, job_id)``, filtered.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     list(history_page(conn, "AB12CD", limit=5, after=(9, "bt_9"), strategy_name="s",
         ...                       symbol="BTCUSDT", timeframe="1h"))
@@ -218,9 +197,6 @@ def latest_full_range_returns(
     ``timeframe`` when given); None when there is none.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     latest_full_range_returns(conn, "AB12CD", "mystrat", "1h") is None
         True
@@ -244,9 +220,6 @@ def update_running(conn: Connection, job_id: str, values: Mapping[str, Any]) -> 
     """Write ``values`` on a job still ``running``; False when it is not (finished or deleted).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     update_running(conn, "bt_1", {"progress_pct": 5.0})
         False
@@ -259,9 +232,6 @@ def running_charge(conn: Connection, job_id: str) -> Row[Any] | None:
     """``svc_id`` and ``cost_credits`` (units) of a job still ``running`` (None otherwise).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     running_charge(conn, "bt_1") is None
         True
@@ -274,9 +244,6 @@ def stale_running(conn: Connection, *, beat_before: float) -> list[str]:
     """Ids of ``running`` jobs whose last heartbeat (or launch) is older than ``beat_before``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     stale_running(conn, beat_before=0.0)
         []
@@ -290,9 +257,6 @@ def running_runners(conn: Connection) -> list[tuple[str, str | None]]:
     """``(job_id, runner)`` of every ``running`` job.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     running_runners(conn)
         []
@@ -305,9 +269,6 @@ def beat(conn: Connection, job_ids: Sequence[str], *, now: float) -> None:
     """Refresh the heartbeat of those of ``job_ids`` still ``running``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     beat(conn, ["bt_1"], now=1.0)
     """
@@ -322,9 +283,6 @@ def finished_before(
     after ``(created_at, job_id)``: the candidates of a retention pass.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     finished_before(conn, 10, after=None, limit=5)
         []

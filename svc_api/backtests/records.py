@@ -2,9 +2,6 @@
 what the strategies domain asks about a strategy's jobs.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     full_range_returns(conn, "AB12CD", "mystrat"), delete_for_strategy(conn, "AB12CD", "mystrat")
     (None, 0)
@@ -99,9 +96,6 @@ def history(
     """The caller's jobs newest first, keyset-paged after ``(created_at, job_id)``, filtered first.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     history(conn, "AB12CD", limit=5)
         ([], False)
@@ -135,9 +129,6 @@ def full_range_returns_of(
     ``(svc_id, strategy_name, timeframe)``; a strategy with no completed ``full_range`` is absent.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     full_range_returns_of(conn, ["AB12CD"])
         {}

@@ -33,9 +33,6 @@ def expire_results(
     "objects_queued"}``. Running jobs are never touched.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> expire_results(store, {"free": 7}, now=10**9)
         {'scanned': 0, 'deleted': 0, 'objects_queued': 0}
     """

@@ -223,9 +223,6 @@ def status(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> status(SimpleNamespace(store=store), "AB12CD", "bt_1")
         Traceback (most recent call last):
         ...
@@ -241,9 +238,6 @@ def result(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> services = SimpleNamespace(store=store, backtest_runner=None)
         >>> result(services, "AB12CD", "bt_1")
         Traceback (most recent call last):
@@ -263,9 +257,6 @@ def latest_full_range(
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> latest_full_range(SimpleNamespace(store=store), "AB12CD", "mystrat", "1h") is None
         True
     """
@@ -282,9 +273,6 @@ def one_coin_result(services: Any, svc_id: str, params: Mapping[str, Any]) -> di
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> services = SimpleNamespace(store=store, backtest_runner=SimpleNamespace())
         >>> one_coin_result(services, "AB12CD", {"job_id": 7})
         Traceback (most recent call last):
@@ -303,9 +291,6 @@ def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tu
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> services = SimpleNamespace(store=store, backtest_runner=SimpleNamespace(objects=None))
         >>> delete_backtest(services, "AB12CD", {"job_id": "bt_1"})
         Traceback (most recent call last):
@@ -328,9 +313,6 @@ def history_entries(
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> services = SimpleNamespace(store=store, backtest_runner=None)
         >>> history_entries(services, "AB12CD", {}, limit=5, after=None, strategy_name=None, timeframe=None)
         ([], False)

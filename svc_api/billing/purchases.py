@@ -88,9 +88,6 @@ def apply_purchase(
         NotFound: unknown account.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = accounts.register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     first = apply_purchase(conn, sid, "pro", "monthly", "p1", now=0)
@@ -140,9 +137,6 @@ def refund_purchase(conn: Connection, source: str, purchase_id: str, now: int) -
     refunded before is returned as it stands with ``replayed: true``. 404 for an unknown purchase.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     _ = apply_purchase(conn, sid, "plus", "annual", "p9", now=0)

@@ -3,9 +3,6 @@ transaction and hold no rules. The example runs each of them.
 
 Example:
     >>> from svc_api.accounts.service import register
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "p@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     row = {"source": "admin", "purchase_id": "p1", "svc_id": sid, "plan": "pro", "period": "monthly",

@@ -4,9 +4,6 @@ refund. The rules are in :mod:`svc_api.billing.purchases`; the use cases below r
 write transaction.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> purchase(store, "NOPE00", "pro", "monthly", "p1", now=0)
     Traceback (most recent call last):
     ...
@@ -36,8 +33,6 @@ def purchase(
     """:func:`apply_purchase` in a write transaction (``svc admin purchase``).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> purchase(store, "NOPE00", "gold", "monthly", "p1")
         Traceback (most recent call last):
         ...
@@ -51,8 +46,6 @@ def refund(store: Store, source: str, purchase_id: str, *, now: int) -> dict[str
     """:func:`refund_purchase` in a write transaction (``svc admin refund``).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> refund(store, "admin", "p1", now=0)
         Traceback (most recent call last):
         ...
@@ -66,8 +59,6 @@ def pending_payments(store: Store, limit: int = 100) -> list[dict[str, Any]]:
     """Payments waiting for an operator (``svc admin payments pending``).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> pending_payments(store)
         []
     """

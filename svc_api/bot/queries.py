@@ -1,9 +1,6 @@
 """Every SQL statement of the messenger bot.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     claim_update(conn, 7, now=1), claim_update(conn, 7, now=2)
     (True, False)

@@ -66,8 +66,6 @@ def send(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> d
     """Post ``message`` (1-500 characters) to ``channel``: ``{msg_id, sort_key, channel}``.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> send(store, "AB12CD", {"message": "   "}, now=1)
         Traceback (most recent call last):
         ...

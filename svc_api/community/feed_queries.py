@@ -1,9 +1,6 @@
 """SQL of the chat and of posts with their likes, comments and reports.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     post(conn, "nope") is None, chat_message(conn, "global", "1#1_AB12CD") is None
     (True, True)

@@ -85,8 +85,6 @@ def apply(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> 
     """Apply to lead, or edit the pending application in place (``updated: true``).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> apply(store, "AB12CD", {"display_name": "Al", "has_500_followers": True}, now=1)
         Traceback (most recent call last):
         ...
@@ -123,8 +121,6 @@ def application(store: Store, svc_id: str) -> dict[str, Any]:
     """The caller's Leader application (``{status: none, is_leader: false}`` if they never applied).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> application(store, "AB12CD")
         {'status': 'none', 'is_leader': False}
     """
@@ -148,8 +144,6 @@ def withdraw(store: Store, svc_id: str, *, now: int) -> dict[str, str]:
     """Withdraw the pending application (404 none, 409 not pending); history is kept.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> withdraw(store, "AB12CD", now=1)
         Traceback (most recent call last):
         ...
@@ -172,8 +166,6 @@ def decide(store: Store, svc_id: str, approve: bool, *, now: int) -> dict[str, A
     leader (``community_role: leader``, a profile); rejection frees the nickname. Either notifies.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> decide(store, "AB12CD", True, now=1)
         Traceback (most recent call last):
         ...
@@ -209,8 +201,6 @@ def pending(store: Store, limit: int = 100) -> list[dict[str, Any]]:
     """Pending applications, oldest first (for operators).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> pending(store)
         []
     """

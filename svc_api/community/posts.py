@@ -46,8 +46,6 @@ def create(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) ->
     """A leader's post; every follower is notified on the channels they allow. 403 for non-leaders.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> create(store, "AB12CD", {"content": "hello"}, now=1)
         Traceback (most recent call last):
         ...
@@ -93,8 +91,6 @@ def feed(
     """Visible posts newest first; the page and the position after it (None on the last page).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> feed(store, limit=20, after=None)
         ([], None)
     """
@@ -181,8 +177,6 @@ def reports(store: Store, limit: int = 100) -> list[dict[str, Any]]:
     """The newest reports (for operators).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> reports(store)
         []
     """
@@ -199,8 +193,6 @@ def purge(store: Store, *, now: int, batch: int = 500) -> int:
     """Remove hidden posts whose retention ended, with their likes, comments and reports.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> purge(store, now=10**10)
         0
     """

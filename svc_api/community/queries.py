@@ -1,9 +1,6 @@
 """SQL of leaders, leader applications, nicknames and follows.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     latest_application(conn, "AB12CD") is None, is_following(conn, "AB12CD", "EF34GH")
     (True, False)

@@ -43,9 +43,6 @@ def leader_names(conn: Connection, svc_ids: list[str]) -> dict[str, str]:
     """The display names of the community leaders among ``svc_ids`` (others are absent).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     leader_names(conn, ["NOPE00"])
         {}
@@ -65,8 +62,6 @@ def add_followers(store: Store, leader_id: str, follower_ids: list[str], *, now:
     benchmarks); returns how many ids were given.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> add_followers(store, "AB12CD", [], now=1)
         0
     """

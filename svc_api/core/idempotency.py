@@ -159,8 +159,6 @@ def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> 
     Raises ``ApiError`` 409 for another request under the key or one still in flight.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> claim(store, "AB12CD", "k" * 16, "f1", 600) is None
         True
         >>> claim(store, "AB12CD", "k" * 16, "f2", 600)
@@ -221,8 +219,6 @@ def finish(store: Store, owner: str, key: str, response: tuple[int, str | None, 
     """Store the response of a claimed request, or release the claim when ``response`` is None.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> _ = claim(store, "AB12CD", "k" * 16, "f1", 600)
         >>> finish(store, "AB12CD", "k" * 16, (200, "application/json", b"{}"))
         >>> claim(store, "AB12CD", "k" * 16, "f1", 600)["status"]

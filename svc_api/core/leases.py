@@ -4,8 +4,6 @@ answering "still being processed" for minutes.
 
 Example:
     >>> from svc_api.core.idempotency import claim
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> _ = claim(store, "AB12CD", "k" * 16, "f1", 600)
     >>> renew_leases(store), release_dead(store)
     (1, 0)
@@ -31,8 +29,6 @@ def renew_leases(store: Store, *, holder: str = HOLDER, now: int | None = None) 
     """Extend the leases of the in-flight keys ``holder`` works on; the number renewed.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> renew_leases(store), renew_leases(store, holder="elsewhere:1:1")
         (0, 0)
     """
@@ -52,8 +48,6 @@ def release_dead(store: Store) -> int:
     such a key proceeds at once. The number released.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> release_dead(store)
         0
     """

@@ -11,8 +11,6 @@ Example:
     >>> import tempfile
     >>> from svc_api.core.objectstore import LocalObjectStore
     >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> objects = LocalObjectStore(tempfile.mkdtemp()); objects.put("a/b.json", b"{}")
     >>> with store.write() as conn:
     ...     queue_deletes(conn, ["a/b.json", "a/c.json"], now=1)

@@ -1,10 +1,7 @@
 """The ledger's one write path: a balance change and its row together, idempotent by key.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.service import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "l@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     _post(conn, sid, 30_000, "deposit", "deposit", "top-up")["balance"]

@@ -40,11 +40,8 @@ def pay_with_fee(
     Returns ``{"charged", "payee_share", "fee", "replayed"}`` in units.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
         >>> from svc_api.credits.service import balance, deposit_credits
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -87,11 +84,8 @@ def pay_many_with_fee(
     who paid, in the order given.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
         >>> from svc_api.credits.service import balance, deposit_credits
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     a, b, c = (register(conn, f"{x}@example.com", "password1", ip="::1", ttl=60).svc_id
         ...                for x in "abc")

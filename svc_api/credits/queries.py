@@ -4,9 +4,6 @@ runs each of them.
 
 Example:
     >>> from svc_api.accounts.service import register
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     tuple(move_balance(conn, sid, 500)), move_balance(conn, sid, -501), balance_units(conn, sid)

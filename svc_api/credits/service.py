@@ -10,9 +10,7 @@ Functions take either an open connection (joining the caller's transaction) or a
 
 Example:
     >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.service import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60).svc_id
     >>> adjust_credits(store, sid, 10, reason="welcome")["amount"]
@@ -53,9 +51,6 @@ def spend_credits(
         NotFound: unknown account.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> spend_credits(store, "NOPE00", 1, "backtest", "x")
         Traceback (most recent call last):
         ...
@@ -76,9 +71,6 @@ def refund_credits(
     """Give back ``amount`` (> 0) credits after a failed paid operation (an ``adjustment`` entry).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> refund_credits(store, "NOPE00", 0)
         Traceback (most recent call last):
         ...
@@ -100,9 +92,6 @@ def deposit_credits(
     """Add purchased credits (a ``deposit`` entry).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> deposit_credits(store, "NOPE00", -1)
         Traceback (most recent call last):
         ...
@@ -120,9 +109,6 @@ def adjust_credits(
     """Operator correction, signed; the reason is stored but never shown to the user.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> adjust_credits(store, "NOPE00", 0, reason="x")
         Traceback (most recent call last):
         ...
@@ -148,9 +134,6 @@ def balance(conn: Connection, svc_id: str) -> int | float:
     """Current balance of ``svc_id`` in credits.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     balance(conn, "NOPE00")
         Traceback (most recent call last):
@@ -169,9 +152,6 @@ def credits_history(
     """Ledger entries newest first, keyset-paged on the sequence number; returns (page, has_more).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     credits_history(conn, "NOPE00", limit=50)
         ([], False)
@@ -186,8 +166,6 @@ def history_page(
     """:func:`credits_history` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> history_page(store, "NOPE00", limit=50)
         ([], False)
     """

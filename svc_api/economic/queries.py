@@ -1,9 +1,6 @@
 """Every SQL statement of the economic domain.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     is_empty(conn), news(conn, limit=5, after=None)
     (True, [])
@@ -27,9 +24,6 @@ def add_news(conn: Connection, values: Mapping[str, Any]) -> bool:
     """Insert a news item unless one with its ``(source, source_id)`` exists; whether it was added.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> row = dict(news_id="n1", source="s", source_id="1", title="t", summary="", url="",
         ...            sentiment="neutral", sentiment_score=0, impact="low", category="other",
         ...            affected_coins="[]", affected_markets="[]", country="", published_at=1, ingested_at=1)
@@ -46,9 +40,6 @@ def add_event(conn: Connection, values: Mapping[str, Any]) -> bool:
     """Insert a calendar event unless one with its ``(source, source_id)`` exists; whether it was added.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> row = dict(event_id="e1", source="s", source_id="1", title="CPI", country="US", impact="high",
         ...            forecast="", previous="", event_time=1, ingested_at=1)
         >>> with store.write() as conn:
@@ -63,9 +54,6 @@ def is_empty(conn: Connection) -> bool:
     """True when neither table holds a row.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     is_empty(conn)
         True
@@ -79,9 +67,6 @@ def news(conn: Connection, *, limit: int, after: tuple[int, str] | None) -> list
     """News newest first (published time, then id), after a keyset position.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     news(conn, limit=10, after=(1_700_000_000, "news_x"))
         []
@@ -99,9 +84,6 @@ def upcoming(
     """Events with ``start <= event_time <= end``, soonest first, after a keyset position.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     upcoming(conn, start=0, end=10, limit=5, after=None)
         []
@@ -116,9 +98,6 @@ def recent(conn: Connection, *, before: int, limit: int, after: tuple[int, str] 
     """Events with ``event_time < before``, newest first, after a keyset position.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     recent(conn, before=10, limit=5, after=None)
         []

@@ -11,9 +11,6 @@ seconds. A calendar item's ``scheduled_date`` is the UTC midnight of its day, ``
 moment itself.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> fill_sample_if_empty(store, now=1_795_500_000)
     {'news': {'added': 15, 'unchanged': 0}, 'calendar': {'added': 20, 'unchanged': 0}}
     >>> fill_sample_if_empty(store, now=1_795_500_000) is None
@@ -73,8 +70,6 @@ def ingest_news(store: Store, feed: Feed, *, now: int, source: str | None = None
 
     Example:
         >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> feed = parse_news(b'<rss><channel><title>Desk</title><item><title>ECB holds</title>'
         ...     b'<guid>1</guid><pubDate>Tue, 24 Nov 2026 08:00:00 GMT</pubDate></item></channel></rss>')
         >>> ingest_news(store, feed, now=0), ingest_news(store, feed, now=0)
@@ -117,8 +112,6 @@ def ingest_calendar(
 
     Example:
         >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> cal = parse_calendar(b"title,date\\nUS CPI,2026-12-10\\n", now=0)
         >>> ingest_calendar(store, cal, now=0), ingest_calendar(store, cal, now=0)
         ({'added': 1, 'unchanged': 0}, {'added': 0, 'unchanged': 1})
@@ -210,9 +203,6 @@ def news_page(
     """A page of news, newest first, and the position after it (None on the last page).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> _ = fill_sample_if_empty(store, now=1_795_500_000)
         >>> page, last = news_page(store, limit=2, after=None)
         >>> [item["published_at"] for item in page], sorted(last)
@@ -234,9 +224,6 @@ def calendar_page(
     soonest first) or ``recent`` (before ``now``, newest first); the position after it.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> _ = fill_sample_if_empty(store, now=1_795_500_000)
         >>> page, _ = calendar_page(store, mode="upcoming", now=1_795_500_000, horizon_days=1,
         ...                         limit=5, after=None)
@@ -267,9 +254,6 @@ def load_sample(store: Store, now: int) -> dict[str, dict[str, int]]:
     by their ``day_offset`` from the UTC day of ``now``. Counts of each.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> load_sample(store, 0)["calendar"]
         {'added': 20, 'unchanged': 0}
     """
@@ -285,9 +269,6 @@ def fill_sample_if_empty(store: Store, now: int) -> dict[str, dict[str, int]] | 
     or None when there was data already. For the app's start-up to call.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> fill_sample_if_empty(store, 0)["news"]
         {'added': 15, 'unchanged': 0}
     """

@@ -5,10 +5,8 @@ media objects so that playback credentials point at something real.
 
 Example:
     >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> import tempfile
     >>> from svc_api.core.objectstore import LocalObjectStore
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> objects = LocalObjectStore(tempfile.mkdtemp())
     >>> fill_sample_if_empty(store, objects, now=1_790_000_000), fill_sample_if_empty(store, objects, now=1)
     (3, 0)

@@ -57,8 +57,6 @@ def create_account(
     (64 characters each, like a real exchange's; the secret is shown here only).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> made = create_account(store, balances={"USDT": Decimal(1000)}, ip_whitelist=("127.0.0.1",), now=1)
         >>> len(made["api_key"]), len(made["api_secret"]), made["account_id"][:1]
         (64, 64, 'P')

@@ -1,9 +1,6 @@
 """SQL of the paper exchange's books: keys, balances, order lists, transfers.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     key(conn, "k"), balances(conn, "A1"), order_list(conn, "A1", "c1")
     (None, [], None)

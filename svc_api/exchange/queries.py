@@ -1,9 +1,6 @@
 """SQL of linked exchange accounts and of orders.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     link(conn, "AB12CD"), order(conn, "AB12CD", "k" * 16), link_of_account(conn, "paper", "P1")
     (None, None, None)

@@ -3,9 +3,6 @@ transaction and hold no rules. The example runs each of them.
 
 Example:
     >>> from svc_api.accounts.service import register
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "k@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     insert_key(conn, api_key="svk_1", svc_id=sid, active_owner=sid, secret_hash="h", label="bot",

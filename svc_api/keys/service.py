@@ -1,10 +1,7 @@
 """Developer API keys: one active key per user, the secret shown once and stored only as an HMAC.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.service import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     pair = generate_key(conn, sid, "bot", None, secret_key=b"k" * 32)
@@ -78,9 +75,6 @@ def generate_key(
         Invalid: label not 1-64 characters, unknown scope, or a key already exists.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     generate_key(conn, "AB12CD", "", None, secret_key=b"k")
         Traceback (most recent call last):
@@ -115,9 +109,6 @@ def key_status(conn: Connection, svc_id: str) -> dict[str, Any]:
     """``{has_key, key, max_keys}`` for the user's active key (never the secret).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     key_status(conn, "AB12CD")
         {'has_key': False, 'key': None, 'max_keys': 1}
@@ -144,9 +135,6 @@ def revoke_key(
         Forbidden: no such active key of this user.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     revoke_key(conn, "AB12CD", "svk_unknown")
         Traceback (most recent call last):
@@ -170,9 +158,6 @@ def authenticate_key(
         InvalidCredentials: unknown, revoked or mismatching.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     authenticate_key(conn, "svk_x", "y", secret_key=b"k")
         Traceback (most recent call last):
@@ -210,8 +195,6 @@ def generate(
     """:func:`generate_key` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> generate(store, "AB12CD", "bot", ["fly"], secret_key=b"k")
         Traceback (most recent call last):
         ...
@@ -225,8 +208,6 @@ def status(store: Store, svc_id: str) -> dict[str, Any]:
     """:func:`key_status` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> status(store, "AB12CD")["has_key"]
         False
     """
@@ -238,8 +219,6 @@ def revoke(store: Store, svc_id: str, api_key_id: object) -> dict[str, bool]:
     """:func:`revoke_key` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> revoke(store, "AB12CD", "")
         Traceback (most recent call last):
         ...

@@ -9,9 +9,6 @@ change applies within that time everywhere, without a restart; the ``X-RateLimit
 response tell the limit that applied.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> set_override(store, "NOPE00", 100, endpoint="default", reason="x", now=0)
     Traceback (most recent call last):
     ...
@@ -98,8 +95,6 @@ class OverrideCache:
     that cannot be read keeps the last overrides known.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> cache = OverrideCache(lambda: store); cache.refresh()
         >>> dict(cache.get("AB12CD"))
         {}

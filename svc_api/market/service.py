@@ -234,9 +234,6 @@ def favorites(conn: Connection, svc_id: str) -> list[str]:
     """The caller's favorite symbols, oldest first.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     favorites(conn, "AB12CD")
         []
@@ -277,8 +274,6 @@ def favorites_of(store: Store, svc_id: str) -> list[str]:
     """:func:`favorites` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> favorites_of(store, "AB12CD")
         []
     """
@@ -290,8 +285,6 @@ def favorite(store: Store, svc_id: str, symbol: object, action: object, *, now: 
     """:func:`set_favorite` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> favorite(store, "AB12CD", "b-t-c", None, now=0)
         Traceback (most recent call last):
         ...

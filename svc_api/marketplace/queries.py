@@ -1,9 +1,6 @@
 """Every SQL statement of the marketplace domain.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     listing(conn, "lst_x") is None, recipients(conn, "AB12CD", "rsidip", "BTC")
     (True, [])

@@ -7,9 +7,6 @@ back or making it private (it is no longer public) unpublishes its listing, and 
 cannot be deleted.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     signal_recipients(conn, "AB12CD", "rsidip", "BTC"), listed_coins(conn, "AB12CD", "rsidip")
     ([], [])

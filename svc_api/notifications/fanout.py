@@ -50,9 +50,6 @@ def start_fanout(
     """Open a fan-out of one event in the caller's transaction; its id (the same event twice: one).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     fid = start_fanout(conn, "everyone", "", "announcement", key="a1", title="t", body="b", now=1)
         >>> run_fanouts(store, now=2)

@@ -5,9 +5,7 @@ The user asks the app for a code (``messenger_link``) and sends ``/start <code>`
 bot also links the account it creates for a new chat, and ``/unlink`` removes a link.
 
 Example:
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.service import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
     >>> code = new_code(store, sid, now=100)["code"]

@@ -69,10 +69,7 @@ def enqueue(
     switches decide); ``record_ids`` overrides the ids of ``app`` records. How many users it reached.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "o@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     enqueue(conn, [sid], "Hi", "New post", "community_post", key="p1", now=5)
@@ -103,9 +100,6 @@ def enqueue_events(conn: Connection, events: Sequence[Event], *, now: int) -> li
     chats read once, the records and outbox rows inserted together); how many users each reached.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     enqueue_events(conn, [Event(["NOPE00"], "Hi", "x", "community_post", "p1")], now=5)
         [0]

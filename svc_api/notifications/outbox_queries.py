@@ -1,9 +1,6 @@
 """SQL of the delivery outbox, the fan-outs and the messenger links.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     claim_due(conn, now=10, limit=5, lease=60), open_fanout(conn), chat_ids(conn, ["AB12CD"])
     ([], None, {})

@@ -3,9 +3,6 @@ transaction and hold no rules (the service decides what a missing row means). Th
 
 Example:
     >>> from svc_api.accounts.service import register
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     insert_notification(conn, id="n1", svc_id=sid, title="Hi", body="b", event_type="e", created_at=5)

@@ -1,10 +1,7 @@
 """Personal notifications (unread, then read) and platform announcements.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.accounts.service import register
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "n@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     nid = notify(conn, sid, "Done", "Your backtest finished", "backtest_complete", now=100)
@@ -82,9 +79,6 @@ def notify_events(conn: Connection, events: list[Event], *, now: int) -> list[in
     thousands at once); how many users each reached.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     notify_events(conn, [Event(["NOPE00"], "t", "b", "signal_opened", "sig_1")], now=1)
         [0]
@@ -106,9 +100,6 @@ def list_notifications(
     """Notifications newest first, keyset-paged after ``(timestamp, id)``; returns (page, has_more).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     list_notifications(conn, "AB12CD", limit=5)
         ([], False)
@@ -134,9 +125,6 @@ def mark_read(
     """Mark one notification of ``svc_id`` read (404 when it is not theirs or does not exist).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     mark_read(conn, "AB12CD", "nope")
         Traceback (most recent call last):
@@ -156,9 +144,6 @@ def mark_all_read(conn: Connection, svc_id: str, *, now: int | None = None) -> d
     """Mark every unread notification of ``svc_id`` read; returns how many changed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     mark_all_read(conn, "AB12CD")
         {'marked_read': 0}
@@ -174,9 +159,6 @@ def announce(
     user whose ``announcement`` switch is on, through a fan-out; returns its id.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     announce(conn, "Maintenance", "Sunday 02:00 UTC", now=1)
         1
@@ -202,9 +184,6 @@ def platform_announcements(conn: Connection, *, limit: int) -> list[dict[str, An
     """The newest ``limit`` announcements as ``{title, body, type, timestamp}``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     platform_announcements(conn, limit=20)
         []
@@ -222,8 +201,6 @@ def notifications_page(
     """:func:`list_notifications` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> notifications_page(store, "AB12CD", limit=5)
         ([], False)
     """
@@ -235,8 +212,6 @@ def mark_one_read(store: Store, svc_id: str, notification_id: str) -> dict[str, 
     """:func:`mark_read` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> mark_one_read(store, "AB12CD", "nope")
         Traceback (most recent call last):
         ...
@@ -250,8 +225,6 @@ def mark_every_read(store: Store, svc_id: str) -> dict[str, int]:
     """:func:`mark_all_read` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> mark_every_read(store, "AB12CD")
         {'marked_read': 0}
     """
@@ -263,8 +236,6 @@ def latest_announcements(store: Store, *, limit: int) -> list[dict[str, Any]]:
     """:func:`platform_announcements` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> latest_announcements(store, limit=20)
         []
     """
@@ -276,8 +247,6 @@ def outbox_counts(store: Store, event_type: str | None = None) -> dict[tuple[str
     """(channel, status) -> outbox rows, of one event type or all (operators and tests).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> outbox_counts(store)
         {}
     """

@@ -7,9 +7,6 @@ public reply of ``/tradingdata?request_type=changelog``; :func:`show` is the ope
 the entry ids. Importing files and the bundled sample live in :mod:`svc_api.platform.changelog_import`.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> empty = changelog(store, limit=50)
     >>> empty["current_version"], empty["latest_build"], empty["released"], empty["entries"]
     (None, None, [], [])
@@ -156,9 +153,6 @@ def changelog(store: Store, *, limit: int, min_version: str | None = None) -> di
     first, at most ``limit``, of ``min_version`` or later (a malformed one is a 400).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> for v in ("1.9.0", "1.10.0"):
         ...     _ = add_entry(store, v, title=f"In {v}", items=["x"], uncategorized=True)
         >>> [e["version"] for e in changelog(store, limit=5, min_version="1.10")["entries"]]
@@ -173,9 +167,6 @@ def show(store: Store) -> dict[str, Any]:
     """The whole changelog as operators see it: every entry, each with its ``entry_id``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> added = add_entry(store, "1.0.0", title="Hi", items=["x"], date="2026-08-15")
         >>> show(store)["entries"][0]["entry_id"] == added["entry_id"]
         True
@@ -212,9 +203,6 @@ def set_versions(
     """Set any of the version fields (the others are kept); returns all three.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> set_versions(store, current="1.3.0", latest_build="130")
         {'current_version': '1.3.0', 'latest_build': 130, 'min_supported_version': None}
     """
@@ -238,9 +226,6 @@ def release(store: Store, version: str, date: str) -> dict[str, str]:
     """Record ``version`` as released on ``date`` (a second call changes the date).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> release(store, "1.3.0", "2026-12-01")
         {'version': '1.3.0', 'date': '2026-12-01'}
     """
@@ -263,9 +248,6 @@ def add_entry(
     when ``uncategorized``, else the date ``version`` was released (an error when it was not).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> entry = add_entry(store, "1.3.0", title="Notes", items=["Faster."], uncategorized=True)
         >>> entry["entry_id"].startswith("chl_"), entry["date"]
         (True, None)
@@ -307,9 +289,6 @@ def remove_entry(store: Store, entry_id: str) -> dict[str, str]:
     """Delete one entry (an unknown id is a 404).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> remove_entry(store, "chl_nope")
         Traceback (most recent call last):
         ...

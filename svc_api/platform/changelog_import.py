@@ -7,9 +7,6 @@ gets the file's items, anything else is added. Nothing is removed, so importing 
 changes nothing the second time. The file is checked whole before anything is written.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> seed_changelog_if_empty(store), seed_changelog_if_empty(store)
     (True, False)
     >>> import_file(store, CHANGELOG)["entries_unchanged"]
@@ -113,9 +110,6 @@ def import_changelog(store: Store, data: object) -> dict[str, Any]:
     """Merge a changelog document into the store (see the module); returns what changed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> doc = {"entries": [{"version": "1.0.0", "title": "Hi", "date": None, "items": ["x"]}]}
         >>> import_changelog(store, doc)["entries_added"], import_changelog(store, doc)["entries_added"]
         (1, 0)
@@ -151,9 +145,6 @@ def seed_changelog_if_empty(store: Store, path: str | Path = CHANGELOG) -> bool:
     whether it did. Racing start-ups seed once: the first to write the version row wins.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> seed_changelog_if_empty(store, "/nonexistent.json"), seed_changelog_if_empty(store)
         (False, True)
     """

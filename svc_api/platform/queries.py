@@ -1,9 +1,6 @@
 """Every SQL statement of the platform domain: the changelog's version fields, releases and entries.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     changelog_is_empty(conn), versions(conn), releases(conn), entries(conn, limit=5)
     (True, None, [], [])

@@ -56,9 +56,6 @@ def rate_of(conn: Connection, svc_id: str) -> Decimal:
     """The commission rate (percent) of ``svc_id``: its own, else :data:`DEFAULT_RATE_PCT`.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     rate_of(conn, "NOPE00")
         Decimal('20')
@@ -72,9 +69,6 @@ def set_rate(conn: Connection, svc_id: str, rate_pct: object) -> dict[str, Any]:
     400; 404 for an unknown account). It applies to purchases applied from then on.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     set_rate(conn, "NOPE00", 101)
         Traceback (most recent call last):
@@ -118,10 +112,7 @@ def record_commission(
     commission as it stands, and racing reports of one purchase write one row.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
@@ -166,9 +157,6 @@ def reverse_commission(conn: Connection, purchase_id: str) -> dict[str, Any] | N
     purchase earned none.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     reverse_commission(conn, "admin:none") is None
         True
@@ -182,9 +170,6 @@ def commission_of(conn: Connection, purchase_id: str) -> dict[str, Any] | None:
     status}``, or None.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     commission_of(conn, "admin:none") is None
         True
@@ -207,9 +192,6 @@ def available_commission(conn: Connection, svc_id: str) -> Decimal:
     negative after a refund of a redeemed commission).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     available_commission(conn, "NOPE00")
         Decimal('0.000000')
@@ -224,10 +206,7 @@ def account_section(conn: Connection, svc_id: str) -> dict[str, Any]:
     ``available_commission_usdt`` is that total minus what was redeemed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
         >>> from svc_api.accounts.service import register
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "s@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     section = account_section(conn, sid)["referral"]

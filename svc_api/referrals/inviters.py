@@ -62,9 +62,6 @@ def set_inviter(conn: Connection, svc_id: str, inviter: object, *, now: int) -> 
     """Name the inviter of ``svc_id`` (see the module docstring for the rules and statuses).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     a = accounts.register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     b = accounts.register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
@@ -98,9 +95,6 @@ def referral_list(conn: Connection, svc_id: str, *, now: int) -> dict[str, Any]:
     count}``, each with the plan in force (``free`` when none).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     referral_list(conn, "NOPE00", now=0)
         {'referrals': [], 'count': 0}

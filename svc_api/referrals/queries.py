@@ -4,9 +4,6 @@ come back as exact ``Decimal`` values. The example runs each of them.
 
 Example:
     >>> from svc_api.accounts.service import register
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60).svc_id
     ...     rate_of(conn, sid), set_rate(conn, sid, 35), rate_of(conn, sid)

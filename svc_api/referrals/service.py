@@ -78,9 +78,6 @@ def redeem(conn: Connection, svc_id: str, redeem_type: object, amount: object, *
     "completed", credits_added}``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     redeem(conn, sid, "credits", 1, now=0)
@@ -125,8 +122,6 @@ def name_inviter(store: Store, svc_id: str, inviter: object, *, now: int) -> dic
     """:func:`set_inviter` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> name_inviter(store, "AB12CD", "AB12CD", now=0)
         Traceback (most recent call last):
         ...
@@ -140,8 +135,6 @@ def referrals(store: Store, svc_id: str, *, now: int) -> dict[str, Any]:
     """:func:`referral_list` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> referrals(store, "NOPE00", now=0)["count"]
         0
     """
@@ -155,8 +148,6 @@ def redeem_commission(
     """:func:`redeem` in a write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> redeem_commission(store, "NOPE00", "cash", 5, now=0)
         Traceback (most recent call last):
         ...
@@ -170,8 +161,6 @@ def referral_rate(store: Store, svc_id: str, rate_pct: object) -> dict[str, Any]
     """:func:`set_rate` in a write transaction (the operator command ``svc admin referral-rate``).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> referral_rate(store, "NOPE00", 35)
         Traceback (most recent call last):
         ...

@@ -1,9 +1,6 @@
 """Every SQL statement of the signals domain.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     watches(conn), signal_row(conn, "nope") is None
     ([], True)

@@ -14,8 +14,6 @@ Reading: :func:`active_signals` (waiting for their entry or open) and :func:`sig
 domains (exchange orders from a signal).
 
 Example:
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> active_signals(store, "AB12CD", None, limit=10, after=None)
     ([], None)
 """
@@ -99,8 +97,6 @@ def live_signal(conn: Connection, svc_id: str, position_key: str) -> dict[str, A
     """A signal waiting for its entry or open, visible to ``svc_id`` (None otherwise), for orders.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     live_signal(conn, "AB12CD", "sig_x") is None
         True
@@ -113,8 +109,6 @@ def signal_brief(conn: Connection, position_key: str) -> dict[str, str] | None:
     """``{strategy_name, coin, owner, status}`` of any signal (None: no such key), for chat filters.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     signal_brief(conn, "sig_x") is None
         True

@@ -112,9 +112,6 @@ def claim_next(conn: Connection, worker: str, *, now: int | None = None) -> Clai
     """Take the oldest unclaimed ``generating`` version for ``worker`` (None when there is none).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     claim_next(conn, "w1") is None
         True
@@ -138,8 +135,6 @@ def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int | None 
 
     Example:
         >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     finish(conn, Claim("AB12CD", "rsidip", 1, "g" * 32, "w1", {}), Outcome("active", "{}", 1))
         False
@@ -172,9 +167,6 @@ def recover(
     Returns ``{"retried": n, "failed": m}``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     recover(conn)
         {'retried': 0, 'failed': 0}

@@ -6,9 +6,6 @@ Each generation (create or edit) adds a version in status ``generating``, charge
 Every function here runs in the caller's write transaction and locks the account row first.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     generate(conn, "NOPE00", {"strategy_name": "rsidip"})
     Traceback (most recent call last):
@@ -104,9 +101,6 @@ def edit(
     Conditions not given are copied from the current version; at least one must be given.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
@@ -144,9 +138,6 @@ def rollback(
     """A new version copying version ``target`` (program included, no charge); the strategy goes private.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     rollback(conn, "NOPE00", "rsidip", "2")
         Traceback (most recent call last):
@@ -191,9 +182,6 @@ def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any)
     ``deleted_objects`` counts the versions and the backtest records removed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     delete(conn, "NOPE00", "rsidip", "rsidip")
         Traceback (most recent call last):

@@ -32,9 +32,6 @@ def lock_account(conn: Connection, svc_id: str) -> None:
     (the accounts domain's :func:`~svc_api.accounts.service.lock_account`, the one place of the rule).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     lock_account(conn, "NOPE00")
         Traceback (most recent call last):
@@ -48,9 +45,6 @@ def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> N
     """403 when one more live strategy would exceed the plan (``exclude`` is the one being changed).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     check_plan_limit(conn, "NOPE00", exclude=None)
         Traceback (most recent call last):
@@ -76,9 +70,6 @@ def live_count(conn: Connection, svc_id: str) -> int:
     """How many live (generating or active) strategies ``svc_id`` has.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     live_count(conn, "NOPE00")
         0
@@ -90,9 +81,6 @@ def check_generation_cap(conn: Connection, svc_id: str, cap: int) -> None:
     """:class:`GenerationBusy` (429) when ``cap`` generations of ``svc_id`` are already running.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     check_generation_cap(conn, "NOPE00", 0)
         Traceback (most recent call last):
@@ -111,9 +99,6 @@ def check_coin_count(conn: Connection, svc_id: str, coins: int, *, now: int) -> 
     Example:
         >>> from svc_api.accounts import service as accounts
         >>> from svc_api.accounts.identity import register
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     _ = accounts.grant_plan(conn, sid, "starter", 30, now=1_800_000_000)

@@ -5,9 +5,6 @@ callers decide what a missing row or a count means). A strategy's *head* is its 
 its versions are ``strategy_versions`` rows; the current version is the head's ``current_version``.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     find_strategy(conn, "NOPE00", "rsidip") is None, count_generating(conn, "NOPE00")
     (True, 0)
@@ -54,9 +51,6 @@ def find_version(conn: Connection, svc_id: str, name: str, version: int) -> Row[
     """One version row of a strategy (None when there is none).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     find_version(conn, "NOPE00", "rsidip", 1) is None
         True
@@ -69,9 +63,6 @@ def last_version(conn: Connection, svc_id: str, name: str) -> int:
     """The highest version number of a strategy (0 when it has none).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     last_version(conn, "NOPE00", "rsidip")
         0
@@ -86,9 +77,6 @@ def version_page(
     """Up to ``limit`` versions of a strategy below ``before`` (all when None), newest first.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     list(version_page(conn, "NOPE00", "rsidip", limit=3, before=None))
         []
@@ -104,9 +92,6 @@ def insert_strategy(conn: Connection, svc_id: str, name: str, *, now: int) -> No
 
     Example:
         >>> from svc_api.accounts.identity import register
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     insert_strategy(conn, sid, "rsidip", now=1)
@@ -125,9 +110,6 @@ def insert_version(conn: Connection, values: Mapping[str, Any]) -> None:
 
     Example:
         >>> from svc_api.accounts.identity import register
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     insert_strategy(conn, sid, "rsidip", now=1)
@@ -146,9 +128,6 @@ def update_strategy(conn: Connection, svc_id: str, name: str, **values: Any) -> 
 
     Example:
         >>> from svc_api.accounts.identity import register
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
         ...     insert_strategy(conn, sid, "rsidip", now=1)
@@ -163,9 +142,6 @@ def delete_strategy(conn: Connection, svc_id: str, name: str) -> int:
     """Delete a strategy's versions and head; returns how many versions were removed.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     delete_strategy(conn, "NOPE00", "rsidip")
         0
@@ -183,9 +159,6 @@ def count_live(conn: Connection, svc_id: str, live: Sequence[str], *, exclude: s
     """Strategies of ``svc_id`` whose current version's status is in ``live`` (``exclude`` not counted).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     count_live(conn, "NOPE00", ("active",), exclude=None)
         0
@@ -210,9 +183,6 @@ def current_versions(conn: Connection, svc_id: str) -> list[Any]:
     """Name, leverage, status, candle count and market type of each strategy of ``svc_id`` by name.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     list(current_versions(conn, "NOPE00"))
         []
@@ -228,9 +198,6 @@ def oldest_unclaimed(conn: Connection) -> Row[Any] | None:
     """The oldest ``generating`` version nobody claimed, locked (rows locked by others are skipped).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     oldest_unclaimed(conn) is None
         True
@@ -249,9 +216,6 @@ def take_claim(conn: Connection, generation_id: str, worker: str, *, now: int) -
     """Claim an unclaimed ``generating`` version for ``worker`` (one more attempt); False when taken.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     take_claim(conn, "g" * 32, "w1", now=0)
         False
@@ -268,9 +232,6 @@ def finish_claim(conn: Connection, generation_id: str, worker: str, values: Mapp
     """Write ``values`` on a version still ``generating`` and claimed by ``worker``; False otherwise.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     finish_claim(conn, "g" * 32, "w1", {"status": "active"})
         False
@@ -287,9 +248,6 @@ def stale_claims(conn: Connection, *, claimed_before: int) -> list[tuple[str, in
     """``(generation_id, attempts)`` of ``generating`` versions claimed before ``claimed_before``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     stale_claims(conn, claimed_before=0)
         []
@@ -304,9 +262,6 @@ def release_claim(conn: Connection, generation_id: str, values: Mapping[str, Any
     """Write ``values`` on a claimed, still ``generating`` version; False when it no longer is.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     release_claim(conn, "g" * 32, {"claimed_by": None})
         False
@@ -319,9 +274,6 @@ def version_of_generation(conn: Connection, generation_id: str) -> Row[Any] | No
     """The version row of a generation (None when it was deleted).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     version_of_generation(conn, "g" * 32) is None
         True
@@ -333,9 +285,6 @@ def mark_refunded(conn: Connection, generation_id: str) -> None:
     """Record that a generation's charge was refunded.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     mark_refunded(conn, "g" * 32)  # no such generation: nothing to mark
     """
@@ -347,9 +296,6 @@ def live_strategies(conn: Connection, svc_id: str | None = None) -> list[Row[Any
     signal worker needs, by owner and name.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     live_strategies(conn)
         []
@@ -373,9 +319,6 @@ def credits_per_signal(conn: Connection, svc_id: str, name: str) -> int | None:
     """The price per signal (credit units) of a strategy; None when it does not exist.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     credits_per_signal(conn, "NOPE00", "rsidip") is None
         True

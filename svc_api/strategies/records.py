@@ -4,9 +4,6 @@ A strategy belongs to one account and is named uniquely within it; another user'
 found". The strategy's status is the status of its current version.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.read() as conn:
     ...     account_section(conn, "NOPE00")
     {'strategies': {}, 'active_own_strategies': 0}
@@ -67,9 +64,6 @@ def strategy_head(conn: Connection, svc_id: str, name: str) -> Row[Any]:
     """The head row of a strategy of ``svc_id``; 404 when there is none.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     strategy_head(conn, "NOPE00", "rsidip")
         Traceback (most recent call last):
@@ -86,9 +80,6 @@ def strategy_version(conn: Connection, svc_id: str, name: str, version: int) -> 
     """One version row of a strategy; 404 when there is none.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     strategy_version(conn, "NOPE00", "rsidip", 3)
         Traceback (most recent call last):
@@ -111,9 +102,6 @@ def load_strategy(
         StrategyNotActive: (409, ``strategy_not_active``) the version is ``generating`` or ``failed``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     load_strategy(conn, "NOPE00", "rsidip")
         Traceback (most recent call last):
@@ -148,9 +136,6 @@ def detail(conn: Connection, svc_id: str, strategy_name: Any) -> dict[str, Any]:
     """The Strategy resource (current version); ``error`` is added when it failed to generate.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     detail(conn, "NOPE00", None)
         Traceback (most recent call last):
@@ -193,9 +178,6 @@ def versions(
     Returns ``({strategy_name, current_version, versions}, has_more)``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     versions(conn, "NOPE00", "rsidip", limit=25)
         Traceback (most recent call last):

@@ -52,9 +52,6 @@ def live_strategies(conn: Any) -> list[Any]:
     credits_per_signal`` (units).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     live_strategies(conn)
         []
@@ -68,9 +65,6 @@ def live_within_plans(conn: Any, *, now: int) -> list[Any]:
     signals: none on ``free``).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     live_within_plans(conn, now=0)
         []
@@ -83,9 +77,6 @@ def producing_signals(conn: Any, svc_id: str, name: str, *, now: int) -> bool:
     produce signals (the rule of :func:`live_within_plans`).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     producing_signals(conn, "AB12CD", "smacross", now=0)
         False
@@ -109,9 +100,6 @@ def price_per_signal(conn: Any, svc_id: str, name: str) -> int:
     """The credits (units) a subscriber pays per delivered signal of a strategy (0 when none).
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     price_per_signal(conn, "NOPE00", "rsidip")
         0
@@ -125,8 +113,6 @@ def create_strategy(
     """:func:`generate` in its own write transaction, then wake the generation worker.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> create_strategy(store, "NOPE00", {"strategy_name": "rsidip"}, max_generations=2)
         Traceback (most recent call last):
         ...
@@ -144,8 +130,6 @@ def edit_strategy(
     """:func:`edit` in its own write transaction, then wake the generation worker.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> edit_strategy(store, "NOPE00", {"strategy_name": "rsidip", "tp_condition": "2%"},
         ...               max_generations=2)
         Traceback (most recent call last):
@@ -162,8 +146,6 @@ def strategy_detail(store: Store, svc_id: str, strategy_name: Any) -> dict[str, 
     """:func:`detail` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> strategy_detail(store, "NOPE00", "rsidip")
         Traceback (most recent call last):
         ...
@@ -179,8 +161,6 @@ def strategy_versions(
     """:func:`versions` in a read transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> strategy_versions(store, "NOPE00", None, limit=5, before=None)
         Traceback (most recent call last):
         ...
@@ -194,8 +174,6 @@ def rollback_strategy(store: Store, svc_id: str, strategy_name: Any, target_vers
     """:func:`rollback` in its own write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> rollback_strategy(store, "NOPE00", "rsidip", 0)
         Traceback (most recent call last):
         ...
@@ -209,8 +187,6 @@ def delete_strategy(store: Store, svc_id: str, strategy_name: Any, confirm_name:
     """:func:`delete` in its own write transaction (backtests included, or nothing at all).
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> delete_strategy(store, "NOPE00", "rsidip", None)
         Traceback (most recent call last):
         ...
@@ -224,8 +200,6 @@ def change_visibility(store: Store, svc_id: str, params: Mapping[str, Any]) -> d
     """:func:`set_visibility` in its own write transaction.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> change_visibility(store, "NOPE00", {"strategy_name": "rsidip", "visibility": "private"})
         Traceback (most recent call last):
         ...

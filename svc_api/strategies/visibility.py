@@ -40,9 +40,6 @@ def set_visibility(
         StrategyNotActive: the strategy is not ``active``.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     set_visibility(conn, "NOPE00", {"strategy_name": "rsidip", "visibility": "open"})
         Traceback (most recent call last):

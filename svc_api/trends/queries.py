@@ -6,10 +6,7 @@ A signal is named by ``(symbol, timeframe, ts, way)``, the four fields of
 
 Example:
     >>> from svc_api.accounts.service import register
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
     >>> from svc_api.trends.service import SignalKey
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> key = SignalKey("BTCUSDT", "1h", 3600, "BUY")
     >>> row = {"symbol": "BTCUSDT", "timeframe": "1h", "ts": 3600, "way": "BUY", "market": "crypto",
     ...        "is_return_to_trend": False}

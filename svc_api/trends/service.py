@@ -61,8 +61,6 @@ def store_scan(
     transaction; returns ``(added, removed)``.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> store_scan(store, [], now=0)
         (0, 0)
     """

@@ -102,9 +102,6 @@ def upsert_signals(conn: Connection, rows: list[dict[str, Any]], *, now: int, tt
     they are, so tracking is kept. Returns how many were new.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> row = {"symbol": "BTCUSDT", "timeframe": "1h", "ts": 3600, "way": "BUY", "market": "crypto",
         ...        "is_return_to_trend": False}
         >>> with store.write() as conn:
@@ -121,9 +118,6 @@ def remove_expired(conn: Connection, *, now: int) -> int:
     """Delete the untracked signals whose expiry has passed; returns how many.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     remove_expired(conn, now=0)
         0
@@ -135,9 +129,6 @@ def list_signals(conn: Connection, *, page: int, limit: int, now: int) -> tuple[
     """One page of the live signals, newest first, and how many there are in all.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     list_signals(conn, page=0, limit=50, now=0)
         ([], 0)
@@ -153,9 +144,6 @@ def track(conn: Connection, svc_id: str, key: SignalKey, *, now: int) -> dict[st
     """Track a live signal (idempotent): it loses its expiry. Unknown or expired: 404.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     track(conn, "AB12CD", SignalKey("BTCUSDT", "1h", 3600, "BUY"), now=0)
         Traceback (most recent call last):
@@ -176,9 +164,6 @@ def untrack(conn: Connection, svc_id: str, key: SignalKey, *, ttl: int = SIGNAL_
     """Stop tracking (idempotent); when nobody tracks the signal any more its expiry comes back.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.write() as conn:
         ...     untrack(conn, "AB12CD", SignalKey("BTCUSDT", "1h", 3600, "BUY"))
         {'tracked': False}
@@ -198,9 +183,6 @@ def tracked_page(
     ``is_return_to_trend``; and whether more follow.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> with store.read() as conn:
         ...     tracked_page(conn, "AB12CD", limit=20, after=None)
         ([], False)

@@ -5,9 +5,6 @@ Until the studio exists (issue 18), products are made with :func:`publish_produc
 sample catalog); a new curriculum revision with :func:`publish_revision`.
 
 Example:
-    >>> from svc_api.core.store import Store
-    >>> from svc_api.migrations import migrate
-    >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
     >>> with store.write() as conn:
     ...     add_topic(conn, "trading-basics", "Trading basics")
     ...     topic_page(conn, "basics", None, 10)[0][0]["topic_id"]

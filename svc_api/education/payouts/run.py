@@ -233,8 +233,6 @@ def export_missing(store: Store, var_dir: Path) -> list[str]:
     issued payout is left out of the instructions; the files written.
 
     Example:
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> export_missing(store, Path("var"))
         []
     """
@@ -254,9 +252,6 @@ def export_again(store: Store, var_dir: Path, run_id: str) -> dict[str, Any]:
     failed to write the file, or the file was lost); 404 for a run that issued no payouts.
 
     Example:
-        >>> from svc_api.core.store import Store
-        >>> from svc_api.migrations import migrate
-        >>> store = Store("sqlite:///:memory:"); _ = migrate(store)
         >>> export_again(store, Path("var"), "run_0")
         Traceback (most recent call last):
         ...
