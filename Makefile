@@ -43,8 +43,13 @@ bench: $(VENV)/.dev-installed
 	@command -v wrk >/dev/null || (command -v apt-get >/dev/null && (apt-get install -y -q wrk >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null))) || echo 'wrk not installed: the wrk API benchmarks will skip'
 	$(BIN)/python -m pytest benchmarks -p no:randomly --benchmark-only -s $(BENCH_ARGS)
 
-lint: $(VENV)/.dev-installed
+# The house rules CI checks before the suite: lint, one formatting (ruff format, no exceptions but
+# the frozen migrations), types of the typed core ([tool.mypy] files), the import layers.
+lint: $(VENV)/.test-installed
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .benchmarks

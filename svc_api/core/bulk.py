@@ -94,6 +94,6 @@ def insert_rows(
             f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
             f"VALUES ({', '.join([mark] * len(columns))})"
         ) + (" ON CONFLICT DO NOTHING" if skip_existing else "")
-        done = conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in group])  # type: ignore[arg-type]
+        done = conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in group])
         inserted += int(done.rowcount)
     return inserted

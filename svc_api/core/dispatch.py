@@ -185,7 +185,7 @@ class Operation:
     scope: str = "read"
     """The API-key permission the operation needs: ``read`` (it only reads) or ``trade`` (it spends
     credits, creates, changes or deletes). Sessions hold both."""
-    unavailable: Callable[[int], ServiceError] | None = None
+    unavailable: Callable[[int | None], ServiceError] | None = None
     """The error answered when the store is down, when this operation's is not the generic 503."""
     per_ip_limit: int | None = None
     """Requests a minute per client IP, counted instead of the caller's plan or guest limit (login:

@@ -370,7 +370,7 @@ def https_url(value: object, field: str, *, hi: int = 2048) -> str:
         svc_api.core.errors.Invalid: image_url must be an https:// URL of at most 2048 characters
     """
     ok = isinstance(value, str) and len(value) <= hi and not any(c.isspace() for c in value)
-    parts = urlsplit(value) if ok else None
+    parts = urlsplit(value) if ok and isinstance(value, str) else None
     if parts is None or parts.scheme != "https" or not parts.hostname:
         raise Invalid(f"{field} must be an https:// URL of at most {hi} characters")
     return str(value)

@@ -184,6 +184,7 @@ def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> 
                 row = conn.execute(
                     sa.select(idempotency_keys).where(t.principal == owner, t.key == key)
                 ).first()
+        assert row is not None  # the insert collided with it, and keys are never deleted inside a request
         if row.fingerprint != print_:
             raise ApiError(
                 409,

@@ -97,7 +97,8 @@ class Prepared:
         compiled = self._for(conn.dialect)
         merged = {**compiled.defaults, **params} if compiled.defaults else params
         args: Any = merged if compiled.names is None else tuple(merged[n] for n in compiled.names)
-        cursor = conn.connection.driver_connection.cursor()
+        driver: Any = conn.connection.driver_connection  # never None on a checked-out connection
+        cursor = driver.cursor()
         try:
             cursor.execute(compiled.sql, args)
             raw = cursor.fetchmany(1) if one else cursor.fetchall()

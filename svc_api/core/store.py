@@ -314,7 +314,7 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         # A directory that cannot be made shows up as "unable to open database file" on first use,
         # which is reported as an outage like any other.
         with contextlib.suppress(OSError):
-            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+            Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
     kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
     if memory:
         kwargs["poolclass"] = StaticPool  # one shared connection, so every caller sees the same data
@@ -338,7 +338,8 @@ def _sqlite_engine(url: sa.URL) -> Engine:
         # Straight to the driver: a statement through SQLAlchemy's execution path costs ~20x more,
         # and this runs for every transaction of every request.
         begin = "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN"
-        conn.connection.driver_connection.execute(begin)
+        driver: Any = conn.connection.driver_connection  # never None on a checked-out connection
+        driver.execute(begin)
 
     return engine
 

@@ -17,7 +17,7 @@ from svc_api.core.errors import ApiError
 from svc_api.keys import service as apikeys
 
 
-def _key_store_unavailable(retry_after: int) -> ApiError:
+def _key_store_unavailable(retry_after: int | None) -> ApiError:
     code = "api_key_store_unavailable"
     return ApiError(503, code, code=code, retry_after=retry_after)
 
