@@ -155,6 +155,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
                 per_ip=_per_ip_limit,
                 group=_limit_group,
                 overrides=OverrideCache(lambda: services.store).get,
+                clock=services.clock,
             ),
             Middleware(AuthGate),
             Middleware(IdempotencyMiddleware, services=services, applies=_takes_idempotency_key),

@@ -27,6 +27,10 @@ class Clock(Protocol):
         """The current time, seconds since the epoch."""
         ...
 
+    def seconds(self) -> float:
+        """The current time with its fraction (rate-limit windows count in fractions of a second)."""
+        ...
+
 
 class WallClock:
     """The machine's clock.
@@ -39,6 +43,10 @@ class WallClock:
     def now(self) -> int:
         """``int(time.time())``."""
         return int(time.time())
+
+    def seconds(self) -> float:
+        """``time.time()``."""
+        return time.time()
 
 
 class ManualClock:
@@ -57,6 +65,10 @@ class ManualClock:
         """The time it was last set or advanced to."""
         with self._lock:
             return self._now
+
+    def seconds(self) -> float:
+        """:meth:`now` as a float (a manual clock moves in whole seconds)."""
+        return float(self.now())
 
     def set(self, when: int) -> None:
         """Jump to ``when`` (seconds since the epoch)."""

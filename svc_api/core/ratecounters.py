@@ -26,6 +26,8 @@ import limits.strategies
 from limits import RateLimitItem
 from limits.util import WindowStats
 
+from svc_api.core.clock import Clock, WallClock
+
 
 class Counter(Protocol):
     """Counts hits of a moving window per identity."""
@@ -52,7 +54,8 @@ class MemoryCounter:
 
     counts_in_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock = clock or WallClock()
         self._hits: dict[str, collections.deque[float]] = {}
         self._window: dict[str, float] = {}
         self._calls = 0
@@ -67,7 +70,7 @@ class MemoryCounter:
             return self._hit(item, *identifiers)
 
     def _hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
-        window, now = float(item.get_expiry()), time.time()
+        window, now = float(item.get_expiry()), self._clock.seconds()
         key = f"{item.amount}/{window:g}/{'/'.join(identifiers)}"
         hits = self._hits.get(key)
         if hits is None:
@@ -179,22 +182,25 @@ class Budget:
         if self._limiter.test(self.item, *identifiers):
             return 0.0
         reset = self._limiter.get_window_stats(self.item, *identifiers).reset_time
-        return max(1.0, reset - time.time())
+        return max(1.0, reset - time.time())  # the limits library's reset is wall time
 
     def spend(self, *identifiers: str) -> None:
         """Count one event."""
         self._limiter.hit(self.item, *identifiers)
 
 
-def counter_for(storage_url: str | None, key_prefix: str, timeout: float) -> Counter:
-    """The counter of a storage URL: None or ``memory://`` in process, ``redis://...`` shared.
+def counter_for(
+    storage_url: str | None, key_prefix: str, timeout: float, clock: Clock | None = None
+) -> Counter:
+    """The counter of a storage URL: None or ``memory://`` in process (on ``clock``, wall time by
+    default), ``redis://...`` shared (on the limits library's wall time, the same in every process).
 
     Example:
         >>> type(counter_for(None, "p", 1.0)).__name__
         'MemoryCounter'
     """
     if not storage_url or storage_url.startswith("memory://"):
-        return MemoryCounter()
+        return MemoryCounter(clock)
     if storage_url.startswith(("redis://", "rediss://", "redis+unix://")):
         return RedisCounter(storage_url, key_prefix, timeout)
     raise ValueError(f"unsupported rate-limit storage {storage_url!r}: use memory:// or redis://")

@@ -32,7 +32,6 @@ import asyncio
 import logging
 import math
 import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -44,6 +43,7 @@ import limits.errors
 from limits import RateLimitItem
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from svc_api.core.clock import Clock, WallClock
 from svc_api.core.errors import DESCRIPTIVE_PREFIX, STICKY_HEADERS, ApiError, rate_limited
 from svc_api.core.ratecounters import Counter, counter_for
 from svc_api.settings import Settings, tunables_from_env
@@ -214,8 +214,11 @@ class RateLimitMiddleware:
         per_ip: Callable[[Scope], int | None] | None = None,
         group: Callable[[Scope], str | None] | None = None,
         overrides: Callable[[str], Mapping[str, int]] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.app = app
+        # The service's clock (tests move it instead of sleeping through a window).
+        self.clock = clock or WallClock()
         self.policy = policy or RateLimitPolicy()
         # Operations counted per client IP with a limit of their own instead of the caller's (login:
         # a budget larger than one user needs, so one client's failures lock no one else out).
@@ -224,7 +227,7 @@ class RateLimitMiddleware:
         # limit of its own; and an account's operator-set limits (endpoint -> per minute), from a cache.
         self.group = group or (lambda scope: None)
         self.overrides = overrides or (lambda svc_id: {})
-        self._counter: Counter = counter_for(storage_url, key_prefix, timeout)
+        self._counter: Counter = counter_for(storage_url, key_prefix, timeout, self.clock)
         self._items: dict[int, RateLimitItem] = {}
 
     def _item(self, amount: int) -> RateLimitItem:
@@ -278,7 +281,7 @@ class RateLimitMiddleware:
         state["ratelimit"] = status
         state[STICKY_HEADERS] = status.headers()
         if not status.allowed:
-            retry = max(1.0, status.reset - time.time())
+            retry = max(1.0, status.reset - self.clock.seconds())
             raise rate_limited(retry)
 
     async def check(self, scope: Scope) -> RateLimitStatus:
@@ -301,7 +304,7 @@ class RateLimitMiddleware:
                 scope.get("state", {}).get("correlation_id", "-"),
             )
             wait = self.policy.unavailable_retry_after
-            blocked = RateLimitStatus(amount, 0, time.time() + wait, allowed=False)
+            blocked = RateLimitStatus(amount, 0, self.clock.seconds() + wait, allowed=False)
             scope.setdefault("state", {})[STICKY_HEADERS] = blocked.headers()
             raise ApiError(
                 503, "service_unavailable", reason="temporarily_unavailable", retry_after=wait

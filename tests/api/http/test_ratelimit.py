@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from svc_api.core.clock import ManualClock
 from svc_api.core.errors import ApiError
 from svc_api.core.ratecounters import MemoryCounter as _MemoryCounter
 from svc_api.core.ratelimit import RateLimitMiddleware, RateLimitPolicy
@@ -130,10 +131,10 @@ async def test_headers_also_on_handler_errors_and_500s(build_app, connect, caplo
 
 
 async def test_moving_window_frees_capacity_after_the_window(build_app, connect):
-    policy = RateLimitPolicy(guest_limit=2, window_seconds=1)
-    async with connect(build_app(ROUTES, ratelimit={"policy": policy})) as client:
+    policy, clock = RateLimitPolicy(guest_limit=2, window_seconds=1), ManualClock(1_700_000_000)
+    async with connect(build_app(ROUTES, ratelimit={"policy": policy, "clock": clock})) as client:
         first = [r.status_code for r in await burn(client, 3)]
-        await asyncio.sleep(1.1)
+        clock.advance(1)
         later = await client.get("/ok")
     assert first == [200, 200, 429]
     assert (later.status_code, later.headers["x-ratelimit-remaining"]) == (200, "1")
@@ -148,12 +149,13 @@ async def test_scale_multiplies_limits(build_app, connect):
 
 
 async def test_memory_counters_forget_idle_callers():
-    counter = _MemoryCounter()
+    clock = ManualClock(1_700_000_000)
+    counter = _MemoryCounter(clock)
     item = limits.RateLimitItemPerSecond(3, 1)
     for i in range(50):
         await counter.hit(item, "ip", f"10.0.{i}.1")
     assert len(counter._hits) == 50
-    await asyncio.sleep(1.05)
+    clock.advance(1)
     counter._SWEEP_EVERY = 5
     results = [await counter.hit(item, "ip", "10.9.9.9") for _ in range(4)]
     assert [allowed for allowed, _ in results] == [True, True, True, False]
