@@ -30,7 +30,8 @@ CHUNK_CANDLES = 100_000
 class StrategyLike(Protocol):
     """Anything the drivers can run: ``candle_count`` warm-up and ``evaluate(klines) -> signals``."""
 
-    candle_count: int
+    @property
+    def candle_count(self) -> int: ...
 
     def evaluate(self, klines: pl.DataFrame) -> pl.DataFrame: ...
 

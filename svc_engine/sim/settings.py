@@ -138,11 +138,12 @@ def _coerce(name: str, value: Any) -> Any:
         return value
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number (got {value!r})")
+    number = float(value)  # any Real: int, float, Fraction, NumPy scalars
     if name == "min_candles_between_signals":
-        if float(value) != int(value):
+        if number != int(number):
             raise ValueError(f"{name} must be a whole number of candles (got {value!r})")
-        return int(value)
-    return float(value)
+        return int(number)
+    return number
 
 
 def _check_range(name: str, value: float, low: float, high: float, *, low_open: bool) -> None:
