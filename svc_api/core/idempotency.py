@@ -94,8 +94,8 @@ class IdempotencyMiddleware:
         if scope["type"] != "http" or scope["method"] != "POST" or not self.applies(scope):
             await self.app(scope, receive, send)
             return
-        raw = await _read_body(receive)
-        replay_receive = _replaying(raw, receive)
+        raw = await read_body(receive)
+        replay_receive = replaying(raw, receive)
         body = _json_object(raw)
         principal = scope.get("state", {}).get("principal")
         owner = getattr(principal, "svc_id", None)
@@ -112,7 +112,7 @@ class IdempotencyMiddleware:
         print_ = fingerprint("POST", scope["path"], scope.get("query_string", b""), body)
         stored = await self._claim(owner, key, print_)
         if stored is not None:
-            await _send_stored(stored, send)
+            await send_stored(stored, send)
             return
         await self._run(scope, replay_receive, send, owner, key)
 
@@ -239,7 +239,19 @@ def finish(store: Store, owner: str, key: str, response: tuple[int, str | None, 
         )
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body from ``receive`` (what arrived before a disconnect); pair it with
+    :func:`replaying` so the route reads the same body again.
+
+    Example:
+        >>> import asyncio
+        >>> parts = iter([{"type": "http.request", "body": b"ab", "more_body": True},
+        ...               {"type": "http.request", "body": b"c"}])
+        >>> async def receive():
+        ...     return next(parts)
+        >>> asyncio.run(read_body(receive))
+        b'abc'
+    """
     chunks: list[bytes] = []
     while True:
         message = await receive()
@@ -252,8 +264,14 @@ async def _read_body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
-def _replaying(raw: bytes, upstream: Receive) -> Receive:
-    """A receive that hands the already-read body over once, then listens to the client again."""
+def replaying(raw: bytes, upstream: Receive) -> Receive:
+    """A receive that hands the already-read body over once, then listens to the client again.
+
+    Example:
+        >>> import asyncio
+        >>> asyncio.run(replaying(b"{}", None)())["body"]
+        b'{}'
+    """
     sent = False
 
     async def receive() -> Message:
@@ -281,7 +299,19 @@ def _header(start: Message, name: bytes) -> str | None:
     return None
 
 
-async def _send_stored(stored: dict[str, Any], send: Send) -> None:
+async def send_stored(stored: dict[str, Any], send: Send) -> None:
+    """Answer with a stored reply (``status``, ``content_type``, ``body``), marked
+    ``Idempotent-Replay: true``.
+
+    Example:
+        >>> import asyncio
+        >>> sent = []
+        >>> async def send(message):
+        ...     sent.append(message)
+        >>> asyncio.run(send_stored({"status": 201, "content_type": None, "body": b"ok"}, send))
+        >>> sent[0]["status"], sent[1]["body"]
+        (201, b'ok')
+    """
     headers = [(b"idempotent-replay", b"true")]
     if stored["content_type"]:
         headers.append((b"content-type", stored["content_type"].encode("latin-1")))

@@ -27,10 +27,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from svc_api.core.errors import ApiError
 from svc_api.core.idempotency import (
     IdempotencyMiddleware,
-    _read_body,
-    _replaying,
-    _send_stored,
     fingerprint,
+    read_body,
+    replaying,
+    send_stored,
     valid_key,
 )
 
@@ -86,11 +86,11 @@ class HeaderIdempotency(IdempotencyMiddleware):
             )
         if self.services is None:
             self.services = scope["app"].state.services
-        raw = await _read_body(receive)
+        raw = await read_body(receive)
         digest = {"sha256": hashlib.sha256(raw).hexdigest()}
         print_ = fingerprint(scope["method"], scope["path"], scope.get("query_string", b""), digest)
         stored = await self._claim(owner, key, print_)
         if stored is not None:
-            await _send_stored(stored, send)
+            await send_stored(stored, send)
             return
-        await self._run(scope, _replaying(raw, receive), send, owner, key)
+        await self._run(scope, replaying(raw, receive), send, owner, key)
