@@ -60,9 +60,12 @@ def _reference(r: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[
         np.max(np.maximum.accumulate(level) - level))  # fmt: skip
 
 
-@pytest.mark.parametrize(("n", "crash"), [(5, False), (16, False), (47, False), (1000, False), (1000, True)])
+@pytest.mark.parametrize(
+    ("n", "crash"),
+    [(5, False), (16, False), (47, False), (1000, False), (1000, True), (5003, False), (5003, True)],
+)
 def test_kernel_equals_a_candle_by_candle_path_of_the_same_blocks(n: int, crash: bool) -> None:
-    from svc_engine.research.bootstrap_nb import CHUNK, path_figures_nb
+    from svc_engine.research.bootstrap_nb import CHUNK, SUPER, path_figures_nb
 
     r = np.random.default_rng(n).normal(0.0, 0.02, n)
     if crash:  # a steady rise with its one deep fall inside a chunk: the drawdown is the chunk's own
@@ -71,12 +74,17 @@ def test_kernel_equals_a_candle_by_candle_path_of_the_same_blocks(n: int, crash:
     rng = np.random.default_rng(7)
     # short blocks inside a chunk, blocks on chunk bounds, long ones and ones that wrap the end
     starts = np.concatenate([[n - 3, 0, CHUNK % n, n - 1], rng.integers(0, n, 40)])
-    drawn = [rng.geometric(1 / 9, 20), rng.geometric(1 / 90, 20)]
+    # and, past 5,000 candles, blocks over whole super-chunks and ones that end in the last
+    # candles, which no whole chunk or super-chunk holds
+    drawn = [rng.geometric(1 / 9, 20), rng.geometric(1 / 90, 20), rng.geometric(1 / 900, 4)]
     lengths = np.concatenate([[5, CHUNK, 3 * CHUNK + 1, n], *drawn])
     lengths = np.minimum(lengths, n)
+    starts = np.concatenate([starts, rng.integers(0, n, 4)])
     assert np.any(starts + lengths > n) and np.any(lengths < CHUNK)
     got = path_figures_nb(r, starts.astype(np.int64), lengths.astype(np.int64))
-    np.testing.assert_allclose(got, _reference(r, starts, lengths), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(got[:4], _reference(r, starts, lengths), rtol=0, atol=1e-9)
+    # blocks that cannot move the peak or the drawdown are not walked (a steady rise walks all)
+    assert got[4] > 0 and (got[4] < len(starts) or crash or n < SUPER)
 
 
 def test_each_resample_is_the_path_of_its_drawn_blocks() -> None:
