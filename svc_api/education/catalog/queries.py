@@ -19,15 +19,15 @@ from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.prepared import Prepared, key_slots
 from svc_api.core.upsert import insert_new
-from svc_api.education.tables import (
+from svc_api.education.catalog.tables import (
     bundle_items,
     bundles,
     product_topics,
     products,
-    reviews,
     revisions,
     topics,
 )
+from svc_api.education.learning.tables import reviews
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 P = products.c

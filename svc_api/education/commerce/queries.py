@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
-from svc_api.education.tables import entitlements, ledger, orders, payment_events, refunds
+from svc_api.education.commerce.tables import entitlements, ledger, orders, payment_events, refunds
 
 O = orders.c
 E = entitlements.c

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
-from svc_api.education.tables import (
+from svc_api.education.learning.tables import (
     answers,
     certificates,
     enrollments,

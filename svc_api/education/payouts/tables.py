@@ -1,8 +1,7 @@
 """Tables of sales and payouts: monthly statements per seller and currency, payout instructions
 (unique per seller, period and currency), the accounts-payable ledger (a ``statement`` entry of each
 statement's net, a ``payout`` entry of minus each payout) and the FX rates the payout run converts
-with. They live beside their domain because ``education/tables.py`` is at its 400-line bound; it
-re-exports them and lists them in its ``TABLES``.
+with. ``education/tables.py`` lists them with every other subdomain's.
 
 Example:
     >>> payouts.c.payout_id.primary_key, sorted(c.name for c in fx_rates.c)[:2]

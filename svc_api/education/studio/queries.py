@@ -9,11 +9,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
-from svc_api.education.tables import (
+from svc_api.education.catalog.tables import products
+from svc_api.education.studio.tables import (
     drafts,
     instructor_roles,
     onboarding_sessions,
-    products,
     seller_profiles,
     submissions,
 )

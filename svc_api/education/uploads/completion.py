@@ -27,11 +27,11 @@ from svc_api.core.errors import ApiError, Conflict, Unavailable
 from svc_api.core.store import Store
 from svc_api.education.conventions import new_id
 from svc_api.education.studio import service as studio
-from svc_api.education.tables import uploads
 from svc_api.education.uploads import policy, resend
 from svc_api.education.uploads import queries as q
 from svc_api.education.uploads.multipart import ChecksumMismatch, Multipart, StoredPart, store_errors
 from svc_api.education.uploads.service import apply_listing, own, view
+from svc_api.education.uploads.tables import uploads
 
 U = uploads.c
 

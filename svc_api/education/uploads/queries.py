@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.upsert import inserted
-from svc_api.education.tables import upload_parts, uploads
+from svc_api.education.uploads.tables import upload_parts, uploads
 
 U = uploads.c
 P = upload_parts.c

@@ -1,6 +1,5 @@
-"""Tables of uploads: multipart transfers of instructors' media and the parts the store holds. They
-live beside their domain because ``education/tables.py`` is at its 400-line bound; it re-exports
-them and lists them in its ``TABLES``.
+"""Tables of uploads: multipart transfers of instructors' media and the parts the store holds.
+``education/tables.py`` lists them with every other subdomain's.
 
 Example:
     >>> sorted(c.name for c in upload_parts.c)[:2]
