@@ -1,9 +1,10 @@
 """The grammar of the strategy language, one concern per module, composed into one parser by
 :mod:`svc_engine.strategy.parser`: ``words`` (the word tables), ``cursor`` (tokens, errors),
 ``conditions`` (and/or/not/then/after, grouping, timeframes), ``comparisons`` (what follows a
-value), ``amounts`` (comparisons by a margin, move, gap or percentile), ``events`` (conditions
-without a value: patterns, candle colours, trend lines), ``values`` (arithmetic and primaries),
-``indicators`` (indicator names, parameters, windows).
+value), ``tails`` (its grammar table: the word after a value -> the rules it starts), ``amounts``
+(comparisons by a margin, move, gap or percentile), ``events`` (conditions without a value:
+patterns, candle colours, trend lines), ``values`` (arithmetic and primaries), ``indicators``
+(indicator names, parameters, windows).
 
 Example:
     >>> from svc_engine.strategy.parser import parse_entry

@@ -11,20 +11,17 @@ from __future__ import annotations
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.grammar.amounts import Amounts
-from svc_engine.strategy.grammar.indicators import RELATIVE_STRENGTH, RS_WORDS
+from svc_engine.strategy.grammar.tails import NUM_TAILS, TAIL_PARSERS, direction_of
 from svc_engine.strategy.grammar.words import (
     AND_WORDS,
     BEAR_WORDS,
     BULL_WORDS,
     DOWN_WORDS,
-    PERIOD_WORDS,
     UP_WORDS,
     ZONES,
 )
 from svc_engine.strategy.tokens import COMMA, END, NUM, WORD, Token
-from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES
-
-CALENDAR = (A.Ind("hour", ()), A.Ind("weekday", ()))
+from svc_engine.strategy.vocab import COMPARATORS
 
 
 class Comparisons(Amounts):
@@ -77,6 +74,8 @@ class Comparisons(Amounts):
         return A.Between(back(node.expr), back(node.low), back(node.high))
 
     def tail_positive(self, left: A.Node) -> A.Node:
+        """What follows the value: the rules its next word starts (`tails.TAIL_PARSERS`, a number's
+        `tails.NUM_TAILS`), tried in order, else a plain comparison."""
         tok = self.peek()
         if tok.text == "back":
             self.i += 1
@@ -89,141 +88,14 @@ class Comparisons(Amounts):
             left = A.Field("open")
             self.subjects[-1] = self.last_subject = left
             tok = self.peek()
-        if tok.text in ("move", "turn") and self.directional(1):
-            tok = self.take()  # "RSI moves below 10", "price goes above the band": it crosses
-            return self.cross_from(left, tok)
-        if (
-            tok.text == "in"
-            and self.peek(1).text in ("bottom", "top", "lowest", "highest")
-            and self.peek(2).pct
-        ):
-            return self.percentile_zone(left)
-        if tok.text == "reach":
-            self.i += 1  # "the z-score reaches 0": it gets there from either side
-            self.no_second_side("reaches")
-            return A.Cross("either", left, self.value())
-        if tok.text == "spike":
-            self.i += 1  # "volume spikes to 2 times its average"
-            self.accept("to")
-            if not (self.peek().kind == NUM and self.peek(1).text in ("times", "x")):
-                self.fail("say how far it spikes, as in 'volume spikes to 3 times its average'")
-            return self.multiple(left)
-        ahead = self.peek(2) if self.peek(1).text == "for" else self.peek(1)
-        if tok.text in ("up", "down") and ahead.kind == NUM and not ahead.pct:
-            # "the market closes up 4 days in a row": a streak
-            word = self.take()
-            self.toks[self.i - 1] = Token(WORD, "rise" if word.text == "up" else "fall", word.pos, word.end)
-            self.i -= 1
-            return self.streak(left)
-        if tok.text in RS_WORDS:
-            self.fail(RELATIVE_STRENGTH, tok, suggestion="")  # "the coin outperforms BTC"
-        if tok.text in ("oversold", "overbought"):
-            return self.zone(left)
-        if tok.text in ("positive", "negative"):
-            self.i += 1  # "the MACD histogram is positive"
-            return A.Compare(">" if tok.text == "positive" else "<", direction_of(left), A.Num(0.0))
-        if tok.text in ("pointed", "pointing", "sloping", "slope", "heading", "angled") and self.directional(
-            1
-        ):
-            up = self.peek(1).text in UP_WORDS  # "the upper band is pointed up": it rose on this candle
-            self.i += 2
-            return A.Streak("rise" if up else "fall", 1, left)
-        if left in CALENDAR and (tok.kind == NUM or tok.text in DAY_NAMES):
-            return A.Compare("=", left, self.value())  # "hour is 14", "day of week is Friday"
-        if isinstance(left, A.Ind) and left.name == "supertrend" and self.at_any(BULL_WORDS | BEAR_WORDS):
-            # "Supertrend is bullish": its direction is up.
-            op = ">" if self.take().text in BULL_WORDS else "<"
-            return A.Compare(op, direction_of(left), A.Num(0.0))
-        if tok.text == "fill" and self.peek(1).text == "gap":
-            self.i += 2  # "price fills the gap": it trades back to the previous close
-            return A.Compare("<=", A.Field("low"), A.Lag(A.Field("close"), 1))
-        if tok.text == "pull" and self.at("pull", "back"):
-            self.i += 2  # "price pulls back to the 20 EMA": its low reaches it
-            level = self.value()
-            return A.Compare("<=", A.Field("low"), level)
-        if tok.text == "touch" and left in (A.Field("low"), A.Field("high")):
-            self.i += 1  # "the low touches EMA(20)": it reaches the level
-            level = self.value()
-            return A.Compare("<=" if left == A.Field("low") else ">=", left, level)
-        if self.at("at", "its") and self.peek(2).text in ("lowest", "highest"):
-            # "BandWidth is at its lowest in 125 days": a new 125-candle low
-            kind = "low" if self.peek(2).text == "lowest" else "high"
-            self.i += 3
-            self.accept("in") or self.accept("of") or self.accept("for")
-            while self.peek().text in PERIOD_WORDS:
-                self.i += 1
-            n = self.integer("the number of candles")
-            self.expect("candle", "'candles' after the number")
-            return A.NewExtreme(kind, n, left)
-        if tok.text == "touch":
-            self.i += 1
-            level = self.value()
-            if left != A.Field("close"):
-                self.fail("only price touches a level, as in 'price touches the lower Bollinger band'", tok)
-            return A.And((A.Compare("<=", A.Field("low"), level), A.Compare(">=", A.Field("high"), level)))
-        if tok.text == "break" and self.peek(1).text == "out" and self.peek(2).text == "new":
-            self.i += 2  # "price breaks out to a new 50-day high"
-            tok = self.peek()
-        if tok.text in ("cross", "break") or (tok.text in ("rise", "fall") and self.directional(1)):
-            return self.cross(left)
-        if tok.text == "turn":
-            return self.turn(left)
-        k = 1
-        while self.peek(k).text in ("by", "at", "least", "more", "over"):
-            k += 1
-        pct_next = self.peek(k).kind == NUM and self.peek(k).pct
-        if tok.text in ("rise", "fall") and pct_next:
-            return self.move(left)
-        if tok.text in ("up", "down") and pct_next:
-            return self.move(left)  # "close is up 5% over the last 24 candles"
-        if tok.text in ("rise", "fall"):
-            return self.streak(left)
-        if self.at_std_band():
-            return self.std_compare(left, "")  # "close is 2 standard deviations below its average"
-        if self.peek().text in ("more", "over") and self.at_std_band(1):
-            self.i += 1
-            return self.std_compare(left, "")
-        if self.at("at", "least") and self.at_std_band(2):
-            self.i += 2
-            return self.std_compare(left, "=")
-        if (
-            tok.kind == NUM
-            and not tok.pct
-            and self.peek(1).text in ("times", "x")
-            and (self.peek(2).kind != NUM or self.peek(3).text == "candle")  # "2 times 3" is a number
-        ):
-            return self.multiple(left)
-        if tok.text == "gap":
-            return self.gap(left)
-        if tok.text == "make" or (tok.text == "new"):
-            self.accept("make")
-            self.expect("new", "'new' (as in 'makes a new 20-candle high')")
-            n, kind = self.new_extreme()
-            return A.NewExtreme(kind, n, left)
-        if tok.text == "return":
-            return self.trend_return(left)
-        if tok.text == "between":
-            self.i += 1
-            self.no_second_side("between")
-            low = self.value()
-            self.expect("and", "'and' in 'between X and Y'")
-            self.no_second_side(self.raw(tok, self.toks[self.i - 1]))
-            return A.Between(left, low, self.value())
-        if tok.text == "within":
-            self.i += 1
-            pct = self.number("a percentage after 'within'")
-            if not pct.pct:
-                self.fail("'within' needs a percentage, as in 'within 2% of SMA(100)'", pct)
-            self.accept("of")
-            return A.Within(left, pct.value, self.value())
-        if tok.kind == NUM and tok.pct and self.peek(1).text in UP_WORDS | DOWN_WORDS:
-            right = self.number_primary()
-            assert isinstance(right, A.PctOff)
-            return A.Compare(">" if right.pct > 0 else "<", left, right)
-        if tok.kind == NUM and not tok.pct and self.peek(1).text == "point" and self.at_points_offset():
-            right = self.number_primary()  # "close is 50 points above SMA(20)"
-            assert isinstance(right, A.Arith)
-            return A.Compare(">" if right.op == "+" else "<", left, right)
+        for rule in NUM_TAILS if tok.kind == NUM else TAIL_PARSERS.get(tok.text, ()):
+            node = rule(self, left, tok)
+            if node is not None:
+                return node
+        return self.comparison(left)
+
+    def comparison(self, left: A.Node) -> A.Node:
+        """ "(stays) above X", "at least X", "> X", "above X by 2%": a comparator and a value."""
         self.accept("stay")
         start = self.i
         op = self.match(COMPARATORS)
@@ -344,13 +216,6 @@ class Comparisons(Amounts):
             return A.Cross("below", left, A.Num(0.0))
         self.fail("expected 'positive' or 'negative' after 'turns'")
         raise AssertionError
-
-
-def direction_of(node: A.Node) -> A.Node:
-    """A Supertrend turns by its direction line, not by its price line."""
-    if isinstance(node, A.Ind) and node.name == "supertrend":
-        return A.Ind("supertrend", node.params, "direction")
-    return node
 
 
 CLOUD_SIDE = {
