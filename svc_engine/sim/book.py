@@ -11,11 +11,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from svc_engine.sim.inputs import Candles
+from svc_engine.sim.kernels.args import Bars, Orders, Rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,27 +49,14 @@ class Book:
     series: tuple[tuple[Candles, tuple[int, int] | None], ...] = ()
     """Each coin's whole series (the range's ``windows`` are views of them) and its ``data_span``."""
 
-    def sweep_args(self) -> tuple[Any, ...]:
-        """The leading kernel arguments shared by every sweep."""
-        fate, tp, sl, tp_d, sl_d = self.filtered
-        return (
-            self.t,
-            self.o,
-            self.h,
-            self.lo,
-            self.c,
-            self.off,
-            self.upos,
-            self.union.shape[0],
-            self.sidx,
-            self.side,
-            self.limit,
-            tp,
-            sl,
-            tp_d,
-            sl_d,
-            fate,
-            self.soff,
-            self.memo,
-            *self.rules,
-        )
+    def records(self) -> tuple[Bars, Orders, Rules]:
+        """The candles, filtered signals and exit rules as the portfolio kernels take them.
+
+        Example:
+            >>> Bars._fields[-2:], Orders._fields[0], Rules._fields[0]
+            (('upos', 'n_times'), 'sidx', 'exit_flag')
+        """
+        _, tp, sl, tp_d, sl_d = self.filtered
+        bars = Bars(self.t, self.o, self.h, self.lo, self.c, self.off, self.upos, int(self.union.shape[0]))
+        orders = Orders(self.sidx, self.side, self.limit, tp, sl, tp_d, sl_d, self.soff)
+        return bars, orders, Rules(*self.rules)

@@ -15,23 +15,27 @@ import numpy as np
 
 from svc_engine.sim import nb, stats
 from svc_engine.sim.book import Book
+from svc_engine.sim.kernels.args import Terms
 from svc_engine.sim.settings import Settings
 from svc_engine.sim.single import MS_PER_DAY
 
 DIVIDE_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)
 
 
-def kernel_settings(book: Book, s: Settings) -> tuple[Any, ...]:
-    """The settings arguments of the portfolio kernels, in their order."""
-    return (
-        s.initial_balance,
+def kernel_terms(book: Book, s: Settings) -> Terms:
+    """The money and timing settings of the portfolio kernels (:class:`~svc_engine.sim.kernels.args.Terms`),
+    built here alone."""
+    sizing, size = _sizing(s)
+    return Terms(
+        float(s.initial_balance),
         s.commission_pct / 100,
-        s.leverage,
+        float(s.leverage),
         book.hs,
-        book.tf_ms,
+        int(book.tf_ms),
         round(s.max_wait_days * MS_PER_DAY),
-        s.min_candles_between_signals,
-        *_sizing(s),
+        int(s.min_candles_between_signals),
+        int(sizing),
+        float(size),
     )
 
 
@@ -67,8 +71,9 @@ def recommend_divide(book: Book, s: Settings, requested: int | None = None) -> d
     if requested is not None and requested not in tried and requested <= n:
         tried = sorted([*tried, requested])
     todo = np.asarray(tried + ([] if n in tried else [n]), np.int64)
+    bars, orders, rules = book.records()
     finals, dds, n_tr, no_slot, max_open = nb.divide_search_nb(
-        *book.sweep_args(), todo, *kernel_settings(book, s)
+        bars, orders, rules, kernel_terms(book, s), book.filtered[0], book.memo, todo
     )
     rows = [
         {

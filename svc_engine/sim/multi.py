@@ -21,7 +21,7 @@ import polars as pl
 from svc_engine.data.times import TIME, time_series
 from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.book import Book
-from svc_engine.sim.divide import kernel_settings, recommend_divide
+from svc_engine.sim.divide import kernel_terms, recommend_divide
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.results import PortfolioResult, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.settings import Settings
@@ -245,9 +245,11 @@ def simulate_portfolio(
     fate = book.filtered[0].copy()
     trades = np.zeros(book.sidx.shape[0], nb.TRADE_DTYPE)
     eq = np.empty(book.union.shape[0])
-    args = list(book.sweep_args())
-    args[15] = fate
-    n_tr, final, max_open = nb.portfolio_sweep_nb(*args, trades, eq, divide, *kernel_settings(book, s))
+    bars, orders, rules = book.records()
+    terms = kernel_terms(book, s)
+    n_tr, final, max_open = nb.portfolio_sweep_nb(
+        bars, orders, rules, terms, fate, book.memo, trades, eq, divide
+    )
     trades = trades[:n_tr]
     return _portfolio_result(
         book,

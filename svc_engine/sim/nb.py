@@ -3,7 +3,8 @@
 The kernels live in :mod:`svc_engine.sim.kernels`, one concern per module (codes and record
 dtypes, filter, one signal's outcome, exit rules, intrabar detail, money, the single-coin sweep,
 equity, the portfolio sweep and divide search); this module re-exports their public names, so
-callers write ``nb.single_sweep_nb``. Kernels take only contiguous NumPy arrays and scalars and
+callers write ``nb.single_sweep_nb``. Kernels take only contiguous NumPy arrays and scalars (the
+portfolio kernels group them in the NamedTuples of :mod:`svc_engine.sim.kernels.args`) and
 release the GIL. Prices are float64, candle indices int64, sides int8 (``LONG`` = 1, ``SHORT`` =
 -1). Every rule follows `../shared/design/engine-semantics.md`; a short position mirrors every comparison. The
 Python layer (``single.py``, ``multi.py``) validates input and wraps the record arrays filled here.

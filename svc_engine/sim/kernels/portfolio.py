@@ -38,60 +38,26 @@ def _open_stakes(staked):
 
 
 @njit(cache=True, nogil=True)
-def portfolio_sweep_nb(
-    t,
-    o,
-    h,
-    lo,
-    c,
-    off,
-    upos,
-    n_times,
-    sidx,
-    side,
-    limit,
-    tp,
-    sl,
-    tp_d,
-    sl_d,
-    fate,
-    soff,
-    memo,
-    exit_flag,
-    market,
-    hold,
-    moves,
-    reverse,
-    rev_side,
-    trades,
-    eq,
-    divide,
-    initial,
-    comm,
-    lev,
-    hs,
-    tf_ms,
-    wait_ms,
-    gap,
-    sizing=SIZE_FRACTION,
-    size=1.0,
-):
-    """One sweep over the union of candle times with ``divide`` slots (section 6). With
-    ``sizing`` other than a fraction, a fill's stake is :func:`stake_nb` of the balance (cash plus
-    open stakes), capped at the free cash; ``divide`` still caps the open positions. Candles and
-    signals of all coins are concatenated coin by coin (``off``, ``soff``); ``upos`` maps each
-    candle to its union time; ``memo`` caches outcomes across sweeps. ``fate`` holds the filter's
-    fates on entry and final fates on exit; ``eq`` receives equity per union time (cash after the
-    events, then every open position's mark added trade by trade); ``hs`` is the half spread of
-    each coin. ``exit_flag`` (per candle, concatenated like the candles), ``market``, ``hold`` and
-    ``moves`` (per signal) are the exit rules and market entries of docs/exits.md, run as in the
-    single-coin sweep; empty arrays when unused. ``reverse`` (per signal) and ``rev_side`` (per
-    candle) are stop-and-reverse as in the single-coin sweep: the reversing signal waits in
-    ``queued`` until its coin's trade exits at the next open, and is then placed at once (its
-    fill comes after the exits of that time, as every fill). Only event times are visited: each coin is filed
-    under the union time of its next event (a coin's events touch only itself, and coins sharing a
-    time go in coin order).
+def portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, divide):
+    """One sweep over the union of candle times with ``divide`` slots (section 6), of the candles
+    ``bars`` (:class:`~svc_engine.sim.kernels.args.Bars`), the signals ``orders``, the exit rules
+    ``rules`` and the settings ``terms``. With ``terms.sizing`` other than a fraction, a fill's stake
+    is :func:`stake_nb` of the balance (cash plus open stakes), capped at the free cash; ``divide``
+    still caps the open positions. ``memo`` caches outcomes across sweeps. ``fate`` holds the
+    filter's fates on entry and final fates on exit; ``eq`` receives equity per union time (cash
+    after the events, then every open position's mark added trade by trade). The exit rules and
+    market entries of docs/exits.md run as in the single-coin sweep (empty arrays when unused).
+    Stop-and-reverse is as in the single-coin sweep: the reversing signal waits in ``queued`` until
+    its coin's trade exits at the next open, and is then placed at once (its fill comes after the
+    exits of that time, as every fill). Only event times are visited: each coin is filed under the
+    union time of its next event (a coin's events touch only itself, and coins sharing a time go
+    in coin order).
     Returns (trades, final cash, most open positions)."""
+    # the records' fields under the short names of the loops below (free: numba unpacks them once)
+    t, o, h, lo, c, off, upos, n_times = bars
+    sidx, side, limit, tp, sl, tp_d, sl_d, soff = orders
+    exit_flag, market, hold, moves, reverse, rev_side = rules
+    initial, comm, lev, hs, tf_ms, wait_ms, gap, sizing, size = terms
     nc = off.shape[0] - 1
     sp = soff[:-1].copy()
     state, cur, slot = np.zeros(nc, np.int8), np.full(nc, -1, np.int64), np.full(nc, -1, np.int64)
@@ -301,90 +267,20 @@ def _take_bucket(head, link, u, ready):
 
 
 @njit(cache=True, nogil=True)
-def divide_search_nb(
-    t,
-    o,
-    h,
-    lo,
-    c,
-    off,
-    upos,
-    n_times,
-    sidx,
-    side,
-    limit,
-    tp,
-    sl,
-    tp_d,
-    sl_d,
-    fate0,
-    soff,
-    memo,
-    exit_flag,
-    market,
-    hold,
-    moves,
-    reverse,
-    rev_side,
-    candidates,
-    initial,
-    comm,
-    lev,
-    hs,
-    tf_ms,
-    wait_ms,
-    gap,
-    sizing=SIZE_FRACTION,
-    size=1.0,
-):
-    """Run the sweep for each candidate divide; per candidate: final balance, max drawdown %,
-    trades, fills cancelled for lack of a slot, most positions open at once."""
+def divide_search_nb(bars, orders, rules, terms, fate0, memo, candidates):
+    """Run the sweep for each candidate divide on the same records (``fate0``: the filter's
+    fates, copied for each candidate; ``memo`` shared, outcomes do not depend on the divide); per
+    candidate: final balance, max drawdown %, trades, fills cancelled for lack of a slot, most
+    positions open at once."""
     m = candidates.shape[0]
     finals, dds = np.empty(m), np.empty(m)
     n_trades, no_slot, max_open = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
-    trades = np.zeros(sidx.shape[0], TRADE_DTYPE)
-    eq = np.empty(n_times)
+    trades = np.zeros(orders.sidx.shape[0], TRADE_DTYPE)
+    eq = np.empty(bars.n_times)
     for x in range(m):
         fate = fate0.copy()
-        n_tr, cash, mo = portfolio_sweep_nb(
-            t,
-            o,
-            h,
-            lo,
-            c,
-            off,
-            upos,
-            n_times,
-            sidx,
-            side,
-            limit,
-            tp,
-            sl,
-            tp_d,
-            sl_d,
-            fate,
-            soff,
-            memo,
-            exit_flag,
-            market,
-            hold,
-            moves,
-            reverse,
-            rev_side,
-            trades,
-            eq,
-            candidates[x],
-            initial,
-            comm,
-            lev,
-            hs,
-            tf_ms,
-            wait_ms,
-            gap,
-            sizing,
-            size,
-        )
-        finals[x], dds[x] = cash, max_drawdown_nb(eq, initial)
+        n_tr, cash, mo = portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, candidates[x])
+        finals[x], dds[x] = cash, max_drawdown_nb(eq, terms.initial)
         n_trades[x], max_open[x] = n_tr, mo
         no_slot[x] = np.sum(fate == F_NO_SLOT)
     return finals, dds, n_trades, no_slot, max_open

@@ -1,0 +1,78 @@
+"""The inputs of the portfolio kernels as typed records (numba takes a ``typing.NamedTuple`` of
+arrays and scalars as one argument and reads its fields as free as separate arguments), so a
+kernel's signature reads like its docstring and every caller builds them in one place
+(`svc_engine.sim.book.Book.records`, `svc_engine.sim.divide.kernel_terms`).
+
+Example:
+    >>> z = np.zeros(0)
+    >>> Terms(100.0, 0.001, 1.0, z, 3_600_000, 0, 1).sizing
+    0
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from svc_engine.sim.kernels.records import SIZE_FRACTION
+
+
+class Bars(NamedTuple):
+    """Every coin's candles concatenated coin by coin: open time (ms), open, high, low, close;
+    ``off[ci]:off[ci + 1]`` are coin ``ci``'s candles, ``upos`` maps each candle to its position
+    among the ``n_times`` union times."""
+
+    t: np.ndarray
+    o: np.ndarray
+    h: np.ndarray
+    lo: np.ndarray
+    c: np.ndarray
+    off: np.ndarray
+    upos: np.ndarray
+    n_times: int
+
+
+class Orders(NamedTuple):
+    """Every coin's filtered signals concatenated coin by coin (``soff[ci]:soff[ci + 1]``): the
+    candle of each signal in its coin, side, limit, take-profit and stop-loss levels and their
+    distances."""
+
+    sidx: np.ndarray
+    side: np.ndarray
+    limit: np.ndarray
+    tp: np.ndarray
+    sl: np.ndarray
+    tp_d: np.ndarray
+    sl_d: np.ndarray
+    soff: np.ndarray
+
+
+class Rules(NamedTuple):
+    """The exit rules and market entries of docs/exits.md: exit flags per candle (concatenated
+    like the candles), market orders, holding times and stop moves per signal; stop-and-reverse
+    flags per signal and opposite sides per candle. Each empty when no coin uses it."""
+
+    exit_flag: np.ndarray
+    market: np.ndarray
+    hold: np.ndarray
+    moves: np.ndarray
+    reverse: np.ndarray
+    rev_side: np.ndarray
+
+
+class Terms(NamedTuple):
+    """The money and timing settings: initial balance, commission (a fraction), leverage, the
+    half spread of each coin, the timeframe and the longest wait of an order (ms), the minimum
+    gap between signals (candles), and the sizing mode and value
+    (:func:`~svc_engine.sim.kernels.money.stake_nb`)."""
+
+    initial: float
+    comm: float
+    lev: float
+    hs: np.ndarray
+    tf_ms: int
+    wait_ms: int
+    gap: int
+    sizing: int = SIZE_FRACTION
+    size: float = 1.0
