@@ -188,7 +188,7 @@ def _vectorbt_time(k: pl.DataFrame, market: dict[str, Any]) -> float:
             short_entries=short,
             sl_stop=DIST,
             tp_stop=DIST,
-            fees=0.002,
+            fees=0.0002,  # commission_pct=0.02 of simulate: the same cost on both sides
             init_cash=100.0,
             freq="1min",
             **ohl,

@@ -79,11 +79,18 @@ def moments_nb(eq, rf):
 @njit(cache=True, nogil=True)
 def exposure_nb(n_candles, fill_idx, exit_idx):
     """Candles inside at least one ``fill .. exit`` span (inclusive): the spans' union, merged
-    in fill order, in time proportional to the trades, not the candles."""
+    in fill order, in time proportional to the trades, not the candles. Trades already in fill
+    order (one coin's sequential run) are merged as they come: the stable sort would leave them so,
+    and skipping it saves most of the time on 90,000 trades."""
     m = fill_idx.shape[0]
     if m == 0:
         return 0
-    order = np.argsort(fill_idx, kind="mergesort")
+    ordered = True
+    for x in range(1, m):
+        if fill_idx[x] < fill_idx[x - 1]:
+            ordered = False
+            break
+    order = np.arange(m) if ordered else np.argsort(fill_idx, kind="mergesort")
     inside = 0
     lo, hi = fill_idx[order[0]], exit_idx[order[0]]
     for x in range(1, m):

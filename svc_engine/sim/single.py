@@ -342,11 +342,13 @@ def trade_columns(trades: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
         >>> trade_columns(np.zeros(0, nb.TRADE_DTYPE), np.zeros(0, np.int64))["pnl"].shape
         (0,)
     """
+    # contiguous copies of the packed records' fields: gathers and kernels read them twice as fast
+    fill, exit_ = np.ascontiguousarray(trades["fill_candle"]), np.ascontiguousarray(trades["exit_candle"])
     return {
         "return_pct": trades["ret"] * 100.0,
-        "pnl": trades["profit"],
-        "fill_time": t[trades["fill_candle"]],
-        "exit_time": t[trades["exit_candle"]],
-        "fill_candle": trades["fill_candle"],
-        "exit_candle": trades["exit_candle"],
+        "pnl": np.ascontiguousarray(trades["profit"]),
+        "fill_time": t[fill],
+        "exit_time": t[exit_],
+        "fill_candle": fill,
+        "exit_candle": exit_,
     }

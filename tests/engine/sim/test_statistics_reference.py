@@ -197,6 +197,9 @@ def test_exposure_from_merged_spans_equals_counting_candles() -> None:
         fill = rng.integers(0, n, m).astype(np.int64)
         exit_ = np.minimum(fill + rng.integers(0, 30, m), n - 1).astype(np.int64)
         assert perf.exposure_nb(n, fill, exit_) / n * 100 == perf.exposure_pct(n, fill, exit_)
+        order = np.argsort(fill, kind="stable")  # in fill order: merged without the sort
+        assert perf.exposure_nb(n, fill[order], exit_[order]) == perf.exposure_nb(n, fill, exit_)
+    assert perf.exposure_nb(100, np.array([5, 7, 40]), np.array([8, 9, 41])) == 7
 
 
 def test_trade_figures_from_one_pass_equal_the_section_7_functions() -> None:
