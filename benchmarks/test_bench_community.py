@@ -55,10 +55,21 @@ def _members(store: Store, n: int, prefix: str, now: int) -> tuple[list[str], li
     """``n`` accounts with a session each, written straight to the store: (ids, tokens)."""
     ids = [f"{prefix}{i:05d}" for i in range(n)]
     tokens = [secrets.token_urlsafe(24) for _ in ids]
-    rows = [{"svc_id": s, "email": f"{s.lower()}@example.com", "password_hash": "!", "password_salt": "!",
-             "referral_code": f"R{s}", "created_at": now} for s in ids]  # fmt: skip
-    grants = [{"token_hash": token_hash(t), "svc_id": s, "created_at": now, "expires_at": now + 86400 * 30}
-              for s, t in zip(ids, tokens, strict=True)]  # fmt: skip
+    rows = [
+        {
+            "svc_id": s,
+            "email": f"{s.lower()}@example.com",
+            "password_hash": "!",
+            "password_salt": "!",
+            "referral_code": f"R{s}",
+            "created_at": now,
+        }
+        for s in ids
+    ]
+    grants = [
+        {"token_hash": token_hash(t), "svc_id": s, "created_at": now, "expires_at": now + 86400 * 30}
+        for s, t in zip(ids, tokens, strict=True)
+    ]
     with store.write() as conn:
         conn.execute(accounts.insert(), rows)
         conn.execute(sessions.insert(), grants)
@@ -74,12 +85,30 @@ def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     _, tokens = _members(store, MEMBERS, "M", int(time.time()))
     store.dispose()
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'svc.db'}", "SVC_VAR_DIR": str(var),
-           "SECRET_KEY": "bench-secret-key-0123456789abcdef", "RATE_LIMIT_SCALE": "100000",
-           "TREND_REFRESH_SECONDS": "0", "SVC_SEED_SAMPLES": "0"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{var / 'svc.db'}",
+        "SVC_VAR_DIR": str(var),
+        "SECRET_KEY": "bench-secret-key-0123456789abcdef",
+        "RATE_LIMIT_SCALE": "100000",
+        "TREND_REFRESH_SECONDS": "0",
+        "SVC_SEED_SAMPLES": "0",
+    }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1",
-           "--port", str(port), "--no-access-log", "--log-level", "warning"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "svc_api.app:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
     with _serving(cmd, env, port) as running:
         yield running, tokens
 
@@ -96,8 +125,9 @@ async def _drive_many(server: Server, tokens: list[str], send: bool) -> Load:
         if send:
             headers = {"Authorization": f"Bearer {next(rotation)}"}
             body = {"message": "gm, levels look constructive today"}
-            return await client.post("/user", params={"request_type": "community_chat_send"}, json=body,
-                                     headers=headers)  # fmt: skip
+            return await client.post(
+                "/user", params={"request_type": "community_chat_send"}, json=body, headers=headers
+            )
         return await client.get("/tradingdata", params={"request_type": "community_chat", "limit": 50})
 
     async def worker(client: httpx.AsyncClient, until: float, record: bool) -> None:
@@ -118,16 +148,25 @@ async def _drive_many(server: Server, tokens: list[str], send: bool) -> Load:
     finally:
         await asyncio.gather(*(c.aclose() for c in clients))
     ms = np.asarray(latencies) * 1000.0
-    return Load(len(ms), elapsed, float(np.percentile(ms, 50)), float(np.percentile(ms, 99)), dict(statuses),
-                server_cpu, client_cpu)  # fmt: skip
+    return Load(
+        len(ms),
+        elapsed,
+        float(np.percentile(ms, 50)),
+        float(np.percentile(ms, 99)),
+        dict(statuses),
+        server_cpu,
+        client_cpu,
+    )
 
 
 def _report(benchmark: Any, name: str, load: Load) -> None:
     print("\n" + load.line(name))
     benchmark.extra_info.update(
-        rps=round(load.rps), p50_ms=round(load.p50_ms, 2), p99_ms=round(load.p99_ms, 2),
+        rps=round(load.rps),
+        p50_ms=round(load.p50_ms, 2),
+        p99_ms=round(load.p99_ms, 2),
         statuses={str(k): v for k, v in load.statuses.items()},
-    )  # fmt: skip
+    )
 
 
 def test_bench_chat_send(benchmark: Any, chat_server: Any) -> None:
@@ -146,16 +185,23 @@ def test_bench_chat_read(benchmark: Any, chat_server: Any) -> None:
 
 def test_bench_post_fanout_to_10000_followers(benchmark: Any, tmp_path: Path) -> None:
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'svc.db'}", secret_key=b"k" * 32, var_dir=tmp_path,
-        notify_poll_seconds=0, seed_samples=0,
-    )  # fmt: skip
+        database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+        secret_key=b"k" * 32,
+        var_dir=tmp_path,
+        notify_poll_seconds=0,
+        seed_samples=0,
+    )
     services = Services(settings, migrate=migrate, clock=ManualClock(T0))
     services.open()
     store = services.store
     (leader_id,), _ = _members(store, 1, "L", T0)
     followers, _ = _members(store, FOLLOWERS, "F", T0)
-    community.apply(store, leader_id, {"display_name": "Bench Desk", "reason": "r", "experience": "e",
-                                       "has_500_followers": True}, now=T0)  # fmt: skip
+    community.apply(
+        store,
+        leader_id,
+        {"display_name": "Bench Desk", "reason": "r", "experience": "e", "has_500_followers": True},
+        now=T0,
+    )
     community.decide(store, leader_id, True, now=T0)
     community.add_followers(store, leader_id, followers, now=T0)
     community.create(store, leader_id, {"title": "Weekly", "content": "Levels to watch"}, now=T0)
@@ -177,7 +223,9 @@ def test_bench_post_fanout_to_10000_followers(benchmark: Any, tmp_path: Path) ->
     benchmark.pedantic(fan_out, rounds=1, iterations=1)
     services.close()
     fanout, mail = timings["fanout"], timings["mail"]
-    print(f"\npost to {FOLLOWERS} followers: fan-out (records + outbox rows) {fanout:.2f} s "
-          f"= {FOLLOWERS / fanout:,.0f} followers/s; mail delivery (.eml files) {mail:.2f} s "
-          f"= {FOLLOWERS / mail:,.0f} mails/s")  # fmt: skip
+    print(
+        f"\npost to {FOLLOWERS} followers: fan-out (records + outbox rows) {fanout:.2f} s "
+        f"= {FOLLOWERS / fanout:,.0f} followers/s; mail delivery (.eml files) {mail:.2f} s "
+        f"= {FOLLOWERS / mail:,.0f} mails/s"
+    )
     benchmark.extra_info.update(fanout_s=round(timings["fanout"], 3), mail_s=round(timings["mail"], 3))

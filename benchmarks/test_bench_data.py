@@ -36,8 +36,10 @@ def store(tmp_path_factory: pytest.TempPathFactory, btc_1m: Path) -> DataStore:
 
 def _report(benchmark, what: str, candles: int) -> None:
     mean, best = benchmark.stats.stats.mean, benchmark.stats.stats.min
-    print(f"\n{what}: {candles:,} candles in {mean * 1000:.1f} ms mean = {candles / mean / 1e6:.1f} M/s"
-          f" (best {best * 1000:.1f} ms = {candles / best / 1e6:.1f} M candles/s)")
+    print(
+        f"\n{what}: {candles:,} candles in {mean * 1000:.1f} ms mean = {candles / mean / 1e6:.1f} M/s"
+        f" (best {best * 1000:.1f} ms = {candles / best / 1e6:.1f} M candles/s)"
+    )
 
 
 def test_load_one_year_of_1m(benchmark, store: DataStore) -> None:

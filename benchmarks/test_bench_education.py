@@ -44,12 +44,31 @@ from svc_api.migrations import migrate
 
 SECRET = "bench-secret-key-0123456789abcdef"
 VIDEO = {
-    "kind": "course", "title": "Bench course", "language": "en", "level": "beginner", "price_minor": 0,
-    "currency": "USD", "topics": [],
-    "curriculum": {"sections": [{"section_id": "s", "title": "S", "lessons": [
-        {"lesson_id": "v1", "title": "Video", "kind": "video", "duration_seconds": 3600,
-         "preview": False}]}]},
-}  # fmt: skip
+    "kind": "course",
+    "title": "Bench course",
+    "language": "en",
+    "level": "beginner",
+    "price_minor": 0,
+    "currency": "USD",
+    "topics": [],
+    "curriculum": {
+        "sections": [
+            {
+                "section_id": "s",
+                "title": "S",
+                "lessons": [
+                    {
+                        "lesson_id": "v1",
+                        "title": "Video",
+                        "kind": "video",
+                        "duration_seconds": 3600,
+                        "preview": False,
+                    }
+                ],
+            }
+        ]
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +89,30 @@ def edu_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
             )
     store.dispose()
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'svc.db'}", "SVC_VAR_DIR": str(var),
-           "SECRET_KEY": SECRET, "RATE_LIMIT_SCALE": "100000", "TREND_REFRESH_SECONDS": "0",
-           "SVC_SEED_SAMPLES": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{var / 'svc.db'}",
+        "SVC_VAR_DIR": str(var),
+        "SECRET_KEY": SECRET,
+        "RATE_LIMIT_SCALE": "100000",
+        "TREND_REFRESH_SECONDS": "0",
+        "SVC_SEED_SAMPLES": "1",
+    }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1",
-           "--port", str(port), "--no-access-log", "--log-level", "warning"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "svc_api.app:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
     with _serving(cmd, env, port) as running:
         yield running, tokens, course
 
@@ -106,8 +143,15 @@ async def _drive(server: Server, request: Any, setup: Any = None) -> Load:
     finally:
         await asyncio.gather(*(c.aclose() for c in clients))
     ms = np.asarray(latencies) * 1000.0
-    return Load(len(ms), elapsed, float(np.percentile(ms, 50)), float(np.percentile(ms, 99)), dict(statuses),
-                server_cpu, client_cpu)  # fmt: skip
+    return Load(
+        len(ms),
+        elapsed,
+        float(np.percentile(ms, 50)),
+        float(np.percentile(ms, 99)),
+        dict(statuses),
+        server_cpu,
+        client_cpu,
+    )
 
 
 def _report(benchmark: Any, name: str, load: Load) -> None:
@@ -143,11 +187,16 @@ def test_bench_playback_event_batches(benchmark: Any, edu_server: Any) -> None:
     async def batch(client: httpx.AsyncClient, s: dict[str, Any]) -> httpx.Response:
         s["seq"] += 1
         s["position"] += 1.0
-        events = [{"type": "heartbeat", "position": s["position"]}, {"type": "rate", "rate": 1.5},
-                  {"type": "pause", "position": s["position"] + 0.5}]  # fmt: skip
-        return await client.post(f"/education/v1/playback-sessions/{s['id']}/events",
-                                 json={"seq": s["seq"], "events": events},
-                                 headers={**s["auth"], "Idempotency-Key": str(uuid.uuid4())})  # fmt: skip
+        events = [
+            {"type": "heartbeat", "position": s["position"]},
+            {"type": "rate", "rate": 1.5},
+            {"type": "pause", "position": s["position"] + 0.5},
+        ]
+        return await client.post(
+            f"/education/v1/playback-sessions/{s['id']}/events",
+            json={"seq": s["seq"], "events": events},
+            headers={**s["auth"], "Idempotency-Key": str(uuid.uuid4())},
+        )
 
     load = benchmark.pedantic(
         lambda: asyncio.run(_drive(server, batch, open_session)), rounds=1, iterations=1

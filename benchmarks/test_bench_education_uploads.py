@@ -63,9 +63,16 @@ def upload_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     with store.write() as conn:
         studio.grant_role(conn, leader, "leader", now=int(time.time()))
     store.dispose()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'svc.db'}", "SVC_VAR_DIR": str(var),
-           "SECRET_KEY": SECRET, "RATE_LIMIT_SCALE": "100000", "TREND_REFRESH_SECONDS": "0",
-           "SVC_SEED_SAMPLES": "0", "SVC_RUN_WORKERS": "0"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{var / 'svc.db'}",
+        "SVC_VAR_DIR": str(var),
+        "SECRET_KEY": SECRET,
+        "RATE_LIMIT_SCALE": "100000",
+        "TREND_REFRESH_SECONDS": "0",
+        "SVC_SEED_SAMPLES": "0",
+        "SVC_RUN_WORKERS": "0",
+    }
     env.pop("REDIS_URL", None)
     if request.param == "s3":
         import boto3
@@ -81,8 +88,20 @@ def upload_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
         env |= creds | {"OBJECT_STORE_URL": f"s3://{bucket}/media", "S3_ENDPOINT_URL": endpoint}
     port = _free_port()
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1",
-           "--port", str(port), "--no-access-log", "--log-level", "warning"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "svc_api.app:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
     with _serving(cmd, env, port) as running:
         yield running.url, token, request.param
 
@@ -100,8 +119,14 @@ def _post(client: httpx.Client, url: str, token: str, body: dict[str, Any]) -> d
 def _upload(client: httpx.Client, base: str, token: str, data: bytes) -> dict[str, Any]:
     """One whole multipart upload of ``data``; the completed snapshot."""
     api = f"{base}/education/v1/studio/uploads"
-    body = {"filename": "bench.mp4", "content_type": "video/mp4", "size_bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(), "kind": "video", "part_size_bytes": PART}  # fmt: skip
+    body = {
+        "filename": "bench.mp4",
+        "content_type": "video/mp4",
+        "size_bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "kind": "video",
+        "part_size_bytes": PART,
+    }
     upload = _post(client, api, token, body)
     upload_id = upload["upload_id"]
     urls = _post(client, f"{api}/{upload_id}/part-urls", token, {})["parts"]
@@ -145,8 +170,14 @@ def test_multipart_upload_throughput(benchmark: Any, upload_server: Any) -> None
 def test_part_urls_per_second(benchmark: Any, upload_server: Any) -> None:
     base, token, kind = upload_server
     api = f"{base}/education/v1/studio/uploads"
-    body = {"filename": "long.mp4", "content_type": "video/mp4", "size_bytes": 4000 * 5 * MIB,
-            "sha256": "0" * 64, "kind": "video", "part_size_bytes": 5 * MIB}  # fmt: skip
+    body = {
+        "filename": "long.mp4",
+        "content_type": "video/mp4",
+        "size_bytes": 4000 * 5 * MIB,
+        "sha256": "0" * 64,
+        "kind": "video",
+        "part_size_bytes": 5 * MIB,
+    }
     issued = 0
     with httpx.Client(timeout=60) as client:
         upload_id = _post(client, api, token, body)["upload_id"]

@@ -46,8 +46,18 @@ NEW = {
     "Bollinger %B(20, 2)": A.Ind("bb", (20, 2.0), "%b"),
     "EMA(9) of MFI(14)": A.Ind("ema", (9,), "", A.Ind("mfi", (14,))),
 }
-PATTERNS = ["engulfing", "harami", "doji", "hammer", "inverted hammer", "shooting star", "morning star",
-            "evening star", "three white soldiers", "three black crows"]  # fmt: skip
+PATTERNS = [
+    "engulfing",
+    "harami",
+    "doji",
+    "hammer",
+    "inverted hammer",
+    "shooting star",
+    "morning star",
+    "evening star",
+    "three white soldiers",
+    "three black crows",
+]
 
 
 @pytest.fixture(scope="module")

@@ -49,15 +49,19 @@ def family_programs(n: int, seed: int = 28) -> list[Any]:
             A.Cross("above", A.Ind(avg, (a,)), A.Ind(avg, (b,))),
             A.Cross("above", A.Field("close"), A.Ind(avg, (b,))),
             A.Cross("above", A.Ind("rsi", (rsi,)), A.Num(float(lvl))),
-            A.And((A.Cross("above", A.Ind("rsi", (rsi,)), A.Num(float(lvl))),
-                   A.Compare(">", A.Field("close"), A.Ind("ema", (int(rng.integers(50, 201)),))))),
+            A.And(
+                (
+                    A.Cross("above", A.Ind("rsi", (rsi,)), A.Num(float(lvl))),
+                    A.Compare(">", A.Field("close"), A.Ind("ema", (int(rng.integers(50, 201)),))),
+                )
+            ),
             A.Cross("above", A.Field("close"), A.Ind("bb", (b, 2.0), "upper")),
             A.Cross("above", A.Field("close"), A.Ind("donchian", (b,), "upper")),
             A.Cross("above", A.Ind("macd", (12, 26, 9), "line"), A.Ind("macd", (12, 26, 9), "signal")),
             A.Cross("above", A.Ind("stoch", (14, 3, 3), "%k"), A.Num(float(lvl))),
             A.And((A.Candles("green", int(rng.integers(2, 4))), A.Compare(">", A.Field("close"), slow))),
             A.NewExtreme("high", b, A.Field("close")),
-        ]  # fmt: skip
+        ]
         entry = pick(entries)
         tp = pick(
             [f"{rng.integers(1, 8)}%", f"{rng.integers(1, 4)} x ATR(14)", "risk reward 2", "no take profit"]
@@ -81,9 +85,14 @@ def family_programs(n: int, seed: int = 28) -> list[Any]:
         if short:  # mirror the entry: a cross below, on futures
             entry = A.Not(entry)
         program = compile_strategy(
-            entry, tp, sl, exit_condition=rule, entry_order="market" if rng.random() < 0.2 else None,
-            market_type="futures" if short else "spot", position_side="short" if short else "long",
-        )  # fmt: skip
+            entry,
+            tp,
+            sl,
+            exit_condition=rule,
+            entry_order="market" if rng.random() < 0.2 else None,
+            market_type="futures" if short else "spot",
+            position_side="short" if short else "long",
+        )
         out.setdefault(program.to_json(), program)
     return list(out.values())
 
@@ -176,10 +185,28 @@ def _today_rate(world: dict[str, Any], sample: int = 12) -> float:
     anchor = last - 72 * HOUR  # the worker's anchor: three days back, as in benchmarks/test_bench_signals.py
     chosen = [(world["programs"][p], coins[p % len(coins)]) for p in range(sample)]
     for program, coin in chosen[:2]:  # warm the numba caches and the candle cache
-        positions(program, coin, "crypto", "1h", anchor_ms=anchor, last_ms=last, store=store, candles=candles,
-                  spread_pct=0.05)  # fmt: skip
+        positions(
+            program,
+            coin,
+            "crypto",
+            "1h",
+            anchor_ms=anchor,
+            last_ms=last,
+            store=store,
+            candles=candles,
+            spread_pct=0.05,
+        )
     began = time.perf_counter()
     for program, coin in chosen:
-        positions(program, coin, "crypto", "1h", anchor_ms=anchor, last_ms=last, store=store, candles=candles,
-                  spread_pct=0.05)  # fmt: skip
+        positions(
+            program,
+            coin,
+            "crypto",
+            "1h",
+            anchor_ms=anchor,
+            last_ms=last,
+            store=store,
+            candles=candles,
+            spread_pct=0.05,
+        )
     return sample / (time.perf_counter() - began)

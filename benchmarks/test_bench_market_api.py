@@ -66,15 +66,34 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     summary = generate_market(DataStore(var / "data"), small=SMALL)
     print(f"\nmarket: {summary['instruments']} instruments, {summary['candles']} candles")
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'svc.db'}", "SVC_VAR_DIR": str(var),
-           "DATA_DIR": str(var / "data"), "SECRET_KEY": "bench-secret-key-0123456789abcdef",
-           "RATE_LIMIT_SCALE": "100000", "TREND_REFRESH_SECONDS": "3600"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{var / 'svc.db'}",
+        "SVC_VAR_DIR": str(var),
+        "DATA_DIR": str(var / "data"),
+        "SECRET_KEY": "bench-secret-key-0123456789abcdef",
+        "RATE_LIMIT_SCALE": "100000",
+        "TREND_REFRESH_SECONDS": "3600",
+    }
     env.pop("REDIS_URL", None)
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "svc_api.app:create_app", "--host", "127.0.0.1",
-           "--port", str(port), "--no-access-log", "--log-level", "warning"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "svc_api.app:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ]
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, env=env, cwd=Path(__file__).resolve().parents[1], stdout=log,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=Path(__file__).resolve().parents[1], stdout=log, stderr=subprocess.STDOUT
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             print(f"trend signals listed: {_wait_for_signals(url, proc)}")
@@ -116,12 +135,20 @@ async def _drive(url: str, params: dict[str, str]) -> tuple[int, float, float, f
 
 
 def _run(benchmark: Any, name: str, url: str, params: dict[str, str]) -> dict[int, int]:
-    n, seconds, p50, p99, statuses = benchmark.pedantic(lambda: asyncio.run(_drive(url, params)),
-                                                        rounds=1, iterations=1)
-    print(f"\n{name:<32} {n / seconds:7.0f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
-          f"[{n} requests, {CONCURRENCY} concurrent guests, statuses {dict(sorted(statuses.items()))}]")
-    benchmark.extra_info.update(rps=round(n / seconds), p50_ms=round(p50, 2), p99_ms=round(p99, 2),
-                                requests=n, concurrency=CONCURRENCY)
+    n, seconds, p50, p99, statuses = benchmark.pedantic(
+        lambda: asyncio.run(_drive(url, params)), rounds=1, iterations=1
+    )
+    print(
+        f"\n{name:<32} {n / seconds:7.0f} req/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+        f"[{n} requests, {CONCURRENCY} concurrent guests, statuses {dict(sorted(statuses.items()))}]"
+    )
+    benchmark.extra_info.update(
+        rps=round(n / seconds),
+        p50_ms=round(p50, 2),
+        p99_ms=round(p99, 2),
+        requests=n,
+        concurrency=CONCURRENCY,
+    )
     return statuses
 
 

@@ -161,8 +161,9 @@ def test_bench_sweep_1000_combinations_vs_vectorbt(benchmark: Any) -> None:
     combos = len(GRID["n"]) * len(GRID["level"]) * len(GRID["tp"])
 
     def run() -> sv.SweepResult:
-        return sv.sweep(STRATEGY, GRID, frames, "1h", executor=SerialExecutor(), commission_pct=0.1,
-                        spread_pct=0.05)  # fmt: skip
+        return sv.sweep(
+            STRATEGY, GRID, frames, "1h", executor=SerialExecutor(), commission_pct=0.1, spread_pct=0.05
+        )
 
     result = benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
     ours = benchmark.stats.stats.min
@@ -221,8 +222,10 @@ def test_bench_sweep_scales_on_ray(benchmark: Any) -> None:
     with RayExecutor(num_cpus=2, object_store_memory=300 * 1024 * 1024) as ex:
         result = benchmark.pedantic(
             lambda: sv.sweep(STRATEGY, grid, frames, "1h", executor=ex, spread_pct=0.05),
-            rounds=1, iterations=1, warmup_rounds=1,
-        )  # fmt: skip
+            rounds=1,
+            iterations=1,
+            warmup_rounds=1,
+        )
     ray_t = benchmark.stats.stats.min
     assert result.rows.equals(serial.rows)
     print(

@@ -46,8 +46,16 @@ def test_bench_pbo_share_of_a_1000_cell_sweep(benchmark: Any) -> None:
     frames = _coins()
 
     def run(blocks: int) -> sv.SweepResult:
-        return sv.sweep(STRATEGY, GRID, frames, "1h", executor=SerialExecutor(), commission_pct=0.1,
-                        spread_pct=0.05, blocks=blocks)  # fmt: skip
+        return sv.sweep(
+            STRATEGY,
+            GRID,
+            frames,
+            "1h",
+            executor=SerialExecutor(),
+            commission_pct=0.1,
+            spread_pct=0.05,
+            blocks=blocks,
+        )
 
     run(0)  # compile and warm every cache once
     t0 = time.thread_time()
@@ -96,9 +104,11 @@ def test_bench_bootstrap_1000_resamples_of_btcusdt_1m(benchmark: Any) -> None:
     cpu = _Cpu(lambda: bootstrap(r, n=1000, seed=0, periods_per_year=525_960))
     out = benchmark.pedantic(cpu, rounds=1, iterations=1)
     took = benchmark.stats.stats.min
-    print(f"\n  bootstrap 1,000 resamples of {r.shape[0]:,} 1m returns (mean block {out.mean_block:.0f}):"
-          f" {took:.2f} s wall, {cpu.seconds:.2f} s CPU, {1000 / cpu.seconds:,.0f} resamples/s of CPU"
-          f" (target < 2 s)\n{out.intervals}")  # fmt: skip
+    print(
+        f"\n  bootstrap 1,000 resamples of {r.shape[0]:,} 1m returns (mean block {out.mean_block:.0f}):"
+        f" {took:.2f} s wall, {cpu.seconds:.2f} s CPU, {1000 / cpu.seconds:,.0f} resamples/s of CPU"
+        f" (target < 2 s)\n{out.intervals}"
+    )
 
 
 def test_bench_confidence_of_a_btcusdt_1m_backtest(benchmark: Any) -> None:
@@ -113,7 +123,9 @@ def test_bench_confidence_of_a_btcusdt_1m_backtest(benchmark: Any) -> None:
     cpu = _Cpu(lambda: confidence(result, n=1000, seed=0))
     out = benchmark.pedantic(cpu, rounds=1, iterations=1)
     took = benchmark.stats.stats.min
-    print(f"\n  confidence(result, n=1000) of a {result.equity.height:,}-candle BTCUSDT 1m backtest"
-          f" ({result.trades.height:,} trades, mean block {out.mean_block:.0f}): {took:.2f} s wall,"
-          f" {cpu.seconds:.2f} s CPU, {1000 / cpu.seconds:,.0f} resamples/s of CPU (target < 2 s)"
-          f"\n{out.intervals}")  # fmt: skip
+    print(
+        f"\n  confidence(result, n=1000) of a {result.equity.height:,}-candle BTCUSDT 1m backtest"
+        f" ({result.trades.height:,} trades, mean block {out.mean_block:.0f}): {took:.2f} s wall,"
+        f" {cpu.seconds:.2f} s CPU, {1000 / cpu.seconds:,.0f} resamples/s of CPU (target < 2 s)"
+        f"\n{out.intervals}"
+    )

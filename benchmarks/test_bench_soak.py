@@ -79,12 +79,17 @@ class _User:
 
     def __init__(self, server: Server, env: dict[str, str], n: int) -> None:
         self.url, self.http = server.url, httpx.Client(timeout=60)
-        data = self.call("/user", "register", {"email": f"soak-{n}-{uuid.uuid4().hex[:6]}@example.com",
-                                                "password": "correct horse battery"})  # fmt: skip
+        data = self.call(
+            "/user",
+            "register",
+            {"email": f"soak-{n}-{uuid.uuid4().hex[:6]}@example.com", "password": "correct horse battery"},
+        )
         self.headers = {"Authorization": f"Bearer {data['session_token']}"}
         svc = str(Path(sys.executable).parent / "svc")
-        for args in (["grant-plan", data["svc_id"], "pro", "--days", "30"],
-                     ["credits", data["svc_id"], "100000", "--reason", "soak"]):  # fmt: skip
+        for args in (
+            ["grant-plan", data["svc_id"], "pro", "--days", "30"],
+            ["credits", data["svc_id"], "100000", "--reason", "soak"],
+        ):
             subprocess.run([svc, "admin", *args], env=env, cwd=ROOT, check=True, capture_output=True)
         self.name = f"soak{n}"
         self.call("/user", "strategy_generate", {"strategy_name": self.name, **STRATEGY})

@@ -32,9 +32,12 @@ def test_bench_generate_full_market(benchmark: Any, tmp_path: Path) -> None:
     benchmark.pedantic(run, setup=fresh_store, rounds=2, iterations=1)
     s = summaries[-1]
     seconds = benchmark.stats.stats.min
-    benchmark.extra_info.update(candles=s["candles"], bytes=s["bytes"], files=s["files"],
-                                candles_per_second=s["candles"] / seconds)
-    print(f"\nsynthetic market: {s['instruments']} instruments, {s['files']} files, "
-          f"{s['candles']:,} candles, "
-          f"{s['bytes'] / 1e6:.1f} MB in {seconds:.2f} s ({s['candles'] / seconds:,.0f} candles/s)")
+    benchmark.extra_info.update(
+        candles=s["candles"], bytes=s["bytes"], files=s["files"], candles_per_second=s["candles"] / seconds
+    )
+    print(
+        f"\nsynthetic market: {s['instruments']} instruments, {s['files']} files, "
+        f"{s['candles']:,} candles, "
+        f"{s['bytes'] / 1e6:.1f} MB in {seconds:.2f} s ({s['candles'] / seconds:,.0f} candles/s)"
+    )
     assert s["candles"] == 1_493_806

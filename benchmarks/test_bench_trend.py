@@ -23,8 +23,9 @@ from svc_engine.trend import detect_trends, scan_trends
 from svc_engine.trend.breaks import detect_nb
 
 pytest.importorskip("pytest_benchmark")
-DATASETS = Path(os.environ.get("SVC_SHARED_DATASETS",
-                               Path(__file__).resolve().parents[2] / "shared" / "datasets"))
+DATASETS = Path(
+    os.environ.get("SVC_SHARED_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets")
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +45,20 @@ def test_bench_detect_trends_btcusdt_1m(benchmark: Any, btc_1m: pl.DataFrame) ->
     cpu = min(_cpu_seconds(detect_trends, btc_1m) for _ in range(3))
     high, low, close = (btc_1m[c].to_numpy() for c in ("high", "low", "close"))
     atr = atr_nb(high, low, close, 14)
-    kernel = min(_cpu_seconds(detect_nb, high, low, close, atr, 10, 5, 5, 199, 2, 0.1, 0.0, 0.2, 2, 20)
-                 for _ in range(3))
+    kernel = min(
+        _cpu_seconds(detect_nb, high, low, close, atr, 10, 5, 5, 199, 2, 0.1, 0.0, 0.2, 2, 20)
+        for _ in range(3)
+    )
     n = btc_1m.height
-    benchmark.extra_info.update(candles=n, signals=signals.height, candles_per_second=rate,
-                                candles_per_cpu_second=n / cpu)
-    print(f"\ndetect_trends BTCUSDT 1m: {n:,} candles, {signals.height:,} signals in {seconds:.3f} s wall = "
-          f"{rate / 1e6:.1f} M candles/s; {cpu:.3f} s of one core's CPU = {n / cpu / 1e6:.1f} M candles/s "
-          f"(state machine alone {n / kernel / 1e6:.1f} M/s); target 15 M/s on one core (issue 19): "
-          f"{'met' if n / cpu >= 15e6 else 'missed'}")
+    benchmark.extra_info.update(
+        candles=n, signals=signals.height, candles_per_second=rate, candles_per_cpu_second=n / cpu
+    )
+    print(
+        f"\ndetect_trends BTCUSDT 1m: {n:,} candles, {signals.height:,} signals in {seconds:.3f} s wall = "
+        f"{rate / 1e6:.1f} M candles/s; {cpu:.3f} s of one core's CPU = {n / cpu / 1e6:.1f} M candles/s "
+        f"(state machine alone {n / kernel / 1e6:.1f} M/s); target 15 M/s on one core (issue 19): "
+        f"{'met' if n / cpu >= 15e6 else 'missed'}"
+    )
 
 
 def _cpu_seconds(fn: Any, *args: Any) -> float:
@@ -72,8 +78,9 @@ def rescan(store: DataStore, executor: Any = None) -> pl.DataFrame:
     entries = Catalog(store).entries()
     parts = []
     for (market, timeframe), group in entries.group_by("market", "timeframe", maintain_order=True):
-        parts.append(scan_trends(group["symbol"].to_list(), [timeframe], market=market, store=store,
-                                 executor=executor))
+        parts.append(
+            scan_trends(group["symbol"].to_list(), [timeframe], market=market, store=store, executor=executor)
+        )
     return pl.concat(parts)
 
 
@@ -85,6 +92,8 @@ def test_bench_rescan_embedded_market(benchmark: Any, market: DataStore, workers
     seconds = benchmark.stats.stats.min
     candles = int(entries["total_candles"].sum())
     benchmark.extra_info.update(series=entries.height, candles=candles, signals=out.height)
-    print(f"\nrescan of the embedded market on {workers} thread(s): {entries.height} series, "
-          f"{candles:,} candles, {out.height:,} signals in {seconds:.2f} s "
-          f"({candles / seconds / 1e6:.1f} M candles/s, loading included)")
+    print(
+        f"\nrescan of the embedded market on {workers} thread(s): {entries.height} series, "
+        f"{candles:,} candles, {out.height:,} signals in {seconds:.2f} s "
+        f"({candles / seconds / 1e6:.1f} M candles/s, loading included)"
+    )

@@ -39,15 +39,38 @@ from svc_api.signals import routes as signal_routes
 from svc_api.strategies import routes as strategy_routes
 from svc_api.trends import routes as trend_routes
 
-TRADE = frozenset({
-    "notification_settings", "notifications_mark_read", "favorite_coin",
-    "strategy_generate", "strategy_edit", "strategy_rollback", "strategy_delete", "strategy_visibility",
-    "run", "full_range", "portfolio", "delete_backtest",
-    "track_trend_break_signal", "untrack_trend_break_signal",
-    "marketplace_publish", "marketplace_update_listing", "marketplace_unpublish", "marketplace_subscribe",
-    "marketplace_unsubscribe", "marketplace_review", "messenger_link",
-    "set_inviter", "referral_redeem", "iap_verify",
-}) | community_routes.TRADE | exchange_routes.TRADE  # fmt: skip
+TRADE = (
+    frozenset(
+        {
+            "notification_settings",
+            "notifications_mark_read",
+            "favorite_coin",
+            "strategy_generate",
+            "strategy_edit",
+            "strategy_rollback",
+            "strategy_delete",
+            "strategy_visibility",
+            "run",
+            "full_range",
+            "portfolio",
+            "delete_backtest",
+            "track_trend_break_signal",
+            "untrack_trend_break_signal",
+            "marketplace_publish",
+            "marketplace_update_listing",
+            "marketplace_unpublish",
+            "marketplace_subscribe",
+            "marketplace_unsubscribe",
+            "marketplace_review",
+            "messenger_link",
+            "set_inviter",
+            "referral_redeem",
+            "iap_verify",
+        }
+    )
+    | community_routes.TRADE
+    | exchange_routes.TRADE
+)
 """Operations an API key needs the ``trade`` permission for: they spend credits, create, change or
 delete. Every other identified operation needs ``read``."""
 

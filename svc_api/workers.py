@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.backtests.jobs import RunnerWorker
+from svc_api.backtests.worker import RunnerWorker
 from svc_api.bot.worker import bot_worker
 from svc_api.community.service import purge_worker
 from svc_api.core.leases import LeaseWorker

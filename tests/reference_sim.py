@@ -22,10 +22,18 @@ from typing import Any
 DAY_MS = 86_400_000
 EPS = 1e-12
 DEFAULTS: dict[str, Any] = {
-    "commission_pct": 0.2, "position_size_pct": 100.0, "min_candles_between_signals": 4,
-    "max_wait_days": 30.0, "min_profit_pct": 0.1, "max_profit_pct": 30.0, "min_loss_pct": 0.1,
-    "max_loss_pct": 50.0, "signal_filter_mode": "clamp", "initial_balance": 100.0, "leverage": 1.0,
-}  # fmt: skip
+    "commission_pct": 0.2,
+    "position_size_pct": 100.0,
+    "min_candles_between_signals": 4,
+    "max_wait_days": 30.0,
+    "min_profit_pct": 0.1,
+    "max_profit_pct": 30.0,
+    "min_loss_pct": 0.1,
+    "max_loss_pct": 50.0,
+    "signal_filter_mode": "clamp",
+    "initial_balance": 100.0,
+    "leverage": 1.0,
+}
 
 
 @dataclass

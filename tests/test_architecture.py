@@ -14,7 +14,7 @@ from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = {"core", "settings", "app", "cli", "workers", "routing", "schema", "migrations", "seeds"}
-EDUCATION_SHARED = {"app", "conventions", "idempotency", "tables"}
+EDUCATION_SHARED = {"app", "conventions", "fields", "idempotency", "tables"}
 """The education sub-app's own shared layer; its domains (catalog, commerce, learning, ...) are
 packages under ``svc_api.education`` and meet through each other's ``service.py`` too."""
 MAX_LINES = 400

@@ -76,9 +76,14 @@ class Issuer:
         try:
             key = self._keys().get_signing_key_from_jwt(token)
             claims = jwt.decode(
-                token, key.key, algorithms=ALGORITHMS, audience=self.audience, issuer=self.issuer,
-                leeway=LEEWAY, options={"require": ["exp", "iat", "iss", "aud", "sub"]},
-            )  # fmt: skip
+                token,
+                key.key,
+                algorithms=ALGORITHMS,
+                audience=self.audience,
+                issuer=self.issuer,
+                leeway=LEEWAY,
+                options={"require": ["exp", "iat", "iss", "aud", "sub"]},
+            )
         except jwt.PyJWKClientConnectionError as exc:
             raise _unreachable(type(exc).__name__) from None
         except (jwt.PyJWKClientError, jwt.InvalidTokenError) as exc:

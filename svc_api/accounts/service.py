@@ -86,9 +86,14 @@ def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
         'free'
     """
     queries.insert_account_if_missing(
-        conn, svc_id=svc_id, email=email, password_hash="!", password_salt="!", referral_code=svc_id,
+        conn,
+        svc_id=svc_id,
+        email=email,
+        password_hash="!",
+        password_salt="!",
+        referral_code=svc_id,
         created_at=int(time.time()),
-    )  # fmt: skip
+    )
 
 
 def lock_account(conn: Connection, svc_id: str) -> None:

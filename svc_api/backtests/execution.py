@@ -82,16 +82,28 @@ def run_engine(
     }
     if work.kind == "run":
         return drivers.backtest(
-            work.strategy, work.symbols[0], work.timeframe, work.start_ts, work.end_ts,
-            chunks=work.chunks, **common, **work.settings,
-        )  # fmt: skip
+            work.strategy,
+            work.symbols[0],
+            work.timeframe,
+            work.start_ts,
+            work.end_ts,
+            chunks=work.chunks,
+            **common,
+            **work.settings,
+        )
     if work.kind == "full_range":
         return drivers.full_range(work.strategy, work.symbols, work.timeframe, **common, **work.settings)
     if work.kind == "portfolio":
         return drivers.portfolio(
-            work.strategy, work.symbols, work.timeframe, divide=work.divide,
-            initial_balance=work.initial_balance, start_ts=work.start_ts, **common, **work.settings,
-        )  # fmt: skip
+            work.strategy,
+            work.symbols,
+            work.timeframe,
+            divide=work.divide,
+            initial_balance=work.initial_balance,
+            start_ts=work.start_ts,
+            **common,
+            **work.settings,
+        )
     raise ValueError(f"unknown job kind {work.kind!r}")
 
 
@@ -134,10 +146,15 @@ def portfolio_coin_results(result: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for coin in result.coins:
         trades = result.trades.filter(pl.col("coin") == coin)
-        out[coin] = finite({
-            "coin": coin, "timeframe": result.timeframe, "summary": result.coin_results.get(coin, {}),
-            "trades": ms_columns(trades).to_dicts(), "total_trades": trades.height,
-        })  # fmt: skip
+        out[coin] = finite(
+            {
+                "coin": coin,
+                "timeframe": result.timeframe,
+                "summary": result.coin_results.get(coin, {}),
+                "trades": ms_columns(trades).to_dicts(),
+                "total_trades": trades.height,
+            }
+        )
     return out
 
 

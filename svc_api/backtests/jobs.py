@@ -228,10 +228,13 @@ class JobRunner:
         keys = put_all(self.objects, items)
         coins = progress.final_coins()
         values = {
-            "status": "completed", "progress_pct": 100.0, "finished_at": time.time(), "result_key": keys[0],
+            "status": "completed",
+            "progress_pct": 100.0,
+            "finished_at": time.time(),
+            "result_key": keys[0],
             "coin_progress": json.dumps(coins) if coins is not None else None,
             **history_figures(work.kind, payload),
-        }  # fmt: skip
+        }
         with self.store.write() as conn:
             done = queries.update_running(conn, work.job_id, values)
             if done:
@@ -241,8 +244,13 @@ class JobRunner:
             for key in keys:
                 self.objects.delete(key)
             return
-        event = {"channel": "jobs", "event": "completed", "job_id": work.job_id, "status": "completed",
-                 "progress_pct": 100.0}  # fmt: skip
+        event = {
+            "channel": "jobs",
+            "event": "completed",
+            "job_id": work.job_id,
+            "status": "completed",
+            "progress_pct": 100.0,
+        }
         if coins is not None:
             event["coin_progress"] = coins
         pubsub.publish(self.store, pubsub.user_topic(work.svc_id), event)
@@ -257,9 +265,13 @@ class JobRunner:
             queries.update_running(conn, job_id, values)
             if row.cost_credits > 0:
                 credits.refund_credits(
-                    conn, row.svc_id, credits.from_units(row.cost_credits), action="backtest",
-                    description=f"Refund of failed backtest {job_id}", idempotency_key=f"refund:{job_id}",
-                )  # fmt: skip
+                    conn,
+                    row.svc_id,
+                    credits.from_units(row.cost_credits),
+                    action="backtest",
+                    description=f"Refund of failed backtest {job_id}",
+                    idempotency_key=f"refund:{job_id}",
+                )
         event = {
             "channel": "jobs",
             "event": "failed",
@@ -317,9 +329,13 @@ def runner_of(services: Any) -> JobRunner:
         if runner is None:
             settings = services.settings
             runner = JobRunner(
-                services.store, config=RunnerConfig.from_settings(settings), data_dir=settings.data_dir,
-                ray_address=settings.ray_address, secret=settings.secret_key, var_dir=settings.var_dir,
-            )  # fmt: skip
+                services.store,
+                config=RunnerConfig.from_settings(settings),
+                data_dir=settings.data_dir,
+                ray_address=settings.ray_address,
+                secret=settings.secret_key,
+                var_dir=settings.var_dir,
+            )
             runner.start()
             services.backtest_runner = runner
     return runner
@@ -349,40 +365,6 @@ def stop_runner(services: Any) -> None:
     if runner is not None:
         runner.stop()
         services.backtest_runner = None
-
-
-class RunnerWorker:
-    """The app's :class:`JobRunner` as a registered worker (its lifecycle, health and one recovery pass).
-
-    Example:
-        >>> RunnerWorker(object()).name
-        'backtest_runner'
-    """
-
-    name = "backtest_runner"
-
-    def __init__(self, services: Any) -> None:
-        self.services = services
-
-    def start(self) -> None:
-        """Start the app's runner (a store that is down defers it to the first launch)."""
-        start_runner(self.services)
-
-    def stop(self) -> None:
-        """Stop the app's runner."""
-        stop_runner(self.services)
-
-    def health(self) -> dict[str, Any]:
-        """``running`` with the jobs in flight, or ``stopped``."""
-        runner = getattr(self.services, "backtest_runner", None)
-        if runner is None:
-            return {"state": "stopped"}
-        in_flight, workers = runner.in_flight(), runner.workers()
-        return {"state": "running", "jobs_in_flight": in_flight, "executor_workers": workers}
-
-    def run_once(self) -> list[str]:
-        """Fail and refund the jobs of dead processes now; the ids failed."""
-        return runner_of(self.services).recover()
 
 
 _START_LOCK = threading.Lock()

@@ -100,9 +100,15 @@ def size_job(
         start_ts = end_ts = None
     try:
         sized = estimate(
-            strategy, list(symbols), timeframe, start_ts, end_ts, market=market, catalog=catalog,
+            strategy,
+            list(symbols),
+            timeframe,
+            start_ts,
+            end_ts,
+            market=market,
+            catalog=catalog,
             workers=workers,
-        )  # fmt: skip
+        )
     except (ValueError, LookupError) as error:
         raise Invalid(str(error)) from None
     chunks = len(symbols) if kind == "portfolio" else int(sized["chunks"])
@@ -232,18 +238,43 @@ def dispatch(
     settings = settings_from(params, names) | {"market_type": record.market_type}
     market, symbols = market_of(found), [i.symbol for i in found]
     sized = size_job(
-        kind, strategy, symbols, timeframe, start_ts, end_ts, market=market, catalog=runner.catalog(),
+        kind,
+        strategy,
+        symbols,
+        timeframe,
+        start_ts,
+        end_ts,
+        market=market,
+        catalog=runner.catalog(),
         workers=runner.workers(),
-    )  # fmt: skip
+    )
     stored = {"start_ts": start_ts, "end_ts": end_ts, "settings": settings}
     launch = Launch(
-        kind, name, record.version, symbols, market, timeframe, stored, int(sized["chunks"]),
-        int(sized["cost_credits"]), float(sized["estimated_duration_seconds"]),
-    )  # fmt: skip
+        kind,
+        name,
+        record.version,
+        symbols,
+        market,
+        timeframe,
+        stored,
+        int(sized["chunks"]),
+        int(sized["cost_credits"]),
+        float(sized["estimated_duration_seconds"]),
+    )
     work = Work(
-        "", svc_id, kind, strategy, symbols, market, timeframe, start_ts=start_ts, end_ts=end_ts,
-        chunks=int(sized["chunks"]), settings=settings, strategy_name=name,
-    )  # fmt: skip
+        "",
+        svc_id,
+        kind,
+        strategy,
+        symbols,
+        market,
+        timeframe,
+        start_ts=start_ts,
+        end_ts=end_ts,
+        chunks=int(sized["chunks"]),
+        settings=settings,
+        strategy_name=name,
+    )
     if portfolio is not None:
         launch.params |= portfolio.as_params()
         work.divide, work.initial_balance = portfolio.divide, portfolio.initial_balance

@@ -57,9 +57,16 @@ def estimate(
     found = instruments_of(runner.catalog(), coins, metadata_of(params))
     _, record, balance = strategy_and_balance(store, svc_id, params)
     sized = size_job(
-        "estimate", record.compiled(), [i.symbol for i in found], timeframe, start_ts, end_ts,
-        market=market_of(found), catalog=runner.catalog(), workers=runner.workers(),
-    )  # fmt: skip
+        "estimate",
+        record.compiled(),
+        [i.symbol for i in found],
+        timeframe,
+        start_ts,
+        end_ts,
+        market=market_of(found),
+        catalog=runner.catalog(),
+        workers=runner.workers(),
+    )
     out = {
         "action": "estimate",
         "mode": sized["mode"],

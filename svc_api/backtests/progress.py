@@ -72,8 +72,13 @@ class Progress:
                 queries.update_running(conn, self.work.job_id, values)
         except Exception:
             logger.warning("progress of %s not written", self.work.job_id, exc_info=True)
-        event = {"channel": "jobs", "event": "progress", "job_id": self.work.job_id, "status": "running",
-                 "progress_pct": self.pct}  # fmt: skip
+        event = {
+            "channel": "jobs",
+            "event": "progress",
+            "job_id": self.work.job_id,
+            "status": "running",
+            "progress_pct": self.pct,
+        }
         if self.coins is not None:
             event["coin_progress"] = self.coins
         pubsub.publish(self.store, pubsub.user_topic(self.work.svc_id), event)

@@ -34,9 +34,12 @@ def latest_full_range_job(conn: Connection, svc_id: str, strategy_name: str, tim
         True
     """
     query = sa.select(_b.job_id).where(
-        _b.svc_id == svc_id, _b.strategy_name == strategy_name, _b.kind == "full_range",
-        _b.status == "completed", _b.timeframe == timeframe,
-    )  # fmt: skip
+        _b.svc_id == svc_id,
+        _b.strategy_name == strategy_name,
+        _b.kind == "full_range",
+        _b.status == "completed",
+        _b.timeframe == timeframe,
+    )
     return conn.execute(query.order_by(_b.created_at.desc(), _b.job_id.desc()).limit(1)).scalar()
 
 

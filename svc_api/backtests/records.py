@@ -102,11 +102,16 @@ def history(
     """
     return keyset_page(
         lambda n: queries.history_page(
-            conn, svc_id, limit=n, after=after, strategy_name=strategy_name, symbol=symbol,
+            conn,
+            svc_id,
+            limit=n,
+            after=after,
+            strategy_name=strategy_name,
+            symbol=symbol,
             timeframe=timeframe,
         ),
         limit,
-    )  # fmt: skip
+    )
 
 
 def full_range_returns(

@@ -75,9 +75,15 @@ def runner_of(services: Any) -> jobs.JobRunner:
 
 
 def estimate_job(
-    services: Any, svc_id: str, coins: list[str], params: Mapping[str, Any], *, timeframe: str,
-    start_ts: float | None, end_ts: float | None,
-) -> dict[str, Any]:  # fmt: skip
+    services: Any,
+    svc_id: str,
+    coins: list[str],
+    params: Mapping[str, Any],
+    *,
+    timeframe: str,
+    start_ts: float | None,
+    end_ts: float | None,
+) -> dict[str, Any]:
     """The ``estimate`` reply (see :func:`svc_api.backtests.preview.estimate`).
 
     Example:
@@ -180,9 +186,14 @@ def launch_full_range(
 
 
 def launch_portfolio(
-    services: Any, svc_id: str, coins: list[str], params: Mapping[str, Any], *, timeframe: str,
+    services: Any,
+    svc_id: str,
+    coins: list[str],
+    params: Mapping[str, Any],
+    *,
+    timeframe: str,
     start_ts: float | None,
-) -> tuple[dict[str, Any], list[Instrument], Portfolio]:  # fmt: skip
+) -> tuple[dict[str, Any], list[Instrument], Portfolio]:
     """Launch a ``portfolio`` job (the coins sharing one balance split ``divide`` ways).
 
     Example:
@@ -306,9 +317,15 @@ def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tu
 
 
 def history_entries(
-    services: Any, svc_id: str, params: Mapping[str, Any], *, limit: int, after: tuple[int, str] | None,
-    strategy_name: str | None, timeframe: str | None,
-) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
+    services: Any,
+    svc_id: str,
+    params: Mapping[str, Any],
+    *,
+    limit: int,
+    after: tuple[int, str] | None,
+    strategy_name: str | None,
+    timeframe: str | None,
+) -> tuple[list[dict[str, Any]], bool]:
     """A page of the caller's history entries (filtered by the request's ``coin``) and whether more follow.
 
     Example:
@@ -324,9 +341,14 @@ def history_entries(
         ).symbol
     with services.store.read() as conn:
         rows, more = history(
-            conn, svc_id, limit=limit, after=after, strategy_name=strategy_name, symbol=symbol,
+            conn,
+            svc_id,
+            limit=limit,
+            after=after,
+            strategy_name=strategy_name,
+            symbol=symbol,
             timeframe=timeframe,
-        )  # fmt: skip
+        )
     return [history_entry(r) for r in rows], more
 
 

@@ -80,10 +80,17 @@ def card_webhook(
         note, email = str(event.get("note") or ""), str(event.get("email") or "")
         svc_id = payments.buyer(conn, note, email)
         result = payments.receive(
-            conn, source="card", external_id=order_id, svc_id=svc_id, product=str(event.get("product") or ""),
-            amount=_amount(event.get("amount_usd")), currency=str(event.get("currency") or "USD"), now=now,
-            email=email, note=note,
-        )  # fmt: skip
+            conn,
+            source="card",
+            external_id=order_id,
+            svc_id=svc_id,
+            product=str(event.get("product") or ""),
+            amount=_amount(event.get("amount_usd")),
+            currency=str(event.get("currency") or "USD"),
+            now=now,
+            email=email,
+            note=note,
+        )
     return {"received": True, **result}
 
 

@@ -99,11 +99,22 @@ def receive(
         applied = apply_purchase(conn, svc_id, *plan_period, external_id, amount, source, now)
         return {"outcome": "applied", "purchase": applied}
     payment_id = "pay_" + hashlib.sha256(f"{source}|{external_id}".encode()).hexdigest()[:24]
-    queries.add_pending(conn, {
-        "payment_id": payment_id, "source": source, "external_id": external_id, "svc_id": svc_id,
-        "email": email[:320], "product": product[:64], "amount_usd": amount, "currency": currency[:8],
-        "note": note[:500], "reason": str(reason), "created_at": now,
-    })  # fmt: skip
+    queries.add_pending(
+        conn,
+        {
+            "payment_id": payment_id,
+            "source": source,
+            "external_id": external_id,
+            "svc_id": svc_id,
+            "email": email[:320],
+            "product": product[:64],
+            "amount_usd": amount,
+            "currency": currency[:8],
+            "note": note[:500],
+            "reason": str(reason),
+            "created_at": now,
+        },
+    )
     return {"outcome": "queued", "payment_id": payment_id, "reason": reason}
 
 
@@ -115,11 +126,21 @@ def refund(conn: Connection, *, source: str, external_id: str, now: int) -> dict
 def waiting(conn: Connection, limit: int = 100) -> list[dict[str, Any]]:
     """Queued payments, oldest first (operators)."""
     return [
-        {"payment_id": r.payment_id, "source": r.source, "external_id": r.external_id, "svc_id": r.svc_id,
-         "email": r.email, "product": r.product, "amount_usd": str(Decimal(r.amount_usd).normalize()),
-         "currency": r.currency, "note": r.note, "reason": r.reason, "created_at": int(r.created_at)}
+        {
+            "payment_id": r.payment_id,
+            "source": r.source,
+            "external_id": r.external_id,
+            "svc_id": r.svc_id,
+            "email": r.email,
+            "product": r.product,
+            "amount_usd": str(Decimal(r.amount_usd).normalize()),
+            "currency": r.currency,
+            "note": r.note,
+            "reason": r.reason,
+            "created_at": int(r.created_at),
+        }
         for r in queries.waiting(conn, limit)
-    ]  # fmt: skip
+    ]
 
 
 def assign(

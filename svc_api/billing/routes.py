@@ -28,9 +28,13 @@ async def card_webhook(request: Request) -> JSONResponse:
     services = request.app.state.services
     body = await request.body()
     reply = await run_in_threadpool(
-        billing.card_webhook, services.store, services.settings.card_webhook_secret, body,
-        request.headers.get("x-signature"), now=services.clock.now(),
-    )  # fmt: skip
+        billing.card_webhook,
+        services.store,
+        services.settings.card_webhook_secret,
+        body,
+        request.headers.get("x-signature"),
+        now=services.clock.now(),
+    )
     return JSONResponse(reply, status_code=202 if reply.get("outcome") == "queued" else 200)
 
 

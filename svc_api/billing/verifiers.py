@@ -56,8 +56,11 @@ class _Http:
     def get(self, path: str) -> dict[str, Any] | None:
         """The JSON at ``path``; None on 404 (no such purchase); 503 when the store gives no answer."""
         try:
-            reply = httpx.get(f"{self.base_url}{path}", headers={"Authorization": f"Bearer {self.token}"},
-                              timeout=self.timeout)  # fmt: skip
+            reply = httpx.get(
+                f"{self.base_url}{path}",
+                headers={"Authorization": f"Bearer {self.token}"},
+                timeout=self.timeout,
+            )
         except httpx.HTTPError:
             raise _unavailable(self.store) from None
         if reply.status_code in (400, 404):
@@ -92,8 +95,11 @@ class AppleVerifier:
             payload = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
         except ValueError:
             return False
-        return (payload.get("transactionId") == transaction_id and payload.get("productId") == product_id
-                and not payload.get("revocationDate"))  # fmt: skip
+        return (
+            payload.get("transactionId") == transaction_id
+            and payload.get("productId") == product_id
+            and not payload.get("revocationDate")
+        )
 
 
 class GoogleVerifier:

@@ -94,11 +94,15 @@ class Handlers:
         """Add every handler to ``app``: the guard first, then the commands and buttons."""
         app.add_handler(TypeHandler(Update, self.guard), group=-1)
         commands = {
-            "start": self.start, "unlink": self.simple(service.unlink),
+            "start": self.start,
+            "unlink": self.simple(service.unlink),
             "account": self.simple(service.account),
-            "plans": self.simple(service.plans), "login": self.simple(service.login), "key": self.key,
-            "signals": self.signals, "help": self.help,
-        }  # fmt: skip
+            "plans": self.simple(service.plans),
+            "login": self.simple(service.login),
+            "key": self.key,
+            "signals": self.signals,
+            "help": self.help,
+        }
         for name, callback in commands.items():
             app.add_handler(CommandHandler(name, callback))
         app.add_handler(CallbackQueryHandler(self.press))
@@ -132,8 +136,9 @@ class Handlers:
         """Send (or, for a reply to a button, edit into its message) and do what the reply asks after."""
         bot = context.bot
         if reply.edit and message is not None:
-            await bot.edit_message_text(reply.text, chat_id=chat, message_id=message.message_id,
-                                        reply_markup=markup(reply))  # fmt: skip
+            await bot.edit_message_text(
+                reply.text, chat_id=chat, message_id=message.message_id, reply_markup=markup(reply)
+            )
             message_id = message.message_id
         else:
             message_id = (await bot.send_message(chat, reply.text, reply_markup=markup(reply))).message_id

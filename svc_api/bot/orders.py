@@ -63,13 +63,16 @@ def order_params(services: Any, svc_id: str, position_key: str) -> dict[str, Any
     pp, qp = int(rules["price_precision"]), int(rules["quantity_precision"])
     entry = Decimal(signal["entry_price"])
     return {
-        "symbol": symbol, "side": "BUY" if signal["side"] == "LONG" else "SELL",
+        "symbol": symbol,
+        "side": "BUY" if signal["side"] == "LONG" else "SELL",
         "quantity": sized(prefs.order_usdt, entry, step=Decimal(rules["step_size"]), digits=qp),
         "entry_price": _fixed(signal["entry_price"], pp),
         "take_profit_price": _fixed(signal["limit_price"], pp),
-        "stop_loss_price": _fixed(signal["stop_price"], pp), "market_type": "futures" if futures else "spot",
-        "order_source": "signal", "signal_position_key": position_key,
-    }  # fmt: skip
+        "stop_loss_price": _fixed(signal["stop_price"], pp),
+        "market_type": "futures" if futures else "spot",
+        "order_source": "signal",
+        "signal_position_key": position_key,
+    }
 
 
 def preview(services: Any, chat: str, svc_id: str, position_key: str, *, now: int) -> Reply:
@@ -103,8 +106,9 @@ def confirm(services: Any, chat: str, svc_id: str, token: str, params: dict[str,
 def follow(services: Any, chat: str, message_id: int, svc_id: str, key: str, *, now: int) -> None:
     """Follow an order still ``processing`` from the message ``message_id``."""
     with services.store.write() as conn:
-        queries.follow_order(conn, svc_id=svc_id, idempotency_key=key, chat_id=chat,
-                             message_id=message_id, created_at=now)  # fmt: skip
+        queries.follow_order(
+            conn, svc_id=svc_id, idempotency_key=key, chat_id=chat, message_id=message_id, created_at=now
+        )
 
 
 def settled(services: Any, *, now: int) -> list[tuple[str, int, str]]:

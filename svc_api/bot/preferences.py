@@ -27,6 +27,8 @@ _DURATION = re.compile(r"^(\d{1,4})([mhd])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86_400}
 MAX_MUTE = 30 * 86_400
 
+_MODE_TEXT = {"ask": "each signal offers an order"}
+
 
 @dataclass(frozen=True)
 class Preferences:
@@ -49,13 +51,15 @@ class Preferences:
     def describe(self, now: int) -> str:
         """The preferences in words."""
         mute = f"muted until {when(self.muted_until)}" if self.muted_until > now else "not muted"
-        return "\n".join([
-            f"Strategies: {', '.join(self.strategies) or 'all'}",
-            f"Coins: {', '.join(self.coins) or 'all'}",
-            f"Signals: {mute}",
-            f"Mode: {self.mode} ({'each signal offers an order' if self.mode == 'ask' else 'signals only'})",
-            f"Order size: {self.order_usdt} USDT",
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"Strategies: {', '.join(self.strategies) or 'all'}",
+                f"Coins: {', '.join(self.coins) or 'all'}",
+                f"Signals: {mute}",
+                f"Mode: {self.mode} ({_MODE_TEXT.get(self.mode, 'signals only')})",
+                f"Order size: {self.order_usdt} USDT",
+            ]
+        )
 
 
 DEFAULT = Preferences((), (), 0, "notify", "100")
@@ -71,9 +75,11 @@ def preferences_of(conn: Connection, svc_ids: list[str]) -> dict[str, Preference
     out = {}
     for svc_id in svc_ids:
         r = rows.get(svc_id)
-        out[svc_id] = DEFAULT if r is None else Preferences(
-            _split(r.strategies), _split(r.coins), int(r.muted_until), r.mode, r.order_usdt
-        )  # fmt: skip
+        out[svc_id] = (
+            DEFAULT
+            if r is None
+            else Preferences(_split(r.strategies), _split(r.coins), int(r.muted_until), r.mode, r.order_usdt)
+        )
     return out
 
 

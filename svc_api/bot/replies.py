@@ -54,9 +54,15 @@ def button(
     """A ``(label, token)`` button acting for ``svc_id`` in ``chat``."""
     token = secrets.token_urlsafe(16)  # 22 characters: well under the 64 bytes of callback data
     queries.add_callback(
-        conn, token=token, chat_id=chat, svc_id=svc_id, action=action, payload=json.dumps(args),
-        created_at=now, expires_at=now + BUTTON_TTL,
-    )  # fmt: skip
+        conn,
+        token=token,
+        chat_id=chat,
+        svc_id=svc_id,
+        action=action,
+        payload=json.dumps(args),
+        created_at=now,
+        expires_at=now + BUTTON_TTL,
+    )
     return label, token
 
 

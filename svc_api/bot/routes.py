@@ -32,9 +32,12 @@ SECRET_HEADER = "x-telegram-bot-api-secret-token"
 
 def _messenger_login(call: Call) -> dict[str, Any]:
     return service.login_with_code(
-        call.services, call.params.get("code"), ip=call.principal.ip, platform=platform_of(call.params),
+        call.services,
+        call.params.get("code"),
+        ip=call.principal.ip,
+        platform=platform_of(call.params),
         now=call.now,
-    )  # fmt: skip
+    )
 
 
 def _keep(services: Any, update_id: int, payload: str) -> bool:

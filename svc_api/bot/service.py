@@ -56,8 +56,10 @@ def start(services: Any, chat: str, code: str | None, *, now: int) -> Reply:
                 return Reply(
                     "That code is unknown, used or expired: ask the app for a new one (messenger link)."
                 )
-            return Reply(f"This chat is now linked to account {svc_id}: it receives its notifications and "
-                         f"signals, and acts for it.\n\n{HELP}")  # fmt: skip
+            return Reply(
+                f"This chat is now linked to account {svc_id}: it receives its notifications and "
+                f"signals, and acts for it.\n\n{HELP}"
+            )
         if current is not None:
             return Reply(f"This chat is linked to account {current}.\n\n{HELP}")
         svc_id = accounts.register_chat_account(conn, now=now)
@@ -78,8 +80,10 @@ def unlink(services: Any, chat: str, *, now: int) -> Reply:
         queries.drop_callbacks(conn, chat_id=chat)
     if svc_id is None:
         return Reply(NOT_LINKED)
-    return Reply(f"This chat is no longer linked to account {svc_id}. Its buttons no longer work. "
-                 "Link again with /start CODE (a code from the app).")  # fmt: skip
+    return Reply(
+        f"This chat is no longer linked to account {svc_id}. Its buttons no longer work. "
+        "Link again with /start CODE (a code from the app)."
+    )
 
 
 def account(services: Any, chat: str, *, now: int) -> Reply:
@@ -112,8 +116,11 @@ def login(services: Any, chat: str, *, now: int) -> Reply:
         if svc_id is None:
             return Reply(NOT_LINKED)
         code = _new_login_code(conn, svc_id, now=now)
-    return Reply(f"Your one-time app login code: {code} (valid {LOGIN_CODE_TTL // 60} minutes, "
-                 "works once). This message is deleted shortly.", secret=True)  # fmt: skip
+    return Reply(
+        f"Your one-time app login code: {code} (valid {LOGIN_CODE_TTL // 60} minutes, "
+        "works once). This message is deleted shortly.",
+        secret=True,
+    )
 
 
 def _new_login_code(conn: Any, svc_id: str, *, now: int) -> str:
@@ -160,8 +167,9 @@ def key(services: Any, chat: str, args: list[str], *, now: int) -> Reply:
     try:
         if verb == "generate":
             label = " ".join(args[1:]) or "messenger bot"
-            made = apikeys.generate(services.store, svc_id, label, ["read", "trade"],
-                                    secret_key=services.settings.secret_key)  # fmt: skip
+            made = apikeys.generate(
+                services.store, svc_id, label, ["read", "trade"], secret_key=services.settings.secret_key
+            )
             ttl = int(services.settings.bot_secret_ttl)
             return Reply(
                 f"Your API key: {made['api_key']}\nSecret: {made['api_secret']}\n\n"
@@ -178,8 +186,11 @@ def key(services: Any, chat: str, args: list[str], *, now: int) -> Reply:
                 revoke = button(
                     conn, chat, svc_id, "Revoke this key", "revoke", {"api_key": k["api_key"]}, now=now
                 )
-            return Reply(f"API key {k['api_key']} ({k['label']}), permissions {', '.join(k['permissions'])}, "
-                         f"made {when(k['created_at'])}.", buttons=((revoke,),))  # fmt: skip
+            return Reply(
+                f"API key {k['api_key']} ({k['label']}), permissions {', '.join(k['permissions'])}, "
+                f"made {when(k['created_at'])}.",
+                buttons=((revoke,),),
+            )
         if verb == "revoke":
             state = apikeys.status(services.store, svc_id)
             if not state["has_key"]:
@@ -223,9 +234,11 @@ def settings_page(conn: Any, chat: str, svc_id: str, *, now: int, edit: bool = F
         (b("Mute 1 h", {"mute": 3600}), b("Mute 8 h", {"mute": 8 * 3600}), b("Mute 24 h", {"mute": 86_400})),
         (b("Unmute", {"muted_until": 0}), b(f"Mode: {other}", {"mode": other})),
     )
-    text = (f"Signal preferences of {svc_id}:\n{prefs.describe(now)}\n\nChange with /signals strategies A,B "
-            "| coins BTC,ETH | mute 2h | unmute | mode notify|ask | size 250 "
-            "('all' clears a list).")  # fmt: skip
+    text = (
+        f"Signal preferences of {svc_id}:\n{prefs.describe(now)}\n\nChange with /signals strategies A,B "
+        "| coins BTC,ETH | mute 2h | unmute | mode notify|ask | size 250 "
+        "('all' clears a list)."
+    )
     return Reply(text, buttons=rows, edit=edit)
 
 

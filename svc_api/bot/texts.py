@@ -54,15 +54,17 @@ def account_page(info: Mapping[str, Any], limits: Mapping[str, int]) -> str:
     names = ", ".join(sorted(strategies)) if isinstance(strategies, Mapping) else ""
     connections = info.get("connections") or {}
     linked = [name for name, on in connections.items() if on]
-    return "\n".join([
-        f"Account {info['svc_id']}",
-        money_line(info),
-        f"Licence expires: {when(int(info.get('license_expires_at', 0)))}",
-        f"Demo expires: {when(int(info.get('demo_expires_at', 0)))}",
-        f"Active strategies: {info.get('active_own_strategies', 0)} of {limits.get(info['plan'], 0)}"
-        + (f" ({names})" if names else ""),
-        f"Connections: {', '.join(linked) if linked else 'none'}",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"Account {info['svc_id']}",
+            money_line(info),
+            f"Licence expires: {when(int(info.get('license_expires_at', 0)))}",
+            f"Demo expires: {when(int(info.get('demo_expires_at', 0)))}",
+            f"Active strategies: {info.get('active_own_strategies', 0)} of {limits.get(info['plan'], 0)}"
+            + (f" ({names})" if names else ""),
+            f"Connections: {', '.join(linked) if linked else 'none'}",
+        ]
+    )
 
 
 def plans_page(
@@ -97,14 +99,16 @@ def signal_text(signal: Mapping[str, Any]) -> str:
 def preview_text(preview: Mapping[str, Any], exchange: str) -> str:
     """An order preview, with what it needs and that it cannot be undone."""
     held = preview["available_balance"] or "unknown"
-    return "\n".join([
-        f"Order preview on {exchange} ({preview['market_type']}, leverage {preview['leverage']}):",
-        f"{preview['symbol']}: an OCO that {preview['order_side'].lower()}s {preview['quantity']} "
-        f"to close a {preview['position_side'].lower()} position",
-        f"Take profit {preview['take_profit_price']} · stop loss {preview['stop_loss_price']}",
-        f"Needs {preview['required_balance']} {preview['balance_asset']}; available {held}",
-        "This order is irreversible once placed. Confirm to place it.",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"Order preview on {exchange} ({preview['market_type']}, leverage {preview['leverage']}):",
+            f"{preview['symbol']}: an OCO that {preview['order_side'].lower()}s {preview['quantity']} "
+            f"to close a {preview['position_side'].lower()} position",
+            f"Take profit {preview['take_profit_price']} · stop loss {preview['stop_loss_price']}",
+            f"Needs {preview['required_balance']} {preview['balance_asset']}; available {held}",
+            "This order is irreversible once placed. Confirm to place it.",
+        ]
+    )
 
 
 def placed_text(reply: Mapping[str, Any], state: Mapping[str, Any] | None = None) -> str:

@@ -157,12 +157,16 @@ class BotWorker:
             await app.start()
             if self.mode == "polling":
                 await app.updater.start_polling(
-                    timeout=settings.bot_poll_timeout, allowed_updates=ALLOWED_UPDATES,
+                    timeout=settings.bot_poll_timeout,
+                    allowed_updates=ALLOWED_UPDATES,
                     error_callback=self._poll_error,
-                )  # fmt: skip
+                )
             else:
-                await app.bot.set_webhook(settings.bot_webhook_url, secret_token=settings.bot_webhook_secret,
-                                          allowed_updates=ALLOWED_UPDATES)  # fmt: skip
+                await app.bot.set_webhook(
+                    settings.bot_webhook_url,
+                    secret_token=settings.bot_webhook_secret,
+                    allowed_updates=ALLOWED_UPDATES,
+                )
             self.stats.pop("failed_at", None)
             self._ready.set()
             while not self._stop.is_set():

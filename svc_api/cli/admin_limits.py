@@ -41,9 +41,13 @@ def set_(svc_id: str, per_minute: int, endpoint: str | None, reason: str) -> Non
 
     def work(services: Services) -> dict[str, Any]:
         return limits.set_override(
-            services.store, svc_id.upper(), per_minute, endpoint=endpoint or "default", reason=reason,
+            services.store,
+            svc_id.upper(),
+            per_minute,
+            endpoint=endpoint or "default",
+            reason=reason,
             now=services.clock.now(),
-        )  # fmt: skip
+        )
 
     _run(work)
 

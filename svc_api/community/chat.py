@@ -101,8 +101,16 @@ def read(
         _existing(conn, channel)
         rows = queries.chat_before(conn, channel, limit=limit + 1, before=before)
     page = rows[:limit]
-    items = [{"svc_id": r.svc_id, "message": _text(r), "created_at": str(r.created_at),
-              "sort_key": r.sort_key, "deleted": r.deleted_by is not None} for r in page]  # fmt: skip
+    items = [
+        {
+            "svc_id": r.svc_id,
+            "message": _text(r),
+            "created_at": str(r.created_at),
+            "sort_key": r.sort_key,
+            "deleted": r.deleted_by is not None,
+        }
+        for r in page
+    ]
     return items, (page[-1].sort_key if len(rows) > limit else None)
 
 

@@ -230,8 +230,12 @@ def update_profile(store: Store, svc_id: str, params: Mapping[str, Any]) -> dict
         _claim(conn, svc_id, changes["nickname"])
         queries.update_leader(conn, svc_id, **changes)
         row = queries.leader(conn, svc_id)
-    return {"display_name": row.display_name, "nickname": row.nickname, "community_bio": row.bio,
-            "avatar_url": row.avatar_url}  # fmt: skip
+    return {
+        "display_name": row.display_name,
+        "nickname": row.nickname,
+        "community_bio": row.bio,
+        "avatar_url": row.avatar_url,
+    }
 
 
 def is_leader(conn: Connection, svc_id: str) -> bool:
@@ -270,7 +274,16 @@ def leaders_page(
         rows = queries.leaders_after(conn, limit=limit + 1, after=after)
         page = rows[:limit]
         following = queries.followed_among(conn, viewer, [r.svc_id for r in page]) if viewer else set()
-    items = [{"svc_id": r.svc_id, "name": r.display_name, "nickname": r.nickname, "bio": r.bio,
-              "avatar_url": r.avatar_url, "is_following": r.svc_id in following} for r in page]  # fmt: skip
+    items = [
+        {
+            "svc_id": r.svc_id,
+            "name": r.display_name,
+            "nickname": r.nickname,
+            "bio": r.bio,
+            "avatar_url": r.avatar_url,
+            "is_following": r.svc_id in following,
+        }
+        for r in page
+    ]
     last = (int(page[-1].approved_at), page[-1].svc_id) if len(rows) > limit else None
     return items, last

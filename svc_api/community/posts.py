@@ -60,15 +60,26 @@ def create(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) ->
         if not is_leader(conn, svc_id):
             raise Forbidden("only approved community leaders can post")
         queries.insert_post(
-            conn, post_id=post_id, author_id=svc_id, title=title, content=content, image_url=image_url,
+            conn,
+            post_id=post_id,
+            author_id=svc_id,
+            title=title,
+            content=content,
+            image_url=image_url,
             created_at=now,
-        )  # fmt: skip
+        )
         author = leader_queries.leader(conn, svc_id).display_name
         summary = title or (content[:197] + "..." if len(content) > 200 else content)
         notifications.start_fanout(
-            conn, "followers", svc_id, "community_post", key=post_id, title=f"New post from {author}",
-            body=summary, now=now,
-        )  # fmt: skip
+            conn,
+            "followers",
+            svc_id,
+            "community_post",
+            key=post_id,
+            title=f"New post from {author}",
+            body=summary,
+            now=now,
+        )
     return {"post_id": post_id}
 
 
@@ -183,10 +194,17 @@ def reports(store: Store, limit: int = 100) -> list[dict[str, Any]]:
     with store.read() as conn:
         rows = queries.reports_newest(conn, limit)
     return [
-        {"report_id": r.report_id, "reporter_id": r.reporter_id, "post_id": r.post_id, "channel": r.channel,
-         "message_key": r.sort_key, "reason": r.reason, "created_at": int(r.created_at)}
+        {
+            "report_id": r.report_id,
+            "reporter_id": r.reporter_id,
+            "post_id": r.post_id,
+            "channel": r.channel,
+            "message_key": r.sort_key,
+            "reason": r.reason,
+            "created_at": int(r.created_at),
+        }
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 def purge(store: Store, *, now: int, batch: int = 500) -> int:

@@ -83,8 +83,13 @@ def _chat(call: Call) -> dict[str, Any]:
     before = None if raw is None or raw == "" else community.parse_key(raw, "cursor")
     channel = community.channel_of(call.params.get("channel"))
     page, cursor = community.read_chat(call.store, channel, limit=limit, before=before)
-    return {"channel": channel, "messages": page, "count": len(page), "has_more": cursor is not None,
-            "next_cursor": cursor}  # fmt: skip
+    return {
+        "channel": channel,
+        "messages": page,
+        "count": len(page),
+        "has_more": cursor is not None,
+        "next_cursor": cursor,
+    }
 
 
 def _leaders(call: Call) -> dict[str, Any]:

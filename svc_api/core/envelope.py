@@ -86,8 +86,13 @@ def _render(scope: Scope, exc: Exception) -> Response:
     if isinstance(exc, HTTPException):
         return _http_response(exc, descriptive=descriptive)
     if is_disk_full(exc):
-        logger.error("disk full on %s %s [correlation_id=%s]: %s", scope.get("method"),
-                     scope.get("path"), _correlation_id(scope), exc)  # fmt: skip
+        logger.error(
+            "disk full on %s %s [correlation_id=%s]: %s",
+            scope.get("method"),
+            scope.get("path"),
+            _correlation_id(scope),
+            exc,
+        )
         return StorageFull().response(descriptive=descriptive)
     if isinstance(exc, ClientDisconnect):
         # The client went away mid-request: not a server fault; nobody will read the reply.

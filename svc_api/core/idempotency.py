@@ -175,10 +175,15 @@ def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> 
                 with conn.begin_nested():
                     conn.execute(
                         idempotency_keys.insert().values(
-                            principal=owner, key=key, fingerprint=print_, state="in_flight", created_at=now,
-                            holder=HOLDER, lease_until=now + LEASE_SECONDS,
+                            principal=owner,
+                            key=key,
+                            fingerprint=print_,
+                            state="in_flight",
+                            created_at=now,
+                            holder=HOLDER,
+                            lease_until=now + LEASE_SECONDS,
                         )
-                    )  # fmt: skip
+                    )
                 return None
             except sa.exc.IntegrityError:
                 row = conn.execute(

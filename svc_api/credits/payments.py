@@ -100,12 +100,22 @@ def pay_many_with_fee(
     before = queries.keyed(conn, payers, idempotency_key)
     rows = queries.take_from_many(conn, [p for p in payers if p not in before], units)
     entry = {"type": "spend", "amount": -units, "action": action, "description": description[:500]}
-    queries.insert_entries(conn, [
-        entry | {"transaction_id": f"{r.svc_id}-{int(r.ledger_seq):08d}", "svc_id": r.svc_id,
-                 "seq": int(r.ledger_seq), "balance_after": int(r.credits), "reason": None,
-                 "idempotency_key": idempotency_key, "created_at": now}
-        for r in rows
-    ])  # fmt: skip
+    queries.insert_entries(
+        conn,
+        [
+            entry
+            | {
+                "transaction_id": f"{r.svc_id}-{int(r.ledger_seq):08d}",
+                "svc_id": r.svc_id,
+                "seq": int(r.ledger_seq),
+                "balance_after": int(r.credits),
+                "reason": None,
+                "idempotency_key": idempotency_key,
+                "created_at": now,
+            }
+            for r in rows
+        ],
+    )
     fee = int(units * fee_pct // 100)
     if rows:
         key, many = f"{idempotency_key}:payees"[:128], len(rows)

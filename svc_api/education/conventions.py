@@ -142,9 +142,14 @@ class Policy:
 
 
 def route(
-    path: str, handler: Callable[..., Any], method: str, *, access: str, raw: bool = False,
+    path: str,
+    handler: Callable[..., Any],
+    method: str,
+    *,
+    access: str,
+    raw: bool = False,
     inline: bool = False,
-) -> Route:  # fmt: skip
+) -> Route:
     """A route with its declared :class:`Policy`; ``handler`` is a synchronous :data:`Handler`
     (wrapped by :func:`endpoint`, ``inline`` as there), or with ``raw`` a Starlette endpoint of its own.
 
@@ -371,27 +376,3 @@ def check_if_match(req: Req, current: str, *, required: bool = True) -> None:
         "precondition_failed",
         extra={"message": "the resource changed since you read it: read it again for the current ETag"},
     )
-
-
-def text_field(body: Mapping[str, Any], name: str, *, lo: int, hi: int, required: bool = True) -> str | None:
-    """A string field of ``lo``-``hi`` characters after trimming (400 naming it otherwise)."""
-    value = body.get(name)
-    if value is None:
-        if required:
-            raise Invalid(f"{name} is required")
-        return None
-    if not isinstance(value, str):
-        raise Invalid(f"{name} must be a string")
-    value = value.strip()
-    if not lo <= len(value) <= hi:
-        raise Invalid(f"{name} must be {lo}-{hi} characters, got {len(value)}")
-    return value
-
-
-def only_fields(body: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    """400 naming the first field the operation does not take (a typo is never silently ignored)."""
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise Invalid(
-            f"unknown field {unknown[0]!r}; this operation takes {', '.join(allowed) or 'no fields'}"
-        )

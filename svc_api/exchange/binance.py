@@ -80,10 +80,15 @@ class BinanceExchange:
     name = "binance"
 
     def __init__(
-        self, base_url: str = "https://api.binance.com", futures_url: str = "https://fapi.binance.com", *,
-        recv_window: int = 5000, timeout: float = 10.0, clock: Callable[[], float] = time.time,
+        self,
+        base_url: str = "https://api.binance.com",
+        futures_url: str = "https://fapi.binance.com",
+        *,
+        recv_window: int = 5000,
+        timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.http = BinanceHttp(
             base_url, recv_window=recv_window, timeout=timeout, clock=clock, monotonic=monotonic
         )
@@ -151,11 +156,19 @@ class BinanceExchange:
     def place_oco(self, creds: Credentials, order: OcoRequest) -> OcoResult:
         sell = order.side == "SELL"
         limit = {"Type": "LIMIT_MAKER", "Price": _plain(order.take_profit_price)}
-        stop = {"Type": "STOP_LOSS_LIMIT", "Price": _plain(order.stop_limit_price),
-                "StopPrice": _plain(order.stop_price), "TimeInForce": "GTC"}  # fmt: skip
+        stop = {
+            "Type": "STOP_LOSS_LIMIT",
+            "Price": _plain(order.stop_limit_price),
+            "StopPrice": _plain(order.stop_price),
+            "TimeInForce": "GTC",
+        }
         above, below = (limit, stop) if sell else (stop, limit)
-        params = {"symbol": order.symbol, "side": order.side, "quantity": _plain(order.quantity),
-                  "listClientOrderId": order.client_order_id}  # fmt: skip
+        params = {
+            "symbol": order.symbol,
+            "side": order.side,
+            "quantity": _plain(order.quantity),
+            "listClientOrderId": order.client_order_id,
+        }
         params.update({f"above{k}": v for k, v in above.items()})
         params.update({f"below{k}": v for k, v in below.items()})
         result = _oco(self.http.signed("POST", "/api/v3/orderList/oco", creds, params))
@@ -219,18 +232,29 @@ class BinanceExchange:
         for start, end in windows(max(since, BINANCE_OPENED), self.http.now_ms() // 1000):
             offset = 0
             while True:
-                window = {"status": 1, "startTime": start * 1000, "endTime": end * 1000,
-                          "offset": offset, "limit": DEPOSIT_PAGE}  # fmt: skip
+                window = {
+                    "status": 1,
+                    "startTime": start * 1000,
+                    "endTime": end * 1000,
+                    "offset": offset,
+                    "limit": DEPOSIT_PAGE,
+                }
                 page = self.http.signed("GET", "/sapi/v1/capital/deposit/hisrec", creds, window) or []
                 rows.update({str(r.get("id") or r["txId"]): r for r in page})
                 if len(page) < DEPOSIT_PAGE:
                     break
                 offset += len(page)
         out = [
-            Transfer(str(r["txId"]), str(r["coin"]), Decimal(str(r["amount"])), None, str(r["txId"]),
-                     int(r["insertTime"]) // 1000)
+            Transfer(
+                str(r["txId"]),
+                str(r["coin"]),
+                Decimal(str(r["amount"])),
+                None,
+                str(r["txId"]),
+                int(r["insertTime"]) // 1000,
+            )
             for r in rows.values()
-        ]  # fmt: skip
+        ]
         return sorted(out, key=lambda t: (t.time, t.tx_id))
 
 
@@ -240,9 +264,16 @@ def _rules_of(symbol: str, info: dict[str, Any]) -> SymbolRules:
     tick, step = Decimal(filters["PRICE_FILTER"]["tickSize"]), Decimal(filters["LOT_SIZE"]["stepSize"])
     notional = filters.get("NOTIONAL") or filters.get("MIN_NOTIONAL") or {"minNotional": "0"}
     return SymbolRules(
-        symbol, market["baseAsset"], market["quoteAsset"], _digits(tick), _digits(step), tick.normalize(),
-        step.normalize(), Decimal(filters["LOT_SIZE"]["minQty"]), Decimal(notional["minNotional"]),
-    )  # fmt: skip
+        symbol,
+        market["baseAsset"],
+        market["quoteAsset"],
+        _digits(tick),
+        _digits(step),
+        tick.normalize(),
+        step.normalize(),
+        Decimal(filters["LOT_SIZE"]["minQty"]),
+        Decimal(notional["minNotional"]),
+    )
 
 
 def _oco(reply: dict[str, Any]) -> OcoResult:

@@ -125,9 +125,14 @@ class BinanceHttp:
     """Signed and public requests to Binance's REST API at ``base_url`` (another base per call)."""
 
     def __init__(
-        self, base_url: str, *, recv_window: int = 5000, timeout: float = 10.0,
-        clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+        self,
+        base_url: str,
+        *,
+        recv_window: int = 5000,
+        timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.base_url, self.recv_window = base_url.rstrip("/"), recv_window
         self.clock, self.monotonic = clock, monotonic
         self.client = httpx.Client(timeout=timeout)
@@ -186,8 +191,15 @@ class BinanceHttp:
         except (KeyError, TypeError, ValueError):
             raise ExchangeUnavailable("the exchange's time answer is malformed") from None
 
-    def signed(self, method: str, path: str, creds: Credentials, params: dict[str, Any] | None = None,
-               *, base: str | None = None) -> Any:  # fmt: skip
+    def signed(
+        self,
+        method: str,
+        path: str,
+        creds: Credentials,
+        params: dict[str, Any] | None = None,
+        *,
+        base: str | None = None,
+    ) -> Any:
         """A signed request's answer (the offset learned again and the request retried on -1021)."""
         for attempt in (1, 2):
             query = urlencode({**(params or {}), "recvWindow": self.recv_window, "timestamp": self.now_ms()})

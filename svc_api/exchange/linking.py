@@ -34,8 +34,11 @@ def credentials_of(params: Mapping[str, Any], *, status: int) -> Credentials:
     key, secret = params.get("api_key"), params.get("api_secret")
     for name, value in (("api_key", key), ("api_secret", secret)):
         if not isinstance(value, str) or len(value) != KEY_LENGTH:
-            raise ApiError(status, "invalid_exchange_credentials",
-                           extra={"message": f"{name} must be exactly {KEY_LENGTH} characters"})  # fmt: skip
+            raise ApiError(
+                status,
+                "invalid_exchange_credentials",
+                extra={"message": f"{name} must be exactly {KEY_LENGTH} characters"},
+            )
     return Credentials(str(key), str(secret))
 
 
@@ -82,10 +85,15 @@ def link(
                 409, "conflict", extra={"message": "this exchange account is linked to another account"}
             )
         queries.save_link(
-            conn, svc_id=svc_id, exchange=exchange.name, account_id=info.account_id, linked_at=now,
-            key_digest=digest(creds.api_key), api_key_enc=keyring.encrypt(creds.api_key),
+            conn,
+            svc_id=svc_id,
+            exchange=exchange.name,
+            account_id=info.account_id,
+            linked_at=now,
+            key_digest=digest(creds.api_key),
+            api_key_enc=keyring.encrypt(creds.api_key),
             api_secret_enc=keyring.encrypt(creds.api_secret),
-        )  # fmt: skip
+        )
         accounts.set_connection(conn, svc_id, "exchange", True)
     return {"exchange": exchange.name, "account_id": info.account_id, "linked": True}
 
@@ -126,6 +134,10 @@ def rotate_encryption(store: Any, keyring: Keyring) -> int:
     with store.write() as conn:
         rows = queries.all_links(conn)
         for row in rows:
-            queries.set_secrets(conn, row.svc_id, keyring.rotate_token(row.api_key_enc),
-                                keyring.rotate_token(row.api_secret_enc))  # fmt: skip
+            queries.set_secrets(
+                conn,
+                row.svc_id,
+                keyring.rotate_token(row.api_key_enc),
+                keyring.rotate_token(row.api_secret_enc),
+            )
     return len(rows)

@@ -78,8 +78,16 @@ class Order:
 
     def fingerprint_fields(self) -> dict[str, Any]:
         """What makes two requests the same order."""
-        names = ("symbol", "side", "quantity_text", "entry_text", "take_profit_text", "stop_loss_text",
-                 "order_source", "signal_position_key")  # fmt: skip
+        names = (
+            "symbol",
+            "side",
+            "quantity_text",
+            "entry_text",
+            "take_profit_text",
+            "stop_loss_text",
+            "order_source",
+            "signal_position_key",
+        )
         return {k: getattr(self, k) for k in names}
 
 
@@ -120,8 +128,17 @@ def parse(params: Mapping[str, Any], *, need_key: bool) -> Order:
     texts = [params[f] for f in ("quantity", "take_profit_price", "stop_loss_price")] + [entry or "1"]
     if not all(isinstance(t, str) for t in texts):
         raise Invalid("quantity and prices must be decimal strings")
-    return Order(symbol.upper(), side, params["quantity"], entry or None, params["take_profit_price"],
-                 params["stop_loss_price"], source, position_key, key)  # fmt: skip
+    return Order(
+        symbol.upper(),
+        side,
+        params["quantity"],
+        entry or None,
+        params["take_profit_price"],
+        params["stop_loss_price"],
+        source,
+        position_key,
+        key,
+    )
 
 
 @dataclass(frozen=True)
@@ -152,16 +169,24 @@ def check_numbers(order: Order, rules: SymbolRules, last_price: Decimal | None) 
     tp = exact_decimal(order.take_profit_text, "take_profit_price", pp)
     stop = exact_decimal(order.stop_loss_text, "stop_loss_price", pp)
     reference = exact_decimal(order.entry_text, "entry_price", pp) if order.entry_text else last_price
-    sizes = (("quantity", quantity, rules.step_size), ("take_profit_price", tp, rules.tick_size),
-             ("stop_loss_price", stop, rules.tick_size))  # fmt: skip
+    sizes = (
+        ("quantity", quantity, rules.step_size),
+        ("take_profit_price", tp, rules.tick_size),
+        ("stop_loss_price", stop, rules.tick_size),
+    )
     for name, value, size in sizes:
         if size > 0 and value % size != 0:
             raise Invalid(f"{name} must be a multiple of {size.normalize()}")
     if quantity < rules.min_quantity:
         raise Invalid(f"quantity must be at least {rules.min_quantity.normalize()}")
     if reference is None:
-        raise ApiError(503, "service_unavailable", reason="exchange_unavailable", retry_after=5,
-                       extra={"message": "no price to check the order against; retry"})  # fmt: skip
+        raise ApiError(
+            503,
+            "service_unavailable",
+            reason="exchange_unavailable",
+            retry_after=5,
+            extra={"message": "no price to check the order against; retry"},
+        )
     long = order.position_side == "LONG"
     if long and not tp > reference > stop:
         raise Invalid(
@@ -207,13 +232,23 @@ def preview_of(c: Checked, *, available: Decimal | None) -> dict[str, Any]:
     """The Exchange order preview resource."""
     pp, qp = c.rules.price_precision, c.rules.quantity_precision
     return {
-        "symbol": c.order.symbol, "position_side": c.order.position_side, "order_side": c.order.order_side,
-        "quantity": fixed(c.quantity, qp), "take_profit_price": fixed(c.take_profit, pp),
-        "stop_loss_price": fixed(c.stop, pp), "stop_limit_price": fixed(c.stop_limit, pp),
-        "price_precision": pp, "quantity_precision": qp, "minimum_notional": float(c.rules.min_notional),
+        "symbol": c.order.symbol,
+        "position_side": c.order.position_side,
+        "order_side": c.order.order_side,
+        "quantity": fixed(c.quantity, qp),
+        "take_profit_price": fixed(c.take_profit, pp),
+        "stop_loss_price": fixed(c.stop, pp),
+        "stop_limit_price": fixed(c.stop_limit, pp),
+        "price_precision": pp,
+        "quantity_precision": qp,
+        "minimum_notional": float(c.rules.min_notional),
         "balance_asset": c.balance_asset,
         "available_balance": "" if available is None else format(available.normalize(), "f"),
-        "required_balance": format(c.required.normalize(), "f"), "balance_verified": available is not None,
-        "market_type": "spot", "leverage": 1, "order_source": c.order.order_source,
-        "signal_position_key": c.order.signal_position_key, "irreversible": True,
-    }  # fmt: skip
+        "required_balance": format(c.required.normalize(), "f"),
+        "balance_verified": available is not None,
+        "market_type": "spot",
+        "leverage": 1,
+        "order_source": c.order.order_source,
+        "signal_position_key": c.order.signal_position_key,
+        "irreversible": True,
+    }

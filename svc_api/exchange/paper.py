@@ -60,15 +60,19 @@ def create_account(
         >>> made = create_account(store, balances={"USDT": Decimal(1000)}, ip_whitelist=("127.0.0.1",), now=1)
         >>> len(made["api_key"]), len(made["api_secret"]), made["account_id"][:1]
         (64, 64, 'P')
-    """  # fmt: skip
+    """
     account_id = f"P{secrets.randbelow(10**9):09d}"
     api_key, api_secret = secrets.token_hex(32), secrets.token_hex(32)
     with store.write() as conn:
         queries.insert_key(
-            conn, api_key=api_key, secret_digest=digest(api_secret), account_id=account_id,
-            can_trade_spot=can_trade_spot, created_at=now,
+            conn,
+            api_key=api_key,
+            secret_digest=digest(api_secret),
+            account_id=account_id,
+            can_trade_spot=can_trade_spot,
+            created_at=now,
             ip_whitelist=None if ip_whitelist is None else ",".join(ip_whitelist),
-        )  # fmt: skip
+        )
         for asset, amount in balances.items():
             queries.set_balance(conn, account_id, "spot", asset.upper(), amount)
     return {"account_id": account_id, "api_key": api_key, "api_secret": api_secret}
@@ -80,12 +84,28 @@ def fund(store: Store, account_id: str, asset: str, amount: Decimal, *, wallet: 
         queries.set_balance(conn, account_id, wallet, asset.upper(), amount)
 
 
-def deposit(store: Store, account_id: str, tx_id: str, asset: str, amount: Decimal, *, payer: str | None,
-            note: str, now: int) -> bool:  # fmt: skip
+def deposit(
+    store: Store,
+    account_id: str,
+    tx_id: str,
+    asset: str,
+    amount: Decimal,
+    *,
+    payer: str | None,
+    note: str,
+    now: int,
+) -> bool:
     """A deposit into a paper account (what a payer's transfer looks like); False when ``tx_id`` exists."""
     with store.write() as conn:
-        row = {"tx_id": tx_id, "account_id": account_id, "asset": asset.upper(), "amount": amount,
-               "payer": payer, "note": note, "time": now}  # fmt: skip
+        row = {
+            "tx_id": tx_id,
+            "account_id": account_id,
+            "asset": asset.upper(),
+            "amount": amount,
+            "payer": payer,
+            "note": note,
+            "time": now,
+        }
         if not queries.insert_transfer(conn, **row):
             return False
         queries.move(conn, account_id, asset.upper(), free=amount)
@@ -130,9 +150,16 @@ class PaperExchange:
             raise LookupError(f"{symbol} is not traded")
         p = market.rules("crypto", symbol)
         return SymbolRules(
-            symbol, symbol[:-4], "USDT", p.price_precision, p.quantity_precision, Decimal(str(p.tick_size)),
-            Decimal(str(p.step_size)), Decimal(str(p.min_quantity)), Decimal(str(p.min_notional)),
-        )  # fmt: skip
+            symbol,
+            symbol[:-4],
+            "USDT",
+            p.price_precision,
+            p.quantity_precision,
+            Decimal(str(p.tick_size)),
+            Decimal(str(p.step_size)),
+            Decimal(str(p.min_quantity)),
+            Decimal(str(p.min_notional)),
+        )
 
     def _now_ms(self) -> int:
         return signals.market_now_ms(self.services)
@@ -169,11 +196,19 @@ class PaperExchange:
                 raise Refused("Account has insufficient balance for requested action.", code=-2010)
             queries.move(conn, account, asset, free=-reserve, locked=reserve)
             queries.insert_order_list(
-                conn, account_id=account, client_order_id=order.client_order_id, symbol=order.symbol,
-                side=order.side, quantity=order.quantity, take_profit_price=order.take_profit_price,
-                stop_price=order.stop_price, stop_limit_price=order.stop_limit_price, status="EXECUTING",
-                placed_ms=now, checked_ms=now,
-            )  # fmt: skip
+                conn,
+                account_id=account,
+                client_order_id=order.client_order_id,
+                symbol=order.symbol,
+                side=order.side,
+                quantity=order.quantity,
+                take_profit_price=order.take_profit_price,
+                stop_price=order.stop_price,
+                stop_limit_price=order.stop_limit_price,
+                status="EXECUTING",
+                placed_ms=now,
+                checked_ms=now,
+            )
             row = queries.order_list(conn, account, order.client_order_id)
         return _result(row)
 
@@ -209,8 +244,13 @@ class PaperExchange:
             return 0
         leg, checked = None, end
         for candle in self._candles(row.symbol, int(row.checked_ms), end, 1000):
-            leg = fill_leg(row.side, Decimal(row.take_profit_price), Decimal(row.stop_price),
-                           high=Decimal(candle[2]), low=Decimal(candle[3]))  # fmt: skip
+            leg = fill_leg(
+                row.side,
+                Decimal(row.take_profit_price),
+                Decimal(row.stop_price),
+                high=Decimal(candle[2]),
+                low=Decimal(candle[3]),
+            )
             if leg is not None:
                 checked = int(candle[0])
                 break
@@ -237,8 +277,12 @@ def _book_fill(conn: Any, row: Any, leg: str, rules: SymbolRules) -> None:
 def _result(row: Any) -> OcoResult:
     done = row.status == "ALL_DONE"
     legs = tuple(
-        OcoLeg(row.symbol, int(row.order_list_id) * 2 + i, kind,
-               ("FILLED" if row.filled_leg == kind else "EXPIRED") if done else "NEW")
+        OcoLeg(
+            row.symbol,
+            int(row.order_list_id) * 2 + i,
+            kind,
+            ("FILLED" if row.filled_leg == kind else "EXPIRED") if done else "NEW",
+        )
         for i, kind in enumerate(("STOP_LOSS_LIMIT", "LIMIT_MAKER"))
-    )  # fmt: skip
+    )
     return OcoResult(str(row.order_list_id), row.client_order_id, row.status, legs)

@@ -84,13 +84,19 @@ def reply_of(c: orders.Checked, result: OcoResult, key: str) -> dict[str, Any]:
     """The Exchange order result resource."""
     pp, qp = c.rules.price_precision, c.rules.quantity_precision
     return {
-        "order_list_id": result.order_list_id, "client_order_id": result.client_order_id,
-        "symbol": c.order.symbol, "side": c.order.order_side, "quantity": orders.fixed(c.quantity, qp),
-        "take_profit_price": orders.fixed(c.take_profit, pp), "stop_loss_price": orders.fixed(c.stop, pp),
+        "order_list_id": result.order_list_id,
+        "client_order_id": result.client_order_id,
+        "symbol": c.order.symbol,
+        "side": c.order.order_side,
+        "quantity": orders.fixed(c.quantity, qp),
+        "take_profit_price": orders.fixed(c.take_profit, pp),
+        "stop_loss_price": orders.fixed(c.stop, pp),
         "orders": [{"symbol": leg.symbol, "orderId": leg.order_id, "type": leg.type} for leg in result.legs],
-        "signal_position_key": c.order.signal_position_key, "order_source": c.order.order_source,
-        "idempotency_key": key, "status": "submitted",
-    }  # fmt: skip
+        "signal_position_key": c.order.signal_position_key,
+        "order_source": c.order.order_source,
+        "idempotency_key": key,
+        "status": "submitted",
+    }
 
 
 def fingerprint_of(order: orders.Order) -> str:
@@ -129,22 +135,32 @@ def place(
     execution: str,
     now: int,
 ) -> dict[str, Any]:
-    """Claim, verify the balance, place, record: the reply of ``exchange_order``."""  # fmt: skip
+    """Claim, verify the balance, place, record: the reply of ``exchange_order``."""
     key = str(c.order.idempotency_key)
     fingerprint = hashlib.sha256(
         json.dumps(c.order.fingerprint_fields(), sort_keys=True).encode()
     ).hexdigest()
     cid = client_order_id(svc_id, key)
     claim = {
-        "svc_id": svc_id, "idempotency_key": key, "fingerprint": fingerprint, "client_order_id": cid,
-        "order_history_id": cid[3:], "exchange": execution, "symbol": c.order.symbol,
-        "coin": c.order.symbol[:-4], "strategy_name": strategy, "order_source": c.order.order_source,
-        "signal_position_key": c.order.signal_position_key, "state": "processing",
+        "svc_id": svc_id,
+        "idempotency_key": key,
+        "fingerprint": fingerprint,
+        "client_order_id": cid,
+        "order_history_id": cid[3:],
+        "exchange": execution,
+        "symbol": c.order.symbol,
+        "coin": c.order.symbol[:-4],
+        "strategy_name": strategy,
+        "order_source": c.order.order_source,
+        "signal_position_key": c.order.signal_position_key,
+        "state": "processing",
         "exchange_status": "PROCESSING",
-        "message": "the order is being placed; poll order_history", "created_at": now, "updated_at": now,
+        "message": "the order is being placed; poll order_history",
+        "created_at": now,
+        "updated_at": now,
         # the reply as far as it is known before the exchange answers, for the reconciler to complete
         "result": json.dumps(reply_of(c, OcoResult("", cid, "", ()), key)),
-    }  # fmt: skip
+    }
     with store.write() as conn:
         if not queries.claim_order(conn, claim):
             return _replay(queries.order(conn, svc_id, key), fingerprint)
@@ -205,9 +221,17 @@ def _drop(store: Any, svc_id: str, key: str) -> None:
 def _submitted(store: Any, svc_id: str, key: str, result: OcoResult, reply: dict[str, Any], now: int) -> None:
     with store.write() as conn:
         queries.settle_order(
-            conn, svc_id, key, from_state="processing", state="submitted", exchange_status=_status(result),
-            order_list_id=result.order_list_id, result=json.dumps(reply), message="", updated_at=now,
-        )  # fmt: skip
+            conn,
+            svc_id,
+            key,
+            from_state="processing",
+            state="submitted",
+            exchange_status=_status(result),
+            order_list_id=result.order_list_id,
+            result=json.dumps(reply),
+            message="",
+            updated_at=now,
+        )
 
 
 def reconcile(
@@ -250,28 +274,46 @@ def _reconcile_one(
     except ExchangeUnavailable:
         return 0  # no answer is not "the exchange has no such order": never fail an order on it
     except ExchangeError as exc:  # this account's key is refused: its order waits, the others go on
-        logger.warning("order %s: the exchange refused the look-up (%s: %s); left as it is",
-                       row.client_order_id, type(exc).__name__, exc)  # fmt: skip
+        logger.warning(
+            "order %s: the exchange refused the look-up (%s: %s); left as it is",
+            row.client_order_id,
+            type(exc).__name__,
+            exc,
+        )
         with store.write() as conn:  # to the back of the queue
-            queries.update_order(conn, row.svc_id, row.idempotency_key, exchange_status=row.exchange_status,
-                                 updated_at=now)  # fmt: skip
+            queries.update_order(
+                conn, row.svc_id, row.idempotency_key, exchange_status=row.exchange_status, updated_at=now
+            )
         return 0
     with store.write() as conn:
         if row.state == "processing" and result is not None:
             legs = [{"symbol": g.symbol, "orderId": g.order_id, "type": g.type} for g in result.legs]
             reply = {**json.loads(row.result), "order_list_id": result.order_list_id, "orders": legs}
             done = queries.settle_order(
-                conn, row.svc_id, row.idempotency_key, from_state="processing", state="submitted",
-                exchange_status=_status(result), order_list_id=result.order_list_id, result=json.dumps(reply),
-                message="", updated_at=now,
-            )  # fmt: skip
+                conn,
+                row.svc_id,
+                row.idempotency_key,
+                from_state="processing",
+                state="submitted",
+                exchange_status=_status(result),
+                order_list_id=result.order_list_id,
+                result=json.dumps(reply),
+                message="",
+                updated_at=now,
+            )
             return int(done)
         if row.state == "processing" and now - row.created_at >= UNSEEN_AFTER:
             message = "the exchange never received this order; nothing was placed"
             failed = queries.settle_order(
-                conn, row.svc_id, row.idempotency_key, from_state="processing", state="failed",
-                exchange_status="FAILED", message=message, updated_at=now,
-            )  # fmt: skip
+                conn,
+                row.svc_id,
+                row.idempotency_key,
+                from_state="processing",
+                state="failed",
+                exchange_status="FAILED",
+                message=message,
+                updated_at=now,
+            )
             return int(failed)
         status = row.exchange_status if result is None else _status(result)
         queries.update_order(conn, row.svc_id, row.idempotency_key, exchange_status=status, updated_at=now)

@@ -24,8 +24,9 @@ def _unlink(call: Call) -> dict[str, Any]:
 
 
 def _login(call: Call) -> dict[str, Any]:
-    return exchange.login(call.services, call.params, ip=call.principal.ip, platform=platform_of(call.params),
-                          now=call.now)  # fmt: skip
+    return exchange.login(
+        call.services, call.params, ip=call.principal.ip, platform=platform_of(call.params), now=call.now
+    )
 
 
 def _balance(call: Call) -> dict[str, Any]:

@@ -83,8 +83,15 @@ def _linked(services: Any, svc_id: str) -> tuple[Exchange, Credentials]:
 def link(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
     """Link the caller's exchange account (see :mod:`svc_api.exchange.linking`)."""
     settings = services.settings
-    return linking.link(services.store, exchange_of(services), keyring(services), svc_id, params,
-                        proxy_ip=settings.order_proxy_ip, now=now)  # fmt: skip
+    return linking.link(
+        services.store,
+        exchange_of(services),
+        keyring(services),
+        svc_id,
+        params,
+        proxy_ip=settings.order_proxy_ip,
+        now=now,
+    )
 
 
 def unlink(services: Any, svc_id: str) -> dict[str, Any]:
@@ -155,8 +162,10 @@ def preview(services: Any, svc_id: str, params: Mapping[str, Any]) -> dict[str, 
     except InvalidCredentials:
         raise placement.refused_key() from None
     if held is not None and held < checked.required:
-        raise Invalid(f"insufficient {checked.balance_asset}: {held.normalize()} available, "
-                      f"{checked.required.normalize()} needed")  # fmt: skip
+        raise Invalid(
+            f"insufficient {checked.balance_asset}: {held.normalize()} available, "
+            f"{checked.required.normalize()} needed"
+        )
     return orders.preview_of(checked, available=held)
 
 
@@ -169,8 +178,9 @@ def place(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) ->
     if stored is not None:  # a retry: answer from the record, without asking the exchange again
         return placement.replay(stored, order)
     checked, strategy = _checked(services, svc_id, exchange, order)
-    return placement.place(services.store, exchange, creds, checked, svc_id, strategy=strategy,
-                           execution=exchange.name, now=now)  # fmt: skip
+    return placement.place(
+        services.store, exchange, creds, checked, svc_id, strategy=strategy, execution=exchange.name, now=now
+    )
 
 
 def order_rules(services: Any, symbol: str) -> dict[str, Any]:
@@ -188,10 +198,12 @@ def order_rules(services: Any, symbol: str) -> dict[str, Any]:
             f"the trading rules of {symbol} could not be read: {exc}", retry
         ) from None
     return {
-        "price_precision": rules.price_precision, "quantity_precision": rules.quantity_precision,
-        "step_size": str(rules.step_size), "min_quantity": str(rules.min_quantity),
+        "price_precision": rules.price_precision,
+        "quantity_precision": rules.quantity_precision,
+        "step_size": str(rules.step_size),
+        "min_quantity": str(rules.min_quantity),
         "min_notional": str(rules.min_notional),
-    }  # fmt: skip
+    }
 
 
 def order_state(services: Any, svc_id: str, idempotency_key: str) -> dict[str, Any] | None:
@@ -202,8 +214,12 @@ def order_state(services: Any, svc_id: str, idempotency_key: str) -> dict[str, A
         row = queries.order(conn, svc_id, idempotency_key)
     if row is None:
         return None
-    return {"state": row.state, "exchange_order_status": row.exchange_status,
-            "order_list_id": row.order_list_id or "", "message": row.message or ""}  # fmt: skip
+    return {
+        "state": row.state,
+        "exchange_order_status": row.exchange_status,
+        "order_list_id": row.order_list_id or "",
+        "message": row.message or "",
+    }
 
 
 def history(
@@ -216,14 +232,23 @@ def history(
     with services.store.read() as conn:
         rows = queries.history_after(conn, svc_id, status=status, limit=limit + 1, after=position)
     page = rows[:limit]
-    items = [{
-        "order_history_id": r.order_history_id, "order_id": r.order_list_id, "timestamp": int(r.created_at),
-        "strategy_name": r.strategy_name, "coin": r.coin, "symbol": r.symbol,
-        "exchange_order_status": r.exchange_status,
-        "execution_mode": "paper_trade" if r.exchange == "paper" else "real_trade",
-        "order_source": r.order_source, "signal_position_key": r.signal_position_key,
-        "idempotency_key": r.idempotency_key, "message": r.message,
-    } for r in page]  # fmt: skip
+    items = [
+        {
+            "order_history_id": r.order_history_id,
+            "order_id": r.order_list_id,
+            "timestamp": int(r.created_at),
+            "strategy_name": r.strategy_name,
+            "coin": r.coin,
+            "symbol": r.symbol,
+            "exchange_order_status": r.exchange_status,
+            "execution_mode": "paper_trade" if r.exchange == "paper" else "real_trade",
+            "order_source": r.order_source,
+            "signal_position_key": r.signal_position_key,
+            "idempotency_key": r.idempotency_key,
+            "message": r.message,
+        }
+        for r in page
+    ]
     last = {"t": int(page[-1].created_at), "i": page[-1].order_history_id} if len(rows) > limit else None
     return items, last
 
@@ -257,6 +282,20 @@ def rotate_keys(services: Any) -> dict[str, Any]:
 
 
 __all__ = [
-    "balances", "create_account", "deposit", "exchange_of", "fund", "history", "keyring", "link", "login",
-    "order_rules", "order_state", "place", "preview", "rotate_keys", "run_reconciler", "unlink",
-]  # fmt: skip
+    "balances",
+    "create_account",
+    "deposit",
+    "exchange_of",
+    "fund",
+    "history",
+    "keyring",
+    "link",
+    "login",
+    "order_rules",
+    "order_state",
+    "place",
+    "preview",
+    "rotate_keys",
+    "run_reconciler",
+    "unlink",
+]

@@ -48,8 +48,12 @@ def collect(services: Any, exchange: Exchange, *, now: int) -> dict[str, int]:
     except ExchangeUnavailable:
         return {"applied": 0, "queued": 0}
     except ExchangeError as exc:  # the payment key was refused: an operator must replace it
-        logger.error("USDT payments: the exchange refused to list the payment account's deposits "
-                     "(%s: %s); check PAYMENT_EXCHANGE_KEY", type(exc).__name__, exc)  # fmt: skip
+        logger.error(
+            "USDT payments: the exchange refused to list the payment account's deposits "
+            "(%s: %s); check PAYMENT_EXCHANGE_KEY",
+            type(exc).__name__,
+            exc,
+        )
         return {"applied": 0, "queued": 0}
     counts = {"applied": 0, "queued": 0}
     for t in transfers:
@@ -59,9 +63,16 @@ def collect(services: Any, exchange: Exchange, *, now: int) -> dict[str, int]:
             linked = None if t.payer is None else queries.link_of_account(conn, exchange.name, t.payer)
         svc_id = billing.buyer_of(services.store, t.note, None if linked is None else linked.svc_id)
         result = billing.receive_payment(
-            services.store, source="usdt", external_id=t.tx_id, svc_id=svc_id, product=product_for(t.amount),
-            amount=t.amount, currency="USDT", now=now, note=t.note,
-        )  # fmt: skip
+            services.store,
+            source="usdt",
+            external_id=t.tx_id,
+            svc_id=svc_id,
+            product=product_for(t.amount),
+            amount=t.amount,
+            currency="USDT",
+            now=now,
+            note=t.note,
+        )
         counts[result["outcome"]] += 1
         mark["since"] = max(mark["since"], t.time)
     return counts

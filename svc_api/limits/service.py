@@ -59,8 +59,13 @@ def set_override(
         raise Invalid(f"the limit must be 1-{MAX_PER_MINUTE} requests a minute, got {per_minute!r}")
     if not reason.strip():
         raise Invalid("a reason is required")
-    values = {"svc_id": svc_id, "endpoint": endpoint, "per_minute": per_minute, "reason": reason[:500],
-              "set_at": now}  # fmt: skip
+    values = {
+        "svc_id": svc_id,
+        "endpoint": endpoint,
+        "per_minute": per_minute,
+        "reason": reason[:500],
+        "set_at": now,
+    }
     try:
         with store.write() as conn:
             queries.put(conn, values)

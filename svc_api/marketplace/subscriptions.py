@@ -235,9 +235,12 @@ def _not_worth_renewing(conn: Connection, svc_id: str, listing: Any, now: int) -
 def _end_if_due(conn: Connection, row: Any, now: int) -> bool:
     # the same compare-and-set as a renewal: of two schedulers, one ends it (and notifies)
     ended = queries.set_subscription(
-        conn, row.subscription_id, {"status": "lapsed", "updated_at": now},
-        next_charge_at=row.next_charge_at, status="active",
-    )  # fmt: skip
+        conn,
+        row.subscription_id,
+        {"status": "lapsed", "updated_at": now},
+        next_charge_at=row.next_charge_at,
+        status="active",
+    )
     if ended:
         queries.unbind(conn, row.subscription_id)
     return ended

@@ -59,9 +59,16 @@ def start_fanout(
         raise ValueError(f"unknown audience {audience!r}")
     fanout_id = hashlib.sha256(f"{audience}|{arg}|{event_type}|{key}".encode()).hexdigest()[:32]
     queries.insert_fanout(
-        conn, id=fanout_id, audience=audience, audience_arg=arg, event_type=event_type, event_key=key,
-        title=title, body=body, created_at=now,
-    )  # fmt: skip
+        conn,
+        id=fanout_id,
+        audience=audience,
+        audience_arg=arg,
+        event_type=event_type,
+        event_key=key,
+        title=title,
+        body=body,
+        created_at=now,
+    )
     return fanout_id
 
 

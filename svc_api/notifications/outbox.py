@@ -136,16 +136,33 @@ def _rows_of(
         for channel in channels:
             if channel == "app":
                 rid = (e.record_ids or {}).get(svc_id) or record_id(svc_id, e.key, e.event_type)
-                records.append({"id": rid, "svc_id": svc_id, "title": e.title, "body": e.body,
-                                "event_type": e.event_type, "created_at": now})  # fmt: skip
+                records.append(
+                    {
+                        "id": rid,
+                        "svc_id": svc_id,
+                        "title": e.title,
+                        "body": e.body,
+                        "event_type": e.event_type,
+                        "created_at": now,
+                    }
+                )
                 continue
             address = profile.email if channel == "mail" else chats.get(svc_id)
             if address:
-                rows.append({
-                    "id": outbox_id(svc_id, e.key, e.event_type, channel), "svc_id": svc_id,
-                    "channel": channel, "address": address, "event_type": e.event_type, "title": e.title,
-                    "body": e.body, "next_attempt_at": now, "created_at": now, "event_key": e.key[:64],
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "id": outbox_id(svc_id, e.key, e.event_type, channel),
+                        "svc_id": svc_id,
+                        "channel": channel,
+                        "address": address,
+                        "event_type": e.event_type,
+                        "title": e.title,
+                        "body": e.body,
+                        "next_attempt_at": now,
+                        "created_at": now,
+                        "event_key": e.key[:64],
+                    }
+                )
     return reached
 
 

@@ -56,9 +56,7 @@ def notifications_after(
 
 def read_state(conn: Connection, svc_id: str, notification_id: str) -> Row[Any] | None:
     """``(read_at,)`` of a notification of ``svc_id``; None when it is not theirs or does not exist."""
-    return conn.execute(
-        sa.select(_n.read_at).where(_n.id == notification_id, _n.svc_id == svc_id)
-    ).first()
+    return conn.execute(sa.select(_n.read_at).where(_n.id == notification_id, _n.svc_id == svc_id)).first()
 
 
 def set_read(conn: Connection, notification_id: str, *, now: int) -> None:

@@ -93,8 +93,14 @@ async def healthz(request: Request) -> JSONResponse:
     store_ok = await run_in_threadpool(platform.store_ok, services)
     workers = await run_in_threadpool(platform.workers_health, services)
     market = await run_in_threadpool(platform.market_health, services)
-    return JSONResponse({"status": market["status"], "store": "ok" if store_ok else "unavailable",
-                         "workers": workers, "market": market})
+    return JSONResponse(
+        {
+            "status": market["status"],
+            "store": "ok" if store_ok else "unavailable",
+            "workers": workers,
+            "market": market,
+        }
+    )
 
 
 async def readyz(request: Request) -> JSONResponse:

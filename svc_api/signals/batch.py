@@ -117,9 +117,11 @@ def run_pass(services: Any, pairs: Sequence[tuple[Any, Any]], now_ms: int, recor
             if got is not None:
                 ready.append((key, got[0], members, got[1], got[2]))
         shards = [(book.watch, book.state, frames) for _, book, _, _, frames in ready]
-        found = live.advance_all(shards, executor_of(services)) if len(shards) > 1 else [
-            live.advance(*shard) for shard in shards
-        ]  # fmt: skip
+        found = (
+            live.advance_all(shards, executor_of(services))
+            if len(shards) > 1
+            else [live.advance(*shard) for shard in shards]
+        )
         evaluated = changed = 0
         for (_, book, members, last, _), events in zip(ready, found, strict=True):
             touched = _apply(book, events)

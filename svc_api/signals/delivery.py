@@ -84,10 +84,21 @@ def _to_subscribers(
     done = queries.delivered_to(conn, key)
     users = [u for u in users if u not in done]
     price = strategies.price_per_signal(conn, row.svc_id, row.strategy_name)
-    paid = users if price <= 0 else credits.pay_many_with_fee(
-        conn, users, row.svc_id, price, fee_pct, "marketplace_signal",
-        f"signal {row.strategy_name} {row.coin}", f"signal:{key}", now=now,
-    )  # fmt: skip
+    paid = (
+        users
+        if price <= 0
+        else credits.pay_many_with_fee(
+            conn,
+            users,
+            row.svc_id,
+            price,
+            fee_pct,
+            "marketplace_signal",
+            f"signal {row.strategy_name} {row.coin}",
+            f"signal:{key}",
+            now=now,
+        )
+    )
     share = price - int(price * fee_pct // 100) if price > 0 else 0
     each = {"position_key": key, "charged_units": price, "created_at": now}
     queries.add_deliveries(conn, [each | {"svc_id": u} for u in paid])
@@ -130,10 +141,17 @@ def _push(pushes: list[tuple[str, dict[str, Any]]], users: list[str], event: str
     """Add the real-time ``signals`` event of a signal to each of ``users`` to ``pushes`` (published
     after the commit, best effort)."""
     message = {
-        "channel": "signals", "event": event, "position_key": row.position_key, "coin": row.coin,
-        "strategy_name": row.strategy_name, "owner": row.svc_id, "side": row.side.upper(),
-        "entry_price": f"{row.limit_price:g}", "limit_price": f"{row.tp_price:g}",
+        "channel": "signals",
+        "event": event,
+        "position_key": row.position_key,
+        "coin": row.coin,
+        "strategy_name": row.strategy_name,
+        "owner": row.svc_id,
+        "side": row.side.upper(),
+        "entry_price": f"{row.limit_price:g}",
+        "limit_price": f"{row.tp_price:g}",
         "stop_price": f"{row.sl_price:g}",
-        "status": row.status, "result": getattr(row, "result", None),
-    }  # fmt: skip
+        "status": row.status,
+        "result": getattr(row, "result", None),
+    }
     pushes += [(pubsub.user_topic(svc_id), message) for svc_id in dict.fromkeys(users)]

@@ -38,8 +38,9 @@ def record(conn: Connection, found: Sequence[Found], *, now: int, fee_pct: float
     """Write the positions ``found`` and what they cause; how many signals were new or changed."""
     if not found:
         return 0
-    keyed = {signal_key(w.svc_id, w.strategy_name, w.version, w.coin, p.signal_ms): (w, s, p)
-             for w, s, p in found}  # fmt: skip
+    keyed = {
+        signal_key(w.svc_id, w.strategy_name, w.version, w.coin, p.signal_ms): (w, s, p) for w, s, p in found
+    }
     old = queries.signal_rows(conn, list(keyed))
     new: list[dict[str, Any]] = []
     changed: dict[str, dict[str, Any]] = {}

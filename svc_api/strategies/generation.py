@@ -121,9 +121,14 @@ def claim_next(conn: Connection, worker: str, *, now: int | None = None) -> Clai
     if row is None or not queries.take_claim(conn, row.generation_id, worker, now=now):
         return None
     names = (
-        "entry_condition", "tp_condition", "sl_condition", "exit_condition",
-        "market_type", "position_side", "signal_mode",
-    )  # fmt: skip
+        "entry_condition",
+        "tp_condition",
+        "sl_condition",
+        "exit_condition",
+        "market_type",
+        "position_side",
+        "signal_mode",
+    )
     return Claim(
         row.svc_id, row.name, int(row.version), row.generation_id, worker, {n: getattr(row, n) for n in names}
     )

@@ -160,9 +160,16 @@ def rollback(
     version = queries.last_version(conn, svc_id, name) + 1
     queries.insert_version(conn, _copy_of(copied, version, now))
     queries.update_strategy(
-        conn, svc_id, name, current_version=version, visibility="private", credits_per_signal=0,
-        public_coins="[]", public_timeframe=None, updated_at=now,
-    )  # fmt: skip
+        conn,
+        svc_id,
+        name,
+        current_version=version,
+        visibility="private",
+        credits_per_signal=0,
+        public_coins="[]",
+        public_timeframe=None,
+        updated_at=now,
+    )
     # private now: its listing may take no new subscribers and sells nothing, so it is unpublished
     cancelled = withdraw_listing(conn, svc_id, name, now)
     return {

@@ -303,13 +303,21 @@ def live_strategies(conn: Connection, svc_id: str | None = None) -> list[Row[Any
     s, v = strategies, strategy_versions
     query = (
         sa.select(
-            s.c.svc_id, s.c.name, v.c.version, v.c.timeframe, v.c.signal_mode, v.c.market_type,
-            v.c.program_json, s.c.visibility, s.c.public_coins, s.c.credits_per_signal,
+            s.c.svc_id,
+            s.c.name,
+            v.c.version,
+            v.c.timeframe,
+            v.c.signal_mode,
+            v.c.market_type,
+            v.c.program_json,
+            s.c.visibility,
+            s.c.public_coins,
+            s.c.credits_per_signal,
         )
         .join(v, sa.and_(v.c.svc_id == s.c.svc_id, v.c.name == s.c.name, v.c.version == s.c.current_version))
         .where(v.c.status == "active")
         .order_by(s.c.svc_id, s.c.name)
-    )  # fmt: skip
+    )
     if svc_id is not None:
         query = query.where(s.c.svc_id == svc_id)
     return list(conn.execute(query))

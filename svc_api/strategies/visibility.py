@@ -61,9 +61,15 @@ def set_visibility(
     if not eligible:
         raise NotEligible("no requested coin has a positive full_range return", rejected)
     queries.update_strategy(
-        conn, svc_id, name, visibility="public", credits_per_signal=price, public_coins=json.dumps(eligible),
-        public_timeframe=timeframe, updated_at=now,
-    )  # fmt: skip
+        conn,
+        svc_id,
+        name,
+        visibility="public",
+        credits_per_signal=price,
+        public_coins=json.dumps(eligible),
+        public_timeframe=timeframe,
+        updated_at=now,
+    )
     return {
         "strategy_name": name,
         "visibility": "public",

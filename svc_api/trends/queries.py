@@ -75,8 +75,13 @@ def count_live(conn: Connection, *, now: int) -> int:
 
 def live_page(conn: Connection, *, now: int, offset: int, limit: int) -> list[Row[Any]]:
     """Live signals, newest candle first (then symbol, timeframe, way), ``limit`` from ``offset``."""
-    query = (sa.select(trend_signals).where(_live(now))
-             .order_by(_s.ts.desc(), _s.symbol, _s.timeframe, _s.way).offset(offset).limit(limit))
+    query = (
+        sa.select(trend_signals)
+        .where(_live(now))
+        .order_by(_s.ts.desc(), _s.symbol, _s.timeframe, _s.way)
+        .offset(offset)
+        .limit(limit)
+    )
     return list(conn.execute(query))
 
 
@@ -126,14 +131,23 @@ def tracked_after(conn: Connection, svc_id: str, *, limit: int, after: Any | Non
     """Up to ``limit`` signals ``svc_id`` tracks, newest candle first (then symbol, timeframe, way),
     after the key ``after``; each row: ``symbol, timeframe, ts, way, is_return_to_trend``."""
     joined = trend_signal_tracks.join(trend_signals, sa.and_(*(_t[n] == _s[n] for n in _KEY)))
-    query = (sa.select(_t.symbol, _t.timeframe, _t.ts, _t.way, _s.is_return_to_trend)
-             .select_from(joined).where(_t.svc_id == svc_id))
+    query = (
+        sa.select(_t.symbol, _t.timeframe, _t.ts, _t.way, _s.is_return_to_trend)
+        .select_from(joined)
+        .where(_t.svc_id == svc_id)
+    )
     if after is not None:
-        query = query.where(sa.or_(
-            _t.ts < after.ts,
-            sa.and_(_t.ts == after.ts, _t.symbol > after.symbol),
-            sa.and_(_t.ts == after.ts, _t.symbol == after.symbol, _t.timeframe > after.timeframe),
-            sa.and_(_t.ts == after.ts, _t.symbol == after.symbol, _t.timeframe == after.timeframe,
-                    _t.way > after.way),
-        ))
+        query = query.where(
+            sa.or_(
+                _t.ts < after.ts,
+                sa.and_(_t.ts == after.ts, _t.symbol > after.symbol),
+                sa.and_(_t.ts == after.ts, _t.symbol == after.symbol, _t.timeframe > after.timeframe),
+                sa.and_(
+                    _t.ts == after.ts,
+                    _t.symbol == after.symbol,
+                    _t.timeframe == after.timeframe,
+                    _t.way > after.way,
+                ),
+            )
+        )
     return list(conn.execute(query.order_by(_t.ts.desc(), _t.symbol, _t.timeframe, _t.way).limit(limit)))

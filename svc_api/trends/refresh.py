@@ -54,12 +54,21 @@ def refresh_settings(environ: Mapping[str, str]) -> tuple[float, tuple[str, ...]
         (300.0, ('1h', '4h'))
     """
     tunables = tunables_from_env(environ)
-    return (float(tunables.get("trend_refresh_seconds", DEFAULT_INTERVAL)),
-            tuple(tunables.get("trend_timeframes", DEFAULT_TIMEFRAMES)))
+    return (
+        float(tunables.get("trend_refresh_seconds", DEFAULT_INTERVAL)),
+        tuple(tunables.get("trend_timeframes", DEFAULT_TIMEFRAMES)),
+    )
 
 
-def refresh_once(store: Any, catalog: Any, *, timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
-                 wall_now: int | None = None, ttl: int = SIGNAL_TTL, workers: int = 2) -> dict[str, int]:
+def refresh_once(
+    store: Any,
+    catalog: Any,
+    *,
+    timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
+    wall_now: int | None = None,
+    ttl: int = SIGNAL_TTL,
+    workers: int = 2,
+) -> dict[str, int]:
     """Scan, store the new signals, delete the expired ones; returns counts.
 
     ``store`` is the service's database, ``catalog`` a fresh ``Catalog`` of the data store.
@@ -81,8 +90,9 @@ def refresh_once(store: Any, catalog: Any, *, timeframes: tuple[str, ...] = DEFA
     with LocalExecutor(max_workers=workers) as executor:
         for market in sorted({m for m, _ in series}):
             coins = [s for m, s in series if m == market]
-            scan = scan_trends(coins, timeframes, since=now - ttl, executor=executor,
-                               store=catalog.store, market=market)
+            scan = scan_trends(
+                coins, timeframes, since=now - ttl, executor=executor, store=catalog.store, market=market
+            )
             rows += signal_rows(scan)
     added, removed = store_scan(store, rows, now=now, ttl=ttl)
     return {"series": len(series) * len(timeframes), "found": len(rows), "added": added, "removed": removed}
@@ -104,9 +114,16 @@ class TrendRefresher:
         {'series': 0, 'found': 0, 'added': 0, 'removed': 0}
     """
 
-    def __init__(self, store_factory: Callable[[], Any], catalog_factory: Callable[[], Any], *,
-                 interval: float = DEFAULT_INTERVAL, timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
-                 clock: Callable[[], float] = time.time, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        store_factory: Callable[[], Any],
+        catalog_factory: Callable[[], Any],
+        *,
+        interval: float = DEFAULT_INTERVAL,
+        timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
+        clock: Callable[[], float] = time.time,
+        delay: float = 0.0,
+    ) -> None:
         self.store_factory = store_factory
         self.catalog_factory = catalog_factory
         self.interval = interval
@@ -148,8 +165,9 @@ class TrendRefresher:
             if not crypto_series(catalog):
                 self.last = {"series": 0, "found": 0, "added": 0, "removed": 0}
                 return self.last
-            self.last = refresh_once(self.store_factory(), catalog, timeframes=self.timeframes,
-                                     wall_now=int(self.clock()))
+            self.last = refresh_once(
+                self.store_factory(), catalog, timeframes=self.timeframes, wall_now=int(self.clock())
+            )
             logger.info("trend refresh: %s", self.last)
         except StoreUnavailable as exc:
             logger.warning("trend refresh skipped, store unavailable: %s", exc)
@@ -200,7 +218,13 @@ def start_for(services: Any) -> TrendRefresher | None:
     def clock() -> int:  # in a replay, trends follow market time past the wall clock
         return market.horizon(services, int(time.time()))
 
-    job = TrendRefresher(lambda: services.store, catalog, interval=interval, timeframes=timeframes,
-                         delay=settings.trend_refresh_delay_seconds, clock=clock)
+    job = TrendRefresher(
+        lambda: services.store,
+        catalog,
+        interval=interval,
+        timeframes=timeframes,
+        delay=settings.trend_refresh_delay_seconds,
+        clock=clock,
+    )
     job.start()
     return job

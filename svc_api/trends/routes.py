@@ -42,16 +42,24 @@ def _signal_key(params: Mapping[str, Any]) -> trends.SignalKey:
     way = str(params["way"]).strip().upper()
     if way not in trends.WAYS:
         raise Invalid(f"way must be BUY or SELL, got {params['way']!r}")
-    return trends.SignalKey(check_name(params["coin_name"], "coin_name") or "",
-                            parse_timeframe(params["timeframe"]),
-                            parse_seconds(params["timestamp"], "timestamp"), way)
+    return trends.SignalKey(
+        check_name(params["coin_name"], "coin_name") or "",
+        parse_timeframe(params["timeframe"]),
+        parse_seconds(params["timestamp"], "timestamp"),
+        way,
+    )
 
 
 def _trend_signals(call: Call) -> dict[str, Any]:
     page = page_number(call.params.get("page"))
     limit = call.page(50, 1, 50, clamp=True)
-    return trends.signals_page(call.services, plan=call.principal.plan, page=page, limit=limit,
-                               wall_now=market.horizon(call.services, int(clock())))
+    return trends.signals_page(
+        call.services,
+        plan=call.principal.plan,
+        page=page,
+        limit=limit,
+        wall_now=market.horizon(call.services, int(clock())),
+    )
 
 
 def _trend_signal_detail(call: Call) -> dict[str, Any]:
@@ -79,8 +87,9 @@ def _trend_indicator_history(call: Call) -> dict[str, Any]:
 
 def _track(call: Call) -> dict[str, Any]:
     key = _signal_key(call.params)
-    return trends.track_signal(call.services, call.svc_id, key,
-                               wall_now=market.horizon(call.services, int(clock())))
+    return trends.track_signal(
+        call.services, call.svc_id, key, wall_now=market.horizon(call.services, int(clock()))
+    )
 
 
 def _untrack(call: Call) -> dict[str, Any]:
@@ -90,9 +99,16 @@ def _untrack(call: Call) -> dict[str, Any]:
 def _tracked(call: Call) -> dict[str, Any]:
     limit = call.page(20, 1, 50, clamp=True)
     position = call.cursor(TRACKED)
-    after = None if position is None else trends.SignalKey(
-        position_str(position, "s"), position_str(position, "t"), position_int(position, "ts"),
-        position_str(position, "w"))
+    after = (
+        None
+        if position is None
+        else trends.SignalKey(
+            position_str(position, "s"),
+            position_str(position, "t"),
+            position_int(position, "ts"),
+            position_str(position, "w"),
+        )
+    )
     items, last = trends.tracked_signals(call.services, call.svc_id, limit=limit, after=after)
     position = None if last is None else {"s": last.symbol, "t": last.timeframe, "ts": last.ts, "w": last.way}
     return {"items": items, "last_key": call.next_cursor(TRACKED, position)}

@@ -154,9 +154,7 @@ def indicator(services: Any, market_key: object) -> dict[str, Any]:
     return services.cached(f"trends:indicator:{key}", SENTIMENT_TTL, compute)
 
 
-def indicator_history(
-    services: Any, market_key: object, *, limit: int, before: int | None
-) -> dict[str, Any]:
+def indicator_history(services: Any, market_key: object, *, limit: int, before: int | None) -> dict[str, Any]:
     """The sentiment of the last ``limit`` candles of the series opening before ``before`` (seconds).
 
     Example:
@@ -214,8 +212,9 @@ def untrack_signal(store: Store, svc_id: str, key: SignalKey) -> dict[str, bool]
         return untrack(conn, svc_id, key)
 
 
-def tracked_signals(services: Any, svc_id: str, *, limit: int,
-                    after: SignalKey | None) -> tuple[list[dict[str, Any]], SignalKey | None]:
+def tracked_signals(
+    services: Any, svc_id: str, *, limit: int, after: SignalKey | None
+) -> tuple[list[dict[str, Any]], SignalKey | None]:
     """The caller's tracked signals in full, and the key to continue after (None on the last page).
     A signal whose candles left the data store is shown as its record without chart.
 
@@ -235,8 +234,13 @@ def tracked_signals(services: Any, svc_id: str, *, limit: int,
         try:
             items.append(signal_detail(services, key.symbol, key.timeframe, key.ts, key.way))
         except NotFound:
-            row = {"symbol": key.symbol, "timeframe": key.timeframe, "ts": key.ts, "way": key.way,
-                   "is_return_to_trend": is_return}
+            row = {
+                "symbol": key.symbol,
+                "timeframe": key.timeframe,
+                "ts": key.ts,
+                "way": key.way,
+                "is_return_to_trend": is_return,
+            }
             items.append({**summary(row), "trend_data": {}})
     return items, page[-1][0] if more else None
 

@@ -31,8 +31,14 @@ from svc_engine.data.schema import TIMEFRAMES, timeframe_ms
 from svc_engine.data.store import DataNotFoundError, DataStore, pick_market
 
 _ENTRY_SCHEMA: dict[str, pl.DataType] = {
-    "market": pl.String(), "symbol": pl.String(), "timeframe": pl.String(), "dataset_key": pl.String(),
-    "first_ts": pl.Int64(), "last_ts": pl.Int64(), "first_date": pl.String(), "last_date": pl.String(),
+    "market": pl.String(),
+    "symbol": pl.String(),
+    "timeframe": pl.String(),
+    "dataset_key": pl.String(),
+    "first_ts": pl.Int64(),
+    "last_ts": pl.Int64(),
+    "first_date": pl.String(),
+    "last_date": pl.String(),
     "total_candles": pl.Int64(),
 }
 
@@ -135,7 +141,8 @@ that divides it (stored: none)
         rows = self.entries(market=market, symbol=symbol).filter(pl.col("timeframe") == timeframe)
         if rows.height:
             return rows.select("first_ts", "last_ts", "first_date", "last_date", "total_candles").row(
-                0, named=True)
+                0, named=True
+            )
         lf, _ = scan_series(self.store, market, symbol, timeframe)  # the complete buckets, as loaded
         t = pl.col("open_time")
         n, lo, hi = lf.select(pl.len(), t.min().alias("lo"), t.max().alias("hi")).collect().row(0)
@@ -161,8 +168,15 @@ that divides it (stored: none)
             if not n:
                 continue
             market, symbol, name = key.split("/")
-            rows.append({"market": market, "symbol": symbol, "timeframe": name.removesuffix(".parquet"),
-                         "dataset_key": key, **_range_dict(int(n), int(lo), int(hi))})
+            rows.append(
+                {
+                    "market": market,
+                    "symbol": symbol,
+                    "timeframe": name.removesuffix(".parquet"),
+                    "dataset_key": key,
+                    **_range_dict(int(n), int(lo), int(hi)),
+                }
+            )
         order = {tf: i for i, tf in enumerate(TIMEFRAMES)}
         out = pl.DataFrame(rows, schema=_ENTRY_SCHEMA)
         return out.sort("market", "symbol", pl.col("timeframe").replace_strict(order, return_dtype=pl.Int64))
@@ -195,6 +209,10 @@ def _range_dict(n: int, lo_ms: int, hi_ms: int) -> dict[str, Any]:
     def day(ms: int) -> str:
         return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
 
-    return {"first_ts": lo_ms // 1000, "last_ts": hi_ms // 1000, "first_date": day(lo_ms),
-            "last_date": day(hi_ms), "total_candles": n}
-
+    return {
+        "first_ts": lo_ms // 1000,
+        "last_ts": hi_ms // 1000,
+        "first_date": day(lo_ms),
+        "last_date": day(hi_ms),
+        "total_candles": n,
+    }

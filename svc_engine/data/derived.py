@@ -110,8 +110,9 @@ def _stamp(store: DataStore, source: str, src_tf: str) -> bytes:
     if stat is None:
         raise DataNotFoundError(f"{store.location(source)} disappeared while it was being read")
     tail = store._tail_stat(source)
-    return json.dumps({"timeframe": src_tf, "mtime_ns": stat[0], "size": stat[1],
-                       "tail": [tail[0], tail[1]]}).encode()
+    return json.dumps(
+        {"timeframe": src_tf, "mtime_ns": stat[0], "size": stat[1], "tail": [tail[0], tail[1]]}
+    ).encode()
 
 
 def _is_fresh(store: DataStore, cache: str, stamp: bytes) -> bool:

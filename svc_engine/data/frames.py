@@ -191,10 +191,12 @@ def integer_unit(t: np.ndarray, source: str = "klines") -> str:
     ends = np.abs(t[[0, -1]]).max()  # sorted series: the ends bound it (unsorted ones are refused later)
     if ends >= _TOO_LARGE_MS:
         raise KlineValidationError(
-            source, None, "schema",
+            source,
+            None,
+            "schema",
             f"open_time {int(t[0])} is too large for Unix milliseconds or seconds (microseconds or "
             "nanoseconds?): give the time as a datetime column",
-        )  # fmt: skip
+        )
     if ends >= _BEFORE_1973_MS:
         return "ms"
     gaps = np.diff(t)
@@ -206,11 +208,13 @@ def integer_unit(t: np.ndarray, source: str = "klines") -> str:
     if as_ms or ends < 946_684_800:  # small test integers (from 0): milliseconds, as documented
         return "ms"
     raise KlineValidationError(
-        source, None, "schema",
+        source,
+        None,
+        "schema",
         f"open_time is ambiguous: {int(t[0])} is {_iso(int(t[0]) * 1000)} in Unix seconds and "
         f"{_iso(int(t[0]))} in milliseconds, and the spacing ({step}) is no timeframe in either; "
         "give the time as a datetime column",
-    )  # fmt: skip
+    )
 
 
 def _iso(ms: int) -> str:

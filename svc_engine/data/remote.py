@@ -51,10 +51,14 @@ class S3Location:
         if not url.startswith("s3://") or not url[5:].strip("/"):
             raise ValueError(f"not an S3 URL: {url!r}; expected s3://bucket/prefix")
         bucket, _, prefix = url[5:].strip("/").partition("/")
-        return cls(bucket=bucket, prefix=prefix.strip("/"),
-                   endpoint_url=env.get("AWS_ENDPOINT_URL") or env.get("S3_ENDPOINT_URL") or None,
-                   region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
-                   access_key=env.get("AWS_ACCESS_KEY_ID"), secret_key=env.get("AWS_SECRET_ACCESS_KEY"))
+        return cls(
+            bucket=bucket,
+            prefix=prefix.strip("/"),
+            endpoint_url=env.get("AWS_ENDPOINT_URL") or env.get("S3_ENDPOINT_URL") or None,
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
+            access_key=env.get("AWS_ACCESS_KEY_ID"),
+            secret_key=env.get("AWS_SECRET_ACCESS_KEY"),
+        )
 
     def _path(self, key: str) -> str:
         return "/".join(p for p in (self.bucket, self.prefix, key) if p)
@@ -102,7 +106,7 @@ class S3Location:
             infos = self.fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
         except FileNotFoundError:
             return []
-        return sorted(i.path[len(base) + 1:] for i in infos if i.type == pafs.FileType.File)
+        return sorted(i.path[len(base) + 1 :] for i in infos if i.type == pafs.FileType.File)
 
     def stat(self, key: str) -> tuple[int, int] | None:
         """``(mtime_ns, size)`` of an object, or None when it does not exist."""
@@ -121,8 +125,9 @@ class S3Location:
 
     def write(self, key: str, table: pa.Table, row_group_size: int) -> None:
         """Write a table as one Parquet object (a single PUT replaces it whole)."""
-        pq.write_table(table, self._path(key), filesystem=self.fs, compression="zstd",
-                       row_group_size=row_group_size)
+        pq.write_table(
+            table, self._path(key), filesystem=self.fs, compression="zstd", row_group_size=row_group_size
+        )
 
     def duckdb(self) -> Any:
         """A DuckDB connection that reads ``s3://`` paths of this server through pyarrow."""

@@ -72,8 +72,17 @@ def resample(df: pl.DataFrame, timeframe: str, *, skip_idle: bool = True) -> pl.
 
 
 @njit(cache=True, nogil=True)
-def _resample_nb(t: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray,
-                 length: int, offset: int, skip_idle: bool) -> tuple:
+def _resample_nb(
+    t: np.ndarray,
+    o: np.ndarray,
+    h: np.ndarray,
+    lo: np.ndarray,
+    c: np.ndarray,
+    v: np.ndarray,
+    length: int,
+    offset: int,
+    skip_idle: bool,
+) -> tuple:
     # One pass: a sorted series leaves a bucket only forwards, so the modulo runs once per bucket.
     # Returns (count, arrays...) with count = -row of the first unsorted row.
     n = t.size
@@ -108,9 +117,20 @@ def _resample_nb(t: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _close_bucket_nb(k: int, oo: np.ndarray, oh: np.ndarray, ol: np.ndarray, oc: np.ndarray, traded: bool,
-                     a_open: float, a_high: float, a_low: float, t_open: float, t_high: float,
-                     t_low: float) -> None:
+def _close_bucket_nb(
+    k: int,
+    oo: np.ndarray,
+    oh: np.ndarray,
+    ol: np.ndarray,
+    oc: np.ndarray,
+    traded: bool,
+    a_open: float,
+    a_high: float,
+    a_low: float,
+    t_open: float,
+    t_high: float,
+    t_low: float,
+) -> None:
     oo[k] = t_open if traded else a_open
     high, low = (t_high, t_low) if traded else (a_high, a_low)
     # the close may come from an idle candle outside the traded range: keep the candle valid

@@ -203,16 +203,24 @@ def validate_klines(
     if df.height == 0:
         raise KlineValidationError(source, None, "empty", "the series has no candles")
     if df["open_time"].null_count():
-        raise KlineValidationError(source, _first(df["open_time"].is_null().to_numpy()), "null_time",
-                                   "open_time is missing")
+        raise KlineValidationError(
+            source, _first(df["open_time"].is_null().to_numpy()), "null_time", "open_time is missing"
+        )
     t = ms_array(df["open_time"])
     o, h, lo, c, v = (df[col].to_numpy(allow_copy=True) for col in (*PRICE_COLUMNS, "volume"))
     return validate_arrays(t, o, h, lo, c, v, source=source, timeframe=timeframe)
 
 
 def validate_arrays(
-    t: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray,
-    *, source: str = "<arrays>", timeframe: str | None = None,
+    t: np.ndarray,
+    o: np.ndarray,
+    h: np.ndarray,
+    lo: np.ndarray,
+    c: np.ndarray,
+    v: np.ndarray,
+    *,
+    source: str = "<arrays>",
+    timeframe: str | None = None,
 ) -> ValidationReport:
     """:func:`validate_klines` on columns already in NumPy (int64 ms times, float64 values), without
     the cost of a frame: the same rules in the same order (live appends of one candle use it).

@@ -25,7 +25,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,12 +35,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from svc_engine.data import tail
+from svc_engine.data.files import ROW_GROUP, is_series_key, write_atomically
 from svc_engine.data.remote import S3Location
 from svc_engine.data.schema import TIMEFRAMES, conform, validate_klines
 from svc_engine.data.times import stored
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
-_ROW_GROUP = 65_536  # ~45 days of 1m candles: a range read skips the row groups it does not need
 
 
 class DataNotFoundError(LookupError):
@@ -162,8 +161,9 @@ class DataStore:
         """
         if self.remote:
             folder = self.key(market, symbol, "1m").rsplit("/", 1)[0] + "/"
-            held = {k[len(folder):].removesuffix(".parquet") for k in self.series_keys()
-                    if k.startswith(folder)}
+            held = {
+                k[len(folder) :].removesuffix(".parquet") for k in self.series_keys() if k.startswith(folder)
+            }
             return [tf for tf in TIMEFRAMES if tf in held]
         return [tf for tf in TIMEFRAMES if Path(self.path(market, symbol, tf)).is_file()]
 
@@ -186,12 +186,15 @@ class DataStore:
             []
         """
         if self.remote:
-            return [k for k in self.remote.list_keys() if _is_series_key(k)]
+            return [k for k in self.remote.list_keys() if is_series_key(k)]
         root = Path(self.root)
         if not root.is_dir():
             return []
-        return sorted(p.relative_to(root).as_posix() for p in root.glob("*/*/*.parquet")
-                      if p.stem in TIMEFRAMES and p.is_file())
+        return sorted(
+            p.relative_to(root).as_posix()
+            for p in root.glob("*/*/*.parquet")
+            if p.stem in TIMEFRAMES and p.is_file()
+        )
 
     # I/O by key, shared by the loader, the resample cache and the catalog (local or S3).
 
@@ -225,7 +228,7 @@ class DataStore:
         # tail's candles into the history, and taking the history only before the tail's first candle
         # counts each candle once whichever file the reader saw (tail.py).
         history = self._history(key)
-        return tail.after(history, self.tail_path(key)) if _is_series_key(key) else history
+        return tail.after(history, self.tail_path(key)) if is_series_key(key) else history
 
     def _read(self, key: str) -> pl.DataFrame:
         return self._scan(key).collect()
@@ -241,9 +244,9 @@ class DataStore:
 
     def _write(self, key: str, table: pa.Table) -> None:
         if self.remote:
-            self.remote.write(key, table, _ROW_GROUP)
+            self.remote.write(key, table, ROW_GROUP)
         else:
-            _atomic_write(table, Path(self.root) / key)
+            write_atomically(table, Path(self.root) / key)
 
     @contextmanager
     def _locked(self, key: str) -> Iterator[None]:
@@ -271,7 +274,13 @@ class DataStore:
         return duckdb.connect()
 
     def write_klines(
-        self, market: str, symbol: str, timeframe: str, df: pl.DataFrame, *, replace: bool = False,
+        self,
+        market: str,
+        symbol: str,
+        timeframe: str,
+        df: pl.DataFrame,
+        *,
+        replace: bool = False,
         source: str | None = None,
     ) -> int:
         """Validate ``df`` and merge it into the stored series; return how many candles were added.
@@ -287,8 +296,14 @@ class DataStore:
         validate_klines(new, source=source or where, timeframe=timeframe)
         with self._locked(key):
             old = None if replace or self._stat(key) is None else conform(self._read(key), where)
-            merged = new if old is None else (
-                pl.concat([new, old]).unique("open_time", keep="first", maintain_order=True).sort("open_time")
+            merged = (
+                new
+                if old is None
+                else (
+                    pl.concat([new, old])
+                    .unique("open_time", keep="first", maintain_order=True)
+                    .sort("open_time")
+                )
             )
             validate_klines(merged, source=where, timeframe=timeframe)
             if old is not None and old.height == merged.height and old.equals(merged):
@@ -377,23 +392,8 @@ def pick_market(symbol: str, found: list[str], known: Callable[[], list[str]], r
         return found[0]
     if not found:
         raise DataNotFoundError(
-            f"no market holds symbol {symbol.upper()!r} in {root} (markets: {', '.join(known()) or 'none'})")
-    raise DataNotFoundError(f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); "
-                            "pass market=")
-
-
-def _is_series_key(key: str) -> bool:
-    parts = key.split("/")
-    return len(parts) == 3 and parts[2].endswith(".parquet") and parts[2][:-8] in TIMEFRAMES
-
-
-def _atomic_write(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=_ROW_GROUP)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            f"no market holds symbol {symbol.upper()!r} in {root} (markets: {', '.join(known()) or 'none'})"
+        )
+    raise DataNotFoundError(
+        f"symbol {symbol.upper()!r} is in several markets ({', '.join(found)}); pass market="
+    )

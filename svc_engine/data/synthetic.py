@@ -159,8 +159,6 @@ def market_frame(open_time: np.ndarray, ohlcv: np.ndarray) -> pl.DataFrame:
     )
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class _Span:
     """What to generate: hours of 1h candles, minutes of 1m candles (the last ones), days of 1d."""

@@ -354,8 +354,11 @@ def sma_from_nb(x: np.ndarray, out: np.ndarray, first: int, n: int) -> None:
         _window_block(new, old, state, size, n)
         _scatter(new, out, starts, t0, size)
     for j in range(1, lanes):
-        if not (_same(opened[0, j], state[0, j - 1]) and _same(opened[1, j], state[1, j - 1])
-                and opened[2, j] == state[2, j - 1]):  # fmt: skip
+        if not (
+            _same(opened[0, j], state[0, j - 1])
+            and _same(opened[1, j], state[1, j - 1])
+            and opened[2, j] == state[2, j - 1]
+        ):
             state[0, j], state[1, j], state[2, j] = _sma_run(
                 x, out, starts[j], starts[j] + steps, state[0, j - 1], state[1, j - 1], state[2, j - 1], n
             )

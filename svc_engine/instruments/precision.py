@@ -54,9 +54,13 @@ class Precision:
             >>> precision("forex", "USDJPY").to_dict()["tick_size"]
             0.001
         """
-        return {"market": self.market, "symbol": self.symbol,
-                **{f: (getattr(self, f) if f.endswith("precision") else float(getattr(self, f)))
-                   for f in _FIELDS}}
+        return {
+            "market": self.market,
+            "symbol": self.symbol,
+            **{
+                f: (getattr(self, f) if f.endswith("precision") else float(getattr(self, f))) for f in _FIELDS
+            },
+        }
 
 
 @cache
@@ -78,7 +82,8 @@ def _check_rules(market: str, symbol: str, rules: dict[str, Any]) -> None:
         value = Decimal(rules[size])
         if value <= 0 or value.quantize(Decimal(1).scaleb(-rules[digits])) != value:
             raise ValueError(
-                f"manifest {market}/{symbol}: {size} {value} does not fit {digits} {rules[digits]}")
+                f"manifest {market}/{symbol}: {size} {value} does not fit {digits} {rules[digits]}"
+            )
 
 
 def manifest() -> dict[str, Any]:
@@ -109,8 +114,10 @@ def precision(market: str, symbol: str) -> Precision:
     sym = str(symbol).strip().upper()
     rules = {**group["defaults"], **group["symbols"].get(sym, {})}
     return Precision(
-        market=key, symbol=sym,
-        price_precision=int(rules["price_precision"]), quantity_precision=int(rules["quantity_precision"]),
+        market=key,
+        symbol=sym,
+        price_precision=int(rules["price_precision"]),
+        quantity_precision=int(rules["quantity_precision"]),
         **{f: Decimal(rules[f]) for f in ("tick_size", "step_size", "min_quantity", "min_notional")},
     )
 

@@ -22,13 +22,15 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-MARKETS: MappingProxyType[str, str] = MappingProxyType({
-    "crypto": "crypto",
-    "us_stocks": "stock",
-    "etfs": "etf",
-    "forex": "forex",
-    "commodities": "commodity",
-})
+MARKETS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "crypto": "crypto",
+        "us_stocks": "stock",
+        "etfs": "etf",
+        "forex": "forex",
+        "commodities": "commodity",
+    }
+)
 """Dataset market -> asset class, in the order the universe lists them."""
 
 ASSET_CLASSES: tuple[str, ...] = ("crypto", "stock", "etf", "forex", "index", "commodity")
@@ -36,7 +38,8 @@ ASSET_CLASSES: tuple[str, ...] = ("crypto", "stock", "etf", "forex", "index", "c
 
 # The universe is defined in datasets/universe.toml (linked into the package beside this module).
 DEFINITION: Mapping[str, Any] = MappingProxyType(
-    tomllib.loads(resources.files("svc_engine.instruments").joinpath("universe.toml").read_text()))
+    tomllib.loads(resources.files("svc_engine.instruments").joinpath("universe.toml").read_text())
+)
 """``datasets/universe.toml`` as read: crypto pairs, daily tickers, the market feed's timeframes."""
 
 CRYPTO_PROVIDER: str = DEFINITION["crypto"]["provider"]
@@ -88,19 +91,25 @@ provider='binance', exchange='binance', quote='USDT')
             >>> resolve("SPY").metadata()["asset_class"]
             'etf'
         """
-        return {"asset_class": self.asset_class, "provider": self.provider,
-                "market": self.market, "symbol": self.symbol}
+        return {
+            "asset_class": self.asset_class,
+            "provider": self.provider,
+            "market": self.market,
+            "symbol": self.symbol,
+        }
 
 
 def _build() -> tuple[Instrument, ...]:
     crypto = tuple(
-        Instrument(f"{b}{CRYPTO_QUOTE}", b, "crypto", "crypto", CRYPTO_PROVIDER, CRYPTO_PROVIDER,
-                   CRYPTO_QUOTE)
+        Instrument(
+            f"{b}{CRYPTO_QUOTE}", b, "crypto", "crypto", CRYPTO_PROVIDER, CRYPTO_PROVIDER, CRYPTO_QUOTE
+        )
         for b in CRYPTO_BASES
     )
     daily = tuple(
         Instrument(t, t, m, MARKETS[m], DAILY_PROVIDER, DAILY_PROVIDER, q)
-        for m, tickers in _DAILY.items() for t, q in tickers
+        for m, tickers in _DAILY.items()
+        for t, q in tickers
     )
     return crypto + daily
 
@@ -180,9 +189,13 @@ def display_symbol(market: str, symbol: str) -> str:
 # Dataset markets outside the built-in list (imported data) take the asset class of their prefix:
 # ``crypto_futures`` is crypto from the ``futures`` provider, ``us_stocks_yahoo`` stocks from ``yahoo``.
 _PREFIXES: tuple[tuple[str, str, str], ...] = (
-    ("crypto", "crypto", CRYPTO_PROVIDER), ("us_stocks", "stock", DAILY_PROVIDER),
-    ("stocks", "stock", DAILY_PROVIDER), ("etfs", "etf", DAILY_PROVIDER), ("forex", "forex", DAILY_PROVIDER),
-    ("commodities", "commodity", DAILY_PROVIDER), ("cfd", "commodity", DAILY_PROVIDER),
+    ("crypto", "crypto", CRYPTO_PROVIDER),
+    ("us_stocks", "stock", DAILY_PROVIDER),
+    ("stocks", "stock", DAILY_PROVIDER),
+    ("etfs", "etf", DAILY_PROVIDER),
+    ("forex", "forex", DAILY_PROVIDER),
+    ("commodities", "commodity", DAILY_PROVIDER),
+    ("cfd", "commodity", DAILY_PROVIDER),
     ("index", "index", DAILY_PROVIDER),
 )
 _CRYPTO_QUOTES = (CRYPTO_QUOTE, "USDC", "FDUSD", "BUSD", "USD", "EUR", "BTC", "ETH", "BNB")
@@ -191,9 +204,11 @@ _CRYPTO_QUOTES = (CRYPTO_QUOTE, "USDC", "FDUSD", "BUSD", "USD", "EUR", "BTC", "E
 def _classify(market: str) -> tuple[str, str]:
     for prefix, asset_class, default_provider in _PREFIXES:
         if market == prefix or market.startswith(prefix + "_"):
-            return asset_class, market[len(prefix) + 1:] or default_provider
-    raise UnknownInstrumentError(f"market {market!r} has no known asset class; name it like "
-                                 f"{', '.join(p + '_<provider>' for p, _, _ in _PREFIXES[:3])}, ...")
+            return asset_class, market[len(prefix) + 1 :] or default_provider
+    raise UnknownInstrumentError(
+        f"market {market!r} has no known asset class; name it like "
+        f"{', '.join(p + '_<provider>' for p, _, _ in _PREFIXES[:3])}, ..."
+    )
 
 
 def instrument_for(market: str, symbol: str) -> Instrument:
@@ -217,8 +232,9 @@ def instrument_for(market: str, symbol: str) -> Instrument:
     return Instrument(sym, sym, key, asset_class, provider, provider, quote)
 
 
-def _filters(asset_class: str | None, market: str | None, provider: str | None,
-             exchange: str | None, markets: set[str]) -> dict[str, str]:
+def _filters(
+    asset_class: str | None, market: str | None, provider: str | None, exchange: str | None, markets: set[str]
+) -> dict[str, str]:
     wanted: dict[str, str] = {}
     if market is not None:
         key = str(market).strip().lower()
@@ -227,7 +243,8 @@ def _filters(asset_class: str | None, market: str | None, provider: str | None,
         cls = str(asset_class).strip().lower()
         if cls not in ASSET_CLASSES:
             raise UnknownInstrumentError(
-                f"unknown asset_class {asset_class!r}; asset classes: {', '.join(ASSET_CLASSES)}")
+                f"unknown asset_class {asset_class!r}; asset classes: {', '.join(ASSET_CLASSES)}"
+            )
         wanted["asset_class"] = cls
     for field, value in (("provider", provider), ("exchange", exchange)):
         if value is not None:
@@ -292,7 +309,8 @@ def resolve(
     names = [_norm(v) for v in (coin, symbol) if v is not None and str(v).strip()]
     if not names:
         raise UnknownInstrumentError(
-            "no instrument given: pass a coin (e.g. 'BTC') or a symbol (e.g. 'BTCUSDT')")
+            "no instrument given: pass a coin (e.g. 'BTC') or a symbol (e.g. 'BTCUSDT')"
+        )
     asked = _asked(coin, symbol, wanted)
     for index in (_BY_NAME, extra):
         chosen = _pick(index, names, wanted, asked)
@@ -300,7 +318,8 @@ def resolve(
             return chosen
     unfiltered = {i for index in (_BY_NAME, extra) for n in names for i in index.get(n, ())}
     if unfiltered:
-        have = ", ".join(sorted(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})"
-                                for i in unfiltered))
+        have = ", ".join(
+            sorted(f"{i.symbol} ({i.market}, {i.asset_class}, {i.provider})" for i in unfiltered)
+        )
         raise UnknownInstrumentError(f"no instrument matches {asked}; that name is {have}")
     raise UnknownInstrumentError(f"unknown instrument: {asked}{_suggest(names[0], [*_BY_NAME, *extra])}")

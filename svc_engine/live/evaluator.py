@@ -110,16 +110,17 @@ def watchlist(
     own = [history_leaves(p) for p in compiled]
     settles = {leaf: settle(leaf) for leaves in own for leaf in leaves}
     leaves = tuple(
-        tuple((leaf, settles[leaf]) for leaf in dict.fromkeys(
-            leaf for p in np.flatnonzero(pair_of[:, k] >= 0) for leaf in own[p]
-        ))
+        tuple(
+            (leaf, settles[leaf])
+            for leaf in dict.fromkeys(leaf for p in np.flatnonzero(pair_of[:, k] >= 0) for leaf in own[p])
+        )
         for k in range(len(coins))
-    )  # fmt: skip
+    )
     lead = max((p.candle_count for p in compiled), default=1) + 1
     per_program = np.array(
         [[_side(p), p.entry_order == "market", p.hold, p.candle_count] for p in compiled],
         np.int64,
-    ).reshape(len(compiled), 4)  # fmt: skip
+    ).reshape(len(compiled), 4)
     rules = np.ascontiguousarray(per_program[program])
     return Watchlist(compiled, coins, program, coin, timeframe, s, pair_of, leaves, lead, rules)
 
@@ -172,21 +173,49 @@ def advance(watch: Watchlist, state: np.ndarray, candles: Mapping[str, Any]) -> 
     tail = watch.lead + rows
     ctx = stacked_context(series, watch.leaves, tail)
     s = watch.settings
-    filt = (s.min_profit_pct / 100, s.max_profit_pct / 100, s.min_loss_pct / 100, s.max_loss_pct / 100,
-            s.signal_filter_mode == "reject")  # fmt: skip
+    filt = (
+        s.min_profit_pct / 100,
+        s.max_profit_pct / 100,
+        s.min_loss_pct / 100,
+        s.max_loss_pct / 100,
+        s.signal_filter_mode == "reject",
+    )
     cand = candidates(ctx, watch.programs, watch.pair_of, len(watch), tail, rows, filt)
     t, o, h, lo, c, _ = tails(series, rows)
     r = watch.rules
     busy = int(np.count_nonzero(state["phase"] != FLAT))
     events = np.zeros(4 * cand.row.size + 3 * busy + 8, EVENT_DTYPE)
     n = advance_nb(
-        t, o, h, lo, c, timeframe_ms(watch.timeframe), watch.coin, r[:, 0].astype(np.int8), r[:, 1] == 1,
-        r[:, 2], r[:, 3],
-        cand.ptr, cand.row, cand.fate, cand.limit, cand.tp, cand.sl, cand.tp_d, cand.sl_d, cand.moves,
-        cand.flag_ptr, cand.flag_row, state, events,
-        round(s.max_wait_days * MS_PER_DAY), s.min_candles_between_signals, *sizing_args(s),
-        s.commission_pct / 100, s.leverage,
-    )  # fmt: skip
+        t,
+        o,
+        h,
+        lo,
+        c,
+        timeframe_ms(watch.timeframe),
+        watch.coin,
+        r[:, 0].astype(np.int8),
+        r[:, 1] == 1,
+        r[:, 2],
+        r[:, 3],
+        cand.ptr,
+        cand.row,
+        cand.fate,
+        cand.limit,
+        cand.tp,
+        cand.sl,
+        cand.tp_d,
+        cand.sl_d,
+        cand.moves,
+        cand.flag_ptr,
+        cand.flag_row,
+        state,
+        events,
+        round(s.max_wait_days * MS_PER_DAY),
+        s.min_candles_between_signals,
+        *sizing_args(s),
+        s.commission_pct / 100,
+        s.leverage,
+    )
     return events[:n]
 
 
@@ -246,23 +275,25 @@ def events_frame(watch: Watchlist, events: np.ndarray) -> pl.DataFrame:
     pair = events["pair"]
     reasons = [*nb.REASONS, None]  # index -1: no exit reason
     names = [EVENTS[k] for k in events["kind"].tolist()]
-    return pl.DataFrame({
-        "pair": pair,
-        "program": watch.program[pair],
-        "coin": pl.Series([watch.coins[k] for k in watch.coin[pair].tolist()], dtype=pl.Utf8),
-        "event": pl.Series(names, dtype=pl.Utf8),
-        "side": pl.Series(np.where(events["side"] == nb.LONG, "long", "short"), dtype=pl.Utf8),
-        "signal_time": events["signal_ms"],
-        "time": events["candle_ms"],
-        "limit_price": events["limit"],
-        "tp_price": events["tp"],
-        "sl_price": events["sl"],
-        "price": events["price"],
-        "open_fill": events["open_fill"],
-        "reason": pl.Series([reasons[r] for r in events["reason"].tolist()], dtype=pl.Utf8),
-        "return_pct": events["ret"] * 100.0,
-        "profit": events["profit"],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "pair": pair,
+            "program": watch.program[pair],
+            "coin": pl.Series([watch.coins[k] for k in watch.coin[pair].tolist()], dtype=pl.Utf8),
+            "event": pl.Series(names, dtype=pl.Utf8),
+            "side": pl.Series(np.where(events["side"] == nb.LONG, "long", "short"), dtype=pl.Utf8),
+            "signal_time": events["signal_ms"],
+            "time": events["candle_ms"],
+            "limit_price": events["limit"],
+            "tp_price": events["tp"],
+            "sl_price": events["sl"],
+            "price": events["price"],
+            "open_fill": events["open_fill"],
+            "reason": pl.Series([reasons[r] for r in events["reason"].tolist()], dtype=pl.Utf8),
+            "return_pct": events["ret"] * 100.0,
+            "profit": events["profit"],
+        }
+    )
 
 
 def _side(program: Strategy) -> int:

@@ -49,9 +49,38 @@ from svc_engine.sim.kernels.rules import exit_due_nb, next_stop_nb, rule_exit_at
 
 
 @njit(cache=True, nogil=True)
-def advance_nb(t, o, h, lo, c, tf_ms, coin, side, market, hold, count, cand_ptr, cand_row, cand_fate,
-               cand_limit, cand_tp, cand_sl, cand_tp_d, cand_sl_d, cand_moves, flag_ptr, flag_row, state,
-               events, wait_ms, gap, sizing, size, comm, lev):  # fmt: skip
+def advance_nb(
+    t,
+    o,
+    h,
+    lo,
+    c,
+    tf_ms,
+    coin,
+    side,
+    market,
+    hold,
+    count,
+    cand_ptr,
+    cand_row,
+    cand_fate,
+    cand_limit,
+    cand_tp,
+    cand_sl,
+    cand_tp_d,
+    cand_sl_d,
+    cand_moves,
+    flag_ptr,
+    flag_row,
+    state,
+    events,
+    wait_ms,
+    gap,
+    sizing,
+    size,
+    comm,
+    lev,
+):
     """Advance every pair over the candles of its coin newer than its ``last_ms``; returns the
     number of ``events`` written (in pair order, then time order).
 
@@ -84,9 +113,27 @@ def advance_nb(t, o, h, lo, c, tf_ms, coin, side, market, hold, count, cand_ptr,
                 n = _emit_end(events, n, p, E_EXPIRED, state[p].last_ms, state, side[p])
                 state[p].phase = FLAT
                 if a < a_end and cand_row[a] == r - 1 and state[p].signal_index != j - 1:
-                    n = _place(state, p, a, j - 1, t[k, r - 1], tf_ms, wait_ms, gap, count[p], cand_fate,
-                               cand_limit, cand_tp, cand_sl, cand_tp_d, cand_sl_d, cand_moves, events, n,
-                               side[p])  # fmt: skip
+                    n = _place(
+                        state,
+                        p,
+                        a,
+                        j - 1,
+                        t[k, r - 1],
+                        tf_ms,
+                        wait_ms,
+                        gap,
+                        count[p],
+                        cand_fate,
+                        cand_limit,
+                        cand_tp,
+                        cand_sl,
+                        cand_tp_d,
+                        cand_sl_d,
+                        cand_moves,
+                        events,
+                        n,
+                        side[p],
+                    )
                     if state[p].phase == WAITING and tj >= state[p].deadline_ms:
                         # that order had no live candle either (the same gap): it expires where placed
                         n = _emit_end(events, n, p, E_EXPIRED, state[p].last_ms, state, side[p])
@@ -105,22 +152,57 @@ def advance_nb(t, o, h, lo, c, tf_ms, coin, side, market, hold, count, cand_ptr,
                     state[p].phase = FLAT
             # (2) the open trade on this candle
             if state[p].phase == OPEN:
-                n = _trade_candle(state, p, j, tj, o[k, r], h[k, r], lo[k, r], c[k, r], side[p], hold[p],
-                                  f < f_end and flag_row[f] == r, comm, lev, events, n)  # fmt: skip
+                n = _trade_candle(
+                    state,
+                    p,
+                    j,
+                    tj,
+                    o[k, r],
+                    h[k, r],
+                    lo[k, r],
+                    c[k, r],
+                    side[p],
+                    hold[p],
+                    f < f_end and flag_row[f] == r,
+                    comm,
+                    lev,
+                    events,
+                    n,
+                )
             # (3) a signal at this candle's close
             if a < a_end and cand_row[a] == r - 1:
                 a += 1
             if state[p].phase == FLAT and a < a_end and cand_row[a] == r:
-                n = _place(state, p, a, j, tj, tf_ms, wait_ms, gap, count[p], cand_fate, cand_limit, cand_tp,
-                           cand_sl, cand_tp_d, cand_sl_d, cand_moves, events, n, side[p])  # fmt: skip
+                n = _place(
+                    state,
+                    p,
+                    a,
+                    j,
+                    tj,
+                    tf_ms,
+                    wait_ms,
+                    gap,
+                    count[p],
+                    cand_fate,
+                    cand_limit,
+                    cand_tp,
+                    cand_sl,
+                    cand_tp_d,
+                    cand_sl_d,
+                    cand_moves,
+                    events,
+                    n,
+                    side[p],
+                )
             state[p].last_ms = tj
             state[p].seen = j + 1
     return n
 
 
 @njit(cache=True, nogil=True)
-def _place(state, p, a, s, ms, tf_ms, wait_ms, gap, count, fate, limit, tp, sl, tp_d, sl_d, moves, events, n,
-           side):  # fmt: skip
+def _place(
+    state, p, a, s, ms, tf_ms, wait_ms, gap, count, fate, limit, tp, sl, tp_d, sl_d, moves, events, n, side
+):
     """Signal ``a`` at candle ``s`` places an order if it passed the filter, comes after the
     strategy's warm-up and the minimum gap (section 2); the coin is free (the caller checks)."""
     if fate[a] != F_OK or s < count - 1:
@@ -172,17 +254,29 @@ def _trade_candle(state, p, j, tj, oj, hj, lj, cj, side, hold, flag_j, comm, lev
         x, reason = rule_exit_at_nb(oj, side, st.tp, st.stop, st.gap_reason, st.due == DUE_SIGNAL)
         return _close(state, p, tj, x, reason, side, comm, lev, events, n)
     at_fill = j == st.fill_index and not st.open_fill
-    hit, x, reason = candle_rules_nb(oj, hj, lj, cj, side, at_fill, st.tp, st.stop, st.stop_reason,
-                                     st.gap_reason)  # fmt: skip
+    hit, x, reason = candle_rules_nb(
+        oj, hj, lj, cj, side, at_fill, st.tp, st.stop, st.stop_reason, st.gap_reason
+    )
     if hit:
         return _close(state, p, tj, x, reason, side, comm, lev, events, n)
     mv = st.moves
     if not (np.isnan(mv[0]) and np.isnan(mv[1]) and np.isnan(mv[3])):
         base, base_reason, base_gap = stop_level_nb(st.entry_raw, side, st.sl, lev)
         st.best, st.armed, st.be_armed, st.stop, st.stop_reason, st.gap_reason = next_stop_nb(
-            mv, side, st.entry_raw, at_fill, cj, hj, lj, st.best, st.armed, st.be_armed, base, base_reason,
+            mv,
+            side,
+            st.entry_raw,
+            at_fill,
+            cj,
+            hj,
+            lj,
+            st.best,
+            st.armed,
+            st.be_armed,
+            base,
+            base_reason,
             base_gap,
-        )  # fmt: skip
+        )
     due, by_signal = exit_due_nb(flag_j, hold, j - st.fill_index + 1)
     if due:
         st.due = DUE_SIGNAL if by_signal else DUE_TIME

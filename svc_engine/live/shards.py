@@ -49,5 +49,13 @@ def _advance_shard(shard: Shard) -> tuple[np.ndarray, np.ndarray]:
 def _candles() -> Any:
     import polars as pl
 
-    return pl.DataFrame({"open_time": [0, 3_600_000], "open": [1.0, 1.0], "high": [2.0, 2.0],
-                         "low": [0.5, 0.5], "close": [1.5, 1.5], "volume": [1.0, 1.0]})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": [0, 3_600_000],
+            "open": [1.0, 1.0],
+            "high": [2.0, 2.0],
+            "low": [0.5, 0.5],
+            "close": [1.5, 1.5],
+            "volume": [1.0, 1.0],
+        }
+    )

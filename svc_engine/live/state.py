@@ -38,17 +38,35 @@ NEVER = np.int64(-(2**62))
 
 STATE_DTYPE = np.dtype(
     [
-        ("phase", np.int8), ("due", np.int8), ("open_fill", np.bool_), ("armed", np.bool_),
-        ("be_armed", np.bool_), ("stop_reason", np.int8), ("gap_reason", np.int8),
-        ("last_ms", np.int64), ("seen", np.int64), ("anchor", np.int64),
-        ("signal_index", np.int64), ("signal_ms", np.int64), ("deadline_ms", np.int64),
-        ("fill_index", np.int64), ("fill_ms", np.int64),
-        ("limit", np.float64), ("tp", np.float64), ("sl", np.float64),
-        ("tp_dist", np.float64), ("sl_dist", np.float64), ("moves", np.float64, (4,)),
-        ("entry_raw", np.float64), ("best", np.float64), ("stop", np.float64),
-        ("stake", np.float64), ("balance", np.float64), ("half_spread", np.float64),
+        ("phase", np.int8),
+        ("due", np.int8),
+        ("open_fill", np.bool_),
+        ("armed", np.bool_),
+        ("be_armed", np.bool_),
+        ("stop_reason", np.int8),
+        ("gap_reason", np.int8),
+        ("last_ms", np.int64),
+        ("seen", np.int64),
+        ("anchor", np.int64),
+        ("signal_index", np.int64),
+        ("signal_ms", np.int64),
+        ("deadline_ms", np.int64),
+        ("fill_index", np.int64),
+        ("fill_ms", np.int64),
+        ("limit", np.float64),
+        ("tp", np.float64),
+        ("sl", np.float64),
+        ("tp_dist", np.float64),
+        ("sl_dist", np.float64),
+        ("moves", np.float64, (4,)),
+        ("entry_raw", np.float64),
+        ("best", np.float64),
+        ("stop", np.float64),
+        ("stake", np.float64),
+        ("balance", np.float64),
+        ("half_spread", np.float64),
     ]
-)  # fmt: skip
+)
 """One pair between two closes. ``last_ms`` the open time of the newest candle it has seen, ``seen``
 how many candles of the series it has seen (so the next candle's index), ``anchor`` the index of
 the last signal that placed an order (``NEVER``: none). Of the order: ``signal_*``, ``deadline_ms``
@@ -59,12 +77,22 @@ stake. ``balance`` the realised balance, ``half_spread`` the executed-price spre
 
 EVENT_DTYPE = np.dtype(
     [
-        ("pair", np.int64), ("kind", np.int8), ("side", np.int8), ("reason", np.int8),
-        ("open_fill", np.bool_), ("candle_ms", np.int64), ("signal_ms", np.int64),
-        ("limit", np.float64), ("tp", np.float64), ("sl", np.float64),
-        ("price_raw", np.float64), ("price", np.float64), ("ret", np.float64), ("profit", np.float64),
+        ("pair", np.int64),
+        ("kind", np.int8),
+        ("side", np.int8),
+        ("reason", np.int8),
+        ("open_fill", np.bool_),
+        ("candle_ms", np.int64),
+        ("signal_ms", np.int64),
+        ("limit", np.float64),
+        ("tp", np.float64),
+        ("sl", np.float64),
+        ("price_raw", np.float64),
+        ("price", np.float64),
+        ("ret", np.float64),
+        ("profit", np.float64),
     ]
-)  # fmt: skip
+)
 """One event: ``candle_ms`` the open time of the candle it happened on (the signal candle of a
 placement, the fill candle, the exit candle, the last live candle of an expiry); ``price_raw`` /
 ``price`` the raw and executed fill (``filled``) or exit (``closed``) price; ``reason`` an index of

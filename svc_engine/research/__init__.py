@@ -17,7 +17,18 @@ from svc_engine.research.sweeper import sweep
 from svc_engine.research.walkforward import WalkForwardResult, walk_forward
 
 __all__ = [
-    "Confidence", "PBOResult", "SweepResult", "Template", "WalkForwardResult", "bootstrap", "combinations",
-    "deflated_sharpe", "expected_max_sharpe", "pbo", "probabilistic_sharpe", "purged_kfold", "sweep",
+    "Confidence",
+    "PBOResult",
+    "SweepResult",
+    "Template",
+    "WalkForwardResult",
+    "bootstrap",
+    "combinations",
+    "deflated_sharpe",
+    "expected_max_sharpe",
+    "pbo",
+    "probabilistic_sharpe",
+    "purged_kfold",
+    "sweep",
     "walk_forward",
-]  # fmt: skip
+]

@@ -143,8 +143,9 @@ def _observed(r: np.ndarray, ppy: float) -> list[float]:
     return _figures(np.array([r.mean()]), std, np.array([x[-1]]), np.array([dd]), ppy)[0].tolist()
 
 
-def confidence(result: Any, *, n: int = 1000, seed: int = 0, level: float = 0.95,
-               mean_block: float | None = None) -> Confidence:  # fmt: skip
+def confidence(
+    result: Any, *, n: int = 1000, seed: int = 0, level: float = 0.95, mean_block: float | None = None
+) -> Confidence:
     """:func:`bootstrap` of a :class:`~svc_engine.sim.BacktestResult`: its per-candle equity
     returns, its trades for the trade-order Monte Carlo, its periods per year; the mean block is
     at least the trades' mean holding time in candles.
@@ -158,8 +159,11 @@ def confidence(result: Any, *, n: int = 1000, seed: int = 0, level: float = 0.95
     from svc_engine.sim.calendars import periods_per_year
 
     curve = result.equity_curve
-    eq = curve.equity if hasattr(curve, "equity") and isinstance(curve.equity, np.ndarray) else (
-        result.equity["equity"].to_numpy())  # fmt: skip
+    eq = (
+        curve.equity
+        if hasattr(curve, "equity") and isinstance(curve.equity, np.ndarray)
+        else (result.equity["equity"].to_numpy())
+    )
     initial = result.settings.initial_balance
     r = perf.period_returns(np.concatenate([[initial], eq]))
     trades = result.trades

@@ -30,10 +30,22 @@ from typing import Any
 from svc_engine.sim.settings import Settings
 
 #: The parts of a strategy a template may hold, as ``compile_strategy`` names them.
-PARTS: tuple[str, ...] = ("entry_condition", "tp_condition", "sl_condition", "exit_condition", "long_entry",
-                         "short_entry")  # fmt: skip
-_SHORT = {"entry": "entry_condition", "tp": "tp_condition", "sl": "sl_condition", "exit": "exit_condition",
-          "long": "long_entry", "short": "short_entry"}  # fmt: skip
+PARTS: tuple[str, ...] = (
+    "entry_condition",
+    "tp_condition",
+    "sl_condition",
+    "exit_condition",
+    "long_entry",
+    "short_entry",
+)
+_SHORT = {
+    "entry": "entry_condition",
+    "tp": "tp_condition",
+    "sl": "sl_condition",
+    "exit": "exit_condition",
+    "long": "long_entry",
+    "short": "short_entry",
+}
 
 
 def format_value(value: Any) -> str:

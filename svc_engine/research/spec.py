@@ -60,9 +60,23 @@ from svc_engine.research.results import SweepResult
 from svc_engine.research.sweeper import sweep
 
 _KEYS = frozenset(
-    {"strategy", "grid", "combos", "coins", "files", "timeframes", "timeframe", "start", "end", "market",
-     "settings", "report", "chunk_combos", "sample"}
-)  # fmt: skip
+    {
+        "strategy",
+        "grid",
+        "combos",
+        "coins",
+        "files",
+        "timeframes",
+        "timeframe",
+        "start",
+        "end",
+        "market",
+        "settings",
+        "report",
+        "chunk_combos",
+        "sample",
+    }
+)
 _REPORT = {"by": "sharpe_ratio", "top": 20, "heatmap": None, "plotlyjs": True, "bootstrap": 1000, "seed": 0}
 
 

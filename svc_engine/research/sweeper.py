@@ -51,14 +51,22 @@ from svc_engine.research.chunks import (  # noqa: F401
 )
 from svc_engine.research.compiling import PartsCache, compile_combinations
 from svc_engine.research.params import Template, combinations
+from svc_engine.research.progress import progress_of
 from svc_engine.research.results import SweepResult
 from svc_engine.research.signals import strategy_signals
 from svc_engine.sim.drivers import warmup_of
 
 __all__ = [
-    "Chunk", "PartsCache", "Plan", "fingerprint", "part_path", "plan_chunks", "run_chunk", "strategy_signals",
+    "Chunk",
+    "PartsCache",
+    "Plan",
+    "fingerprint",
+    "part_path",
+    "plan_chunks",
+    "run_chunk",
+    "strategy_signals",
     "sweep",
-]  # fmt: skip
+]
 
 #: Workers the default chunk plan assumes when results go to a sink (resumable on any machine).
 SINK_WORKERS = 8
@@ -132,55 +140,6 @@ def _executor(executor: Executor | None, items: int) -> Iterator[Executor]:
         return
     with SerialExecutor() if items <= 1 else LocalExecutor() as own:
         yield own
-
-
-@contextmanager
-def _progress(progress: ProgressFn | bool | None, total: int) -> Iterator[ProgressFn | None]:
-    if progress is True:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        console = Console(stderr=True)
-        if console.is_terminal and not console.is_jupyter:  # a live bar where it can be redrawn
-            with Progress(console=console) as bar:
-                task = bar.add_task("sweep", total=total)
-                yield lambda event: bar.update(task, completed=event["done"], description=event["item"])
-            return
-        # a notebook (whose live bar needs a widget front end that a kernel run headless, a viewer
-        # or an export lacks), a log or a pipe: plain lines, shown by every one of them
-        yield log_progress("sweep", total)
-        return
-    yield progress or None
-
-
-def log_progress(what: str, total: int, stream: Any = None) -> ProgressFn:
-    """A progress callback that writes plain lines (``sweep: 3/10 chunks (30%), BTCUSDT 1h #0-9``)
-    to ``stream`` (default ``sys.stderr``): the first event, then one per tenth of the work, and
-    the last; for a log file or a pipe, where a redrawn bar is noise.
-
-    Example:
-        >>> import io
-        >>> out = io.StringIO()
-        >>> say = log_progress("sweep", 2, out)
-        >>> say({"done": 1, "item": "A 1h #0-0"}); say({"done": 2, "item": "B 1h #0-0"})
-        >>> out.getvalue().splitlines()
-        ['sweep: 1/2 chunks (50%), A 1h #0-0', 'sweep: 2/2 chunks (100%), B 1h #0-0']
-    """
-    import sys
-
-    shown = [-1]
-
-    def say(event: dict[str, Any]) -> None:
-        done = int(event["done"])
-        tenth = done * 10 // max(total, 1)
-        if tenth == shown[0] and done != total:
-            return
-        shown[0] = tenth
-        pct = 100 * done // max(total, 1)
-        print(f"{what}: {done}/{total} chunks ({pct}%), {event.get('item', '')}", file=stream or sys.stderr,
-              flush=True)  # fmt: skip
-
-    return say
 
 
 def sweep(
@@ -273,8 +232,16 @@ def sweep(
         if blocks and rows[MOMENTS].null_count() == 0:
             moments = rows[MOMENTS].to_numpy().reshape(rows.height, blocks, 5)
         rows = rows.drop(MOMENTS)
-    source = {"template": template, "combos": combos, "settings": settings, "frames": frames,
-              "market": market, "store": store, "start_ts": start_ts, "end_ts": end_ts}  # fmt: skip
+    source = {
+        "template": template,
+        "combos": combos,
+        "settings": settings,
+        "frames": frames,
+        "market": market,
+        "store": store,
+        "start_ts": start_ts,
+        "end_ts": end_ts,
+    }
     return SweepResult(rows=rows, params=list(combos[0]), combos=combos_frame, moments=moments, source=source)
 
 
@@ -329,7 +296,7 @@ def _run(
     kept: list[pl.DataFrame] = []
     wave = max(1, WAVE_PER_WORKER * ex.workers)
     done = len(chunks) - len(todo)
-    with _progress(progress, len(chunks)) as report:
+    with progress_of(progress, len(chunks)) as report:
         if sink is None and stop_after is None:
             # one map: the plan (candles included) travels to the workers once; rows are small
             def relay(event: dict[str, Any]) -> None:

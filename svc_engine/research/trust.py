@@ -95,9 +95,14 @@ def deflated_cells(result: Any, top: int = 10, by: str = "sharpe_ratio") -> pl.D
     variance = float(np.var(sr[live], ddof=1)) if trials > 1 else 0.0
     sr0 = expected_max_sharpe(max(trials, 1), variance)
     stats = pl.DataFrame(
-        {"combo": cells, "sharpe_per_candle": sr, "skew": whole[:, 2], "kurtosis": whole[:, 3],
-         "returns": n_ret.round().astype(np.int64)}
-    )  # fmt: skip
+        {
+            "combo": cells,
+            "sharpe_per_candle": sr,
+            "skew": whole[:, 2],
+            "kurtosis": whole[:, 3],
+            "returns": n_ret.round().astype(np.int64),
+        }
+    )
     best = result.top(top, by).join(stats, on="combo", how="left")
 
     def prob(row: dict[str, Any], benchmark: float) -> float | None:
@@ -117,8 +122,9 @@ def deflated_cells(result: Any, top: int = 10, by: str = "sharpe_ratio") -> pl.D
     )
 
 
-def top_confidence(result: Any, top: int = 3, by: str = "sharpe_ratio", *, n: int = 1000, seed: int = 0,
-                   level: float = 0.95) -> pl.DataFrame:  # fmt: skip
+def top_confidence(
+    result: Any, top: int = 3, by: str = "sharpe_ratio", *, n: int = 1000, seed: int = 0, level: float = 0.95
+) -> pl.DataFrame:
     """Bootstrap intervals of the ``top`` cells' backtests (each row of those cells is backtested
     again: a row equals its backtest), one row per (cell, coin, timeframe, statistic).
 
@@ -141,11 +147,22 @@ def top_confidence(result: Any, top: int = 3, by: str = "sharpe_ratio", *, n: in
         for row in result.rows.filter(pl.col("combo") == combo).select("coin", "timeframe").iter_rows():
             coin, tf = row
             data = src["frames"][coin] if src["frames"] is not None else coin
-            run = backtest(strategies[0], data, tf, src["start_ts"], src["end_ts"], market=src["market"],
-                           store=src["store"], **settings)  # fmt: skip
+            run = backtest(
+                strategies[0],
+                data,
+                tf,
+                src["start_ts"],
+                src["end_ts"],
+                market=src["market"],
+                store=src["store"],
+                **settings,
+            )
             ci = run.confidence(n=n, seed=seed, level=level).intervals
-            out.append(ci.with_columns(pl.lit(combo).alias("combo"), pl.lit(coin).alias("coin"),
-                                       pl.lit(tf).alias("timeframe")))  # fmt: skip
+            out.append(
+                ci.with_columns(
+                    pl.lit(combo).alias("combo"), pl.lit(coin).alias("coin"), pl.lit(tf).alias("timeframe")
+                )
+            )
     return pl.concat(out).select(
         "combo", "coin", "timeframe", "statistic", "value", "lower", "upper", "median"
     )

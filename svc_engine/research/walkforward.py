@@ -210,8 +210,10 @@ def walk_forward(
     first_coin = next(iter(frames.values()))
     first, stop = first_and_stop(first_coin, start_ts, end_ts)
     times = ms_array(first_coin["open_time"])[first:stop]
-    plan = purge_windows(plan_windows(times, in_sample, out_of_sample, tf_ms, anchored=anchored),
-                         gap_candles(purge, tf_ms) + gap_candles(embargo, tf_ms))  # fmt: skip
+    plan = purge_windows(
+        plan_windows(times, in_sample, out_of_sample, tf_ms, anchored=anchored),
+        gap_candles(purge, tf_ms) + gap_candles(embargo, tf_ms),
+    )
     if not plan:
         raise ValueError(f"{len(times)} candles hold no in-sample plus out-of-sample window")
     rows, trades, equities = [], [], []
@@ -221,9 +223,16 @@ def walk_forward(
         is_lo, is_hi, oos_lo, oos_hi = (int(times[x]) for x in (a, b, c, d))
         past = {k: f.filter(_upto(is_hi)) for k, f in frames.items()}
         result = sweep(
-            strategy, combos, past, timeframe, is_lo / 1000, is_hi / 1000,
-            executor=executor, market=market, **settings,
-        )  # fmt: skip
+            strategy,
+            combos,
+            past,
+            timeframe,
+            is_lo / 1000,
+            is_hi / 1000,
+            executor=executor,
+            market=market,
+            **settings,
+        )
         order = [pl.col(by).is_null(), pl.col(by), pl.col("combo")]
         best = result.cells(by).sort(order, descending=[False, True, False]).row(0, named=True)
         combo = combos[best["combo"]]

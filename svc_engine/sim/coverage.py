@@ -18,8 +18,11 @@ import numpy as np
 
 #: The filter counters of `../shared/design/engine-semantics.md` section 2 (clamp or reject).
 FILTER_COUNTERS: tuple[str, ...] = (
-    "skipped_tp_below_min", "skipped_tp_above_max", "skipped_sl_below_min", "skipped_sl_above_max",
-)  # fmt: skip
+    "skipped_tp_below_min",
+    "skipped_tp_above_max",
+    "skipped_sl_below_min",
+    "skipped_sl_above_max",
+)
 #: The share of the signals the filter may skip before a result warns.
 FILTER_WARN_SHARE = 0.25
 
@@ -65,8 +68,10 @@ the data covers 1970-01-01 00:00 .. 1970-01-01 00:01 UTC']
     held = f"{iso(t[0])} .. {iso(t[-1] + tf_ms)} UTC" if t.size else "no candles"
     a = "the start" if start_ts is None else iso(start_ts * 1000)
     b = "the end" if end_ts is None else iso(end_ts * 1000)
-    return (f"the range [{_n(start_ts)}, {_n(end_ts)}] selects no candle of {what}: asked {a} .. {b} UTC, "
-            f"the data covers {held}")  # fmt: skip
+    return (
+        f"the range [{_n(start_ts)}, {_n(end_ts)}] selects no candle of {what}: asked {a} .. {b} UTC, "
+        f"the data covers {held}"
+    )
 
 
 def partial_message(

@@ -73,7 +73,7 @@ __all__ = [
     "plan_chunks",
     "portfolio",
     "warmup_of",
-]  # fmt: skip
+]
 
 # ----------------------------------------------------------------------------------------------------
 # The simulators, imported late (their kernels are heavy to import); a seam the drivers' tests fill

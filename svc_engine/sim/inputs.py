@@ -35,8 +35,15 @@ SIGNAL_COLUMNS: tuple[str, ...] = ("open_time", "side", "limit_price", "tp_price
 #: ``max_candles`` (most candles held, null for no limit); rows with side ``exit`` mark the candles
 #: at whose close an exit condition fired. With these columns, an infinite TP or SL on its own side
 #: (long: TP +inf, SL -inf) means the trade has none.
-RULE_COLUMNS: tuple[str, ...] = ("order", "max_candles", "trail_pct", "trail_distance", "trail_after_pct",
-                                 "breakeven_pct", "reverse")  # fmt: skip
+RULE_COLUMNS: tuple[str, ...] = (
+    "order",
+    "max_candles",
+    "trail_pct",
+    "trail_distance",
+    "trail_after_pct",
+    "breakeven_pct",
+    "reverse",
+)
 # ``reverse`` (bool, docs/sim.md): the trade of this signal stops and reverses on the next valid
 # opposite signal.
 _NO_BOOLS = np.zeros(0, np.bool_)

@@ -186,9 +186,17 @@ def _coin_result(
         int(w.t[-1]) + book.tf_ms,
     )
     figures |= perf.run_figures(
-        trade_columns(mine, w.t), eq, w.t, book.tf_ms, s.initial_balance, max_dd, [w.c],
-        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
-    )  # fmt: skip
+        trade_columns(mine, w.t),
+        eq,
+        w.t,
+        book.tf_ms,
+        s.initial_balance,
+        max_dd,
+        [w.c],
+        market=market,
+        risk_free_rate=s.risk_free_rate,
+        periods=s.periods_per_year,
+    )
     return figures | {"total_return_pct": profit / s.initial_balance * 100.0}
 
 
@@ -291,14 +299,24 @@ def _portfolio_result(
     counts = signal_counts(fate, portfolio=True)
     buys, sells = stats.buy_sell_counts(trades["side"])
     summary = {
-        **summary_figures(trades, counts["placed"], final, s.initial_balance, max_dd, int(book.union[0]),
-                          int(book.union[-1]) + book.tf_ms),
-        "initial_balance": s.initial_balance, "buy_count": buys, "sell_count": sells,
+        **summary_figures(
+            trades,
+            counts["placed"],
+            final,
+            s.initial_balance,
+            max_dd,
+            int(book.union[0]),
+            int(book.union[-1]) + book.tf_ms,
+        ),
+        "initial_balance": s.initial_balance,
+        "buy_count": buys,
+        "sell_count": sells,
         "avg_stop_loss_pct": stats.mean_pct(trades["sl_dist"]),
         "avg_target_pct": stats.mean_pct(trades["tp_dist"]),
-        "skipped_no_slot": counts["skipped_no_slot"], "skipped_coin_busy": counts["skipped_coin_busy"],
+        "skipped_no_slot": counts["skipped_no_slot"],
+        "skipped_coin_busy": counts["skipped_coin_busy"],
         "max_concurrent_positions": max_open,
-    }  # fmt: skip
+    }
     coin_of_signal = np.repeat(np.arange(len(book.coins)), np.diff(book.soff))
     _, tp, sl, _, _ = book.filtered
     sig_time = book.t[book.off[coin_of_signal] + book.sidx]
@@ -307,9 +325,17 @@ def _portfolio_result(
     }
     trades_df = trades_frame(trades, [w.t for w in book.windows], book.coins)
     summary |= perf.run_figures(
-        trades_df, eq, book.union, book.tf_ms, s.initial_balance, max_dd, [w.c for w in book.windows],
-        market=market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year,
-    )  # fmt: skip
+        trades_df,
+        eq,
+        book.union,
+        book.tf_ms,
+        s.initial_balance,
+        max_dd,
+        [w.c for w in book.windows],
+        market=market,
+        risk_free_rate=s.risk_free_rate,
+        periods=s.periods_per_year,
+    )
     return PortfolioResult(
         coverage={
             coin: coverage.covered(

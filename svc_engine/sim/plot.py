@@ -225,8 +225,23 @@ def _trades_panel(fig: Any, trades: pl.DataFrame, klines: pl.DataFrame | None) -
 
 
 #: Indicator lines drawn on the price panel: those on the price's own scale.
-PRICE_LINES = {"sma", "ema", "wma", "dema", "tema", "hma", "vwap", "bb", "keltner", "donchian", "sar",
-               "supertrend", "ichimoku", "max", "min"}  # fmt: skip
+PRICE_LINES = {
+    "sma",
+    "ema",
+    "wma",
+    "dema",
+    "tema",
+    "hma",
+    "vwap",
+    "bb",
+    "keltner",
+    "donchian",
+    "sar",
+    "supertrend",
+    "ichimoku",
+    "max",
+    "min",
+}
 
 
 def _price_lines(strategy: Any) -> list[Any]:

@@ -31,14 +31,23 @@ def to_datetimes(times: pl.Series | np.ndarray) -> np.ndarray:
 
 #: The summary figures the statistics table shows, in this order, with their labels.
 STATS = (
-    ("total_return_pct", "total return %"), ("buy_and_hold_return_pct", "buy and hold %"),
-    ("cagr_pct", "CAGR %"), ("max_drawdown_pct", "max drawdown %"),
-    ("max_drawdown_duration_days", "max drawdown days"), ("sharpe_ratio", "Sharpe"),
-    ("sortino_ratio", "Sortino"), ("calmar_ratio", "Calmar"), ("total_trades", "trades"),
-    ("win_rate", "win rate %"), ("profit_factor", "profit factor"),
-    ("avg_profit_per_trade_pct", "average trade %"), ("best_trade_pct", "best trade %"),
-    ("worst_trade_pct", "worst trade %"), ("exposure_pct", "exposure %"), ("final_balance", "final balance"),
-)  # fmt: skip
+    ("total_return_pct", "total return %"),
+    ("buy_and_hold_return_pct", "buy and hold %"),
+    ("cagr_pct", "CAGR %"),
+    ("max_drawdown_pct", "max drawdown %"),
+    ("max_drawdown_duration_days", "max drawdown days"),
+    ("sharpe_ratio", "Sharpe"),
+    ("sortino_ratio", "Sortino"),
+    ("calmar_ratio", "Calmar"),
+    ("total_trades", "trades"),
+    ("win_rate", "win rate %"),
+    ("profit_factor", "profit factor"),
+    ("avg_profit_per_trade_pct", "average trade %"),
+    ("best_trade_pct", "best trade %"),
+    ("worst_trade_pct", "worst trade %"),
+    ("exposure_pct", "exposure %"),
+    ("final_balance", "final balance"),
+)
 
 
 def stats_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -130,12 +139,18 @@ def trade_lines(fig: Any, trades: pl.DataFrame) -> None:
         text = np.repeat(np.array(hover, dtype=object), 3)
         fig.add_trace(
             go.Scatter(
-                x=x, y=y, mode="lines", name=name, connectgaps=False, line={"color": color, "width": 2},
-                text=text, hovertemplate="%{text}<extra></extra>",
+                x=x,
+                y=y,
+                mode="lines",
+                name=name,
+                connectgaps=False,
+                line={"color": color, "width": 2},
+                text=text,
+                hovertemplate="%{text}<extra></extra>",
             ),
             1,
             1,
-        )  # fmt: skip
+        )
 
 
 def segments(trades: pl.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
@@ -195,12 +210,15 @@ def coarser_candles(klines: pl.DataFrame | None, max_points: int) -> pl.DataFram
         klines.with_row_index("_row")
         .group_by(pl.col("_row") // step, maintain_order=True)
         .agg(
-            pl.col("open_time").first(), pl.col("open").first(), pl.col("high").max(),
-            pl.col("low").min(), pl.col("close").last(),
+            pl.col("open_time").first(),
+            pl.col("open").first(),
+            pl.col("high").max(),
+            pl.col("low").min(),
+            pl.col("close").last(),
             *([pl.col("volume").sum()] if "volume" in klines.columns else []),
         )
         .drop("_row")
-    )  # fmt: skip
+    )
 
 
 def extremes(values: np.ndarray, max_points: int) -> np.ndarray:

@@ -58,12 +58,19 @@ def trades_frame(trades: np.ndarray, times: list[np.ndarray], coins: list[str] |
         columns["coin"] = pl.Series(np.asarray(coins, dtype=object)[coin], dtype=pl.Utf8)
     columns |= {
         "signal_time": time_of(trades["signal_candle"]),
-        "fill_time": time_of(trades["fill_candle"]), "exit_time": time_of(trades["exit_candle"]),
-        "side": _sides(trades["side"]), "limit_price": trades["limit"], "entry_price": trades["entry"],
-        "exit_price": trades["exit"], "tp_price": trades["tp"], "sl_price": trades["sl"],
-        "exit_reason": _names(trades["reason"], nb.REASONS), "return_pct": trades["ret"] * 100.0,
-        "pnl": trades["profit"], "balance": trades["balance"],
-    }  # fmt: skip
+        "fill_time": time_of(trades["fill_candle"]),
+        "exit_time": time_of(trades["exit_candle"]),
+        "side": _sides(trades["side"]),
+        "limit_price": trades["limit"],
+        "entry_price": trades["entry"],
+        "exit_price": trades["exit"],
+        "tp_price": trades["tp"],
+        "sl_price": trades["sl"],
+        "exit_reason": _names(trades["reason"], nb.REASONS),
+        "return_pct": trades["ret"] * 100.0,
+        "pnl": trades["profit"],
+        "balance": trades["balance"],
+    }
     for name in ("signal_time", "fill_time", "exit_time"):
         columns[name] = time_series(name, columns[name])
     return pl.DataFrame(columns)

@@ -118,12 +118,20 @@ class BacktestResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The API's result shape (no NaN or infinity: ``None`` instead); equity is left out."""
-        return finite({
-            "coin": self.symbol, "timeframe": self.timeframe, "summary": self.summary,
-            "signal_counts": self.signal_counts, "all_positions": _records(self.all_positions),
-            "trades": _records(self.trades), "total_positions": self.all_positions.height,
-            "total_trades": self.trades.height, "coverage": self.coverage, "applied": self.applied,
-        })  # fmt: skip
+        return finite(
+            {
+                "coin": self.symbol,
+                "timeframe": self.timeframe,
+                "summary": self.summary,
+                "signal_counts": self.signal_counts,
+                "all_positions": _records(self.all_positions),
+                "trades": _records(self.trades),
+                "total_positions": self.all_positions.height,
+                "total_trades": self.trades.height,
+                "coverage": self.coverage,
+                "applied": self.applied,
+            }
+        )
 
     def confidence(self, n: int = 1000, seed: int = 0, **options: Any) -> Any:
         """Bootstrap intervals of the total return, Sharpe ratio and maximum drawdown, and the
@@ -180,19 +188,28 @@ class PortfolioResult:
             >>> PortfolioResult.__name__
             'PortfolioResult'
         """
-        return finite({
-            "coins": self.coins, "divide": self.divide, "timeframe": self.timeframe,
-            "initial_balance": self.summary["initial_balance"], "summary": self.summary,
-            "signal_counts": self.signal_counts, "coin_results": self.coin_results,
-            "per_coin_contribution": self.per_coin_contribution,
-            "recommended_divide": self.recommended_divide, "coverage": self.coverage, "applied": self.applied,
-            "trades": _records(self.trades.head(trades_limit)),
-            "trades_truncated": self.trades.height > trades_limit, "total_trades": self.trades.height,
-            "coin": ",".join(self.coins),
-            "all_positions": _records(self.all_positions.head(trades_limit)),
-            "positions_truncated": self.all_positions.height > trades_limit,
-            "total_positions": self.all_positions.height,
-        })  # fmt: skip
+        return finite(
+            {
+                "coins": self.coins,
+                "divide": self.divide,
+                "timeframe": self.timeframe,
+                "initial_balance": self.summary["initial_balance"],
+                "summary": self.summary,
+                "signal_counts": self.signal_counts,
+                "coin_results": self.coin_results,
+                "per_coin_contribution": self.per_coin_contribution,
+                "recommended_divide": self.recommended_divide,
+                "coverage": self.coverage,
+                "applied": self.applied,
+                "trades": _records(self.trades.head(trades_limit)),
+                "trades_truncated": self.trades.height > trades_limit,
+                "total_trades": self.trades.height,
+                "coin": ",".join(self.coins),
+                "all_positions": _records(self.all_positions.head(trades_limit)),
+                "positions_truncated": self.all_positions.height > trades_limit,
+                "total_positions": self.all_positions.height,
+            }
+        )
 
     def plot(self, path: str | Path | None = None, **options: Any) -> Any:
         """Equity and drawdown of the portfolio (needs the ``plot`` extra); ``options`` as for
@@ -267,14 +284,16 @@ class FullRangeResult:
         figures = stats.trade_summary(
             np.concatenate(returns) if returns else empty, np.concatenate(profits) if profits else empty
         )
-        return finite({
-            "total_signals": sum(int(r.summary["total_signals"]) for r in runs),
-            **figures,
-            "final_balance": final,
-            "total_return_pct": stats.total_return_pct(final, initial) if initial else 0.0,
-            "max_drawdown_pct": max((float(r.summary["max_drawdown_pct"]) for r in runs), default=0.0),
-            "avg_signals_per_month": sum(float(r.summary["avg_signals_per_month"] or 0.0) for r in runs),
-        })  # fmt: skip
+        return finite(
+            {
+                "total_signals": sum(int(r.summary["total_signals"]) for r in runs),
+                **figures,
+                "final_balance": final,
+                "total_return_pct": stats.total_return_pct(final, initial) if initial else 0.0,
+                "max_drawdown_pct": max((float(r.summary["max_drawdown_pct"]) for r in runs), default=0.0),
+                "avg_signals_per_month": sum(float(r.summary["avg_signals_per_month"] or 0.0) for r in runs),
+            }
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The API's Backtest result over several coins: ``coin`` (the coins, comma-separated),

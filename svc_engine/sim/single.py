@@ -325,9 +325,18 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         int(window.t[-1]) + window.tf_ms,
     )
     summary |= perf.run_figures(
-        trade_columns(trades, window.t), eq, window.t, window.tf_ms, s.initial_balance, max_dd, [window.c],
-        market=p.market, risk_free_rate=s.risk_free_rate, periods=s.periods_per_year, sequential=True,
-    )  # fmt: skip
+        trade_columns(trades, window.t),
+        eq,
+        window.t,
+        window.tf_ms,
+        s.initial_balance,
+        max_dd,
+        [window.c],
+        market=p.market,
+        risk_free_rate=s.risk_free_rate,
+        periods=s.periods_per_year,
+        sequential=True,
+    )
     if p.market_note is not None:
         summary |= {"market": p.market, "market_note": p.market_note}
     return Run(trades, fate, tp, sl, eq, counts, summary)

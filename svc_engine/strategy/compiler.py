@@ -197,14 +197,16 @@ def _higher(ctx: Context, timeframe: str) -> tuple[Context, np.ndarray]:
     first = np.r_[True, bucket[1:] != bucket[:-1]] if t.size else np.zeros(0, bool)
     starts = np.flatnonzero(first)
     ends = np.r_[starts[1:], t.size] - 1
-    frame = pl.DataFrame({
-        "open_time": time_series("open_time", bucket[starts] * length + offset),
-        "open": ctx.array("open")[starts],
-        "high": np.maximum.reduceat(ctx.array("high"), starts) if t.size else np.zeros(0),
-        "low": np.minimum.reduceat(ctx.array("low"), starts) if t.size else np.zeros(0),
-        "close": ctx.array("close")[ends],
-        "volume": np.add.reduceat(ctx.array("volume"), starts) if t.size else np.zeros(0),
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "open_time": time_series("open_time", bucket[starts] * length + offset),
+            "open": ctx.array("open")[starts],
+            "high": np.maximum.reduceat(ctx.array("high"), starts) if t.size else np.zeros(0),
+            "low": np.minimum.reduceat(ctx.array("low"), starts) if t.size else np.zeros(0),
+            "close": ctx.array("close")[ends],
+            "volume": np.add.reduceat(ctx.array("volume"), starts) if t.size else np.zeros(0),
+        }
+    )
     position = np.cumsum(first) - 1
     closed = t + base >= (bucket + 1) * length + offset  # this candle closes its higher candle
     return Context(frame), np.where(closed, position, position - 1)

@@ -47,9 +47,11 @@ def parse_exit(text: str) -> Exit:
         return Exit(A.NoTarget(), None, p.toks[0])
     if p.peek().kind == NUM and p.peek().pct and p.peek(1).text in ("trailing", "trail"):
         # "a 20% trailing stop": the same as "trailing stop 20%"
-        return parse_exit(f"trailing stop {text[p.peek().pos : p.peek().end]} {text[p.peek(3).pos :]}".strip()
-                          if p.peek(2).text == "stop" and p.peek(3).kind != END
-                          else f"trailing stop {text[p.peek().pos : p.peek().end]}")  # fmt: skip
+        return parse_exit(
+            f"trailing stop {text[p.peek().pos : p.peek().end]} {text[p.peek(3).pos :]}".strip()
+            if p.peek(2).text == "stop" and p.peek(3).kind != END
+            else f"trailing stop {text[p.peek().pos : p.peek().end]}"
+        )
     if p.at("trailing") or p.at("trail"):
         return _trailing(p)
     said_roi = any(t.text == "roi" for t in p.toks)

@@ -51,12 +51,36 @@ from svc_engine.strategy.grammar.words import (
 from svc_engine.strategy.tokens import COMMA, END, NUM, RPAREN, WORD
 
 __all__ = [
-    "AND_WORDS", "BEAR_WORDS", "BULL_WORDS", "CLOUD_SIDE", "COLORS", "CONNECTIVES", "DOWN_WORDS",
-    "ELIDED_STARTS", "ENTRY_WORDS", "EXIT_PREFIXES", "KNOWN_PHRASES", "MAX_WINDOW", "PERIOD_WORDS",
-    "SIDE_WORDS", "SPEED_NAMED", "SUGGESTABLE", "TF_ADJECTIVES", "TF_CONDITIONS", "TF_UNITS",
-    "TIMEFRAME_WORDS", "UP_WORDS", "ZONES", "Entry", "Parser", "direction_of", "flatten", "fmt_num",
-    "parse_entry", "resolve_cloud",
-]  # fmt: skip
+    "AND_WORDS",
+    "BEAR_WORDS",
+    "BULL_WORDS",
+    "CLOUD_SIDE",
+    "COLORS",
+    "CONNECTIVES",
+    "DOWN_WORDS",
+    "ELIDED_STARTS",
+    "ENTRY_WORDS",
+    "EXIT_PREFIXES",
+    "KNOWN_PHRASES",
+    "MAX_WINDOW",
+    "PERIOD_WORDS",
+    "SIDE_WORDS",
+    "SPEED_NAMED",
+    "SUGGESTABLE",
+    "TF_ADJECTIVES",
+    "TF_CONDITIONS",
+    "TF_UNITS",
+    "TIMEFRAME_WORDS",
+    "UP_WORDS",
+    "ZONES",
+    "Entry",
+    "Parser",
+    "direction_of",
+    "flatten",
+    "fmt_num",
+    "parse_entry",
+    "resolve_cloud",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,20 +136,33 @@ def long_short(
     rules = {"exit_condition": exit_condition, "hold": hold}
     return LongShort(
         compile_strategy(
-            long_entry, long_tp if long_tp is not None else tp, long_sl if long_sl is not None else sl,
-            market_type="futures", position_side="long", **rules,
+            long_entry,
+            long_tp if long_tp is not None else tp,
+            long_sl if long_sl is not None else sl,
+            market_type="futures",
+            position_side="long",
+            **rules,
         ),
         compile_strategy(
-            short_entry, short_tp if short_tp is not None else tp, short_sl if short_sl is not None else sl,
-            market_type="futures", position_side="short", **rules,
+            short_entry,
+            short_tp if short_tp is not None else tp,
+            short_sl if short_sl is not None else sl,
+            market_type="futures",
+            position_side="short",
+            **rules,
         ),
         reverse or said,
-    )  # fmt: skip
+    )
 
 
 #: The names a mapping may give :func:`long_short`'s arguments (a sweep's template, a driver's dict).
-_NAMES = {"long": "long_entry", "short": "short_entry", "tp_condition": "tp", "sl_condition": "sl",
-          "exit": "exit_condition"}  # fmt: skip
+_NAMES = {
+    "long": "long_entry",
+    "short": "short_entry",
+    "tp_condition": "tp",
+    "sl_condition": "sl",
+    "exit": "exit_condition",
+}
 
 
 def long_short_of(spec: Any) -> LongShort:

@@ -189,9 +189,12 @@ NUMBER_WORDS: dict[str, float] = {
     )
 } | {"twenty": 20.0, "fifty": 50.0, "hundred": 100.0}
 # "down for the third day in a row": an ordinal counts the candles ("first" stays a word).
-ORDINAL_WORDS = {w: float(i) for i, w in enumerate(
-    ["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"], 2
-)}  # fmt: skip
+ORDINAL_WORDS = {
+    w: float(i)
+    for i, w in enumerate(
+        ["second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"], 2
+    )
+}
 MULTIPLIER_WORDS = {"twice": 2.0, "double": 2.0, "triple": 3.0}
 
 _SYMBOL_WORDS = {"&": "and", "|": "or", "!": "not", ";": ","}

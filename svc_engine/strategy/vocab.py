@@ -542,25 +542,39 @@ OUTPUT_WORDS: dict[str, dict[tuple[str, ...], str]] = {
     "aroon": {("up",): "up", ("down",): "down", ("oscillator",): "oscillator", ("osc",): "oscillator"},
     "supertrend": {("line",): "line", ("direction",): "direction"},
     "ichimoku": {
-        ("tenkan",): "tenkan", ("tenkan", "sen"): "tenkan", ("conversion", "line"): "tenkan",
-        ("kijun",): "kijun", ("kijun", "sen"): "kijun", ("base", "line"): "kijun",
-        ("senkou", "a"): "senkou a", ("senkou", "span", "a"): "senkou a", ("span", "a"): "senkou a",
+        ("tenkan",): "tenkan",
+        ("tenkan", "sen"): "tenkan",
+        ("conversion", "line"): "tenkan",
+        ("kijun",): "kijun",
+        ("kijun", "sen"): "kijun",
+        ("base", "line"): "kijun",
+        ("senkou", "a"): "senkou a",
+        ("senkou", "span", "a"): "senkou a",
+        ("span", "a"): "senkou a",
         ("leading", "span", "a"): "senkou a",
-        ("senkou", "b"): "senkou b", ("senkou", "span", "b"): "senkou b", ("span", "b"): "senkou b",
+        ("senkou", "b"): "senkou b",
+        ("senkou", "span", "b"): "senkou b",
+        ("span", "b"): "senkou b",
         ("leading", "span", "b"): "senkou b",
-        ("cloud", "top"): "cloud top", ("cloud", "bottom"): "cloud bottom", ("cloud",): "cloud",
+        ("cloud", "top"): "cloud top",
+        ("cloud", "bottom"): "cloud bottom",
+        ("cloud",): "cloud",
         ("kumo",): "cloud",
     },
     "stochrsi": {("%k",): "%k", ("k",): "%k", ("%d",): "%d", ("d",): "%d"},
-}  # fmt: skip
+}
 
 # Names of one line of an indicator, said without the indicator ("+DI crosses above -DI",
 # "tenkan crosses above kijun"): the words -> (indicator, output).
 NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
-    **{k: ("dmi", "+di") for k in (("+di",), ("plus", "di"), ("pdi",),
-                                   ("positive", "directional", "indicator"))},
-    **{k: ("dmi", "-di") for k in (("-di",), ("minus", "di"), ("mdi",),
-                                   ("negative", "directional", "indicator"))},
+    **{
+        k: ("dmi", "+di")
+        for k in (("+di",), ("plus", "di"), ("pdi",), ("positive", "directional", "indicator"))
+    },
+    **{
+        k: ("dmi", "-di")
+        for k in (("-di",), ("minus", "di"), ("mdi",), ("negative", "directional", "indicator"))
+    },
     **{k: ("ichimoku", "tenkan") for k in (("tenkan",), ("tenkan", "sen"))},
     **{k: ("ichimoku", "kijun") for k in (("kijun",), ("kijun", "sen"))},
     **{k: ("ichimoku", "senkou a") for k in (("senkou", "a"), ("senkou", "span", "a"))},
@@ -570,7 +584,7 @@ NAMED_OUTPUTS: dict[tuple[str, ...], tuple[str, str]] = {
     ("%b",): ("bb", "%b"),
     ("bandwidth",): ("bb", "bandwidth"),
     ("%d",): ("stoch", "%d"),
-}  # fmt: skip
+}
 
 # Output words that may come before the indicator name ("upper Bollinger band").
 PREFIX_OUTPUTS = {

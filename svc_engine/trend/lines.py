@@ -36,8 +36,9 @@ def line_at(price1: float, p1: int, slope: float, t: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def line_fits_nb(a: np.ndarray, close: np.ndarray, p1: int, p2: int, t: int, sign: float,
-                 tol: float, min_touches: int) -> bool:
+def line_fits_nb(
+    a: np.ndarray, close: np.ndarray, p1: int, p2: int, t: int, sign: float, tol: float, min_touches: int
+) -> bool:
     """Whether the line ``p1 -> p2`` on ``sign * a`` stays beyond every close and has enough touches.
 
     Example:
@@ -61,8 +62,18 @@ def line_fits_nb(a: np.ndarray, close: np.ndarray, p1: int, p2: int, t: int, sig
 
 
 @njit(cache=True, nogil=True)
-def best_anchor_nb(a: np.ndarray, close: np.ndarray, pivots: np.ndarray, p2: int, t: int, lo: int,
-                   min_gap: int, sign: float, tol: float, min_touches: int) -> int:
+def best_anchor_nb(
+    a: np.ndarray,
+    close: np.ndarray,
+    pivots: np.ndarray,
+    p2: int,
+    t: int,
+    lo: int,
+    min_gap: int,
+    sign: float,
+    tol: float,
+    min_touches: int,
+) -> int:
     """Anchor 1 of the tangent line ending at pivot ``p2`` confirmed at ``t``, or -1 if none fits.
 
     ``pivots`` holds the confirmed pivots of this side in increasing order (older ones may be

@@ -66,8 +66,12 @@ class TrendParams:
         _int_at_least("window", self.window, self.min_gap, "min_gap")
         for name in ("touch_tol", "break_tol", "retest_tol"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-                    or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise ValueError(f"trend parameter {name} must be a finite number >= 0, got {value!r}")
 
 

@@ -28,8 +28,15 @@ CHART_SIZE = (10.0, 5.0)
 _UP, _DOWN, _RES, _SUP = "#26a69a", "#ef5350", "#d81b60", "#1e88e5"
 
 
-def plot_trend_signal(klines: pl.DataFrame, row: Mapping[str, Any] | pl.DataFrame, path: str | Path, *,
-                      title: str | None = None, dpi: int = 100, **params: object) -> Path:
+def plot_trend_signal(
+    klines: pl.DataFrame,
+    row: Mapping[str, Any] | pl.DataFrame,
+    path: str | Path,
+    *,
+    title: str | None = None,
+    dpi: int = 100,
+    **params: object,
+) -> Path:
     """Draw one ``detect_trends`` row on its snapshot and write it to ``path`` (PNG, SVG, ... by suffix).
 
     ``params`` are the detector's (for the pivots drawn). Returns the path written.
@@ -82,13 +89,21 @@ def _pivots(ax: Any, klines: pl.DataFrame, snap: np.ndarray, p: TrendParams) -> 
     arr = kline_arrays(klines)
     end = int(np.searchsorted(arr["open_time"], snap[-1, 0]))
     lo = max(0, end - len(snap) + 1 - p.left)
-    flags = pivot_flags_nb(arr["high"][lo:end + 1], arr["low"][lo:end + 1], p.left, p.right)
-    flags = flags[:, flags.shape[1] - len(snap):]
+    flags = pivot_flags_nb(arr["high"][lo : end + 1], arr["low"][lo : end + 1], p.left, p.right)
+    flags = flags[:, flags.shape[1] - len(snap) :]
     for side, column, marker, colour in ((0, 2, "v", _RES), (1, 3, "^", _SUP)):
         idx = np.flatnonzero(flags[side])
         offset = (snap[:, 2].max() - snap[:, 3].min()) * (0.015 if side == 0 else -0.015)
-        ax.scatter(idx, snap[idx, column] + offset, marker=marker, s=14, color=colour, alpha=0.55,
-                   label="pivot highs" if side == 0 else "pivot lows", zorder=3)
+        ax.scatter(
+            idx,
+            snap[idx, column] + offset,
+            marker=marker,
+            s=14,
+            color=colour,
+            alpha=0.55,
+            label="pivot highs" if side == 0 else "pivot lows",
+            zorder=3,
+        )
 
 
 def _line(ax: Any, anchors: list[list[float]], end: int, colour: str, label: str) -> None:
@@ -102,11 +117,18 @@ def _marker(ax: Any, snap: np.ndarray, api: dict[str, Any]) -> None:
     end = len(snap) - 1
     buy = api["way"] == "BUY"
     kind = "return to trend" if api["is_return_to_trend"] else "break"
-    ax.annotate(f"{api['way']} {kind}", xy=(end, snap[end, 4]),
-                xytext=(-70, 40 if buy else -40), textcoords="offset points",
-                arrowprops={"arrowstyle": "->", "color": "black"}, fontsize=9, ha="center")
-    ax.scatter([end], [snap[end, 4]], marker="*", s=140, color=_UP if buy else _DOWN, edgecolors="black",
-               zorder=6)
+    ax.annotate(
+        f"{api['way']} {kind}",
+        xy=(end, snap[end, 4]),
+        xytext=(-70, 40 if buy else -40),
+        textcoords="offset points",
+        arrowprops={"arrowstyle": "->", "color": "black"},
+        fontsize=9,
+        ha="center",
+    )
+    ax.scatter(
+        [end], [snap[end, 4]], marker="*", s=140, color=_UP if buy else _DOWN, edgecolors="black", zorder=6
+    )
 
 
 def _axes(ax: Any, snap: np.ndarray, title: str) -> None:

@@ -13,39 +13,89 @@ from svc_api.education.catalog import service as catalog
 BASE = "/education/v1"
 
 VIDEO_COURSE = {
-    "kind": "course", "title": "Reading candles like a pro", "subtitle": "Price action from the first candle",
-    "description": "Wicks, bodies and what they say about supply and demand.", "language": "en",
-    "level": "beginner", "price_minor": 4900, "currency": "USD", "topics": ["price-action", "candles"],
-    "curriculum": {"sections": [
-        {"section_id": "s1", "title": "Basics", "lessons": [
-            {"lesson_id": "l1", "title": "What a candle is", "kind": "video", "duration_seconds": 100,
-             "preview": True, "media_key": "media/l1.bin"},
-            {"lesson_id": "l2", "title": "Wicks", "kind": "video", "duration_seconds": 200, "preview": False,
-             "media_key": "media/l2.bin"},
-        ]},
-        {"section_id": "s2", "title": "Reading", "lessons": [
-            {"lesson_id": "l3", "title": "Cheat sheet", "kind": "pdf", "pages": 4, "preview": False},
-        ]},
-    ]},
-}  # fmt: skip
+    "kind": "course",
+    "title": "Reading candles like a pro",
+    "subtitle": "Price action from the first candle",
+    "description": "Wicks, bodies and what they say about supply and demand.",
+    "language": "en",
+    "level": "beginner",
+    "price_minor": 4900,
+    "currency": "USD",
+    "topics": ["price-action", "candles"],
+    "curriculum": {
+        "sections": [
+            {
+                "section_id": "s1",
+                "title": "Basics",
+                "lessons": [
+                    {
+                        "lesson_id": "l1",
+                        "title": "What a candle is",
+                        "kind": "video",
+                        "duration_seconds": 100,
+                        "preview": True,
+                        "media_key": "media/l1.bin",
+                    },
+                    {
+                        "lesson_id": "l2",
+                        "title": "Wicks",
+                        "kind": "video",
+                        "duration_seconds": 200,
+                        "preview": False,
+                        "media_key": "media/l2.bin",
+                    },
+                ],
+            },
+            {
+                "section_id": "s2",
+                "title": "Reading",
+                "lessons": [
+                    {"lesson_id": "l3", "title": "Cheat sheet", "kind": "pdf", "pages": 4, "preview": False},
+                ],
+            },
+        ]
+    },
+}
 
 PUBLICATION = {
-    "kind": "publication", "title": "Risk management handbook", "subtitle": "Position sizing, stops",
-    "description": "A short book on sizing positions by risk.", "language": "en", "level": "intermediate",
-    "price_minor": 1500, "currency": "USD", "topics": ["risk"],
-    "curriculum": {"sections": [{"section_id": "b1", "title": "Book", "lessons": [
-        {"lesson_id": "p1", "title": "The handbook", "kind": "pdf", "pages": 10, "preview": False}]}]},
-}  # fmt: skip
+    "kind": "publication",
+    "title": "Risk management handbook",
+    "subtitle": "Position sizing, stops",
+    "description": "A short book on sizing positions by risk.",
+    "language": "en",
+    "level": "intermediate",
+    "price_minor": 1500,
+    "currency": "USD",
+    "topics": ["risk"],
+    "curriculum": {
+        "sections": [
+            {
+                "section_id": "b1",
+                "title": "Book",
+                "lessons": [
+                    {"lesson_id": "p1", "title": "The handbook", "kind": "pdf", "pages": 10, "preview": False}
+                ],
+            }
+        ]
+    },
+}
 
 TR_PROFILE = {
-    "country": "TR", "legal_entity": "individual", "tax_id": "12345678901",
-    "bank_account": "TR330006100519786457841326", "e_document_type": "e_archive",
-}  # fmt: skip
+    "country": "TR",
+    "legal_entity": "individual",
+    "tax_id": "12345678901",
+    "bank_account": "TR330006100519786457841326",
+    "e_document_type": "e_archive",
+}
 """A complete payout profile of a Turkey-based individual seller."""
 DE_PROFILE = {
-    "country": "DE", "legal_entity": "company", "tax_id": "1234567890",
-    "bank_account": "DE89370400440532013000", "swift_bic": "COBADEFFXXX", "payout_currency": "EUR",
-}  # fmt: skip
+    "country": "DE",
+    "legal_entity": "company",
+    "tax_id": "1234567890",
+    "bank_account": "DE89370400440532013000",
+    "swift_bic": "COBADEFFXXX",
+    "payout_currency": "EUR",
+}
 """A complete payout profile of an international company, paid in EUR."""
 
 TOPICS = {"price-action": "Price action", "candles": "Candlesticks", "risk": "Risk management"}
@@ -66,8 +116,16 @@ def headers(token: str | None = None, idem: str | None = None, **extra: str) -> 
     return out
 
 
-def call(api: Any, method: str, path: str, token: str | None = None, *, json: Any = None,
-         idem: str | None = "auto", **kw: Any) -> httpx.Response:  # fmt: skip
+def call(
+    api: Any,
+    method: str,
+    path: str,
+    token: str | None = None,
+    *,
+    json: Any = None,
+    idem: str | None = "auto",
+    **kw: Any,
+) -> httpx.Response:
     """An education request; changes get a fresh Idempotency-Key unless ``idem`` says otherwise."""
     sent_key = key() if idem == "auto" and method in ("POST", "PUT", "PATCH", "DELETE") else idem
     if idem == "auto" and method == "GET":

@@ -49,11 +49,16 @@ def order_of(
     entry = Decimal(signal["entry_price"])
     quantity = (Decimal(notional) / entry).quantize(Decimal("0.00001"), ROUND_DOWN)
     body = {
-        "symbol": f"{signal['coin']}USDT", "side": "BUY", "quantity": f"{quantity:.5f}",
-        "entry_price": signal["entry_price"], "take_profit_price": signal["limit_price"],
-        "stop_loss_price": signal["stop_price"], "market_type": "spot", "order_source": "signal",
+        "symbol": f"{signal['coin']}USDT",
+        "side": "BUY",
+        "quantity": f"{quantity:.5f}",
+        "entry_price": signal["entry_price"],
+        "take_profit_price": signal["limit_price"],
+        "stop_loss_price": signal["stop_price"],
+        "market_type": "spot",
+        "order_source": "signal",
         "signal_position_key": signal["position_key"],
-    }  # fmt: skip
+    }
     if key is not None:
         body["idempotency_key"] = key
     return {**body, **changes}

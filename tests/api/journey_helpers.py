@@ -89,9 +89,17 @@ class Server:
     def start(self) -> Server:
         """Start the server and wait (bounded) until ``/health`` answers 200."""
         command = [
-            str(BIN / "python"), "-m", "uvicorn", "--factory", "svc_api.app:create_app",
-            "--host", "127.0.0.1", "--port", str(self.port), "--no-access-log",
-        ]  # fmt: skip
+            str(BIN / "python"),
+            "-m",
+            "uvicorn",
+            "--factory",
+            "svc_api.app:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--no-access-log",
+        ]
         if self.via_svc:
             command = svc_command("serve", "--host", "127.0.0.1", "--port", str(self.port), *self.extra_args)
         with self.log.open("ab") as out:

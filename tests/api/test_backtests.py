@@ -246,9 +246,15 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
     assert status["status"] == "completed", status
     result = _ok(_bt(bt_api, "result", {"job_id": launch["job_id"]}, token))
     book = drivers.portfolio(
-        _engine_strategy(), ["BTCUSDT", "ETHUSDT"], "1h", divide=2, initial_balance=1000, start_ts=START,
-        store=store, commission_pct=0.1,
-    )  # fmt: skip
+        _engine_strategy(),
+        ["BTCUSDT", "ETHUSDT"],
+        "1h",
+        divide=2,
+        initial_balance=1000,
+        start_ts=START,
+        store=store,
+        commission_pct=0.1,
+    )
     expected = as_requested(book.to_dict(), NAMES)
     assert {k: result[k] for k in expected} == expected
     assert result["coin"] == "BTC,ETH" and len(result["all_positions"]) == result["total_positions"]
@@ -692,8 +698,12 @@ def wide_market(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _busy_user(api: Api) -> tuple[str, str]:
     """A pro user with 1000 credits and ``busy``: a strategy that trades many times a week."""
     svc_id, token = _user(api, balance=1000, strategy=False)
-    busy = STRATEGY | {"strategy_name": "busyone", "entry_condition": "close crosses above SMA(3)",
-                       "tp_condition": "0.5%", "sl_condition": "0.5%"}  # fmt: skip
+    busy = STRATEGY | {
+        "strategy_name": "busyone",
+        "entry_condition": "close crosses above SMA(3)",
+        "tp_condition": "0.5%",
+        "sl_condition": "0.5%",
+    }
     assert api.user("strategy_generate", busy, token=token).status_code == 200
     deadline = time.monotonic() + 10
     while (
@@ -729,9 +739,13 @@ def test_portfolio_defaults_and_its_500_trade_cap(
     assert (len(result["trades"]), result["trades_truncated"]) == (500, True)
     # the first 500 in the engine's order, not any 500
     book = drivers.portfolio(
-        compile_strategy("close crosses above SMA(3)", "0.5%", "0.5%"), coins, "1h", divide=20,
-        initial_balance=100, store=DataStore(wide_market),
-    )  # fmt: skip
+        compile_strategy("close crosses above SMA(3)", "0.5%", "0.5%"),
+        coins,
+        "1h",
+        divide=20,
+        initial_balance=100,
+        store=DataStore(wide_market),
+    )
     assert book.trades.height == result["total_trades"]
     engine = json.loads(json.dumps(book.to_dict()["trades"]))
     assert [t | {"coin": t["coin"] + "USDT"} for t in result["trades"]] == engine  # displayed names

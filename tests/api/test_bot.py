@@ -88,9 +88,14 @@ def fake() -> Iterator[BotFake]:
 
 def _bot_api(make_api: Any, settings: Settings, signals_market: Path, fake: BotFake, webhook: bool) -> Any:
     changes: dict[str, Any] = {
-        "data_dir": signals_market, "bot_api_url": fake.url, "bot_token": TOKEN, "bot_poll_timeout": 1.0,
-        "bot_tick_seconds": 0.1, "bot_secret_ttl": 60.0, "notify_poll_seconds": 0,
-    }  # fmt: skip
+        "data_dir": signals_market,
+        "bot_api_url": fake.url,
+        "bot_token": TOKEN,
+        "bot_poll_timeout": 1.0,
+        "bot_tick_seconds": 0.1,
+        "bot_secret_ttl": 60.0,
+        "notify_poll_seconds": 0,
+    }
     if webhook:
         changes |= {"bot_webhook_url": "https://svc.example/bot/webhook", "bot_webhook_secret": SECRET}
     api = make_api(dataclasses.replace(settings, **changes), clock=ManualClock(SIGNALS_T0))
@@ -104,9 +109,14 @@ def _housekeeping(api: Any) -> Any:
 
 @pytest.mark.parametrize("mode", ["polling", "webhook"])
 def test_the_bot_end_to_end(
-    mode: str, fake: BotFake, settings: Settings, make_api: Any, signals_market: Path,
-    monkeypatch: pytest.MonkeyPatch, cli_env: None,
-) -> None:  # fmt: skip
+    mode: str,
+    fake: BotFake,
+    settings: Settings,
+    make_api: Any,
+    signals_market: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli_env: None,
+) -> None:
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")  # the test steps the market and runs the signal worker
     webhook = mode == "webhook"
     api = _bot_api(make_api, settings, signals_market, fake, webhook)
@@ -222,9 +232,13 @@ def test_the_bot_end_to_end(
 
 
 def test_an_order_left_processing_is_followed_and_refusals_are_plain(
-    fake: BotFake, settings: Settings, make_api: Any, signals_market: Path, monkeypatch: pytest.MonkeyPatch,
+    fake: BotFake,
+    settings: Settings,
+    make_api: Any,
+    signals_market: Path,
+    monkeypatch: pytest.MonkeyPatch,
     cli_env: None,
-) -> None:  # fmt: skip
+) -> None:
     from svc_api.bot import orders
     from svc_api.bot import queries as bot_queries
     from svc_api.exchange import service as exchange

@@ -26,10 +26,15 @@ def bot() -> Iterator[BotFake]:
 
 
 def _webhook_api(bot: BotFake, settings: Settings, make_api: Any) -> Any:
-    return make_api(dataclasses.replace(
-        settings, bot_api_url=bot.url, bot_token=TOKEN, bot_webhook_url="https://svc.example/bot/webhook",
-        bot_webhook_secret=SECRET,
-    ))  # fmt: skip
+    return make_api(
+        dataclasses.replace(
+            settings,
+            bot_api_url=bot.url,
+            bot_token=TOKEN,
+            bot_webhook_url="https://svc.example/bot/webhook",
+            bot_webhook_secret=SECRET,
+        )
+    )
 
 
 def test_the_webhook_is_404_where_the_bot_polls_or_is_absent(api: Any) -> None:

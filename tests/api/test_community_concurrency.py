@@ -55,8 +55,17 @@ def test_users_racing_for_one_nickname_one_wins(capi: Any) -> None:
 
 def _followers(store: Any, leader_id: str) -> list[str]:
     ids = [f"F{i:05d}" for i in range(FOLLOWERS)]
-    rows = [{"svc_id": s, "email": f"{s.lower()}@example.com", "password_hash": "!", "password_salt": "!",
-             "referral_code": f"R{s}", "created_at": SIGNALS_T0} for s in ids]  # fmt: skip
+    rows = [
+        {
+            "svc_id": s,
+            "email": f"{s.lower()}@example.com",
+            "password_hash": "!",
+            "password_salt": "!",
+            "referral_code": f"R{s}",
+            "created_at": SIGNALS_T0,
+        }
+        for s in ids
+    ]
     links = [
         {"svc_id": s, "chat_id": str(9000 + i), "linked_at": SIGNALS_T0} for i, s in enumerate(ids[:LINKED])
     ]
@@ -127,7 +136,8 @@ def test_a_post_to_10000_followers_survives_killed_workers(
     assert len(files) == FOLLOWERS
     with store.read() as conn:
         per_user = conn.execute(
-            sa.select(records.c.svc_id, sa.func.count()).where(records.c.event_type == "community_post")
+            sa.select(records.c.svc_id, sa.func.count())
+            .where(records.c.event_type == "community_post")
             .group_by(records.c.svc_id)
-        ).all()  # fmt: skip
+        ).all()
     assert sorted(per_user) == sorted((s, 1) for s in ids)

@@ -31,10 +31,18 @@ def test_none_apply_pending_apply_edits_in_place(capi: Any) -> None:
         "community_leader_apply", {**APPLICATION, "display_name": "Crypto Desk"}, token=t
     ).json()["data"]
     assert (edited["status"], edited["display_name"], edited["nickname"], edited["updated"]) == (
-        "pending", "Crypto Desk", "cryptodesk", True)  # fmt: skip
+        "pending",
+        "Crypto Desk",
+        "cryptodesk",
+        True,
+    )
     got = capi.user("community_leader_application_get", token=t).json()["data"]
     assert (got["status"], got["is_leader"], got["display_name"], got["applied_at"]) == (
-        "pending", False, "Crypto Desk", SIGNALS_T0)  # fmt: skip
+        "pending",
+        False,
+        "Crypto Desk",
+        SIGNALS_T0,
+    )
     other = capi.register()
     assert (
         capi.user("community_leader_apply", APPLICATION, token=other["session_token"]).status_code == 200
@@ -55,7 +63,9 @@ def test_pending_withdraw_then_apply_again_keeps_history(capi: Any) -> None:
 def test_approved_leader_cannot_reapply_or_withdraw(capi: Any) -> None:
     _, t = make_leader(capi)
     assert _status(capi.user("community_leader_apply", APPLICATION, token=t)) == (
-        409, "you are an approved leader already; update your profile instead")  # fmt: skip
+        409,
+        "you are an approved leader already; update your profile instead",
+    )
     assert capi.user("community_leader_application_withdraw", token=t).status_code == 409
 
 
@@ -123,7 +133,9 @@ def test_leader_update_errors(capi: Any) -> None:
         capi.user("community_leader_update", {"display_name": "Member Desk"}, token=member).status_code == 403
     )
     assert _status(capi.user("community_leader_update", {"display_name": "Taken Name"}, token=t)) == (
-        409, "the nickname 'takenname' is taken by another user")  # fmt: skip
+        409,
+        "the nickname 'takenname' is taken by another user",
+    )
     bad = capi.user(
         "community_leader_update", {"display_name": "Crypto Lab", "avatar_url": "http://x.io/a.png"}, token=t
     )
@@ -144,7 +156,9 @@ def test_follow_errors(capi: Any) -> None:
         "you cannot follow yourself",
     )
     assert _status(capi.user("community_follow", {"leader_id": member["svc_id"]}, token=lt)) == (
-        404, f"{member['svc_id']} is not a community leader")  # fmt: skip
+        404,
+        f"{member['svc_id']} is not a community leader",
+    )
     assert capi.user("community_follow", {"leader_id": "nope"}, token=t).status_code == 400
     assert capi.user("community_follow", {"leader_id": leader_id.lower()}, token=t).status_code == 200
     assert _status(capi.user("community_follow", {"leader_id": leader_id}, token=t)) == (
@@ -152,7 +166,9 @@ def test_follow_errors(capi: Any) -> None:
         f"you follow {leader_id} already",
     )
     assert capi.user("community_unfollow", {"leader_id": leader_id}, token=t).json()["data"] == {
-        "leader_id": leader_id, "action": "unfollowed"}  # fmt: skip
+        "leader_id": leader_id,
+        "action": "unfollowed",
+    }
     assert _status(capi.user("community_unfollow", {"leader_id": leader_id}, token=t)) == (
         409,
         f"you do not follow {leader_id}",
@@ -167,7 +183,9 @@ def test_post_errors(capi: Any) -> None:
     other_leader, olt = make_leader(capi, "Other Desk")
     member = capi.register()["session_token"]
     assert _status(capi.user("community_post_create", {"content": "hi"}, token=member)) == (
-        403, "only approved community leaders can post")  # fmt: skip
+        403,
+        "only approved community leaders can post",
+    )
     assert capi.user("community_post_create", {"content": "c" * 5001}, token=lt).status_code == 400
     assert capi.user("community_post_create", {"content": "   "}, token=lt).status_code == 400
     assert (
@@ -184,7 +202,9 @@ def test_post_errors(capi: Any) -> None:
         "no post pnope",
     )
     assert _status(capi.user("community_post_delete", {"post_id": post_id}, token=olt)) == (
-        403, "only the author can delete a post")  # fmt: skip
+        403,
+        "only the author can delete a post",
+    )
     assert (
         capi.user(
             "community_post_comment", {"post_id": post_id, "comment": "c" * 301}, token=member
@@ -199,7 +219,9 @@ def test_post_errors(capi: Any) -> None:
     assert capi.user("community_post_like", {}, token=member).status_code == 400
     assert capi.user("community_post_delete", {"post_id": post_id}, token=lt).status_code == 200
     assert _status(capi.user("community_post_delete", {"post_id": post_id}, token=lt)) == (
-        403, "this post is deleted already")  # fmt: skip
+        403,
+        "this post is deleted already",
+    )
     for operation, body in [("community_post_like", {}), ("community_post_comment", {"comment": "late"})]:
         assert capi.user(operation, {"post_id": post_id, **body}, token=member).status_code == 404
     assert other_leader != leader_id
@@ -245,7 +267,9 @@ def test_chat_errors(capi: Any) -> None:
     author, bystander = capi.register(), capi.register()
     at, bt = author["session_token"], bystander["session_token"]
     assert _status(capi.user("community_chat_send", {"message": ""}, token=at)) == (
-        400, "message must be a string of 1-500 characters")  # fmt: skip
+        400,
+        "message must be a string of 1-500 characters",
+    )
     assert capi.user("community_chat_send", {"message": "m" * 501}, token=at).status_code == 400
     assert (
         capi.user("community_chat_send", {"message": "hi", "channel": "leader:ZZZZZZ"}, token=at).status_code
@@ -264,12 +288,16 @@ def test_chat_errors(capi: Any) -> None:
         == 401
     )
     assert _status(capi.user("community_chat_delete", {"sort_key": key}, token=bt)) == (
-        403, "only the author or a moderator of this channel may delete this message")  # fmt: skip
+        403,
+        "only the author or a moderator of this channel may delete this message",
+    )
     # a leader moderates their own channel only
     assert capi.user("community_chat_delete", {"sort_key": key}, token=lt).status_code == 403
     wrong_channel = {"sort_key": key, "channel": f"leader:{leader_id}"}
     assert _status(capi.user("community_chat_delete", wrong_channel, token=at)) == (
-        404, f"no message {key} in channel leader:{leader_id}")  # fmt: skip
+        404,
+        f"no message {key} in channel leader:{leader_id}",
+    )
     own = capi.user("community_chat_delete", {"sort_key": key}, token=at).json()["data"]
     assert own == {"sort_key": key, "channel": "global", "deleted": True, "deleted_by_author": True}
     read = capi.get("/tradingdata", params={"request_type": "community_chat"}).json()
@@ -280,10 +308,16 @@ def test_admin_moderates_every_channel(capi: Any) -> None:
     leader_id, _ = make_leader(capi)
     moderator, author = capi.register(), capi.register()
     admin("moderator", moderator["svc_id"])
-    sent = capi.user("community_chat_send", {"message": "spam", "channel": f"leader:{leader_id}"},
-                     token=author["session_token"]).json()["data"]  # fmt: skip
-    reply = capi.user("community_chat_delete", {"sort_key": sent["sort_key"], "channel": sent["channel"]},
-                      token=moderator["session_token"]).json()["data"]  # fmt: skip
+    sent = capi.user(
+        "community_chat_send",
+        {"message": "spam", "channel": f"leader:{leader_id}"},
+        token=author["session_token"],
+    ).json()["data"]
+    reply = capi.user(
+        "community_chat_delete",
+        {"sort_key": sent["sort_key"], "channel": sent["channel"]},
+        token=moderator["session_token"],
+    ).json()["data"]
     assert reply["deleted_by_author"] is False
     assert admin("moderator", moderator["svc_id"], "--remove")["community_role"] == "member"
 

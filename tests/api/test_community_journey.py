@@ -53,10 +53,12 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
     ]
     r = api.user("community_follow", {"leader_id": leader_id}, token=ft)
     assert r.status_code == 200, r.text
-    assert r.json()["data"] == {
-        "leader_id": leader_id, "action": "followed"}  # fmt: skip
-    mine = api.get("/tradingdata", params={"request_type": "community_leaders"},
-                   headers={"Authorization": f"Bearer {ft}"}).json()  # fmt: skip
+    assert r.json()["data"] == {"leader_id": leader_id, "action": "followed"}
+    mine = api.get(
+        "/tradingdata",
+        params={"request_type": "community_leaders"},
+        headers={"Authorization": f"Bearer {ft}"},
+    ).json()
     assert mine["leaders"][0]["is_following"] is True
 
     post = api.user(
@@ -75,7 +77,9 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
     assert run_notification_workers(api)["sent"] == 0  # nothing goes out twice
 
     assert api.user("community_post_like", {"post_id": post_id}, token=ft).json()["data"] == {
-        "post_id": post_id, "action": "liked"}  # fmt: skip
+        "post_id": post_id,
+        "action": "liked",
+    }
     assert api.user("community_post_like", {"post_id": post_id}, token=ft).status_code == 409
     commented = api.user(
         "community_post_comment", {"post_id": post_id, "comment": "Thanks!"}, token=ft
@@ -104,8 +108,12 @@ def test_leader_post_follower_chat_moderation_and_purge(capi: Any, settings: Set
         "1",
     )
     deleted = api.user("community_chat_delete", {"sort_key": sent["sort_key"], "channel": channel}, token=lt)
-    assert deleted.json()["data"] == {"sort_key": sent["sort_key"], "channel": channel, "deleted": True,
-                                      "deleted_by_author": False}  # fmt: skip
+    assert deleted.json()["data"] == {
+        "sort_key": sent["sort_key"],
+        "channel": channel,
+        "deleted": True,
+        "deleted_by_author": False,
+    }
     chat = api.get("/tradingdata", params={"request_type": "community_chat", "channel": channel}).json()
     assert [(m["svc_id"], m["message"], m["deleted"]) for m in chat["messages"]] == [
         (fid, "[message removed by a moderator]", True)

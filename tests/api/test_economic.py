@@ -336,12 +336,23 @@ def test_csv_and_json_calendars_parse(econ: Api, settings: Settings, tmp_path) -
     doc = {
         "source": "Cal JSON",
         "events": [
-            {"id": "j1", "title": "FOMC Interest Rate Decision", "country": "US",
-             "event_time": "2026-12-09T19:00:00Z", "forecast": "3.50%", "previous": "3.75%"},
-            {"id": "j2", "title": "BoJ Interest Rate Decision", "country": "JP",
-             "event_time": _ts("2026-12-16T03:00:00+00:00"), "impact": "high"},
+            {
+                "id": "j1",
+                "title": "FOMC Interest Rate Decision",
+                "country": "US",
+                "event_time": "2026-12-09T19:00:00Z",
+                "forecast": "3.50%",
+                "previous": "3.75%",
+            },
+            {
+                "id": "j2",
+                "title": "BoJ Interest Rate Decision",
+                "country": "JP",
+                "event_time": _ts("2026-12-16T03:00:00+00:00"),
+                "impact": "high",
+            },
         ],
-    }  # fmt: skip
+    }
     json_path = _write(tmp_path, "cal.json", json.dumps(doc))
     assert json.loads(_cli(settings, "ingest-calendar", "--source", "Cal CSV", csv_path).output) == {
         "added": 2,
@@ -380,26 +391,47 @@ def test_csv_and_json_calendars_parse(econ: Api, settings: Settings, tmp_path) -
 @pytest.mark.parametrize(
     ("command", "text", "message"),
     [
-        ("ingest-news", "<rss><channel><item>",
-         "the feed is not well-formed XML (no element found: line 1, column 20)"),
-        ("ingest-news", "<html><body/></html>",
-         "not a news feed: the root element is <html>, expected <rss>, <feed> or <rdf:RDF>"),
-        ("ingest-news", '<!DOCTYPE r [<!ENTITY e "x">]><rss/>',
-         "the feed declares a DOCTYPE or entities, which are refused"),
-        ("ingest-news", RSS.replace("Sun, 29 Nov 2026 22:15:00 GMT", "yesterday"),
-         "item 3: 'yesterday' is not an RFC 822 or ISO 8601 date"),
-        ("ingest-calendar", '[{"title": "CPI", "date": "2026-12-10"}, {"date": "2026-12-11"}]',
-         "event 2: the title is missing"),
+        (
+            "ingest-news",
+            "<rss><channel><item>",
+            "the feed is not well-formed XML (no element found: line 1, column 20)",
+        ),
+        (
+            "ingest-news",
+            "<html><body/></html>",
+            "not a news feed: the root element is <html>, expected <rss>, <feed> or <rdf:RDF>",
+        ),
+        (
+            "ingest-news",
+            '<!DOCTYPE r [<!ENTITY e "x">]><rss/>',
+            "the feed declares a DOCTYPE or entities, which are refused",
+        ),
+        (
+            "ingest-news",
+            RSS.replace("Sun, 29 Nov 2026 22:15:00 GMT", "yesterday"),
+            "item 3: 'yesterday' is not an RFC 822 or ISO 8601 date",
+        ),
+        (
+            "ingest-calendar",
+            '[{"title": "CPI", "date": "2026-12-10"}, {"date": "2026-12-11"}]',
+            "event 2: the title is missing",
+        ),
         ("ingest-calendar", "title,date\nCPI,10/12/2026\n", "event 1: date '10/12/2026' is not YYYY-MM-DD"),
-        ("ingest-calendar", '{"events": [{"title": "CPI", "date": "2026-12-10", "impact": "huge"}]}',
-         "event 1: impact must be high, medium or low, got 'huge'"),
+        (
+            "ingest-calendar",
+            '{"events": [{"title": "CPI", "date": "2026-12-10", "impact": "huge"}]}',
+            "event 1: impact must be high, medium or low, got 'huge'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_malformed_file_is_a_one_line_error_and_writes_nothing(
     econ: Api, settings: Settings, tmp_path, command: str, text: str, message: str
 ) -> None:
-    good = _write(tmp_path, "good.xml" if command == "ingest-news" else "good.csv",
-                  RSS if command == "ingest-news" else "title,date\nGDP,2026-12-02\n")  # fmt: skip
+    good = _write(
+        tmp_path,
+        "good.xml" if command == "ingest-news" else "good.csv",
+        RSS if command == "ingest-news" else "title,date\nGDP,2026-12-02\n",
+    )
     bad = _write(tmp_path, "bad", text)
     result = _cli(settings, command, good, bad)
     assert result.exit_code == 1

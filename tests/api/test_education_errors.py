@@ -79,8 +79,13 @@ def test_catalog_cursor_is_bound_to_its_filters_and_pages_to_the_end(world: Simp
 
 def test_public_reads_of_unknown_things_are_404(world: SimpleNamespace) -> None:
     api = world.api
-    for path in ("/products/pr_nope", "/products/pr_nope/curriculum", "/products/pr_nope/reviews",
-                 "/leaders/NOPE00/products", "/certificates/verify/unknown-token"):  # fmt: skip
+    for path in (
+        "/products/pr_nope",
+        "/products/pr_nope/curriculum",
+        "/products/pr_nope/reviews",
+        "/leaders/NOPE00/products",
+        "/certificates/verify/unknown-token",
+    ):
         _code(call(api, "GET", path), 404, "not_found")
     assert (
         call(api, "GET", f"/leaders/{world.teacher}/products").json()["items"][0]["leader"]["leader_id"]
@@ -99,16 +104,26 @@ def test_topic_search_needs_two_to_120_characters(world: SimpleNamespace) -> Non
 def test_student_routes_need_a_session(world: SimpleNamespace) -> None:
     api, c, o = world.api, world.course, world.order["order_id"]
     for method, path in [
-        ("POST", "/checkouts"), ("GET", f"/orders/{o}"), ("GET", "/me/dashboard"), ("GET", "/me/library"),
-        ("GET", f"/me/enrollments/{c}/resume"), ("GET", f"/me/enrollments/{c}/progress"),
-        ("POST", f"/me/enrollments/{c}/revision-adoptions"), ("POST", f"/products/{c}/playback-sessions"),
-        ("POST", "/playback-sessions/ps_x/events"), ("DELETE", "/playback-sessions/ps_x"),
-        ("PUT", f"/me/enrollments/{c}/reading-progress"), ("PUT", f"/products/{c}/reviews/me"),
-        ("DELETE", f"/products/{c}/reviews/me"), ("POST", f"/products/{c}/questions"),
+        ("POST", "/checkouts"),
+        ("GET", f"/orders/{o}"),
+        ("GET", "/me/dashboard"),
+        ("GET", "/me/library"),
+        ("GET", f"/me/enrollments/{c}/resume"),
+        ("GET", f"/me/enrollments/{c}/progress"),
+        ("POST", f"/me/enrollments/{c}/revision-adoptions"),
+        ("POST", f"/products/{c}/playback-sessions"),
+        ("POST", "/playback-sessions/ps_x/events"),
+        ("DELETE", "/playback-sessions/ps_x"),
+        ("PUT", f"/me/enrollments/{c}/reading-progress"),
+        ("PUT", f"/products/{c}/reviews/me"),
+        ("DELETE", f"/products/{c}/reviews/me"),
+        ("POST", f"/products/{c}/questions"),
         ("PATCH", "/questions/qs_x"),
-        ("POST", f"/orders/{o}/refund-requests"), ("GET", f"/orders/{o}/refund-requests/rf_x"),
-        ("POST", "/me/certificates"), ("GET", "/me/certificates"),
-    ]:  # fmt: skip
+        ("POST", f"/orders/{o}/refund-requests"),
+        ("GET", f"/orders/{o}/refund-requests/rf_x"),
+        ("POST", "/me/certificates"),
+        ("GET", "/me/certificates"),
+    ]:
         _code(call(api, method, path, json={}), 401, "unauthenticated")
     expired = call(api, "GET", "/me/dashboard", "x" * 40)
     assert expired.status_code == 401 and expired.json()["code"] == "session_expired"
@@ -206,13 +221,15 @@ def test_refund_errors(world: SimpleNamespace) -> None:
 def test_learning_needs_an_entitlement_and_a_known_product(world: SimpleNamespace) -> None:
     api, c = world.api, world.course
     for method, path, body in [
-        ("GET", f"/me/enrollments/{c}/resume", None), ("GET", f"/me/enrollments/{c}/progress", None),
+        ("GET", f"/me/enrollments/{c}/resume", None),
+        ("GET", f"/me/enrollments/{c}/progress", None),
         ("POST", f"/me/enrollments/{c}/revision-adoptions", {}),
         ("PUT", f"/me/enrollments/{c}/reading-progress", {"lesson_id": "l3", "version": 1, "page": 1}),
         ("POST", f"/products/{c}/playback-sessions", {"lesson_id": "l2"}),
-        ("PUT", f"/products/{c}/reviews/me", {"rating": 5}), ("DELETE", f"/products/{c}/reviews/me", None),
+        ("PUT", f"/products/{c}/reviews/me", {"rating": 5}),
+        ("DELETE", f"/products/{c}/reviews/me", None),
         ("POST", f"/products/{c}/questions", {"title": "Why?", "body": "Tell me"}),
-    ]:  # fmt: skip
+    ]:
         _code(call(api, method, path, world.other, json=body), 403, "no_entitlement")
     for path in ("/me/enrollments/pr_nope/resume", "/me/enrollments/pr_nope/progress"):
         _code(call(api, "GET", path, world.owner), 404, "not_found")
@@ -257,8 +274,12 @@ def test_playback_errors(world: SimpleNamespace) -> None:
         403,
         "not_owner",
     )
-    for bad in ({"seq": 0, "events": []}, {"seq": 1, "events": [{"type": "jump"}]},
-                {"seq": 1, "events": [{"type": "rate", "rate": 16}]}, {"seq": 1, "events": "x"}):  # fmt: skip
+    for bad in (
+        {"seq": 0, "events": []},
+        {"seq": 1, "events": [{"type": "jump"}]},
+        {"seq": 1, "events": [{"type": "rate", "rate": 16}]},
+        {"seq": 1, "events": "x"},
+    ):
         _code(call(api, "POST", events, owner, json=bad), 400, "invalid_request")
     beat = [{"type": "heartbeat", "position": 5}]
     _code(call(api, "POST", events, owner, json={"seq": 2, "events": beat}), 409, "out_of_order")

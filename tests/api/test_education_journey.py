@@ -20,8 +20,13 @@ def _watch(api: Api, token: str, product_id: str, lesson_id: str, duration: int)
     for seq, position in enumerate(range(20, duration + 20, 20), start=1):
         api.clock.advance(20)
         events = [{"type": "heartbeat", "position": min(position, duration)}]
-        answer = call(api, "POST", f"/playback-sessions/{session['session_id']}/events", token,
-                      json={"seq": seq, "events": events})  # fmt: skip
+        answer = call(
+            api,
+            "POST",
+            f"/playback-sessions/{session['session_id']}/events",
+            token,
+            json={"seq": seq, "events": events},
+        )
         assert answer.status_code == 200, answer.text
         reply = answer.json()
     closed = call(api, "DELETE", f"/playback-sessions/{session['session_id']}", token)
@@ -86,15 +91,23 @@ def test_a_new_student_finds_buys_learns_certifies_reviews_and_refunds(capi: Api
     assert library.headers["cache-control"] == dashboard.headers["cache-control"] == "private, no-store"
     assert [(i["product_id"], i["status"]) for i in library.json()["items"]] == [(course, "not_started")]
     assert dashboard.json() | {"last_activity": None} == {
-        "products": 1, "in_progress": 0, "completed": 0, "not_started": 1, "certificates": 0,
+        "products": 1,
+        "in_progress": 0,
+        "completed": 0,
+        "not_started": 1,
+        "certificates": 0,
         "last_activity": None,
-    }  # fmt: skip
+    }
 
     # watches both videos through events to completion and reads the PDF
     assert _watch(api, token, course, "l1", 100)["lesson"] | {"position_seconds": 0} == {
-        "lesson_id": "l1", "tracked": True, "watched_seconds": 100.0, "duration_seconds": 100.0,
-        "position_seconds": 0, "completed": True,
-    }  # fmt: skip
+        "lesson_id": "l1",
+        "tracked": True,
+        "watched_seconds": 100.0,
+        "duration_seconds": 100.0,
+        "position_seconds": 0,
+        "completed": True,
+    }
     assert _watch(api, token, course, "l2", 200)["lesson"]["completed"] is True
     assert call(api, "GET", "/me/dashboard", token).json()["in_progress"] == 1
     read = read_through(api, token, course, "l3", 4)
@@ -115,9 +128,12 @@ def test_a_new_student_finds_buys_learns_certifies_reviews_and_refunds(capi: Api
     assert cert.status_code == 201 and len(cert.json()["verification_token"]) >= 32
     verified = call(api, "GET", f"/certificates/verify/{cert.json()['verification_token']}")
     assert verified.json() == {
-        "valid": True, "course": {"product_id": course, "title": VIDEO_COURSE["title"]},
-        "holder": {"name": "Ada Lovelace"}, "issued_at": cert.json()["issued_at"], "revoked_at": None,
-    }  # fmt: skip
+        "valid": True,
+        "course": {"product_id": course, "title": VIDEO_COURSE["title"]},
+        "holder": {"name": "Ada Lovelace"},
+        "issued_at": cert.json()["issued_at"],
+        "revoked_at": None,
+    }
     assert call(api, "GET", "/me/certificates", token).json()["items"] == [cert.json()]
 
     # reviews (the product's rating follows) and asks a question

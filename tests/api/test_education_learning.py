@@ -57,13 +57,30 @@ def test_adopting_a_revision_keeps_the_progress_of_lessons_that_remain(capi: Api
     buy(capi, token, course)
     read = read_through(capi, token, course, "l3", 4)
     tag = read.headers["etag"]
-    changed = {"sections": [
-        {"section_id": "s2", "title": "Reading", "lessons": [
-            {"lesson_id": "l3", "title": "Cheat sheet", "kind": "pdf", "pages": 4, "preview": False}]},
-        {"section_id": "s3", "title": "New", "lessons": [
-            {"lesson_id": "l4", "title": "Order flow", "kind": "video", "duration_seconds": 60,
-             "preview": False}]},
-    ]}  # fmt: skip
+    changed = {
+        "sections": [
+            {
+                "section_id": "s2",
+                "title": "Reading",
+                "lessons": [
+                    {"lesson_id": "l3", "title": "Cheat sheet", "kind": "pdf", "pages": 4, "preview": False}
+                ],
+            },
+            {
+                "section_id": "s3",
+                "title": "New",
+                "lessons": [
+                    {
+                        "lesson_id": "l4",
+                        "title": "Order flow",
+                        "kind": "video",
+                        "duration_seconds": 60,
+                        "preview": False,
+                    }
+                ],
+            },
+        ]
+    }
     with capi.app.state.services.store.write() as conn:
         catalog.publish_revision(conn, course, changed, now=capi.clock.now())
     before = call(capi, "GET", f"/me/enrollments/{course}/progress", token).json()

@@ -143,27 +143,43 @@ def test_the_months_run_issues_a_statement_with_exact_figures(shop: SimpleNamesp
     # (147 + 147 + 45 + 45); net 12800 - 4900 - 1580 - 384.
     [october] = statements(api, tr.token)["items"]
     assert {k: october[k] for k in ("period", "orders", "refunded_orders", "gross", "net", "status")} == {
-        "period": "2026-10", "orders": 4, "refunded_orders": 1, "gross": usd(12800), "net": usd(5936),
+        "period": "2026-10",
+        "orders": 4,
+        "refunded_orders": 1,
+        "gross": usd(12800),
+        "net": usd(5936),
         "status": "paid",
-    }  # fmt: skip
+    }
     assert october["deductions"] == {
-        "refunds": usd(4900), "commission": usd(1580), "payment_fees": usd(384), "total": usd(6864),
-    }  # fmt: skip
+        "refunds": usd(4900),
+        "commission": usd(1580),
+        "payment_fees": usd(384),
+        "total": usd(6864),
+    }
     assert (october["commission_pct"], october["payment_fee_pct"]) == (20.0, 3.0)
     # 59.36 USD at 41.25 TRY: 2448.60 TRY
     assert october["payout"] == {
-        "payout_id": f"po_{tr.svc_id}_202610_USD", "state": "issued",
-        "amount": {"amount_minor": 244860, "currency": "TRY"}, "fx_rate": "41.25", "issued_at": at(11, 25),
-    }  # fmt: skip
+        "payout_id": f"po_{tr.svc_id}_202610_USD",
+        "state": "issued",
+        "amount": {"amount_minor": 244860, "currency": "TRY"},
+        "fx_rate": "41.25",
+        "issued_at": at(11, 25),
+    }
     assert outcomes(report) == {tr.svc_id: ("paid", None)}
     with Path(report["export"]).open(encoding="utf-8") as handle:
         [row] = list(csv.DictReader(handle))
     assert {k: row[k] for k in ("seller_id", "period", "amount_minor", "payout_amount_minor", "fx_rate")} == {
-        "seller_id": tr.svc_id, "period": "2026-10", "amount_minor": "5936", "payout_amount_minor": "244860",
+        "seller_id": tr.svc_id,
+        "period": "2026-10",
+        "amount_minor": "5936",
+        "payout_amount_minor": "244860",
         "fx_rate": "41.25",
-    }  # fmt: skip
+    }
     assert (row["payout_currency"], row["bank_account"], row["e_document_type"]) == (
-        "TRY", TR_PROFILE["bank_account"], "e_archive")  # fmt: skip
+        "TRY",
+        TR_PROFILE["bank_account"],
+        "e_archive",
+    )
     # the file lost after the run committed: the operator writes it again, the same bytes
     written = Path(report["export"]).read_bytes()
     Path(report["export"]).unlink()
@@ -176,8 +192,13 @@ def test_the_months_run_issues_a_statement_with_exact_figures(shop: SimpleNamesp
     assert payables(api, tr.svc_id) == 0 and statements(api, tr.token)["balances"] == [usd(0)]
     # the statement is equal to the orders and refunds behind it, to the minor unit
     summary = sales(api, tr.token, **{"from": "2026-10-01", "to": "2026-10-31"})["summary"]
-    assert summary == {"orders": 4, "refunded_orders": 1, "gross": usd(12800), "refunds": usd(4900),
-                       "net": usd(7900)}  # fmt: skip
+    assert summary == {
+        "orders": 4,
+        "refunded_orders": 1,
+        "gross": usd(12800),
+        "refunds": usd(4900),
+        "net": usd(7900),
+    }
     # a second run of the month pays nothing more
     assert run(api, at(11, 26))["payouts"] == 0
     # November: a course sold, October's book refunded on the 2nd (its commission given back):
@@ -188,7 +209,10 @@ def test_the_months_run_issues_a_statement_with_exact_figures(shop: SimpleNamesp
     november, again = statements(api, tr.token)["items"]
     assert again == october
     assert (november["gross"], november["deductions"]["total"], november["net"]) == (
-        usd(4900), usd(2327), usd(2573))  # fmt: skip
+        usd(4900),
+        usd(2327),
+        usd(2573),
+    )
     assert november["payout"]["amount"] == {"amount_minor": 106136, "currency": "TRY"}
     assert payables(api, tr.svc_id) == 0
 
@@ -217,10 +241,12 @@ def test_minimums_tr_with_and_without_a_rate_and_international_below_and_above(
     # 308.00 USD (2 x 20000 - 20 % - 3 %) is paid in USD
     first = run(api, at(11, 20))
     assert outcomes(first) == {
-        tr_low.svc_id: ("refused", "no_fx_rate"), tr_high.svc_id: ("refused", "no_fx_rate"),
-        intl_low.svc_id: ("accrued", "below_minimum"), intl_high.svc_id: ("paid", None),
+        tr_low.svc_id: ("refused", "no_fx_rate"),
+        tr_high.svc_id: ("refused", "no_fx_rate"),
+        intl_low.svc_id: ("accrued", "below_minimum"),
+        intl_high.svc_id: ("paid", None),
         intl_eur.svc_id: ("refused", "no_fx_rate"),
-    }  # fmt: skip
+    }
     paid = {out["seller_id"]: out for out in first["sellers"]}
     assert paid[intl_high.svc_id]["amount"] == usd(30800) and paid[intl_low.svc_id]["balance"] == usd(15400)
     admin("edu", "fx-rate", "USD", "TRY", "41.25")
@@ -228,9 +254,11 @@ def test_minimums_tr_with_and_without_a_rate_and_international_below_and_above(
     # with rates: 11.55 USD is under 20 USD (476.44 TRY < 825.00 TRY); 75.46 USD = 3112.73 TRY is paid
     second = run(api, at(11, 21))
     assert outcomes(second) == {
-        tr_low.svc_id: ("accrued", "below_minimum"), tr_high.svc_id: ("paid", None),
-        intl_low.svc_id: ("accrued", "below_minimum"), intl_eur.svc_id: ("paid", None),
-    }  # fmt: skip
+        tr_low.svc_id: ("accrued", "below_minimum"),
+        tr_high.svc_id: ("paid", None),
+        intl_low.svc_id: ("accrued", "below_minimum"),
+        intl_eur.svc_id: ("paid", None),
+    }
     paid = {out["seller_id"]: out for out in second["sellers"]}
     assert paid[tr_high.svc_id]["amount"] == {"amount_minor": 311273, "currency": "TRY"}
     assert paid[intl_eur.svc_id]["amount"] == {"amount_minor": 28336, "currency": "EUR"}
@@ -277,9 +305,10 @@ def test_each_incomplete_profile_accrues_until_complete(capi: Api) -> None:
     with api.app.state.services.store.write() as conn:
         studio.confirm_identity(conn, unconfirmed.svc_id, now=api.clock.now())
     assert outcomes(run(api, at(11, 26))) == {
-        nothing.svc_id: ("accrued", "profile_incomplete"), unconfirmed.svc_id: ("paid", None),
+        nothing.svc_id: ("accrued", "profile_incomplete"),
+        unconfirmed.svc_id: ("paid", None),
         identity_only.svc_id: ("accrued", "profile_incomplete"),
-    }  # fmt: skip
+    }
     assert statements(api, unconfirmed.token)["balances"] == [usd(0)]
 
 
@@ -315,21 +344,29 @@ def test_sales_analytics_summary_breakdown_and_filters(shop: SimpleNamespace) ->
     api, tr = shop.api, shop.tr
     body = sales(api, tr.token)
     assert body["breakdown"] is None and body["currency"] == "USD"
-    assert body["summary"] == {"orders": 5, "refunded_orders": 2, "gross": usd(17700), "refunds": usd(6400),
-                               "net": usd(11300)}  # fmt: skip
+    assert body["summary"] == {
+        "orders": 5,
+        "refunded_orders": 2,
+        "gross": usd(17700),
+        "refunds": usd(6400),
+        "net": usd(11300),
+    }
     first = sales(api, tr.token, group_by="product", limit=1)
     rest = sales(api, tr.token, group_by="product", limit=1, cursor=first["breakdown"]["next_cursor"])
     assert rest["breakdown"]["next_cursor"] is None
     rows = first["breakdown"]["items"] + rest["breakdown"]["items"]
     assert {r["item"]["id"]: (r["orders"], r["gross"], r["refunds"]) for r in rows} == {
-        shop.course: (3, usd(14700), usd(4900)), shop.book: (2, usd(3000), usd(1500)),
-    }  # fmt: skip
+        shop.course: (3, usd(14700), usd(4900)),
+        shop.book: (2, usd(3000), usd(1500)),
+    }
     assert {r["item"]["title"] for r in rows} == {VIDEO_COURSE["title"], PUBLICATION["title"]}
     days = sales(api, tr.token, group_by="day", **{"from": "2026-10-06", "to": "2026-11-02"})["breakdown"]
     assert [(d["date"], d["orders"], d["refunded_orders"], d["net"]) for d in days["items"]] == [
-        ("2026-10-06", 1, 0, usd(1500)), ("2026-10-10", 0, 1, usd(-4900)),
-        ("2026-10-20", 1, 0, usd(1500)), ("2026-11-02", 0, 1, usd(-1500)),
-    ]  # fmt: skip
+        ("2026-10-06", 1, 0, usd(1500)),
+        ("2026-10-10", 0, 1, usd(-4900)),
+        ("2026-10-20", 1, 0, usd(1500)),
+        ("2026-11-02", 0, 1, usd(-1500)),
+    ]
     book = sales(api, tr.token, product_id=shop.book)["summary"]
     assert (book["orders"], book["net"]) == (2, usd(1500))
     assert sales(api, tr.token, bundle_id="bn_none")["summary"]["orders"] == 0
@@ -362,10 +399,16 @@ def test_every_error_status_of_the_routes(shop: SimpleNamespace) -> None:
             call(api, "GET", path, tr.token, params={"cursor": "garbage", **grouped}), 400, "invalid_cursor"
         )
     bad = [
-        {"from": "2026-13-01"}, {"to": "yesterday"}, {"from": "2026-10-05", "to": "2026-10-04"},
-        {"product_id": "pr_x", "bundle_id": "bn_x"}, {"product_id": "no way!"}, {"currency": "usd"},
-        {"group_by": "week"}, {"limit": "5"}, {"group_by": "day", "limit": "0"},
-    ]  # fmt: skip
+        {"from": "2026-13-01"},
+        {"to": "yesterday"},
+        {"from": "2026-10-05", "to": "2026-10-04"},
+        {"product_id": "pr_x", "bundle_id": "bn_x"},
+        {"product_id": "no way!"},
+        {"currency": "usd"},
+        {"group_by": "week"},
+        {"limit": "5"},
+        {"group_by": "day", "limit": "0"},
+    ]
     for params in bad:
         reply = call(api, "GET", "/studio/analytics/sales", tr.token, params=params)
         assert reply.status_code == 400, (params, reply.text)
@@ -379,8 +422,11 @@ def test_every_error_status_of_the_routes(shop: SimpleNamespace) -> None:
         400,
         "invalid_cursor",
     )
-    _code(call(api, "GET", "/studio/payout-statements", tr.token, params={"limit": "101"}), 400,
-          "invalid_page_size")  # fmt: skip
+    _code(
+        call(api, "GET", "/studio/payout-statements", tr.token, params={"limit": "101"}),
+        400,
+        "invalid_page_size",
+    )
 
 
 def test_both_routes_answer_429_past_the_limit(make_api: Any, settings: Any, monkeypatch: Any) -> None:

@@ -11,10 +11,14 @@ from svc_api.education.learning import playback
 DURATION = 600.0
 
 _event = st.one_of(
-    st.fixed_dictionaries({"type": st.sampled_from(["heartbeat", "pause", "seek"]),
-                           "position": st.floats(0, 5_000, allow_nan=False)}),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["heartbeat", "pause", "seek"]),
+            "position": st.floats(0, 5_000, allow_nan=False),
+        }
+    ),
     st.fixed_dictionaries({"type": st.just("rate"), "rate": st.floats(playback.MIN_RATE, playback.MAX_RATE)}),
-)  # fmt: skip
+)
 _batch = st.tuples(st.floats(0, 120, allow_nan=False), st.lists(_event, min_size=1, max_size=30))
 
 
@@ -44,18 +48,33 @@ def test_no_event_stream_yields_more_watched_time_than_the_wall_clock_allows(bat
 def test_seeks_alone_never_complete_a_lesson(seeks: list) -> None:
     position, watched = 0.0, []
     for elapsed, target in seeks:
-        batch = playback.account([{"type": "seek", "position": target}], position=position, rate=1.0,
-                                 elapsed=elapsed, duration=DURATION)  # fmt: skip
+        batch = playback.account(
+            [{"type": "seek", "position": target}],
+            position=position,
+            rate=1.0,
+            elapsed=elapsed,
+            duration=DURATION,
+        )
         position = batch.position
         watched.extend(batch.intervals)
     assert watched == [] and not playback.complete(playback.watched(watched), DURATION)
 
 
 def test_a_batch_credits_at_most_elapsed_times_rate_and_overlaps_count_once() -> None:
-    fast = playback.account([{"type": "rate", "rate": 2.0}, {"type": "heartbeat", "position": 500.0}],
-                            position=0.0, rate=1.0, elapsed=30.0, duration=DURATION)  # fmt: skip
+    fast = playback.account(
+        [{"type": "rate", "rate": 2.0}, {"type": "heartbeat", "position": 500.0}],
+        position=0.0,
+        rate=1.0,
+        elapsed=30.0,
+        duration=DURATION,
+    )
     assert fast.intervals == [(0.0, 60.0)] and fast.rate == 2.0
-    again = playback.account([{"type": "seek", "position": 10.0}, {"type": "heartbeat", "position": 40.0}],
-                             position=60.0, rate=1.0, elapsed=30.0, duration=DURATION)  # fmt: skip
+    again = playback.account(
+        [{"type": "seek", "position": 10.0}, {"type": "heartbeat", "position": 40.0}],
+        position=60.0,
+        rate=1.0,
+        elapsed=30.0,
+        duration=DURATION,
+    )
     assert playback.watched([*fast.intervals, *again.intervals]) == 60.0
     assert playback.complete(540.0, DURATION) and not playback.complete(539.9, DURATION)

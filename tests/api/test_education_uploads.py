@@ -33,9 +33,14 @@ def test_a_leader_uploads_a_video_in_parts_loses_the_client_reconciles_and_gets_
     upload = register(desk, video)
     upload_id = upload["upload_id"]
     assert upload["status"] == "uploading" and upload["part_policy"] == {
-        "part_size_bytes": 65536, "part_count": -(-len(video) // 65536), "min_part_bytes": 65536,
-        "max_part_bytes": 1048576, "max_parts": 10000, "max_urls_per_call": 16, "url_ttl_seconds": 3600,
-    }  # fmt: skip
+        "part_size_bytes": 65536,
+        "part_count": -(-len(video) // 65536),
+        "min_part_bytes": 65536,
+        "max_part_bytes": 1048576,
+        "max_parts": 10000,
+        "max_urls_per_call": 16,
+        "url_ttl_seconds": 3600,
+    }
     count = upload["part_policy"]["part_count"]
     assert count == 3 and upload["lease"] == {"seconds": 86400, "expires_at": api.clock.now() + 86400}
     assert upload["missing_parts"] == 3 and upload["received_parts"] == []
@@ -83,8 +88,11 @@ def test_a_leader_uploads_a_video_in_parts_loses_the_client_reconciles_and_gets_
     )
     with api.app.state.services.store.read() as conn:
         assert uploads.processed_media(conn, desk.svc_id, upload_id) == {
-            "upload_id": upload_id, "kind": "video", "media_key": media["media_key"], "duration_seconds": 2,
-        }  # fmt: skip
+            "upload_id": upload_id,
+            "kind": "video",
+            "media_key": media["media_key"],
+            "duration_seconds": 2,
+        }
         assert uploads.processed_media(conn, "ZZ99ZZ", upload_id) is None
     with desk.mp.local_copy(media["media_key"]) as path:
         assert path.read_bytes() == video
@@ -99,9 +107,11 @@ def test_a_pdf_in_parts_is_processed_with_its_page_count(desk: SimpleNamespace) 
     upload_id = done["upload_id"]
     with desk.api.app.state.services.store.read() as conn:
         assert uploads.processed_media(conn, desk.svc_id, upload_id) == {
-            "upload_id": upload_id, "kind": "pdf", "media_key": f"uploads/{upload_id}/handbook.pdf",
+            "upload_id": upload_id,
+            "kind": "pdf",
+            "media_key": f"uploads/{upload_id}/handbook.pdf",
             "pages": 4,
-        }  # fmt: skip
+        }
 
 
 def test_own_uploads_are_listed_newest_first_with_a_status_filter_and_pages(desk: SimpleNamespace) -> None:

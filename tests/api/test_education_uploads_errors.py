@@ -161,8 +161,13 @@ def test_part_receipts_are_idempotent_and_a_checksum_the_store_disagrees_with_is
     _code(receipts(desk, upload_id, {1: "0" * 32}), 409, "checksum_mismatch")
     _code(receipts(desk, upload_id, {3: "0" * 32}), 409, "part_not_in_store")
     twice = [{"part_number": 1, "etag": "a"}, {"part_number": 1, "etag": "a"}]
-    for bad in ({"parts": []}, {"parts": [{"part_number": 9, "etag": "a"}]}, {"parts": [{"part_number": 1}]},
-                {"parts": twice}, {"etags": []}):  # fmt: skip
+    for bad in (
+        {"parts": []},
+        {"parts": [{"part_number": 9, "etag": "a"}]},
+        {"parts": [{"part_number": 1}]},
+        {"parts": twice},
+        {"etags": []},
+    ):
         _code(call(api, "POST", _path(upload_id, "/part-receipts"), token, json=bad), 400, "invalid_request")
     # after complete a receipt that agrees answers the snapshot, one that does not is a 409
     rest = send_parts(desk, upload, video)
@@ -216,8 +221,14 @@ def test_complete_checks_every_part_the_manifest_and_the_whole_checksum(desk: Si
         "parts"
     ]
     assert urls == []  # received parts get no URL: the client reuses the one it had
-    fresh = desk.mp.part_url(upload_id, f"uploads/{upload_id}/lesson.mp4", _store_id(desk, upload_id), 2,
-                             ttl=60, now=api.clock.now())  # fmt: skip
+    fresh = desk.mp.part_url(
+        upload_id,
+        f"uploads/{upload_id}/lesson.mp4",
+        _store_id(desk, upload_id),
+        2,
+        ttl=60,
+        now=api.clock.now(),
+    )
     assert put(api, fresh, b"y" * 65536).status_code == 200
     _code(call(api, "POST", _path(upload_id, "/complete"), token, json={}), 422, "store_disagrees")
     call(api, "POST", _path(upload_id, "/reconcile"), token, json={})

@@ -39,8 +39,12 @@ def _spoiled(data: bytes, *numbers: int) -> bytes:
 def _receipts(desk: SimpleNamespace, upload_id: str, etags: dict[int, str], truth: bytes) -> httpx.Response:
     """Receipts of ``etags`` reporting the SHA-256 each part of ``truth`` (the real file) has."""
     real = pieces(truth, PART)
-    body = {"parts": [{"part_number": n, "etag": tag, "sha256": hashlib.sha256(real[n]).hexdigest()}
-                      for n, tag in sorted(etags.items())]}  # fmt: skip
+    body = {
+        "parts": [
+            {"part_number": n, "etag": tag, "sha256": hashlib.sha256(real[n]).hexdigest()}
+            for n, tag in sorted(etags.items())
+        ]
+    }
     reply = call(desk.api, "POST", _path(upload_id, "/part-receipts"), desk.token, json=body)
     assert reply.status_code == 200, reply.text
     return reply
@@ -77,8 +81,11 @@ def test_one_corrupt_part_is_sent_again_and_the_processed_file_is_the_registered
     assert corrupt.status_code == 422, corrupt.text
     body = corrupt.json()
     assert (body["code"], body["parts"], body["part_failures"], body["resends_left"]) == (
-        "parts_corrupt", [2], 1, 2,
-    )  # fmt: skip
+        "parts_corrupt",
+        [2],
+        1,
+        2,
+    )
     snapshot = call(api, "GET", _path(upload_id), token).json()
     assert snapshot["status"] == "uploading" and snapshot["received_parts"] == [[1, 1], [3, 3]]
     assert snapshot["part_failures"] == 1 and snapshot["error"] is None

@@ -45,9 +45,15 @@ def test_link_balance_preview_order_retry_history_and_login(xapi: Any) -> None:
     body = order_of(signal, KEY)
     assert (preview["symbol"], preview["position_side"], preview["order_side"]) == ("BTCUSDT", "LONG", "SELL")
     assert (preview["quantity"], preview["take_profit_price"], preview["stop_loss_price"]) == (
-        body["quantity"], signal["limit_price"], signal["stop_price"])  # fmt: skip
+        body["quantity"],
+        signal["limit_price"],
+        signal["stop_price"],
+    )
     assert (preview["balance_asset"], preview["available_balance"], preview["required_balance"]) == (
-        "BTC", "1", body["quantity"].rstrip("0"))  # fmt: skip
+        "BTC",
+        "1",
+        body["quantity"].rstrip("0"),
+    )
     flags = (
         preview["balance_verified"],
         preview["market_type"],
@@ -63,7 +69,11 @@ def test_link_balance_preview_order_retry_history_and_login(xapi: Any) -> None:
 
     placed = _data(xapi.user("exchange_order", body, token=token))
     assert (placed["status"], placed["symbol"], placed["side"], placed["idempotency_key"]) == (
-        "submitted", "BTCUSDT", "SELL", KEY)  # fmt: skip
+        "submitted",
+        "BTCUSDT",
+        "SELL",
+        KEY,
+    )
     assert [o["type"] for o in placed["orders"]] == ["STOP_LOSS_LIMIT", "LIMIT_MAKER"]
     again = _data(xapi.user("exchange_order", body, token=token))
     assert again == {**placed, "idempotent_replay": True}
@@ -77,9 +87,16 @@ def test_link_balance_preview_order_retry_history_and_login(xapi: Any) -> None:
     history = _data(xapi.user("order_history", token=token))
     [record] = history["orders"]
     assert (record["order_id"], record["coin"], record["strategy_name"], record["exchange_order_status"]) == (
-        placed["order_list_id"], "BTC", "smacross", "NEW")  # fmt: skip
+        placed["order_list_id"],
+        "BTC",
+        "smacross",
+        "NEW",
+    )
     assert (record["execution_mode"], record["order_source"], record["signal_position_key"]) == (
-        "paper_trade", "signal", signal["position_key"])  # fmt: skip
+        "paper_trade",
+        "signal",
+        signal["position_key"],
+    )
     assert (history["count"], history["has_more"], history["status"]) == (1, False, None)
     assert _data(xapi.user("order_history", {"status": "FILLED"}, token=token))["orders"] == []
     assert xapi.user("order_history", {"status": "DONE"}, token=token).status_code == 400
@@ -150,7 +167,9 @@ def test_link_without_an_account_id_is_502(xapi: Any, monkeypatch: pytest.Monkey
 def test_login_statuses(xapi: Any) -> None:
     keys = paper_account("USDT=1")
     assert _error(xapi.user("exchange_login", {"api_key": "k" * 10, "api_secret": "s" * 64})) == (
-        401, "api_key must be exactly 64 characters")  # fmt: skip
+        401,
+        "api_key must be exactly 64 characters",
+    )
     reply = xapi.user("exchange_login", {"api_key": keys["api_key"], "api_secret": keys["api_secret"]})
     assert _error(reply) == (
         400,
@@ -178,7 +197,7 @@ def test_order_errors(xapi: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         ({"order_source": "bot"}, 400, "order_source must be one of signal, manual"),
         ({"signal_position_key": "sig_nope"}, 404, "no live signal sig_nope of yours"),
         ({"symbol": "ETHUSDT"}, 409, "the signal is on BTCUSDT, not ETHUSDT"),
-    ]  # fmt: skip
+    ]
     for change, status, message in cases:
         reply = xapi.user("exchange_order", {**body, **change}, token=token)
         got = _error(reply)

@@ -22,9 +22,14 @@ from tests.api.fakes.binance import KEY, SECRET, BinanceFake, running_binance
 
 OCO = "/api/v3/orderList/oco"
 ORDER = {
-    "symbol": "BTCUSDT", "side": "BUY", "quantity": "0.01000", "take_profit_price": "63000.00",
-    "stop_loss_price": "57000.00", "order_source": "manual", "idempotency_key": "binance-order-00001",
-}  # fmt: skip
+    "symbol": "BTCUSDT",
+    "side": "BUY",
+    "quantity": "0.01000",
+    "take_profit_price": "63000.00",
+    "stop_loss_price": "57000.00",
+    "order_source": "manual",
+    "idempotency_key": "binance-order-00001",
+}
 
 
 @pytest.fixture
@@ -36,9 +41,12 @@ def fake() -> Iterator[BinanceFake]:
 @pytest.fixture
 def bapi(settings: Settings, make_api: Any, fake: BinanceFake) -> Any:
     on_binance = dataclasses.replace(
-        settings, exchange="binance", binance_api_url=fake.url, binance_futures_url=fake.url,
+        settings,
+        exchange="binance",
+        binance_api_url=fake.url,
+        binance_futures_url=fake.url,
         exchange_poll_seconds=0,
-    )  # fmt: skip
+    )
     return make_api(on_binance, clock=ManualClock(SIGNALS_T0))
 
 
@@ -87,13 +95,15 @@ def test_refused_and_rejected_orders_place_nothing_and_free_the_key(bapi: Any, f
     fake.answer_next(400, -2010, "Account has insufficient balance for requested action.", path=OCO)
     refused = bapi.user("exchange_order", ORDER, token=token)
     assert (refused.status_code, refused.json()["message"]) == (
-        400, "the exchange refused the order: Account has insufficient balance for requested action. "
-        "(code -2010)")  # fmt: skip
+        400,
+        "the exchange refused the order: Account has insufficient balance for requested action. (code -2010)",
+    )
     fake.answer_next(400, -1013, "Filter failure: PERCENT_PRICE_BY_SIDE", path=OCO)
     filtered = bapi.user("exchange_order", ORDER, token=token)
     assert (filtered.status_code, filtered.json()["message"]) == (
-        400, "the exchange refused the order: Filter failure: PERCENT_PRICE_BY_SIDE (code -1013)",
-    )  # fmt: skip
+        400,
+        "the exchange refused the order: Filter failure: PERCENT_PRICE_BY_SIDE (code -1013)",
+    )
     fake.answer_next(400, -1102, "Mandatory parameter 'quantity' was not sent.", path=OCO)
     rejected = bapi.user("exchange_order", ORDER, token=token)
     assert (rejected.status_code, rejected.json()["error"]) == (502, "exchange_rejected")

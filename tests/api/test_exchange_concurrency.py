@@ -95,8 +95,11 @@ def test_an_order_the_exchange_never_received_fails_and_places_nothing(
     xapi.clock.advance(UNSEEN_AFTER)
     exchange.run_reconciler(services)
     final = xapi.user("exchange_order", body, token=token).json()["data"]
-    assert final == {"status": "failed", "idempotency_key": body["idempotency_key"],
-                     "message": "the exchange never received this order; nothing was placed"}  # fmt: skip
+    assert final == {
+        "status": "failed",
+        "idempotency_key": body["idempotency_key"],
+        "message": "the exchange never received this order; nothing was placed",
+    }
     assert _lists(xapi) == 0
     assert xapi.user("order_history", {"status": "FAILED"}, token=token).json()["data"]["count"] == 1
 

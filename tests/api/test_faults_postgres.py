@@ -81,9 +81,11 @@ def _roles(api: Api) -> list[tuple[str, Callable[[], Any]]]:
 
         def launch(token: str = token, body: dict[str, Any] = body) -> Any:
             return api.post(
-                "/backtest", params={"action": "full_range"}, json=body,
+                "/backtest",
+                params={"action": "full_range"},
+                json=body,
                 headers={"Authorization": f"Bearer {token}"},
-            )  # fmt: skip
+            )
 
         roles.append(("launch", launch))
     for _ in range(17):

@@ -218,10 +218,17 @@ def _run(client: Client, token: str, store: DataStore) -> str:
     served = client.ok("result", {"job_id": job_id}, token)
     engine = _as_served(
         sim.backtest(
-            _engine_strategy(), "BTCUSDT", "1h", START, END, market="crypto", store=store,
-            market_type="spot", **RUN_SETTINGS,
+            _engine_strategy(),
+            "BTCUSDT",
+            "1h",
+            START,
+            END,
+            market="crypto",
+            store=store,
+            market_type="spot",
+            **RUN_SETTINGS,
         )
-    )  # fmt: skip
+    )
     assert engine["total_trades"] == len(engine["trades"]) > 0
     _assert_served(served, engine)
     assert (served["kind"], served["cost_credits"]) == ("run", 2)
@@ -265,9 +272,17 @@ def _portfolio(client: Client, token: str, store: DataStore) -> str:
 
     served = client.ok("result", {"job_id": launch["job_id"]}, token)
     book = sim.portfolio(
-        _engine_strategy(), ["BTCUSDT", "ETHUSDT"], "1h", divide=2, initial_balance=1000, start_ts=START,
-        market="crypto", store=store, commission_pct=0.1, market_type="spot",
-    )  # fmt: skip
+        _engine_strategy(),
+        ["BTCUSDT", "ETHUSDT"],
+        "1h",
+        divide=2,
+        initial_balance=1000,
+        start_ts=START,
+        market="crypto",
+        store=store,
+        commission_pct=0.1,
+        market_type="spot",
+    )
     engine = _as_served(book)
     assert engine["trades"], "the portfolio should trade"
     _assert_served(served, engine)

@@ -207,9 +207,11 @@ def test_a_read_key_buys_nothing_and_leaves_the_idempotency_key_free(api: Api) -
     idem = f"k-{uuid.uuid4()}"
     key = _key(api, token, ["read", "trade"])
     refused = api.request(
-        "POST", "/education/v1/checkouts", json={"product_id": product},
+        "POST",
+        "/education/v1/checkouts",
+        json={"product_id": product},
         headers={"X-API-Key": key[0], "X-API-Secret": key[1], "Idempotency-Key": idem},
-    )  # fmt: skip
+    )
     assert refused.status_code == 403
     # Nothing was claimed under the key: the session's own request with it runs.
     created = call(api, "POST", "/checkouts", token, json={"product_id": product}, idem=idem)

@@ -40,15 +40,22 @@ def no_refresh(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def mapi(make_api: Any, database_url: str, tmp_path: Path, market_dir: Path, no_refresh: None) -> Api:
     """A client of the service on the parametrised database and the small market."""
-    return make_api(Settings(database_url=database_url, secret_key=SECRET, var_dir=tmp_path / "var",
-                             data_dir=market_dir))
+    return make_api(
+        Settings(database_url=database_url, secret_key=SECRET, var_dir=tmp_path / "var", data_dir=market_dir)
+    )
 
 
 @pytest.fixture
 def sapi(make_api: Any, tmp_path: Path, market_dir: Path, no_refresh: None) -> Api:
     """The same on SQLite only, for operations that touch no table."""
-    return make_api(Settings(database_url=f"sqlite:///{tmp_path / 'svc.db'}", secret_key=SECRET,
-                             var_dir=tmp_path / "var", data_dir=market_dir))
+    return make_api(
+        Settings(
+            database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+            secret_key=SECRET,
+            var_dir=tmp_path / "var",
+            data_dir=market_dir,
+        )
+    )
 
 
 def get(api: Api, request_type: str, token: str | None = None, **params: Any) -> Any:
@@ -70,8 +77,13 @@ def test_ticker_as_guest_busiest_first_with_exact_values(sapi: Api) -> None:
     assert [i["symbol"] for i in body["items"]] == ["BTCUSDT", "ETHUSDT", "SOLUSDT", "DOTUSDT", "INJUSDT"]
     assert (body["page"], body["count"], body["total"], body["last_page"]) == (0, 5, 5, 0)
     assert body["items"][0] == {
-        "symbol": "BTCUSDT", "last_price": "92000.00", "change_percent_24h": "3.10",
-        "quote_volume_24h": "1810407429.47", "market_type": "spot", "price_precision": 2, "favorite": False,
+        "symbol": "BTCUSDT",
+        "last_price": "92000.00",
+        "change_percent_24h": "3.10",
+        "quote_volume_24h": "1810407429.47",
+        "market_type": "spot",
+        "price_precision": 2,
+        "favorite": False,
     }
     assert body["items"][3]["last_price"] == "5.200" and body["items"][3]["price_precision"] == 3
 
@@ -99,8 +111,15 @@ def test_ticker_paging_search_priority_and_errors(sapi: Api) -> None:
     assert get(sapi, "market_ticker", limit=5000).json()["count"] == 5  # clamped to 1000
     futures = get(sapi, "market_ticker", market="futures").json()["items"]
     assert {i["market_type"] for i in futures} == {"futures"}
-    for bad in ({"search": "ET-H"}, {"priority": "BTC/USDT"}, {"limit": "x"}, {"limit": 0}, {"page": -1},
-                {"page": "1.5"}, {"market": "margin"}):
+    for bad in (
+        {"search": "ET-H"},
+        {"priority": "BTC/USDT"},
+        {"limit": "x"},
+        {"limit": 0},
+        {"page": -1},
+        {"page": "1.5"},
+        {"market": "margin"},
+    ):
         reply = get(sapi, "market_ticker", **bad)
         assert reply.status_code == 400, (bad, reply.text)
 
@@ -114,7 +133,8 @@ def test_ticker_rows_are_cached_briefly(sapi: Api, monkeypatch: pytest.MonkeyPat
 
 
 def test_ticker_serves_recent_rows_marked_stale_while_the_data_store_fails(
-        sapi: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    sapi: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fresh = get(sapi, "market_ticker").json()
     assert "_cache" not in fresh
 
@@ -159,8 +179,13 @@ def test_favorite_coin_add_remove_uppercase_and_errors(mapi: Api) -> None:
     removed = fav({"symbol": "Btc", "action": "remove"}).json()["data"]
     assert removed == {"symbol": "BTC", "action": "remove", "favorites": ["ETHUSDT"]}
     assert fav({"symbol": "BTC", "action": "remove"}).json()["data"]["favorites"] == ["ETHUSDT"]
-    bad_bodies = ({}, {"symbol": ""}, {"symbol": "BTC/USDT"}, {"symbol": 5},
-                  {"symbol": "BTC", "action": "toggle"})
+    bad_bodies = (
+        {},
+        {"symbol": ""},
+        {"symbol": "BTC/USDT"},
+        {"symbol": 5},
+        {"symbol": "BTC", "action": "toggle"},
+    )
     for bad in bad_bodies:
         reply = fav(bad)
         assert reply.status_code == 400, (bad, reply.text)
@@ -171,8 +196,10 @@ def test_favorite_coin_holds_at_most_100(mapi: Api) -> None:
     user = mapi.register()
     token = user["session_token"]
     with mapi.app.state.services.store.write() as conn:
-        conn.execute(favorite_coins.insert(), [
-            {"svc_id": user["svc_id"], "symbol": f"C{i:03d}", "created_at": i} for i in range(100)])
+        conn.execute(
+            favorite_coins.insert(),
+            [{"svc_id": user["svc_id"], "symbol": f"C{i:03d}", "created_at": i} for i in range(100)],
+        )
     refused = mapi.user("favorite_coin", {"symbol": "BTC"}, token=token)
     assert refused.status_code == 400 and "at most 100" in refused.json()["message"]
     again = mapi.user("favorite_coin", {"symbol": "c007"}, token=token).json()["data"]
@@ -187,11 +214,17 @@ def test_favorite_coin_holds_at_most_100(mapi: Api) -> None:
 def test_the_100_limit_holds_under_concurrent_adds(mapi: Api) -> None:
     user = mapi.register()
     with mapi.app.state.services.store.write() as conn:
-        conn.execute(favorite_coins.insert(), [
-            {"svc_id": user["svc_id"], "symbol": f"C{i:03d}", "created_at": i} for i in range(99)])
+        conn.execute(
+            favorite_coins.insert(),
+            [{"svc_id": user["svc_id"], "symbol": f"C{i:03d}", "created_at": i} for i in range(99)],
+        )
     with ThreadPoolExecutor(max_workers=6) as pool:
-        replies = list(pool.map(lambda n: mapi.user("favorite_coin", {"symbol": f"NEW{n}"},
-                                                    token=user["session_token"]), range(6)))
+        replies = list(
+            pool.map(
+                lambda n: mapi.user("favorite_coin", {"symbol": f"NEW{n}"}, token=user["session_token"]),
+                range(6),
+            )
+        )
     assert sorted(r.status_code for r in replies) == [200, 400, 400, 400, 400, 400]
     with mapi.app.state.services.store.read() as conn:
         assert len(market.favorites(conn, user["svc_id"])) == 100
@@ -211,15 +244,29 @@ def test_market_quote_spot_and_futures(sapi: Api, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(market_routes, "clock", lambda: 1_793_491_200.123)
     spot = get(sapi, "market_quote", symbol="btcusdt").json()
     assert spot == {
-        "symbol": "BTCUSDT", "market_type": "spot", "bid_price": "91990.80", "ask_price": "92009.20",
-        "last_price": "92000.00", "spread": "18.40", "spread_percent": "0.02", "commission_rate": "0.0020",
-        "commission_percent": "0.20", "timestamp": 1_793_491_200_123,
+        "symbol": "BTCUSDT",
+        "market_type": "spot",
+        "bid_price": "91990.80",
+        "ask_price": "92009.20",
+        "last_price": "92000.00",
+        "spread": "18.40",
+        "spread_percent": "0.02",
+        "commission_rate": "0.0020",
+        "commission_percent": "0.20",
+        "timestamp": 1_793_491_200_123,
     }
     futures = get(sapi, "market_quote", symbol="INJUSDT", market="futures").json()
     assert (futures["bid_price"], futures["ask_price"], futures["spread"], futures["spread_percent"]) == (
-        "20.979", "21.021", "0.042", "0.20")
+        "20.979",
+        "21.021",
+        "0.042",
+        "0.20",
+    )
     assert (futures["mark_price"], futures["funding_rate"], futures["next_funding_time"]) == (
-        "21.000", "0.0001", "1793520000000")  # 2026-11-01 08:00 UTC
+        "21.000",
+        "0.0001",
+        "1793520000000",
+    )  # 2026-11-01 08:00 UTC
     assert get(sapi, "market_quote", symbol="DOTUSDT").json()["spread_percent"] == "0.10"
 
 
@@ -238,7 +285,11 @@ def test_get_klines_latest_and_from_a_start(sapi: Api, market_dir: Path) -> None
     hourly = candles(market_dir, "BTCUSDT", "1h")
     latest = get(sapi, "get_klines", symbol="BTCUSDT").json()
     assert (latest["symbol"], latest["market"], latest["interval"], latest["count"]) == (
-        "BTCUSDT", "crypto", "1h", 500)
+        "BTCUSDT",
+        "crypto",
+        "1h",
+        500,
+    )
     assert [r[0] for r in latest["klines"]] == hourly["open_time"].tail(500).to_list()
     last = hourly.row(-1)
     assert latest["klines"][-1] == [last[0], *(f"{x:.2f}" for x in last[1:5]), f"{last[5]:.5f}"]
@@ -260,11 +311,15 @@ def test_get_klines_latest_and_from_a_start(sapi: Api, market_dir: Path) -> None
 
 
 def test_get_klines_errors(sapi: Api) -> None:
-    for params, status in (({}, 400), ({"symbol": "BTCUSDT", "interval": "7h"}, 400),
-                           ({"symbol": "BTCUSDT", "start_time": "soon"}, 400),
-                           ({"symbol": "BTCUSDT", "start_time": 5000, "end_time": 10}, 400),
-                           ({"symbol": "BTCUSDT", "limit": "many"}, 400), ({"symbol": "XRPUSDT"}, 404),
-                           ({"symbol": "NOSUCHCOIN"}, 404)):
+    for params, status in (
+        ({}, 400),
+        ({"symbol": "BTCUSDT", "interval": "7h"}, 400),
+        ({"symbol": "BTCUSDT", "start_time": "soon"}, 400),
+        ({"symbol": "BTCUSDT", "start_time": 5000, "end_time": 10}, 400),
+        ({"symbol": "BTCUSDT", "limit": "many"}, 400),
+        ({"symbol": "XRPUSDT"}, 404),
+        ({"symbol": "NOSUCHCOIN"}, 404),
+    ):
         reply = get(sapi, "get_klines", **params)
         assert reply.status_code == status, (params, reply.text)
 
@@ -272,15 +327,36 @@ def test_get_klines_errors(sapi: Api) -> None:
 def test_market_symbol_info(sapi: Api) -> None:
     info = get(sapi, "market_symbol_info", symbol="BTC").json()
     assert info == {
-        "symbol": "BTCUSDT", "display": "BTC", "market": "crypto", "asset_class": "crypto",
-        "provider": "binance", "exchange": "binance", "quote": "USDT",
-        "precision": {"price_precision": 2, "quantity_precision": 5, "tick_size": "0.01",
-                      "step_size": "0.00001", "min_quantity": "0.00001", "min_notional": "5"},
+        "symbol": "BTCUSDT",
+        "display": "BTC",
+        "market": "crypto",
+        "asset_class": "crypto",
+        "provider": "binance",
+        "exchange": "binance",
+        "quote": "USDT",
+        "precision": {
+            "price_precision": 2,
+            "quantity_precision": 5,
+            "tick_size": "0.01",
+            "step_size": "0.00001",
+            "min_quantity": "0.00001",
+            "min_notional": "5",
+        },
         "timeframes": {
-            "1m": {"first_ts": 1793232000, "last_ts": 1793491140, "first_date": "2026-10-29",
-                   "last_date": "2026-10-31", "total_candles": 4320},
-            "1h": {"first_ts": 1788307200, "last_ts": 1793487600, "first_date": "2026-09-02",
-                   "last_date": "2026-10-31", "total_candles": 1440},
+            "1m": {
+                "first_ts": 1793232000,
+                "last_ts": 1793491140,
+                "first_date": "2026-10-29",
+                "last_date": "2026-10-31",
+                "total_candles": 4320,
+            },
+            "1h": {
+                "first_ts": 1788307200,
+                "last_ts": 1793487600,
+                "first_date": "2026-09-02",
+                "last_date": "2026-10-31",
+                "total_candles": 1440,
+            },
         },
     }
     assert get(sapi, "market_symbol_info", symbol="EURUSD").json()["asset_class"] == "forex"
@@ -288,16 +364,35 @@ def test_market_symbol_info(sapi: Api) -> None:
     assert get(sapi, "market_symbol_info", symbol="TSLA").status_code == 404  # known, but no candles stored
 
 
-def test_a_stored_futures_venue_serves_the_futures_ticker_and_quote(make_api: Any, tmp_path: Path,
-                                                                     no_refresh: None) -> None:
+def test_a_stored_futures_venue_serves_the_futures_ticker_and_quote(
+    make_api: Any, tmp_path: Path, no_refresh: None
+) -> None:
     store = DataStore(tmp_path / "data")
     hours = [1_793_404_800_000 + i * 3_600_000 for i in range(24)]
     for venue, close in (("crypto", 100.0), ("crypto_futures", 101.0)):
-        store.write_klines(venue, "BTCUSDT", "1h", pl.DataFrame({
-            "open_time": hours, "open": [close - 1] * 24, "high": [close + 1] * 24, "low": [close - 2] * 24,
-            "close": [close] * 24, "volume": [10.0] * 24}))
-    api = make_api(Settings(database_url=f"sqlite:///{tmp_path / 'svc.db'}", secret_key=SECRET,
-                            var_dir=tmp_path / "var", data_dir=tmp_path / "data"))
+        store.write_klines(
+            venue,
+            "BTCUSDT",
+            "1h",
+            pl.DataFrame(
+                {
+                    "open_time": hours,
+                    "open": [close - 1] * 24,
+                    "high": [close + 1] * 24,
+                    "low": [close - 2] * 24,
+                    "close": [close] * 24,
+                    "volume": [10.0] * 24,
+                }
+            ),
+        )
+    api = make_api(
+        Settings(
+            database_url=f"sqlite:///{tmp_path / 'svc.db'}",
+            secret_key=SECRET,
+            var_dir=tmp_path / "var",
+            data_dir=tmp_path / "data",
+        )
+    )
     spot, futures = (get(api, "market_ticker", market=m).json() for m in ("spot", "futures"))
     assert [(i["symbol"], i["last_price"]) for i in spot["items"]] == [("BTCUSDT", "100.00")]
     assert [(i["symbol"], i["last_price"]) for i in futures["items"]] == [("BTCUSDT", "101.00")]

@@ -221,9 +221,12 @@ def _pair_of(api: Api, owner: str, coin: str) -> tuple[Any, Any]:
     catalog = market.catalog_of(services)
     with services.store.write() as conn:
         pairs = watches.sync(
-            conn, catalog, signals.market_now_ms(services), now=api.clock.now(),
+            conn,
+            catalog,
+            signals.market_now_ms(services),
+            now=api.clock.now(),
             listed=marketplace.listed_coins_of_all(conn),
-        )  # fmt: skip
+        )
     [pair] = [(w, s) for w, s in pairs if (w.svc_id, w.coin) == (owner, coin)]
     return pair
 

@@ -38,21 +38,39 @@ def _signal_rows(api: Api, token: str) -> list[float]:
 def test_a_priced_signal_charges_its_price_and_pays_the_creator_less_the_fee(sig_api: Api) -> None:
     api = sig_api
     a_id, a = creator(api, ["BTC"], name="priced", strategy=RSI)
-    public = {"strategy_name": "priced", "visibility": "public", "credits_per_signal": 5,
-              "timeframe": "1h", "coins": ["BTC"]}  # fmt: skip
+    public = {
+        "strategy_name": "priced",
+        "visibility": "public",
+        "credits_per_signal": 5,
+        "timeframe": "1h",
+        "coins": ["BTC"],
+    }
     _ok(api.user("strategy_visibility", public, token=a))
-    listing = _ok(api.user("marketplace_publish", {
-        "strategy_key": "priced", "monthly_price_credits": 5, "signal_mode": "signal_only",
-        "requested_coins": ["BTC"],
-    }, token=a))  # fmt: skip
+    listing = _ok(
+        api.user(
+            "marketplace_publish",
+            {
+                "strategy_key": "priced",
+                "monthly_price_credits": 5,
+                "signal_mode": "signal_only",
+                "requested_coins": ["BTC"],
+            },
+            token=a,
+        )
+    )
     a_before = _balance(api, a_id)
     b = api.register()
     b_id, b_token = b["svc_id"], b["session_token"]
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, b_id, "pro", 365, now=api.clock.now())
         credits.deposit_credits(conn, b_id, 100)
-    sub = _ok(api.user("marketplace_subscribe", {"listing_id": listing["listing_id"],
-                                                 "selected_coins": ["BTC"]}, token=b_token))  # fmt: skip
+    sub = _ok(
+        api.user(
+            "marketplace_subscribe",
+            {"listing_id": listing["listing_id"], "selected_coins": ["BTC"]},
+            token=b_token,
+        )
+    )
     assert sub["credits_charged"] == 5
 
     services = api.app.state.services

@@ -61,8 +61,12 @@ def _generated(api: Api, name: str, timeframe: str) -> str:
 def _publish(api: Api, token: str, name: str, coins: list[str]) -> Any:
     return api.user(
         "marketplace_publish",
-        {"strategy_key": name, "monthly_price_credits": 5, "signal_mode": "signal_only",
-         "requested_coins": coins},
+        {
+            "strategy_key": name,
+            "monthly_price_credits": 5,
+            "signal_mode": "signal_only",
+            "requested_coins": coins,
+        },
         token=token,
     )
 
@@ -74,9 +78,15 @@ def _expected_signal_times(api: Api, entry: str, timeframe: str, first: int, las
     services = api.app.state.services
     engine = compile_strategy(entry, STRATEGY["tp_condition"], STRATEGY["sl_condition"])
     found = drivers.backtest(
-        engine, "BTCUSDT", timeframe, first, last, store=DataStore(services.settings.data_dir),
-        market_type="spot", spread_pct=market.coin_spread(services, "crypto", "BTCUSDT"),
-    ).to_dict()  # fmt: skip
+        engine,
+        "BTCUSDT",
+        timeframe,
+        first,
+        last,
+        store=DataStore(services.settings.data_dir),
+        market_type="spot",
+        spread_pct=market.coin_spread(services, "crypto", "BTCUSDT"),
+    ).to_dict()
     trades = {t["signal_time"]: t for t in found["trades"]}
     placed = [p["signal_time"] for p in found["all_positions"] if p["fate"] in ("traded", "expired")]
     if len(placed) > 1 and trades.get(placed[-2], {}).get("exit_reason") == "end":
@@ -98,8 +108,11 @@ def test_a_listing_on_a_resampled_timeframe_delivers_its_signals(
     listing = _ok(_publish(api, a, name, ["BTC"]))
     assert (listing["listed_coins"], listing["rejected_coins"]) == (["BTC"], {})
     b_id, b = _subscriber(api)
-    _ok(api.user("marketplace_subscribe", {"listing_id": listing["listing_id"], "selected_coins": ["BTC"]},
-                 token=b))  # fmt: skip
+    _ok(
+        api.user(
+            "marketplace_subscribe", {"listing_id": listing["listing_id"], "selected_coins": ["BTC"]}, token=b
+        )
+    )
     assert signals.run_once(api.app.state.services)["watches"] == 1  # watched although not stored
     services = api.app.state.services
     while api.clock.now() < SIGNALS_T0 + days * DAY:
@@ -147,11 +160,14 @@ def test_a_timeframe_no_stored_series_can_serve_is_refused_at_publish_and_at_sub
         )
     b_id, b = _subscriber(api)
     market.catalog_of(api.app.state.services).refresh()
-    no = api.user("marketplace_subscribe", {"listing_id": listing["listing_id"], "selected_coins": ["BTC"]},
-                  token=b)  # fmt: skip
+    no = api.user(
+        "marketplace_subscribe", {"listing_id": listing["listing_id"], "selected_coins": ["BTC"]}, token=b
+    )
     assert no.status_code == 400, no.text
     assert (no.json()["reason"], no.json()["coins"], no.json()["timeframe"]) == (
-        "timeframe_unavailable", ["BTC"], "1h",
-    )  # fmt: skip
+        "timeframe_unavailable",
+        ["BTC"],
+        "1h",
+    )
     with api.app.state.services.store.read() as conn:
         assert credits.balance(conn, b_id) == 20  # nothing charged

@@ -45,13 +45,26 @@ def test_a_strategy_no_longer_public_unpublishes_its_listing(
 ) -> None:
     api = sig_api
     _a_id, a = creator(api, ["BTC"], name="goesprivate", strategy=RSI)
-    public = {"strategy_name": "goesprivate", "visibility": "public", "credits_per_signal": 2,
-              "timeframe": "1h", "coins": ["BTC"]}  # fmt: skip
+    public = {
+        "strategy_name": "goesprivate",
+        "visibility": "public",
+        "credits_per_signal": 2,
+        "timeframe": "1h",
+        "coins": ["BTC"],
+    }
     _ok(api.user("strategy_visibility", public, token=a))
-    listing = _ok(api.user("marketplace_publish", {
-        "strategy_key": "goesprivate", "monthly_price_credits": 5, "signal_mode": "signal_only",
-        "requested_coins": ["BTC"],
-    }, token=a))  # fmt: skip
+    listing = _ok(
+        api.user(
+            "marketplace_publish",
+            {
+                "strategy_key": "goesprivate",
+                "monthly_price_credits": 5,
+                "signal_mode": "signal_only",
+                "requested_coins": ["BTC"],
+            },
+            token=a,
+        )
+    )
     listing_id = listing["listing_id"]
     b_id, b = _subscriber(api)
     _ok(api.user("marketplace_subscribe", {"listing_id": listing_id, "selected_coins": ["BTC"]}, token=b))

@@ -35,16 +35,20 @@ def test_base_to_head_matches_the_tables_in_code(blank_database_url: str) -> Non
 
 
 def _seed(conn: sa.Connection) -> None:
-    conn.execute(sa.text(
-        "INSERT INTO accounts (svc_id, email, password_hash, password_salt, referral_code, created_at,"
-        " credits)"
-        " VALUES ('AB12CD', 'a@example.com', 'h', 's', 'REF123', 1700000000, 50000)"
-    ))
-    conn.execute(sa.text(
-        "INSERT INTO credit_transactions (transaction_id, svc_id, seq, type, action, amount, balance_after,"
-        " description, created_at) VALUES ('AB12CD-1', 'AB12CD', 1, 'deposit', 'deposit', 50000, 50000,"
-        " 'welcome', 1700000000)"
-    ))
+    conn.execute(
+        sa.text(
+            "INSERT INTO accounts (svc_id, email, password_hash, password_salt, referral_code, created_at,"
+            " credits)"
+            " VALUES ('AB12CD', 'a@example.com', 'h', 's', 'REF123', 1700000000, 50000)"
+        )
+    )
+    conn.execute(
+        sa.text(
+            "INSERT INTO credit_transactions (transaction_id, svc_id, seq, type, action, amount,"
+            " balance_after, description, created_at)"
+            " VALUES ('AB12CD-1', 'AB12CD', 1, 'deposit', 'deposit', 50000, 50000, 'welcome', 1700000000)"
+        )
+    )
 
 
 def _rows(store: Store) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:

@@ -337,13 +337,24 @@ def _exchange_contract(api: Contract, app: Any) -> None:
     api.user("exchange_balance")
     price = exchange.exchange_of(services).last_price("BTCUSDT")
     tp, sl = f"{price * Decimal('1.05'):.2f}", f"{price * Decimal('0.95'):.2f}"
-    order = {"symbol": "BTCUSDT", "side": "BUY", "quantity": "0.01000", "order_source": "manual",
-             "take_profit_price": tp, "stop_loss_price": sl}  # fmt: skip
+    order = {
+        "symbol": "BTCUSDT",
+        "side": "BUY",
+        "quantity": "0.01000",
+        "order_source": "manual",
+        "take_profit_price": tp,
+        "stop_loss_price": sl,
+    }
     api.user("exchange_order_preview", **order)
     api.user("exchange_order", idempotency_key="contract-order-0001", **order)
     api.user("order_history")
-    api.user("iap_verify", platform="ios", product_id="svc_starter_monthly", transaction_id="contract-tx",
-             receipt="sandbox:contract-tx:svc_starter_monthly")  # fmt: skip
+    api.user(
+        "iap_verify",
+        platform="ios",
+        product_id="svc_starter_monthly",
+        transaction_id="contract-tx",
+        receipt="sandbox:contract-tx:svc_starter_monthly",
+    )
     member = api.headers
     api.headers = {}
     api.user("exchange_login", **creds)

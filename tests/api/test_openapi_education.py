@@ -74,9 +74,18 @@ class Contract:
         self.schema = schemathesis.openapi.from_asgi("/openapi.json", http_only(app))
         self.called: set[str] = set()
 
-    def __call__(self, label: str, status: int, token: str | None = None, *, idem: bool = True,
-                 path: dict[str, Any] | None = None, query: dict[str, Any] | None = None,
-                 body: Any = None, headers: dict[str, str] | None = None) -> Any:  # fmt: skip
+    def __call__(
+        self,
+        label: str,
+        status: int,
+        token: str | None = None,
+        *,
+        idem: bool = True,
+        path: dict[str, Any] | None = None,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         method, template = label.split(" ", 1)
         operation = self.schema.find_operation_by_label(f"{method} {PREFIX}{template}")
         assert operation is not None, label
@@ -97,13 +106,23 @@ class Contract:
 
 def watch(api: Any, contract: Contract, token: str, product_id: str, lesson_id: str, seconds: int) -> str:
     """Watch a video lesson to its end through a playback session (20 s per batch); the session id."""
-    session = contract("POST /products/{product_id}/playback-sessions", 201, token,
-                       path={"product_id": product_id}, body={"lesson_id": lesson_id})  # fmt: skip
+    session = contract(
+        "POST /products/{product_id}/playback-sessions",
+        201,
+        token,
+        path={"product_id": product_id},
+        body={"lesson_id": lesson_id},
+    )
     for seq, position in enumerate(range(20, seconds + 20, 20), start=1):
         api.clock.advance(20)
         batch = {"seq": seq, "events": [{"type": "heartbeat", "position": min(position, seconds)}]}
-        contract("POST /playback-sessions/{session_id}/events", 200, token,
-                 path={"session_id": session["session_id"]}, body=batch)  # fmt: skip
+        contract(
+            "POST /playback-sessions/{session_id}/events",
+            200,
+            token,
+            path={"session_id": session["session_id"]},
+            body=batch,
+        )
     return str(session["session_id"])
 
 
@@ -120,8 +139,17 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
     )
     objects.put("media/l1.bin", b"candles")
 
-    filters = {"q": "candles", "topic": ["candles"], "language": "en", "kind": "course", "level": "beginner",
-               "max_price": 5000, "duration": "short", "sort": "price_low", "limit": 5}  # fmt: skip
+    filters = {
+        "q": "candles",
+        "topic": ["candles"],
+        "language": "en",
+        "kind": "course",
+        "level": "beginner",
+        "max_price": 5000,
+        "duration": "short",
+        "sort": "price_low",
+        "limit": 5,
+    }
     edu("GET /catalog", 200, query=filters)
     edu("GET /catalog", 400, query={"topic": ["a", "b", "c", "d", "e", "f"]})
     edu("GET /products/{product_id}", 200, path={"product_id": course})
@@ -136,11 +164,19 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
 
     # buying, and the sandbox provider's page, decision and callback
     edu("POST /checkouts", 400, token, idem=False, body={"product_id": course})
-    created = edu("POST /checkouts", 201, token, body={"product_id": course,
-                  "expected_price": {"amount_minor": 4900, "currency": "USD"}})  # fmt: skip
+    created = edu(
+        "POST /checkouts",
+        201,
+        token,
+        body={"product_id": course, "expected_price": {"amount_minor": 4900, "currency": "USD"}},
+    )
     edu("POST /checkouts", 409, token, body={"product_id": course})
-    edu("POST /checkouts", 422, token, body={"product_id": course, "expected_price":
-        {"amount_minor": 1, "currency": "USD"}})  # fmt: skip
+    edu(
+        "POST /checkouts",
+        422,
+        token,
+        body={"product_id": course, "expected_price": {"amount_minor": 1, "currency": "USD"}},
+    )
     sandbox = created["checkout_url"].rsplit("/", 1)[1]
     assert b"Sandbox checkout" in edu("GET /sandbox/checkout/{token}", 200, path={"token": sandbox})
     edu("POST /sandbox/checkout/{token}/{choice}", 200, path={"token": sandbox, "choice": "approve"})
@@ -160,12 +196,22 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
     for lesson_id, seconds in (("l1", 100), ("l2", 200)):
         session_id = watch(api, edu, token, course, lesson_id, seconds)
         edu("DELETE /playback-sessions/{session_id}", 200, token, path={"session_id": session_id})
-        edu("POST /playback-sessions/{session_id}/events", 409, token, path={"session_id": session_id},
-            body={"seq": 99, "events": [{"type": "rate", "rate": 1.5}]})  # fmt: skip
+        edu(
+            "POST /playback-sessions/{session_id}/events",
+            409,
+            token,
+            path={"session_id": session_id},
+            body={"seq": 99, "events": [{"type": "rate", "rate": 1.5}]},
+        )
     read_through(api, token, course, "l3", 3)  # at the reading pace; the contract checks the last page
     api.clock.advance(SECONDS_PER_PAGE)
-    edu("PUT /me/enrollments/{product_id}/reading-progress", 200, token, path={"product_id": course},
-        body={"lesson_id": "l3", "version": 4, "page": 4})  # fmt: skip
+    edu(
+        "PUT /me/enrollments/{product_id}/reading-progress",
+        200,
+        token,
+        path={"product_id": course},
+        body={"lesson_id": "l3", "version": 4, "page": 4},
+    )
     progress = edu("GET /me/enrollments/{product_id}/progress", 200, token, path={"product_id": course})
     assert progress["status"] == "completed", progress
     edu("GET /me/dashboard", 200, token)
@@ -176,8 +222,13 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
         catalog.publish_revision(conn, course, VIDEO_COURSE["curriculum"], now=api.clock.now())
     edu(adopt, 412, token, path={"product_id": course}, headers={"If-Match": '"enrollment-999"'})
     edu(adopt, 200, token, path={"product_id": course}, headers={"If-Match": progress["etag"]})
-    playing = edu("POST /products/{product_id}/playback-sessions", 201, token, path={"product_id": course},
-                  body={"lesson_id": "l1"})  # fmt: skip
+    playing = edu(
+        "POST /products/{product_id}/playback-sessions",
+        201,
+        token,
+        path={"product_id": course},
+        body={"lesson_id": "l1"},
+    )
     media = urlsplit(playing["credentials"]["media_url"])
     signed = {name: values[0] for name, values in parse_qs(media.query).items()}
     media_key = media.path.removeprefix(f"{PREFIX}/media/")
@@ -191,8 +242,13 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
     edu("GET /products/{product_id}/reviews", 200, path={"product_id": course})
     edu("DELETE /products/{product_id}/reviews/me", 200, token, path={"product_id": course})
     edu("DELETE /products/{product_id}/reviews/me", 404, token, path={"product_id": course})
-    asked = edu("POST /products/{product_id}/questions", 201, token, path={"product_id": course},
-                body={"title": "Wicks?", "body": "How long is long?", "lesson_id": "l2"})  # fmt: skip
+    asked = edu(
+        "POST /products/{product_id}/questions",
+        201,
+        token,
+        path={"product_id": course},
+        body={"title": "Wicks?", "body": "How long is long?", "lesson_id": "l2"},
+    )
     question = {"question_id": asked["question_id"]}
     edu("PATCH /questions/{question_id}", 200, token, path=question, body={"state": "resolved"})
     edu("PATCH /questions/{question_id}", 409, token, path=question, body={"state": "resolved"})
@@ -202,8 +258,11 @@ def test_real_replies_of_every_education_operation_match_the_schema(edu_api):
     edu("POST /me/certificates", 409, token, body={"product_id": course, "holder_name": "Ada L."})
     edu("GET /me/certificates", 200, token, query={"limit": 1})
     edu("GET /me/certificates", 400, token, query={"cursor": "x.y"})
-    edu("GET /certificates/verify/{verification_token}", 200,
-        path={"verification_token": issued["verification_token"]})  # fmt: skip
+    edu(
+        "GET /certificates/verify/{verification_token}",
+        200,
+        path={"verification_token": issued["verification_token"]},
+    )
     edu("GET /certificates/verify/{verification_token}", 404, path={"verification_token": "unknown"})
     refunds = "POST /orders/{order_id}/refund-requests"
     edu(refunds, 403, stranger, path={"order_id": book_order["order_id"]}, body={})
@@ -226,25 +285,52 @@ def studio_data(api: Any, token: str, teacher: str, real_course: str) -> dict[st
     holds a processed video and a processed PDF, and an open onboarding session (the seller gates
     stay missing, so no submission ever freezes the draft). Real values for the instructor's
     fuzzing, over the shared ones."""
-    in_bundle = [publish(api, teacher, VIDEO_COURSE, title="Bundle video"),
-                 publish(api, teacher, PUBLICATION, title="Bundle book")]  # fmt: skip
+    in_bundle = [
+        publish(api, teacher, VIDEO_COURSE, title="Bundle video"),
+        publish(api, teacher, PUBLICATION, title="Bundle book"),
+    ]
     price = {"amount_minor": 5000, "currency": "USD"}
-    bundle = call(api, "POST", "/studio/bundles", token,
-                  json={"title": "Both", "price": price, "product_ids": in_bundle})  # fmt: skip
-    draft = call(api, "POST", "/studio/products", token, json={
-        "kind": "course", "title": "Tape reading", "language": "en", "level": "beginner", "price": price,
-    })  # fmt: skip
+    bundle = call(
+        api,
+        "POST",
+        "/studio/bundles",
+        token,
+        json={"title": "Both", "price": price, "product_ids": in_bundle},
+    )
+    draft = call(
+        api,
+        "POST",
+        "/studio/products",
+        token,
+        json={
+            "kind": "course",
+            "title": "Tape reading",
+            "language": "en",
+            "level": "beginner",
+            "price": price,
+        },
+    )
     desk = SimpleNamespace(api=api, token=token)
-    uploads = {"video": upload_whole(desk, make_video(), "video")["upload_id"],
-               "pdf": upload_whole(desk, make_pdf(pages=2, attachment=1024), "pdf")["upload_id"]}  # fmt: skip
+    uploads = {
+        "video": upload_whole(desk, make_video(), "video")["upload_id"],
+        "pdf": upload_whole(desk, make_pdf(pages=2, attachment=1024), "pdf")["upload_id"],
+    }
     services = api.app.state.services
     processing.run_once(services.store, processing.multipart_of(services), now=api.clock.now())
     product_id = draft.json()["product_id"]
-    lessons = [{"lesson_id": f"{kind[0]}1", "title": kind, "kind": kind, "upload_id": upload_id}
-               for kind, upload_id in uploads.items()]  # fmt: skip
+    lessons = [
+        {"lesson_id": f"{kind[0]}1", "title": kind, "kind": kind, "upload_id": upload_id}
+        for kind, upload_id in uploads.items()
+    ]
     tree = {"sections": [{"section_id": "s1", "title": "Tape", "lessons": lessons}]}
-    placed = call(api, "PUT", f"/studio/products/{product_id}/curriculum", token, json=tree,
-                  headers={"If-Match": draft.headers["etag"]})  # fmt: skip
+    placed = call(
+        api,
+        "PUT",
+        f"/studio/products/{product_id}/curriculum",
+        token,
+        json=tree,
+        headers={"If-Match": draft.headers["etag"]},
+    )
     onboarding = call(api, "POST", "/seller/onboarding-sessions", token, json={})
     assert (bundle.status_code, placed.status_code, onboarding.status_code) == (201, 200, 201), placed.text
     return {
@@ -369,8 +455,13 @@ def plant_studio(body: dict[str, Any], real: dict[str, Any], data: st.DataObject
     if isinstance(body.get("product_ids"), list) and "in_bundle" in real:
         body["product_ids"] = list(real["in_bundle"])
     sections = body.get("sections") if "uploads" in real else None
-    lessons = [lesson for section in sections or [] if isinstance(section, dict)
-               for lesson in section.get("lessons") or [] if isinstance(lesson, dict)]  # fmt: skip
+    lessons = [
+        lesson
+        for section in sections or []
+        if isinstance(section, dict)
+        for lesson in section.get("lessons") or []
+        if isinstance(lesson, dict)
+    ]
     for number, lesson in enumerate(lessons):
         lesson["lesson_id"] = f"l{number}"
         if (
@@ -413,16 +504,31 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation_in_education
     assert len(seen) == 57
     succeeded = {label for label, statuses in seen.items() if statuses & {200, 201}}
     assert {
-        "GET /catalog", "GET /products/{product_id}", "GET /products/{product_id}/curriculum",
-        "GET /topics", "GET /leaders/{leader_id}/products", "GET /products/{product_id}/reviews",
+        "GET /catalog",
+        "GET /products/{product_id}",
+        "GET /products/{product_id}/curriculum",
+        "GET /topics",
+        "GET /leaders/{leader_id}/products",
+        "GET /products/{product_id}/reviews",
         "GET /commerce/capabilities",
-        "GET /certificates/verify/{verification_token}", "GET /orders/{order_id}", "GET /me/dashboard",
-        "GET /me/library", "GET /me/certificates", "GET /me/enrollments/{product_id}/resume",
-        "GET /me/enrollments/{product_id}/progress", "GET /sandbox/checkout/{token}", "POST /checkouts",
-        "GET /seller/status", "POST /studio/products", "GET /studio/products/{product_id}",
-        "PATCH /studio/products/{product_id}", "PUT /studio/products/{product_id}/curriculum",
-        "POST /studio/bundles", "GET /studio/uploads", "GET /studio/analytics/sales",
-    } <= succeeded, sorted(seen.items())  # fmt: skip
+        "GET /certificates/verify/{verification_token}",
+        "GET /orders/{order_id}",
+        "GET /me/dashboard",
+        "GET /me/library",
+        "GET /me/certificates",
+        "GET /me/enrollments/{product_id}/resume",
+        "GET /me/enrollments/{product_id}/progress",
+        "GET /sandbox/checkout/{token}",
+        "POST /checkouts",
+        "GET /seller/status",
+        "POST /studio/products",
+        "GET /studio/products/{product_id}",
+        "PATCH /studio/products/{product_id}",
+        "PUT /studio/products/{product_id}/curriculum",
+        "POST /studio/bundles",
+        "GET /studio/uploads",
+        "GET /studio/analytics/sales",
+    } <= succeeded, sorted(seen.items())
 
 
 # Defects of the education code the fuzzing found, fixed; their tests stay as regressions.
@@ -472,33 +578,69 @@ def studio_desk(edu_api: Any) -> SimpleNamespace:
         studio.grant_role(conn, svc_id, "leader", now=edu_api.clock.now())
     price = {"amount_minor": 5000, "currency": "USD"}
     products = [publish(edu_api, svc_id, VIDEO_COURSE), publish(edu_api, svc_id, PUBLICATION)]
-    bundle = call(edu_api, "POST", "/studio/bundles", token,
-                  json={"title": "Both", "price": price, "product_ids": products})  # fmt: skip
-    draft = call(edu_api, "POST", "/studio/products", token, json={
-        "kind": "course", "title": "Tape", "language": "en", "level": "beginner", "price": price,
-    })  # fmt: skip
+    bundle = call(
+        edu_api,
+        "POST",
+        "/studio/bundles",
+        token,
+        json={"title": "Both", "price": price, "product_ids": products},
+    )
+    draft = call(
+        edu_api,
+        "POST",
+        "/studio/products",
+        token,
+        json={
+            "kind": "course",
+            "title": "Tape",
+            "language": "en",
+            "level": "beginner",
+            "price": price,
+        },
+    )
     onboarding = call(edu_api, "POST", "/seller/onboarding-sessions", token, json={})
     assert (bundle.status_code, draft.status_code, onboarding.status_code) == (201, 201, 201)
     return SimpleNamespace(
-        api=edu_api, token=token, price=price, bundle_id=bundle.json()["bundle_id"],
-        product_id=draft.json()["product_id"], onboarding_url=onboarding.json()["onboarding_url"],
-    )  # fmt: skip
+        api=edu_api,
+        token=token,
+        price=price,
+        bundle_id=bundle.json()["bundle_id"],
+        product_id=draft.json()["product_id"],
+        onboarding_url=onboarding.json()["onboarding_url"],
+    )
 
 
 def test_bundle_product_ids_that_are_not_strings_are_a_400(studio_desk):
     d = studio_desk
-    created = call(d.api, "POST", "/studio/bundles", d.token,
-                   json={"title": "Both", "price": d.price, "product_ids": [[], []]})  # fmt: skip
-    changed = call(d.api, "PATCH", f"/studio/bundles/{d.bundle_id}", d.token,
-                   json={"product_ids": [{}, {"a": 1}]}, headers={"If-Match": "*"})  # fmt: skip
+    created = call(
+        d.api,
+        "POST",
+        "/studio/bundles",
+        d.token,
+        json={"title": "Both", "price": d.price, "product_ids": [[], []]},
+    )
+    changed = call(
+        d.api,
+        "PATCH",
+        f"/studio/bundles/{d.bundle_id}",
+        d.token,
+        json={"product_ids": [{}, {"a": 1}]},
+        headers={"If-Match": "*"},
+    )
     assert (created.status_code, changed.status_code) == (400, 400), (created.text, changed.text)
 
 
 def test_curriculum_whose_lessons_are_a_number_is_a_400(studio_desk):
     d = studio_desk
     tree = {"sections": [{"section_id": "s1", "title": "Tape", "lessons": 5}]}
-    reply = call(d.api, "PUT", f"/studio/products/{d.product_id}/curriculum", d.token, json=tree,
-                 headers={"If-Match": "*"})  # fmt: skip
+    reply = call(
+        d.api,
+        "PUT",
+        f"/studio/products/{d.product_id}/curriculum",
+        d.token,
+        json=tree,
+        headers={"If-Match": "*"},
+    )
     assert reply.status_code == 400, reply.text
 
 
@@ -513,7 +655,12 @@ def test_payout_profile_that_is_not_an_object_is_a_400(studio_desk):
 
 def test_upload_registration_with_a_list_kind_is_a_400(studio_desk):
     d = studio_desk
-    body = {"filename": "a.mp4", "content_type": "video/mp4", "size_bytes": 1000, "sha256": "0" * 64,
-            "kind": ["video"]}  # fmt: skip
+    body = {
+        "filename": "a.mp4",
+        "content_type": "video/mp4",
+        "size_bytes": 1000,
+        "sha256": "0" * 64,
+        "kind": ["video"],
+    }
     reply = call(d.api, "POST", "/studio/uploads", d.token, json=body)
     assert reply.status_code == 400, reply.text

@@ -334,14 +334,26 @@ def test_a_usdt_note_naming_several_accounts_goes_to_the_operator_queue(papi: An
     first, second = papi.register(), papi.register()
     note = f"for {first['svc_id']} or {second['svc_id'].lower()}"
     exchange.deposit(
-        services.store, house["account_id"], "tx-two", "USDT", Decimal(10), payer=None, note=note,
+        services.store,
+        house["account_id"],
+        "tx-two",
+        "USDT",
+        Decimal(10),
+        payer=None,
+        note=note,
         now=papi.clock.now(),
-    )  # fmt: skip
+    )
     # The same account named twice is one account: it is paid.
     exchange.deposit(
-        services.store, house["account_id"], "tx-one", "USDT", Decimal(10), payer=None,
-        note=f"{second['svc_id']} {second['svc_id'].lower()}", now=papi.clock.now(),
-    )  # fmt: skip
+        services.store,
+        house["account_id"],
+        "tx-one",
+        "USDT",
+        Decimal(10),
+        payer=None,
+        note=f"{second['svc_id']} {second['svc_id'].lower()}",
+        now=papi.clock.now(),
+    )
     exchange.run_reconciler(services)
     assert _expiry(papi, first["session_token"])[0] == "free"
     assert _expiry(papi, second["session_token"]) == ("starter", SIGNALS_T0 + 30 * DAY)

@@ -101,9 +101,14 @@ def test_chat_and_feed_pages_follow_their_keys(api: Api) -> None:
     with store.write() as conn:
         for t, who in [(100, a), (100, b), (101, a), (99, b)]:
             feed_queries.insert_chat(
-                conn, channel="global", sort_key=f"{t}#{t}_{who}", msg_id=f"{t}_{who}", svc_id=who,
-                message="m", created_at=t,
-            )  # fmt: skip
+                conn,
+                channel="global",
+                sort_key=f"{t}#{t}_{who}",
+                msg_id=f"{t}_{who}",
+                svc_id=who,
+                message="m",
+                created_at=t,
+            )
     hi, lo = max(a, b), min(a, b)
     with store.read() as conn:
         first = feed_queries.chat_before(conn, "global", limit=2, before=None)

@@ -25,8 +25,9 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
     )
     assert (s.rate_limit_scale, s.rate_limit_guest, s.request_threads) == (1.0, 20, 4)
     assert s.market_feed == "embedded"  # a served app keeps its market going; Settings in code: off
-    assert s == Settings(database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path,
-                         market_feed="embedded")
+    assert s == Settings(
+        database_url="sqlite:///:memory:", secret_key=b"s" * 32, var_dir=tmp_path, market_feed="embedded"
+    )
     assert Settings(database_url="sqlite://", secret_key=b"s" * 32).market_feed == "off"
     off = {**BASE, "SVC_VAR_DIR": str(tmp_path), "MARKET_FEED": "off"}
     assert Settings.from_env(off).market_feed == "off"
@@ -36,42 +37,91 @@ def test_defaults_without_variables(tmp_path: Path) -> None:
 
 def test_every_variable_is_read() -> None:
     env = {
-        "SVC_MAX_CONCURRENT_GENERATIONS": "5", "SVC_GENERATION_THREADS": "0", "BACKTEST_MAX_CONCURRENT": "4",
-        "BACKTEST_QUEUE_CAPACITY": "8", "BACKTEST_THREADS": "3", "BACKTEST_STALE_SECONDS": "90.5",
-        "OBJECT_STORE_URL": "s3://b/p", "S3_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "SVC_MAX_CONCURRENT_GENERATIONS": "5",
+        "SVC_GENERATION_THREADS": "0",
+        "BACKTEST_MAX_CONCURRENT": "4",
+        "BACKTEST_QUEUE_CAPACITY": "8",
+        "BACKTEST_THREADS": "3",
+        "BACKTEST_STALE_SECONDS": "90.5",
+        "OBJECT_STORE_URL": "s3://b/p",
+        "S3_ENDPOINT_URL": "http://127.0.0.1:9000",
         "TREND_REFRESH_SECONDS": "0",
-        "TREND_REFRESH_DELAY_SECONDS": "0.5", "TREND_TIMEFRAMES": "4h, 1d", "RATE_LIMIT_SCALE": "2.5",
-        "RATE_LIMIT_GUEST": "7", "REQUEST_THREADS": "6", "SVC_RUN_WORKERS": "0",
-        "BODY_READ_TIMEOUT_SECONDS": "7.5", "HEADER_READ_TIMEOUT_SECONDS": "3",
+        "TREND_REFRESH_DELAY_SECONDS": "0.5",
+        "TREND_TIMEFRAMES": "4h, 1d",
+        "RATE_LIMIT_SCALE": "2.5",
+        "RATE_LIMIT_GUEST": "7",
+        "REQUEST_THREADS": "6",
+        "SVC_RUN_WORKERS": "0",
+        "BODY_READ_TIMEOUT_SECONDS": "7.5",
+        "HEADER_READ_TIMEOUT_SECONDS": "3",
         "TRUSTED_PROXIES": "10.0.0.1, 10.0.0.2",
-        "RATE_LIMIT_PREFIX": "p1", "MARKET_REPLAY_SPEED": "600", "MARKET_REPLAY_FROM": "1790812800",
-        "SIGNAL_POLL_SECONDS": "2.5", "MARKETPLACE_FEE_PCT": "15", "NOTIFY_POLL_SECONDS": "0.5",
-        "SMTP_URL": "smtp://127.0.0.1:2525", "MAIL_FROM": "ops@example.com", "BOT_API_URL": "http://127.0.0.1:8081",
-        "BOT_TOKEN": "1:abc", "COMMUNITY_PURGE_SECONDS": "60", "SVC_SEED_SAMPLES": "0", "EXCHANGE": "binance",
-        "ORDER_PROXY_IP": "203.0.113.7", "EXCHANGE_ENCRYPTION_KEYS": "k1,k2", "EXCHANGE_POLL_SECONDS": "3",
-        "CARD_WEBHOOK_SECRET": "cs", "STORE_WEBHOOK_TOKEN": "st", "IAP_VERIFIER": "stores",
-        "APPLE_API_URL": "http://a", "APPLE_API_TOKEN": "at", "GOOGLE_API_URL": "http://g",
-        "GOOGLE_API_TOKEN": "gt", "GOOGLE_PACKAGE": "p.q",
-        "PAYMENT_EXCHANGE_KEY": "pk", "PAYMENT_EXCHANGE_SECRET": "ps", "OIDC_ISSUER": "https://id.example",
-        "OIDC_AUDIENCE": "svc", "OIDC_JWKS_COOLDOWN_SECONDS": "10", "WS_MAX_CONNECTIONS": "7",
-        "BINANCE_API_URL": "http://127.0.0.1:1", "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
-        "EDU_CHECKOUT_OPEN": "0", "EDU_CURRENCY": "EUR", "EDU_CHECKOUT_TTL_SECONDS": "600",
+        "RATE_LIMIT_PREFIX": "p1",
+        "MARKET_REPLAY_SPEED": "600",
+        "MARKET_REPLAY_FROM": "1790812800",
+        "SIGNAL_POLL_SECONDS": "2.5",
+        "MARKETPLACE_FEE_PCT": "15",
+        "NOTIFY_POLL_SECONDS": "0.5",
+        "SMTP_URL": "smtp://127.0.0.1:2525",
+        "MAIL_FROM": "ops@example.com",
+        "BOT_API_URL": "http://127.0.0.1:8081",
+        "BOT_TOKEN": "1:abc",
+        "COMMUNITY_PURGE_SECONDS": "60",
+        "SVC_SEED_SAMPLES": "0",
+        "EXCHANGE": "binance",
+        "ORDER_PROXY_IP": "203.0.113.7",
+        "EXCHANGE_ENCRYPTION_KEYS": "k1,k2",
+        "EXCHANGE_POLL_SECONDS": "3",
+        "CARD_WEBHOOK_SECRET": "cs",
+        "STORE_WEBHOOK_TOKEN": "st",
+        "IAP_VERIFIER": "stores",
+        "APPLE_API_URL": "http://a",
+        "APPLE_API_TOKEN": "at",
+        "GOOGLE_API_URL": "http://g",
+        "GOOGLE_API_TOKEN": "gt",
+        "GOOGLE_PACKAGE": "p.q",
+        "PAYMENT_EXCHANGE_KEY": "pk",
+        "PAYMENT_EXCHANGE_SECRET": "ps",
+        "OIDC_ISSUER": "https://id.example",
+        "OIDC_AUDIENCE": "svc",
+        "OIDC_JWKS_COOLDOWN_SECONDS": "10",
+        "WS_MAX_CONNECTIONS": "7",
+        "BINANCE_API_URL": "http://127.0.0.1:1",
+        "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
+        "EDU_CHECKOUT_OPEN": "0",
+        "EDU_CURRENCY": "EUR",
+        "EDU_CHECKOUT_TTL_SECONDS": "600",
         "EDU_PAYMENT_POLL_SECONDS": "2",
-        "EDU_UPLOAD_POLL_SECONDS": "0.5", "EDU_COMMISSION_PCT": "12.5", "EDU_PAYMENT_FEE_PCT": "0",
-        "EDU_PAYOUT_MIN_TR_USD": "25", "EDU_PAYOUT_MIN_INTL_USD": "300", "EDU_PAYOUT_CHECK_SECONDS": "0",
-        "EDU_FX_MAX_AGE_HOURS": "24", "MARKET_FEED_SECONDS": "0.5", "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
-        "MARKET_FEED_BACKFILL_DAYS": "30", "SIGNAL_LEASE_SECONDS": "12", "RETENTION_SWEEP_SECONDS": "600",
-        "BACKTEST_RETENTION_DAYS": "free=2,pro=45", "MAIL_RETENTION_DAYS": "3", "EDU_FAILED_UPLOAD_DAYS": "0",
+        "EDU_UPLOAD_POLL_SECONDS": "0.5",
+        "EDU_COMMISSION_PCT": "12.5",
+        "EDU_PAYMENT_FEE_PCT": "0",
+        "EDU_PAYOUT_MIN_TR_USD": "25",
+        "EDU_PAYOUT_MIN_INTL_USD": "300",
+        "EDU_PAYOUT_CHECK_SECONDS": "0",
+        "EDU_FX_MAX_AGE_HOURS": "24",
+        "MARKET_FEED_SECONDS": "0.5",
+        "MARKET_FEED_SYMBOLS": "btcusdt, ETHUSDT",
+        "MARKET_FEED_BACKFILL_DAYS": "30",
+        "SIGNAL_LEASE_SECONDS": "12",
+        "RETENTION_SWEEP_SECONDS": "600",
+        "BACKTEST_RETENTION_DAYS": "free=2,pro=45",
+        "MAIL_RETENTION_DAYS": "3",
+        "EDU_FAILED_UPLOAD_DAYS": "0",
         "EDU_UPLOAD_PART_RESENDS": "5",
-        "BOT_WEBHOOK_URL": "https://svc.example/bot/webhook", "BOT_WEBHOOK_SECRET": "wh",
-        "BOT_POLL_TIMEOUT": "5", "BOT_TICK_SECONDS": "0.5", "BOT_SECRET_TTL": "30",
+        "BOT_WEBHOOK_URL": "https://svc.example/bot/webhook",
+        "BOT_WEBHOOK_SECRET": "wh",
+        "BOT_POLL_TIMEOUT": "5",
+        "BOT_TICK_SECONDS": "0.5",
+        "BOT_SECRET_TTL": "30",
         "BOT_RATE_PER_MINUTE": "12",
-    }  # fmt: skip
+    }
     assert sorted(env) == sorted(TUNABLES)
     s = Settings.from_env({**BASE, **env})
     assert (s.bot_webhook_url, s.bot_webhook_secret, s.bot_poll_timeout, s.bot_tick_seconds) == (
-        "https://svc.example/bot/webhook", "wh", 5.0, 0.5,
-    )  # fmt: skip
+        "https://svc.example/bot/webhook",
+        "wh",
+        5.0,
+        0.5,
+    )
     assert (s.bot_secret_ttl, s.bot_rate_per_minute) == (30.0, 12)
     assert (s.max_concurrent_generations, s.generation_threads, s.backtest_max_concurrent) == (5, 0, 4)
     assert (s.backtest_queue_capacity, s.backtest_threads, s.backtest_stale_seconds) == (8, 3, 90.5)
@@ -91,8 +141,13 @@ def test_every_variable_is_read() -> None:
     assert s.signal_lease_seconds == 12
     assert (s.retention_sweep_seconds, s.mail_retention_days, s.edu_failed_upload_days) == (600.0, 3.0, 0.0)
     assert s.edu_upload_part_resends == 5 and Settings.from_env(BASE).edu_upload_part_resends == 3
-    assert dict(s.backtest_retention_days) == {"free": 2.0, "starter": 30.0, "plus": 30.0, "pro": 45.0,
-                                               "investor": 365.0}  # fmt: skip
+    assert dict(s.backtest_retention_days) == {
+        "free": 2.0,
+        "starter": 30.0,
+        "plus": 30.0,
+        "pro": 45.0,
+        "investor": 365.0,
+    }
     assert (s.signal_poll_seconds, s.marketplace_fee_pct) == (2.5, 15.0)
     assert (s.notify_poll_seconds, s.smtp_url, s.mail_from) == (
         0.5,
@@ -100,14 +155,31 @@ def test_every_variable_is_read() -> None:
         "ops@example.com",
     )
     assert (s.bot_api_url, s.bot_token, s.community_purge_seconds, s.seed_samples) == (
-        "http://127.0.0.1:8081", "1:abc", 60.0, 0)  # fmt: skip
+        "http://127.0.0.1:8081",
+        "1:abc",
+        60.0,
+        0,
+    )
     assert (s.exchange, s.order_proxy_ip, s.exchange_encryption_keys, s.exchange_poll_seconds) == (
-        "binance", "203.0.113.7", ("k1", "k2"), 3.0)  # fmt: skip
+        "binance",
+        "203.0.113.7",
+        ("k1", "k2"),
+        3.0,
+    )
     assert (s.card_webhook_secret, s.store_webhook_token, s.iap_verifier) == ("cs", "st", "stores")
     assert (s.edu_checkout_open, s.edu_currency, s.edu_checkout_ttl_seconds, s.edu_payment_poll_seconds) == (
-        0, "EUR", 600, 2.0)  # fmt: skip
-    assert (s.edu_commission_pct, s.edu_payment_fee_pct, s.edu_payout_min_tr_usd, s.edu_payout_min_intl_usd,
-            s.edu_payout_check_seconds) == (12.5, 0.0, 25, 300, 0.0)  # fmt: skip
+        0,
+        "EUR",
+        600,
+        2.0,
+    )
+    assert (
+        s.edu_commission_pct,
+        s.edu_payment_fee_pct,
+        s.edu_payout_min_tr_usd,
+        s.edu_payout_min_intl_usd,
+        s.edu_payout_check_seconds,
+    ) == (12.5, 0.0, 25, 300, 0.0)
     assert (s.edu_upload_poll_seconds, s.edu_fx_max_age_hours) == (0.5, 24.0)
     assert (s.apple_api_url, s.apple_api_token, s.google_api_url, s.google_api_token, s.google_package) == (
         "http://a",

@@ -24,14 +24,31 @@ def _data(reply: Any) -> Any:
 
 def _closed(svc_id: str, n: int, coin: str, at: int) -> dict[str, Any]:
     return {
-        "position_key": f"sig_{coin.lower()}_{n}", "svc_id": svc_id, "strategy_name": "smacross",
+        "position_key": f"sig_{coin.lower()}_{n}",
+        "svc_id": svc_id,
+        "strategy_name": "smacross",
         "version": 1,
-        "coin": coin, "symbol": f"{coin}USDT", "market": "crypto", "timeframe": "1h", "side": "long",
-        "signal_mode": "signal_orders", "signal_ms": at * 1000, "limit_price": 100.0, "tp_price": 103.0,
-        "sl_price": 98.0, "status": "closed", "fill_ms": at * 1000, "entry_price": 100.0,
-        "exit_ms": (at + 3600) * 1000, "exit_price": 103.0, "reason": "tp", "result": "GAIN",
-        "closed_key": f"cls_{coin.lower()}_{n}", "created_at": at, "closed_at": at + 3600,
-    }  # fmt: skip
+        "coin": coin,
+        "symbol": f"{coin}USDT",
+        "market": "crypto",
+        "timeframe": "1h",
+        "side": "long",
+        "signal_mode": "signal_orders",
+        "signal_ms": at * 1000,
+        "limit_price": 100.0,
+        "tp_price": 103.0,
+        "sl_price": 98.0,
+        "status": "closed",
+        "fill_ms": at * 1000,
+        "entry_price": 100.0,
+        "exit_ms": (at + 3600) * 1000,
+        "exit_price": 103.0,
+        "reason": "tp",
+        "result": "GAIN",
+        "closed_key": f"cls_{coin.lower()}_{n}",
+        "created_at": at,
+        "closed_at": at + 3600,
+    }
 
 
 def test_signal_history_pages_may_be_empty_while_more_follow(sig_api: Api) -> None:

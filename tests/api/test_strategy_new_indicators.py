@@ -57,8 +57,15 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
         accounts.grant_plan(conn, data["svc_id"], "pro", 30)
         credits.deposit_credits(conn, data["svc_id"], 50)
     for name, entry in CONDITIONS.items():  # one at a time: generations in progress are capped
-        body = {"strategy_name": name, "market_type": "spot", "signal_mode": "signal_orders",
-                "timeframe": "1h", "entry_condition": entry, "tp_condition": "3%", "sl_condition": "2%"}
+        body = {
+            "strategy_name": name,
+            "market_type": "spot",
+            "signal_mode": "signal_orders",
+            "timeframe": "1h",
+            "entry_condition": entry,
+            "tp_condition": "3%",
+            "sl_condition": "2%",
+        }
         _ok(api20.user("strategy_generate", body, token=token))
         deadline = time.monotonic() + 10
         while True:
@@ -70,21 +77,36 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
         assert detail["status"] == "active", detail
         assert detail["candle_count"] == expected.candle_count
 
-    launch = _ok(api20.post(
-        "/backtest", params={"action": "full_range"}, json={"strategy_name": "adxdi", "coins": ["BTC"],
-                                                          "timeframe": "1h"},
-        headers={"Authorization": f"Bearer {token}"},
-    ))  # fmt: skip
+    launch = _ok(
+        api20.post(
+            "/backtest",
+            params={"action": "full_range"},
+            json={"strategy_name": "adxdi", "coins": ["BTC"], "timeframe": "1h"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    )
     deadline = time.monotonic() + 30
     while True:
-        status = _ok(api20.post("/backtest", params={"action": "status"}, json={"job_id": launch["job_id"]},
-                                headers={"Authorization": f"Bearer {token}"}))  # fmt: skip
+        status = _ok(
+            api20.post(
+                "/backtest",
+                params={"action": "status"},
+                json={"job_id": launch["job_id"]},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+        )
         if status["status"] != "running" or time.monotonic() > deadline:
             break
         time.sleep(0.02)
     assert status["status"] == "completed", status
-    result = _ok(api20.post("/backtest", params={"action": "result"}, json={"job_id": launch["job_id"]},
-                            headers={"Authorization": f"Bearer {token}"}))  # fmt: skip
+    result = _ok(
+        api20.post(
+            "/backtest",
+            params={"action": "result"},
+            json={"job_id": launch["job_id"]},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    )
     engine = drivers.full_range(
         compile_strategy(CONDITIONS["adxdi"], "3%", "2%"), ["BTCUSDT"], "1h", store=DataStore(market_dir)
     ).to_dict()

@@ -47,17 +47,28 @@ def expected(market_dir: Path) -> list[dict[str, Any]]:
     for r in ms_columns(scan).iter_rows(named=True):
         rows.setdefault((r["symbol"], r["timeframe"], r["open_time"] // 1000, r["way"]), r)
     ordered = sorted(rows, key=lambda k: (-k[2], k[0], k[1], k[3]))
-    return [{"coin_name": k[0], "graph_type": k[1], "timestamp": str(k[2]), "way": k[3],
-             "is_return_to_trend": rows[k]["is_return_to_trend"], "klines_data": []} for k in ordered]
+    return [
+        {
+            "coin_name": k[0],
+            "graph_type": k[1],
+            "timestamp": str(k[2]),
+            "way": k[3],
+            "is_return_to_trend": rows[k]["is_return_to_trend"],
+            "klines_data": [],
+        }
+        for k in ordered
+    ]
 
 
 @pytest.fixture
-def tapi(make_api: Any, database_url: str, tmp_path: Path, market_dir: Path,
-         monkeypatch: pytest.MonkeyPatch) -> Api:
+def tapi(
+    make_api: Any, database_url: str, tmp_path: Path, market_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Api:
     """A client on the parametrised database; the background job is off, tests refresh by hand."""
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "0")
-    return make_api(Settings(database_url=database_url, secret_key=SECRET, var_dir=tmp_path / "var",
-                             data_dir=market_dir))
+    return make_api(
+        Settings(database_url=database_url, secret_key=SECRET, var_dir=tmp_path / "var", data_dir=market_dir)
+    )
 
 
 def refresh(api: Api, wall_now: int | None = None) -> dict[str, int]:
@@ -73,16 +84,24 @@ def get(api: Api, request_type: str, token: str | None = None, **params: Any) ->
 def licensed(api: Api) -> str:
     user = api.register()
     with api.app.state.services.store.write() as conn:
-        conn.execute(accounts.update().where(accounts.c.svc_id == user["svc_id"])
-                     .values(plan="pro", license_expires_at=int(time.time()) + 86_400))
+        conn.execute(
+            accounts.update()
+            .where(accounts.c.svc_id == user["svc_id"])
+            .values(plan="pro", license_expires_at=int(time.time()) + 86_400)
+        )
     return str(user["session_token"])
 
 
 def expiry(api: Api, item: dict[str, Any]) -> int | None:
     with api.app.state.services.store.read() as conn:
-        return conn.execute(sa.select(trend_signals.c.expires_at).where(
-            (trend_signals.c.symbol == item["coin_name"]) & (trend_signals.c.timeframe == item["graph_type"])
-            & (trend_signals.c.ts == int(item["timestamp"])) & (trend_signals.c.way == item["way"]))).scalar()
+        return conn.execute(
+            sa.select(trend_signals.c.expires_at).where(
+                (trend_signals.c.symbol == item["coin_name"])
+                & (trend_signals.c.timeframe == item["graph_type"])
+                & (trend_signals.c.ts == int(item["timestamp"]))
+                & (trend_signals.c.way == item["way"])
+            )
+        ).scalar()
 
 
 # ---- the store of signals and the list ------------------------------------------------------------
@@ -118,42 +137,87 @@ def test_pages_after_the_first_need_a_license(tapi: Api, expected: list[Any]) ->
 
 def test_signal_detail_is_the_engines(tapi: Api, expected: list[Any], market_dir: Path) -> None:
     first = expected[0]
-    reply = get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
-                timestamp=first["timestamp"])
+    reply = get(
+        tapi,
+        "trend_signal_detail",
+        coin_name=first["coin_name"],
+        graph_type=first["graph_type"],
+        timestamp=first["timestamp"],
+    )
     assert reply.status_code == 200, reply.text
     item = reply.json()["item"]
-    engine = signal_detail(first["coin_name"], first["graph_type"], first["timestamp"],
-                           store=DataStore(market_dir))
+    engine = signal_detail(
+        first["coin_name"], first["graph_type"], first["timestamp"], store=DataStore(market_dir)
+    )
     assert item == engine
     assert len(item["klines_data"]) == 200 and item["trend_data"]
     assert {k: item[k] for k in ("coin_name", "graph_type", "timestamp", "way")} == {
-        k: first[k] for k in ("coin_name", "graph_type", "timestamp", "way")}
-    same = get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
-               timestamp=first["timestamp"], way=first["way"].lower())
+        k: first[k] for k in ("coin_name", "graph_type", "timestamp", "way")
+    }
+    same = get(
+        tapi,
+        "trend_signal_detail",
+        coin_name=first["coin_name"],
+        graph_type=first["graph_type"],
+        timestamp=first["timestamp"],
+        way=first["way"].lower(),
+    )
     assert same.json()["item"] == engine
     other = "SELL" if first["way"] == "BUY" else "BUY"
-    assert get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
-               timestamp=first["timestamp"], way=other).status_code == 404
-    assert get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
-               timestamp=first["timestamp"], way="UP").status_code == 400
+    assert (
+        get(
+            tapi,
+            "trend_signal_detail",
+            coin_name=first["coin_name"],
+            graph_type=first["graph_type"],
+            timestamp=first["timestamp"],
+            way=other,
+        ).status_code
+        == 404
+    )
+    assert (
+        get(
+            tapi,
+            "trend_signal_detail",
+            coin_name=first["coin_name"],
+            graph_type=first["graph_type"],
+            timestamp=first["timestamp"],
+            way="UP",
+        ).status_code
+        == 400
+    )
     missing = get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="1h")
     assert missing.status_code == 400 and "timestamp" in missing.json()["message"]
-    assert get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="60",
-               timestamp=first["timestamp"]).status_code == 400
-    assert get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="1h",
-               timestamp="soon").status_code == 400
+    assert (
+        get(
+            tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="60", timestamp=first["timestamp"]
+        ).status_code
+        == 400
+    )
+    assert (
+        get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="1h", timestamp="soon").status_code
+        == 400
+    )
     unknown = get(tapi, "trend_signal_detail", coin_name="BTCUSDT", graph_type="1h", timestamp="1793401201")
     assert unknown.status_code == 404
-    assert get(tapi, "trend_signal_detail", coin_name="XRPUSDT", graph_type="1h",
-               timestamp=first["timestamp"]).status_code == 404
+    assert (
+        get(
+            tapi, "trend_signal_detail", coin_name="XRPUSDT", graph_type="1h", timestamp=first["timestamp"]
+        ).status_code
+        == 404
+    )
 
 
 # ---- tracking -------------------------------------------------------------------------------------
 
 
 def track_body(item: dict[str, Any], minutes: str) -> dict[str, str]:
-    return {"coin_name": item["coin_name"], "timeframe": minutes, "way": item["way"],
-            "timestamp": item["timestamp"]}
+    return {
+        "coin_name": item["coin_name"],
+        "timeframe": minutes,
+        "way": item["way"],
+        "timestamp": item["timestamp"],
+    }
 
 
 def test_tracking_suspends_expiry_until_the_last_untrack(tapi: Api, expected: list[Any]) -> None:
@@ -189,13 +253,20 @@ def test_track_errors(tapi: Api, expected: list[Any]) -> None:
     unknown = get(tapi, "track_trend_break_signal", token, **{**body, "timestamp": "1700000000"})
     assert unknown.status_code == 404
     assert get(tapi, "untrack_trend_break_signal", token, **{**body, "timestamp": "1700000000"}).json() == {
-        "tracked": False}
+        "tracked": False
+    }
 
 
 def test_expiry_in_market_time_with_an_injected_clock(tapi: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     old = DATA_END - WEEK - 3600  # a signal that has expired by the end of the data
-    row = {"symbol": "BTCUSDT", "timeframe": "1h", "ts": old, "way": "BUY", "market": "crypto",
-           "is_return_to_trend": False}
+    row = {
+        "symbol": "BTCUSDT",
+        "timeframe": "1h",
+        "ts": old,
+        "way": "BUY",
+        "market": "crypto",
+        "is_return_to_trend": False,
+    }
     with tapi.app.state.services.store.write() as conn:
         assert trends.upsert_signals(conn, [row], now=old) == 1
     item = {"coin_name": "BTCUSDT", "graph_type": "1h", "timestamp": str(old), "way": "BUY"}
@@ -221,11 +292,28 @@ def test_expired_signals_are_removed_only_when_untracked() -> None:
 
     store = Store("sqlite:///:memory:")
     migrate(store)
-    rows = [{"symbol": s, "timeframe": "1h", "ts": 1000, "way": "SELL", "market": "crypto",
-             "is_return_to_trend": False} for s in ("AUSDT", "BUSDT")]
+    rows = [
+        {
+            "symbol": s,
+            "timeframe": "1h",
+            "ts": 1000,
+            "way": "SELL",
+            "market": "crypto",
+            "is_return_to_trend": False,
+        }
+        for s in ("AUSDT", "BUSDT")
+    ]
     with store.write() as conn:
-        conn.execute(accounts.insert().values(svc_id="AB12CD", email="a@b.c", password_hash="x",
-                                              password_salt="y", referral_code="R1", created_at=0))
+        conn.execute(
+            accounts.insert().values(
+                svc_id="AB12CD",
+                email="a@b.c",
+                password_hash="x",
+                password_salt="y",
+                referral_code="R1",
+                created_at=0,
+            )
+        )
         trends.upsert_signals(conn, rows, now=1000, ttl=100)
         trends.track(conn, "AB12CD", trends.SignalKey("AUSDT", "1h", 1000, "SELL"), now=1050)
         assert trends.remove_expired(conn, now=1099) == 0
@@ -246,8 +334,9 @@ def test_tracked_list_pages_with_signed_cursors(tapi: Api, expected: list[Any], 
     first = get(tapi, "tracked_trend_break_signals", token, limit=2).json()
     assert [i["timestamp"] for i in first["items"]] == [c["timestamp"] for c in chosen[:2]]
     detail = first["items"][0]
-    assert detail == signal_detail(detail["coin_name"], detail["graph_type"], detail["timestamp"],
-                                   store=DataStore(market_dir))
+    assert detail == signal_detail(
+        detail["coin_name"], detail["graph_type"], detail["timestamp"], store=DataStore(market_dir)
+    )
     assert isinstance(first["last_key"], str)
     second = get(tapi, "tracked_trend_break_signals", token, limit=2, cursor=first["last_key"]).json()
     assert [i["coin_name"] for i in second["items"]] == [chosen[2]["coin_name"]]
@@ -287,11 +376,16 @@ def test_trend_replies_carry_no_internal_fields(tapi: Api, expected: list[Any]) 
     replies = [
         get(tapi, "trend_signals"),
         get(tapi, "trend_signals", token, page=1, limit=7),
-        get(tapi, "trend_signal_detail", coin_name=first["coin_name"], graph_type=first["graph_type"],
-            timestamp=first["timestamp"]),
+        get(
+            tapi,
+            "trend_signal_detail",
+            coin_name=first["coin_name"],
+            graph_type=first["graph_type"],
+            timestamp=first["timestamp"],
+        ),
         get(tapi, "track_trend_break_signal", token, **track_body(first, minutes)),
         get(tapi, "tracked_trend_break_signals", token),
-    ]  # fmt: skip
+    ]
     bodies = [r.json() for r in replies]
     assert [r.status_code for r in replies] == [200] * 5, bodies
     for body in bodies:
@@ -327,8 +421,9 @@ def test_trend_indicator_history_pages_back_through_the_whole_series(tapi: Api, 
     assert page["count"] == 200 and page["has_more"] is True
     seen = [i["timestamp"] for i in page["items"]]
     while page["has_more"]:
-        page = get(tapi, "trend_indicator_history", market_key="BTCUSDT#1h",
-                   before=page["next_before_timestamp"]).json()
+        page = get(
+            tapi, "trend_indicator_history", market_key="BTCUSDT#1h", before=page["next_before_timestamp"]
+        ).json()
         seen += [i["timestamp"] for i in page["items"]]
     assert seen == [t // 1000 for t in ms_columns(full)["open_time"].to_list()[::-1]]  # 1440 hours, once
     assert page["next_before_timestamp"] is None
@@ -343,11 +438,18 @@ def test_trend_indicator_history_pages_back_through_the_whole_series(tapi: Api, 
 # ---- the background job ---------------------------------------------------------------------------
 
 
-def test_the_app_refreshes_in_the_background(make_api: Any, tmp_path: Path, market_dir: Path,
-                                             monkeypatch: pytest.MonkeyPatch, expected: list[Any]) -> None:
+def test_the_app_refreshes_in_the_background(
+    make_api: Any, tmp_path: Path, market_dir: Path, monkeypatch: pytest.MonkeyPatch, expected: list[Any]
+) -> None:
     monkeypatch.setenv("TREND_REFRESH_SECONDS", "3600")
-    api = make_api(Settings(database_url=f"sqlite:///{tmp_path / 'bg.db'}", secret_key=SECRET,
-                            var_dir=tmp_path / "var", data_dir=market_dir))
+    api = make_api(
+        Settings(
+            database_url=f"sqlite:///{tmp_path / 'bg.db'}",
+            secret_key=SECRET,
+            var_dir=tmp_path / "var",
+            data_dir=market_dir,
+        )
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         time.sleep(trends.LIST_TTL / 5)
@@ -377,8 +479,23 @@ def test_an_app_closed_before_the_delay_scans_nothing(market_dir: Path) -> None:
 
 
 def test_signal_rows_keep_the_first_signal_of_a_key() -> None:
-    scan = pl.DataFrame({"market": ["crypto", "crypto"], "symbol": ["X", "X"], "timeframe": ["1h", "1h"],
-                         "open_time": [7_200_000, 7_200_000], "way": ["BUY", "BUY"],
-                         "is_return_to_trend": [False, True]})
-    assert trends.signal_rows(scan) == [{"symbol": "X", "timeframe": "1h", "ts": 7200, "way": "BUY",
-                                         "market": "crypto", "is_return_to_trend": False}]
+    scan = pl.DataFrame(
+        {
+            "market": ["crypto", "crypto"],
+            "symbol": ["X", "X"],
+            "timeframe": ["1h", "1h"],
+            "open_time": [7_200_000, 7_200_000],
+            "way": ["BUY", "BUY"],
+            "is_return_to_trend": [False, True],
+        }
+    )
+    assert trends.signal_rows(scan) == [
+        {
+            "symbol": "X",
+            "timeframe": "1h",
+            "ts": 7200,
+            "way": "BUY",
+            "market": "crypto",
+            "is_return_to_trend": False,
+        }
+    ]

@@ -71,8 +71,10 @@ def test_a_handled_failure_is_reported_as_failed_and_the_map_goes_on(executor: E
     out = executor.map(operator.neg, [1, -2, 3], progress=events.append, failed=lambda v: v > 0)
     assert out == [-1, 2, -3]
     assert sorted((e["item"], e["status"]) for e in events) == [
-        ("0", "completed"), ("1", "failed"), ("2", "completed"),
-    ]  # fmt: skip
+        ("0", "completed"),
+        ("1", "failed"),
+        ("2", "completed"),
+    ]
 
 
 def test_labels_must_match_items(executor: Executor) -> None:

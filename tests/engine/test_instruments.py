@@ -410,8 +410,13 @@ def test_daily_quote_volume_in_one_pass_equals_the_grouped_mean() -> None:
 
     rng = np.random.default_rng(4)
     n = 5_000
-    k = pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * 300_000 + 123,
-                      "close": rng.uniform(1, 2, n), "volume": rng.uniform(0, 50, n)})  # fmt: skip
+    k = pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * 300_000 + 123,
+            "close": rng.uniform(1, 2, n),
+            "volume": rng.uniform(0, 50, n),
+        }
+    )
     holes = pl.when(pl.int_range(n) % 97 == 0).then(np.nan).otherwise(pl.col("volume"))
     k = k.with_columns(holes.alias("volume"))
     quote = (pl.col("volume") * pl.col("close")).fill_nan(None)

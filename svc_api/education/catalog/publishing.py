@@ -51,21 +51,32 @@ def _row(fields: Mapping[str, Any]) -> dict[str, Any]:
     if fields["kind"] not in KINDS or fields["level"] not in LEVELS:
         raise Invalid("kind or level is not one the catalog knows")
     return {
-        "kind": fields["kind"], "title": fields["title"], "subtitle": fields.get("subtitle", ""),
-        "description": fields.get("description", ""), "language": fields["language"],
+        "kind": fields["kind"],
+        "title": fields["title"],
+        "subtitle": fields.get("subtitle", ""),
+        "description": fields.get("description", ""),
+        "language": fields["language"],
         "level": fields["level"],
-        "price_minor": int(fields["price_minor"]), "currency": fields["currency"],
+        "price_minor": int(fields["price_minor"]),
+        "currency": fields["currency"],
         "refundable": bool(fields.get("refundable", True)),
-    }  # fmt: skip
+    }
 
 
 def create_draft(conn: Connection, leader_id: str, fields: Mapping[str, Any], *, now: int) -> str:
     """A product row in state ``draft`` (not in the catalog, no revision yet); its id."""
     product_id = new_id("pr_")
     queries.insert_product(
-        conn, product_id=product_id, leader_id=leader_id, state="draft", revision=None,
-        sample=bool(fields.get("sample", False)), created_at=now, updated_at=now, **_row(fields),
-    )  # fmt: skip
+        conn,
+        product_id=product_id,
+        leader_id=leader_id,
+        state="draft",
+        revision=None,
+        sample=bool(fields.get("sample", False)),
+        created_at=now,
+        updated_at=now,
+        **_row(fields),
+    )
     return product_id
 
 
@@ -82,9 +93,16 @@ def publish_snapshot(
     number = int(row.revision or 0) + 1
     queries.insert_revision(conn, product_id, number, checked, now)
     queries.update_product(
-        conn, product_id, state="published", revision=number, lesson_count=count, duration_seconds=seconds,
-        published_at=row.published_at or now, updated_at=now, **_row(fields),
-    )  # fmt: skip
+        conn,
+        product_id,
+        state="published",
+        revision=number,
+        lesson_count=count,
+        duration_seconds=seconds,
+        published_at=row.published_at or now,
+        updated_at=now,
+        **_row(fields),
+    )
     _index(conn, product_id, fields)
     return number
 
@@ -135,10 +153,17 @@ def create_bundle(
     """A published bundle of the leader's own products (409 when one is someone else's)."""
     bundle_id = new_id("bn_")
     queries.insert_bundle(
-        conn, _own_products(conn, leader_id, product_ids), bundle_id=bundle_id, leader_id=leader_id,
-        title=title, price_minor=price[0], currency=price[1], state="published", created_at=now,
+        conn,
+        _own_products(conn, leader_id, product_ids),
+        bundle_id=bundle_id,
+        leader_id=leader_id,
+        title=title,
+        price_minor=price[0],
+        currency=price[1],
+        state="published",
+        created_at=now,
         updated_at=now,
-    )  # fmt: skip
+    )
     return bundle_id
 
 

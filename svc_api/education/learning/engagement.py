@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, Row
 from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
-from svc_api.education.conventions import text_field
+from svc_api.education.fields import text_field
 from svc_api.education.learning import progress as learning
 from svc_api.education.learning import queries
 
@@ -69,8 +69,10 @@ def delete_review(conn: Connection, svc_id: str, product_id: str) -> dict[str, A
 
 
 def question_view(conn: Connection, row: Row[Any]) -> dict[str, Any]:
-    answers = [{"answer_id": a.answer_id, "leader_id": a.svc_id, "body": a.body, "created_at": a.created_at}
-               for a in queries.answers_of(conn, row.question_id)]  # fmt: skip
+    answers = [
+        {"answer_id": a.answer_id, "leader_id": a.svc_id, "body": a.body, "created_at": a.created_at}
+        for a in queries.answers_of(conn, row.question_id)
+    ]
     return {
         "answers": answers,
         "question_id": row.question_id,

@@ -32,8 +32,26 @@ from typing import Any
 
 _PERIOD = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 MICROS = 1_000_000
-ZERO_DECIMAL = frozenset({"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX",
-                          "VND", "VUV", "XAF", "XOF", "XPF"})  # fmt: skip
+ZERO_DECIMAL = frozenset(
+    {
+        "BIF",
+        "CLP",
+        "DJF",
+        "GNF",
+        "ISK",
+        "JPY",
+        "KMF",
+        "KRW",
+        "PYG",
+        "RWF",
+        "UGX",
+        "VND",
+        "VUV",
+        "XAF",
+        "XOF",
+        "XPF",
+    }
+)
 THREE_DECIMALS = frozenset({"BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"})
 
 

@@ -47,10 +47,22 @@ from svc_api.education.payouts import figures, queries, statements
 from svc_api.education.studio import service as studio
 
 CSV_COLUMNS = (
-    "payout_id", "seller_id", "period", "amount_minor", "currency", "payout_amount_minor",
-    "payout_currency", "fx_rate", "country", "legal_entity", "tax_id", "bank_account", "swift_bic",
-    "e_document_type", "reference",
-)  # fmt: skip
+    "payout_id",
+    "seller_id",
+    "period",
+    "amount_minor",
+    "currency",
+    "payout_amount_minor",
+    "payout_currency",
+    "fx_rate",
+    "country",
+    "legal_entity",
+    "tax_id",
+    "bank_account",
+    "swift_bic",
+    "e_document_type",
+    "reference",
+)
 REFUSALS = ("no_fx_rate", "stale_fx_rate")
 """Reasons the run refuses to pay a balance (an operator must act), as opposed to letting it accrue."""
 WINDOW_DAYS = (20, 30)
@@ -163,10 +175,18 @@ def settle(
                 reason, amounts = _decide(conn, details, balance, currency, policy, now)
         if reason == "pay":
             payout = {
-                "payout_id": payout_id(leader_id, period, currency), "leader_id": leader_id, "period": period,
-                "currency": currency, "amount_minor": balance, "state": "issued", "run_id": run_id,
-                "export_file": export, "details": details, "created_at": now, **amounts,
-            }  # fmt: skip
+                "payout_id": payout_id(leader_id, period, currency),
+                "leader_id": leader_id,
+                "period": period,
+                "currency": currency,
+                "amount_minor": balance,
+                "state": "issued",
+                "run_id": run_id,
+                "export_file": export,
+                "details": details,
+                "created_at": now,
+                **amounts,
+            }
             reason = _pay(conn, payout, [row.statement_id for row in rows])
         state = "paid" if reason is None else "refused" if reason in REFUSALS else "accrued"
         out |= {"state": state, "reason": reason}
@@ -184,9 +204,14 @@ def _pay(conn: Connection, payout: dict[str, Any], statement_ids: list[str]) -> 
     if queries.claim_statements(conn, statement_ids, payout["payout_id"]) != len(statement_ids):
         raise _Raced(payout["payout_id"])
     queries.add_payable(
-        conn, leader_id=payout["leader_id"], kind="payout", ref_id=payout["payout_id"],
-        amount_minor=-payout["amount_minor"], currency=payout["currency"], at=payout["created_at"],
-    )  # fmt: skip
+        conn,
+        leader_id=payout["leader_id"],
+        kind="payout",
+        ref_id=payout["payout_id"],
+        amount_minor=-payout["amount_minor"],
+        currency=payout["currency"],
+        at=payout["created_at"],
+    )
     return None
 
 
@@ -279,11 +304,24 @@ def export_run(store: Store, run_id: str, path: Path) -> int:
         for row in rows:
             d = dict(row.details or {})
             rate = None if row.fx_rate_micros is None else statements.rate_text(int(row.fx_rate_micros))
-            writer.writerow([
-                row.payout_id, row.leader_id, row.period, row.amount_minor, row.currency,
-                row.payout_amount_minor, row.payout_currency, rate or "", d.get("country") or "",
-                d.get("legal_entity") or "", d.get("tax_id") or "", d.get("bank_account") or "",
-                d.get("swift_bic") or "", d.get("e_document_type") or "", f"{row.payout_id} {row.period}",
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    row.payout_id,
+                    row.leader_id,
+                    row.period,
+                    row.amount_minor,
+                    row.currency,
+                    row.payout_amount_minor,
+                    row.payout_currency,
+                    rate or "",
+                    d.get("country") or "",
+                    d.get("legal_entity") or "",
+                    d.get("tax_id") or "",
+                    d.get("bank_account") or "",
+                    d.get("swift_bic") or "",
+                    d.get("e_document_type") or "",
+                    f"{row.payout_id} {row.period}",
+                ]
+            )
     temporary.replace(path)
     return len(rows)

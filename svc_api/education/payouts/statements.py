@@ -64,9 +64,14 @@ def write_closed(
         ):
             continue
         queries.add_payable(
-            conn, leader_id=leader_id, kind="statement", ref_id=sid, amount_minor=sums.net,
-            currency=currency, at=now,
-        )  # fmt: skip
+            conn,
+            leader_id=leader_id,
+            kind="statement",
+            ref_id=sid,
+            amount_minor=sums.net,
+            currency=currency,
+            at=now,
+        )
         written += 1
     return written
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from svc_api.education.conventions import Req, check_if_match, only_fields, reply, route
+from svc_api.education.conventions import Req, check_if_match, reply, route
+from svc_api.education.fields import only_fields
 from svc_api.education.learning import service as learning
 from svc_api.education.studio import bundles, products, sellers
 from svc_api.education.uploads import service as uploads
@@ -73,9 +74,14 @@ def update_product(req: Req) -> Response:
     svc_id = req.svc_id
     with req.store.write() as conn:
         body = products.update(
-            conn, svc_id, req.path["product_id"], req.body, lambda tag: check_if_match(req, tag),
-            currency=_currency(req), now=req.now,
-        )  # fmt: skip
+            conn,
+            svc_id,
+            req.path["product_id"],
+            req.body,
+            lambda tag: check_if_match(req, tag),
+            currency=_currency(req),
+            now=req.now,
+        )
     return _tagged(body)
 
 
@@ -127,9 +133,14 @@ def update_bundle(req: Req) -> Response:
     svc_id = req.svc_id
     with req.store.write() as conn:
         body = bundles.update(
-            conn, svc_id, req.path["bundle_id"], req.body, lambda tag: check_if_match(req, tag),
-            currency=_currency(req), now=req.now,
-        )  # fmt: skip
+            conn,
+            svc_id,
+            req.path["bundle_id"],
+            req.body,
+            lambda tag: check_if_match(req, tag),
+            currency=_currency(req),
+            now=req.now,
+        )
     return _tagged(body)
 
 

@@ -73,15 +73,22 @@ def _check_parts(row: Any, recorded: dict[int, Any], stored: dict[int, StoredPar
         size = policy.POLICY.expected_size(int(row.size_bytes), int(row.part_size), number)
         if held.size != size:
             raise _unprocessable(
-                "part_size_mismatch", f"part {number} holds {held.size} bytes, the manifest needs {size}",
+                "part_size_mismatch",
+                f"part {number} holds {held.size} bytes, the manifest needs {size}",
                 part_number=number,
-            )  # fmt: skip
+            )
 
 
 def complete(
-    store: Store, mp: Multipart, leader_id: str, upload_id: str, body: dict[str, Any], *, now: int,
+    store: Store,
+    mp: Multipart,
+    leader_id: str,
+    upload_id: str,
+    body: dict[str, Any],
+    *,
+    now: int,
     resends: int = policy.PART_RESENDS,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Check, assemble and hand the upload to processing (see the module docstring); ``resends``:
     completes that may ask for corrupt parts again (:mod:`.resend`)."""
     with store.read() as conn:
@@ -162,9 +169,18 @@ def retry(store: Store, leader_id: str, upload_id: str, *, now: int) -> dict[str
                 f"processing failed with {row.error_code}, which no retry can fix: register again",
             )
         q.update(
-            conn, upload_id, now, when=("failed",), status="processing", attempts=0, claimed_by=None,
-            claim_until=None, error_code=None, error_message=None, retryable=None,
-        )  # fmt: skip
+            conn,
+            upload_id,
+            now,
+            when=("failed",),
+            status="processing",
+            attempts=0,
+            claimed_by=None,
+            claim_until=None,
+            error_code=None,
+            error_message=None,
+            retryable=None,
+        )
         return view(conn, own(conn, leader_id, upload_id))
 
 

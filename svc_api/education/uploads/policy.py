@@ -210,8 +210,10 @@ def check_parts(
     out: dict[int, str] = {}
     for i, item in enumerate(value):
         if not isinstance(item, dict) or not {"part_number", "etag"} <= set(item) <= {
-            "part_number", "etag", *optional,
-        }:  # fmt: skip
+            "part_number",
+            "etag",
+            *optional,
+        }:
             raise Invalid(f"{field}[{i}] must be an object {shape}")
         number, tag = item["part_number"], item["etag"]
         if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= part_count:

@@ -67,10 +67,16 @@ def abort_abandoned(store: Store, mp: Multipart, *, now: int, limit: int = 50) -
             if again is None or again.status != "uploading" or again.lease_until >= now:
                 continue  # renewed meanwhile
             q.update(
-                conn, row.upload_id, now, status="aborted", claimed_by=CLEANUP, claim_until=now,
-                error_code="lease_expired", retryable=False,
+                conn,
+                row.upload_id,
+                now,
+                status="aborted",
+                claimed_by=CLEANUP,
+                claim_until=now,
+                error_code="lease_expired",
+                retryable=False,
                 error_message=f"untouched for {policy.LEASE_SECONDS} seconds: the upload was abandoned",
-            )  # fmt: skip
+            )
         aborted += 1
         pending.append(row.upload_id)
     for upload_id in pending:
@@ -99,10 +105,16 @@ def expire_failed(store: Store, mp: Multipart, *, now: int, keep_seconds: float,
             if again is None or again.status != "failed" or again.updated_at >= before:
                 continue  # retried meanwhile
             q.update(
-                conn, upload_id, now, status="aborted", claimed_by=CLEANUP, claim_until=now,
-                error_code="retention_expired", retryable=False,
+                conn,
+                upload_id,
+                now,
+                status="aborted",
+                claimed_by=CLEANUP,
+                claim_until=now,
+                error_code="retention_expired",
+                retryable=False,
                 error_message=f"failed and untouched for {int(keep_seconds)} seconds: its file was removed",
-            )  # fmt: skip
+            )
         aborted.append(upload_id)
     for upload_id in aborted:
         try:
@@ -121,16 +133,30 @@ def process(store: Store, mp: Multipart, upload_id: str, *, now: int, holder: st
     if row is None:
         return None
     if row.attempts > policy.MAX_ATTEMPTS:
-        return _fail(store, upload_id, holder, now, "worker_lost", True,
-                     f"processing was taken over {row.attempts - 1} times: its workers died")  # fmt: skip
+        return _fail(
+            store,
+            upload_id,
+            holder,
+            now,
+            "worker_lost",
+            True,
+            f"processing was taken over {row.attempts - 1} times: its workers died",
+        )
     try:
         with mp.local_copy(row.object_key) as path:
             media = probe(row.kind, path)
     except MediaRejected as exc:
         return _fail(store, upload_id, holder, now, exc.code, False, exc.message)
     except store_errors() as exc:
-        return _fail(store, upload_id, holder, now, "store_unavailable", True,
-                     f"the object store failed: {type(exc).__name__}")  # fmt: skip
+        return _fail(
+            store,
+            upload_id,
+            holder,
+            now,
+            "store_unavailable",
+            True,
+            f"the object store failed: {type(exc).__name__}",
+        )
     except Exception as exc:
         logger.exception("processing upload %s failed", upload_id)
         return _fail(
@@ -146,9 +172,15 @@ def _fail(
 ) -> str | None:
     with store.write() as conn:
         done = q.release(
-            conn, upload_id, holder, now, status="failed", error_code=code, retryable=retryable,
+            conn,
+            upload_id,
+            holder,
+            now,
+            status="failed",
+            error_code=code,
+            retryable=retryable,
             error_message=message[:300],
-        )  # fmt: skip
+        )
     return "failed" if done else None
 
 

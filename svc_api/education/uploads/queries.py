@@ -75,9 +75,14 @@ def part_totals(conn: Connection, upload_ids: Sequence[str]) -> dict[str, tuple[
 
 
 def save_part(
-    conn: Connection, upload_id: str, part_number: int, etag: str, size: int, now: int,
+    conn: Connection,
+    upload_id: str,
+    part_number: int,
+    etag: str,
+    size: int,
+    now: int,
     sha256: str | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Record a part (a part sent again with other bytes takes the new tag and size). ``sha256``,
     when given, becomes the part's reported checksum; else the recorded one stays (it names the
     bytes the part should hold, whichever were sent)."""

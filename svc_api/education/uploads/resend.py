@@ -55,9 +55,16 @@ def corrupt_parts(mp: Multipart, row: Any, recorded: dict[int, Any]) -> tuple[li
 
 
 def settle(
-    store: Store, mp: Multipart, row: Any, holder: str, recorded: dict[int, Any], actual: str, *,
-    now: int, resends: int,
-) -> NoReturn:  # fmt: skip
+    store: Store,
+    mp: Multipart,
+    row: Any,
+    holder: str,
+    recorded: dict[int, Any],
+    actual: str,
+    *,
+    now: int,
+    resends: int,
+) -> NoReturn:
     """Ask for the corrupt parts again (422 ``parts_corrupt``) or fail the upload (422
     ``checksum_mismatch``); store errors propagate (the caller answers 503)."""
     bad, unreported = corrupt_parts(mp, row, recorded)
@@ -70,9 +77,15 @@ def settle(
     listing = mp.list_parts(row.object_key, fresh)
     with store.write() as conn:
         reopened = q.release(
-            conn, row.upload_id, holder, now, status="uploading", store_upload_id=fresh,
-            part_failures=failures + 1, lease_until=now + policy.LEASE_SECONDS,
-        )  # fmt: skip
+            conn,
+            row.upload_id,
+            holder,
+            now,
+            status="uploading",
+            store_upload_id=fresh,
+            part_failures=failures + 1,
+            lease_until=now + policy.LEASE_SECONDS,
+        )
         if reopened:
             apply_listing(conn, row.upload_id, listing, count, now)
     if not reopened:
@@ -86,14 +99,24 @@ def settle(
         f"{len(bad)} parts hold other bytes than their reported SHA-256: send them again "
         f"(part-urls gives their URLs), then complete; {resends - failures - 1} more such completes "
         "are allowed",
-        parts=bad, part_failures=failures + 1, resends_left=resends - failures - 1,
-    )  # fmt: skip
+        parts=bad,
+        part_failures=failures + 1,
+        resends_left=resends - failures - 1,
+    )
 
 
 def _fail(
-    store: Store, mp: Multipart, row: Any, holder: str, actual: str, now: int, *, bad: list[int],
-    unreported: int, resends: int,
-) -> NoReturn:  # fmt: skip
+    store: Store,
+    mp: Multipart,
+    row: Any,
+    holder: str,
+    actual: str,
+    now: int,
+    *,
+    bad: list[int],
+    unreported: int,
+    resends: int,
+) -> NoReturn:
     """The upload fails, not retryable, its parts and joined file removed (as it always did)."""
     why = f"the assembled file has SHA-256 {actual}, not the registered {row.sha256}"
     if bad:
@@ -103,9 +126,15 @@ def _fail(
         why += f" ({unreported} reported none)" if unreported else ": the registered SHA-256 is wrong"
     with store.write() as conn:
         q.release(
-            conn, row.upload_id, holder, now, status="failed", error_code="checksum_mismatch",
-            retryable=False, error_message=why[:MESSAGE_CHARS],
-        )  # fmt: skip
+            conn,
+            row.upload_id,
+            holder,
+            now,
+            status="failed",
+            error_code="checksum_mismatch",
+            retryable=False,
+            error_message=why[:MESSAGE_CHARS],
+        )
         q.drop_parts(conn, row.upload_id)
     with contextlib.suppress(*store_errors()):  # what is left, the retention of failed uploads removes
         mp.abort(row.object_key, row.store_upload_id)

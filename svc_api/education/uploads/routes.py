@@ -16,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from svc_api.core.errors import ApiError, Invalid
-from svc_api.education.conventions import Req, only_fields, page, page_params, reply, route
+from svc_api.education.conventions import Req, page, page_params, reply, route
+from svc_api.education.fields import only_fields
 from svc_api.education.uploads import completion, policy, processing, service
 from svc_api.education.uploads import queries as q
 from svc_api.education.uploads.multipart import LocalMultipart, part_signature_ok
@@ -118,9 +119,11 @@ async def put_part(request: Request) -> Response:
     data = await request.body()
     if len(data) > int(row.part_size):
         raise ApiError(
-            413, "payload_too_large", code="part_too_large",
+            413,
+            "payload_too_large",
+            code="part_too_large",
             extra={"message": f"a part of this upload holds at most {int(row.part_size)} bytes"},
-        )  # fmt: skip
+        )
     part = await run_in_threadpool(mp.write_part, row.store_upload_id, number, data)
     return JSONResponse(
         {"upload_id": upload_id, "part_number": number, "etag": part.etag, "size_bytes": part.size},

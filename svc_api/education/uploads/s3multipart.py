@@ -99,9 +99,13 @@ class S3Multipart(Multipart):
         try:
             for number, (offset, length) in sorted(spans.items()):
                 self.client.upload_part_copy(
-                    Bucket=self.bucket, Key=self._key(key), UploadId=fresh, PartNumber=number,
-                    CopySource=source, CopySourceRange=f"bytes={offset}-{offset + length - 1}",
-                )  # fmt: skip
+                    Bucket=self.bucket,
+                    Key=self._key(key),
+                    UploadId=fresh,
+                    PartNumber=number,
+                    CopySource=source,
+                    CopySourceRange=f"bytes={offset}-{offset + length - 1}",
+                )
         except BaseException:
             with contextlib.suppress(*store_errors()):
                 self.abort(key, fresh)

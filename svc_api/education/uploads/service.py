@@ -111,10 +111,18 @@ def register(
         with store.write() as conn:
             _room(conn, leader_id)
             q.insert(
-                conn, upload_id=upload_id, leader_id=leader_id, object_key=key, store_upload_id=store_id,
-                status="uploading", lease_until=now + policy.LEASE_SECONDS, attempts=0,
-                created_at=now, updated_at=now, **fields,
-            )  # fmt: skip
+                conn,
+                upload_id=upload_id,
+                leader_id=leader_id,
+                object_key=key,
+                store_upload_id=store_id,
+                status="uploading",
+                lease_until=now + policy.LEASE_SECONDS,
+                attempts=0,
+                created_at=now,
+                updated_at=now,
+                **fields,
+            )
             return view(conn, own(conn, leader_id, upload_id), received=[])
     except BaseException:
         mp.abort(key, store_id)
@@ -248,9 +256,16 @@ def abort(store: Store, mp: Multipart, leader_id: str, upload_id: str, *, now: i
         row = own(conn, leader_id, upload_id, lock=True)
         if row.status != "aborted":
             q.update(
-                conn, upload_id, now, status="aborted", claimed_by=_cleanup_marker(row), claim_until=now,
-                error_code=None, error_message=None, retryable=None,
-            )  # fmt: skip
+                conn,
+                upload_id,
+                now,
+                status="aborted",
+                claimed_by=_cleanup_marker(row),
+                claim_until=now,
+                error_code=None,
+                error_message=None,
+                retryable=None,
+            )
     cleanup(store, mp, upload_id)
     with store.read() as conn:
         return view(conn, own(conn, leader_id, upload_id))

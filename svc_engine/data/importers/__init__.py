@@ -32,8 +32,18 @@ FORMATS: tuple[str, ...] = ("auto", "binance", "csv", "parquet")
 _SUFFIXES = (".csv", ".zip", ".parquet")
 Progress = Callable[[int, int, str], None]
 
-__all__ = ["FORMATS", "TIME_UNITS", "ImportResult", "MissingPathsError", "import_paths", "parquet_name",
-           "read_csv_klines", "read_dump", "read_parquet_klines", "read_path"]
+__all__ = [
+    "FORMATS",
+    "TIME_UNITS",
+    "ImportResult",
+    "MissingPathsError",
+    "import_paths",
+    "parquet_name",
+    "read_csv_klines",
+    "read_dump",
+    "read_parquet_klines",
+    "read_path",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +66,16 @@ class _Piece:
 
 
 def import_paths(
-    paths: Iterable[str | Path], *, store: DataStore | None = None, format: str = "auto",
-    market: str | None = None, symbol: str | None = None, timeframe: str | None = None,
-    mapping: Mapping[str, str] | None = None, time_unit: str = "auto", progress: Progress | None = None,
+    paths: Iterable[str | Path],
+    *,
+    store: DataStore | None = None,
+    format: str = "auto",
+    market: str | None = None,
+    symbol: str | None = None,
+    timeframe: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    time_unit: str = "auto",
+    progress: Progress | None = None,
 ) -> list[ImportResult]:
     """Import files (directories are searched for .csv, .zip and .parquet) and report each series.
 
@@ -89,8 +106,10 @@ def import_paths(
         pieces += _read(path, format, opts, mapping, time_unit)
         if progress:
             progress(i, len(files) + 1, str(path))
-    results = [_write(store, key, [p for p in pieces if p.key == key]) for key in dict.fromkeys(
-        p.key for p in pieces)]
+    results = [
+        _write(store, key, [p for p in pieces if p.key == key])
+        for key in dict.fromkeys(p.key for p in pieces)
+    ]
     if progress:
         progress(len(files) + 1, len(files) + 1, "written")
     if missing:
@@ -117,7 +136,10 @@ class MissingPathsError(FileNotFoundError):
 
 
 def read_path(
-    path: str | Path, *, format: str = "auto", mapping: Mapping[str, str] | None = None,
+    path: str | Path,
+    *,
+    format: str = "auto",
+    mapping: Mapping[str, str] | None = None,
     time_unit: str = "auto",
 ) -> list[tuple[str, pl.DataFrame, str | None]]:
     """Read one file as an import would, writing nothing: ``(source, frame, timeframe or None)``.
@@ -171,8 +193,9 @@ def _kind(path: Path, format: str) -> str:
         return "binance" if looks_like_dump(fh.readline()) else "csv"
 
 
-def _read(path: Path, format: str, opts: dict[str, str | None], mapping: Mapping[str, str] | None,
-          time_unit: str) -> list[_Piece]:
+def _read(
+    path: Path, format: str, opts: dict[str, str | None], mapping: Mapping[str, str] | None, time_unit: str
+) -> list[_Piece]:
     kind = _kind(path, format)
     market: str | None = None
     if kind == "binance":
@@ -183,18 +206,26 @@ def _read(path: Path, format: str, opts: dict[str, str | None], mapping: Mapping
         _, sym, tf = parquet_name(path.with_suffix(".parquet"))
         sym = sym if tf else None
     key = _key(path, opts, market, sym, tf)
-    return [_Piece(key, src, df) for src, df, _ in read_path(path, format=kind, mapping=mapping,
-                                                             time_unit=time_unit)]
+    return [
+        _Piece(key, src, df)
+        for src, df, _ in read_path(path, format=kind, mapping=mapping, time_unit=time_unit)
+    ]
 
 
-def _key(path: Path, opts: dict[str, str | None], market: str | None, symbol: str | None,
-         timeframe: str | None) -> tuple[str, str, str]:
-    chosen = {"market": opts["market"] or market, "symbol": opts["symbol"] or symbol,
-              "timeframe": opts["timeframe"] or timeframe}
+def _key(
+    path: Path, opts: dict[str, str | None], market: str | None, symbol: str | None, timeframe: str | None
+) -> tuple[str, str, str]:
+    chosen = {
+        "market": opts["market"] or market,
+        "symbol": opts["symbol"] or symbol,
+        "timeframe": opts["timeframe"] or timeframe,
+    }
     missing = [k for k, v in chosen.items() if not v]
     if missing:
-        raise ValueError(f"{path}: cannot tell the {' and '.join(missing)} from the file name; "
-                         f"give {' '.join('--' + m for m in missing)}")
+        raise ValueError(
+            f"{path}: cannot tell the {' and '.join(missing)} from the file name; "
+            f"give {' '.join('--' + m for m in missing)}"
+        )
     return chosen["market"], chosen["symbol"].upper(), chosen["timeframe"]  # type: ignore[union-attr,return-value]
 
 
@@ -202,8 +233,12 @@ def _write(store: DataStore, key: tuple[str, str, str], pieces: list[_Piece]) ->
     market, symbol, timeframe = key
     for piece in pieces:
         validate_klines(piece.frame, source=piece.source, timeframe=timeframe)
-    merged = (pl.concat([p.frame for p in pieces]).reverse()
-              .unique("open_time", keep="first", maintain_order=True).sort("open_time"))
+    merged = (
+        pl.concat([p.frame for p in pieces])
+        .reverse()
+        .unique("open_time", keep="first", maintain_order=True)
+        .sort("open_time")
+    )
     source = pieces[0].source if len(pieces) == 1 else f"{len(pieces)} files of {market}/{symbol} {timeframe}"
     added = store.write_klines(market, symbol, timeframe, merged, source=source)
     return ImportResult(market, symbol, timeframe, len(pieces), sum(p.frame.height for p in pieces), added)

@@ -67,8 +67,9 @@ def parse_kline_csv(data: bytes, source: str) -> pl.DataFrame:
     except pl.exceptions.PolarsError as exc:
         raise KlineValidationError(source, None, "format", f"unreadable CSV: {exc}") from None
     if raw.width != _WIDTH:
-        raise KlineValidationError(source, None, "format",
-                                   f"expected the 12 columns of a Binance kline dump, found {raw.width}")
+        raise KlineValidationError(
+            source, None, "format", f"expected the 12 columns of a Binance kline dump, found {raw.width}"
+        )
     raw = raw.select(pl.all().str.strip_chars()).rename(dict(zip(raw.columns[:6], COLUMNS, strict=True)))
     try:
         t = raw["open_time"].cast(pl.Int64)

@@ -32,12 +32,19 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "close": ("close", "c"),
     "volume": ("volume", "vol", "v"),
 }
-_TO_MS: dict[str, tuple[str, float]] = {"s": ("mul", 1000), "ms": ("mul", 1), "us": ("div", 1000),
-                                        "ns": ("div", 1_000_000)}
+_TO_MS: dict[str, tuple[str, float]] = {
+    "s": ("mul", 1000),
+    "ms": ("mul", 1),
+    "us": ("div", 1000),
+    "ns": ("div", 1_000_000),
+}
 
 
 def read_csv_klines(
-    path: str | Path, *, mapping: Mapping[str, str] | None = None, time_unit: str = "auto",
+    path: str | Path,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    time_unit: str = "auto",
     separator: str = ",",
 ) -> pl.DataFrame:
     """A kline frame (sorted as in the file, not repaired) from a CSV with a column mapping.
@@ -79,16 +86,24 @@ def _resolve(columns: list[str], mapping: dict[str, str], source: str) -> dict[s
     for target in COLUMNS:
         if target in mapping:
             if mapping[target] not in columns:
-                raise KlineValidationError(source, None, "schema", f"no column {mapping[target]!r} for "
-                                           f"{target}; the file has {columns}")
+                raise KlineValidationError(
+                    source,
+                    None,
+                    "schema",
+                    f"no column {mapping[target]!r} for {target}; the file has {columns}",
+                )
             names[target] = mapping[target]
             continue
         found = next((lowered[a] for a in _ALIASES[target] if a in lowered), None)
         if found is not None:
             names[target] = found
         elif target != "volume":
-            raise KlineValidationError(source, None, "schema", f"no column for {target}; the file has "
-                                       f"{columns} (map one with {target}=<column>)")
+            raise KlineValidationError(
+                source,
+                None,
+                "schema",
+                f"no column for {target}; the file has {columns} (map one with {target}=<column>)",
+            )
     return names
 
 
@@ -100,8 +115,15 @@ def _open_time_ms(t: pl.Series, unit: str) -> pl.Series:
         return parsed.dt.convert_time_zone("UTC").dt.epoch("ms").alias("open_time")
     x = t.cast(pl.Float64)
     if unit == "auto":
-        factor = (pl.when(x.abs() < 1e11).then(1000.0).when(x.abs() < 1e14).then(1.0)
-                  .when(x.abs() < 1e17).then(1e-3).otherwise(1e-6))
+        factor = (
+            pl.when(x.abs() < 1e11)
+            .then(1000.0)
+            .when(x.abs() < 1e14)
+            .then(1.0)
+            .when(x.abs() < 1e17)
+            .then(1e-3)
+            .otherwise(1e-6)
+        )
         return pl.select((x * factor).round().cast(pl.Int64).alias("open_time")).to_series()
     how, k = _TO_MS[unit]
     return ((x * k) if how == "mul" else (x / k)).round().cast(pl.Int64).alias("open_time")

@@ -136,7 +136,11 @@ class BinanceKlines:
         self._owns_client = client is None
         self.client = client if client is not None else httpx.Client(timeout=TIMEOUT_S)
         self.http = PacedClient(
-            self.client, self.base_url, budget=self.budget, sleep=sleep, max_retries=max_retries,
+            self.client,
+            self.base_url,
+            budget=self.budget,
+            sleep=sleep,
+            max_retries=max_retries,
             max_ban_s=max_ban_s,
         )
 
@@ -286,10 +290,12 @@ class BinanceMarkets:
     ) -> BinanceMarkets:
         """``crypto`` from spot at ``spot_url``, ``crypto_futures`` from futures at ``futures_url``
         (Binance's hosts by default); ``options`` go to both :class:`BinanceKlines`."""
-        return cls({
-            "crypto": BinanceKlines(spot_url, **options),
-            "crypto_futures": BinanceKlines(futures_url, futures=True, **options),
-        })  # fmt: skip
+        return cls(
+            {
+                "crypto": BinanceKlines(spot_url, **options),
+                "crypto_futures": BinanceKlines(futures_url, futures=True, **options),
+            }
+        )
 
     def serves(self, market: str, symbol: str, timeframe: str) -> bool:
         """Whether ``market`` has a source here and Binance has ``timeframe``."""

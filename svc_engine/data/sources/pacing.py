@@ -224,4 +224,3 @@ def _code(response: httpx.Response, body: Any = None) -> int | None:
             return None
     code = body.get("code") if isinstance(body, dict) else None
     return code if isinstance(code, int) else None
-

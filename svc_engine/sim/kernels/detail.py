@@ -60,9 +60,30 @@ def replay_nb(fo, fh, flo, fc, start, stop_f, fill_f, open_fill_f, side, tp, sto
 
 @njit(cache=True, nogil=True)
 def find_exit_detail_nb(
-    o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, fo, fh, flo, fc, fs, fe, fill_f,
-    exit_flag, hold, moves, cut=-1,
-):  # fmt: skip
+    o,
+    h,
+    lo,
+    c,
+    i,
+    side,
+    entry,
+    open_fill,
+    tp,
+    sl,
+    leverage,
+    last,
+    fo,
+    fh,
+    flo,
+    fc,
+    fs,
+    fe,
+    fill_f,
+    exit_flag,
+    hold,
+    moves,
+    cut=-1,
+):
     """``find_exit_nb`` with the fill candle (from the fine fill on) and every candle that touches
     both levels replayed on its fine candles ``fs[j] .. fe[j]-1``; where a candle has no fine
     candles, or the replay finds no exit on a both-touching candle, the conservative rules stand.
@@ -141,8 +162,9 @@ def fine_reach_nb(fh, flo, fc, f, stop_f, open_fill, side):
 
 
 @njit(cache=True, nogil=True)
-def detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine, exit_flag, market, hold,
-                       moves, cut=-1):  # fmt: skip
+def detail_outcome_nb(
+    memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine, exit_flag, market, hold, moves, cut=-1
+):
     """Refine a filled order's entry on the fine candles of its fill candle, then find its exit
     with ``find_exit_detail_nb`` and the signal's exit rules. A market order fills at the open of
     its fill candle, so its fine fill is the first fine candle (an open fill at the same price)."""
@@ -156,8 +178,29 @@ def detail_outcome_nb(memo, k, o, h, lo, c, side, limit, tp, sl, lev, last, fine
             memo[k].entry_raw, memo[k].open_fill = price, open_fill
     memo[k].fine_fill_candle = f
     j, x, reason = find_exit_detail_nb(
-        o, h, lo, c, i, side, memo[k].entry_raw, memo[k].open_fill, tp, sl, lev, last,
-        fo, fh, flo, fc, fs, fe, f, exit_flag, hold, moves, cut,
-    )  # fmt: skip
+        o,
+        h,
+        lo,
+        c,
+        i,
+        side,
+        memo[k].entry_raw,
+        memo[k].open_fill,
+        tp,
+        sl,
+        lev,
+        last,
+        fo,
+        fh,
+        flo,
+        fc,
+        fs,
+        fe,
+        f,
+        exit_flag,
+        hold,
+        moves,
+        cut,
+    )
     memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
     memo[k].done = 2

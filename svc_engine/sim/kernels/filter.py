@@ -62,9 +62,13 @@ def filter_signals_nb(
             continue
         if reject:
             fate[k] = _reject_fate(
-                min_profit if no_tp else td, min_loss if no_sl else sd,
-                min_profit, max_profit, min_loss, max_loss,
-            )  # fmt: skip
+                min_profit if no_tp else td,
+                min_loss if no_sl else sd,
+                min_profit,
+                max_profit,
+                min_loss,
+                max_loss,
+            )
         elif not no_tp and td < min_profit - TOL:
             fate[k] = F_TP_BELOW_MIN
         else:

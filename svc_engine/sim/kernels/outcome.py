@@ -180,9 +180,19 @@ def ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last):
     """Compute (once) the exit of the filled signal ``k`` into ``memo`` (nothing for an expiry)."""
     if memo[k].done == 1 and memo[k].fill_candle >= 0:
         j, x, reason = find_exit_nb(
-            o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
-            tp, sl, leverage, last,
-        )  # fmt: skip
+            o,
+            h,
+            lo,
+            c,
+            memo[k].fill_candle,
+            side,
+            memo[k].entry_raw,
+            memo[k].open_fill,
+            tp,
+            sl,
+            leverage,
+            last,
+        )
         memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
         memo[k].done = 2
 

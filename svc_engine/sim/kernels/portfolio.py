@@ -68,8 +68,9 @@ def portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, divid
     head, link = np.full(n_times, -1, np.int64), np.empty(nc, np.int64)
     ready = np.empty(nc, np.int64)
     for ci in range(nc):
-        _schedule(head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap,
-                  queued)  # fmt: skip
+        _schedule(
+            head, link, at, ci, state, cur, sp, soff, sidx, side, off, upos, memo, fate, anchor, gap, queued
+        )
     cash, n_open, n_tr, max_open = initial, 0, 0, 0
     for u in range(n_times):
         if head[u] < 0:
@@ -91,9 +92,18 @@ def portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, divid
                     if memo[q].done == 0:
                         deadline = t[b + sidx[q]] + tf_ms + wait_ms
                         ensure_order_fill_nb(
-                            memo, q, t[b:z], o[b:z], h[b:z], lo[b:z], sidx[q], side[q], limit[q], deadline,
+                            memo,
+                            q,
+                            t[b:z],
+                            o[b:z],
+                            h[b:z],
+                            lo[b:z],
+                            sidx[q],
+                            side[q],
+                            limit[q],
+                            deadline,
                             market,
-                        )  # fmt: skip
+                        )
                     if memo[q].fill_candle < 0 and memo[q].expiry_candle <= a:
                         fate[q], state[ci] = F_EXPIRED, 0
             elif state[ci] == 1 and memo[k].fill_candle < 0 and memo[k].expiry_candle == a:
@@ -117,9 +127,22 @@ def portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, divid
                         if reversing and reverse[k]:
                             cut = reverse_cut_nb(rev_side[b:z], side[k], max(a, sidx[k] + gap), z - b - 1)
                         ensure_rule_exit_nb(
-                            memo, k, o[b:z], h[b:z], lo[b:z], c[b:z], side[k], tp[k], sl[k], lev, z - b - 1,
-                            exit_flag[b:z], hold, moves, cut,
-                        )  # fmt: skip
+                            memo,
+                            k,
+                            o[b:z],
+                            h[b:z],
+                            lo[b:z],
+                            c[b:z],
+                            side[k],
+                            tp[k],
+                            sl[k],
+                            lev,
+                            z - b - 1,
+                            exit_flag[b:z],
+                            hold,
+                            moves,
+                            cut,
+                        )
                     fill_trade_nb(
                         trades,
                         n_tr,
@@ -246,8 +269,12 @@ def _reverses(state, cur, memo, side, ci, q, a):
     (stop-and-reverse): that trade exits by reversal at the next open, and ``q`` is on the other
     side (the only valid signal of that candle, so the one the kernel found)."""
     k = cur[ci]
-    return (state[ci] == 2 and memo[k].reason == R_REVERSE and memo[k].exit_candle == a + 1
-            and side[q] == -side[k])  # fmt: skip
+    return (
+        state[ci] == 2
+        and memo[k].reason == R_REVERSE
+        and memo[k].exit_candle == a + 1
+        and side[q] == -side[k]
+    )
 
 
 @njit(cache=True, nogil=True)

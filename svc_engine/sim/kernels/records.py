@@ -24,9 +24,18 @@ R_REVERSE = 10
 
 
 REASONS: tuple[str, ...] = (
-    "sl", "sl_gap", "tp", "tp_gap", "liquidation", "end", "signal", "time", "trailing_stop", "breakeven",
+    "sl",
+    "sl_gap",
+    "tp",
+    "tp_gap",
+    "liquidation",
+    "end",
+    "signal",
+    "time",
+    "trailing_stop",
+    "breakeven",
     "reverse",
-)  # fmt: skip
+)
 
 
 NO_MOVES = np.full(4, np.nan)
@@ -44,10 +53,18 @@ F_SL_BELOW_MIN, F_SL_ABOVE_MAX, F_MIN_GAP, F_BUSY, F_COIN_BUSY, F_NO_SLOT = 5, 6
 
 
 FATES: tuple[str, ...] = (
-    "traded", "expired", "skipped_invalid", "skipped_tp_below_min", "skipped_tp_above_max",
-    "skipped_sl_below_min", "skipped_sl_above_max", "skipped_min_gap", "skipped_busy",
-    "skipped_coin_busy", "skipped_no_slot",
-)  # fmt: skip
+    "traded",
+    "expired",
+    "skipped_invalid",
+    "skipped_tp_below_min",
+    "skipped_tp_above_max",
+    "skipped_sl_below_min",
+    "skipped_sl_above_max",
+    "skipped_min_gap",
+    "skipped_busy",
+    "skipped_coin_busy",
+    "skipped_no_slot",
+)
 
 
 TOL = 1e-12
@@ -56,16 +73,29 @@ TOL = 1e-12
 
 TRADE_DTYPE = np.dtype(
     [
-        ("coin", np.int32), ("signal_row", np.int64),
-        ("signal_candle", np.int64), ("fill_candle", np.int64), ("exit_candle", np.int64),
-        ("side", np.int8), ("reason", np.int8), ("open_fill", np.bool_),
-        ("limit", np.float64), ("tp", np.float64), ("sl", np.float64),
-        ("tp_dist", np.float64), ("sl_dist", np.float64),
-        ("entry_raw", np.float64), ("exit_raw", np.float64),
-        ("entry", np.float64), ("exit", np.float64),
-        ("stake", np.float64), ("ret", np.float64), ("profit", np.float64), ("balance", np.float64),
+        ("coin", np.int32),
+        ("signal_row", np.int64),
+        ("signal_candle", np.int64),
+        ("fill_candle", np.int64),
+        ("exit_candle", np.int64),
+        ("side", np.int8),
+        ("reason", np.int8),
+        ("open_fill", np.bool_),
+        ("limit", np.float64),
+        ("tp", np.float64),
+        ("sl", np.float64),
+        ("tp_dist", np.float64),
+        ("sl_dist", np.float64),
+        ("entry_raw", np.float64),
+        ("exit_raw", np.float64),
+        ("entry", np.float64),
+        ("exit", np.float64),
+        ("stake", np.float64),
+        ("ret", np.float64),
+        ("profit", np.float64),
+        ("balance", np.float64),
     ]
-)  # fmt: skip
+)
 """One trade: ``signal_row`` its signal's index in the signal arrays; ``signal_candle``, ``fill_candle``,
 ``exit_candle`` candle indices local to its coin (``s``, ``i``, ``j`` of
 `../shared/design/engine-semantics.md`); ``ret`` is ``max(leverage * r, -1)``; ``entry``/``exit`` are executed
@@ -74,11 +104,17 @@ prices (after spread)."""
 
 OUTCOME_DTYPE = np.dtype(
     [
-        ("done", np.int8), ("fill_candle", np.int64), ("expiry_candle", np.int64), ("open_fill", np.bool_),
-        ("entry_raw", np.float64), ("exit_candle", np.int64), ("exit_raw", np.float64),
-        ("reason", np.int8), ("fine_fill_candle", np.int64),
+        ("done", np.int8),
+        ("fill_candle", np.int64),
+        ("expiry_candle", np.int64),
+        ("open_fill", np.bool_),
+        ("entry_raw", np.float64),
+        ("exit_candle", np.int64),
+        ("exit_raw", np.float64),
+        ("reason", np.int8),
+        ("fine_fill_candle", np.int64),
     ]
-)  # fmt: skip
+)
 """Memo of one signal's outcome: ``done`` 0 nothing, 1 fill known, 2 exit known; ``fill_candle``
 = -1 when the order expires at ``expiry_candle``; ``fine_fill_candle`` the fine candle of the fill
 (intrabar detail) or -1."""

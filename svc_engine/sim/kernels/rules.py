@@ -36,8 +36,9 @@ from svc_engine.sim.kernels.records import (
 
 
 @njit(cache=True, nogil=True)
-def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold,
-                       moves=NO_MOVES, cut=-1):  # fmt: skip
+def find_exit_rules_nb(
+    o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage, last, exit_flag, hold, moves=NO_MOVES, cut=-1
+):
     """:func:`find_exit_nb` plus the exit rules a strategy can say in words (docs/exits.md): on each
     candle from the fill on, rules 1-3 first (stop first, gaps at the open); then, at the candle's
     close, an exit condition (``exit_flag``, one bool per candle, may be empty) or the end of the
@@ -81,9 +82,20 @@ def find_exit_rules_nb(o, h, lo, c, i, side, entry, open_fill, tp, sl, leverage,
             break
         if moving:
             best, armed, be_armed, stop, stop_reason, gap_reason = next_stop_nb(
-                moves, side, entry, j == i and not open_fill, c[i], h[j], lo[j], best, armed, be_armed,
-                base, base_reason, base_gap,
-            )  # fmt: skip
+                moves,
+                side,
+                entry,
+                j == i and not open_fill,
+                c[i],
+                h[j],
+                lo[j],
+                best,
+                armed,
+                be_armed,
+                base,
+                base_reason,
+                base_gap,
+            )
         if j == cut:
             return j + 1, o[j + 1], np.int64(R_REVERSE)
         ends, j1, x, reason = rule_exit_nb(o, j, i, side, tp, stop, gap_reason, exit_flag, hold)
@@ -156,8 +168,9 @@ def move_stop_nb(moves, side, entry, best, armed, be_armed, base, base_reason, b
 
 
 @njit(cache=True, nogil=True)
-def next_stop_nb(moves, side, entry, at_fill, c_fill, hj, lj, best, armed, be_armed, base, base_reason,
-                 base_gap):  # fmt: skip
+def next_stop_nb(
+    moves, side, entry, at_fill, c_fill, hj, lj, best, armed, be_armed, base, base_reason, base_gap
+):
     """After the close of candle ``j`` (no exit on it): the best price through ``j`` and the stop
     of candle ``j + 1`` (best, trailing armed, break-even armed, stop, its reason, its gap reason).
     On an intrabar fill candle (``at_fill``) only its close ``c_fill`` counts. The per-candle step
@@ -251,10 +264,23 @@ def ensure_rule_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last, exit
         ensure_exit_nb(memo, k, o, h, lo, c, side, tp, sl, leverage, last)
     elif memo[k].done == 1 and memo[k].fill_candle >= 0:
         j, x, reason = find_exit_rules_nb(
-            o, h, lo, c, memo[k].fill_candle, side, memo[k].entry_raw, memo[k].open_fill,
-            tp, sl, leverage, last, exit_flag, hold[k] if hold.shape[0] > 0 else 0,
-            moves[k] if moves.shape[0] > 0 else NO_MOVES, cut,
-        )  # fmt: skip
+            o,
+            h,
+            lo,
+            c,
+            memo[k].fill_candle,
+            side,
+            memo[k].entry_raw,
+            memo[k].open_fill,
+            tp,
+            sl,
+            leverage,
+            last,
+            exit_flag,
+            hold[k] if hold.shape[0] > 0 else 0,
+            moves[k] if moves.shape[0] > 0 else NO_MOVES,
+            cut,
+        )
         memo[k].exit_candle, memo[k].exit_raw, memo[k].reason = j, x, reason
         memo[k].done = 2
 

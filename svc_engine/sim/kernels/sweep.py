@@ -106,9 +106,25 @@ def single_sweep_nb(
             cut = reverse_cut_nb(rev_side, side[k], max(memo[k].fill_candle, s + gap), last)
         if detail:
             detail_outcome_nb(
-                memo, k, o, h, lo, c, side[k], limit[k], tp[k], sl[k], lev, last, fine, exit_flag, market,
-                hold[k] if hold.shape[0] > 0 else 0, moves[k] if moves.shape[0] > 0 else NO_MOVES, cut,
-            )  # fmt: skip
+                memo,
+                k,
+                o,
+                h,
+                lo,
+                c,
+                side[k],
+                limit[k],
+                tp[k],
+                sl[k],
+                lev,
+                last,
+                fine,
+                exit_flag,
+                market,
+                hold[k] if hold.shape[0] > 0 else 0,
+                moves[k] if moves.shape[0] > 0 else NO_MOVES,
+                cut,
+            )
         else:
             ensure_rule_exit_nb(
                 memo, k, o, h, lo, c, side[k], tp[k], sl[k], lev, last, exit_flag, hold, moves, cut

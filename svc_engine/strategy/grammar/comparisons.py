@@ -143,8 +143,13 @@ class Comparisons(Amounts):
         from svc_engine.strategy.vocab import COMPARATORS
 
         return any(self.phrase_at(k, key) for key in COMPARATORS) or self.peek(k).text in (
-            "between", "up", "down", "within", "cross", "back",
-        )  # fmt: skip
+            "between",
+            "up",
+            "down",
+            "within",
+            "cross",
+            "back",
+        )
 
     def cross(self, left: A.Node) -> A.Node:
         return self.cross_from(left, self.take())

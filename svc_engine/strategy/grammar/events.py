@@ -172,9 +172,12 @@ class Events(Cursor):
     def n_candle_move(self) -> A.Node | None:
         """ "a two-day decline of more than 1%", "a 3-candle gain of 5%": the close's change over N."""
         tok = self.peek()
-        if not (tok.kind == NUM and not tok.pct and self.peek(1).text == "candle" and self.peek(2).text in (
-            "rise", "fall", "gain", "loss", "move"
-        )):  # fmt: skip
+        if not (
+            tok.kind == NUM
+            and not tok.pct
+            and self.peek(1).text == "candle"
+            and self.peek(2).text in ("rise", "fall", "gain", "loss", "move")
+        ):
             return None
         verb = self.peek(2)
         k = 3 + (self.peek(3).text == "of")
@@ -195,8 +198,12 @@ class Events(Cursor):
         """ "a 10 day low" as a whole condition (the Turtles' exit: "exit on a 10 day low"): the close
         beyond the lowest low (highest high) of the previous N candles."""
         tok = self.peek()
-        if not (tok.kind == NUM and not tok.pct and self.peek(1).text == "candle"
-                and self.peek(2).text in ("high", "low")):  # fmt: skip
+        if not (
+            tok.kind == NUM
+            and not tok.pct
+            and self.peek(1).text == "candle"
+            and self.peek(2).text in ("high", "low")
+        ):
             return None
         after = self.peek(3)
         if not (after.kind == END or after.text in ("for", "or", "and", ",") or after.kind == RPAREN):

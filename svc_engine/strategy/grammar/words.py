@@ -13,8 +13,17 @@ from svc_engine.strategy.vocab import ALIASES, FIELDS, NAMED_OUTPUTS, VOCABULARY
 MAX_WINDOW = 1000
 TIMEFRAME_WORDS = {"monthly", "intraday", "htf"}
 TF_ADJECTIVES = {"daily": "1d", "weekly": "1w", "hourly": "1h"}
-TF_UNITS = {"h": "h", "hour": "h", "hr": "h", "d": "d", "w": "w", "week": "w", "m": "m", "min": "m",
-            "minute": "m"}  # fmt: skip
+TF_UNITS = {
+    "h": "h",
+    "hour": "h",
+    "hr": "h",
+    "d": "d",
+    "w": "w",
+    "week": "w",
+    "m": "m",
+    "min": "m",
+    "minute": "m",
+}
 TF_CONDITIONS = (A.Compare, A.Cross, A.Between, A.Within)
 PERIOD_WORDS = ("last", "past", "previous", "prior", "period")
 

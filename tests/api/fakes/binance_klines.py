@@ -59,8 +59,22 @@ def make_candles(start_ms: int, count: int, step_ms: int, *, base: float = 100.0
         o = base + (i % 97) * 0.25 + i * 0.01
         c = o + (0.5 if i % 3 else -0.5)
         high, low = max(o, c) + 0.125, min(o, c) - 0.125
-        rows.append([t, f"{o:.8f}", f"{high:.8f}", f"{low:.8f}", f"{c:.8f}", f"{10 + i % 13:.8f}",
-                     t + step_ms - 1, "1000.0", 42, "5.0", "500.0", "0"])  # fmt: skip
+        rows.append(
+            [
+                t,
+                f"{o:.8f}",
+                f"{high:.8f}",
+                f"{low:.8f}",
+                f"{c:.8f}",
+                f"{10 + i % 13:.8f}",
+                t + step_ms - 1,
+                "1000.0",
+                42,
+                "5.0",
+                "500.0",
+                "0",
+            ]
+        )
     return rows
 
 
@@ -69,8 +83,10 @@ def as_frame(rows: list[list[Any]]) -> pl.DataFrame:
     frame = pl.DataFrame(
         {
             "open_time": [r[0] for r in rows],
-            **{name: [float(r[i]) for r in rows] for i, name in enumerate(
-                ("open", "high", "low", "close", "volume"), start=1)},
+            **{
+                name: [float(r[i]) for r in rows]
+                for i, name in enumerate(("open", "high", "low", "close", "volume"), start=1)
+            },
         },
         schema_overrides={"open_time": pl.Int64},
     )
@@ -175,8 +191,12 @@ def _app(fake: KlineFake) -> Callable[..., Any]:
         elif cue and cue["kind"] == "limit":
             after = cue["retry_after"]
             msg = "Way too many requests; IP banned." if cue["status"] == 418 else "Too many requests."
-            await _answer(send, cue["status"], {"code": -1003, "msg": msg},
-                          {} if after is None else {"Retry-After": str(after)})  # fmt: skip
+            await _answer(
+                send,
+                cue["status"],
+                {"code": -1003, "msg": msg},
+                {} if after is None else {"Retry-After": str(after)},
+            )
             return
         weight = 1 if what == "time" else kline_weight(market, int(params.get("limit", 500)))
         now = fake.clock()

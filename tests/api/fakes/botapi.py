@@ -47,11 +47,12 @@ class BotFake:
     def message_update(self, chat_id: int, text: str) -> dict[str, Any]:
         """The update of a user's message (a command carries its ``bot_command`` entity)."""
         message: dict[str, Any] = {
-            "message_id": next(self._message_ids), "date": int(time.time()),
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
             "chat": {"id": chat_id, "type": "private"},
             "from": {"id": chat_id, "is_bot": False, "first_name": "u"},
             "text": text,
-        }  # fmt: skip
+        }
         if text.startswith("/"):
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
         return {"update_id": next(self._ids), "message": message}
@@ -62,12 +63,19 @@ class BotFake:
         return {
             "update_id": next(self._ids),
             "callback_query": {
-                "id": f"cq{next(self._ids)}", "from": {"id": chat_id, "is_bot": False, "first_name": "u"},
-                "chat_instance": str(chat_id), "data": data,
-                "message": {"message_id": message_id, "date": int(time.time()), "from": BOT_USER,
-                            "chat": {"id": chat_id, "type": "private"}, "text": shown.get("text", "")},
+                "id": f"cq{next(self._ids)}",
+                "from": {"id": chat_id, "is_bot": False, "first_name": "u"},
+                "chat_instance": str(chat_id),
+                "data": data,
+                "message": {
+                    "message_id": message_id,
+                    "date": int(time.time()),
+                    "from": BOT_USER,
+                    "chat": {"id": chat_id, "type": "private"},
+                    "text": shown.get("text", ""),
+                },
             },
-        }  # fmt: skip
+        }
 
     def queue(self, update: dict[str, Any]) -> dict[str, Any]:
         """Serve ``update`` to the next ``getUpdates`` (again, when it was served before: a redelivery)."""
@@ -128,11 +136,19 @@ def _app(fake: BotFake) -> Starlette:
     def stored(params: dict[str, Any], message_id: int) -> dict[str, Any]:
         chat = str(params["chat_id"])
         markup = params.get("reply_markup")
-        record = {"message_id": message_id, "text": params.get("text", ""),
-                  "reply_markup": markup if isinstance(markup, dict) else None}  # fmt: skip
+        record = {
+            "message_id": message_id,
+            "text": params.get("text", ""),
+            "reply_markup": markup if isinstance(markup, dict) else None,
+        }
         fake.messages[(chat, message_id)] = record
-        return {"message_id": message_id, "date": int(time.time()), "from": BOT_USER, "text": record["text"],
-                "chat": {"id": int(chat), "type": "private"}}  # fmt: skip
+        return {
+            "message_id": message_id,
+            "date": int(time.time()),
+            "from": BOT_USER,
+            "text": record["text"],
+            "chat": {"id": int(chat), "type": "private"},
+        }
 
     async def updates(params: dict[str, Any]) -> list[dict[str, Any]]:
         offset = int(params.get("offset") or 0)

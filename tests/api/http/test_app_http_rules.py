@@ -162,7 +162,13 @@ async def test_cors_from_settings(tmp_path, monkeypatch):
     assert simple.headers["access-control-allow-origin"] == "https://app.example.com"
     exposed = [h.strip() for h in simple.headers["access-control-expose-headers"].split(",")]
     assert sorted(exposed) == sorted(
-        ["X-Correlation-ID", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After",
-         "ETag"]
+        [
+            "X-Correlation-ID",
+            "X-RateLimit-Limit",
+            "X-RateLimit-Remaining",
+            "X-RateLimit-Reset",
+            "Retry-After",
+            "ETag",
+        ]
     )
     assert "access-control-allow-origin" not in foreign.headers

@@ -69,9 +69,17 @@ async def test_free_plan_allows_30_then_429_with_headers(build_app, connect):
 
 @pytest.mark.parametrize(
     ("plan", "first_party", "limit"),
-    [("free", False, 30), ("starter", False, 30), ("plus", False, 60), ("pro", False, 120),
-     ("investor", False, 240), ("free", True, 60), ("pro", True, 240), ("investor", True, 480),
-     ("mystery", False, 30)],
+    [
+        ("free", False, 30),
+        ("starter", False, 30),
+        ("plus", False, 60),
+        ("pro", False, 120),
+        ("investor", False, 240),
+        ("free", True, 60),
+        ("pro", True, 240),
+        ("investor", True, 480),
+        ("mystery", False, 30),
+    ],
 )
 async def test_limit_header_by_plan_and_first_party(build_app, connect, plan, first_party, limit):
     async with connect(build_app(ROUTES, ratelimit={})) as client:
@@ -174,6 +182,7 @@ def test_bad_configuration_is_refused():
 
 
 # --- Redis --------------------------------------------------------------------------------------------
+
 
 def _redis_up() -> bool:
     try:

@@ -128,7 +128,9 @@ def test_candles_repeated_across_pages_are_kept_once(fake, clock):
     got = source(fake, clock).closed_klines("BTCUSDT", "1h", T0 + 100 * H, PAST)
     assert_frame_equal(got, as_frame(fake.held("BTCUSDT", "1h")[100:]))
     assert [int(c["startTime"]) for c in kline_calls(fake)] == [
-        T0 + 100 * H, T0 + 1097 * H, T0 + 2090 * H,
+        T0 + 100 * H,
+        T0 + 1097 * H,
+        T0 + 2090 * H,
     ]
 
 
@@ -251,7 +253,9 @@ def test_server_time_and_an_empty_range(fake, clock):
 def test_binance_markets_serve_a_feed_by_store_market(fake, clock):
     feed = BinanceMarkets.default(fake.url, fake.url, sleep=clock.sleep, clock_ms=clock)
     assert [feed.serves(m, "BTCUSDT", "1h") for m in ("crypto", "crypto_futures", "forex")] == [
-        True, True, False,
+        True,
+        True,
+        False,
     ]
     spot = feed.closed_klines("crypto", "BTCUSDT", "1h", T0 + 2000 * H, PAST)
     futures = feed.closed_klines("crypto_futures", "BTCUSDT", "1h", T0 + 2000 * H, PAST)

@@ -14,10 +14,16 @@ T0 = 1_704_067_200_000  # 2024-01-01 00:00 UTC
 
 
 def series(start: int, step: int, n: int) -> pl.DataFrame:
-    return pl.DataFrame({
-        "open_time": [start + i * step for i in range(n)], "open": 1.0, "high": 2.0, "low": 0.5,
-        "close": 1.5, "volume": 1.0,
-    })
+    return pl.DataFrame(
+        {
+            "open_time": [start + i * step for i in range(n)],
+            "open": 1.0,
+            "high": 2.0,
+            "low": 0.5,
+            "close": 1.5,
+            "volume": 1.0,
+        }
+    )
 
 
 @pytest.fixture
@@ -32,17 +38,62 @@ def store(tmp_path) -> DataStore:
 
 def test_entries_list_every_series_with_its_range(store):
     entries = Catalog(store).entries()
-    assert entries.columns == ["market", "symbol", "timeframe", "dataset_key", "first_ts", "last_ts",
-                               "first_date", "last_date", "total_candles"]
+    assert entries.columns == [
+        "market",
+        "symbol",
+        "timeframe",
+        "dataset_key",
+        "first_ts",
+        "last_ts",
+        "first_date",
+        "last_date",
+        "total_candles",
+    ]
     assert entries.rows() == [
-        ("crypto", "BTCUSDT", "1m", "crypto/BTCUSDT/1m.parquet", 1_704_103_200, 1_704_108_540,
-         "2024-01-01", "2024-01-01", 90),
-        ("crypto", "BTCUSDT", "1h", "crypto/BTCUSDT/1h.parquet", 1_704_067_200, 1_704_243_600,
-         "2024-01-01", "2024-01-03", 50),
-        ("crypto", "ETHUSDT", "4h", "crypto/ETHUSDT/4h.parquet", 1_703_980_800, 1_704_139_200,
-         "2023-12-31", "2024-01-01", 12),
-        ("forex", "EURUSD", "1d", "forex/EURUSD/1d.parquet", 1_672_531_200, 1_707_004_800,
-         "2023-01-01", "2024-02-04", 400),
+        (
+            "crypto",
+            "BTCUSDT",
+            "1m",
+            "crypto/BTCUSDT/1m.parquet",
+            1_704_103_200,
+            1_704_108_540,
+            "2024-01-01",
+            "2024-01-01",
+            90,
+        ),
+        (
+            "crypto",
+            "BTCUSDT",
+            "1h",
+            "crypto/BTCUSDT/1h.parquet",
+            1_704_067_200,
+            1_704_243_600,
+            "2024-01-01",
+            "2024-01-03",
+            50,
+        ),
+        (
+            "crypto",
+            "ETHUSDT",
+            "4h",
+            "crypto/ETHUSDT/4h.parquet",
+            1_703_980_800,
+            1_704_139_200,
+            "2023-12-31",
+            "2024-01-01",
+            12,
+        ),
+        (
+            "forex",
+            "EURUSD",
+            "1d",
+            "forex/EURUSD/1d.parquet",
+            1_672_531_200,
+            1_707_004_800,
+            "2023-01-01",
+            "2024-02-04",
+            400,
+        ),
     ]
 
 
@@ -58,16 +109,22 @@ def test_markets_symbols_timeframes(store):
 
 def test_data_range_of_a_stored_series(store):
     assert Catalog(store).data_range("EURUSD", "1d") == {
-        "first_ts": 1_672_531_200, "last_ts": 1_707_004_800, "first_date": "2023-01-01",
-        "last_date": "2024-02-04", "total_candles": 400,
+        "first_ts": 1_672_531_200,
+        "last_ts": 1_707_004_800,
+        "first_date": "2023-01-01",
+        "last_date": "2024-02-04",
+        "total_candles": 400,
     }
 
 
 def test_data_range_of_a_resampled_series_counts_its_buckets(store):
     # 90 minutes from 10:00 make the 30m buckets 10:00, 10:30 and 11:00
     assert Catalog(store).data_range("BTCUSDT", "30m") == {
-        "first_ts": 1_704_103_200, "last_ts": 1_704_103_200 + 3600, "first_date": "2024-01-01",
-        "last_date": "2024-01-01", "total_candles": 3,
+        "first_ts": 1_704_103_200,
+        "last_ts": 1_704_103_200 + 3600,
+        "first_date": "2024-01-01",
+        "last_date": "2024-01-01",
+        "total_candles": 3,
     }
     assert Catalog(store).data_range("EURUSD", "1w")["total_candles"] == 58
 
@@ -94,8 +151,11 @@ def test_files_without_statistics_are_scanned(store):
     path.parent.mkdir(parents=True)
     pq.write_table(series(T0, D, 7).to_arrow(), path, write_statistics=False)
     assert Catalog(store).data_range("SOLUSDT", "1d") == {
-        "first_ts": 1_704_067_200, "last_ts": 1_704_585_600, "first_date": "2024-01-01",
-        "last_date": "2024-01-07", "total_candles": 7,
+        "first_ts": 1_704_067_200,
+        "last_ts": 1_704_585_600,
+        "first_date": "2024-01-01",
+        "last_date": "2024-01-07",
+        "total_candles": 7,
     }
 
 
@@ -121,5 +181,8 @@ def test_resampled_range_agrees_with_resample_even_before_1970(tmp_path, timefra
     expected = load_klines("OLD", timeframe, store=s)
     got = Catalog(s).data_range("OLD", timeframe)
     assert (got["first_ts"], got["last_ts"], got["total_candles"]) == (
-        expected["open_time"].dt.epoch("s")[0], expected["open_time"].dt.epoch("s")[-1], expected.height)
+        expected["open_time"].dt.epoch("s")[0],
+        expected["open_time"].dt.epoch("s")[-1],
+        expected.height,
+    )
     assert got["first_ts"] < 0

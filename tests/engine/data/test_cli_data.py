@@ -17,8 +17,10 @@ T0 = 1_704_067_200_000
 
 
 def dump(path: Path, n: int = 3, unit: int = 1, high: float = 2.0) -> Path:
-    rows = [f"{(T0 + i * M) * unit},1.0,{high},0.5,1.5,10.0,{(T0 + i * M + M - 1) * unit},15,3,5,7.5,0"
-            for i in range(n)]
+    rows = [
+        f"{(T0 + i * M) * unit},1.0,{high},0.5,1.5,10.0,{(T0 + i * M + M - 1) * unit},15,3,5,7.5,0"
+        for i in range(n)
+    ]
     with zipfile.ZipFile(path, "w") as z:
         z.writestr(path.with_suffix(".csv").name, "\n".join(rows) + "\n")
     return path
@@ -49,8 +51,21 @@ def test_import_then_list_then_info(tmp_path):
 def test_import_generic_csv_with_a_mapping(tmp_path):
     src = tmp_path / "prices.csv"
     src.write_text("Day,O,H,L,C\n2024-01-02,1,2,0.5,1.5\n2024-01-03,1.5,2.5,1,2\n")
-    res = run(tmp_path / "store", "import", str(src), "--market", "forex", "--symbol", "eurusd",
-              "--timeframe", "1d", "--map", "open_time=Day", "--time-unit", "iso")
+    res = run(
+        tmp_path / "store",
+        "import",
+        str(src),
+        "--market",
+        "forex",
+        "--symbol",
+        "eurusd",
+        "--timeframe",
+        "1d",
+        "--map",
+        "open_time=Day",
+        "--time-unit",
+        "iso",
+    )
     assert res.exit_code == 0, res.output
     assert "forex/EURUSD 1d: 1 file(s), 2 candles read, 2 added" in res.output
     stored = pl.read_parquet(DataStore(tmp_path / "store").path("forex", "EURUSD", "1d"))

@@ -32,8 +32,17 @@ def run(root: Path, *args: str):
 
 
 def test_download_writes_the_closed_candles_and_a_second_run_adds_nothing(tmp_path, fake):
-    args = ("btcusdt", "--timeframe", "1h", "--start", "2024-01-01", "--end", "2024-01-05",
-            "--base-url", fake.url)  # fmt: skip
+    args = (
+        "btcusdt",
+        "--timeframe",
+        "1h",
+        "--start",
+        "2024-01-01",
+        "--end",
+        "2024-01-05",
+        "--base-url",
+        fake.url,
+    )
     res = run(tmp_path, *args)
     assert res.exit_code == 0, res.output
     assert res.output == f"crypto/BTCUSDT 1h: 96 closed candles from {fake.url}, 96 added\n"
@@ -56,8 +65,16 @@ def test_futures_from_the_environment_go_to_crypto_futures_up_to_now(tmp_path, f
 
 def test_chunks_start_on_the_grid_so_no_candle_is_lost_between_them(tmp_path, fake, monkeypatch):
     monkeypatch.setattr(cli, "DOWNLOAD_CHUNK_CANDLES", 7)
-    res = run(tmp_path, "BTCUSDT", "--start", "2024-01-01T00:30", "--end", "2024-01-03 12:00",
-              "--base-url", fake.url)  # fmt: skip
+    res = run(
+        tmp_path,
+        "BTCUSDT",
+        "--start",
+        "2024-01-01T00:30",
+        "--end",
+        "2024-01-03 12:00",
+        "--base-url",
+        fake.url,
+    )
     assert res.exit_code == 0, res.output
     assert "59 closed candles" in res.output and "59 added" in res.output  # 01:00 .. 11:00 on the 3rd
     stored = load_klines("BTCUSDT", "1h", market="crypto", store=DataStore(tmp_path))

@@ -14,8 +14,10 @@ from svc_engine.data.times import TIME
 
 M = 60_000
 T0 = 1_704_067_200_000  # 2024-01-01 00:00 UTC
-HEADER = ("open_time,open,high,low,close,volume,close_time,quote_volume,count,taker_buy_volume,"
-          "taker_buy_quote_volume,ignore")
+HEADER = (
+    "open_time,open,high,low,close,volume,close_time,quote_volume,count,taker_buy_volume,"
+    "taker_buy_quote_volume,ignore"
+)
 EXPECTED = [
     (T0, 42283.58, 42298.62, 42261.02, 42298.61, 35.92724),
     (T0 + M, 42298.62, 42320.0, 42298.61, 42320.0, 21.79866),
@@ -24,8 +26,10 @@ EXPECTED = [
 
 
 def dump_lines(unit: int = 1, rows: list[tuple[int, float, float, float, float, float]] = EXPECTED) -> str:
-    lines = [f"{t * unit},{o},{h},{lo},{c},{v},{(t + M - 1) * unit},{v * c:.4f},100,{v / 2},{v * c / 2:.4f},0"
-             for t, o, h, lo, c, v in rows]
+    lines = [
+        f"{t * unit},{o},{h},{lo},{c},{v},{(t + M - 1) * unit},{v * c:.4f},100,{v / 2},{v * c / 2:.4f},0"
+        for t, o, h, lo, c, v in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -109,8 +113,10 @@ def test_a_csv_with_the_wrong_width_is_refused(tmp_path):
 
 def test_generic_csv_with_a_mapping_and_iso_dates(tmp_path):
     src = tmp_path / "GOLD-1d.csv"
-    src.write_text("Day,Px Open,Px High,Px Low,Px Close\n"
-                   "2024-01-02,2063.5,2078.1,2056.2,2072.3\n2024-01-03,2072.3,2073.0,2030.5,2041.0\n")
+    src.write_text(
+        "Day,Px Open,Px High,Px Low,Px Close\n"
+        "2024-01-02,2063.5,2078.1,2056.2,2072.3\n2024-01-03,2072.3,2073.0,2030.5,2041.0\n"
+    )
     store = DataStore(tmp_path / "store")
     mapping = {"open_time": "Day", "open": "Px Open", "high": "Px High", "low": "Px Low", "close": "Px Close"}
     res = import_paths([src], store=store, market="commodities", mapping=mapping)
@@ -138,12 +144,16 @@ def test_generic_csv_mixed_time_formats_are_refused_in_one_line(tmp_path):
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize(("unit", "scale"), [("s", 1 / 1000), ("ms", 1), ("us", 1000), ("ns", 10**6),
-                                             ("auto", 1 / 1000), ("auto", 1000)])
+@pytest.mark.parametrize(
+    ("unit", "scale"),
+    [("s", 1 / 1000), ("ms", 1), ("us", 1000), ("ns", 10**6), ("auto", 1 / 1000), ("auto", 1000)],
+)
 def test_generic_csv_numeric_time_units(tmp_path, unit, scale):
     src = tmp_path / "X-1m.csv"
-    src.write_text("timestamp,open,high,low,close,volume\n"
-                   f"{int(T0 * scale)},1,2,0.5,1.5,3\n{int((T0 + M) * scale)},1.5,2,1,1.2,4\n")
+    src.write_text(
+        "timestamp,open,high,low,close,volume\n"
+        f"{int(T0 * scale)},1,2,0.5,1.5,3\n{int((T0 + M) * scale)},1.5,2,1,1.2,4\n"
+    )
     store = DataStore(tmp_path / "store")
     import_paths([src], store=store, market="crypto", time_unit=unit)
     assert [r[0] for r in stored(store, "X", "1m")] == [T0, T0 + M]
@@ -152,8 +162,11 @@ def test_generic_csv_numeric_time_units(tmp_path, unit, scale):
 def test_generic_csv_missing_column_is_named(tmp_path):
     src = tmp_path / "X-1h.csv"
     src.write_text("time,open,high,close\n1704067200,1,2,1.5\n")
-    with pytest.raises(KlineValidationError, match=r"no column for low; the file has \['time', 'open', "
-                                                     r"'high', 'close'\] \(map one with low=<column>\)"):
+    with pytest.raises(
+        KlineValidationError,
+        match=r"no column for low; the file has \['time', 'open', "
+        r"'high', 'close'\] \(map one with low=<column>\)",
+    ):
         import_paths([src], store=DataStore(tmp_path / "store"), market="crypto")
 
 

@@ -17,8 +17,16 @@ from svc_engine.data.schema import KlineValidationError
 def chunked(n: int = 400, parts: int = 4) -> pl.DataFrame:
     t = np.arange(n, dtype=np.int64) * 3_600_000
     close = 100 + np.sin(np.arange(n) / 7.0) * 5
-    frame = pl.DataFrame({"open_time": t, "open": close, "high": close + 1, "low": close - 1,
-                          "close": close, "volume": np.ones(n)})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "open_time": t,
+            "open": close,
+            "high": close + 1,
+            "low": close - 1,
+            "close": close,
+            "volume": np.ones(n),
+        }
+    )
     step = n // parts
     return pl.concat([frame.slice(i * step, step) for i in range(parts)], rechunk=False)
 

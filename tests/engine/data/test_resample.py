@@ -27,14 +27,16 @@ def klines(rows: list[tuple[int, float, float, float, float, float]]) -> pl.Data
 
 
 def test_hand_computed_5m_buckets_with_a_gap_and_an_empty_bucket():
-    df = klines([
-        (0 * M, 10.0, 11.0, 9.5, 10.5, 1.0),
-        (1 * M, 10.5, 12.0, 10.0, 11.0, 2.0),
-        (4 * M, 11.0, 11.5, 8.0, 9.0, 3.0),    # minutes 2-3 missing
-        (5 * M, 9.0, 9.5, 8.5, 9.2, 4.0),
-        (6 * M, 9.2, 10.0, 9.1, 9.9, 0.5),
-        (15 * M, 9.9, 10.1, 9.8, 10.0, 6.0),   # bucket 10-14 has no candle: no row
-    ])
+    df = klines(
+        [
+            (0 * M, 10.0, 11.0, 9.5, 10.5, 1.0),
+            (1 * M, 10.5, 12.0, 10.0, 11.0, 2.0),
+            (4 * M, 11.0, 11.5, 8.0, 9.0, 3.0),  # minutes 2-3 missing
+            (5 * M, 9.0, 9.5, 8.5, 9.2, 4.0),
+            (6 * M, 9.2, 10.0, 9.1, 9.9, 0.5),
+            (15 * M, 9.9, 10.1, 9.8, 10.0, 6.0),  # bucket 10-14 has no candle: no row
+        ]
+    )
     out = resample(df, "5m")
     assert ms(out).rows() == [
         (0, 10.0, 12.0, 8.0, 9.0, 6.0),
@@ -45,11 +47,13 @@ def test_hand_computed_5m_buckets_with_a_gap_and_an_empty_bucket():
 
 
 def test_idle_candles_do_not_set_open_high_low():
-    df = klines([
-        (0, 10.0, 10.0, 10.0, 10.0, 0.0),        # idle minute repeating the previous close
-        (M, 10.2, 10.8, 10.1, 10.6, 5.0),
-        (2 * M, 10.6, 10.6, 10.6, 10.6, 0.0),
-    ])
+    df = klines(
+        [
+            (0, 10.0, 10.0, 10.0, 10.0, 0.0),  # idle minute repeating the previous close
+            (M, 10.2, 10.8, 10.1, 10.6, 5.0),
+            (2 * M, 10.6, 10.6, 10.6, 10.6, 0.0),
+        ]
+    )
     assert ms(resample(df, "3m")).row(0) == (0, 10.2, 10.8, 10.1, 10.6, 5.0)
     assert ms(resample(df, "3m", skip_idle=False)).row(0) == (0, 10.0, 10.8, 10.0, 10.6, 5.0)
 
@@ -89,7 +93,9 @@ def test_load_resamples_from_the_finest_divisor_and_caches(tmp_path):
     store.write_klines("crypto", "XUSDT", "1d", klines([(0, 10.0, 250.0, 9.0, 249.5, 240.0)]))
     out = load_klines("XUSDT", "2h", store=store)  # from 1m, not from 1d
     assert ms(out).rows() == [
-        (0, 10.0, 130.0, 9.0, 129.5, 120.0), (120 * M, 130.0, 250.0, 129.0, 249.5, 120.0)]
+        (0, 10.0, 130.0, 9.0, 129.5, 120.0),
+        (120 * M, 130.0, 250.0, 129.0, 249.5, 120.0),
+    ]
     cache = tmp_path / "crypto" / "XUSDT" / ".cache" / "2h.parquet"
     assert cache.is_file()
     stamp = cache.stat().st_mtime_ns
@@ -156,15 +162,23 @@ def test_kernel_agrees_with_a_group_by_reference(seed, skip_idle):
     h, lo = np.maximum(o, c) + rng.uniform(0, 3, t.size), np.minimum(o, c) - rng.uniform(0, 3, t.size)
     v = np.where(rng.random(t.size) < 0.3, 0.0, rng.uniform(0, 5, t.size))
     df = pl.DataFrame({"open_time": t, "open": o, "high": h, "low": lo, "close": c, "volume": v})
+
     def pick(col: str, how: str) -> pl.Expr:
         plain = getattr(pl.col(col), how)()
         traded = getattr(pl.col(col).filter(pl.col("volume") > 0), how)()
         return traded.fill_null(plain) if skip_idle else plain
 
-    ref = (df.group_by(pl.col("open_time") - pl.col("open_time") % (15 * M), maintain_order=True).agg(
-        pick("open", "first"), pick("high", "max"), pick("low", "min"), pl.col("close").last(),
-        pl.col("volume").sum(),
-    ).with_columns(pl.max_horizontal("high", "open", "close"), pl.min_horizontal("low", "open", "close")))
+    ref = (
+        df.group_by(pl.col("open_time") - pl.col("open_time") % (15 * M), maintain_order=True)
+        .agg(
+            pick("open", "first"),
+            pick("high", "max"),
+            pick("low", "min"),
+            pl.col("close").last(),
+            pl.col("volume").sum(),
+        )
+        .with_columns(pl.max_horizontal("high", "open", "close"), pl.min_horizontal("low", "open", "close"))
+    )
     ours = resample(df, "15m", skip_idle=skip_idle)
     assert ours["open_time"].equals(ref["open_time"])
     for col in ("open", "high", "low", "close"):
@@ -187,6 +201,6 @@ def test_real_btcusdt_1m_resamples_to_the_shared_files(shared_datasets, btc_1m, 
     assert ours["open_time"].equals(ref["open_time"])
     for col in ("open", "high", "low", "close"):
         assert ours[col].equals(ref[col]), col
-    rel = ((ours["volume"] - ref["volume"]).abs() / ref["volume"].abs().clip(lower_bound=1e-12))
+    rel = (ours["volume"] - ref["volume"]).abs() / ref["volume"].abs().clip(lower_bound=1e-12)
     assert rel.filter(ref["volume"] > 0).max() <= 1e-6
     assert ours.filter(ref["volume"] == 0)["volume"].abs().max() <= 1e-8

@@ -27,8 +27,12 @@ def endpoint() -> Iterator[str]:
     host, port = server.get_host_and_port()
     url = f"http://{host}:{port}"
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-                            "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": url}.items():
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": url,
+        }.items():
             mp.setenv(name, value)
         yield url
     server.stop()
@@ -42,11 +46,16 @@ def store(endpoint: str, request: pytest.FixtureRequest) -> DataStore:
 
 
 def hours(n: int, start: int = T0) -> pl.DataFrame:
-    return pl.DataFrame({
-        "open_time": [start + i * H for i in range(n)], "open": [10.0 + i for i in range(n)],
-        "high": [12.0 + i for i in range(n)], "low": [9.0 + i for i in range(n)],
-        "close": [11.0 + i for i in range(n)], "volume": [1.0] * n,
-    })
+    return pl.DataFrame(
+        {
+            "open_time": [start + i * H for i in range(n)],
+            "open": [10.0 + i for i in range(n)],
+            "high": [12.0 + i for i in range(n)],
+            "low": [9.0 + i for i in range(n)],
+            "close": [11.0 + i for i in range(n)],
+            "volume": [1.0] * n,
+        }
+    )
 
 
 def test_write_then_load_a_range(store):
@@ -76,9 +85,13 @@ def test_catalog_over_s3(store):
         ("crypto", "BTCUSDT", "1h", "crypto/BTCUSDT/1h.parquet", 30),
         ("forex", "EURUSD", "1h", "forex/EURUSD/1h.parquet", 3),
     ]
-    assert cat.data_range("BTCUSDT", "1h") == {"first_ts": T0 // 1000, "last_ts": (T0 + 29 * H) // 1000,
-                                               "first_date": "2024-01-01", "last_date": "2024-01-02",
-                                               "total_candles": 30}
+    assert cat.data_range("BTCUSDT", "1h") == {
+        "first_ts": T0 // 1000,
+        "last_ts": (T0 + 29 * H) // 1000,
+        "first_date": "2024-01-01",
+        "last_date": "2024-01-02",
+        "total_candles": 30,
+    }
     assert cat.data_range("BTCUSDT", "4h")["total_candles"] == 7  # complete buckets: 28 of the 30 hours
 
 
@@ -94,8 +107,10 @@ def test_resample_cache_lives_beside_the_series_and_follows_the_source(store):
 
 def test_import_and_cli_on_s3(store, tmp_path):
     src = tmp_path / "BTCUSDT-1m-2024-01-01.csv"
-    src.write_text("1704067200000,1,2,0.5,1.5,10,1704067259999,15,3,5,7.5,0\n"
-                   "1704067260000,1.5,2,1,1.2,4,1704067319999,5,3,2,2.5,0\n")
+    src.write_text(
+        "1704067200000,1,2,0.5,1.5,10,1704067259999,15,3,5,7.5,0\n"
+        "1704067260000,1.5,2,1,1.2,4,1704067319999,5,3,2,2.5,0\n"
+    )
     assert import_paths([src], store=store)[0].rows_added == 2
     assert import_paths([src], store=store)[0].rows_added == 0
     from svc_api.cli.data import command

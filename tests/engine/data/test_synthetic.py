@@ -56,15 +56,26 @@ def test_summary_and_layout(tmp_path: Path) -> None:
     store = DataStore(tmp_path)
     summary = generate_market(store, small=True, progress=lambda *a: calls.append(a))
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.parquet"))
-    assert files == sorted([f"crypto/{s}/{tf}.parquet" for s in SMALL_CRYPTO for tf in ("1h", "1m")]
-                           + [f"{m}/{s}/1d.parquet" for m, s in SMALL_DAILY])
+    assert files == sorted(
+        [f"crypto/{s}/{tf}.parquet" for s in SMALL_CRYPTO for tf in ("1h", "1m")]
+        + [f"{m}/{s}/1d.parquet" for m, s in SMALL_DAILY]
+    )
     assert {k: summary[k] for k in ("instruments", "files", "candles", "seed", "small", "end_ts")} == {
-        "instruments": 9, "files": 14, "candles": 5 * (1440 + 3 * 1440) + 4 * 521, "seed": 20261122,
-        "small": True, "end_ts": 1_793_491_200}
+        "instruments": 9,
+        "files": 14,
+        "candles": 5 * (1440 + 3 * 1440) + 4 * 521,
+        "seed": 20261122,
+        "small": True,
+        "end_ts": 1_793_491_200,
+    }
     assert summary["bytes"] == sum((tmp_path / f).stat().st_size for f in files)
     assert summary["seconds"] > 0 and summary["root"] == str(tmp_path)
-    assert calls == [(i + 1, 9, label) for i, label in enumerate(
-        [f"crypto/{s}" for s in SMALL_CRYPTO] + [f"{m}/{s}" for m, s in SMALL_DAILY])]
+    assert calls == [
+        (i + 1, 9, label)
+        for i, label in enumerate(
+            [f"crypto/{s}" for s in SMALL_CRYPTO] + [f"{m}/{s}" for m, s in SMALL_DAILY]
+        )
+    ]
 
 
 def test_time_ranges_end_at_the_fixed_date(small: DataStore) -> None:
@@ -127,8 +138,11 @@ def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
 def test_another_seed_gives_other_prices(tmp_path: Path) -> None:
     a, _ = _generate(tmp_path / "a", 1)
     b, _ = _generate(tmp_path / "b", 2)
-    for market, symbol, tf in [("crypto", "BTCUSDT", "1m"), ("crypto", "ETHUSDT", "1h"),
-                               ("forex", "EURUSD", "1d")]:
+    for market, symbol, tf in [
+        ("crypto", "BTCUSDT", "1m"),
+        ("crypto", "ETHUSDT", "1h"),
+        ("forex", "EURUSD", "1d"),
+    ]:
         ca, cb = _read(a, market, symbol, tf)["close"], _read(b, market, symbol, tf)["close"]
         assert (ca != cb).mean() > 0.95, symbol
 
@@ -160,10 +174,12 @@ def test_hourly_bars_are_the_aggregation_of_the_minutes(small: DataStore) -> Non
     for symbol in SMALL_CRYPTO:
         digits = precision("crypto", symbol).quantity_precision
         minutes = _read(small, "crypto", symbol, "1m")
-        aggregated = (
-            minutes.group_by(pl.col("open_time") // HOUR * HOUR, maintain_order=True)
-            .agg(pl.col("open").first(), pl.col("high").max(), pl.col("low").min(), pl.col("close").last(),
-                 pl.col("volume").sum().round(digits))
+        aggregated = minutes.group_by(pl.col("open_time") // HOUR * HOUR, maintain_order=True).agg(
+            pl.col("open").first(),
+            pl.col("high").max(),
+            pl.col("low").min(),
+            pl.col("close").last(),
+            pl.col("volume").sum().round(digits),
         )
         hourly = _read(small, "crypto", symbol, "1h").filter(pl.col("open_time") >= minutes["open_time"][0])
         assert hourly.height == 72
@@ -195,8 +211,13 @@ def test_volatility_clustering(small: DataStore) -> None:
 
 def test_coins_move_together(small: DataStore) -> None:
     daily = [
-        np.diff(np.log(df.group_by(pl.col("open_time") // DAY, maintain_order=True)
-                       .agg(pl.col("close").last())["close"].to_numpy()))
+        np.diff(
+            np.log(
+                df.group_by(pl.col("open_time") // DAY, maintain_order=True)
+                .agg(pl.col("close").last())["close"]
+                .to_numpy()
+            )
+        )
         for df in _hourly(small).values()
     ]
     corr = np.corrcoef(np.stack(daily))
@@ -207,9 +228,11 @@ def test_coins_move_together(small: DataStore) -> None:
 
 def test_intraday_volume_cycle(small: DataStore) -> None:
     for symbol, df in _hourly(small).items():
-        by_hour = (df.group_by((pl.col("open_time") // HOUR) % 24)
-                   .agg((pl.col("volume") * pl.col("close")).mean().alias("q"))
-                   .sort("open_time"))
+        by_hour = (
+            df.group_by((pl.col("open_time") // HOUR) % 24)
+            .agg((pl.col("volume") * pl.col("close")).mean().alias("q"))
+            .sort("open_time")
+        )
         q = by_hour["q"].to_numpy()
         assert q.max() / q.min() > 1.6, symbol
         assert 13 <= int(np.argmax(q)) <= 17 and (int(np.argmin(q)) <= 5 or int(np.argmin(q)) >= 23), symbol
@@ -232,14 +255,18 @@ def test_regimes_trend_and_range_with_the_designed_durations() -> None:
 @pytest.mark.slow
 def test_full_market_content(tmp_path: Path) -> None:
     summary = generate_market(DataStore(tmp_path))
-    rows = {p.relative_to(tmp_path).as_posix(): pl.scan_parquet(p).select(pl.len()).collect().item()
-            for p in tmp_path.rglob("*.parquet")}
+    rows = {
+        p.relative_to(tmp_path).as_posix(): pl.scan_parquet(p).select(pl.len()).collect().item()
+        for p in tmp_path.rglob("*.parquet")
+    }
     crypto = [i.symbol for i in universe("crypto")]
     daily = [(i.market, i.symbol) for i in universe() if i.market != "crypto"]
     assert len(crypto) >= 20 and len(daily) == 14
-    expected = {**{f"crypto/{s}/1h.parquet": 730 * 24 for s in crypto},
-                **{f"crypto/{s}/1m.parquet": 30 * 1440 for s in crypto},
-                **{f"{m}/{s}/1d.parquet": 2609 for m, s in daily}}
+    expected = {
+        **{f"crypto/{s}/1h.parquet": 730 * 24 for s in crypto},
+        **{f"crypto/{s}/1m.parquet": 30 * 1440 for s in crypto},
+        **{f"{m}/{s}/1d.parquet": 2609 for m, s in daily},
+    }
     assert rows == expected
     assert summary["candles"] == sum(expected.values()) and summary["files"] == 62
     assert summary["bytes"] < 1 << 30
@@ -249,15 +276,27 @@ def test_full_market_content(tmp_path: Path) -> None:
 
 def _avg_quote(path: Path) -> float:
     df = pl.read_parquet(path)
-    return float(df.group_by(pl.col("open_time") // DAY).agg((pl.col("volume") * pl.col("close")).sum())
-                 ["volume"].mean())
+    return float(
+        df.group_by(pl.col("open_time") // DAY)
+        .agg((pl.col("volume") * pl.col("close")).sum())["volume"]
+        .mean()
+    )
 
 
 # ---- the kernels on hand-computed cases -------------------------------------------------------------
 
 
-def _path(z: np.ndarray, regime: np.ndarray, *, steps: int = 4, sigma: float = 0.01, alpha: float = 0.0,
-          beta: float = 0.0, trend: float = 0.5, kappa: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+def _path(
+    z: np.ndarray,
+    regime: np.ndarray,
+    *,
+    steps: int = 4,
+    sigma: float = 0.01,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    trend: float = 0.5,
+    kappa: float = 0.25,
+) -> tuple[np.ndarray, np.ndarray]:
     return _log_path_nb(z, np.ones(1), steps, sigma, regime.astype(np.int8), trend, kappa, alpha, beta)
 
 

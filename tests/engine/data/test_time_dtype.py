@@ -23,10 +23,16 @@ T0 = 1_704_067_200_000  # 2024-01-01 00:00 UTC
 
 def hours(n: int, times: pl.Series | None = None) -> pl.DataFrame:
     close = 100.0 + np.arange(n)
-    return pl.DataFrame({
-        "open_time": T0 + np.arange(n, dtype=np.int64) * H if times is None else times,
-        "open": close - 0.5, "high": close + 1.0, "low": close - 1.0, "close": close, "volume": np.ones(n),
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": T0 + np.arange(n, dtype=np.int64) * H if times is None else times,
+            "open": close - 0.5,
+            "high": close + 1.0,
+            "low": close - 1.0,
+            "close": close,
+            "volume": np.ones(n),
+        }
+    )
 
 
 def as_dtype(ms: np.ndarray, dtype: pl.DataType) -> pl.Series:
@@ -38,10 +44,14 @@ def as_dtype(ms: np.ndarray, dtype: pl.DataType) -> pl.Series:
 
 
 DATETIMES = [
-    pl.Datetime("ms"), pl.Datetime("us"), pl.Datetime("ns"),
-    pl.Datetime("ms", "UTC"), pl.Datetime("us", "UTC"), pl.Datetime("ns", "UTC"),
+    pl.Datetime("ms"),
+    pl.Datetime("us"),
+    pl.Datetime("ns"),
+    pl.Datetime("ms", "UTC"),
+    pl.Datetime("us", "UTC"),
+    pl.Datetime("ns", "UTC"),
     pl.Datetime("us", "Europe/Berlin"),
-]  # fmt: skip
+]
 
 
 def test_schema_says_the_unit_and_the_store_keeps_int64() -> None:

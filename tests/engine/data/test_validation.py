@@ -14,10 +14,16 @@ SOURCE = "crypto/BTCUSDT/1m.parquet"
 
 
 def frame(n: int = 5, step: int = 60_000) -> pl.DataFrame:
-    return pl.DataFrame({
-        "open_time": [i * step for i in range(n)],
-        "open": [10.0] * n, "high": [11.0] * n, "low": [9.0] * n, "close": [10.5] * n, "volume": [1.0] * n,
-    })
+    return pl.DataFrame(
+        {
+            "open_time": [i * step for i in range(n)],
+            "open": [10.0] * n,
+            "high": [11.0] * n,
+            "low": [9.0] * n,
+            "close": [10.5] * n,
+            "volume": [1.0] * n,
+        }
+    )
 
 
 def with_value(df: pl.DataFrame, col: str, row: int, value: float) -> pl.DataFrame:
@@ -120,7 +126,8 @@ def test_gaps_are_allowed_and_reported():
 
 def test_off_grid_candles_are_allowed_and_reported():
     df = frame(4, step=3_600_000).with_columns(
-        pl.Series("open_time", [0, 3_600_000, 7_230_000, 10_800_000]))  # one candle 30 s late
+        pl.Series("open_time", [0, 3_600_000, 7_230_000, 10_800_000])
+    )  # one candle 30 s late
     report = validate_klines(df, timeframe="1h")
     assert report.off_grid == 1
 
@@ -143,10 +150,13 @@ def test_store_refuses_a_bad_file_naming_the_source(tmp_path):
     assert not store.path("crypto", "BTCUSDT", "1m").exists()
 
 
-@pytest.mark.parametrize(("name", "timeframe", "expected"), [
-    ("crypto/BTCUSDT-1h.parquet", "1h", (28, 128, 0)),  # the figures of the datasets README
-    ("crypto/NEOBTC-4h.parquet", "4h", (1, 1, 9)),      # 9 candles 2 h off the 4h grid, kept as served
-])
+@pytest.mark.parametrize(
+    ("name", "timeframe", "expected"),
+    [
+        ("crypto/BTCUSDT-1h.parquet", "1h", (28, 128, 0)),  # the figures of the datasets README
+        ("crypto/NEOBTC-4h.parquet", "4h", (1, 1, 9)),  # 9 candles 2 h off the 4h grid, kept as served
+    ],
+)
 def test_gaps_of_real_files_match_the_datasets_readme(shared_datasets, name, timeframe, expected):
     report = validate_klines(pl.read_parquet(shared_datasets / name), source=name, timeframe=timeframe)
     assert (report.gaps, report.missing_candles, report.off_grid) == expected

@@ -64,12 +64,22 @@ def test_an_order_that_outlives_a_data_gap_expires_on_its_last_live_candle_freei
     # the data jumps to 06:00. It expired at 03:00, which frees that candle: the signal at 03:00
     # (close crosses above 100 again) places its order, live until 07:00, as the backtest does,
     # although live learns it only at 06:00; that order fills at 06:00.
-    k = bars([
-        (0, 99.0, 99.5, 98.5, 99.0), (1, 99.0, 101.5, 98.9, 101.0), (2, 101.0, 101.2, 98.0, 99.0),
-        (3, 99.0, 101.5, 98.8, 101.0), (6, 101.0, 101.5, 90.0, 95.0), (7, 95.0, 99.0, 94.0, 98.0),
-    ])  # fmt: skip
-    s = compile_strategy(A.Cross("above", A.Field("close"), A.Num(100.0)), "5%", "20%",
-                         entry_price=A.PctOff(-10.0, A.Field("close")))  # fmt: skip
+    k = bars(
+        [
+            (0, 99.0, 99.5, 98.5, 99.0),
+            (1, 99.0, 101.5, 98.9, 101.0),
+            (2, 101.0, 101.2, 98.0, 99.0),
+            (3, 99.0, 101.5, 98.8, 101.0),
+            (6, 101.0, 101.5, 90.0, 95.0),
+            (7, 95.0, 99.0, 94.0, 98.0),
+        ]
+    )
+    s = compile_strategy(
+        A.Cross("above", A.Field("close"), A.Num(100.0)),
+        "5%",
+        "20%",
+        entry_price=A.PctOff(-10.0, A.Field("close")),
+    )
     cfg = {
         "max_wait_days": 3 / 24,
         "min_candles_between_signals": 1,
@@ -130,8 +140,19 @@ def test_a_state_rebuilt_from_an_anchor_continues_as_the_one_kept_candle_by_cand
     # what a phase reads (the rest is left over from earlier orders); money restarts at the anchor
     always = ("phase", "due", "last_ms", "seen")
     order = ("signal_index", "signal_ms", "deadline_ms", "limit", "tp", "sl", "tp_dist", "sl_dist", "moves")
-    trade = ("fill_index", "fill_ms", "entry_raw", "open_fill", "best", "stop", "stop_reason", "gap_reason",
-             "armed", "be_armed", "stake")  # fmt: skip
+    trade = (
+        "fill_index",
+        "fill_ms",
+        "entry_raw",
+        "open_fill",
+        "best",
+        "stop",
+        "stop_reason",
+        "gap_reason",
+        "armed",
+        "be_armed",
+        "stake",
+    )
     busy, open_ = kept["phase"] != 0, kept["phase"] == 2
     for names, rows in ((always, slice(None)), (order, busy), (trade, open_)):
         for name in names:

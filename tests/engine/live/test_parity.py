@@ -70,29 +70,53 @@ predicates = st.one_of(
 volume = A.Field("volume")
 new_predicates = st.one_of(
     st.builds(
-        lambda op, n, k: A.Compare(op, A.Field("close"), A.Arith(
-            "-" if op == "<" else "+", A.Ind("sma", (n,)), A.Arith("*", A.Num(k), A.Ind("stddev", (n,)))
-        )),
-        st.sampled_from([">", "<"]), periods, st.sampled_from([1.0, 1.5, 2.0]),
+        lambda op, n, k: A.Compare(
+            op,
+            A.Field("close"),
+            A.Arith(
+                "-" if op == "<" else "+", A.Ind("sma", (n,)), A.Arith("*", A.Num(k), A.Ind("stddev", (n,)))
+            ),
+        ),
+        st.sampled_from([">", "<"]),
+        periods,
+        st.sampled_from([1.0, 1.5, 2.0]),
     ),
-    st.builds(lambda op, n, v: A.Compare(op, A.Ind("zscore", (n,)), A.Num(v)),
-              st.sampled_from([">", "<"]), periods, st.sampled_from([-1.5, 0.0, 1.5])),
-    st.builds(lambda op, n, v: A.Compare(op, A.Ind("prank", (n,)), A.Num(v)),
-              st.sampled_from([">", "<"]), periods, st.sampled_from([10.0, 50.0, 90.0])),
-    st.builds(lambda op, m, v: A.Compare(op, A.Ind("roct", (m,)), A.Num(v)),
-              st.sampled_from([">=", "<="]), st.sampled_from([60, 240, 1440, 10_080]),
-              st.sampled_from([-2.0, 0.0, 2.0])),
-    st.builds(lambda pct: A.Compare(">=", A.Field("open"), A.PctOff(pct, A.Lag(A.Field("close"), 1))),
-              st.sampled_from([0.05, 0.2])),
-    st.builds(lambda k: A.Compare(">=", volume, A.Arith("*", A.Num(k), A.Ind("sma", (20,), "", volume))),
-              st.sampled_from([1.5, 2.0])),
+    st.builds(
+        lambda op, n, v: A.Compare(op, A.Ind("zscore", (n,)), A.Num(v)),
+        st.sampled_from([">", "<"]),
+        periods,
+        st.sampled_from([-1.5, 0.0, 1.5]),
+    ),
+    st.builds(
+        lambda op, n, v: A.Compare(op, A.Ind("prank", (n,)), A.Num(v)),
+        st.sampled_from([">", "<"]),
+        periods,
+        st.sampled_from([10.0, 50.0, 90.0]),
+    ),
+    st.builds(
+        lambda op, m, v: A.Compare(op, A.Ind("roct", (m,)), A.Num(v)),
+        st.sampled_from([">=", "<="]),
+        st.sampled_from([60, 240, 1440, 10_080]),
+        st.sampled_from([-2.0, 0.0, 2.0]),
+    ),
+    st.builds(
+        lambda pct: A.Compare(">=", A.Field("open"), A.PctOff(pct, A.Lag(A.Field("close"), 1))),
+        st.sampled_from([0.05, 0.2]),
+    ),
+    st.builds(
+        lambda k: A.Compare(">=", volume, A.Arith("*", A.Num(k), A.Ind("sma", (20,), "", volume))),
+        st.sampled_from([1.5, 2.0]),
+    ),
     st.builds(lambda h: A.Compare(">=", A.Ind("hour", ()), A.Num(h)), st.integers(0, 23).map(float)),
     st.builds(lambda d: A.Compare("=", A.Ind("weekday", ()), A.Num(d)), st.integers(1, 7).map(float)),
     st.just(A.DayStart()),
-    st.builds(lambda n, v: A.Held(A.Compare("<", A.Ind("rsi", (14,)), A.Num(v)), n),
-              st.integers(2, 5), st.sampled_from([40.0, 50.0])),
+    st.builds(
+        lambda n, v: A.Held(A.Compare("<", A.Ind("rsi", (14,)), A.Num(v)), n),
+        st.integers(2, 5),
+        st.sampled_from([40.0, 50.0]),
+    ),
     st.builds(lambda n: A.Compare("<", A.Lag(A.Ind("rsi", (5,)), n), A.Num(50.0)), st.integers(1, 4)),
-)  # fmt: skip
+)
 predicates = st.one_of(predicates, new_predicates)
 conditions = st.recursive(
     predicates,
@@ -376,8 +400,11 @@ def test_orders_that_outlive_data_gaps_expire_as_in_the_backtest(data: st.DataOb
     ]
     first = data.draw(st.integers(0, 4_000))
     frames = {c: series(c, "1h", first, 400, 25, seed=k) for k, c in enumerate(("ETHUSDT", "SOLUSDT"))}
-    cfg = {"max_wait_days": data.draw(st.sampled_from([2, 3, 4])) / 24, "spread_pct": 0.0,
-           "min_candles_between_signals": data.draw(st.integers(0, 2))}  # fmt: skip
+    cfg = {
+        "max_wait_days": data.draw(st.sampled_from([2, 3, 4])) / 24,
+        "spread_pct": 0.0,
+        "min_candles_between_signals": data.draw(st.integers(0, 2)),
+    }
     replay_and_compare(strategies, frames, "1h", cfg, lambda: data.draw(st.integers(1, 3)))
 
 
@@ -388,19 +415,38 @@ def test_a_1x_short_without_a_stop_is_liquidated_live_as_in_the_backtest() -> No
     n = np.arange(70)
     close = 10 * np.exp(0.03 * np.minimum(n, 40) - 0.02 * np.maximum(n - 40, 0))
     open_ = np.concatenate([[10.0], close[:-1]])
-    frame = pl.DataFrame({
-        "open_time": n.astype(np.int64) * TF_MS["1h"], "open": open_,
-        "high": np.maximum(open_, close) * 1.002, "low": np.minimum(open_, close) * 0.998,
-        "close": close, "volume": np.ones(n.size),
-    })  # fmt: skip
-    short = compile_strategy("close > open", "no take profit", "no stop loss", market_type="futures",
-                             position_side="short", entry_order="market")  # fmt: skip
-    cfg = {"market_type": "futures", "leverage": 1.0, "position_size_pct": 50.0, "spread_pct": 0.0,
-           "commission_pct": 0.0, "min_candles_between_signals": 0}  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "open_time": n.astype(np.int64) * TF_MS["1h"],
+            "open": open_,
+            "high": np.maximum(open_, close) * 1.002,
+            "low": np.minimum(open_, close) * 0.998,
+            "close": close,
+            "volume": np.ones(n.size),
+        }
+    )
+    short = compile_strategy(
+        "close > open",
+        "no take profit",
+        "no stop loss",
+        market_type="futures",
+        position_side="short",
+        entry_order="market",
+    )
+    cfg = {
+        "market_type": "futures",
+        "leverage": 1.0,
+        "position_size_pct": 50.0,
+        "spread_pct": 0.0,
+        "commission_pct": 0.0,
+        "min_candles_between_signals": 0,
+    }
     expected = backtest_positions(short, frame, "1h", cfg)
     hour = TF_MS["1h"]
-    got = [(p["fill_time"] // hour, p["exit_time"] // hour, p["exit_reason"], round(p["return_pct"], 6))
-           for p in expected]  # fmt: skip
+    got = [
+        (p["fill_time"] // hour, p["exit_time"] // hour, p["exit_reason"], round(p["return_pct"], 6))
+        for p in expected
+    ]
     # E = open of 2 = 10 e^0.03; the high of 25 (10 e^0.75 * 1.002) first reaches 2E = 20.609
     assert got == [(2, 25, "liquidation", -100.0), (26, 69, "end", 12.190457)]
     assert expected[0]["exit_price"] == 2 * expected[0]["entry_price"] == 20 * np.exp(0.03)

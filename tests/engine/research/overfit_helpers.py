@@ -22,25 +22,35 @@ def klines(n: int, seed: int, planted: np.ndarray | None = None, drift: float = 
             step[s + 1 : s + 6] += drift
     close = 100 * np.exp(np.cumsum(step))
     open_ = np.concatenate([[100.0], close[:-1]])
-    return pl.DataFrame({
-        "open_time": np.arange(n, dtype=np.int64) * HOUR, "open": open_,
-        "high": np.maximum(open_, close) * 1.001, "low": np.minimum(open_, close) * 0.999,
-        "close": close, "volume": np.ones(n),
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * HOUR,
+            "open": open_,
+            "high": np.maximum(open_, close) * 1.001,
+            "low": np.minimum(open_, close) * 0.999,
+            "close": close,
+            "volume": np.ones(n),
+        }
+    )
 
 
-def run_cells(k: pl.DataFrame, entries: list[np.ndarray], tp: list[float], sl: float = 0.015,
-              blocks: int = 16) -> SweepResult:  # fmt: skip
+def run_cells(
+    k: pl.DataFrame, entries: list[np.ndarray], tp: list[float], sl: float = 0.015, blocks: int = 16
+) -> SweepResult:
     """Each cell: market entries at its candles with take-profit ``tp`` and stop ``sl`` (fractions)."""
     p = prepare(k, timeframe="1h", spread_pct=0, commission_pct=0)
     close = k["close"].to_numpy()
     rows, moments = [], np.zeros((len(entries), blocks, 5))
     for c, (idx, up) in enumerate(zip(entries, tp, strict=True)):
-        sig = pl.DataFrame({
-            "open_time": idx.astype(np.int64) * HOUR, "side": ["long"] * len(idx),
-            "limit_price": pl.Series([None] * len(idx), dtype=pl.Float64),
-            "tp_price": close[idx] * (1 + up), "sl_price": close[idx] * (1 - sl),
-        })  # fmt: skip
+        sig = pl.DataFrame(
+            {
+                "open_time": idx.astype(np.int64) * HOUR,
+                "side": ["long"] * len(idx),
+                "limit_price": pl.Series([None] * len(idx), dtype=pl.Float64),
+                "tp_price": close[idx] * (1 + up),
+                "sl_price": close[idx] * (1 - sl),
+            }
+        )
         r = simulate_prepared(p, sig)
         equity_block_moments_nb(r.equity_curve.equity, 100.0, moments[c])
         sharpe = r.summary["sharpe_ratio"]

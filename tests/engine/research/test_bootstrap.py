@@ -39,8 +39,13 @@ def test_sweep_rows_keep_the_block_moments_of_their_backtest() -> None:
     from svc_engine.research.overfitting_nb import equity_block_moments_nb
 
     k = random_walk(2_000, seed=4)
-    res = sv.sweep({"entry": "RSI({n}) crosses above 30", "tp": "2%", "sl": "2%"}, {"n": [7, 14]}, {"X": k},
-                   "1h", spread_pct=0)  # fmt: skip
+    res = sv.sweep(
+        {"entry": "RSI({n}) crosses above 30", "tp": "2%", "sl": "2%"},
+        {"n": [7, 14]},
+        {"X": k},
+        "1h",
+        spread_pct=0,
+    )
     assert res.moments.shape == (2, 16, 5) and "_moments" not in res.rows.columns
     run = sv.backtest(compile_strategy("RSI(14) crosses above 30", "2%", "2%"), k, "1h", spread_pct=0)
     want = np.zeros((16, 5))
@@ -56,8 +61,12 @@ def _reference(r: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[
     idx = np.concatenate([(s + np.arange(k)) % r.shape[0] for s, k in zip(starts, lengths, strict=True)])
     path = r[idx]
     level = np.concatenate([[0.0], np.cumsum(np.log1p(path))])
-    return float(path.sum()), float((path * path).sum()), float(level[-1]), float(
-        np.max(np.maximum.accumulate(level) - level))  # fmt: skip
+    return (
+        float(path.sum()),
+        float((path * path).sum()),
+        float(level[-1]),
+        float(np.max(np.maximum.accumulate(level) - level)),
+    )
 
 
 @pytest.mark.parametrize(

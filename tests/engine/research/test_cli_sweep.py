@@ -135,9 +135,14 @@ def test_a_spec_with_exit_rules_equals_the_sweep(spec: Path) -> None:
     assert res.exit_code == 0, res.output
     rows = pl.read_parquet(spec.with_name("spec-results") / "results.parquet")
     frames = {c: pl.read_parquet(spec.with_name(f"{c}.parquet")) for c in ("AAA", "BBB")}
-    strategy = {"entry": "RSI({n}) crosses above {level}", "tp": "{tp}%", "sl": "trailing stop 2%",
-                "exit": "after {hold} candles"}  # fmt: skip
+    strategy = {
+        "entry": "RSI({n}) crosses above {level}",
+        "tp": "{tp}%",
+        "sl": "trailing stop 2%",
+        "exit": "after {hold} candles",
+    }
     grid = {"n": [9], "level": [25, 30, 35, 40], "tp": [2, 4], "hold": [6, 24]}
-    direct = sv.sweep(strategy, grid, frames, "1h", "2024-01-10", "2024-04-01", commission_pct=0.1,
-                      spread_pct=0.05).rows  # fmt: skip
+    direct = sv.sweep(
+        strategy, grid, frames, "1h", "2024-01-10", "2024-04-01", commission_pct=0.1, spread_pct=0.05
+    ).rows
     assert rows.height == 16 * 2 and rows.equals(direct)

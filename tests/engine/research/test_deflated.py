@@ -15,7 +15,7 @@ from svc_engine.research.deflated import (
     moments_of,
     per_period,
     probabilistic_sharpe,
-)  # fmt: skip
+)
 
 
 def test_paper_example_dsr_0_90() -> None:

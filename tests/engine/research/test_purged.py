@@ -10,14 +10,27 @@ from svc_engine.research.demo import random_walk
 from svc_engine.research.purged import purged_kfold
 from svc_engine.strategy import compile_strategy
 
-STRATEGY = {"entry": "RSI({n}) crosses above 50, buy at market", "tp": "no take profit",
-            "sl": "no stop loss", "exit": "exit after 20 candles"}  # fmt: skip
+STRATEGY = {
+    "entry": "RSI({n}) crosses above 50, buy at market",
+    "tp": "no take profit",
+    "sl": "no stop loss",
+    "exit": "exit after 20 candles",
+}
 
 
 def test_walk_forward_purge_keeps_straddling_trades_out_of_training() -> None:
     k = random_walk(1_200, seed=9)
-    wf = sv.walk_forward(STRATEGY, {"n": [5, 9]}, {"X": k}, "1h", in_sample=400, out_of_sample=200,
-                         by="total_return_pct", spread_pct=0, purge=22)  # fmt: skip
+    wf = sv.walk_forward(
+        STRATEGY,
+        {"n": [5, 9]},
+        {"X": k},
+        "1h",
+        in_sample=400,
+        out_of_sample=200,
+        by="total_return_pct",
+        spread_pct=0,
+        purge=22,
+    )
     times = k["open_time"]
     straddling = 0
     for n in (5, 9):  # every candidate's trades over the whole series, as if nothing were cut
@@ -32,8 +45,16 @@ def test_walk_forward_purge_keeps_straddling_trades_out_of_training() -> None:
     gap = (wf.windows["oos_start"] - wf.windows["is_end"]).dt.total_hours().to_list()
     assert gap == [23, 23, 23, 23]
     assert times.len() == 1_200
-    unpurged = sv.walk_forward(STRATEGY, {"n": [5, 9]}, {"X": k}, "1h", in_sample=400, out_of_sample=200,
-                               by="total_return_pct", spread_pct=0)  # fmt: skip
+    unpurged = sv.walk_forward(
+        STRATEGY,
+        {"n": [5, 9]},
+        {"X": k},
+        "1h",
+        in_sample=400,
+        out_of_sample=200,
+        by="total_return_pct",
+        spread_pct=0,
+    )
     assert (unpurged.windows["oos_start"] - unpurged.windows["is_end"]).dt.total_hours().to_list() == [1] * 4
 
 

@@ -61,9 +61,12 @@ def test_every_row_equals_the_backtest_of_its_combination_alone(serial_result, f
                 **SETTINGS,
             ).summary
             row = rows.filter(
-                (pl.col("coin") == coin) & (pl.col("n") == combo["n"]) & (pl.col("level") == combo["level"])
-                & (pl.col("tp") == combo["tp"]) & (pl.col("min_candles_between_signals") == gap)
-            ).row(0, named=True)  # fmt: skip
+                (pl.col("coin") == coin)
+                & (pl.col("n") == combo["n"])
+                & (pl.col("level") == combo["level"])
+                & (pl.col("tp") == combo["tp"])
+                & (pl.col("min_candles_between_signals") == gap)
+            ).row(0, named=True)
             for name, value in alone.items():
                 assert _same(row[name], value), (combo, coin, name, row[name], value)
     assert rows["total_trades"].sum() > 100
@@ -158,8 +161,11 @@ def test_parameters_must_fill_the_strategy_or_name_a_setting(frames) -> None:
 
 def test_default_chunks_keep_a_coin_whole_when_coins_fill_the_workers() -> None:
     assert [c.label for c in plan_chunks(["A", "B", "C", "D"], ["1h"], 100, 2, None)] == [
-        "A 1h #0-99", "B 1h #0-99", "C 1h #0-99", "D 1h #0-99",
-    ]  # fmt: skip
+        "A 1h #0-99",
+        "B 1h #0-99",
+        "C 1h #0-99",
+        "D 1h #0-99",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -173,8 +179,12 @@ def test_strategies_compiled_part_by_part_equal_whole_compiles(options) -> None:
     side = "below" if options.get("position_side") == "short" else "above"
     for n in (7, 14):
         for tp in ("2%", "1.5 x ATR(14)", "risk reward 2"):
-            kwargs = {"entry_condition": f"RSI({n}) crosses {side} 30", "tp_condition": tp,
-                      "sl_condition": "2%", **options}  # fmt: skip
+            kwargs = {
+                "entry_condition": f"RSI({n}) crosses {side} 30",
+                "tp_condition": tp,
+                "sl_condition": "2%",
+                **options,
+            }
             assert cache.compile(kwargs) == sv.compile_strategy(**kwargs)
     assert len(cache.entries) == 2 and len(cache.exits) == 3
 
@@ -186,8 +196,9 @@ def test_symbols_from_a_store_equal_backtests_of_the_symbols(tmp_path) -> None:
     for n, symbol in enumerate(("AAAUSDT", "BBBUSDT")):
         store.write_klines("crypto", symbol, "1h", random_walk(1_200, seed=40 + n))
     grid = {"n": [7, 14], "level": [30], "tp": [2]}
-    rows = sweep(STRATEGY, grid, ["AAAUSDT", "BBBUSDT"], "1h", "2024-01-10", "2024-02-15", store=store,
-                 progress=True).rows  # fmt: skip
+    rows = sweep(
+        STRATEGY, grid, ["AAAUSDT", "BBBUSDT"], "1h", "2024-01-10", "2024-02-15", store=store, progress=True
+    ).rows
     for row in rows.iter_rows(named=True):
         text = Template.of(STRATEGY).render({"n": row["n"], "level": 30, "tp": 2})
         alone = sv.backtest(
@@ -223,8 +234,12 @@ def test_exit_rules_in_the_template_equal_backtests(frames) -> None:
     rows = sweep(strategy, grid, frames, "1h", spread_pct=0.02).rows
     assert rows.height == 8
     for row in rows.iter_rows(named=True):
-        st = sv.compile_strategy(f"RSI({row['n']}) crosses above 30", "4%", "2%",
-                                 exit_condition=f"RSI({row['n']}) crosses above {row['out']}")  # fmt: skip
+        st = sv.compile_strategy(
+            f"RSI({row['n']}) crosses above 30",
+            "4%",
+            "2%",
+            exit_condition=f"RSI({row['n']}) crosses above {row['out']}",
+        )
         alone = sv.backtest(st, frames[row["coin"]], "1h", spread_pct=0.02).summary
         assert row["final_balance"] == alone["final_balance"] and row["total_trades"] == alone["total_trades"]
     assert rows["total_trades"].sum() > 0

@@ -181,38 +181,69 @@ def test_ray_executor_gives_identical_rows_with_exit_rules(small, frames, window
 def test_walk_forward_chooses_and_runs_exit_rule_parameters(frames) -> None:
     strategy, grid, _ = KINDS["exit condition"]
     klines = frames["AAA"]
-    wf = walk_forward(strategy, grid, {"X": klines}, "1h", in_sample=500, out_of_sample=300,
-                      by="total_return_pct", executor=SerialExecutor(), **SETTINGS)  # fmt: skip
+    wf = walk_forward(
+        strategy,
+        grid,
+        {"X": klines},
+        "1h",
+        in_sample=500,
+        out_of_sample=300,
+        by="total_return_pct",
+        executor=SerialExecutor(),
+        **SETTINGS,
+    )
     assert wf.windows.height == 4 and "signal" in set(wf.trades["exit_reason"].to_list())
     for row in wf.windows.iter_rows(named=True):
-        is_lo, is_hi, oos_lo, oos_hi = (int(row[k].timestamp() * 1000)
-                                        for k in ("is_start", "is_end", "oos_start", "oos_end"))  # fmt: skip
-        cells = sweep(strategy, grid, {"X": klines.filter(pl.col("open_time") <= row["is_end"])}, "1h",
-                      is_lo / 1000, is_hi / 1000, **SETTINGS).cells("total_return_pct")  # fmt: skip
+        is_lo, is_hi, oos_lo, oos_hi = (
+            int(row[k].timestamp() * 1000) for k in ("is_start", "is_end", "oos_start", "oos_end")
+        )
+        cells = sweep(
+            strategy,
+            grid,
+            {"X": klines.filter(pl.col("open_time") <= row["is_end"])},
+            "1h",
+            is_lo / 1000,
+            is_hi / 1000,
+            **SETTINGS,
+        ).cells("total_return_pct")
         assert row["is_value"] == cells["total_return_pct"].max()
         kwargs = Template.of(strategy).render({"n": row["n"], "level": row["level"]})
         upto = klines.filter(pl.col("open_time") <= row["oos_end"])
-        alone = sv.backtest(sv.compile_strategy(**kwargs), upto, "1h", oos_lo / 1000, oos_hi / 1000,
-                            **SETTINGS)  # fmt: skip
+        alone = sv.backtest(
+            sv.compile_strategy(**kwargs), upto, "1h", oos_lo / 1000, oos_hi / 1000, **SETTINGS
+        )
         assert row["oos_value"] == alone.summary["total_return_pct"]
 
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"market_type": "futures", "position_side": "short"}, {"hold": 30, "breakeven": 0.5},
-     {"entry_order": "market"}],
-)  # fmt: skip
+    [
+        {},
+        {"market_type": "futures", "position_side": "short"},
+        {"hold": 30, "breakeven": 0.5},
+        {"entry_order": "market"},
+    ],
+)
 def test_strategies_with_rules_compiled_part_by_part_equal_whole_compiles(options) -> None:
     from svc_engine.research.compiling import PartsCache
 
     cache = PartsCache()
     side = "below" if options.get("position_side") == "short" else "above"
-    rules = (None, f"exit when RSI(14) crosses {side} 50", "after 12 candles",
-             "move the stop to entry after 1% profit, exit when the day ends")  # fmt: skip
+    rules = (
+        None,
+        f"exit when RSI(14) crosses {side} 50",
+        "after 12 candles",
+        "move the stop to entry after 1% profit, exit when the day ends",
+    )
     for n in (7, 14):
         for sl in ("2%", "trailing stop 1.5%", "no stop loss"):
             for rule in rules:
-                kwargs = {"entry_condition": f"RSI({n}) crosses {side} 30", "tp_condition": "3%",
-                          "sl_condition": sl, "exit_condition": rule, **options}  # fmt: skip
+                kwargs = {
+                    "entry_condition": f"RSI({n}) crosses {side} 30",
+                    "tp_condition": "3%",
+                    "sl_condition": sl,
+                    "exit_condition": rule,
+                    **options,
+                }
                 assert cache.compile(kwargs) == sv.compile_strategy(**kwargs), kwargs
     assert (len(cache.entries), len(cache.exits), len(cache.rules)) == (2, 3, 4)

@@ -27,9 +27,16 @@ def klines() -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def wf(klines):
     return walk_forward(
-        STRATEGY, GRID, {"X": klines}, "1h", in_sample=800, out_of_sample=400, by="total_return_pct",
-        executor=SerialExecutor(), **SETTINGS,
-    )  # fmt: skip
+        STRATEGY,
+        GRID,
+        {"X": klines},
+        "1h",
+        in_sample=800,
+        out_of_sample=400,
+        by="total_return_pct",
+        executor=SerialExecutor(),
+        **SETTINGS,
+    )
 
 
 def test_rolling_and_anchored_windows_in_candles_and_time() -> None:
@@ -56,12 +63,19 @@ def test_each_choice_is_the_in_sample_best_and_runs_out_of_sample(wf, klines) ->
             cells.sort("total_return_pct", descending=True).select("n", "level", "tp").row(0)
         )
         oos_lo, oos_hi = (int(row[k].timestamp() * 1000) for k in ("oos_start", "oos_end"))
-        text = {"entry_condition": f"RSI({row['n']}) crosses above {row['level']}",
-                "tp_condition": f"{row['tp']}%", "sl_condition": "2%"}  # fmt: skip
+        text = {
+            "entry_condition": f"RSI({row['n']}) crosses above {row['level']}",
+            "tp_condition": f"{row['tp']}%",
+            "sl_condition": "2%",
+        }
         alone = sv.backtest(
-            sv.compile_strategy(**text), klines.filter(pl.col("open_time") <= row["oos_end"]), "1h",
-            oos_lo / 1000, oos_hi / 1000, **SETTINGS,
-        )  # fmt: skip
+            sv.compile_strategy(**text),
+            klines.filter(pl.col("open_time") <= row["oos_end"]),
+            "1h",
+            oos_lo / 1000,
+            oos_hi / 1000,
+            **SETTINGS,
+        )
         assert row["oos_value"] == alone.summary["total_return_pct"]
 
 
@@ -84,9 +98,16 @@ def test_future_candles_never_change_an_earlier_choice(wf, klines) -> None:
     scale = np.where(later.to_numpy(), np.exp(rng.normal(0, 0.05, klines.height)), 1.0)
     changed = klines.with_columns([(pl.col(c) * scale).alias(c) for c in ("open", "high", "low", "close")])
     other = walk_forward(
-        STRATEGY, GRID, {"X": changed}, "1h", in_sample=800, out_of_sample=400, by="total_return_pct",
-        executor=SerialExecutor(), **SETTINGS,
-    )  # fmt: skip
+        STRATEGY,
+        GRID,
+        {"X": changed},
+        "1h",
+        in_sample=800,
+        out_of_sample=400,
+        by="total_return_pct",
+        executor=SerialExecutor(),
+        **SETTINGS,
+    )
     keep = ["n", "level", "tp", "combo", "is_value", "is_start", "is_end"]
     assert other.windows.head(2).select(keep).equals(wf.windows.head(2).select(keep))
     assert not other.windows.select("oos_value").equals(wf.windows.select("oos_value"))
@@ -94,9 +115,16 @@ def test_future_candles_never_change_an_earlier_choice(wf, klines) -> None:
 
 def test_anchored_walk_forward_grows_its_in_sample_window(klines, tmp_path) -> None:
     a = walk_forward(
-        STRATEGY, {"n": [7, 14], "level": [30], "tp": [2]}, {"X": klines}, "1h", in_sample="30d",
-        out_of_sample="20d", anchored=True, by="total_return_pct", **SETTINGS,
-    )  # fmt: skip
+        STRATEGY,
+        {"n": [7, 14], "level": [30], "tp": [2]},
+        {"X": klines},
+        "1h",
+        in_sample="30d",
+        out_of_sample="20d",
+        anchored=True,
+        by="total_return_pct",
+        **SETTINGS,
+    )
     starts = a.windows["is_start"].unique().to_list()
     assert len(starts) == 1 and a.windows.height == 4  # 100 days: 30 in sample, then 20 + 20 + 20 + 10
     fig = a.plot(tmp_path / "wf.html", plotlyjs="cdn")

@@ -36,27 +36,50 @@ CASES: dict[str, tuple[str, str, str, tuple[Any, ...], dict[str, Any], str, int]
     "btc1m_macd_bb_rsi": (BTC, "1m", "crypto", MACD_BB_RSI, {}, "86f751ef6a00ad60332a4a56", 89634),
     "btc1m_bb_macd_ema": (BTC, "1m", "crypto", BB_MACD_EMA, {}, "0ce5b169b3f070695af5322d", 50069),
     "btc1m_rsi_ema": (
-        BTC, "1m", "crypto", ("RSI(14) crosses above 30 and close is above EMA 200", "2%", "1%"),
-        {"commission_pct": 0.1}, "f1da4f49c4da2f065d84f475", 2413,
+        BTC,
+        "1m",
+        "crypto",
+        ("RSI(14) crosses above 30 and close is above EMA 200", "2%", "1%"),
+        {"commission_pct": 0.1},
+        "f1da4f49c4da2f065d84f475",
+        2413,
     ),
     "eth1h_ema_volume": (
-        "crypto/ETHUSDT-1h", "1h", "crypto",
-        ("the 50 EMA crosses over the 200 EMA while volume is above its 20-candle average", "risk reward 2",
-         "stop loss below the lowest low of the last 10 candles"),
-        {}, "e1b6042130a45d92f65e977e", 8,
+        "crypto/ETHUSDT-1h",
+        "1h",
+        "crypto",
+        (
+            "the 50 EMA crosses over the 200 EMA while volume is above its 20-candle average",
+            "risk reward 2",
+            "stop loss below the lowest low of the last 10 candles",
+        ),
+        {},
+        "e1b6042130a45d92f65e977e",
+        8,
     ),
     "aapl1d_bollinger": (
-        "us_stocks/AAPL-1d", "1d", "us_stocks",
-        ("close breaks above the upper Bollinger band (20, 2) after 3 red candles in a row",
-         "take profit at 2 x ATR(14)", "stop loss at the middle band"),
-        {}, "257011fa033ceed11d41f559", 61,
+        "us_stocks/AAPL-1d",
+        "1d",
+        "us_stocks",
+        (
+            "close breaks above the upper Bollinger band (20, 2) after 3 red candles in a row",
+            "take profit at 2 x ATR(14)",
+            "stop loss at the middle band",
+        ),
+        {},
+        "257011fa033ceed11d41f559",
+        61,
     ),
     "eurusd1h_macd": (
-        "forex/EURUSD-1h", "1h", "forex",
+        "forex/EURUSD-1h",
+        "1h",
+        "forex",
         ("MACD histogram turns positive and price is within 2% of the 100-day SMA", None, None),
-        {"spread_pct": 0.01}, "8ed4955e7305fe9ce215aec0", 460,
+        {"spread_pct": 0.01},
+        "8ed4955e7305fe9ce215aec0",
+        460,
     ),
-}  # fmt: skip
+}
 
 
 def digest(r: sv.BacktestResult) -> str:

@@ -223,15 +223,20 @@ def test_detail_of_exit_rules_on_real_minutes() -> None:
     coarse = aggregate(fine, M15)
     kw = {"timeframe": "15m", "commission_pct": 0.1, "spread_pct": 0.0, "min_candles_between_signals": 1}
     rule = "exit when SMA(5) crosses below SMA(20) or after 12 candles"
-    words = compile_strategy("SMA(5) crosses above SMA(20), buy at market", "no take profit", "no stop loss",
-                             exit_condition=rule)  # fmt: skip
+    words = compile_strategy(
+        "SMA(5) crosses above SMA(20), buy at market", "no take profit", "no stop loss", exit_condition=rule
+    )
     plain = simulate(coarse, words.evaluate(coarse), **kw)
     fined = simulate(coarse, words.evaluate(coarse), intrabar="detail", detail_klines=fine, **kw)
     # no level to reach inside a candle: the fine candles change nothing
     assert plain.trades.height > 20 and fined.trades.equals(plain.trades)
     # limit entries at the close fill inside candles, and 1% / 0.5% trailing levels are reached inside
-    trail = compile_strategy("SMA(5) crosses above SMA(20)", "1%", "trailing stop 0.5%",
-                             exit_condition="exit when SMA(5) crosses below SMA(20)")  # fmt: skip
+    trail = compile_strategy(
+        "SMA(5) crosses above SMA(20)",
+        "1%",
+        "trailing stop 0.5%",
+        exit_condition="exit when SMA(5) crosses below SMA(20)",
+    )
     a = simulate(coarse, trail.evaluate(coarse), **kw).trades
     b = simulate(coarse, trail.evaluate(coarse), intrabar="detail", detail_klines=fine, **kw).trades
     assert a.height == b.height > 20 and {"trailing_stop", "signal", "tp"} <= set(b["exit_reason"])

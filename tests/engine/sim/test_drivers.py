@@ -62,8 +62,10 @@ class FakeResult:
             "total_trades": self.signals.height,
             "total_signals": self.signals.height,
             "total_return_pct": float(self.klines["close"][-1] / self.klines["close"][0] - 1) * 100,
-            "final_balance": 100.0, "max_drawdown_pct": 0.0, "avg_signals_per_month": 0.0,
-        }  # fmt: skip
+            "final_balance": 100.0,
+            "max_drawdown_pct": 0.0,
+            "avg_signals_per_month": 0.0,
+        }
         # What FullRangeResult.combined reads of a result: no trades, the default balance.
         self.trades = pl.DataFrame(
             {"return_pct": [], "pnl": []}, schema={"return_pct": pl.Float64, "pnl": pl.Float64}
@@ -251,8 +253,10 @@ def test_full_range_runs_each_coin_on_its_history_and_reports_errors(store: Data
     assert result.timeframe == "1h"
     assert len(events) == 3 and {e["total"] for e in events} == {3} and events[-1]["pct"] == 100.0
     assert sorted((e["item"], e["status"]) for e in events) == [
-        ("BTCUSDT", "completed"), ("ETHUSDT", "completed"), ("NOPEUSDT", "failed"),
-    ]  # fmt: skip
+        ("BTCUSDT", "completed"),
+        ("ETHUSDT", "completed"),
+        ("NOPEUSDT", "failed"),
+    ]
 
 
 def test_full_range_with_no_runnable_coin_says_why(store: DataStore, sim: FakeSim) -> None:

@@ -184,8 +184,11 @@ def test_a_condition_string_is_compiled(store: DataStore) -> None:
     by_text = backtest("SMA(10) crosses above SMA(30)", "ETHUSDT", "1h", store=store, **SETTINGS)
     by_dict = backtest(
         {"entry_condition": "SMA(10) crosses above SMA(30)", "tp_condition": "3%", "sl_condition": "2%"},
-        "ETHUSDT", "1h", store=store, **SETTINGS,
-    )  # fmt: skip
+        "ETHUSDT",
+        "1h",
+        store=store,
+        **SETTINGS,
+    )
     compiled = compile_strategy("SMA(10) crosses above SMA(30)", "3%", "2%")
     assert by_dict.trades.equals(backtest(compiled, "ETHUSDT", "1h", store=store, **SETTINGS).trades)
     default_tp_sl = compile_strategy("SMA(10) crosses above SMA(30)")

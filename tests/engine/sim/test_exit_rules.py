@@ -20,30 +20,81 @@ H = 3_600_000
 
 def candles(rows: list[tuple[float, float, float, float]]) -> pl.DataFrame:
     o, h, lo, c = ([float(v) for v in x] for x in zip(*rows, strict=True))
-    return pl.DataFrame({"open_time": [i * H for i in range(len(rows))], "open": o, "high": h, "low": lo,
-                         "close": c, "volume": [1.0] * len(rows)})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": [i * H for i in range(len(rows))],
+            "open": o,
+            "high": h,
+            "low": lo,
+            "close": c,
+            "volume": [1.0] * len(rows),
+        }
+    )
 
 
-def signals(entries: list[tuple[int, float | None, float, float]], exits: list[int], order: str = "limit",
-            hold: int | None = None) -> pl.DataFrame:  # fmt: skip
-    rows = [{"open_time": i * H, "side": "long", "limit_price": L, "tp_price": tp, "sl_price": sl,
-             "order": order, "max_candles": hold} for i, L, tp, sl in entries]  # fmt: skip
-    rows += [{"open_time": i * H, "side": "exit", "limit_price": None, "tp_price": None, "sl_price": None,
-              "order": None, "max_candles": None} for i in exits]  # fmt: skip
-    return pl.DataFrame(rows, schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64,
-                                      "tp_price": pl.Float64, "sl_price": pl.Float64, "order": pl.Utf8,
-                                      "max_candles": pl.Int64})  # fmt: skip
+def signals(
+    entries: list[tuple[int, float | None, float, float]],
+    exits: list[int],
+    order: str = "limit",
+    hold: int | None = None,
+) -> pl.DataFrame:
+    rows = [
+        {
+            "open_time": i * H,
+            "side": "long",
+            "limit_price": L,
+            "tp_price": tp,
+            "sl_price": sl,
+            "order": order,
+            "max_candles": hold,
+        }
+        for i, L, tp, sl in entries
+    ]
+    rows += [
+        {
+            "open_time": i * H,
+            "side": "exit",
+            "limit_price": None,
+            "tp_price": None,
+            "sl_price": None,
+            "order": None,
+            "max_candles": None,
+        }
+        for i in exits
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+            "order": pl.Utf8,
+            "max_candles": pl.Int64,
+        },
+    )
 
 
 FREE = {"commission_pct": 0, "spread_pct": 0, "min_candles_between_signals": 1, "timeframe": "1h"}
-K = candles([(10, 10.5, 9.5, 10), (10, 10.5, 9.8, 10.2), (10.2, 10.8, 10.0, 10.6), (10.7, 11.0, 10.5, 10.9),
-             (10.8, 11.2, 10.6, 11.0), (11.0, 11.1, 10.7, 10.8)])  # fmt: skip
+K = candles(
+    [
+        (10, 10.5, 9.5, 10),
+        (10, 10.5, 9.8, 10.2),
+        (10.2, 10.8, 10.0, 10.6),
+        (10.7, 11.0, 10.5, 10.9),
+        (10.8, 11.2, 10.6, 11.0),
+        (11.0, 11.1, 10.7, 10.8),
+    ]
+)
 
 
 def trades(k: pl.DataFrame, sig: pl.DataFrame) -> list[tuple[int, int, float, float, str]]:
     t = ms_columns(simulate(k, sig, **FREE).trades)
-    return [(r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
-            for r in t.iter_rows(named=True)]  # fmt: skip
+    return [
+        (r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
+        for r in t.iter_rows(named=True)
+    ]
 
 
 def test_market_entry_fills_at_the_next_open_and_an_exit_condition_at_the_open_after_it() -> None:
@@ -66,8 +117,15 @@ def test_stops_and_take_profits_still_come_first_and_gaps_name_the_exit() -> Non
     assert trades(K, sig) == [(1, 2, 10.0, 10.75, "tp")]
     # exit condition at 2, take profit 10.8 above candle 2's high: the open of 3 (10.9) gaps through it,
     # so the exit at that open is named tp_gap (same price)
-    gap = candles([(10, 10.2, 9.8, 10), (10, 10.3, 9.9, 10.1), (10.1, 10.4, 10.0, 10.3),
-                   (10.9, 11.0, 10.8, 10.95), (10.9, 11, 10.8, 10.9)])  # fmt: skip
+    gap = candles(
+        [
+            (10, 10.2, 9.8, 10),
+            (10, 10.3, 9.9, 10.1),
+            (10.1, 10.4, 10.0, 10.3),
+            (10.9, 11.0, 10.8, 10.95),
+            (10.9, 11, 10.8, 10.9),
+        ]
+    )
     near, far = (signals([(0, None, tp, 9.0)], exits=[2], order="market") for tp in (10.8, 11.5))
     assert trades(gap, near) == [(1, 3, 10.0, 10.9, "tp_gap")]
     assert trades(gap, far) == [(1, 3, 10.0, 10.9, "signal")]
@@ -91,8 +149,10 @@ def test_the_portfolio_and_intrabar_detail_simulate_exit_rules() -> None:
 
     sig = signals([(0, None, np.inf, -np.inf)], exits=[2], order="market")
     port = ms_columns(simulate_portfolio({"X": K}, {"X": sig}, coins=["X"], **FREE).trades)
-    got = [(r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
-           for r in port.iter_rows(named=True)]  # fmt: skip
+    got = [
+        (r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"], r["exit_reason"])
+        for r in port.iter_rows(named=True)
+    ]
     assert got == trades(K, sig) == [(1, 3, 10.0, 10.7, "signal")]
     half = pl.concat([K, K.with_columns(pl.col("open_time") + H // 2)]).sort("open_time")
     detail = simulate(K, sig, intrabar="detail", detail_klines=half, **FREE).trades
@@ -100,8 +160,12 @@ def test_the_portfolio_and_intrabar_detail_simulate_exit_rules() -> None:
 
 
 def test_exit_rules_in_words() -> None:
-    s = compile_strategy("SMA(10) crosses above SMA(30), buy at market", "no take profit", "no stop loss",
-                         exit_condition="sell when SMA(10) crosses below SMA(30)")  # fmt: skip
+    s = compile_strategy(
+        "SMA(10) crosses above SMA(30), buy at market",
+        "no take profit",
+        "no stop loss",
+        exit_condition="sell when SMA(10) crosses below SMA(30)",
+    )
     assert s.describe() == (
         "long when SMA(10) crosses above SMA(30), buy at market; no take profit; no stop loss; "
         "exit when SMA(10) crosses below SMA(30)"
@@ -115,10 +179,11 @@ def test_exit_rules_in_words() -> None:
     timed = compile_strategy("close above 1", exit_condition="after 12 candles")
     assert timed.wording["exit"] == "exit after 12 candles"
     assert "exit" not in compile_strategy("close above 1").to_data()  # stored programs keep their bytes
-    for text, why in [("trailing stop 2%", "a trailing stop is a stop loss: give it as the stop"),
-                      ("move the stop to break-even", "say when the stop moves to entry"),
-
-                      ("exit when", "expected a condition after 'exit when'")]:  # fmt: skip
+    for text, why in [
+        ("trailing stop 2%", "a trailing stop is a stop loss: give it as the stop"),
+        ("move the stop to break-even", "say when the stop moves to entry"),
+        ("exit when", "expected a condition after 'exit when'"),
+    ]:
         with pytest.raises(StrategyCompileError, match=why):
             compile_strategy("close above 1", exit_condition=text)
     with pytest.raises(StrategyCompileError, match="risk reward needs a stop loss"):
@@ -156,9 +221,11 @@ def test_sma_crossover_equals_backtesting_py(shared_datasets: Path) -> None:
         warnings.simplefilter("ignore")
         theirs = FractionalBacktest(df, SmaCross, cash=1_000_000, commission=0, finalize_trades=True).run()
     strategy = compile_strategy(
-        "SMA(10) crosses above SMA(30), buy at market", "no take profit", "no stop loss",
+        "SMA(10) crosses above SMA(30), buy at market",
+        "no take profit",
+        "no stop loss",
         exit_condition="exit when SMA(10) crosses below SMA(30)",
-    )  # fmt: skip
+    )
     ours = simulate(k, strategy.evaluate(k), symbol="BTCUSDT", initial_balance=1_000_000, **FREE)
     bt = theirs._trades
     t = ms_columns(ours.trades)
@@ -235,8 +302,10 @@ def test_the_research_sweep_refuses_what_it_cannot_run() -> None:
     from svc_engine.research.sweeper import strategy_signals
 
     empty = tuple(np.zeros(0, np.int64) for _ in range(4))
-    for strategy in (compile_strategy("close above 1, buy at market"),
-                     compile_strategy("close above 1", None, "trailing stop 2%")):  # fmt: skip
+    for strategy in (
+        compile_strategy("close above 1, buy at market"),
+        compile_strategy("close above 1", None, "trailing stop 2%"),
+    ):
         with pytest.raises(ValueError, match="exit rules need the signal frame"):  # sweep() routes them
             strategy_signals(empty, 0, 1, strategy)
 
@@ -266,8 +335,12 @@ def test_short_side_mirrors_every_rule() -> None:
 
 def test_exit_at_the_end_of_the_day(shared_datasets: Path) -> None:
     k = pl.read_parquet(shared_datasets / "crypto" / "ETHUSDT-1h.parquet")
-    s = compile_strategy("RSI crosses above 30, buy at market", "no take profit", "no stop loss",
-                         exit_condition="close the position at the end of the day")  # fmt: skip
+    s = compile_strategy(
+        "RSI crosses above 30, buy at market",
+        "no take profit",
+        "no stop loss",
+        exit_condition="close the position at the end of the day",
+    )
     assert s.wording["exit"] == "exit when the day ends"
     t = ms_columns(simulate(k, s.evaluate(k), **FREE).trades)
     # the 23:00 candle closes the UTC day: the trade leaves at the next open, 00:00

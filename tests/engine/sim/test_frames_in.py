@@ -25,11 +25,16 @@ def walk(n: int = 600, step: int = HOUR, start: int = 1_700_000_000_000, seed: i
     rng = np.random.default_rng(seed)
     close = 100 * np.exp(np.cumsum(rng.normal(0, 0.01, n)))
     open_ = np.r_[100.0, close[:-1]]
-    return pl.DataFrame({
-        "open_time": start + np.arange(n, dtype=np.int64) * step,
-        "open": open_, "high": np.maximum(open_, close) * 1.004, "low": np.minimum(open_, close) * 0.996,
-        "close": close, "volume": rng.uniform(1, 5, n),
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": start + np.arange(n, dtype=np.int64) * step,
+            "open": open_,
+            "high": np.maximum(open_, close) * 1.004,
+            "low": np.minimum(open_, close) * 0.996,
+            "close": close,
+            "volume": rng.uniform(1, 5, n),
+        }
+    )
 
 
 def backtesting_py(k: pl.DataFrame) -> pd.DataFrame:

@@ -27,14 +27,29 @@ PUMP = [
     (22, 22.5, 21.2, 22.4),
     (22.4, 24, 22, 23.5),
 ]
-FUTURES_1X = {"market_type": "futures", "leverage": 1.0, "commission_pct": 0.0, "spread_pct": 0.0,
-              "min_candles_between_signals": 0, "timeframe": "1h"}  # fmt: skip
+FUTURES_1X = {
+    "market_type": "futures",
+    "leverage": 1.0,
+    "commission_pct": 0.0,
+    "spread_pct": 0.0,
+    "min_candles_between_signals": 0,
+    "timeframe": "1h",
+}
 
 
 #: The long after the liquidation: signal 6 -> open of 7 (21.5), ends at the close of 9 (23.5) with a
 #: stake of 250: +2/21.5 = +9.302325581 %, +23.255813953, balance 523.255813953.
-LATER_LONG = ("long", 7, 9, 21.5, 23.5, "end", round(200 / 21.5, 9), round(500 / 21.5, 9),
-              round(500 + 500 / 21.5, 9))
+LATER_LONG = (
+    "long",
+    7,
+    9,
+    21.5,
+    23.5,
+    "end",
+    round(200 / 21.5, 9),
+    round(500 / 21.5, 9),
+    round(500 + 500 / 21.5, 9),
+)
 
 
 def open_levels(rows: list[tuple[int, str]]) -> pl.DataFrame:
@@ -43,18 +58,47 @@ def open_levels(rows: list[tuple[int, str]]) -> pl.DataFrame:
     out = []
     for at, side in rows:
         up = 1.0 if side == "long" else -1.0
-        out.append({"open_time": at * H, "side": side, "limit_price": None, "tp_price": up * math.inf,
-                    "sl_price": -up * math.inf, "order": "market", "max_candles": None})  # fmt: skip
-    return pl.DataFrame(out, schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64,
-                                     "tp_price": pl.Float64, "sl_price": pl.Float64, "order": pl.Utf8,
-                                     "max_candles": pl.Int64})  # fmt: skip
+        out.append(
+            {
+                "open_time": at * H,
+                "side": side,
+                "limit_price": None,
+                "tp_price": up * math.inf,
+                "sl_price": -up * math.inf,
+                "order": "market",
+                "max_candles": None,
+            }
+        )
+    return pl.DataFrame(
+        out,
+        schema={
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+            "order": pl.Utf8,
+            "max_candles": pl.Int64,
+        },
+    )
 
 
 def rows(trades: pl.DataFrame) -> list[tuple]:
     t = ms_columns(trades)
-    return [(r["side"], r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"],
-             r["exit_reason"], round(r["return_pct"], 9), round(r["pnl"], 9), round(r["balance"], 9))
-            for r in t.iter_rows(named=True)]  # fmt: skip
+    return [
+        (
+            r["side"],
+            r["fill_time"] // H,
+            r["exit_time"] // H,
+            r["entry_price"],
+            r["exit_price"],
+            r["exit_reason"],
+            round(r["return_pct"], 9),
+            round(r["pnl"], 9),
+            round(r["balance"], 9),
+        )
+        for r in t.iter_rows(named=True)
+    ]
 
 
 def test_a_1x_short_without_a_stop_is_liquidated_at_twice_its_entry_and_a_later_signal_is_taken() -> None:

@@ -44,9 +44,18 @@ def test_single_result_has_candles_trades_levels_equity_and_drawdown(
     fig = plot_result(result, klines)
     names = [t.name for t in fig.data]
     assert names == [
-        "candles", "entries", "exits", "take-profit", "stop-loss", "volume", "winning trades",
-        "losing trades", "equity", "drawdown", "statistics",
-    ]  # fmt: skip
+        "candles",
+        "entries",
+        "exits",
+        "take-profit",
+        "stop-loss",
+        "volume",
+        "winning trades",
+        "losing trades",
+        "equity",
+        "drawdown",
+        "statistics",
+    ]
     traces = {t.name: t for t in fig.data}
     n = result.trades.height
     assert len(traces["candles"].x) == 400
@@ -192,9 +201,12 @@ def test_a_range_run_plots_only_the_candles_of_its_range(klines: pl.DataFrame) -
 
 def test_portfolio_gets_equity_and_drawdown(klines: pl.DataFrame) -> None:
     signals = klines.filter(pl.col("close") > pl.col("open") * 1.01).select(
-        "open_time", side=pl.lit("long"), limit_price=pl.lit(None, pl.Float64),
-        tp_price=pl.col("close") * 1.03, sl_price=pl.col("close") * 0.98,
-    )  # fmt: skip
+        "open_time",
+        side=pl.lit("long"),
+        limit_price=pl.lit(None, pl.Float64),
+        tp_price=pl.col("close") * 1.03,
+        sl_price=pl.col("close") * 0.98,
+    )
     later = klines.slice(50)
     b_signals = signals.filter(pl.col("open_time") >= later["open_time"][0])
     result = sim.simulate_portfolio({"A": klines, "B": later}, {"A": signals, "B": b_signals})

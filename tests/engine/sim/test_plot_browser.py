@@ -78,14 +78,23 @@ def _dom(chromium: str, page: Path) -> str:
     hooked.write_bytes(text[:head] + HOOK + text[head:])
     done = subprocess.run(
         [
-            chromium, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+            chromium,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
             "--user-data-dir=" + str(page.parent / "profile"),
             # no network at all: the page must carry everything it needs
-            "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-            "--virtual-time-budget=20000", "--dump-dom", hooked.as_uri(),
+            "--proxy-server=127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            hooked.as_uri(),
         ],
-        capture_output=True, text=True, timeout=90,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

@@ -15,9 +15,15 @@ from svc_engine.executors import SerialExecutor
 from svc_engine.strategy import compile_strategy
 
 RULE_SCHEMA = {
-    "open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
-    "sl_price": pl.Float64, "order": pl.Utf8, "max_candles": pl.Int64, "trail_pct": pl.Float64,
-}  # fmt: skip
+    "open_time": pl.Int64,
+    "side": pl.Utf8,
+    "limit_price": pl.Float64,
+    "tp_price": pl.Float64,
+    "sl_price": pl.Float64,
+    "order": pl.Utf8,
+    "max_candles": pl.Int64,
+    "trail_pct": pl.Float64,
+}
 
 
 def rule_sigs(rows: list[tuple], exits: list[int] = ()) -> pl.DataFrame:  # type: ignore[assignment]
@@ -31,35 +37,66 @@ def rule_sigs(rows: list[tuple], exits: list[int] = ()) -> pl.DataFrame:  # type
 
 EXIT_KINDS: dict[str, tuple] = {
     "exit condition, market entry": (
-        "SMA(10) crosses above SMA(30), buy at market", "no take profit", "no stop loss",
+        "SMA(10) crosses above SMA(30), buy at market",
+        "no take profit",
+        "no stop loss",
         "exit when SMA(10) crosses below SMA(30)",
     ),
     "exit condition beside TP and SL, limit entry": (
-        "RSI(14) crosses above 30", "4%", "3%", "close the position when RSI rises above 65",
+        "RSI(14) crosses above 30",
+        "4%",
+        "3%",
+        "close the position when RSI rises above 65",
     ),
     "holding time": ("RSI(14) crosses above 30, buy at market", "5%", "no stop loss", "after 24 candles"),
     "end of the day": (
-        "RSI(14) crosses above 30, buy at market", "no take profit", "2%", "exit at the end of the day",
+        "RSI(14) crosses above 30, buy at market",
+        "no take profit",
+        "2%",
+        "exit at the end of the day",
     ),
     "trailing stop %": ("RSI(14) crosses above 30, buy at market", "6%", "trailing stop 2%", None),
     "trailing stop x ATR": ("RSI(14) crosses above 30", "no take profit", "trailing stop 2 x ATR(14)", None),
     "trailing stop with activation": (
-        "RSI(14) crosses above 30, buy at market", "no take profit", "trailing stop 3% after 1% profit",
+        "RSI(14) crosses above 30, buy at market",
+        "no take profit",
+        "trailing stop 3% after 1% profit",
         "after 48 candles",
     ),
     "break-even move": (
-        "RSI(14) crosses above 30, buy at market", "5%", "3%", "move the stop to break-even after 1% profit",
+        "RSI(14) crosses above 30, buy at market",
+        "5%",
+        "3%",
+        "move the stop to break-even after 1% profit",
     ),
     "short, exit condition and trailing stop": (
-        "RSI(14) crosses below 70, sell at market", "no take profit", "trailing stop 2%",
-        "exit when RSI(14) crosses below 40", {"market_type": "futures", "position_side": "short"},
+        "RSI(14) crosses below 70, sell at market",
+        "no take profit",
+        "trailing stop 2%",
+        "exit when RSI(14) crosses below 40",
+        {"market_type": "futures", "position_side": "short"},
     ),
-}  # fmt: skip
+}
 
 
 #: the exit reason each kind must show on the data (its rule is exercised, not only compiled)
-SHOWS = dict(zip(EXIT_KINDS, ["signal", "signal", "time", "signal", "trailing_stop", "trailing_stop",
-                              "trailing_stop", "breakeven", "signal"], strict=True))  # fmt: skip
+SHOWS = dict(
+    zip(
+        EXIT_KINDS,
+        [
+            "signal",
+            "signal",
+            "time",
+            "signal",
+            "trailing_stop",
+            "trailing_stop",
+            "trailing_stop",
+            "breakeven",
+            "signal",
+        ],
+        strict=True,
+    )
+)
 
 
 @pytest.mark.skipif(not (DATASETS / "crypto").is_dir(), reason="real datasets not found")
@@ -83,10 +120,22 @@ def test_a_portfolio_of_one_coin_trades_as_backtest_on_it(kind: str) -> None:
 
 def test_leverage_and_liquidation_under_exit_rules_match_the_single_coin_run() -> None:
     k = real("synthetic/gappy-1h")
-    s = compile_strategy("RSI(14) crosses above 35, buy at market", "no take profit", "trailing stop 12%",
-                         exit_condition="exit when RSI(14) crosses above 60 or after 30 candles")  # fmt: skip
-    kw = {"spread_pct": 0.05, "commission_pct": 0.05, "market_type": "futures", "leverage": 10,
-          "sizing": "risk", "risk_pct": 2, "min_candles_between_signals": 1, "timeframe": "1h"}  # fmt: skip
+    s = compile_strategy(
+        "RSI(14) crosses above 35, buy at market",
+        "no take profit",
+        "trailing stop 12%",
+        exit_condition="exit when RSI(14) crosses above 60 or after 30 candles",
+    )
+    kw = {
+        "spread_pct": 0.05,
+        "commission_pct": 0.05,
+        "market_type": "futures",
+        "leverage": 10,
+        "sizing": "risk",
+        "risk_pct": 2,
+        "min_candles_between_signals": 1,
+        "timeframe": "1h",
+    }
     one = backtest(s, k, **kw)
     port = simulate_portfolio({"X": k}, {"X": s.evaluate(k)}, divide=1, **kw)
     money = ["pnl", "balance"]
@@ -102,12 +151,33 @@ def test_leverage_and_liquidation_under_exit_rules_match_the_single_coin_run() -
 # (10), 5% trailing stop: the highs 10.3 then 11 lift it to 9.785 for candle 2 and 10.45 for candle 3,
 # whose low 10.4 hits it: +4.5%. B: market entry at 2 fills at the open of 3 (20) after both exits
 # (exits come before fills at one time), held one candle: leaves at the open of 4 (20.4), +2%.
-A = bars([(10, 10, 10, 10), (10, 10.4, 9.9, 10.2), (10.2, 10.6, 10.1, 10.5), (11, 11.2, 10.9, 11),
-          (11, 11.1, 10.9, 11)])  # fmt: skip
-B = bars([(20, 20, 20, 20), (20, 20.2, 19.9, 20), (20, 20.2, 19.8, 20), (20, 20.5, 19.9, 20.4),
-          (20.4, 21, 20.3, 20.8)])  # fmt: skip
-C = bars([(10, 10, 10, 10), (10, 10.3, 9.9, 10.2), (10.5, 11, 10.4, 10.9), (10.9, 11.2, 10.4, 10.6),
-          (10.6, 10.7, 10.5, 10.6)])  # fmt: skip
+A = bars(
+    [
+        (10, 10, 10, 10),
+        (10, 10.4, 9.9, 10.2),
+        (10.2, 10.6, 10.1, 10.5),
+        (11, 11.2, 10.9, 11),
+        (11, 11.1, 10.9, 11),
+    ]
+)
+B = bars(
+    [
+        (20, 20, 20, 20),
+        (20, 20.2, 19.9, 20),
+        (20, 20.2, 19.8, 20),
+        (20, 20.5, 19.9, 20.4),
+        (20.4, 21, 20.3, 20.8),
+    ]
+)
+C = bars(
+    [
+        (10, 10, 10, 10),
+        (10, 10.3, 9.9, 10.2),
+        (10.5, 11, 10.4, 10.9),
+        (10.9, 11.2, 10.4, 10.6),
+        (10.6, 10.7, 10.5, 10.6),
+    ]
+)
 SIGNALS = {
     "A": rule_sigs([(0, None, np.inf, -np.inf, "market", None, None)], exits=[2]),
     "B": rule_sigs([(2, None, np.inf, -np.inf, "market", 1, None)]),

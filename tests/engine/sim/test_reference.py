@@ -233,10 +233,21 @@ def test_1x_shorts_on_a_doubling_walk_are_liquidated_as_in_the_reference() -> No
         schema=["open_time", "side", "limit_price", "tp_price", "sl_price"],
         orient="row",
     )
-    cfg = {"commission_pct": 0.1, "position_size_pct": 10.0, "min_candles_between_signals": 0,
-           "max_wait_days": 1.0, "min_profit_pct": 0.1, "max_profit_pct": 50.0, "min_loss_pct": 0.1,
-           "max_loss_pct": 400.0, "signal_filter_mode": "clamp", "spread_pct": 0.05,
-           "initial_balance": 1000.0, "market_type": "futures", "leverage": 1.0}  # fmt: skip
+    cfg = {
+        "commission_pct": 0.1,
+        "position_size_pct": 10.0,
+        "min_candles_between_signals": 0,
+        "max_wait_days": 1.0,
+        "min_profit_pct": 0.1,
+        "max_profit_pct": 50.0,
+        "min_loss_pct": 0.1,
+        "max_loss_pct": 400.0,
+        "signal_filter_mode": "clamp",
+        "spread_pct": 0.05,
+        "initial_balance": 1000.0,
+        "market_type": "futures",
+        "leverage": 1.0,
+    }
     engine, reference = run_both(k, s, cfg, TF["synthetic/pump-1h"], None)
     assert_same_trades(ms_columns(engine.trades), reference.trades)
     # five shorts liquidated at 2E, each losing its 10 % stake; the sixth still open at the end

@@ -24,25 +24,58 @@ FREE = {"commission_pct": 0, "spread_pct": 0, "min_candles_between_signals": 1, 
 def candles(opens: list[float]) -> pl.DataFrame:
     o = np.array(opens, float)
     c = np.r_[o[1:], o[-1]]  # each close is the next open: prices easy to follow
-    return pl.DataFrame({"open_time": np.arange(o.size) * H, "open": o, "high": np.maximum(o, c) + 0.05,
-                         "low": np.minimum(o, c) - 0.05, "close": c, "volume": np.ones(o.size)})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(o.size) * H,
+            "open": o,
+            "high": np.maximum(o, c) + 0.05,
+            "low": np.minimum(o, c) - 0.05,
+            "close": c,
+            "volume": np.ones(o.size),
+        }
+    )
 
 
 def signals(rows: list[tuple[int, str]], order: str = "market", reverse: bool = True) -> pl.DataFrame:
     inf = np.inf
     return pl.DataFrame(
-        [{"open_time": i * H, "side": side, "limit_price": None,
-          "tp_price": inf if side == "long" else -inf, "sl_price": -inf if side == "long" else inf,
-          "order": order, "reverse": reverse} for i, side in rows],
-        schema={"open_time": pl.Int64, "side": pl.Utf8, "limit_price": pl.Float64, "tp_price": pl.Float64,
-                "sl_price": pl.Float64, "order": pl.Utf8, "reverse": pl.Boolean},
-    )  # fmt: skip
+        [
+            {
+                "open_time": i * H,
+                "side": side,
+                "limit_price": None,
+                "tp_price": inf if side == "long" else -inf,
+                "sl_price": -inf if side == "long" else inf,
+                "order": order,
+                "reverse": reverse,
+            }
+            for i, side in rows
+        ],
+        schema={
+            "open_time": pl.Int64,
+            "side": pl.Utf8,
+            "limit_price": pl.Float64,
+            "tp_price": pl.Float64,
+            "sl_price": pl.Float64,
+            "order": pl.Utf8,
+            "reverse": pl.Boolean,
+        },
+    )
 
 
 def trades(k: pl.DataFrame, sig: pl.DataFrame, **kw: object) -> list[tuple[str, int, int, float, float, str]]:
     t = ms_columns(simulate(k, sig, **(FREE | kw)).trades)
-    return [(r["side"], r["fill_time"] // H, r["exit_time"] // H, r["entry_price"], r["exit_price"],
-             r["exit_reason"]) for r in t.iter_rows(named=True)]  # fmt: skip
+    return [
+        (
+            r["side"],
+            r["fill_time"] // H,
+            r["exit_time"] // H,
+            r["entry_price"],
+            r["exit_price"],
+            r["exit_reason"],
+        )
+        for r in t.iter_rows(named=True)
+    ]
 
 
 K = candles([10, 10, 11, 12, 11, 10, 9, 10, 11, 12])
@@ -71,7 +104,9 @@ def test_an_opposite_signal_closes_at_the_next_open_and_opens_the_other_side_the
 def test_what_does_not_reverse() -> None:
     # a same-side signal while long is busy; the opposite one reverses as usual
     assert trades(K, signals([(0, "long"), (2, "long"), (4, "short")])) == [
-        ("long", 1, 5, 10.0, 10.0, "reverse"), ("short", 5, 9, 10.0, 12.0, "end")]  # fmt: skip
+        ("long", 1, 5, 10.0, 10.0, "reverse"),
+        ("short", 5, 9, 10.0, 12.0, "end"),
+    ]
     # an opposite signal inside the minimum gap of the trade's signal neither closes nor opens
     got = simulate(
         K, signals([(0, "long"), (2, "short"), (5, "short")]), **(FREE | {"min_candles_between_signals": 4})
@@ -112,9 +147,12 @@ def test_in_words_and_refused_where_it_cannot_run() -> None:
         {"short_entry": "SMA(5) crosses below SMA(10), sell at market, and reverse on the opposite signal"},
         {"reverse": True},
     ]
-    base = {"long_entry": "SMA(5) crosses above SMA(10), buy at market",
-            "short_entry": "SMA(5) crosses below SMA(10), sell at market", "tp": "no take profit",
-            "sl": "no stop loss"}  # fmt: skip
+    base = {
+        "long_entry": "SMA(5) crosses above SMA(10), buy at market",
+        "short_entry": "SMA(5) crosses below SMA(10), sell at market",
+        "tp": "no take profit",
+        "sl": "no stop loss",
+    }
     built = [sv.long_short(**(base | w)) for w in words]
     assert all(b == built[0] for b in built) and built[0].reverse
     assert built[0].describe().endswith("| reverse on the opposite signal")
@@ -140,17 +178,26 @@ def test_the_live_evaluator_refuses_it_clearly() -> None:
 def _goog() -> tuple[pl.DataFrame, object]:
     from backtesting.test import GOOG
 
-    k = pl.DataFrame({"open_time": GOOG.index.values.astype("datetime64[ms]").astype(np.int64),
-                      "open": GOOG.Open.values, "high": GOOG.High.values, "low": GOOG.Low.values,
-                      "close": GOOG.Close.values, "volume": GOOG.Volume.values.astype(float)})  # fmt: skip
+    k = pl.DataFrame(
+        {
+            "open_time": GOOG.index.values.astype("datetime64[ms]").astype(np.int64),
+            "open": GOOG.Open.values,
+            "high": GOOG.High.values,
+            "low": GOOG.Low.values,
+            "close": GOOG.Close.values,
+            "volume": GOOG.Volume.values.astype(float),
+        }
+    )
     return k, GOOG
 
 
 SMA_CROSS = dict(
     long_entry="SMA(10) crosses above SMA(20), buy at market",
     short_entry="SMA(10) crosses below SMA(20), sell at market",
-    tp="no take profit", sl="no stop loss", exit_condition="reverse on the opposite signal",
-)  # fmt: skip
+    tp="no take profit",
+    sl="no stop loss",
+    exit_condition="reverse on the opposite signal",
+)
 
 
 def test_backtesting_py_readme_sma_cross_trade_for_trade() -> None:
@@ -231,16 +278,20 @@ def test_everywhere_the_same_trades_single_chunks_full_range_portfolio_sweep(tmp
     assert p.trades.select(cols).equals(one.trades.select(cols))
     assert p.summary["final_balance"] == pytest.approx(one.summary["final_balance"], rel=1e-12)
     half = k.with_columns(pl.col("open", "high", "low", "close") * 0.5)
-    two = simulate_portfolio({"G": k, "H": half}, {c: strategy.evaluate(k) for c in "GH"}, divide=2,
-                             timeframe="1d", **kw)  # fmt: skip
+    two = simulate_portfolio(
+        {"G": k, "H": half}, {c: strategy.evaluate(k) for c in "GH"}, divide=2, timeframe="1d", **kw
+    )
     assert two.trades.height == 188 and set(two.trades["exit_reason"]) == {"reverse", "end"}
     assert two.signal_counts["skipped_coin_busy"] == 0
     # a sweep row equals the backtest of its combination
     grid = {"fast": [10], "slow": [20, 30]}
-    spec = {"long": "SMA({fast}) crosses above SMA({slow}), buy at market",
-            "short": "SMA({fast}) crosses below SMA({slow}), sell at market",
-            "tp": "no take profit", "sl": "no stop loss",
-            "exit": "reverse on the opposite signal"}  # fmt: skip
+    spec = {
+        "long": "SMA({fast}) crosses above SMA({slow}), buy at market",
+        "short": "SMA({fast}) crosses below SMA({slow}), sell at market",
+        "tp": "no take profit",
+        "sl": "no stop loss",
+        "exit": "reverse on the opposite signal",
+    }
     rows = sv.sweep(spec, grid, {"G": k}, "1d", blocks=0, **kw).rows.sort("combo")
     assert rows["total_trades"].to_list()[0] == 94
     assert rows["final_balance"][0] == pytest.approx(one.summary["final_balance"], rel=1e-12)

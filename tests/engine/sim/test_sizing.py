@@ -23,8 +23,9 @@ def stop_trade(**settings) -> sv.BacktestResult:
 
 
 def tp_trade(**settings) -> sv.BacktestResult:
-    return simulate(bars([*ROWS[:2], (10.5, 11.5, 10.4, 11.2)]), sigs([(0, "long", 10.0, 11.0, 9.0)]),
-                    **FREE, **settings)  # fmt: skip
+    return simulate(
+        bars([*ROWS[:2], (10.5, 11.5, 10.4, 11.2)]), sigs([(0, "long", 10.0, 11.0, 9.0)]), **FREE, **settings
+    )
 
 
 def test_fraction_is_position_size_pct() -> None:
@@ -71,8 +72,14 @@ def test_backtest_and_sweep_take_sizing() -> None:
 
     k = random_walk(800, seed=8)
     one = sv.backtest("RSI(14) crosses above 35", k, "1h", sizing="risk", risk_pct=0.5, spread_pct=0)
-    rows = sv.sweep("RSI(14) crosses above {level}", {"level": [35], "risk_pct": [0.5, 1.0]}, {"X": k}, "1h",
-                    sizing="risk", spread_pct=0).rows  # fmt: skip
+    rows = sv.sweep(
+        "RSI(14) crosses above {level}",
+        {"level": [35], "risk_pct": [0.5, 1.0]},
+        {"X": k},
+        "1h",
+        sizing="risk",
+        spread_pct=0,
+    ).rows
     assert rows["final_balance"][0] == one.summary["final_balance"]
     assert rows["final_balance"][1] != rows["final_balance"][0]
     assert H == 3_600_000

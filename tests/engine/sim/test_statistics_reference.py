@@ -175,18 +175,40 @@ def test_the_one_pass_kernel_equals_the_function_of_each_figure(rf: float) -> No
     eq[:10] = 100.0
     t = np.arange(5_000, dtype=np.int64) * H
     z = np.zeros(0)
-    s = perf.statistics(equity=eq, times_ms=t, tf_ms=H, initial=100.0, max_drawdown_pct=10.0,
-                        trade_returns=z, trade_profits=z, fill_ms=z, exit_ms=z,
-                        fill_idx=np.array([5, 7, 100]), exit_idx=np.array([8, 9, 4_999]),
-                        buy_and_hold_pct=None, risk_free_rate=rf)  # fmt: skip
+    s = perf.statistics(
+        equity=eq,
+        times_ms=t,
+        tf_ms=H,
+        initial=100.0,
+        max_drawdown_pct=10.0,
+        trade_returns=z,
+        trade_profits=z,
+        fill_ms=z,
+        exit_ms=z,
+        fill_idx=np.array([5, 7, 100]),
+        exit_idx=np.array([8, 9, 4_999]),
+        buy_and_hold_pct=None,
+        risk_free_rate=rf,
+    )
     r = perf.period_returns(eq)
     assert s["annual_volatility_pct"] == pytest.approx(perf.annual_volatility_pct(r, PPY), rel=1e-12)
     assert s["sharpe_ratio"] == pytest.approx(perf.sharpe_ratio(r, PPY, rf), rel=1e-12)
     assert s["sortino_ratio"] == pytest.approx(perf.sortino_ratio(r, PPY, rf), rel=1e-12)
     assert s["exposure_pct"] == perf.exposure_pct(5_000, np.array([5, 7, 100]), np.array([8, 9, 4_999]))
-    one = perf.statistics(equity=eq[:1], times_ms=t[:1], tf_ms=H, initial=100.0, max_drawdown_pct=0.0,
-                          trade_returns=z, trade_profits=z, fill_ms=z, exit_ms=z, fill_idx=z, exit_idx=z,
-                          buy_and_hold_pct=None)  # fmt: skip
+    one = perf.statistics(
+        equity=eq[:1],
+        times_ms=t[:1],
+        tf_ms=H,
+        initial=100.0,
+        max_drawdown_pct=0.0,
+        trade_returns=z,
+        trade_profits=z,
+        fill_ms=z,
+        exit_ms=z,
+        fill_idx=z,
+        exit_idx=z,
+        buy_and_hold_pct=None,
+    )
     assert (one["sharpe_ratio"], one["sortino_ratio"], one["annual_volatility_pct"]) == (None, None, None)
 
 
@@ -226,9 +248,20 @@ def test_trade_moments_equal_the_per_figure_functions() -> None:
         fill = np.sort(rng.integers(0, 10**9, m)).astype(np.int64)
         exit_ = fill + rng.integers(0, 10**8, m)
         z = np.zeros(0)
-        s = perf.statistics(equity=np.array([100.0]), times_ms=np.array([0]), tf_ms=H, initial=100.0,
-                            max_drawdown_pct=0.0, trade_returns=ret, trade_profits=pnl, fill_ms=fill,
-                            exit_ms=exit_, fill_idx=z, exit_idx=z, buy_and_hold_pct=None)  # fmt: skip
+        s = perf.statistics(
+            equity=np.array([100.0]),
+            times_ms=np.array([0]),
+            tf_ms=H,
+            initial=100.0,
+            max_drawdown_pct=0.0,
+            trade_returns=ret,
+            trade_profits=pnl,
+            fill_ms=fill,
+            exit_ms=exit_,
+            fill_idx=z,
+            exit_idx=z,
+            buy_and_hold_pct=None,
+        )
         for name, fn, args in (
             ("expectancy_pct", perf.expectancy_pct, (ret,)),
             ("sqn", perf.sqn, (pnl,)),

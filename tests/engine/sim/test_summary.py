@@ -68,13 +68,22 @@ def test_every_summary_figure(result) -> None:
     s = result.summary
     final = 99 * (1 + C_RET)
     expected = {
-        "total_signals": 3, "total_trades": 3, "gain_count": 2, "loss_count": 1, "win_rate": 200 / 3,
-        "final_balance": final, "total_return_pct": final - 100, "max_drawdown_pct": 12 / 111 * 100,
-        "profit_factor": (10 + 99 * C_RET) / 11, "avg_profit_per_trade_pct": C_RET * 100 / 3,
-        "avg_win_return_pct": (10 + C_RET * 100) / 2, "avg_loss_return_pct": -10.0,
-        "best_trade_pct": C_RET * 100, "worst_trade_pct": -10.0,
+        "total_signals": 3,
+        "total_trades": 3,
+        "gain_count": 2,
+        "loss_count": 1,
+        "win_rate": 200 / 3,
+        "final_balance": final,
+        "total_return_pct": final - 100,
+        "max_drawdown_pct": 12 / 111 * 100,
+        "profit_factor": (10 + 99 * C_RET) / 11,
+        "avg_profit_per_trade_pct": C_RET * 100 / 3,
+        "avg_win_return_pct": (10 + C_RET * 100) / 2,
+        "avg_loss_return_pct": -10.0,
+        "best_trade_pct": C_RET * 100,
+        "worst_trade_pct": -10.0,
         "avg_signals_per_month": 3 / (7 / 24 / 30.4375),
-    }  # fmt: skip
+    }
     # no market given and 'TEST' no known instrument: the market taken is stated (sim.markets)
     assert set(s) == set(expected) | set(perf.FIGURES) | {"market", "market_note"}
     assert s["market"] == "crypto" and s["market_note"].startswith("assumed")
@@ -124,10 +133,18 @@ def test_risk_free_rate_and_periods_settings(result) -> None:
 
 def test_signal_counts_and_positions(result) -> None:
     assert result.signal_counts == {
-        "placed": 3, "filled": 3, "expired": 0, "skipped_invalid": 0, "skipped_tp_below_min": 0,
-        "skipped_tp_above_max": 0, "skipped_sl_below_min": 0, "skipped_sl_above_max": 0, "skipped_min_gap": 0,
-        "skipped_busy": 0, "skipped_no_slot": 0,
-    }  # fmt: skip
+        "placed": 3,
+        "filled": 3,
+        "expired": 0,
+        "skipped_invalid": 0,
+        "skipped_tp_below_min": 0,
+        "skipped_tp_above_max": 0,
+        "skipped_sl_below_min": 0,
+        "skipped_sl_above_max": 0,
+        "skipped_min_gap": 0,
+        "skipped_busy": 0,
+        "skipped_no_slot": 0,
+    }
     assert result.all_positions["fate"].to_list() == ["traded"] * 3
 
 

@@ -20,9 +20,13 @@ RULES = ("RSI(14) crosses above 40", "no take profit", "trailing stop 2%")
 DAY_S = 86_400
 
 DTYPES = [
-    pl.Datetime("ms", "UTC"), pl.Datetime("ms"), pl.Datetime("us"), pl.Datetime("ns"),
-    pl.Datetime("us", "UTC"), pl.Datetime("ns", "UTC"),
-]  # fmt: skip
+    pl.Datetime("ms", "UTC"),
+    pl.Datetime("ms"),
+    pl.Datetime("us"),
+    pl.Datetime("ns"),
+    pl.Datetime("us", "UTC"),
+    pl.Datetime("ns", "UTC"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +122,9 @@ def test_portfolio_and_sweep_of_datetime_frames_equal_those_of_int_ms(walk: pl.D
     got = sv.simulate_portfolio(
         {k: with_dtype(v, pl.Datetime("us")) for k, v in frames.items()},
         {k: with_ms(v) for k, v in signals.items()},
-        timeframe="1h", spread_pct=0.05,
-    )  # fmt: skip
+        timeframe="1h",
+        spread_pct=0.05,
+    )
     assert got.summary == want.summary and got.trades.equals(want.trades) and got.equity.equals(want.equity)
     grid = ("RSI({n}) crosses above 35", {"n": [10, 14]})
     rows = sv.sweep(*grid, frames, "1h", executor=SerialExecutor(), spread_pct=0.05).rows
@@ -127,5 +132,12 @@ def test_portfolio_and_sweep_of_datetime_frames_equal_those_of_int_ms(walk: pl.D
     assert rows.height == 4
     assert_frame_equal(sv.sweep(*grid, naive, "1h", executor=SerialExecutor(), spread_pct=0.05).rows, rows)
     assert_frame_equal(
-        sv.sweep(*grid, {k: with_ms(v) for k, v in frames.items()}, "1h", executor=SerialExecutor(),
-                 spread_pct=0.05).rows, rows)  # fmt: skip
+        sv.sweep(
+            *grid,
+            {k: with_ms(v) for k, v in frames.items()},
+            "1h",
+            executor=SerialExecutor(),
+            spread_pct=0.05,
+        ).rows,
+        rows,
+    )

@@ -49,9 +49,14 @@ def test_backtest_takes_iso_strings_and_datetimes(store: DataStore) -> None:
 def test_portfolio_takes_end_ts_and_uses_no_candle_after_it(store: DataStore) -> None:
     full = sv.portfolio(STRATEGY, ["AAAUSDT", "BBBUSDT"], "1h", store=store, spread_pct=0)
     cut = sv.portfolio(
-        STRATEGY, ["AAAUSDT", "BBBUSDT"], "1h", start_ts="2024-01-03", end_ts="2024-01-20", store=store,
+        STRATEGY,
+        ["AAAUSDT", "BBBUSDT"],
+        "1h",
+        start_ts="2024-01-03",
+        end_ts="2024-01-20",
+        store=store,
         spread_pct=0,
-    )  # fmt: skip
+    )
     eq = ms_columns(cut.equity)["open_time"]
     assert eq[0] == START_MS + 2 * 86_400_000 and eq[-1] == START_MS + 19 * 86_400_000
     assert ms_columns(cut.trades)["exit_time"].max() <= eq[-1]
@@ -62,8 +67,9 @@ def test_portfolio_takes_end_ts_and_uses_no_candle_after_it(store: DataStore) ->
 
 def test_portfolio_range_equals_a_frame_run_of_the_same_candles(store: DataStore) -> None:
     """With one coin, divide 1: the portfolio over a range equals the single-coin backtest of it."""
-    p = sv.portfolio(STRATEGY, ["AAAUSDT"], "1h", start_ts="2024-01-03", end_ts="2024-01-20", store=store,
-                     spread_pct=0)  # fmt: skip
+    p = sv.portfolio(
+        STRATEGY, ["AAAUSDT"], "1h", start_ts="2024-01-03", end_ts="2024-01-20", store=store, spread_pct=0
+    )
     b = sv.backtest(STRATEGY, "AAAUSDT", "1h", "2024-01-03", "2024-01-20", store=store, spread_pct=0)
     assert p.summary["final_balance"] == pytest.approx(b.summary["final_balance"], rel=1e-12)
     assert p.trades.drop("coin").select(pl.exclude("balance")).equals(b.trades.select(pl.exclude("balance")))

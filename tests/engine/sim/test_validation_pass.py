@@ -8,18 +8,38 @@ import pytest
 from svc_engine.sim.series_nb import first_bad_row, first_bad_row_scan
 
 BREAKS = [
-    ("o", np.nan), ("h", np.nan), ("lo", np.nan), ("c", np.nan), ("o", np.inf), ("h", np.inf),
-    ("lo", -np.inf), ("c", np.inf), ("o", 0.0), ("lo", 0.0), ("c", -1.0), ("h", 0.5), ("lo", 150.0),
-    ("v", np.nan), ("v", np.inf), ("v", -1.0), ("t", None),
-]  # fmt: skip
+    ("o", np.nan),
+    ("h", np.nan),
+    ("lo", np.nan),
+    ("c", np.nan),
+    ("o", np.inf),
+    ("h", np.inf),
+    ("lo", -np.inf),
+    ("c", np.inf),
+    ("o", 0.0),
+    ("lo", 0.0),
+    ("c", -1.0),
+    ("h", 0.5),
+    ("lo", 150.0),
+    ("v", np.nan),
+    ("v", np.inf),
+    ("v", -1.0),
+    ("t", None),
+]
 
 
 def _series(n: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(n)
     c = 100 + rng.standard_normal(n).cumsum() * 0.1
     o = np.r_[100.0, c[:-1]]
-    return {"t": np.arange(n, dtype=np.int64) * 60_000, "o": o, "h": np.maximum(o, c) + 0.5,
-            "lo": np.minimum(o, c) - 0.5, "c": c, "v": rng.uniform(0, 10, n)}  # fmt: skip
+    return {
+        "t": np.arange(n, dtype=np.int64) * 60_000,
+        "o": o,
+        "h": np.maximum(o, c) + 0.5,
+        "lo": np.minimum(o, c) - 0.5,
+        "c": c,
+        "v": rng.uniform(0, 10, n),
+    }
 
 
 @pytest.mark.parametrize(("column", "value"), BREAKS)

@@ -44,15 +44,24 @@ def test_equals_the_simulation_of_both_sides_signals(klines, both) -> None:
 
 def test_chunked_equals_one_piece_and_leverage_applies(klines, both) -> None:
     with LocalExecutor(max_workers=2) as ex:
-        chunked = sv.backtest(both, klines, "1h", executor=ex, chunks=4, spread_pct=0, market_type="futures",
-                              leverage=3)  # fmt: skip
+        chunked = sv.backtest(
+            both, klines, "1h", executor=ex, chunks=4, spread_pct=0, market_type="futures", leverage=3
+        )
     whole = sv.backtest(both, klines, "1h", chunks=1, spread_pct=0, market_type="futures", leverage=3)
     assert chunked.trades.equals(whole.trades) and chunked.summary == whole.summary
 
 
 def test_a_shared_candle_takes_the_long_side_first() -> None:
-    k = pl.DataFrame({"open_time": [0, 3_600_000], "open": [1.0, 1.0], "high": [2.0, 2.0], "low": [0.5, 0.5],
-                      "close": [1.5, 1.5], "volume": [1.0, 1.0]})  # fmt: skip
+    k = pl.DataFrame(
+        {
+            "open_time": [0, 3_600_000],
+            "open": [1.0, 1.0],
+            "high": [2.0, 2.0],
+            "low": [0.5, 0.5],
+            "close": [1.5, 1.5],
+            "volume": [1.0, 1.0],
+        }
+    )
     s = sv.long_short("close > open", "close > 1", tp="10%", sl="10%").evaluate(k)
     assert s["side"].to_list() == ["long", "short", "long", "short"]
     r = sv.simulate(k, s, spread_pct=0, market_type="futures", min_candles_between_signals=0)

@@ -165,12 +165,22 @@ def test_supertrend_and_ichimoku_by_hand(ctx: Context) -> None:
 
 
 RESTARTABLE = [
-    A.Ind("dmi", (14,), "adx"), A.Ind("dmi", (14,), "+di"), A.Ind("aroon", (25,), "oscillator"),
-    A.Ind("mfi", (14,)), A.Ind("cmf", (20,)), A.Ind("stochrsi", (14, 14, 3), "%d"), A.Ind("mom", (10,)),
-    A.Ind("dema", (20,)), A.Ind("tema", (9,)), A.Ind("hma", (20,)), A.Ind("stddev", (20,)),
-    A.Ind("zscore", (20,)), A.Ind("natr", (14,)), A.Ind("bb", (20, 2.0), "%b"),
+    A.Ind("dmi", (14,), "adx"),
+    A.Ind("dmi", (14,), "+di"),
+    A.Ind("aroon", (25,), "oscillator"),
+    A.Ind("mfi", (14,)),
+    A.Ind("cmf", (20,)),
+    A.Ind("stochrsi", (14, 14, 3), "%d"),
+    A.Ind("mom", (10,)),
+    A.Ind("dema", (20,)),
+    A.Ind("tema", (9,)),
+    A.Ind("hma", (20,)),
+    A.Ind("stddev", (20,)),
+    A.Ind("zscore", (20,)),
+    A.Ind("natr", (14,)),
+    A.Ind("bb", (20, 2.0), "%b"),
     A.Ind("ichimoku", (9, 26, 52), "cloud bottom"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("node", RESTARTABLE, ids=lambda n: f"{n.name}-{n.output}")
@@ -182,8 +192,11 @@ def test_a_restart_after_the_settle_gives_the_same_floats(eth: pl.DataFrame, nod
     assert np.array_equal(part[settle(node) :], whole[start:], equal_nan=True)
 
 
-@pytest.mark.parametrize("node", [A.Ind("obv", ()), A.Ind("ad", ()), A.Ind("sar", (0.02, 0.2)),
-                                  A.Ind("supertrend", (10, 3.0), "line")], ids=lambda n: n.name)
+@pytest.mark.parametrize(
+    "node",
+    [A.Ind("obv", ()), A.Ind("ad", ()), A.Ind("sar", (0.02, 0.2)), A.Ind("supertrend", (10, 3.0), "line")],
+    ids=lambda n: n.name,
+)
 def test_running_totals_and_stops_warm_up_on_the_whole_history(node: A.Ind) -> None:
     assert settle(node) >= 1_000_000_000  # a chunk reads from the first candle
 

@@ -119,10 +119,16 @@ def test_precedence_trees() -> None:
 def hourly(days: int) -> pl.DataFrame:
     n = 24 * days
     close = [100.0 + i for i in range(n)]
-    return pl.DataFrame({
-        "open_time": [i * 3_600_000 for i in range(n)], "open": close, "high": [c + 1 for c in close],
-        "low": [c - 1 for c in close], "close": close, "volume": [1.0] * n,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": [i * 3_600_000 for i in range(n)],
+            "open": close,
+            "high": [c + 1 for c in close],
+            "low": [c - 1 for c in close],
+            "close": close,
+            "volume": [1.0] * n,
+        }
+    )
 
 
 def test_a_higher_timeframe_value_is_known_only_after_its_candle_closed() -> None:
@@ -190,6 +196,10 @@ def test_an_event_on_a_higher_timeframe_fires_when_its_candle_closes() -> None:
     assert two.wording["entry"] == "on the daily chart 2 green candles in a row"
     assert compile_strategy(two.wording["entry"]) == two
     # no look-ahead: changing what follows a candle never changes it
-    future = k.with_columns(pl.when(pl.int_range(pl.len()) > 50).then(pl.col("open") + 500.0)
-                            .otherwise(pl.col("open")).alias("open"))  # fmt: skip
+    future = k.with_columns(
+        pl.when(pl.int_range(pl.len()) > 50)
+        .then(pl.col("open") + 500.0)
+        .otherwise(pl.col("open"))
+        .alias("open")
+    )
     assert np.array_equal(Context(future).truth(two.entry)[:51], Context(k).truth(two.entry)[:51])

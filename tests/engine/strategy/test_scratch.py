@@ -27,11 +27,16 @@ def _nothing_kept() -> None:
 def _klines(n: int) -> pl.DataFrame:
     rng = np.random.default_rng(3)
     close = 100.0 * np.exp(np.cumsum(rng.normal(0, 0.002, n)))
-    return pl.DataFrame({
-        "open_time": np.arange(n, dtype=np.int64) * 60_000,
-        "open": close, "high": close * 1.001, "low": close * 0.999, "close": close,
-        "volume": rng.lognormal(2.0, 1.0, n),
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * 60_000,
+            "open": close,
+            "high": close * 1.001,
+            "low": close * 0.999,
+            "close": close,
+            "volume": rng.lognormal(2.0, 1.0, n),
+        }
+    )
 
 
 @pytest.mark.parametrize(

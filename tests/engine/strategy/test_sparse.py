@@ -19,14 +19,16 @@ def _klines(n: int = 20_000, seed: int = 7) -> pl.DataFrame:
     volume = rng.lognormal(3.0, 2.0, n)  # values spread over many powers of two
     volume[rng.choice(n, 40, replace=False)] = np.nan  # missing volumes: NaN windows
     volume[:5] = np.nan
-    return pl.DataFrame({
-        "open_time": np.arange(n, dtype=np.int64) * 60_000,
-        "open": close * (1 + rng.normal(0, 0.001, n)),
-        "high": close * 1.01,
-        "low": close * 0.99,
-        "close": close,
-        "volume": volume,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * 60_000,
+            "open": close * (1 + rng.normal(0, 0.001, n)),
+            "high": close * 1.01,
+            "low": close * 0.99,
+            "close": close,
+            "volume": volume,
+        }
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 20, 200])

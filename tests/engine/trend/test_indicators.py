@@ -20,9 +20,11 @@ def walk(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("n", [0, 5, 14, 15, 50, 600])
 def test_indicators_match_talib(n: int) -> None:
     high, low, close = walk(n)
-    for ours, theirs in ((atr_nb(high, low, close, 14), talib.ATR(high, low, close, 14)),
-                         (ema_nb(close, 50), talib.EMA(close, 50)),
-                         (rsi_nb(close, 14), talib.RSI(close, 14))):
+    for ours, theirs in (
+        (atr_nb(high, low, close, 14), talib.ATR(high, low, close, 14)),
+        (ema_nb(close, 50), talib.EMA(close, 50)),
+        (rsi_nb(close, 14), talib.RSI(close, 14)),
+    ):
         assert np.array_equal(np.isnan(ours), np.isnan(theirs))
         np.testing.assert_allclose(ours[~np.isnan(ours)], theirs[~np.isnan(theirs)], rtol=1e-12)
 
@@ -35,14 +37,17 @@ def test_pivots_need_left_candles_strictly_lower_and_right_candles_not_higher() 
     assert pivot_flags_nb(high, high - 1, 4, 2)[0].nonzero()[0].tolist() == []  # 3 has only 3 before
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"left": 0}, "left must be >= 1, got 0"),
-    ({"min_touches": 1}, "min_touches must be >= 2, got 1"),
-    ({"touch_tol": -0.1}, "touch_tol must be a finite number >= 0"),
-    ({"break_tol": float("inf")}, "break_tol must be a finite number >= 0"),
-    ({"window": 4}, "window must be >= min_gap \\(5\\), got 4"),
-    ({"right": 2.5}, "right must be >= 1, got 2.5"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"left": 0}, "left must be >= 1, got 0"),
+        ({"min_touches": 1}, "min_touches must be >= 2, got 1"),
+        ({"touch_tol": -0.1}, "touch_tol must be a finite number >= 0"),
+        ({"break_tol": float("inf")}, "break_tol must be a finite number >= 0"),
+        ({"window": 4}, "window must be >= min_gap \\(5\\), got 4"),
+        ({"right": 2.5}, "right must be >= 1, got 2.5"),
+    ],
+)
 def test_parameter_checks(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         TrendParams.from_kwargs(**kwargs)

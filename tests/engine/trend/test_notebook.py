@@ -14,8 +14,9 @@ NOTEBOOK = Path(__file__).resolve().parents[3] / "notebooks" / "trend_scan.ipynb
 
 def test_trend_scan_notebook_runs(tmp_path: Path) -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "\n".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")

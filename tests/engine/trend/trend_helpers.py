@@ -15,14 +15,16 @@ def flat(n: int) -> dict[str, np.ndarray]:
 
 def frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
     n = cols["close"].size
-    return pl.DataFrame({
-        "open_time": np.arange(n, dtype=np.int64) * MINUTE,
-        "open": cols["close"].copy(),
-        "high": cols["high"],
-        "low": cols["low"],
-        "close": cols["close"],
-        "volume": np.ones(n),
-    })
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * MINUTE,
+            "open": cols["close"].copy(),
+            "high": cols["high"],
+            "low": cols["low"],
+            "close": cols["close"],
+            "volume": np.ones(n),
+        }
+    )
 
 
 def candle(cols: dict[str, np.ndarray], i: int, high: float, low: float, close: float) -> None:
@@ -61,5 +63,13 @@ def random_walk(seed: int, n: int, tick: float) -> pl.DataFrame:
     high = np.maximum(open_, close) + np.abs(rng.normal(0.0, 0.6, n))
     low = np.minimum(open_, close) - np.abs(rng.normal(0.0, 0.6, n))
     snap = [np.round(x / tick) * tick for x in (open_, high, low, close)]
-    return pl.DataFrame({"open_time": np.arange(n, dtype=np.int64) * 60_000, "open": snap[0],
-                         "high": snap[1], "low": snap[2], "close": snap[3], "volume": np.ones(n)})
+    return pl.DataFrame(
+        {
+            "open_time": np.arange(n, dtype=np.int64) * 60_000,
+            "open": snap[0],
+            "high": snap[1],
+            "low": snap[2],
+            "close": snap[3],
+            "volume": np.ones(n),
+        }
+    )

@@ -72,22 +72,36 @@ def reference(high: np.ndarray, low: np.ndarray, close: np.ndarray, p: TrendPara
             continue
         for side in (BUY, SELL):
             a = extreme[side]
-            before = a[piv - p.left:piv]
-            after = a[piv + 1:t + 1]
-            is_pivot = (a[piv] > before.max() and a[piv] >= after.max()) if side == BUY else \
-                (a[piv] < before.min() and a[piv] <= after.min())
+            before = a[piv - p.left : piv]
+            after = a[piv + 1 : t + 1]
+            is_pivot = (
+                (a[piv] > before.max() and a[piv] >= after.max())
+                if side == BUY
+                else (a[piv] < before.min() and a[piv] <= after.min())
+            )
             if not is_pivot:
                 continue
             pivots[side].append(piv)
-            chosen = best_line(side, piv, t, pivots[side], last_break[side], p, value, close,
-                               a, p.touch_tol * unit)
+            chosen = best_line(
+                side, piv, t, pivots[side], last_break[side], p, value, close, a, p.touch_tol * unit
+            )
             if chosen is not None:
                 active[side] = (chosen, piv)
     return out
 
 
-def best_line(side: int, p2: int, t: int, pivots: list[int], last_break: int, p: TrendParams,
-              value, close: np.ndarray, a: np.ndarray, tol: float) -> int | None:
+def best_line(
+    side: int,
+    p2: int,
+    t: int,
+    pivots: list[int],
+    last_break: int,
+    p: TrendParams,
+    value,
+    close: np.ndarray,
+    a: np.ndarray,
+    tol: float,
+) -> int | None:
     fits: list[tuple[float, int]] = []
     for p1 in pivots:
         if p1 <= last_break or t - p1 > p.window or p2 - p1 < p.min_gap:
@@ -95,8 +109,10 @@ def best_line(side: int, p2: int, t: int, pivots: list[int], last_break: int, p:
         if not (a[p1] > a[p2] if side == BUY else a[p1] < a[p2]):
             continue
         line = [float(a[p1])] + [value(side, p1, p2, i) for i in range(p1 + 1, t + 1)]
-        closes_ok = all(close[i] <= line[i - p1] if side == BUY else close[i] >= line[i - p1]
-                        for i in range(p1 + 1, t + 1))
+        closes_ok = all(
+            close[i] <= line[i - p1] if side == BUY else close[i] >= line[i - p1]
+            for i in range(p1 + 1, t + 1)
+        )
         touches = sum(abs(a[i] - line[i - p1]) <= tol for i in range(p1, t + 1))
         if closes_ok and touches >= p.min_touches:
             slope = (a[p2] - a[p1]) / (p2 - p1)
