@@ -87,7 +87,8 @@ class Candles:
         if klines.height == 0:
             raise KlineValidationError(source, None, "empty", "the series has no candle")
         arrays, step = kept.derived(klines, ("candles", source), COLUMNS, lambda: _validated(klines, source))
-        return cls(*arrays, tf_ms=_timeframe_ms(arrays[0], timeframe, step, source))
+        t, o, h, lo, c, v = arrays
+        return cls(t, o, h, lo, c, v, tf_ms=_timeframe_ms(t, timeframe, step, source))
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

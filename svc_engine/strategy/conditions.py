@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -177,7 +177,7 @@ def _held(ctx: Context, node: A.Held) -> np.ndarray:
     return out
 
 
-TRUTH: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+TRUTH: dict[type, Callable[[Context, Any], np.ndarray]] = {  # each takes the node type it is keyed by
     A.Held: _held,
     A.DayEnd: _day_end,
     A.DayStart: lambda c, n: KC.day_start_nb(c.array("open_time")),

@@ -255,7 +255,7 @@ def parse_exit_rule(text: str) -> ExitRule:
             p.fail("a trailing stop is a stop loss: give it as the stop, as in 'trailing stop 2%'", tok)
     breakeven = _breakeven(p)
     _skip_frame(p)
-    condition = None
+    condition: A.Node | None = None
     if _day_end(p):
         condition = A.DayEnd()
     elif not p.at_time_exit() and (p.peek().kind != END or not breakeven):

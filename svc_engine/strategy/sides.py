@@ -174,7 +174,7 @@ def long_short_of(spec: Any) -> LongShort:
         >>> long_short_of({"long": "close > open", "short": "close < open", "reverse": True}).reverse
         True
     """
-    kw = {_NAMES.get(k, k): v for k, v in dict(spec).items()}
+    kw: dict[str, Any] = {_NAMES.get(str(k), str(k)): v for k, v in dict(spec).items()}
     kw.pop("market_type", None)  # both sides are futures
     if "long_entry" not in kw or "short_entry" not in kw:
         raise StrategyCompileError("a two-sided strategy needs both a long and a short entry condition")

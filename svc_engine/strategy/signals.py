@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import polars as pl
 
@@ -23,7 +25,7 @@ from svc_engine.strategy.compiler import Context
 #: The stop-move columns of a strategy's signals with exit rules (docs/exits.md), in the order of
 #: ``Strategy.rule_arrays``: percent columns in percent, ``trail_distance`` a price distance.
 MOVE_COLUMNS: tuple[str, ...] = ("trail_pct", "trail_distance", "trail_after_pct", "breakeven_pct")
-SIGNAL_SCHEMA = {
+SIGNAL_SCHEMA: dict[str, Any] = {
     "open_time": TIME,
     "side": pl.Utf8,
     "limit_price": pl.Float64,
@@ -37,6 +39,23 @@ class StrategySignals:
     properties (``candle_count``, ``has_rules``)."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # the fields and properties `Strategy` defines, for the type checker
+        entry: A.Node
+        tp: A.Node
+        sl: A.Node
+        entry_price: A.Node | None
+        position_side: str
+        exit: A.Node | None
+        hold: int
+        entry_order: str
+        breakeven: float
+
+        @property
+        def candle_count(self) -> int: ...
+
+        @property
+        def has_rules(self) -> bool: ...
 
     def signal_mask(self, klines: pl.DataFrame) -> np.ndarray:
         """Bool array: where the entry fires (never before `candle_count` candles).
@@ -116,7 +135,7 @@ class StrategySignals:
                     if name not in ("open_time", "side")
                 )
                 .select(frame.columns)
-                .cast(dict(frame.schema))
+                .cast(dict[Any, Any](frame.schema))
             )
             frame = pl.concat([frame, exits]).sort("open_time", maintain_order=True)
         return frame

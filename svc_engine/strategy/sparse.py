@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,7 +35,7 @@ SPARSE = 16
 POINTWISE = (A.Compare, A.Between, A.Within)
 
 
-def compare_arrays(op: str, left: np.ndarray | float, right: np.ndarray | float) -> np.ndarray:
+def compare_arrays(op: str, left: np.ndarray | float, right: np.ndarray | float) -> Any:
     """``left op right`` for a comparison's ``op`` (``>``, ``<``, ``>=``, ``<=``, ``==``).
 
     >>> compare_arrays(">=", np.array([1.0, 2.0]), 2.0).tolist()
@@ -70,6 +70,7 @@ def truth_at(ctx: Context, node: A.Node, at: np.ndarray) -> np.ndarray:
             x = _value_at(ctx, node.expr, at)
             held = (x >= _value_at(ctx, node.low, at)) & (x <= _value_at(ctx, node.high, at))
         else:
+            assert isinstance(node, A.Within)
             x, ref = _value_at(ctx, node.expr, at), _value_at(ctx, node.ref, at)
             held = np.abs(x - ref) <= (node.pct / 100.0) * np.abs(ref)
     return np.broadcast_to(held, at.shape)

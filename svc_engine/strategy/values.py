@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -243,7 +243,7 @@ _INDICATORS: dict[str, Callable[[Context, A.Ind], np.ndarray]] = {
     "weekday": lambda c, n: KC.weekday_nb(c.array("open_time")),
 }
 
-VALUE: dict[type, Callable[[Context, A.Node], np.ndarray]] = {
+VALUE: dict[type, Callable[[Context, Any], np.ndarray]] = {  # each takes the node type it is keyed by
     A.Num: _num,
     A.Field: _field,
     A.Lag: _lag,

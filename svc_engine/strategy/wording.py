@@ -9,6 +9,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.vocab import DAY_NAMES, SPECS
 
@@ -210,7 +213,7 @@ def _tf(node: A.Tf) -> str:
 def _lag(node: A.Lag) -> str:
     if node.n == 1 and isinstance(node.expr, A.Field):
         return f"previous {render(node.expr)}"
-    if node.n == 1 and _is_range(node.expr):
+    if node.n == 1 and isinstance(node.expr, A.Ind) and _is_range(node.expr):
         return _range(node.expr, previous=True)
     unit = "candle" if node.n == 1 else "candles"
     # "EMA(10) of RSI(14) 1 candle ago" would lag the source; parenthesise the whole indicator.
@@ -310,7 +313,7 @@ def _not(node: A.Not) -> str:
     return f"not ({render(inner)})" if isinstance(inner, A.And | A.Or) else f"not {render(inner)}"
 
 
-_RENDERERS = {
+_RENDERERS: dict[type, Callable[[Any], str]] = {  # each takes the node type it is keyed by
     A.Num: _num,
     A.Field: _field,
     A.Ind: _ind,

@@ -244,7 +244,7 @@ def resolve_cloud(node: A.Node) -> A.Node:
 
     def fix(side: A.Node, flip: bool) -> A.Node:
         is_cloud = isinstance(side, A.Ind) and side.name == "ichimoku" and side.output == "cloud"
-        if is_cloud and way in CLOUD_SIDE:
+        if isinstance(side, A.Ind) and is_cloud and way in CLOUD_SIDE:
             out = CLOUD_SIDE[way]
             return A.Ind("ichimoku", side.params, flipped[out] if flip else out)
         return side

@@ -165,7 +165,9 @@ class Conditions(Cursor):
             self.i += 1  # "price gaps up on volume that is 2 times its 50-day average"
             node = A.And((node, self.predicate()))
         elif self.at("on") and self.calendar_at(1):
-            node = A.And((node, self.calendar()))  # "... 1% in the last 2 days on Friday"
+            day = self.calendar()  # "... 1% in the last 2 days on Friday"
+            assert day is not None  # calendar_at(1) found one
+            node = A.And((node, day))
         chart = chart or self.chart_phrase()
         node = self.on_timeframe(node, chart, start)
         self.check_speeds(node)
@@ -224,7 +226,7 @@ class Conditions(Cursor):
         subject = node.expr if isinstance(node, A.Between | A.Within) else node.left
         if chart is None and not isinstance(subject, A.Tf):
             return node  # "close is above the daily SMA(50)": the close stays on the chart's candles
-        tf = chart if chart is not None else subject.timeframe  # type: ignore[union-attr]
+        tf = chart if chart is not None else subject.timeframe  # type: ignore[attr-defined]  # a Tf here
 
         def put(side: A.Node) -> A.Node:
             return side if isinstance(side, A.Num | A.Tf) else A.Tf(side, tf)

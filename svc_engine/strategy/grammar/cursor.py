@@ -9,13 +9,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError, closest
 from svc_engine.strategy.grammar.words import SUGGESTABLE
 from svc_engine.strategy.tokens import COMMA, END, NUM, OP, WORD, Token, tokenize
 from svc_engine.strategy.vocab import VOCABULARY
+
+_V = TypeVar("_V")
 
 
 class Cursor:
@@ -60,9 +62,9 @@ class Cursor:
             self.fail(f"expected {what}")
         return self.take()
 
-    def match(self, table: dict[tuple[str, ...], str]) -> str | None:
+    def match(self, table: dict[tuple[str, ...], _V]) -> _V | None:
         """Longest multi-word key of `table` at the cursor; consumes it."""
-        best: tuple[int, str] | None = None
+        best: tuple[int, _V] | None = None
         for key, value in table.items():
             if self.at(*key) and (best is None or len(key) > best[0]):
                 best = (len(key), value)
@@ -71,7 +73,7 @@ class Cursor:
         self.i += best[0]
         return best[1]
 
-    def fail(self, message: str, tok: Token | None = None, suggestion: str | None = None) -> None:
+    def fail(self, message: str, tok: Token | None = None, suggestion: str | None = None) -> NoReturn:
         tok = tok or self.peek()
         phrase = self.text[tok.pos : tok.end] if tok.kind != END else ""
         if tok.kind == END:

@@ -283,7 +283,8 @@ class Events(Cursor):
         lag = self.peek().text in ("previous", "prior", "last")
         color = COLORS[self.peek(k + 1).text]
         self.i += k + 2
-        close, open_ = A.Field("close"), A.Field("open")
+        close: A.Node = A.Field("close")
+        open_: A.Node = A.Field("open")
         if lag:
             close, open_ = A.Lag(close, 1), A.Lag(open_, 1)
         return A.Compare(">" if color == "green" else "<", close, open_)

@@ -66,6 +66,7 @@ class Indicators(Cursor):
             output = PREFIX_OUTPUTS[self.take().text]
         if self.peek().text in ("highest", "lowest"):
             return self.range_indicator(period_tok, start)
+        key: str | None
         named = self.match(NAMED_OUTPUTS) if not output else None
         if named is not None:
             key, output = named
@@ -139,9 +140,9 @@ class Indicators(Cursor):
         word = self.take()
         node = self.indicator(period_tok, source)
         stoch = isinstance(node, A.Ind) and node.name == "stoch"
-        if stoch and node.params[1:] == (3, 3) and word.text == "fast":  # type: ignore[union-attr]
+        if isinstance(node, A.Ind) and stoch and node.params[1:] == (3, 3) and word.text == "fast":
             # The fast stochastic is %K without smoothing (TA-Lib STOCHF): slow_k = 1.
-            return A.Ind("stoch", (node.params[0], 1, 3), node.output, node.source)  # type: ignore[union-attr]
+            return A.Ind("stoch", (node.params[0], 1, 3), node.output, node.source)
         if stoch and word.text == "slow":
             return node
         if not (isinstance(node, A.Ind) and node.name in SPEED_NAMED):
