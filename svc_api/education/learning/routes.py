@@ -20,12 +20,12 @@ from svc_api.education.conventions import (
     NO_STORE,
     Req,
     check_if_match,
-    only_fields,
     page,
     page_params,
     reply,
     route,
 )
+from svc_api.education.fields import only_fields
 from svc_api.education.learning import engagement, sessions
 from svc_api.education.learning import progress as learning
 
