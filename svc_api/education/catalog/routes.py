@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from svc_api.core.errors import Invalid
-from svc_api.education.catalog import curriculum
+from svc_api.education.catalog import browse
 from svc_api.education.catalog import service as catalog
-from svc_api.education.commerce import service as commerce
 from svc_api.education.conventions import Req, minor_units, page, page_params, route
 
 _CATALOG_PARAMS = (
@@ -47,75 +46,55 @@ def _single(req: Req, allowed: tuple[str, ...], repeatable: tuple[str, ...] = ()
     return out
 
 
-def _with_viewer(req: Req, conn: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    viewer = req.viewer
-    if viewer is None:
-        return items
-    owned = commerce.owned(conn, viewer, [item["product_id"] for item in items])
-    return [item | {"viewer": {"owned": item["product_id"] in owned}} for item in items]
+def _paging(req: Req) -> browse.Paging:
+    return lambda list_name: page_params(req, list_name)
 
 
 def catalog_list(req: Req) -> dict[str, Any]:
     query = _single(req, _CATALOG_PARAMS, repeatable=("topic",))
     query["max_price"] = minor_units(query.get("max_price"), "max_price")
     sort = catalog.sort_of(query.get("sort"))
-    with req.store.read() as conn:
-        filters = catalog.catalog_filters(conn, query, req.query.getlist("topic"))
-        list_name = catalog.filter_fingerprint(filters, sort)
-        after, limit = page_params(req, list_name)
-        items, more = catalog.catalog(conn, filters, sort, after, limit)
-        items = _with_viewer(req, conn, items)
-    return page(req, list_name, items, more, lambda item: catalog.position(item, sort))
+    found = browse.catalog_page(req.store, query, req.query.getlist("topic"), sort, req.viewer, _paging(req))
+    return page(req, found.list_name, found.items, found.more, lambda item: catalog.position(item, sort))
 
 
 def product_detail(req: Req) -> dict[str, Any]:
     _known_params(req, ())
-    with req.store.read() as conn:
-        item = catalog.detail(conn, req.path["product_id"])
-        return _with_viewer(req, conn, [item])[0]
+    return browse.product_page(req.store, req.path["product_id"], req.viewer)
 
 
 def product_curriculum(req: Req) -> dict[str, Any]:
     _known_params(req, ())
-    product_id = req.path["product_id"]
-    with req.store.read() as conn:
-        row = catalog.published(conn, product_id)
-        owned = req.viewer is not None and product_id in commerce.owned(conn, req.viewer, [product_id])
-        tree = catalog.tree(conn, product_id, int(row.revision))
-    return {"product_id": product_id, "revision": int(row.revision), **curriculum.preview(tree, owned=owned)}
+    return browse.curriculum_page(req.store, req.path["product_id"], req.viewer)
 
 
 def topic_list(req: Req) -> dict[str, Any]:
     query = _single(req, ("q", "cursor", "limit"))
-    after, limit = page_params(req, "topics:" + query.get("q", "").strip().casefold())
-    with req.store.read() as conn:
-        items, more = catalog.topic_page(conn, query.get("q"), after, limit)
-    list_name = "topics:" + query.get("q", "").strip().casefold()
+    found = browse.topics_page(req.store, query.get("q"), _paging(req))
     return page(
-        req, list_name, items, more, lambda item: {"n": item["name"].casefold(), "id": item["topic_id"]}
+        req,
+        found.list_name,
+        found.items,
+        found.more,
+        lambda item: {"n": item["name"].casefold(), "id": item["topic_id"]},
     )
 
 
 def leader_products(req: Req) -> dict[str, Any]:
     _single(req, ("cursor", "limit"))
-    leader_id = req.path["leader_id"]
-    list_name = f"leader:{leader_id}"
-    after, limit = page_params(req, list_name)
-    with req.store.read() as conn:
-        items, more = catalog.leader_products(conn, leader_id, after, limit)
-        items = _with_viewer(req, conn, items)
-    return page(req, list_name, items, more, lambda item: catalog.position(item, "newest"))
+    found = browse.leader_page(req.store, req.path["leader_id"], req.viewer, _paging(req))
+    return page(req, found.list_name, found.items, found.more, lambda item: catalog.position(item, "newest"))
 
 
 def product_reviews(req: Req) -> dict[str, Any]:
     _single(req, ("cursor", "limit"))
-    product_id = req.path["product_id"]
-    list_name = f"reviews:{product_id}"
-    after, limit = page_params(req, list_name)
-    with req.store.read() as conn:
-        items, more = catalog.reviews(conn, product_id, after, limit)
+    found = browse.reviews_page(req.store, req.path["product_id"], _paging(req))
     return page(
-        req, list_name, items, more, lambda item: {"t": item["updated_at"], "id": item["reviewer_id"]}
+        req,
+        found.list_name,
+        found.items,
+        found.more,
+        lambda item: {"t": item["updated_at"], "id": item["reviewer_id"]},
     )
 
 
