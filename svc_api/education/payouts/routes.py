@@ -14,7 +14,6 @@ from svc_api.core.errors import Invalid
 from svc_api.education.conventions import NO_STORE, Req, page, page_params, reply, route
 from svc_api.education.payouts import analytics
 from svc_api.education.payouts import service as payouts
-from svc_api.education.studio import service as studio
 
 
 def _query(req: Req, allowed: tuple[str, ...]) -> dict[str, str]:
@@ -30,8 +29,7 @@ def _query(req: Req, allowed: tuple[str, ...]) -> dict[str, str]:
 
 def sales(req: Req) -> Any:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        studio.require_instructor(conn, svc_id)
+    payouts.require_instructor(req.store, svc_id)
     spec = analytics.parse_filter(_query(req, analytics.PARAMS), str(req.services.settings.edu_currency))
     after, limit = None, 0
     name = analytics.fingerprint(spec)
@@ -39,8 +37,7 @@ def sales(req: Req) -> Any:
         after, limit = page_params(req, name)
     elif "cursor" in req.query or "limit" in req.query:
         raise Invalid("cursor and limit page the breakdown: send them with group_by")
-    with req.store.read() as conn:
-        found = payouts.sales(conn, svc_id, spec, after, limit)
+    found = payouts.sales(req.store, svc_id, spec, after, limit)
     body = {
         "filter": {
             "from": req.query.get("from"),
@@ -60,12 +57,10 @@ def sales(req: Req) -> Any:
 
 def payout_statements(req: Req) -> Any:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        studio.require_instructor(conn, svc_id)
+    payouts.require_instructor(req.store, svc_id)
     _query(req, ("cursor", "limit"))
     after, limit = page_params(req, "payout-statements")
-    with req.store.read() as conn:
-        items, more, balances = payouts.statements_page(conn, svc_id, after, limit)
+    items, more, balances = payouts.statements_page(req.store, svc_id, after, limit)
     body = page(req, "payout-statements", items, more, lambda s: {"p": s["period"], "id": s["statement_id"]})
     return reply({**body, "balances": balances}, headers=NO_STORE)
 

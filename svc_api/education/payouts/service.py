@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from svc_api.core.errors import Invalid
+from svc_api.core.store import Store
 from svc_api.education.payouts import analytics, figures, queries, statements
 from svc_api.education.payouts.run import WINDOW_DAYS, Policy, export_again, export_run, payout_run
 from svc_api.education.studio import service as studio
@@ -29,6 +30,7 @@ __all__ = [
     "export_again",
     "export_run",
     "payout_run",
+    "require_instructor",
     "sales",
     "set_fx_rate",
     "statements_page",
@@ -37,29 +39,38 @@ __all__ = [
 _CURRENCY = re.compile(r"[A-Z]{3}")
 
 
+def require_instructor(store: Store, svc_id: str) -> None:
+    """403 unless the account holds an instructor role (checked before a request is parsed, so a
+    learner hears that first)."""
+    with store.read() as conn:
+        studio.require_instructor(conn, svc_id)
+
+
 def sales(
-    conn: Connection, svc_id: str, spec: dict[str, Any], after: dict[str, Any] | None, limit: int
+    store: Store, svc_id: str, spec: dict[str, Any], after: dict[str, Any] | None, limit: int
 ) -> dict[str, Any]:
     """The instructor's sales summary and, when grouped, a page of the breakdown (403 not an
     instructor): ``{currency, filter, summary, breakdown: [...] | None}`` plus whether more follow."""
-    studio.require_instructor(conn, svc_id)
-    reply: dict[str, Any] = {
-        "currency": spec["currency"],
-        "summary": analytics.summary(conn, svc_id, spec),
-        "breakdown": None,
-        "more": False,
-    }
-    if spec["group_by"] is not None:
-        reply["breakdown"], reply["more"] = analytics.breakdown(conn, svc_id, spec, after, limit)
+    with store.read() as conn:
+        studio.require_instructor(conn, svc_id)
+        reply: dict[str, Any] = {
+            "currency": spec["currency"],
+            "summary": analytics.summary(conn, svc_id, spec),
+            "breakdown": None,
+            "more": False,
+        }
+        if spec["group_by"] is not None:
+            reply["breakdown"], reply["more"] = analytics.breakdown(conn, svc_id, spec, after, limit)
     return reply
 
 
 def statements_page(
-    conn: Connection, svc_id: str, after: dict[str, Any] | None, limit: int
+    store: Store, svc_id: str, after: dict[str, Any] | None, limit: int
 ) -> tuple[list[dict[str, Any]], bool, list[dict[str, Any]]]:
     """The instructor's statements, newest first (403 not an instructor), and the balances."""
-    studio.require_instructor(conn, svc_id)
-    return statements.page(conn, svc_id, after, limit)
+    with store.read() as conn:
+        studio.require_instructor(conn, svc_id)
+        return statements.page(conn, svc_id, after, limit)
 
 
 def set_fx_rate(conn: Connection, base: str, quote: str, rate: str, *, now: int) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from svc_api.core.errors import ApiError, Invalid
 from svc_api.education.conventions import Req, page, page_params, reply, route
 from svc_api.education.fields import only_fields
 from svc_api.education.uploads import completion, policy, processing, service
-from svc_api.education.uploads import queries as q
 from svc_api.education.uploads.multipart import LocalMultipart, part_signature_ok
 
 
@@ -36,15 +35,13 @@ def listing(req: Req) -> dict[str, Any]:
         raise Invalid(f"status must be one of {', '.join(policy.STATUSES)}, got {status!r}")
     list_name = f"uploads:{svc_id}:{status or ''}"
     after, limit = page_params(req, list_name)
-    with req.store.read() as conn:
-        items, more = service.listing(conn, svc_id, status, after, limit)
+    items, more = service.listing(req.store, svc_id, status, after, limit)
     return page(req, list_name, items, more, lambda item: {"t": item["created_at"], "id": item["upload_id"]})
 
 
 def read(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return service.read(conn, svc_id, req.path["upload_id"])
+    return service.read(req.store, svc_id, req.path["upload_id"])
 
 
 def abort(req: Req) -> dict[str, Any]:
@@ -110,7 +107,7 @@ async def put_part(request: Request) -> Response:
             403, "invalid_part_url", extra={"message": "this part URL is tampered with or expired"}
         )
     mp = processing.multipart_of(services)
-    row = await run_in_threadpool(_upload_row, services, upload_id)
+    row = await run_in_threadpool(service.part_target, services.store, upload_id)
     if row is None or not isinstance(mp, LocalMultipart):
         raise ApiError(
             404, "not_found", code="not_found", extra={"message": f"no upload {upload_id} takes parts here"}
@@ -129,11 +126,6 @@ async def put_part(request: Request) -> Response:
         {"upload_id": upload_id, "part_number": number, "etag": part.etag, "size_bytes": part.size},
         headers={"ETag": f'"{part.etag}"'},
     )
-
-
-def _upload_row(services: Any, upload_id: str) -> Any:
-    with services.store.read() as conn:
-        return q.row(conn, upload_id)
 
 
 ROUTES = [

@@ -137,19 +137,27 @@ def _room(conn: Connection, leader_id: str) -> None:
         )
 
 
-def read(conn: Connection, leader_id: str, upload_id: str) -> dict[str, Any]:
+def read(store: Store, leader_id: str, upload_id: str) -> dict[str, Any]:
     """The authoritative snapshot of one of the leader's uploads."""
-    studio.require_instructor(conn, leader_id)
-    return view(conn, own(conn, leader_id, upload_id))
+    with store.read() as conn:
+        studio.require_instructor(conn, leader_id)
+        return view(conn, own(conn, leader_id, upload_id))
 
 
 def listing(
-    conn: Connection, leader_id: str, status: str | None, after: dict[str, Any] | None, limit: int
+    store: Store, leader_id: str, status: str | None, after: dict[str, Any] | None, limit: int
 ) -> tuple[list[dict[str, Any]], bool]:
     """The leader's uploads, newest first (``status``: only those)."""
-    studio.require_instructor(conn, leader_id)
-    rows, more = q.page(conn, leader_id, status, after, limit)
-    return [view(conn, row) for row in rows], more
+    with store.read() as conn:
+        studio.require_instructor(conn, leader_id)
+        rows, more = q.page(conn, leader_id, status, after, limit)
+        return [view(conn, row) for row in rows], more
+
+
+def part_target(store: Store, upload_id: str) -> Row[Any] | None:
+    """The upload a part sent to a signed URL is for (None when there is none)."""
+    with store.read() as conn:
+        return q.row(conn, upload_id)
 
 
 def part_urls(
