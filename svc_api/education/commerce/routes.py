@@ -9,12 +9,14 @@ Example:
 from __future__ import annotations
 
 import html
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from svc_api.education.commerce import requests
 from svc_api.education.commerce import service as commerce
 from svc_api.education.commerce.provider import provider_for
 from svc_api.education.conventions import Req, parse_money, reply, route
@@ -44,44 +46,37 @@ def create_checkout(req: Req) -> Response:
     expected = req.body.get("expected_price")
     expected_price = parse_money(expected, "expected_price") if expected is not None else None
     settings = req.services.settings
-    with req.store.write() as conn:
-        order = commerce.checkout(
-            conn,
-            _provider(req),
-            svc_id,
-            req.body,
-            now=req.now,
-            is_open=bool(settings.edu_checkout_open),
-            ttl=int(settings.edu_checkout_ttl_seconds),
-            expected=expected_price,
-        )
+    order = requests.checkout(
+        req.store,
+        _provider(req),
+        svc_id,
+        req.body,
+        now=req.now,
+        is_open=bool(settings.edu_checkout_open),
+        ttl=int(settings.edu_checkout_ttl_seconds),
+        expected=expected_price,
+    )
     return reply(order, 201)
 
 
 def get_order(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return commerce.order_view(conn, _provider(req), svc_id, req.path["order_id"], now=req.now)
+    return requests.order(req.store, _provider(req), svc_id, req.path["order_id"], now=req.now)
 
 
 def create_refund(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("reason",))
     reason = text_field(req.body, "reason", lo=0, hi=500, required=False) or ""
-    with req.store.write() as conn:
-        refund = commerce.request_refund(
-            conn, _provider(req), svc_id, req.path["order_id"], reason, now=req.now
-        )
-        # In the same transaction: what the refunded entitlement earned goes with it (learning
-        # reads commerce, so commerce cannot call learning itself).
-        learning.forfeit(conn, svc_id, req.path["order_id"], now=req.now)
+    refund = learning.refund_order(
+        req.store, _provider(req), svc_id, req.path["order_id"], reason, now=req.now
+    )
     return reply(refund, 201)
 
 
 def get_refund(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return commerce.refund_view(conn, svc_id, req.path["order_id"], req.path["refund_request_id"])
+    return requests.refund(req.store, svc_id, req.path["order_id"], req.path["refund_request_id"])
 
 
 async def sandbox_page(request: Request) -> Response:
@@ -89,11 +84,9 @@ async def sandbox_page(request: Request) -> Response:
     services = request.app.state.services
     token = request.path_params["token"]
 
-    def load() -> Any:
-        with services.store.read() as conn:
-            return commerce.sandbox_page(conn, token, now=services.clock.now())
-
-    order = await run_in_threadpool(load)
+    order = await run_in_threadpool(
+        partial(requests.sandbox_order, services.store, token, now=services.clock.now())
+    )
     amount = f"{order.amount_minor} {html.escape(order.currency)} (minor units)"
     actions = "".join(
         f'<form method="post" action="{html.escape(token)}/{outcome}"><button>{label}</button></form>'
@@ -116,11 +109,9 @@ async def sandbox_decide(request: Request) -> Response:
     provider = provider_for(services.settings)
 
     def decide() -> dict[str, Any]:
-        now = services.clock.now()
-        with services.store.write() as conn:
-            order_id = commerce.sandbox_page(conn, token, now=now).order_id
-            commerce.sandbox_decide(conn, provider, token, outcome, now=now)
-        commerce.deliver_due(services.store, provider, now=now)
+        order_id = requests.sandbox_outcome(
+            services.store, provider, token, outcome, now=services.clock.now()
+        )
         return {"order_id": order_id, "outcome": outcome}
 
     return JSONResponse(await run_in_threadpool(decide))
@@ -133,11 +124,10 @@ async def payment_callback(request: Request) -> Response:
     provider = provider_for(services.settings)
     signature = request.headers.get("x-sandbox-signature")
 
-    def apply() -> dict[str, Any]:
-        with services.store.write() as conn:
-            return commerce.payment_callback(conn, provider, payload, signature, now=services.clock.now())
-
-    return JSONResponse(await run_in_threadpool(apply))
+    applied = partial(
+        requests.callback, services.store, provider, payload, signature, now=services.clock.now()
+    )
+    return JSONResponse(await run_in_threadpool(applied))
 
 
 ROUTES = [

@@ -24,8 +24,10 @@ from typing import Any
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
+from svc_api.core.store import Store
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
+from svc_api.education.commerce.provider import PaymentProvider
 from svc_api.education.fields import text_field
 from svc_api.education.learning import progress as learning
 from svc_api.education.learning import queries
@@ -234,3 +236,15 @@ def forfeit(conn: Connection, svc_id: str, order_id: str, *, now: int) -> None:
         queries.revoke_certificate(conn, svc_id, product_id, now)
         if queries.delete_review(conn, product_id, svc_id):
             catalog.refresh_rating(conn, product_id)
+
+
+def refund_order(
+    store: Store, provider: PaymentProvider, svc_id: str, order_id: str, reason: str, *, now: int
+) -> dict[str, Any]:
+    """Refund a paid order (:func:`svc_api.education.commerce.service.request_refund`) and, in the
+    same transaction, :func:`forfeit` what its entitlements earned (learning reads commerce, so
+    commerce cannot call learning itself)."""
+    with store.write() as conn:
+        refund = commerce.request_refund(conn, provider, svc_id, order_id, reason, now=now)
+        forfeit(conn, svc_id, order_id, now=now)
+    return refund

@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.education.learning.engagement import answer, forfeit, question_view
+from svc_api.education.learning.engagement import answer, forfeit, question_view, refund_order
 from svc_api.education.learning.progress import completed, dashboard, enrollment, library, progress, resume
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "library",
     "progress",
     "question_view",
+    "refund_order",
     "resume",
 ]
