@@ -26,8 +26,7 @@ from svc_api.education.conventions import (
     route,
 )
 from svc_api.education.fields import only_fields
-from svc_api.education.learning import engagement, sessions
-from svc_api.education.learning import progress as learning
+from svc_api.education.learning import requests, sessions
 
 
 def _objects(services: Any) -> Any:
@@ -36,48 +35,42 @@ def _objects(services: Any) -> Any:
 
 def dashboard(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return reply(learning.dashboard(conn, svc_id), headers=NO_STORE)
+    return reply(requests.dashboard(req.store, svc_id), headers=NO_STORE)
 
 
 def library(req: Req) -> Response:
     svc_id = req.svc_id
     list_name = f"library:{svc_id}"
     after, limit = page_params(req, list_name)
-    with req.store.read() as conn:
-        items, more = learning.library(conn, svc_id, after, limit)
+    items, more = requests.library(req.store, svc_id, after, limit)
     body = page(req, list_name, items, more, lambda item: {"t": item["granted_at"], "id": item["product_id"]})
     return reply(body, headers=NO_STORE)
 
 
 def resume(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        return reply(learning.resume(conn, svc_id, req.path["product_id"], now=req.now), headers=NO_STORE)
+    return reply(requests.resume(req.store, svc_id, req.path["product_id"], now=req.now), headers=NO_STORE)
 
 
 def progress(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        body = learning.progress(conn, svc_id, req.path["product_id"], now=req.now)
+    body = requests.progress(req.store, svc_id, req.path["product_id"], now=req.now)
     return reply(body, headers={**NO_STORE, "ETag": body["etag"]})
 
 
 def adopt(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ())
-    with req.store.write() as conn:
-        body = learning.adopt_revision(
-            conn, svc_id, req.path["product_id"], lambda current: check_if_match(req, current), now=req.now
-        )
+    body = requests.adopt_revision(
+        req.store, svc_id, req.path["product_id"], lambda current: check_if_match(req, current), now=req.now
+    )
     return reply(body, headers={"ETag": body["etag"]})
 
 
 def reading(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("lesson_id", "version", "page"))
-    with req.store.write() as conn:
-        body = learning.reading_progress(conn, svc_id, req.path["product_id"], req.body, now=req.now)
+    body = requests.reading_progress(req.store, svc_id, req.path["product_id"], req.body, now=req.now)
     return reply(body, headers={"ETag": body["etag"]})
 
 
@@ -85,66 +78,57 @@ def start_playback(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("lesson_id",))
     objects = _objects(req.services)
-    with req.store.write() as conn:
-        body = sessions.start(
-            conn, objects, req.secret, svc_id, req.path["product_id"], req.body, now=req.now
-        )
+    body = requests.start_playback(
+        req.store, objects, req.secret, svc_id, req.path["product_id"], req.body, now=req.now
+    )
     return reply(body, 201)
 
 
 def playback_events(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
     only_fields(req.body, ("seq", "events"))
-    with req.store.write() as conn:
-        return sessions.events(conn, svc_id, req.path["session_id"], req.body, now=req.now)
+    return requests.playback_events(req.store, svc_id, req.path["session_id"], req.body, now=req.now)
 
 
 def close_playback(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        return sessions.close(conn, svc_id, req.path["session_id"], now=req.now)
+    return requests.close_playback(req.store, svc_id, req.path["session_id"], now=req.now)
 
 
 def put_review(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
     only_fields(req.body, ("rating", "comment"))
-    with req.store.write() as conn:
-        return engagement.put_review(conn, svc_id, req.path["product_id"], req.body, now=req.now)
+    return requests.put_review(req.store, svc_id, req.path["product_id"], req.body, now=req.now)
 
 
 def delete_review(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        return engagement.delete_review(conn, svc_id, req.path["product_id"])
+    return requests.delete_review(req.store, svc_id, req.path["product_id"])
 
 
 def ask(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("title", "body", "lesson_id"))
-    with req.store.write() as conn:
-        return reply(engagement.ask(conn, svc_id, req.path["product_id"], req.body, now=req.now), 201)
+    return reply(requests.ask(req.store, svc_id, req.path["product_id"], req.body, now=req.now), 201)
 
 
 def update_question(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
     only_fields(req.body, ("state",))
-    with req.store.write() as conn:
-        return engagement.update_question(conn, svc_id, req.path["question_id"], req.body, now=req.now)
+    return requests.update_question(req.store, svc_id, req.path["question_id"], req.body, now=req.now)
 
 
 def issue_certificate(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("product_id", "holder_name"))
-    with req.store.write() as conn:
-        return reply(engagement.issue(conn, svc_id, req.body, now=req.now), 201)
+    return reply(requests.issue_certificate(req.store, svc_id, req.body, now=req.now), 201)
 
 
 def certificates(req: Req) -> Response:
     svc_id = req.svc_id
     list_name = f"certificates:{svc_id}"
     after, limit = page_params(req, list_name)
-    with req.store.read() as conn:
-        items, more = engagement.certificates(conn, svc_id, after, limit)
+    items, more = requests.certificates(req.store, svc_id, after, limit)
     body = page(
         req, list_name, items, more, lambda item: {"t": item["issued_at"], "id": item["certificate_id"]}
     )
@@ -152,8 +136,7 @@ def certificates(req: Req) -> Response:
 
 
 def verify_certificate(req: Req) -> dict[str, Any]:
-    with req.store.read() as conn:
-        return engagement.verify(conn, req.path["verification_token"])
+    return requests.verify_certificate(req.store, req.path["verification_token"])
 
 
 async def media(request: Request) -> Response:
