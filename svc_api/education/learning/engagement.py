@@ -27,7 +27,7 @@ from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
-from svc_api.education.commerce.provider import PaymentProvider
+from svc_api.education.commerce.service import PaymentProvider
 from svc_api.education.fields import text_field
 from svc_api.education.learning import progress as learning
 from svc_api.education.learning import queries

@@ -15,14 +15,7 @@ from starlette.responses import Response
 
 from svc_api.education.conventions import Req, check_if_match, reply, route
 from svc_api.education.fields import only_fields
-from svc_api.education.learning import service as learning
-from svc_api.education.studio import bundles, products, sellers
-from svc_api.education.uploads import service as uploads
-
-
-def _media(conn: Any, leader_id: str) -> products.Media:
-    """The leader's processed uploads, as the curriculum and submission rules look them up."""
-    return lambda upload_id: uploads.processed_media(conn, leader_id, upload_id)
+from svc_api.education.studio import requests
 
 
 def _currency(req: Req) -> str:
@@ -35,121 +28,102 @@ def _tagged(body: dict[str, Any], status: int = 200) -> Response:
 
 def seller_status(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return sellers.status(conn, svc_id)
+    return requests.seller_status(req.store, svc_id)
 
 
 def start_onboarding(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ())
-    with req.store.write() as conn:
-        return reply(sellers.start_onboarding(conn, svc_id, now=req.now), 201)
+    return reply(requests.start_onboarding(req.store, svc_id, now=req.now), 201)
 
 
 def onboarding_page(req: Req) -> dict[str, Any]:
     """What the hosted onboarding page asks for (a client renders it as a form)."""
-    with req.store.read() as conn:
-        return sellers.onboarding_form(conn, req.path["token"], now=req.now)
+    return requests.onboarding_form(req.store, req.path["token"], now=req.now)
 
 
 def submit_onboarding(req: Req) -> dict[str, Any]:
     only_fields(req.body, ("accept_contract", "payout_profile"))
-    with req.store.write() as conn:
-        return sellers.complete_onboarding(conn, req.path["token"], req.body, now=req.now)
+    return requests.complete_onboarding(req.store, req.path["token"], req.body, now=req.now)
 
 
 def create_product(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        return _tagged(products.create(conn, svc_id, req.body, currency=_currency(req), now=req.now), 201)
+    return _tagged(
+        requests.create_product(req.store, svc_id, req.body, currency=_currency(req), now=req.now), 201
+    )
 
 
 def get_product(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return _tagged(products.read(conn, svc_id, req.path["product_id"]))
+    return _tagged(requests.read_product(req.store, svc_id, req.path["product_id"]))
 
 
 def update_product(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        body = products.update(
-            conn,
-            svc_id,
-            req.path["product_id"],
-            req.body,
-            lambda tag: check_if_match(req, tag),
-            currency=_currency(req),
-            now=req.now,
-        )
+    body = requests.update_product(
+        req.store,
+        svc_id,
+        req.path["product_id"],
+        req.body,
+        lambda tag: check_if_match(req, tag),
+        currency=_currency(req),
+        now=req.now,
+    )
     return _tagged(body)
 
 
 def submit_product(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ())
-    with req.store.write() as conn:
-        media = _media(conn, svc_id)
-        return reply(products.submit(conn, svc_id, req.path["product_id"], media, now=req.now), 201)
+    return reply(requests.submit_product(req.store, svc_id, req.path["product_id"], now=req.now), 201)
 
 
 def replace_curriculum(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("sections",))
-    with req.store.write() as conn:
-        media = _media(conn, svc_id)
-        body = products.replace_curriculum(
-            conn,
-            svc_id,
-            req.path["product_id"],
-            req.body,
-            lambda tag: check_if_match(req, tag),
-            media,
-            now=req.now,
-        )
+    body = requests.replace_curriculum(
+        req.store, svc_id, req.path["product_id"], req.body, lambda tag: check_if_match(req, tag), now=req.now
+    )
     return _tagged(body)
 
 
 def unpublish(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
     only_fields(req.body, ())
-    with req.store.write() as conn:
-        return products.unpublish(conn, svc_id, req.path["product_id"], now=req.now)
+    return requests.unpublish(req.store, svc_id, req.path["product_id"], now=req.now)
 
 
 def create_bundle(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        return _tagged(bundles.create(conn, svc_id, req.body, currency=_currency(req), now=req.now), 201)
+    return _tagged(
+        requests.create_bundle(req.store, svc_id, req.body, currency=_currency(req), now=req.now), 201
+    )
 
 
 def get_bundle(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.read() as conn:
-        return _tagged(bundles.read(conn, svc_id, req.path["bundle_id"]))
+    return _tagged(requests.read_bundle(req.store, svc_id, req.path["bundle_id"]))
 
 
 def update_bundle(req: Req) -> Response:
     svc_id = req.svc_id
-    with req.store.write() as conn:
-        body = bundles.update(
-            conn,
-            svc_id,
-            req.path["bundle_id"],
-            req.body,
-            lambda tag: check_if_match(req, tag),
-            currency=_currency(req),
-            now=req.now,
-        )
+    body = requests.update_bundle(
+        req.store,
+        svc_id,
+        req.path["bundle_id"],
+        req.body,
+        lambda tag: check_if_match(req, tag),
+        currency=_currency(req),
+        now=req.now,
+    )
     return _tagged(body)
 
 
 def answer(req: Req) -> Response:
     svc_id = req.svc_id
     only_fields(req.body, ("body",))
-    with req.store.write() as conn:
-        sellers.require_instructor(conn, svc_id)
-        return reply(learning.answer(conn, svc_id, req.path["question_id"], req.body, now=req.now), 201)
+    return reply(requests.answer(req.store, svc_id, req.path["question_id"], req.body, now=req.now), 201)
 
 
 ROUTES = [
