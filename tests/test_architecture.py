@@ -6,6 +6,7 @@ another's private name, and no module over 400 lines."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import grimp
@@ -106,3 +107,15 @@ def _private_imports(package: str) -> list[str]:
 def test_no_svc_engine_module_imports_a_private_name_of_another() -> None:
     """A name another module needs is part of its module's surface: public, documented, kept."""
     assert _private_imports("svc_engine") == []
+
+
+def test_route_modules_open_no_transaction() -> None:
+    """Routes parse and shape; the services open the transactions (one rule, one place)."""
+    opening = re.compile(r"\bstore\.(read|write)\(")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "svc_api").rglob("routes.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if opening.search(line)
+    ]
+    assert found == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svc_api.bot import queries, service
+from svc_api.bot import service
 from svc_api.bot.worker import NAME
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.errors import ApiError, Invalid, NotFound
@@ -40,11 +41,6 @@ def _messenger_login(call: Call) -> dict[str, Any]:
     )
 
 
-def _keep(services: Any, update_id: int, payload: str) -> bool:
-    with services.store.write() as conn:
-        return queries.queue_update(conn, update_id, payload, now=int(services.clock.now()))
-
-
 async def webhook(request: Request) -> JSONResponse:
     """``POST /bot/webhook``: one update from the Bot API, with its secret-token header."""
     services = request.app.state.services
@@ -61,7 +57,9 @@ async def webhook(request: Request) -> JSONResponse:
     update_id = update.get("update_id") if isinstance(update, dict) else None
     if not isinstance(update_id, int) or isinstance(update_id, bool) or update_id < 0:
         raise Invalid("the update needs a non-negative integer update_id")
-    fresh = await run_in_threadpool(_keep, services, update_id, json.dumps(update))
+    fresh = await run_in_threadpool(
+        partial(service.keep_update, services.store, update_id, json.dumps(update), now=services.clock.now())
+    )
     running = services.workers
     if fresh and running is not None:
         # KeyError: the bot runs in another process (svc worker) and picks the update up on its tick

@@ -28,6 +28,7 @@ from svc_api.bot import preferences, queries
 from svc_api.bot.replies import Reply, button
 from svc_api.bot.texts import HELP, NOT_LINKED, account_page, plans_page, when
 from svc_api.core.errors import Invalid, ServiceError, Unauthenticated
+from svc_api.core.store import Store
 from svc_api.keys import service as apikeys
 from svc_api.notifications import service as notifications
 from svc_api.strategies import service as strategies
@@ -252,3 +253,10 @@ def press_preferences(services: Any, chat: str, svc_id: str, values: dict[str, A
         if values.get("from_signal"):
             return Reply(f"Signals muted until {when(changes.get('muted_until', 0))}.", notice="Muted")
         return settings_page(conn, chat, svc_id, now=now, edit=True)
+
+
+def keep_update(store: Store, update_id: int, payload: str, *, now: int) -> bool:
+    """Queue an update the messenger delivered to the webhook; False when it was queued before (the
+    messenger delivers again when unsure it was heard)."""
+    with store.write() as conn:
+        return queries.queue_update(conn, update_id, payload, now=now)
