@@ -111,17 +111,21 @@ def _duration_step(eq, t, lo, hi, x, n, k, peak, peak_t, under, longest):
 @njit(cache=True, nogil=True)
 def _spread_nb(eq, rf, lo, hi, mean, mean_ex):
     """The second loop of `moments_spans_nb`: (sum of squared deviations of the returns, of the
-    excess returns, sum of squared negative excess returns)."""
+    excess returns, sum of squared negative excess returns). With no risk-free rate an excess
+    return is the return (``r - 0.0 == r``: a return is never -0.0) and the mean excess the mean,
+    so the second sum is the first, bit for bit, and is not worked out twice."""
     n = eq.shape[0] - 1
     ex0 = 0.0 - rf
     c_var, c_var_ex = (0.0 - mean) ** 2, (ex0 - mean_ex) ** 2
+    same = rf == 0.0 and mean == mean_ex
     var = var_ex = down = 0.0
     k = 1
     for x in range(lo.shape[0] + 1):
         stop = _flat_stop(lo, x, n)
         if stop > k and eq[k - 1] < np.inf:
             var = repeat_add_nb(var, c_var, stop - k)
-            var_ex = repeat_add_nb(var_ex, c_var_ex, stop - k)
+            if not same:
+                var_ex = repeat_add_nb(var_ex, c_var_ex, stop - k)
             if ex0 < 0:
                 down = repeat_add_nb(down, ex0 * ex0, stop - k)
             k = stop
@@ -130,11 +134,12 @@ def _spread_nb(eq, rf, lo, hi, mean, mean_ex):
             r = _ret(eq, j)
             var += (r - mean) ** 2
             ex = r - rf
-            var_ex += (ex - mean_ex) ** 2
+            if not same:
+                var_ex += (ex - mean_ex) ** 2
             if ex < 0:
                 down += ex * ex
         k = max(k, end + 1)
-    return var, var_ex, down
+    return var, var if same else var_ex, down
 
 
 @njit(cache=True, nogil=True)
