@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from numba import njit
 
 import svc_engine as sv
 
@@ -56,13 +57,16 @@ STRATEGIES = {
 
 
 def _bare_loop() -> Callable[..., float]:
-    """The bare loop of ``test_bench_sim.py`` (one definition of the reference for both files)."""
+    """The bare loop of ``test_bench_sim.py`` (one definition of the reference for both files),
+    compiled here without numba's cache: a cache entry records the name of the module it was
+    compiled in, and this copy's name is not the one pytest gives that file, so a cached entry
+    written here broke the next run of ``test_bench_sim.py`` (ModuleNotFoundError: bench_sim)."""
     spec = importlib.util.spec_from_file_location("bench_sim", Path(__file__).with_name("test_bench_sim.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_sim"] = module  # numba's cache of the loop finds its module by name
+    sys.modules["bench_sim"] = module
     spec.loader.exec_module(module)
-    return module.bare_loop
+    return njit(nogil=True)(module.bare_loop.py_func)
 
 
 def best_of(fn: Callable[[], Any], rounds: int = 5) -> tuple[float, Any]:

@@ -162,11 +162,8 @@ def max_drawdown_duration_days(equity: np.ndarray, times_ms: np.ndarray, initial
         ...                            np.array([0, 1, 2, 3]) * 86_400_000, 100.0)
         2.0
     """
-    if equity.shape[0] == 0:
-        return 0.0
-    t = np.ascontiguousarray(times_ms, dtype=np.int64)
-    eq = np.ascontiguousarray(equity, dtype=np.float64)
-    return drawdown_duration_nb(eq, t, float(initial)) / MS_PER_DAY
+    t, eq = np.ascontiguousarray(times_ms, dtype=np.int64), np.ascontiguousarray(equity, dtype=np.float64)
+    return drawdown_duration_nb(eq, t, float(initial)) / MS_PER_DAY if eq.shape[0] else 0.0
 
 
 def exposure_pct(n_candles: int, fill_idx: np.ndarray, exit_idx: np.ndarray) -> float:
@@ -289,10 +286,11 @@ def statistics(
     risk_free_rate: float = 0.0,
     periods: float | None = None,
     sequential: bool = False,
+    moments: tuple[int, float, float, float, float, int] | None = None,
 ) -> dict[str, Any]:
     """Every figure of :data:`FIGURES` for one run (``periods`` overrides the calendar's), with
     the equity figures from one kernel pass (:func:`moments_nb`; the same definitions as the
-    functions above, which the tests hold it to).
+    functions above, which the tests hold it to), or ``moments`` when given (``perf_fused``).
 
     ``sequential``: the equity moves only from a trade's fill candle to its exit candle (one coin's
     run), so the equity figures skip the stretches between trades (``perf_flat``, bit for bit).
@@ -307,7 +305,7 @@ def statistics(
     """
     ppy = periods if periods is not None else periods_per_year(tf_ms, market)
     eq = np.ascontiguousarray(equity, dtype=np.float64)
-    n, sd, mean_ex, sd_ex, down, longest_ms = equity_moments(
+    n, sd, mean_ex, sd_ex, down, longest_ms = moments or equity_moments(
         eq, times_ms, initial, period_rate(risk_free_rate, ppy), fill_idx, exit_idx, sequential=sequential
     )
     root = math.sqrt(ppy)
@@ -352,12 +350,13 @@ def run_figures(
     risk_free_rate: float = 0.0,
     periods: float | None = None,
     sequential: bool = False,
+    moments: tuple[int, float, float, float, float, int] | None = None,
 ) -> dict[str, Any]:
     """:func:`statistics` of a run from its trades (a frame or a mapping of arrays with
     ``return_pct``, ``pnl``, ``fill_time``, ``exit_time``; a mapping may add ``fill_candle`` and
     ``exit_candle``, indices in ``times_ms``), its equity at ``times_ms`` and the closes of its
     coins over the run (the buy-and-hold return of several coins is the mean of theirs: equal
-    weights). ``sequential`` as for :func:`statistics`.
+    weights). ``sequential`` and ``moments`` as for :func:`statistics`.
 
     Example:
         >>> import polars as pl
@@ -390,6 +389,7 @@ def run_figures(
         risk_free_rate=risk_free_rate,
         periods=periods,
         sequential=sequential,
+        moments=moments,
     )
 
 

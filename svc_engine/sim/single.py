@@ -24,6 +24,7 @@ from svc_engine.data.frames import as_frame, as_klines
 from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
 from svc_engine.sim.markets import market_of
+from svc_engine.sim.perf_fused import equity_rate, equity_stats, fusable
 from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
 from svc_engine.sim.run_args import half_spread, resolve_settings, sizing_args
 from svc_engine.sim.settings import Settings
@@ -313,7 +314,16 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
     eq = np.empty(len(window))
-    max_dd = nb.equity_drawdown_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs, eq)
+    columns = trade_columns(trades, window.t)
+    moments = None
+    if fusable(columns["fill_candle"], columns["exit_candle"], len(window)):
+        # equity, drawdown and the equity figures in one pass over the candles (bit for bit those
+        # of equity_drawdown_nb and perf.statistics' own kernels, which take three more)
+        rate = equity_rate(window.tf_ms, p.market, s.risk_free_rate, s.periods_per_year)
+        money = (s.initial_balance, comm, s.leverage, hs)
+        max_dd, moments = equity_stats(window.c, trades, *money, eq, window.t, rate)
+    else:
+        max_dd = nb.equity_drawdown_nb(window.c, trades, s.initial_balance, comm, s.leverage, hs, eq)
     counts = signal_counts(fate, portfolio=False)
     summary = summary_figures(
         trades,
@@ -325,7 +335,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         int(window.t[-1]) + window.tf_ms,
     )
     summary |= perf.run_figures(
-        trade_columns(trades, window.t),
+        columns,
         eq,
         window.t,
         window.tf_ms,
@@ -336,6 +346,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         risk_free_rate=s.risk_free_rate,
         periods=s.periods_per_year,
         sequential=True,
+        moments=moments,
     )
     if p.market_note is not None:
         summary |= {"market": p.market, "market_note": p.market_note}
