@@ -107,14 +107,31 @@ def repeat_add_nb(x, c, m):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _ret(eq, k):
+def candle_return_nb(eq, k):
     return eq[k] / eq[k - 1] - 1.0 if eq[k - 1] > 0 else 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flat_stop(lo, x, n):
+def flat_stop_nb(lo, x, n):
     """First return index of span ``x`` (past the end after the last span)."""
     return min(lo[x], n + 1) if x < lo.shape[0] else n + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sums_step_nb(eq, rf, ex0, lo, hi, x, n, k, total, total_ex):
+    """Span ``x`` (``lo.shape[0]``: the stretch after the last) of the first loop of
+    `moments_spans_nb`, from return index ``k``."""
+    stop = flat_stop_nb(lo, x, n)
+    if stop > k and eq[k - 1] < np.inf:  # inf / inf is no 0: such candles go one by one
+        total = repeat_add_nb(total, 0.0, stop - k)
+        total_ex = repeat_add_nb(total_ex, ex0, stop - k)
+        k = stop
+    end = min(hi[x], n) if x < lo.shape[0] else n
+    for j in range(k, end + 1):
+        r = candle_return_nb(eq, j)
+        total += r
+        total_ex += r - rf
+    return max(k, end + 1), total, total_ex
 
 
 @njit(cache=True, nogil=True)
@@ -134,23 +151,13 @@ def moments_spans_nb(eq, rf, lo, hi):
     total = total_ex = 0.0
     k = 1
     for x in range(lo.shape[0] + 1):
-        stop = _flat_stop(lo, x, n)
-        if stop > k and eq[k - 1] < np.inf:  # inf / inf is no 0: such candles go one by one
-            total = repeat_add_nb(total, 0.0, stop - k)
-            total_ex = repeat_add_nb(total_ex, ex0, stop - k)
-            k = stop
-        end = min(hi[x], n) if x < lo.shape[0] else n
-        for j in range(k, end + 1):
-            r = _ret(eq, j)
-            total += r
-            total_ex += r - rf
-        k = max(k, end + 1)
+        k, total, total_ex = sums_step_nb(eq, rf, ex0, lo, hi, x, n, k, total, total_ex)
     mean, mean_ex = total / n, total_ex / n
     c_var, c_var_ex = (0.0 - mean) ** 2, (ex0 - mean_ex) ** 2
     var = var_ex = down = 0.0
     k = 1
     for x in range(lo.shape[0] + 1):
-        stop = _flat_stop(lo, x, n)
+        stop = flat_stop_nb(lo, x, n)
         if stop > k and eq[k - 1] < np.inf:
             var = repeat_add_nb(var, c_var, stop - k)
             var_ex = repeat_add_nb(var_ex, c_var_ex, stop - k)
@@ -159,7 +166,7 @@ def moments_spans_nb(eq, rf, lo, hi):
             k = stop
         end = min(hi[x], n) if x < lo.shape[0] else n
         for j in range(k, end + 1):
-            r = _ret(eq, j)
+            r = candle_return_nb(eq, j)
             var += (r - mean) ** 2
             ex = r - rf
             var_ex += (ex - mean_ex) ** 2
@@ -189,7 +196,7 @@ def drawdown_duration_spans_nb(eq, t, initial, lo, hi):
         if x == 0:
             end = 0  # candle 0 on its own
         else:
-            stop = _flat_stop(lo, x - 1, n)
+            stop = flat_stop_nb(lo, x - 1, n)
             end = min(hi[x - 1], n) if x - 1 < lo.shape[0] else n
             if stop > k:
                 k = stop - 1  # the stretch's last candle stands for it

@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from svc_engine.sim.calendars import period_rate, periods_per_year
-from svc_engine.sim.kernels.equity import _flat_segment
+from svc_engine.sim.kernels.equity import flat_segment_nb
 from svc_engine.sim.kernels.money import mark_coeffs, mark_from
-from svc_engine.sim.perf_flat import _flat_stop, _ret, repeat_add_nb
+from svc_engine.sim.perf_flat import candle_return_nb, flat_stop_nb, repeat_add_nb, sums_step_nb
 from svc_engine.sim.perf_nb import peak_step_nb
 
 
@@ -80,26 +80,9 @@ def equity_stats(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sums_step(eq, rf, ex0, lo, hi, x, n, k, total, total_ex):
-    """Span ``x`` (``lo.shape[0]``: the stretch after the last) of the first loop of
-    `moments_spans_nb`, from return index ``k``."""
-    stop = _flat_stop(lo, x, n)
-    if stop > k and eq[k - 1] < np.inf:  # inf / inf is no 0: such candles go one by one
-        total = repeat_add_nb(total, 0.0, stop - k)
-        total_ex = repeat_add_nb(total_ex, ex0, stop - k)
-        k = stop
-    end = min(hi[x], n) if x < lo.shape[0] else n
-    for j in range(k, end + 1):
-        r = _ret(eq, j)
-        total += r
-        total_ex += r - rf
-    return max(k, end + 1), total, total_ex
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _duration_step(eq, t, lo, hi, x, n, k, peak, peak_t, under, longest):
     """Span ``x`` of `drawdown_duration_spans_nb` (candle 0 is its own step before span 0)."""
-    stop = _flat_stop(lo, x, n)
+    stop = flat_stop_nb(lo, x, n)
     end = min(hi[x], n) if x < lo.shape[0] else n
     if stop > k:
         k = stop - 1  # the stretch's last candle stands for it
@@ -121,7 +104,7 @@ def _spread_nb(eq, rf, lo, hi, mean, mean_ex):
     var = var_ex = down = 0.0
     k = 1
     for x in range(lo.shape[0] + 1):
-        stop = _flat_stop(lo, x, n)
+        stop = flat_stop_nb(lo, x, n)
         if stop > k and eq[k - 1] < np.inf:
             var = repeat_add_nb(var, c_var, stop - k)
             if not same:
@@ -131,7 +114,7 @@ def _spread_nb(eq, rf, lo, hi, mean, mean_ex):
             k = stop
         end = min(hi[x], n) if x < lo.shape[0] else n
         for j in range(k, end + 1):
-            r = _ret(eq, j)
+            r = candle_return_nb(eq, j)
             var += (r - mean) ** 2
             ex = r - rf
             if not same:
@@ -163,7 +146,7 @@ def equity_stats_nb(c, trades, initial, comm, lev, hs, eq, t, rf):
         if x < m:  # the equity as `equity_drawdown_nb` writes it, up to this trade's exit candle
             i, j, stake = trades[x].fill_candle, trades[x].exit_candle, trades[x].stake
             a0, a1 = mark_coeffs(trades[x].side, trades[x].entry, comm, hs)
-            peak, worst = _flat_segment(eq, None, pos, i, cash, peak, worst)
+            peak, worst = flat_segment_nb(eq, None, pos, i, cash, peak, worst)
             scale = 100.0 / peak
             base = cash - stake
             for k in range(i, j):
@@ -174,12 +157,12 @@ def equity_stats_nb(c, trades, initial, comm, lev, hs, eq, t, rf):
                     scale = 100.0 / peak
                 worst = max(worst, (peak - v) * scale)
             cash += trades[x].profit
-            peak, worst = _flat_segment(eq, None, j, j + 1, cash, peak, worst)
+            peak, worst = flat_segment_nb(eq, None, j, j + 1, cash, peak, worst)
             pos = j + 1
         else:
-            peak, worst = _flat_segment(eq, None, pos, eq.shape[0], cash, peak, worst)
+            peak, worst = flat_segment_nb(eq, None, pos, eq.shape[0], cash, peak, worst)
         # then the same candles, still in the cache, for the sums and the drawdown's duration
-        ks, total, total_ex = _sums_step(eq, rf, ex0, lo, hi, x, n, ks, total, total_ex)
+        ks, total, total_ex = sums_step_nb(eq, rf, ex0, lo, hi, x, n, ks, total, total_ex)
         if x == 0:  # candle 0 on its own
             dpeak, dpeak_t, under, longest = peak_step_nb(eq[0], t[0], dpeak, dpeak_t, under, longest)
             kd = 1

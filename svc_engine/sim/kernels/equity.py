@@ -31,7 +31,7 @@ def _dd_segment(eq, dd, start, stop, peak, worst):
 
 
 @njit(cache=True, nogil=True)
-def _flat_segment(eq, dd, start, stop, cash, peak, worst):
+def flat_segment_nb(eq, dd, start, stop, cash, peak, worst):
     """A stretch with no open position: equity is the cash, so its drawdown is one number."""
     if stop <= start:
         return peak, worst
@@ -54,7 +54,7 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd=None):
     for n in range(trades.shape[0]):
         i, j, stake = trades[n].fill_candle, trades[n].exit_candle, trades[n].stake
         a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs)
-        peak, worst = _flat_segment(eq, dd, pos, i, cash, peak, worst)
+        peak, worst = flat_segment_nb(eq, dd, pos, i, cash, peak, worst)
         scale = 100.0 / peak
         base = cash - stake
         for k in range(i, j):
@@ -72,9 +72,9 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd=None):
         # a reversed trade's successor fills at the open where it exits: candle j's close marks
         # the new position, so the cash between the two is no equity of any close
         if n + 1 == trades.shape[0] or trades[n + 1].fill_candle != j:
-            peak, worst = _flat_segment(eq, dd, j, j + 1, cash, peak, worst)
+            peak, worst = flat_segment_nb(eq, dd, j, j + 1, cash, peak, worst)
             pos = j + 1
-    peak, worst = _flat_segment(eq, dd, pos, eq.shape[0], cash, peak, worst)
+    peak, worst = flat_segment_nb(eq, dd, pos, eq.shape[0], cash, peak, worst)
     return worst
 
 
