@@ -24,6 +24,8 @@ from svc_engine.strategy.grammar.comparisons import CLOUD_SIDE, Comparisons, dir
 from svc_engine.strategy.grammar.conditions import Conditions, flatten
 from svc_engine.strategy.grammar.events import Events
 from svc_engine.strategy.grammar.indicators import Indicators, fmt_num
+from svc_engine.strategy.grammar.primaries import word_primary
+from svc_engine.strategy.grammar.starts import subjectless
 from svc_engine.strategy.grammar.values import Values
 from svc_engine.strategy.grammar.words import (
     AND_WORDS,
@@ -96,6 +98,9 @@ class Entry:
 class Parser(Conditions, Comparisons, Events, Values, Indicators):
     """One parser per condition text, composed of the grammar's mixins
     (:mod:`svc_engine.strategy.grammar`); the entry's side prefix and price clause are here."""
+
+    subjectless = subjectless  # the table of predicates without a subject (grammar/starts.py)
+    word_primary = word_primary  # the table of words that start a value (grammar/primaries.py)
 
     def at_entry_clause_after(self, k: int) -> bool:
         return self.peek(k).text in ENTRY_WORDS and self.peek(k).kind == WORD

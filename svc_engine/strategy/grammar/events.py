@@ -20,67 +20,6 @@ from svc_engine.strategy.vocab import COMPARATORS, DAY_NAMES, PATTERN_WORDS, PAT
 class Events(Cursor):
     """Predicates without a subject, and the events a subject can have (streaks, trend lines)."""
 
-    def subjectless(self) -> A.Node | None:
-        tok = self.peek()
-        if (
-            tok.text == "candle"
-            and self.text[tok.pos : tok.end].lower() == "day"
-            and self.peek(1).text in ("end", "ends")
-        ):
-            self.i += 2
-            return A.DayEnd()  # "the day ends" (exit rules)
-        calendar = self.calendar()
-        if calendar is not None:
-            return calendar
-        pattern = self.pattern()
-        if pattern is not None:
-            return pattern
-        tok = self.peek()
-        colored = self.candle_color()
-        if colored is not None:
-            return colored
-        if self.at("golden", "cross") or self.at("death", "cross"):
-            self.i += 2
-            way = "above" if tok.text == "golden" else "below"
-            return A.Cross(way, A.Ind("sma", (50,)), A.Ind("sma", (200,)))
-        if self.at("at", "least") and self.peek(2).kind == NUM:
-            self.i += 2  # "at least four consecutive bullish candles" holds where four in a row do
-            tok = self.peek()
-            if self.candle_run_at() is None:
-                self.i -= 2
-        if tok.kind == NUM and not tok.pct:
-            k = 1
-            if self.peek(1).text == "consecutive":
-                k = 2
-            color = COLORS.get(self.peek(k).text)
-            if color and self.peek(k + 1).text == "candle":
-                self.i += k + 2
-                self.accept("in", "row")
-                return A.Candles(color, self.positive_int(tok, "the number of candles"))
-        cloud = self.cloud_color()
-        if cloud is not None:
-            return cloud
-        if (self.at("gap") or self.at("candle", "gap")) and not self.gap_as_value():
-            self.accept("candle")
-            return self.gap(A.Field("close"))
-        if self.at("squeeze"):
-            # John Bollinger's Squeeze: BandWidth at its lowest in six months (125 daily candles)
-            self.i += 1
-            return A.NewExtreme("low", 125, A.Ind("bb", (20, 2.0), "bandwidth"))
-        run = self.n_candle_move()
-        if run is not None:
-            return run
-        extreme = self.range_break()
-        if extreme is not None:
-            return extreme
-        if self.at("new"):
-            self.i += 1
-            n, kind = self.new_extreme()
-            return A.NewExtreme(kind, n, A.Field(kind))
-        if self.at_trend_line() or self.at("resistance") or self.at("support"):
-            return self.trend_break()
-        return None
-
     def calendar(self) -> A.Node | None:
         """ "on Mondays", "on weekends", "at 14:00 UTC", "the candle opens at 14:00", "at the session
         open", "the first candle of the day", "the day opens": the candle's place in the UTC week and
@@ -352,3 +291,4 @@ class Events(Cursor):
         self.accept("candle")
         self.accept("in", "row")
         return A.Streak(verb.text, self.positive_int(tok, "the number of candles"), left)
+

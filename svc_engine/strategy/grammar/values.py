@@ -12,9 +12,9 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.words import DOWN_WORDS, GAP_SIZE_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
-from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD, Token
-from svc_engine.strategy.vocab import ALIASES, DAY_NAMES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
+from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
+from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD
+from svc_engine.strategy.vocab import ALIASES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
 
 #: Words of "standard deviation(s)" in "2 standard deviations below the average".
 STD_WORDS: dict[tuple[str, ...], str] = {
@@ -175,72 +175,9 @@ class Values(Cursor):
                 self.fail("expected ')'")
             self.i += 1
             return inner
-        if self.subjects and (
-            self.at("of", "previous", "candle")
-            or self.at("previous", "value")
-            or self.at("its", "previous", "value")
-        ):
-            # "greater than that of the previous candle", "above its previous value": the subject, 1 back
-            self.i += 3 if not self.at("previous") else 2
-            subject = self.subjects[-1]
-            return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
-        if (self.at("current") or self.at("this")) and self.peek(1).text in (
-            "candle",
-            "open",
-            "high",
-            "low",
-            "close",
-            "volume",
-            "price",
-        ):
-            self.i += 1  # "the current bar's volume", "the current low": this candle's
-        if self.at("its") and self.peek(1).text in ("previous", "prior") and self.peek(2).kind == NUM:
-            self.i += 2  # "below 20 times its previous 30-candle average": the average one candle back
-            self.toks[self.i - 1] = Token(WORD, "its", self.toks[self.i - 1].pos, self.toks[self.i - 1].end)
-            self.i -= 1
-            return A.Lag(self.primary(), 1)
-        if self.at("its") and self.peek(1).text in ("previous", "prior", "open", "high", "low", "close"):
-            self.i += 1  # "opens above its previous close"
-        if self.subjects and (
-            (self.at("candle", "before") and self.text[self.peek().pos : self.peek().end].lower() != "day")
-            or (self.at("previous", "candle") and self.peek(2).kind in (END, RPAREN, COMMA))
-            or (self.at("previous", "candle") and self.peek(2).text in ("and", "or", "while", "with"))
-        ):
-            # "the parabolic SAR is smaller than the candle before": the subject one candle back
-            self.i += 2
-            subject = self.subjects[-1]
-            return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
-        if self.at("candle", "range") or self.at("range"):
-            self.i += 2 if self.at("candle") else 1  # "the candle's range": high minus low
-            return A.Arith("-", A.Field("high"), A.Field("low"))
-        if self.at("gap") and self.peek(1).text in GAP_SIZE_WORDS:
-            self.i += 1  # "gap size is larger than 1 ATR(14)": the open's distance from the previous close
-            self.accept("size")
-            return A.Arith("-", A.Field("open"), A.Lag(A.Field("close"), 1))
-        if self.subjects and (self.at("normal") or self.at("usual")):
-            self.i += 1  # "volume is 4x normal": its usual level, the 20-candle average
-            return A.Ind(
-                "sma", (20,), "", None if self.subjects[-1] == A.Field("close") else self.subjects[-1]
-            )
-        if self.at("yesterday") or self.at("previous") or self.at("prior") or self.at("last"):
-            self.i += 1
-            self.accept("candle")
-            inner = self.primary()
-            return A.Lag(inner.expr, inner.n + 1) if isinstance(inner, A.Lag) else A.Lag(inner, 1)
-        if self.at("its"):
-            if not self.subjects or isinstance(self.subjects[-1], A.Num):
-                self.fail("'its' must follow the value it refers to, as in 'volume is above its average'")
-            self.i += 1
-            period = None
-            if self.peek().kind == NUM and not self.peek().pct:
-                period = self.take()
-                self.accept("candle")
-            return self.indicator(period, source=self.subjects[-1])
-        if tok.kind == WORD and tok.text in DAY_NAMES:
-            if not self.subjects or self.subjects[-1] != A.Ind("weekday", ()):
-                self.fail("a day of the week compares with the day of week, as in 'day of week is Monday'")
-            self.i += 1
-            return A.Num(float(DAY_NAMES[tok.text]))
+        node = self.word_primary()  # the table of words that start a value (grammar/primaries.py)
+        if node is not None:
+            return node
         if self.alias_length() <= 1:
             field = self.match(FIELDS)
             if field is not None:

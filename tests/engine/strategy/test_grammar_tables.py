@@ -1,11 +1,15 @@
-"""The grammar table of a predicate's tail (svc_engine.strategy.grammar.tails): a word that starts
-several rules tries them in the grammar's order, and the first whose look-ahead fits wins."""
+"""The grammar tables of a predicate's tail (svc_engine.strategy.grammar.tails), of a predicate
+without a subject (grammar.starts) and of the words that start a value (grammar.primaries): a word
+that starts several rules tries them in the grammar's order, and the first whose look-ahead fits
+wins; a rule that skips words without a result hands the rest to the word it stopped at."""
 
 from __future__ import annotations
 
 import pytest
 
 from svc_engine.strategy import ast as A
+from svc_engine.strategy.grammar.primaries import PRIMARIES
+from svc_engine.strategy.grammar.starts import SUBJECTLESS
 from svc_engine.strategy.grammar.tails import NUM_TAILS, TAIL_PARSERS
 from svc_engine.strategy.parser import parse_entry
 
@@ -15,6 +19,15 @@ def test_a_shared_word_keeps_the_grammar_order() -> None:
     assert [r.__name__ for r in TAIL_PARSERS["break"]] == ["breaks_out", "crosses"]
     assert [r.__name__ for r in TAIL_PARSERS["rise"]] == ["crosses", "moves_by", "streak"]
     assert [r.__name__ for r in NUM_TAILS] == ["calendar_value", "std_band", "times", "pct_off", "points_off"]
+    assert [r.__name__ for _, r in SUBJECTLESS["at"]] == ["calendar", "at_least_run"]
+    assert [r.__name__ for _, r in SUBJECTLESS["candle"]] == [
+        "day_end",
+        "calendar",
+        "pattern",
+        "candle_color",
+        "gap_event",
+    ]
+    assert [r.__name__ for _, r in PRIMARIES["previous"]] == ["previous_value", "candle_before", "previous"]
 
 
 @pytest.mark.parametrize(
@@ -32,4 +45,23 @@ def test_a_shared_word_keeps_the_grammar_order() -> None:
     ],
 )
 def test_the_first_rule_that_fits_wins(text: str, expected: A.Node) -> None:
+    assert parse_entry(text).condition == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("at least 3 green candles", A.Candles("green", 3)),  # "at least" skipped, the number leads
+        ("at the close on Friday", A.Compare("=", A.Ind("weekday", ()), A.Num(5.0))),
+        ("three white soldiers", A.Pattern("three white soldiers", "")),  # a number's word is a pattern's
+        ("the first candle of the day", A.DayStart()),
+        ("the day ends", A.DayEnd()),
+        (
+            "the current low is above its previous close",
+            A.Compare(">", A.Field("low"), A.Lag(A.Field("close"), 1)),
+        ),
+        ("close is above the previous candle", A.Compare(">", A.Field("close"), A.Lag(A.Field("close"), 1))),
+    ],
+)
+def test_a_skipped_word_hands_over_to_the_next(text: str, expected: A.Node) -> None:
     assert parse_entry(text).condition == expected
