@@ -291,4 +291,3 @@ class Events(Cursor):
         self.accept("candle")
         self.accept("in", "row")
         return A.Streak(verb.text, self.positive_int(tok, "the number of candles"), left)
-
