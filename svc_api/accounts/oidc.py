@@ -159,19 +159,19 @@ def _issuer(services: Any) -> Issuer:
 
 
 def identity_login(
-    services: Any, params: Mapping[str, Any], *, ip: str, platform: str, now: int
+    services: Any, id_token: object, nonce: object, *, ip: str, platform: str, now: int
 ) -> dict[str, Any]:
-    """``identity_login``: ``{id_token, nonce?}`` -> the usual session grant."""
+    """``identity_login``: an ID token (and the nonce it must carry) -> the usual session grant."""
     issuer = _issuer(services)
-    claims = issuer.verify(params.get("id_token"), params.get("nonce"))
+    claims = issuer.verify(id_token, nonce)
     ttl = services.settings.session_ttl_seconds
     with services.store.write() as conn:
         return login(conn, claims, issuer=issuer.issuer, ip=ip, platform=platform, ttl=ttl, now=now)
 
 
-def identity_link(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """``identity_link``: the caller links the identity of ``{id_token, nonce?}``."""
+def identity_link(services: Any, svc_id: str, id_token: object, nonce: object, *, now: int) -> dict[str, Any]:
+    """``identity_link``: the caller links the identity of an ID token (and its nonce)."""
     issuer = _issuer(services)
-    claims = issuer.verify(params.get("id_token"), params.get("nonce"))
+    claims = issuer.verify(id_token, nonce)
     with services.store.write() as conn:
         return link(conn, svc_id, claims, issuer=issuer.issuer, now=now)

@@ -24,6 +24,7 @@ from svc_api.cli import (
     admin_payouts,
     data,
     economic,
+    openapi,
     serve,
     sweep,
     worker,
@@ -52,3 +53,4 @@ admin_education.edu.add_command(admin_payouts.fx_rate)
 main.add_command(sweep.command)
 main.add_command(worker.command)
 main.add_command(economic.command)
+main.add_command(openapi.command)

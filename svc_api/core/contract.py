@@ -1,0 +1,175 @@
+"""One contract per operation: typed request and reply models, declared beside the route.
+
+A request model (:class:`Fields`) lists an operation's fields in the order the service checks them;
+each field carries the rule that checks it (:class:`Check`: one of the core's field validators or a
+domain's own) and the JSON Schema the API description shows for it. The dispatcher validates the
+request with the model before the handler runs, so a handler receives clean, typed values. A rule
+raises the service's own :class:`~svc_api.core.errors.Invalid` (or any ``ServiceError``), which
+pydantic passes through untouched: the first broken field answers with the same 400 body as the
+hand checks the models replaced.
+
+A reply model (:class:`Shape`) describes what a handler returns; handlers still return plain dicts
+(encoded as before), and the models feed the API description and the typed client. ``ErrorDoc``
+documents an operation's own errors.
+
+Example:
+    >>> from svc_api.core.fields import text
+    >>> class Greet(Fields):
+    ...     name: Annotated[str, Check(text, {"type": "string"}, required=True, kwargs={"hi": 8})]
+    >>> Greet.model_validate({"name": "Ana", "other": 1}).name
+    'Ana'
+    >>> Greet.model_validate({})
+    Traceback (most recent call last):
+    ...
+    svc_api.core.errors.Invalid: name must be a string of 1-8 characters
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
+from pydantic_core import CoreSchema, core_schema
+
+JsonDict = dict[str, Any]
+
+__all__ = ["ABSENT", "Annotated", "Check", "ErrorDoc", "Fields", "NoFields", "Shape"]
+
+
+class _Absent:
+    """The value of a field the request did not send (distinct from an explicit ``null``)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+@dataclass(frozen=True)
+class Check:
+    """The rule of one request field and the schema the description shows for it.
+
+    ``rule(value, name, *args, **kwargs)`` returns the clean value or raises; an absent field reaches
+    it as ``absent`` (None unless said otherwise, as ``params.get(name)`` gave the hand checks), so a
+    rule's own "is required" message stays the one clients see. ``name`` is the field's name in
+    messages when it differs from the attribute; ``required`` marks it required in the schema.
+
+    Example:
+        >>> from svc_api.core.fields import page_number
+        >>> check = Check(lambda value, name: page_number(value), {"type": "integer", "minimum": 0})
+        >>> check.run("3", "page")
+        3
+    """
+
+    rule: Callable[..., Any]
+    schema: Mapping[str, Any]
+    required: bool = False
+    name: str | None = None
+    absent: Any = None
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def run(self, value: Any, name: str) -> Any:
+        """The rule applied to ``value`` (an absent value replaced by :attr:`absent`)."""
+        if value is ABSENT:
+            value = self.absent
+        return self.rule(value, self.name or name, *self.args, **self.kwargs)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        def validate(value: Any, info: core_schema.ValidationInfo) -> Any:
+            return self.run(value, info.field_name or "")
+
+        return core_schema.with_info_plain_validator_function(validate)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonDict:
+        return dict(self.schema)
+
+
+class Fields(BaseModel):
+    """The request model of an operation: unknown fields are ignored (as the hand checks ignored
+    them), every declared field is checked by its rule, present or not.
+
+    Example:
+        >>> NoFields.model_validate({"anything": 1})
+        NoFields()
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mark_absent(cls, data: Any) -> Any:
+        return cls.prepare(data) if isinstance(data, Mapping) else data
+
+    @classmethod
+    def prepare(cls, data: Mapping[str, Any]) -> Any:
+        """The request's fields as the rules see them: each declared field, :data:`ABSENT` when
+        not sent. A model whose rule looks at the request as a whole overrides this.
+
+        Example:
+            >>> NoFields.prepare({"x": 1})
+            {}
+        """
+        return {name: data.get(name, ABSENT) for name in cls.model_fields}
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonDict:
+        # Every field has a rule that sees absent values, so pydantic calls them all required; the
+        # description says what the rules require.
+        out = handler.resolve_ref_schema(handler(schema))
+        out.pop("required", None)
+        if required := cls.required_names():
+            out["required"] = required
+        return out
+
+    @classmethod
+    def required_names(cls) -> list[str]:
+        """The fields the schema marks required.
+
+        Example:
+            >>> NoFields.required_names()
+            []
+        """
+        return [name for name, info in cls.model_fields.items() if any(_required(m) for m in info.metadata)]
+
+
+def _required(marker: Any) -> bool:
+    return isinstance(marker, Check) and marker.required
+
+
+class NoFields(Fields):
+    """An operation that takes no fields."""
+
+
+class Shape(BaseModel):
+    """A reply model: the documented fields of what a handler returns (more may be added later, so
+    clients keep unknown ones).
+
+    Example:
+        >>> class Pong(Shape):
+        ...     pong: bool
+        ...     '''Always true.'''
+        >>> Pong.model_validate({"pong": True, "new": 1}).pong
+        True
+    """
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+
+@dataclass(frozen=True)
+class ErrorDoc:
+    """One documented error of an operation: the status, the ``error`` name, when it happens and the
+    ``code`` it carries, if any.
+
+    Example:
+        >>> ErrorDoc(404, "not_found", "no such strategy").status
+        404
+    """
+
+    status: int
+    error: str
+    when: str
+    code: str | None = None
