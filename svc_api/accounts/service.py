@@ -32,6 +32,7 @@ from svc_api.accounts.contacts import (
     set_messenger_linked,
     set_notification_preferences,
 )
+from svc_api.accounts.contract import SessionGrant as SessionGrantReply
 from svc_api.accounts.grants import grant_plan, take_back_plan
 from svc_api.accounts.identity import (
     SessionExpired,
@@ -328,6 +329,7 @@ __all__ = [
     "DeliveryProfile",
     "SessionExpired",
     "SessionGrant",
+    "SessionGrantReply",
     "SessionInvalid",
     "account",
     "account_exists",
