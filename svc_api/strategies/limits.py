@@ -20,7 +20,7 @@ from svc_api.strategies.errors import GenerationBusy
 
 #: Default per-user cap on generations in progress (``Settings.max_concurrent_generations``; the
 #: route passes the setting as ``max_generations``).
-MAX_GENERATIONS = Settings.max_concurrent_generations
+MAX_GENERATIONS: int = Settings.default("max_concurrent_generations")
 MAX_ACTIVE = {"free": 0, "starter": 1, "plus": 2, "pro": 5, "investor": 10}
 MAX_COINS = {"free": 0, "starter": 5, "plus": 10, "pro": 25, "investor": 50}
 LIVE = ("generating", "active")

@@ -4,7 +4,6 @@ engine's; credits, refunds, the 402/404/429 rules and restart recovery."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -53,7 +52,7 @@ def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def bt_settings(settings: Settings, market_dir: Path) -> Settings:
-    return dataclasses.replace(settings, data_dir=market_dir)
+    return settings.replace(data_dir=market_dir)
 
 
 @pytest.fixture
@@ -720,7 +719,7 @@ def test_portfolio_defaults_and_its_500_trade_cap(
 ) -> None:
     """The spec: ``divide`` defaults to the number of coins capped at 20, ``initial_balance`` to 100;
     the result lists the first 500 trades and says ``trades_truncated`` when there were more."""
-    api = make_api(dataclasses.replace(settings, data_dir=wide_market))
+    api = make_api(settings.replace(data_dir=wide_market))
     _, token = _busy_user(api)
     coins = sorted(Catalog(DataStore(wide_market)).symbols("crypto"))
     assert len(coins) == 22, coins

@@ -5,7 +5,6 @@ an API key and with a session token, and finds no 5xx and no reply that breaks t
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import re
 import time
@@ -302,7 +301,7 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
     api.user("community_leader_application_withdraw")
     services = app.state.services
     configured = services.settings
-    services.settings = dataclasses.replace(configured, bot_api_url="http://127.0.0.1:9")  # no call is made
+    services.settings = configured.replace(bot_api_url="http://127.0.0.1:9")  # no call is made
     try:
         api.user("messenger_link")
     finally:
@@ -370,7 +369,7 @@ def _identity_contract(api: Contract, app: Any) -> None:
     services = app.state.services
     configured = services.settings
     with running_issuer() as issuer:
-        services.settings = dataclasses.replace(configured, oidc_issuer=issuer.url, oidc_audience=AUDIENCE)
+        services.settings = configured.replace(oidc_issuer=issuer.url, oidc_audience=AUDIENCE)
         services._cache.pop("oidc:issuer", None)
         try:
             api.user("identity_link", id_token=issuer.token("contract-sub"))
