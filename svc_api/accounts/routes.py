@@ -26,6 +26,7 @@ def _register(call: Call) -> dict[str, Any]:
         ttl=call.services.settings.session_ttl_seconds,
         platform=platform_of(p),
         referral_code=p.get("referral_code"),
+        now=call.now,
     )
     return grant.to_dict()
 
@@ -40,6 +41,7 @@ def _login(call: Call) -> dict[str, Any]:
         ttl=call.services.settings.session_ttl_seconds,
         platform=platform_of(p),
         throttle=accounts.login_throttle(call.services),
+        now=call.now,
     )
     return grant.to_dict()
 

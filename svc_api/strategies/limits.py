@@ -41,17 +41,17 @@ def lock_account(conn: Connection, svc_id: str) -> None:
     accounts.lock_account(conn, svc_id)
 
 
-def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> None:
+def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None, now: int) -> None:
     """403 when one more live strategy would exceed the plan (``exclude`` is the one being changed).
 
     Example:
         >>> with store.read() as conn:
-        ...     check_plan_limit(conn, "NOPE00", exclude=None)
+        ...     check_plan_limit(conn, "NOPE00", exclude=None, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    plan = accounts.current_plan(conn, svc_id)
+    plan = accounts.current_plan(conn, svc_id, now=now)
     limit = MAX_ACTIVE[plan]
     if limit == 0:
         raise Forbidden(

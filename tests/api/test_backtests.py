@@ -440,12 +440,12 @@ def test_progress_events_reach_the_row(bt_api: Api) -> None:
     launch = backtests.Launch("full_range", "p", 1, ["BTCUSDT", "ETHUSDT"], "crypto", "1h", {}, 2, 3, 1.0)
     store = bt_api.app.state.services.store
     with store.write() as conn:
-        job_id = backtests.create_job(conn, svc_id, launch, limit=3)["job_id"]
+        job_id = backtests.create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
     work = jobs.Work(job_id, svc_id, "full_range", None, ["BTCUSDT", "ETHUSDT"], "crypto", "1h")
     progress = jobs.Progress(store, work, interval=0.0)
     progress({"done": 1, "total": 2, "item": "ETHUSDT", "index": 1, "status": "failed", "pct": 50.0})
     with store.read() as conn:
-        status = backtests.job_status(backtests.get_job(conn, svc_id, job_id))
+        status = backtests.job_status(backtests.get_job(conn, svc_id, job_id), now=int(time.time()))
     assert status["progress_pct"] == 50.0
     # Coins as the request named them (issue 13).
     assert status["coin_progress"] == {
@@ -506,7 +506,7 @@ def test_legacy_delete_pair_and_running_jobs(bt_api: Api) -> None:
     store = bt_api.app.state.services.store
     launch = backtests.Launch("full_range", "legacy", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
     with store.write() as conn:
-        job_id = backtests.create_job(conn, svc_id, launch, limit=3)["job_id"]
+        job_id = backtests.create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
     body = {"strategy_name": "legacy", "backtest_key": job_id}
     running = _bt(bt_api, "delete_backtest", body, token)
     assert running.status_code == 409

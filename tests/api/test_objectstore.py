@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,7 +162,7 @@ def test_runner_stores_results_in_s3(
     try:
         launch = backtests.Launch("full_range", "s3test", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
         with store.write() as conn:
-            job_id = backtests.create_job(conn, svc_id, launch, limit=3)["job_id"]
+            job_id = backtests.create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
         work = jobs.Work(job_id, svc_id, "full_range", "close > open", ["BTCUSDT"], "crypto", "1h")
         runner.submit(work)
         runner.wait(job_id, timeout=30)

@@ -442,7 +442,12 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.backtest("delete_backtest", job_id=run["job_id"])
 
     services = market_app.state.services
-    assert trend_refresh.refresh_once(services.store, catalog_of(services))["found"] > 0
+    assert (
+        trend_refresh.refresh_once(services.store, catalog_of(services), wall_now=services.clock.now())[
+            "found"
+        ]
+        > 0
+    )
     assert platform.seed_changelog_if_empty(services.store)  # a changelog with entries to check
     api.headers = {"X-API-Key": key["api_key"], "X-API-Secret": key["api_secret"]}
     for request_type in (

@@ -155,7 +155,7 @@ def test_a_running_job_is_never_expired(rapi: Api) -> None:
         credits.deposit_credits(conn, svc_id, 5)
     launch = Launch("full_range", "smacross", 1, ["BTCUSDT"], "crypto", "1h", {}, 0, 1, 1.0)
     with services.store.write() as conn:
-        job_id = create_job(conn, svc_id, launch, limit=3)["job_id"]
+        job_id = create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
     jobs.runner_of(services).objects.put(job_keys(svc_id, job_id, ["BTCUSDT"], "full_range")[0], b"{}")
     rapi.clock.advance(400 * DAY)
     assert _pass(rapi)["backtests_deleted"] == 0
