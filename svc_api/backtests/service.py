@@ -355,7 +355,7 @@ strategies.register_backtest_hooks(
     full_range_returns=lambda conn, svc_id, name, timeframe: full_range_returns(
         conn, svc_id, name, timeframe=timeframe
     ),
-    delete_for_strategy=lambda conn, svc_id, name: delete_for_strategy(conn, svc_id, name),
+    delete_for_strategy=lambda conn, svc_id, name, now: delete_for_strategy(conn, svc_id, name, now=now),
 )
 
 __all__ = [

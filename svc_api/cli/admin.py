@@ -110,7 +110,7 @@ def purchase(svc_id: str, plan: str, period: str, purchase_id: str, amount: str 
     def work(services: Services) -> dict[str, Any]:
         now = services.clock.now()
         return billing.purchase(
-            services.store, svc_id.upper(), plan, period, purchase_id, amount, source, now
+            services.store, svc_id.upper(), plan, period, purchase_id, amount, source, now=now
         )
 
     _run(work)

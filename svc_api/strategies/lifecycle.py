@@ -177,14 +177,16 @@ def rollback(conn: Connection, svc_id: str, strategy_name: Any, target: Any, *, 
     }
 
 
-def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any) -> dict[str, Any]:
+def delete(
+    conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any, *, now: int
+) -> dict[str, Any]:
     """Delete a strategy, its versions and its backtests; ``confirm_name`` must equal the name.
 
     ``deleted_objects`` counts the versions and the backtest records removed.
 
     Example:
         >>> with store.write() as conn:
-        ...     delete(conn, "NOPE00", "rsidip", "rsidip")
+        ...     delete(conn, "NOPE00", "rsidip", "rsidip", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
@@ -194,7 +196,7 @@ def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any)
     strategy_head(conn, svc_id, name)
     if has_active_listing(conn, svc_id, name):
         raise Conflict(f"strategy {name!r} is listed on the marketplace; unpublish the listing first")
-    backtests = delete_backtests(conn, svc_id, name)
+    backtests = delete_backtests(conn, svc_id, name, now=now)
     removed = queries.delete_strategy(conn, svc_id, name)
     return {"strategy_name": name, "deleted": True, "deleted_objects": removed + backtests}
 

@@ -60,7 +60,9 @@ def _rollback(call: Call) -> dict[str, Any]:
 
 def _delete(call: Call) -> dict[str, Any]:
     p = call.params
-    return strategies.delete_strategy(call.store, call.svc_id, p.get("strategy_name"), p.get("confirm_name"))
+    return strategies.delete_strategy(
+        call.store, call.svc_id, p.get("strategy_name"), p.get("confirm_name"), now=call.now
+    )
 
 
 def _visibility(call: Call) -> dict[str, Any]:

@@ -185,17 +185,19 @@ def rollback_strategy(
         return rollback(conn, svc_id, strategy_name, target_version, now=now)
 
 
-def delete_strategy(store: Store, svc_id: str, strategy_name: Any, confirm_name: Any) -> dict[str, Any]:
+def delete_strategy(
+    store: Store, svc_id: str, strategy_name: Any, confirm_name: Any, *, now: int
+) -> dict[str, Any]:
     """:func:`delete` in its own write transaction (backtests included, or nothing at all).
 
     Example:
-        >>> delete_strategy(store, "NOPE00", "rsidip", None)
+        >>> delete_strategy(store, "NOPE00", "rsidip", None, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: confirm_name is required: repeat the strategy name 'rsidip' to delete it
     """
     with store.write() as conn:
-        return delete(conn, svc_id, strategy_name, confirm_name)
+        return delete(conn, svc_id, strategy_name, confirm_name, now=now)
 
 
 def change_visibility(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:

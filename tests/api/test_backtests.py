@@ -263,7 +263,7 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
     assert part["total_trades"] == btc.height == len(part["trades"])
     assert _balance(bt_api, svc_id) == 50 - 4 - 5
     with bt_api.app.state.services.store.write() as conn:
-        assert backtests.delete_for_strategy(conn, svc_id, "smacross") == 2
+        assert backtests.delete_for_strategy(conn, svc_id, "smacross", now=int(time.time())) == 2
     assert _ok(bt_api.user("backtest_history", token=token))["data"]["count"] == 0
 
 
@@ -496,7 +496,7 @@ def test_history_filters_and_cursor(bt_api: Api) -> None:
     for bad in ({"limit": 0}, {"limit": "x"}, {"cursor": "garbage"}, {"timeframe": "2m"}, {"coin": "NOPE"}):
         assert bt_api.user("backtest_history", bad, token=token).status_code == 400, bad
     with store.write() as conn:
-        assert backtests.delete_for_strategy(conn, svc_id, "alpha") == 3
+        assert backtests.delete_for_strategy(conn, svc_id, "alpha", now=int(time.time())) == 3
     with store.read() as conn:
         assert backtests.full_range_returns(conn, svc_id, "beta") is None
 

@@ -517,7 +517,8 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.user("marketplace_unsubscribe", subscription_id=sub["subscription_id"])
     api.user("set_inviter", inviter_id=grant["svc_id"].lower())
     with market_app.state.services.store.write() as conn:
-        billing.apply_purchase(conn, other["svc_id"], "pro", "monthly", "contract-1")
+        now = market_app.state.services.clock.now()
+        billing.apply_purchase(conn, other["svc_id"], "pro", "monthly", "contract-1", now=now)
     api.headers = creator
     api.user("referral_list")
     api.user("referral_redeem", redeem_type="credits", amount=5)

@@ -665,7 +665,7 @@ def test_delete_is_503_and_deletes_nothing_when_the_result_store_fails(
     _ok(api.user("strategy_generate", RSI, token=token))
     _settled(api, token, "rsidip")
 
-    def broken(*args: Any) -> int:
+    def broken(*args: Any, **kwargs: Any) -> int:
         raise OSError("object store unreachable")
 
     monkeypatch.setattr(backtests_service, "delete_for_strategy", broken)

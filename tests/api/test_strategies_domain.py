@@ -147,7 +147,7 @@ def test_a_claim_of_a_deleted_strategy_is_dropped(store: Store) -> None:
         assert generation.claim_next(conn, "w2", now=int(time.time())) is None  # taken
     assert claim is not None
     with store.write() as conn:
-        assert strategies.delete(conn, sid, "rsidip", "rsidip")["deleted_objects"] == 1
+        assert strategies.delete(conn, sid, "rsidip", "rsidip", now=int(time.time()))["deleted_objects"] == 1
     with store.write() as conn:
         assert (
             generation.finish(conn, claim, generation.compile_version(claim.fields), now=int(time.time()))
