@@ -29,6 +29,7 @@ def _generate(call: Call) -> dict[str, str]:
         call.params.get("label"),
         call.params.get("permissions"),
         secret_key=call.services.settings.secret_key,
+        now=call.now,
     )
 
 
@@ -37,7 +38,7 @@ def _status(call: Call) -> dict[str, Any]:
 
 
 def _revoke(call: Call) -> dict[str, bool]:
-    return apikeys.revoke(call.store, call.svc_id, call.params.get("api_key_id"))
+    return apikeys.revoke(call.store, call.svc_id, call.params.get("api_key_id"), now=call.now)
 
 
 USER: dict[str, Operation] = {

@@ -31,8 +31,10 @@ def _notifications_mark_read(call: Call) -> dict[str, Any]:
     if every is not None:
         if every is not True:
             raise Invalid("all must be true")
-        return notifications.mark_every_read(call.store, call.svc_id)
-    return notifications.mark_one_read(call.store, call.svc_id, non_empty(nid, "notification_id"))
+        return notifications.mark_every_read(call.store, call.svc_id, now=call.now)
+    return notifications.mark_one_read(
+        call.store, call.svc_id, non_empty(nid, "notification_id"), now=call.now
+    )
 
 
 def _messenger_link(call: Call) -> dict[str, Any]:
