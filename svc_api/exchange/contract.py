@@ -141,7 +141,7 @@ class OrderFields(OrderPreviewFields):
     )
 
 
-class OrderHistory(Fields):
+class ExchangeOrderHistory(Fields):
     """``order_history``: the caller's orders, newest first."""
 
     limit: Limit(25, 1, 100)

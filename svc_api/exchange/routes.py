@@ -43,7 +43,7 @@ def _order(call: Call, req: c.OrderFields) -> dict[str, Any]:
     return exchange.place(call.services, call.svc_id, req.order(), now=call.now)
 
 
-def _history(call: Call, req: c.OrderHistory) -> dict[str, Any]:
+def _history(call: Call, req: c.ExchangeOrderHistory) -> dict[str, Any]:
     status = req.status or None
     kind = f"orders:{status}"
     page, last = exchange.history(
@@ -101,7 +101,7 @@ USER: dict[str, Operation] = {
     ),
     "order_history": Operation(
         _history,
-        request=c.OrderHistory,
+        request=c.ExchangeOrderHistory,
         reply=c.OrderHistoryPage,
         summary="The caller's orders, newest first.",
     ),

@@ -7,9 +7,9 @@ listing's owner, the ``listing_id`` of ``marketplace_reviews`` after its cursor)
 service and is documented with ``AsSent``.
 
 Example:
-    >>> Review.model_validate({"listing_id": "lst_1", "rating": 4.0}).rating
+    >>> MarketplaceReview.model_validate({"listing_id": "lst_1", "rating": 4.0}).rating
     4
-    >>> Browse.model_validate({"sort": "cheapest"})
+    >>> MarketplaceBrowseQuery.model_validate({"sort": "cheapest"})
     Traceback (most recent call last):
     ...
     svc_api.core.errors.Invalid: sort must be one of newest, price_asc, got 'cheapest'
@@ -25,7 +25,7 @@ from svc_api.core.fields import string_list
 from svc_api.core.params import AsSent, Cursor, Limit
 from svc_api.marketplace.listings import description_of, price_of
 from svc_api.marketplace.reviews import comment_of
-from svc_api.strategies.fields import check_name
+from svc_api.strategies import service as strategies
 
 SORTS = ("newest", "price_asc")
 SIGNAL_MODES = ("full", "signal_only")
@@ -118,13 +118,13 @@ IdempotencyKey = AsSent(
 )
 
 
-class Publish(Fields):
+class MarketplacePublish(Fields):
     """``marketplace_publish``: list a strategy's signals."""
 
     strategy_key: Annotated[
         str,
         Check(
-            check_name,
+            strategies.check_name,
             {"type": "string", "minLength": 4, "maxLength": 20, "pattern": "^[a-z0-9]{4,20}$"},
             required=True,
         ),
@@ -140,7 +140,7 @@ class Publish(Fields):
     ]
 
 
-class UpdateListing(Fields):
+class MarketplaceUpdate(Fields):
     """``marketplace_update_listing``: a new price (it cancels the subscriptions) or description."""
 
     listing_id: ListingId
@@ -152,14 +152,14 @@ class UpdateListing(Fields):
     """Checked after the listing is found to be the caller's."""
 
 
-class ListingRef(Fields):
+class MarketplaceListingRef(Fields):
     """An operation on one listing: ``marketplace_unpublish``, ``marketplace_listing_detail``,
     ``marketplace_listing``."""
 
     listing_id: ListingId
 
 
-class Subscribe(Fields):
+class MarketplaceSubscribe(Fields):
     """``marketplace_subscribe``: the coins of a listing to receive signals of (all or nothing)."""
 
     listing_id: ListingId
@@ -175,13 +175,13 @@ class Subscribe(Fields):
     idempotency_key: IdempotencyKey
 
 
-class Unsubscribe(Fields):
+class MarketplaceUnsubscribe(Fields):
     """``marketplace_unsubscribe``."""
 
     subscription_id: Annotated[str, Check(required_id, {"type": "string", "minLength": 1}, required=True)]
 
 
-class Review(Fields):
+class MarketplaceReview(Fields):
     """``marketplace_review``: by a present or past subscriber, once."""
 
     rating: Annotated[int, Check(_rating, {"type": "integer", "minimum": 1, "maximum": 5}, required=True)]
@@ -195,14 +195,14 @@ class Review(Fields):
     listing_id: ListingId
 
 
-class OwnPage(Fields):
+class MarketplaceOwnPage(Fields):
     """``marketplace_my_listings``, ``marketplace_my_subscriptions``: a page of the caller's own."""
 
     limit: Limit(25, 1, 100)
     cursor: Cursor
 
 
-class Browse(Fields):
+class MarketplaceBrowseQuery(Fields):
     """``marketplace_browse``: the active listings."""
 
     limit: Limit(50, 1, 100)
@@ -216,7 +216,7 @@ class Browse(Fields):
     cursor: Cursor
 
 
-class Reviews(Fields):
+class MarketplaceReviewsQuery(Fields):
     """``marketplace_reviews``: a listing's reviews, newest first."""
 
     limit: Limit(20, 1, 100, clamp=True)

@@ -28,7 +28,7 @@ def _position(last: list[Any] | None) -> dict[str, Any] | None:
     return None if last is None else {"t": last[0], "k": last[1]}
 
 
-def _publish(call: Call, req: c.Publish) -> dict[str, Any]:
+def _publish(call: Call, req: c.MarketplacePublish) -> dict[str, Any]:
     return marketplace.publish(
         call.services,
         call.svc_id,
@@ -41,7 +41,7 @@ def _publish(call: Call, req: c.Publish) -> dict[str, Any]:
     )
 
 
-def _update(call: Call, req: c.UpdateListing) -> dict[str, Any]:
+def _update(call: Call, req: c.MarketplaceUpdate) -> dict[str, Any]:
     return marketplace.update_listing(
         call.store,
         call.svc_id,
@@ -52,11 +52,11 @@ def _update(call: Call, req: c.UpdateListing) -> dict[str, Any]:
     )
 
 
-def _unpublish(call: Call, req: c.ListingRef) -> dict[str, Any]:
+def _unpublish(call: Call, req: c.MarketplaceListingRef) -> dict[str, Any]:
     return marketplace.unpublish(call.store, call.svc_id, req.listing_id, now=call.now)
 
 
-def _subscribe(call: Call, req: c.Subscribe) -> dict[str, Any]:
+def _subscribe(call: Call, req: c.MarketplaceSubscribe) -> dict[str, Any]:
     fee = call.services.settings.marketplace_fee_pct
     catalog = market.catalog_of(call.services)  # refuse coins whose timeframe the store cannot serve
     return marketplace.subscribe(
@@ -70,37 +70,37 @@ def _subscribe(call: Call, req: c.Subscribe) -> dict[str, Any]:
     )
 
 
-def _unsubscribe(call: Call, req: c.Unsubscribe) -> dict[str, Any]:
+def _unsubscribe(call: Call, req: c.MarketplaceUnsubscribe) -> dict[str, Any]:
     return marketplace.unsubscribe(call.store, call.svc_id, req.subscription_id, now=call.now)
 
 
-def _review(call: Call, req: c.Review) -> dict[str, Any]:
+def _review(call: Call, req: c.MarketplaceReview) -> dict[str, Any]:
     secret = call.services.settings.secret_key
     return marketplace.review(
         call.store, call.svc_id, req.listing_id, req.rating, req.comment, secret=secret, now=call.now
     )
 
 
-def _my_listings(call: Call, req: c.OwnPage) -> dict[str, Any]:
+def _my_listings(call: Call, req: c.MarketplaceOwnPage) -> dict[str, Any]:
     page, last = marketplace.my_listings(
         call.store, call.svc_id, limit=req.limit, after=_after(call, "listings")
     )
     return call.user_page("listings", "listings", page, last is not None, _position(last))
 
 
-def _my_subscriptions(call: Call, req: c.OwnPage) -> dict[str, Any]:
+def _my_subscriptions(call: Call, req: c.MarketplaceOwnPage) -> dict[str, Any]:
     page, last = marketplace.my_subscriptions(
         call.store, call.svc_id, limit=req.limit, after=_after(call, "subs")
     )
     return call.user_page("subs", "subscriptions", page, last is not None, _position(last))
 
 
-def _detail(call: Call, req: c.ListingRef) -> dict[str, Any]:
+def _detail(call: Call, req: c.MarketplaceListingRef) -> dict[str, Any]:
     return marketplace.listing_detail(call.store, call.principal.svc_id, req.listing_id)
 
 
-def _browse(call: Call, req: c.Browse) -> dict[str, Any]:
-    # The spec gives a range (1-100), not a maximum that clamps: above it is a 400 (c.Browse).
+def _browse(call: Call, req: c.MarketplaceBrowseQuery) -> dict[str, Any]:
+    # The spec gives a range (1-100), not a maximum that clamps: above it is a 400 (c.MarketplaceBrowseQuery).
     kind = f"browse:{req.sort}"
     page, last = marketplace.browse(
         call.store, coin=req.coin, sort=req.sort, limit=req.limit, after=_after(call, kind, personal=False)
@@ -109,11 +109,11 @@ def _browse(call: Call, req: c.Browse) -> dict[str, Any]:
     return {"listings": page, "count": len(page), "next_cursor": cursor, "has_more": last is not None}
 
 
-def _listing(call: Call, req: c.ListingRef) -> dict[str, Any]:
+def _listing(call: Call, req: c.MarketplaceListingRef) -> dict[str, Any]:
     return {"ok": True, "data": _detail(call, req)}
 
 
-def _reviews(call: Call, req: c.Reviews) -> dict[str, Any]:
+def _reviews(call: Call, req: c.MarketplaceReviewsQuery) -> dict[str, Any]:
     listing_id = req.listing_id
     kind = f"reviews:{listing_id}"
     page, last = marketplace.listing_reviews(
@@ -132,21 +132,21 @@ def _reviews(call: Call, req: c.Reviews) -> dict[str, Any]:
 USER: dict[str, Operation] = {
     "marketplace_publish": Operation(
         _publish,
-        request=c.Publish,
+        request=c.MarketplacePublish,
         reply=r.ListingPublished,
         summary="List a strategy's signals for a monthly price.",
         errors=c.PUBLISH_ERRORS,
     ),
     "marketplace_update_listing": Operation(
         _update,
-        request=c.UpdateListing,
+        request=c.MarketplaceUpdate,
         reply=r.ListingUpdated,
         summary="Change a listing's price (cancelling its subscriptions) or description.",
         errors=c.UPDATE_ERRORS,
     ),
     "marketplace_unpublish": Operation(
         _unpublish,
-        request=c.ListingRef,
+        request=c.MarketplaceListingRef,
         reply=r.ListingRemoved,
         summary="Unpublish a listing, cancelling every subscription.",
         errors=c.UNPUBLISH_ERRORS,
@@ -154,40 +154,40 @@ USER: dict[str, Operation] = {
     "marketplace_subscribe": Operation(
         _subscribe,
         idempotent=True,
-        request=c.Subscribe,
+        request=c.MarketplaceSubscribe,
         reply=r.Subscribed,
         summary="Subscribe to a listing's coins, the first month charged at once.",
         errors=c.SUBSCRIBE_ERRORS,
     ),
     "marketplace_unsubscribe": Operation(
         _unsubscribe,
-        request=c.Unsubscribe,
+        request=c.MarketplaceUnsubscribe,
         reply=r.Unsubscribed,
         summary="Cancel a subscription.",
         errors=c.UNSUBSCRIBE_ERRORS,
     ),
     "marketplace_review": Operation(
         _review,
-        request=c.Review,
+        request=c.MarketplaceReview,
         reply=r.Reviewed,
         summary="Review a listing one subscribes or subscribed to.",
         errors=c.REVIEW_ERRORS,
     ),
     "marketplace_my_listings": Operation(
         _my_listings,
-        request=c.OwnPage,
+        request=c.MarketplaceOwnPage,
         reply=r.OwnListingsPage,
         summary="The caller's listings, newest first.",
     ),
     "marketplace_my_subscriptions": Operation(
         _my_subscriptions,
-        request=c.OwnPage,
+        request=c.MarketplaceOwnPage,
         reply=r.SubscriptionsPage,
         summary="The caller's subscriptions, newest first.",
     ),
     "marketplace_listing_detail": Operation(
         _detail,
-        request=c.ListingRef,
+        request=c.MarketplaceListingRef,
         reply=r.ListingDetail,
         summary="A listing's detail for the caller.",
         errors=(c.NOT_FOUND,),
@@ -198,14 +198,14 @@ TRADINGDATA: dict[str, Operation] = {
         _browse,
         access="public",
         inline=True,
-        request=c.Browse,
+        request=c.MarketplaceBrowseQuery,
         reply=r.MarketplaceBrowse,
         summary="The active listings, newest or cheapest first.",
     ),
     "marketplace_listing": Operation(
         _listing,
         access="public",
-        request=c.ListingRef,
+        request=c.MarketplaceListingRef,
         reply=r.MarketplaceListing,
         summary="A listing's detail.",
         errors=(c.NOT_FOUND,),
@@ -213,7 +213,7 @@ TRADINGDATA: dict[str, Operation] = {
     "marketplace_reviews": Operation(
         _reviews,
         access="public",
-        request=c.Reviews,
+        request=c.MarketplaceReviewsQuery,
         reply=r.MarketplaceReviews,
         summary="A listing's reviews, newest first.",
         errors=(c.NOT_FOUND,),
