@@ -13,6 +13,8 @@ from typing import Any
 
 from svc_api.client.base import UNSET, BaseClient
 from svc_api.accounts.contract import Account, IdentityLinked, LoggedOut, LoginHistoryPage, NotificationSettings, SessionGrant
+from svc_api.exchange.contract import ExchangeBalance, ExchangeLinked, ExchangeUnlinked, OrderHistoryPage, OrderPreview, OrderResult
+from svc_api.marketplace.replies import ListingDetail, ListingPublished, ListingRemoved, ListingUpdated, MarketplaceBrowse, MarketplaceListing, MarketplaceReviews, OwnListingsPage, Reviewed, Subscribed, SubscriptionsPage, Unsubscribed
 
 
 class Client(BaseClient):
@@ -49,3 +51,79 @@ class Client(BaseClient):
     def identity_link(self, *, id_token: Any, nonce: Any = UNSET) -> IdentityLinked:
         """Link an OIDC identity to the caller's account."""
         return self._call("user", "identity_link", {"id_token": id_token, "nonce": nonce}, IdentityLinked)
+
+    def marketplace_publish(self, *, strategy_key: str, monthly_price_credits: float, signal_mode: str, requested_coins: list[str], description: str = UNSET) -> ListingPublished:
+        """List a strategy's signals for a monthly price."""
+        return self._call("user", "marketplace_publish", {"strategy_key": strategy_key, "description": description, "monthly_price_credits": monthly_price_credits, "signal_mode": signal_mode, "requested_coins": requested_coins}, ListingPublished)
+
+    def marketplace_update_listing(self, *, listing_id: str, monthly_price_credits: Any = UNSET, description: Any = UNSET) -> ListingUpdated:
+        """Change a listing's price (cancelling its subscriptions) or description."""
+        return self._call("user", "marketplace_update_listing", {"listing_id": listing_id, "monthly_price_credits": monthly_price_credits, "description": description}, ListingUpdated)
+
+    def marketplace_unpublish(self, *, listing_id: str) -> ListingRemoved:
+        """Unpublish a listing, cancelling every subscription."""
+        return self._call("user", "marketplace_unpublish", {"listing_id": listing_id}, ListingRemoved)
+
+    def marketplace_subscribe(self, *, listing_id: str, selected_coins: list[str], idempotency_key: Any = UNSET) -> Subscribed:
+        """Subscribe to a listing's coins, the first month charged at once."""
+        return self._call("user", "marketplace_subscribe", {"listing_id": listing_id, "selected_coins": selected_coins, "idempotency_key": idempotency_key}, Subscribed)
+
+    def marketplace_unsubscribe(self, *, subscription_id: str) -> Unsubscribed:
+        """Cancel a subscription."""
+        return self._call("user", "marketplace_unsubscribe", {"subscription_id": subscription_id}, Unsubscribed)
+
+    def marketplace_review(self, *, rating: int, listing_id: str, comment: str = UNSET) -> Reviewed:
+        """Review a listing one subscribes or subscribed to."""
+        return self._call("user", "marketplace_review", {"rating": rating, "comment": comment, "listing_id": listing_id}, Reviewed)
+
+    def marketplace_my_listings(self, *, limit: int = UNSET, cursor: str | None = UNSET) -> OwnListingsPage:
+        """The caller's listings, newest first."""
+        return self._call("user", "marketplace_my_listings", {"limit": limit, "cursor": cursor}, OwnListingsPage)
+
+    def marketplace_my_subscriptions(self, *, limit: int = UNSET, cursor: str | None = UNSET) -> SubscriptionsPage:
+        """The caller's subscriptions, newest first."""
+        return self._call("user", "marketplace_my_subscriptions", {"limit": limit, "cursor": cursor}, SubscriptionsPage)
+
+    def marketplace_listing_detail(self, *, listing_id: str) -> ListingDetail:
+        """A listing's detail for the caller."""
+        return self._call("user", "marketplace_listing_detail", {"listing_id": listing_id}, ListingDetail)
+
+    def exchange_link(self, *, api_key: str, api_secret: str) -> ExchangeLinked:
+        """Link the caller's exchange account by an API key pair."""
+        return self._call("user", "exchange_link", {"api_key": api_key, "api_secret": api_secret}, ExchangeLinked)
+
+    def exchange_unlink(self) -> ExchangeUnlinked:
+        """Forget the caller's exchange keys."""
+        return self._call("user", "exchange_unlink", {}, ExchangeUnlinked)
+
+    def exchange_login(self, *, api_key: str, api_secret: str, platform: str = UNSET) -> SessionGrant:
+        """Open a session with the API key pair of a linked exchange account."""
+        return self._call("user", "exchange_login", {"platform": platform, "api_key": api_key, "api_secret": api_secret}, SessionGrant)
+
+    def exchange_balance(self) -> ExchangeBalance:
+        """The linked exchange account's free balances."""
+        return self._call("user", "exchange_balance", {}, ExchangeBalance)
+
+    def exchange_order_preview(self, *, symbol: Any, side: Any, quantity: Any, take_profit_price: Any, stop_loss_price: Any, order_source: Any, market_type: Any = UNSET, entry_price: Any = UNSET, signal_position_key: Any = UNSET) -> OrderPreview:
+        """Check an OCO order against the exchange's rules and the balance; nothing placed."""
+        return self._call("user", "exchange_order_preview", {"market_type": market_type, "symbol": symbol, "side": side, "quantity": quantity, "entry_price": entry_price, "take_profit_price": take_profit_price, "stop_loss_price": stop_loss_price, "order_source": order_source, "signal_position_key": signal_position_key}, OrderPreview)
+
+    def exchange_order(self, *, symbol: Any, side: Any, quantity: Any, take_profit_price: Any, stop_loss_price: Any, order_source: Any, idempotency_key: Any, market_type: Any = UNSET, entry_price: Any = UNSET, signal_position_key: Any = UNSET) -> OrderResult:
+        """Place a spot OCO order once per idempotency key."""
+        return self._call("user", "exchange_order", {"market_type": market_type, "symbol": symbol, "side": side, "quantity": quantity, "entry_price": entry_price, "take_profit_price": take_profit_price, "stop_loss_price": stop_loss_price, "order_source": order_source, "signal_position_key": signal_position_key, "idempotency_key": idempotency_key}, OrderResult)
+
+    def order_history(self, *, limit: int = UNSET, cursor: str | None = UNSET, status: Any = UNSET) -> OrderHistoryPage:
+        """The caller's orders, newest first."""
+        return self._call("user", "order_history", {"limit": limit, "cursor": cursor, "status": status}, OrderHistoryPage)
+
+    def marketplace_browse(self, *, limit: int = UNSET, sort: str = UNSET, coin: str | None = UNSET, cursor: str | None = UNSET) -> MarketplaceBrowse:
+        """The active listings, newest or cheapest first."""
+        return self._call("tradingdata", "marketplace_browse", {"limit": limit, "sort": sort, "coin": coin, "cursor": cursor}, MarketplaceBrowse)
+
+    def marketplace_listing(self, *, listing_id: str) -> MarketplaceListing:
+        """A listing's detail."""
+        return self._call("tradingdata", "marketplace_listing", {"listing_id": listing_id}, MarketplaceListing)
+
+    def marketplace_reviews(self, *, listing_id: Any, limit: int = UNSET, cursor: str | None = UNSET) -> MarketplaceReviews:
+        """A listing's reviews, newest first."""
+        return self._call("tradingdata", "marketplace_reviews", {"limit": limit, "cursor": cursor, "listing_id": listing_id}, MarketplaceReviews)
