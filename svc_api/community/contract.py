@@ -330,7 +330,7 @@ POST_DELETE_ERRORS = (
 LIKE_ERRORS = (NO_POST, ErrorDoc(409, "conflict", "the caller liked this post already"))
 REPORT_ERRORS = (ErrorDoc(404, "not_found", "no visible post, or no message with this key in the channel"),)
 FOLLOW_ERRORS = (
-    ErrorDoc(400, "invalid_request", "the caller's own ID"),
+    ErrorDoc(400, "invalid_request", "the caller's own ID (one cannot follow oneself)"),
     ErrorDoc(404, "not_found", "not a community leader"),
     ErrorDoc(409, "conflict", "the caller follows this leader already"),
 )
