@@ -136,7 +136,7 @@ class CommunityPost(Shape):
     """Unix seconds."""
 
 
-class ChatMessage(Shape):
+class CommunityMessage(Shape):
     """A chat message (a deleted one keeps its place with a placeholder text)."""
 
     svc_id: str
@@ -174,7 +174,7 @@ class CommunityChat(Shape):
     """A page of a channel's messages, newest first."""
 
     channel: str
-    messages: list[ChatMessage]
+    messages: list[CommunityMessage]
     count: int
     has_more: bool
     next_cursor: str | None
