@@ -197,14 +197,11 @@ def test_bench_post_fanout_to_10000_followers(benchmark: Any, tmp_path: Path) ->
     (leader_id,), _ = _members(store, 1, "L", T0)
     followers, _ = _members(store, FOLLOWERS, "F", T0)
     community.apply(
-        store,
-        leader_id,
-        {"display_name": "Bench Desk", "reason": "r", "experience": "e", "has_500_followers": True},
-        now=T0,
+        store, leader_id, display_name="Bench Desk", reason="r", experience="e", socials={}, now=T0
     )
     community.decide(store, leader_id, True, now=T0)
     community.add_followers(store, leader_id, followers, now=T0)
-    community.create(store, leader_id, {"title": "Weekly", "content": "Levels to watch"}, now=T0)
+    community.create(store, leader_id, "Levels to watch", title="Weekly", now=T0)
     transports = notifications.transports_for(settings)
     notifications.deliver_due(store, transports, now=T0)  # the leader's approval mail, before the clock runs
     timings: dict[str, float] = {}

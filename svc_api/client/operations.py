@@ -13,6 +13,7 @@ from typing import Any
 
 from svc_api.client.base import UNSET, BaseClient
 from svc_api.accounts.contract import Account, IdentityLinked, LoggedOut, LoginHistoryPage, NotificationSettings, SessionGrant
+from svc_api.community.replies import ChatDeleted, ChatSent, CommunityChat, CommunityLeaders, CommunityPosts, Followed, LeaderApplication, LeaderApplied, LeaderProfile, LeaderWithdrawn, PostCommented, PostCreated, PostDeleted, PostLiked, Reported
 from svc_api.exchange.contract import ExchangeBalance, ExchangeLinked, ExchangeUnlinked, OrderHistoryPage, OrderPreview, OrderResult
 from svc_api.marketplace.replies import ListingDetail, ListingPublished, ListingRemoved, ListingUpdated, MarketplaceBrowse, MarketplaceListing, MarketplaceReviews, OwnListingsPage, Reviewed, Subscribed, SubscriptionsPage, Unsubscribed
 
@@ -88,6 +89,58 @@ class Client(BaseClient):
         """A listing's detail for the caller."""
         return self._call("user", "marketplace_listing_detail", {"listing_id": listing_id}, ListingDetail)
 
+    def community_chat_send(self, *, message: str, channel: str = UNSET) -> ChatSent:
+        """Send a chat message to the global channel or a leader's."""
+        return self._call("user", "community_chat_send", {"message": message, "channel": channel}, ChatSent)
+
+    def community_chat_delete(self, *, sort_key: str, channel: str = UNSET) -> ChatDeleted:
+        """Soft-delete a chat message (its author, or a moderator of the channel)."""
+        return self._call("user", "community_chat_delete", {"sort_key": sort_key, "channel": channel}, ChatDeleted)
+
+    def community_post_create(self, *, content: str, title: str = UNSET, image_url: str = UNSET) -> PostCreated:
+        """Publish a leader's post (followers are notified)."""
+        return self._call("user", "community_post_create", {"content": content, "title": title, "image_url": image_url}, PostCreated)
+
+    def community_post_delete(self, *, post_id: str) -> PostDeleted:
+        """Delete the caller's post (kept 15 days for moderation)."""
+        return self._call("user", "community_post_delete", {"post_id": post_id}, PostDeleted)
+
+    def community_post_like(self, *, post_id: str) -> PostLiked:
+        """Like a post, once."""
+        return self._call("user", "community_post_like", {"post_id": post_id}, PostLiked)
+
+    def community_post_comment(self, *, comment: str, post_id: str) -> PostCommented:
+        """Comment on a post."""
+        return self._call("user", "community_post_comment", {"comment": comment, "post_id": post_id}, PostCommented)
+
+    def community_post_report(self, *, reason: str = UNSET, post_id: str | None = UNSET, message_key: str | None = UNSET, channel: str = UNSET) -> Reported:
+        """Report a post or a chat message to the operators."""
+        return self._call("user", "community_post_report", {"reason": reason, "post_id": post_id, "message_key": message_key, "channel": channel}, Reported)
+
+    def community_follow(self, *, leader_id: str) -> Followed:
+        """Follow a leader."""
+        return self._call("user", "community_follow", {"leader_id": leader_id}, Followed)
+
+    def community_unfollow(self, *, leader_id: str) -> Followed:
+        """Stop following a leader."""
+        return self._call("user", "community_unfollow", {"leader_id": leader_id}, Followed)
+
+    def community_leader_apply(self, *, display_name: str, has_500_followers: bool, reason: str, experience: str, twitter: str = UNSET, instagram: str = UNSET, youtube: str = UNSET, telegram: str = UNSET) -> LeaderApplied:
+        """Apply to lead, or edit the pending application."""
+        return self._call("user", "community_leader_apply", {"display_name": display_name, "has_500_followers": has_500_followers, "reason": reason, "experience": experience, "twitter": twitter, "instagram": instagram, "youtube": youtube, "telegram": telegram}, LeaderApplied)
+
+    def community_leader_application_get(self) -> LeaderApplication:
+        """The caller's leader application."""
+        return self._call("user", "community_leader_application_get", {}, LeaderApplication)
+
+    def community_leader_application_withdraw(self) -> LeaderWithdrawn:
+        """Withdraw the pending leader application."""
+        return self._call("user", "community_leader_application_withdraw", {}, LeaderWithdrawn)
+
+    def community_leader_update(self, *, display_name: str, bio: str | None = UNSET, avatar_url: str | None = UNSET) -> LeaderProfile:
+        """Change the leader's display name, bio or avatar."""
+        return self._call("user", "community_leader_update", {"display_name": display_name, "bio": bio, "avatar_url": avatar_url}, LeaderProfile)
+
     def exchange_link(self, *, api_key: str, api_secret: str) -> ExchangeLinked:
         """Link the caller's exchange account by an API key pair."""
         return self._call("user", "exchange_link", {"api_key": api_key, "api_secret": api_secret}, ExchangeLinked)
@@ -127,3 +180,15 @@ class Client(BaseClient):
     def marketplace_reviews(self, *, listing_id: Any, limit: int = UNSET, cursor: str | None = UNSET) -> MarketplaceReviews:
         """A listing's reviews, newest first."""
         return self._call("tradingdata", "marketplace_reviews", {"limit": limit, "cursor": cursor, "listing_id": listing_id}, MarketplaceReviews)
+
+    def community_posts(self, *, limit: int = UNSET, cursor: str | None = UNSET) -> CommunityPosts:
+        """Visible leader posts, newest first."""
+        return self._call("tradingdata", "community_posts", {"limit": limit, "cursor": cursor}, CommunityPosts)
+
+    def community_chat(self, *, limit: int = UNSET, cursor: Any | None = UNSET, channel: str = UNSET) -> CommunityChat:
+        """A chat channel's messages, newest first."""
+        return self._call("tradingdata", "community_chat", {"limit": limit, "cursor": cursor, "channel": channel}, CommunityChat)
+
+    def community_leaders(self, *, limit: int = UNSET, cursor: str | None = UNSET) -> CommunityLeaders:
+        """Approved leaders, newest first, with whether the caller follows each."""
+        return self._call("tradingdata", "community_leaders", {"limit": limit, "cursor": cursor}, CommunityLeaders)

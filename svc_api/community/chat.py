@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -24,7 +23,6 @@ from svc_api.accounts import service as accounts
 from svc_api.community import feed_queries as queries
 from svc_api.community.leaders import is_leader
 from svc_api.core.errors import Forbidden, Invalid, NotFound, rate_limited
-from svc_api.core.fields import text
 from svc_api.core.store import Store
 
 GLOBAL = "global"
@@ -62,19 +60,16 @@ def _existing(conn: Connection, channel: str) -> None:
         raise NotFound(f"no chat channel {channel!r}")
 
 
-def send(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, str]:
-    """Post ``message`` (1-500 characters) to ``channel``: ``{msg_id, sort_key, channel}``.
+def send(store: Store, svc_id: str, message: str, channel: str, *, now: int) -> dict[str, str]:
+    """Post ``message`` to ``channel`` (both checked by the request model): ``{msg_id, sort_key,
+    channel}``; 404 for a channel of no leader, 429 for a second message of the author in one second.
 
     Example:
-        >>> send(store, "AB12CD", {"message": "   "}, now=1)
+        >>> send(store, "AB12CD", "gm", "leader:ZZ99ZZ", now=1)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: message must not be blank
+        svc_api.core.errors.NotFound: no chat channel 'leader:ZZ99ZZ'
     """
-    message = text(params.get("message"), "message", hi=500) or ""
-    if not message.strip():
-        raise Invalid("message must not be blank")
-    channel = channel_of(params.get("channel"))
     msg_id = f"{now}_{svc_id}"
     key = f"{now}#{msg_id}"
     with store.write() as conn:
@@ -114,14 +109,10 @@ def read(
     return items, (page[-1].sort_key if len(rows) > limit else None)
 
 
-def delete(store: Store, svc_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Soft-delete a message: its author, or a moderator of the channel (an admin, or the leader who
-    owns it). 403 for anyone else, 404 when the key is not in that channel."""
-    key = params.get("sort_key")
-    if key is None or key == "":
-        raise Invalid("sort_key is required")
-    parse_key(key)
-    channel = channel_of(params.get("channel"))
+def delete(store: Store, svc_id: str, key: str, channel: str) -> dict[str, Any]:
+    """Soft-delete the message ``key`` of ``channel`` (both checked by the request model): its
+    author, or a moderator of the channel (an admin, or the leader who owns it). 403 for anyone
+    else, 404 when the key is not in that channel."""
     with store.write() as conn:
         row = queries.chat_message(conn, channel, key)
         if row is None:

@@ -25,7 +25,6 @@ from sqlalchemy.engine import Connection
 from svc_api.accounts import service as accounts
 from svc_api.community import queries
 from svc_api.core.errors import Conflict, Forbidden, Invalid, NotFound
-from svc_api.core.fields import https_url, text
 from svc_api.core.store import Store
 from svc_api.notifications import service as notifications
 
@@ -66,31 +65,32 @@ def _claim(conn: Connection, svc_id: str, nickname: str) -> None:
         raise Conflict(f"the nickname {nickname!r} is taken by another user")
 
 
-def _application_fields(params: Mapping[str, Any]) -> dict[str, Any]:
-    name = display_name(params.get("display_name"))
-    if params.get("has_500_followers") is not True:
-        raise Invalid("has_500_followers must be true: leaders need at least 500 followers elsewhere")
-    fields: dict[str, Any] = {
-        "display_name": name,
-        "nickname": nickname_of_name(name),
-        "reason": text(params.get("reason"), "reason", hi=1000),
-        "experience": text(params.get("experience"), "experience", hi=2000),
-    }
-    for social in SOCIALS:
-        fields[social] = text(params.get(social), social, lo=0, hi=100, required=False) or ""
-    return fields
-
-
-def apply(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """Apply to lead, or edit the pending application in place (``updated: true``).
+def apply(
+    store: Store,
+    svc_id: str,
+    *,
+    display_name: str,
+    reason: str,
+    experience: str,
+    socials: Mapping[str, str],
+    now: int,
+) -> dict[str, Any]:
+    """Apply to lead, or edit the pending application in place (``updated: true``); the fields are
+    checked by the request model, the nickname (409 taken) and the role (409 a leader) here.
 
     Example:
-        >>> apply(store, "AB12CD", {"display_name": "Al", "has_500_followers": True}, now=1)
+        >>> apply(store, "AB12CD", display_name="Crypto Lab", reason="r", experience="e", socials={}, now=1)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: display_name must be 3-30 Latin letters, digits or inner spaces
+        svc_api.core.errors.NotFound: unknown account AB12CD
     """
-    fields = _application_fields(params)
+    fields: dict[str, Any] = {
+        "display_name": display_name,
+        "nickname": nickname_of_name(display_name),
+        "reason": reason,
+        "experience": experience,
+        **{social: socials.get(social, "") for social in SOCIALS},
+    }
     with store.write() as conn:
         if accounts.community_role(conn, svc_id) == "leader":
             raise Conflict("you are an approved leader already; update your profile instead")
@@ -211,19 +211,17 @@ def pending(store: Store, limit: int = 100) -> list[dict[str, Any]]:
     ]
 
 
-def update_profile(store: Store, svc_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """A leader's profile change: display name (and so nickname), ``bio`` (max 500), ``avatar_url``
-    (HTTPS). 403 for anyone but an approved leader."""
-    name = display_name(params.get("display_name"))
-    bio = params.get("bio")
-    avatar = params.get("avatar_url")
+def update_profile(
+    store: Store, svc_id: str, name: str, *, bio: str | None = None, avatar_url: str | None = None
+) -> dict[str, Any]:
+    """A leader's profile change (checked by the request model): display name ``name`` (and so
+    nickname), ``bio`` and ``avatar_url`` (None: unchanged; an empty avatar removes it). 403 for
+    anyone but an approved leader."""
     changes: dict[str, Any] = {"display_name": name, "nickname": nickname_of_name(name)}
     if bio is not None:
-        changes["bio"] = text(bio, "bio", lo=0, hi=500)
-    if avatar is not None and avatar != "":
-        changes["avatar_url"] = https_url(avatar, "avatar_url")
-    elif avatar == "":
-        changes["avatar_url"] = ""
+        changes["bio"] = bio
+    if avatar_url is not None:
+        changes["avatar_url"] = avatar_url
     with store.write() as conn:
         if accounts.community_role(conn, svc_id) != "leader" or queries.leader(conn, svc_id) is None:
             raise Forbidden("only approved community leaders have a leader profile")
@@ -243,9 +241,9 @@ def is_leader(conn: Connection, svc_id: str) -> bool:
     return queries.leader(conn, svc_id) is not None and accounts.community_role(conn, svc_id) == "leader"
 
 
-def follow(store: Store, svc_id: str, leader: object, *, now: int) -> dict[str, str]:
-    """Follow a leader: 400 oneself, 404 not a leader, 409 already following."""
-    target = leader_id(leader)
+def follow(store: Store, svc_id: str, target: str, *, now: int) -> dict[str, str]:
+    """Follow the leader ``target`` (an id checked by the request model): 400 oneself, 404 not a
+    leader, 409 already following."""
     if target == svc_id:
         raise Invalid("you cannot follow yourself")
     with store.write() as conn:
@@ -256,9 +254,8 @@ def follow(store: Store, svc_id: str, leader: object, *, now: int) -> dict[str, 
     return {"leader_id": target, "action": "followed"}
 
 
-def unfollow(store: Store, svc_id: str, leader: object) -> dict[str, str]:
-    """Stop following: 409 when not following."""
-    target = leader_id(leader)
+def unfollow(store: Store, svc_id: str, target: str) -> dict[str, str]:
+    """Stop following the leader ``target``: 409 when not following."""
     with store.write() as conn:
         if not queries.unfollow(conn, target, svc_id):
             raise Conflict(f"you do not follow {target}")

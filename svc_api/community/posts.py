@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
 from typing import Any
 
 from svc_api.community import feed_queries as queries
 from svc_api.community import queries as leader_queries
-from svc_api.community.chat import channel_of, message_exists, parse_key
+from svc_api.community.chat import message_exists
 from svc_api.community.leaders import is_leader
-from svc_api.core.errors import Conflict, Forbidden, Invalid, NotFound
-from svc_api.core.fields import https_url, required_text, text
+from svc_api.core.errors import Conflict, Forbidden, NotFound
 from svc_api.core.store import Store
 from svc_api.notifications import service as notifications
 
@@ -35,26 +33,18 @@ def report_id(reporter: str, kind: str, target: str) -> str:
     return hashlib.sha256(f"{reporter}|{kind}|{target}".encode()).hexdigest()[:24]
 
 
-def _content(value: object) -> str:
-    content = text(value, "content", hi=5000) or ""
-    if not content.strip():
-        raise Invalid("content must not be blank")
-    return content
-
-
-def create(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, str]:
-    """A leader's post; every follower is notified on the channels they allow. 403 for non-leaders.
+def create(
+    store: Store, svc_id: str, content: str, *, title: str = "", image_url: str = "", now: int
+) -> dict[str, str]:
+    """A leader's post (its fields checked by the request model); every follower is notified on
+    the channels they allow. 403 for non-leaders.
 
     Example:
-        >>> create(store, "AB12CD", {"content": "hello"}, now=1)
+        >>> create(store, "AB12CD", "hello", now=1)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Forbidden: only approved community leaders can post
     """
-    content = _content(params.get("content"))
-    title = text(params.get("title"), "title", lo=0, hi=200, required=False) or ""
-    image = params.get("image_url")
-    image_url = "" if image is None or image == "" else https_url(image, "image_url")
     post_id = f"p{secrets.token_hex(8)}"
     with store.write() as conn:
         if not is_leader(conn, svc_id):
@@ -112,18 +102,16 @@ def feed(
     return [_public(r) for r in page], last
 
 
-def _visible(conn: Any, post_id: object) -> Any:
-    pid = required_text(post_id, "post_id", hi=24)
-    row = queries.post(conn, pid)
+def _visible(conn: Any, post_id: str) -> Any:
+    row = queries.post(conn, post_id)
     if row is None or row.hidden_at is not None:
-        raise NotFound(f"no post {pid}")
+        raise NotFound(f"no post {post_id}")
     return row
 
 
-def delete(store: Store, svc_id: str, post_id: object, *, now: int) -> dict[str, Any]:
-    """Hide the caller's post now and purge it :data:`RETENTION` later: 403 not the author or hidden
-    already, 404 unknown."""
-    pid = required_text(post_id, "post_id", hi=24)
+def delete(store: Store, svc_id: str, pid: str, *, now: int) -> dict[str, Any]:
+    """Hide the caller's post ``pid`` now and purge it :data:`RETENTION` later: 403 not the author
+    or hidden already, 404 unknown."""
     with store.write() as conn:
         row = queries.post(conn, pid, lock=True)
         if row is None:
@@ -135,7 +123,7 @@ def delete(store: Store, svc_id: str, post_id: object, *, now: int) -> dict[str,
     return {"post_id": pid, "deleted": True, "delete_after": now + RETENTION}
 
 
-def like(store: Store, svc_id: str, post_id: object, *, now: int) -> dict[str, Any]:
+def like(store: Store, svc_id: str, post_id: str, *, now: int) -> dict[str, Any]:
     """Like a visible post once (409 the second time)."""
     with store.write() as conn:
         row = _visible(conn, post_id)
@@ -144,14 +132,11 @@ def like(store: Store, svc_id: str, post_id: object, *, now: int) -> dict[str, A
     return {"post_id": row.post_id, "action": "liked"}
 
 
-def comment(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """Comment on a visible post (1-300 characters): ``{post_id, comment_id, comment_count, created_at}``."""
-    body = text(params.get("comment"), "comment", hi=300) or ""
-    if not body.strip():
-        raise Invalid("comment must not be blank")
+def comment(store: Store, svc_id: str, post_id: str, body: str, *, now: int) -> dict[str, Any]:
+    """Comment ``body`` on a visible post: ``{post_id, comment_id, comment_count, created_at}``."""
     comment_id = f"c{secrets.token_hex(8)}"
     with store.write() as conn:
-        row = _visible(conn, params.get("post_id"))
+        row = _visible(conn, post_id)
         count = queries.add_comment(
             conn, comment_id=comment_id, post_id=row.post_id, svc_id=svc_id, comment=body, created_at=now
         )
@@ -163,20 +148,24 @@ def comment(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -
     }
 
 
-def report(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, str]:
-    """Report exactly one of a post (``post_id``) or a chat message (``message_key``, with its
-    ``channel``), with an optional ``reason`` (max 500). Reporting the same thing again changes nothing."""
-    post_id, key = params.get("post_id") or None, params.get("message_key") or None
-    if (post_id is None) == (key is None):
-        raise Invalid("give exactly one of post_id or message_key")
-    reason = text(params.get("reason"), "reason", lo=0, hi=500, required=False) or ""
+def report(
+    store: Store,
+    svc_id: str,
+    *,
+    post_id: str | None,
+    message_key: str | None,
+    channel: str,
+    reason: str,
+    now: int,
+) -> dict[str, str]:
+    """Report a post (``post_id``) or a chat message (``message_key`` of ``channel``): exactly one,
+    as the request model checks. Reporting the same thing again changes nothing."""
     with store.write() as conn:
         if post_id is not None:
             target = _visible(conn, post_id).post_id
             values = {"report_id": report_id(svc_id, "post", target), "post_id": target}
         else:
-            parse_key(key, "message_key")
-            channel = channel_of(params.get("channel"))
+            key = str(message_key)
             if not message_exists(conn, channel, key):
                 raise NotFound(f"no message {key} in channel {channel}")
             values = {"report_id": report_id(svc_id, channel, key), "channel": channel, "sort_key": key}

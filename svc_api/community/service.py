@@ -17,7 +17,6 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from svc_api.community import queries
-from svc_api.community.chat import channel_of, parse_key
 from svc_api.community.chat import delete as delete_message
 from svc_api.community.chat import read as read_chat
 from svc_api.community.chat import send as send_message
@@ -88,7 +87,6 @@ __all__ = [
     "add_followers",
     "application",
     "apply",
-    "channel_of",
     "comment",
     "create",
     "decide",
@@ -99,7 +97,6 @@ __all__ = [
     "is_leader",
     "leaders_page",
     "like",
-    "parse_key",
     "pending",
     "purge",
     "purge_worker",
