@@ -52,7 +52,10 @@ def test_a_failure_raises_with_the_service_error_body(base_url: str):
     with Client(base_url) as guest, pytest.raises(ApiFailure) as failure:
         guest.register(email="not-an-address", password="client-pass-1")
     assert failure.value.status == 400
-    assert failure.value.body == {"error": "invalid_request", "message": "email must be a valid e-mail address"}
+    assert failure.value.body == {
+        "error": "invalid_request",
+        "message": "email must be a valid e-mail address",
+    }
     with Client(base_url) as guest, pytest.raises(ApiFailure) as failure:
         guest.account_info()
     assert failure.value.status == 401 and failure.value.code == "session_expired"
