@@ -55,7 +55,7 @@ def _account(store: Store, plan: str = "pro", balance: int = 5) -> str:
 
 def _generate(store: Store, sid: str, **change: Any) -> None:
     with store.write() as conn:
-        strategies.generate(conn, sid, RSI | change)
+        strategies.generate(conn, sid, strategies.NewStrategy.model_validate(RSI | change))
 
 
 def _run_worker(store: Store) -> int:
@@ -107,7 +107,7 @@ def test_load_strategy_states(store: Store) -> None:
     assert (record.candle_count, record.program_json) == (expected.candle_count, expected.to_json())
     assert record.compiled() == expected
     with store.write() as conn:
-        strategies.edit(conn, sid, {"strategy_name": "rsidip", "entry_condition": "blah blah"})
+        strategies.edit(conn, sid, "rsidip", {"entry_condition": "blah blah"})
     _run_worker(store)
     with store.read() as conn:
         with pytest.raises(strategies.StrategyNotActive, match="version 2 failed to generate"):
@@ -141,7 +141,7 @@ def test_a_claim_of_a_deleted_strategy_is_dropped(store: Store) -> None:
         assert generation.claim_next(conn, "w2") is None  # taken
     assert claim is not None
     with store.write() as conn:
-        assert strategies.delete(conn, sid, "rsidip", "rsidip")["deleted_objects"] == 1
+        assert strategies.delete(conn, sid, "rsidip")["deleted_objects"] == 1
     with store.write() as conn:
         assert generation.finish(conn, claim, generation.compile_version(claim.fields)) is False
     assert _refunds(store, sid) == []
@@ -220,7 +220,7 @@ def test_free_plan_message(store: Store) -> None:
     with store.write() as conn:
         sid = register(conn, "free@example.com", "password1", ip="::1", ttl=60).svc_id
         with pytest.raises(Forbidden) as refused:
-            strategies.generate(conn, sid, RSI)
+            strategies.generate(conn, sid, strategies.NewStrategy.model_validate(RSI))
     assert str(refused.value) == (
         "the free plan includes no strategies; "
         "upgrade to starter (1 active strategy), plus (2), pro (5) or investor (10)"
