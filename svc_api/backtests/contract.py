@@ -7,9 +7,9 @@ fields (coin or symbol, the settings of a ``run``, the legacy delete pair) recei
 The reply models are in :mod:`svc_api.backtests.replies`.
 
 Example:
-    >>> Estimate.model_validate({"timeframe": "1h", "coins": ["BTC"], "market": "crypto"}).metadata()
+    >>> BacktestEstimateQuery(timeframe="1h", coins=["BTC"], market="crypto").metadata()
     {'market': 'crypto'}
-    >>> Run.model_validate({"timeframe": "1h", "start_ts": 1, "end_ts": 2, "leverage": 500})
+    >>> RunLaunch.model_validate({"timeframe": "1h", "start_ts": 1, "end_ts": 2, "leverage": 500})
     Traceback (most recent call last):
     ...
     svc_api.core.errors.Invalid: leverage must be a number in (1, 125], got '500'
@@ -103,7 +103,7 @@ class _Backtest(Fields):
         return {n: v for n in self.SETTINGS if (v := getattr(self, n, None)) is not None}
 
 
-class Estimate(_Backtest):
+class BacktestEstimateQuery(_Backtest):
     """``estimate``: the cost and duration of a ``full_range`` (no timestamps) or ``range`` job."""
 
     timeframe: Timeframe
@@ -117,7 +117,7 @@ class Estimate(_Backtest):
     strategy_name: StrategyName
 
 
-class Info(_Backtest):
+class BacktestInfoQuery(_Backtest):
     """``info``: an instrument's data range, the strategy and a full-range price."""
 
     SENT = ("coin", "symbol")
@@ -131,7 +131,7 @@ class Info(_Backtest):
     strategy_name: StrategyName
 
 
-class ListTimeframes(_Backtest):
+class BacktestTimeframesQuery(_Backtest):
     """``list_timeframes``: the timeframes an instrument has, stored or derived."""
 
     SENT = ("coin", "symbol")
@@ -143,7 +143,7 @@ class ListTimeframes(_Backtest):
     symbol: Symbol
 
 
-class Run(_Backtest):
+class RunLaunch(_Backtest):
     """``run``: one coin over a time range (its settings are checked before any look-up)."""
 
     SENT = ("commission_pct", "coin", "symbol")
@@ -151,8 +151,8 @@ class Run(_Backtest):
     timeframe: Timeframe
     start_ts: RangeStart
     end_ts: RangeEnd
+    # its rule checks every setting sent, together, before any look-up
     commission_pct: Annotated[Any, Check(f.run_settings, SETTING_SCHEMAS["commission_pct"])]
-    """Its rule checks every setting sent, together."""
     position_size_pct: Setting("position_size_pct")
     min_candles_between_signals: Setting("min_candles_between_signals")
     max_wait_days: Setting("max_wait_days")
@@ -172,7 +172,7 @@ class Run(_Backtest):
     strategy_name: StrategyName
 
 
-class FullRange(_Backtest):
+class FullRangeLaunch(_Backtest):
     """``full_range``: each coin over its whole history."""
 
     SETTINGS = f.SETTINGS
@@ -220,13 +220,13 @@ class PortfolioLaunch(_Backtest):
     commission_pct: Setting("commission_pct")
 
 
-class JobRef(_Backtest):
+class BacktestJobRef(_Backtest):
     """``status`` and ``result``: one of the caller's jobs."""
 
     job_id: JobId
 
 
-class CoinResult(_Backtest):
+class BacktestCoinRef(_Backtest):
     """``coin_result``: one coin of the caller's completed multi-coin job."""
 
     job_id: JobId
@@ -249,7 +249,7 @@ class DeleteBacktest(_Backtest):
     backtest_key: AsSent({"type": "string", "description": "Legacy: a job id or a result object key."})
 
 
-class History(_Backtest):
+class BacktestHistoryQuery(_Backtest):
     """``backtest_history``: the caller's jobs, newest first (the filters are checked after the cursor)."""
 
     limit: Limit(25, 1, 100)

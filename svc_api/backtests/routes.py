@@ -51,27 +51,27 @@ def _coins_fields(found: Sequence[Instrument], timeframe: str) -> dict[str, Any]
 # Reading
 
 
-def _estimate(call: Call, req: c.Estimate) -> dict[str, Any]:
+def _estimate(call: Call, req: c.BacktestEstimateQuery) -> dict[str, Any]:
     return backtests.estimate_job(call.services, call.svc_id, req)
 
 
-def _info(call: Call, req: c.Info) -> dict[str, Any]:
+def _info(call: Call, req: c.BacktestInfoQuery) -> dict[str, Any]:
     return backtests.instrument_info(call.services, call.svc_id, req)
 
 
-def _list_timeframes(call: Call, req: c.ListTimeframes) -> dict[str, Any]:
+def _list_timeframes(call: Call, req: c.BacktestTimeframesQuery) -> dict[str, Any]:
     return backtests.instrument_timeframes(call.services, req)
 
 
-def _status(call: Call, req: c.JobRef) -> dict[str, Any]:
+def _status(call: Call, req: c.BacktestJobRef) -> dict[str, Any]:
     return backtests.status(call.services, call.svc_id, req.job_id)
 
 
-def _result(call: Call, req: c.JobRef) -> dict[str, Any]:
+def _result(call: Call, req: c.BacktestJobRef) -> dict[str, Any]:
     return backtests.result(call.services, call.svc_id, req.job_id)
 
 
-def _coin_result(call: Call, req: c.CoinResult) -> dict[str, Any]:
+def _coin_result(call: Call, req: c.BacktestCoinRef) -> dict[str, Any]:
     return backtests.one_coin_result(call.services, call.svc_id, req.job_id, req.coin, req.symbol)
 
 
@@ -85,14 +85,14 @@ def _delete(call: Call, req: c.DeleteBacktest) -> dict[str, Any]:
 # Launching
 
 
-def _run(call: Call, req: c.Run) -> dict[str, Any]:
+def _run(call: Call, req: c.RunLaunch) -> dict[str, Any]:
     made, inst = backtests.launch_run(call.services, call.svc_id, req)
     start, end = req.start_ts, req.end_ts
     extra = {**instrument_fields(inst), "timeframe": req.timeframe, "start_ts": start, "end_ts": end}
     return {"action": "run", "mode": "async_chunked"} | _dispatched("run", made) | extra
 
 
-def _full_range(call: Call, req: c.FullRange) -> dict[str, Any]:
+def _full_range(call: Call, req: c.FullRangeLaunch) -> dict[str, Any]:
     made, found = backtests.launch_full_range(call.services, call.svc_id, req)
     return _dispatched("full_range", made) | _coins_fields(found, req.timeframe)
 
@@ -106,7 +106,7 @@ def _portfolio(call: Call, req: c.PortfolioLaunch) -> dict[str, Any]:
 # /user backtest_history
 
 
-def _history(call: Call, req: c.History) -> dict[str, Any]:
+def _history(call: Call, req: c.BacktestHistoryQuery) -> dict[str, Any]:
     # The filters are checked after the cursor, as before the models (the cursor needs the call).
     after = history_after(call.cursor("backtest_history"))
     name = optional_name(req.strategy_name)
@@ -132,24 +132,28 @@ def _op(handler: Any, request: type, reply: type, summary: str, errors: tuple = 
 _LAUNCH = {"idempotent": True, "limit_group": LAUNCH}
 BACKTEST: dict[str, Operation] = {
     "estimate": _op(
-        _estimate, c.Estimate, r.BacktestEstimate, "The cost and duration of a job.", c.PREVIEW_ERRORS
+        _estimate,
+        c.BacktestEstimateQuery,
+        r.BacktestEstimate,
+        "The cost and duration of a job.",
+        c.PREVIEW_ERRORS,
     ),
     "info": _op(
         _info,
-        c.Info,
+        c.BacktestInfoQuery,
         r.BacktestInfo,
         "An instrument's data range, the strategy and a price.",
         c.PREVIEW_ERRORS,
     ),
     "list_timeframes": _op(
-        _list_timeframes, c.ListTimeframes, r.BacktestTimeframes, "The timeframes an instrument has."
+        _list_timeframes, c.BacktestTimeframesQuery, r.BacktestTimeframes, "The timeframes an instrument has."
     ),
     "run": _op(
-        _run, c.Run, r.BacktestLaunch, "Launch one coin over a time range.", c.LAUNCH_ERRORS, **_LAUNCH
+        _run, c.RunLaunch, r.BacktestLaunch, "Launch one coin over a time range.", c.LAUNCH_ERRORS, **_LAUNCH
     ),
     "full_range": _op(
         _full_range,
-        c.FullRange,
+        c.FullRangeLaunch,
         r.BacktestLaunch,
         "Launch each coin over its whole history.",
         c.LAUNCH_ERRORS,
@@ -165,13 +169,15 @@ BACKTEST: dict[str, Operation] = {
     ),
     "coin_result": _op(
         _coin_result,
-        c.CoinResult,
+        c.BacktestCoinRef,
         r.BacktestCoinResult,
         "One coin of the caller's completed multi-coin job.",
         c.RESULT_ERRORS,
     ),
-    "status": _op(_status, c.JobRef, r.BacktestStatus, "A job's status and progress.", (c.NOT_FOUND,)),
-    "result": _op(_result, c.JobRef, r.BacktestResult, "A completed job's result.", c.RESULT_ERRORS),
+    "status": _op(
+        _status, c.BacktestJobRef, r.BacktestStatus, "A job's status and progress.", (c.NOT_FOUND,)
+    ),
+    "result": _op(_result, c.BacktestJobRef, r.BacktestResult, "A completed job's result.", c.RESULT_ERRORS),
     "delete_backtest": _op(
         _delete,
         c.DeleteBacktest,
@@ -185,7 +191,7 @@ BACKTEST: dict[str, Operation] = {
 USER: dict[str, Operation] = {
     "backtest_history": _op(
         _history,
-        c.History,
+        c.BacktestHistoryQuery,
         r.BacktestHistoryPage,
         "The caller's backtests, newest first.",
         inline=lambda params: not params.get("coin"),

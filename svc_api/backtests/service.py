@@ -22,8 +22,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from svc_api.backtests import contract as c
 from svc_api.backtests import jobs, preview, queries
-from svc_api.backtests.contract import Estimate, FullRange, Info, ListTimeframes, PortfolioLaunch, Run
 from svc_api.backtests.errors import RETRY_AFTER, LaunchRejected
 from svc_api.backtests.fields import (
     KINDS,
@@ -69,7 +69,7 @@ def runner_of(services: Any) -> jobs.JobRunner:
 # Before launching
 
 
-def estimate_job(services: Any, svc_id: str, req: Estimate) -> dict[str, Any]:
+def estimate_job(services: Any, svc_id: str, req: c.BacktestEstimateQuery) -> dict[str, Any]:
     """The ``estimate`` reply (see :func:`svc_api.backtests.preview.estimate`).
 
     Example:
@@ -77,7 +77,7 @@ def estimate_job(services: Any, svc_id: str, req: Estimate) -> dict[str, Any]:
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> estimate_job(services, "AB12CD", Estimate.model_validate({"timeframe": "1h", "coins": ["SOL"]}))
+        >>> estimate_job(services, "AB12CD", c.BacktestEstimateQuery(timeframe="1h", coins=["SOL"]))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for SOL (SOLUSDT) in market crypto
@@ -96,7 +96,7 @@ def estimate_job(services: Any, svc_id: str, req: Estimate) -> dict[str, Any]:
     )
 
 
-def instrument_info(services: Any, svc_id: str, req: Info) -> dict[str, Any]:
+def instrument_info(services: Any, svc_id: str, req: c.BacktestInfoQuery) -> dict[str, Any]:
     """The ``info`` reply (see :func:`svc_api.backtests.preview.info`).
 
     Example:
@@ -104,7 +104,7 @@ def instrument_info(services: Any, svc_id: str, req: Info) -> dict[str, Any]:
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> instrument_info(services, "AB12CD", Info.model_validate({"timeframe": "1h", "symbol": "ETHUSDT"}))
+        >>> instrument_info(services, "AB12CD", c.BacktestInfoQuery(timeframe="1h", symbol="ETHUSDT"))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
@@ -115,7 +115,7 @@ def instrument_info(services: Any, svc_id: str, req: Info) -> dict[str, Any]:
     )
 
 
-def instrument_timeframes(services: Any, req: ListTimeframes) -> dict[str, Any]:
+def instrument_timeframes(services: Any, req: c.BacktestTimeframesQuery) -> dict[str, Any]:
     """The ``list_timeframes`` reply (see :func:`svc_api.backtests.preview.list_timeframes`).
 
     Example:
@@ -123,7 +123,7 @@ def instrument_timeframes(services: Any, req: ListTimeframes) -> dict[str, Any]:
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> instrument_timeframes(services, ListTimeframes.model_validate({"coin": "ETH"}))
+        >>> instrument_timeframes(services, c.BacktestTimeframesQuery.model_validate({"coin": "ETH"}))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
@@ -136,7 +136,7 @@ def instrument_timeframes(services: Any, req: ListTimeframes) -> dict[str, Any]:
 # instruments it covers.
 
 
-def launch_run(services: Any, svc_id: str, req: Run) -> tuple[dict[str, Any], Instrument]:
+def launch_run(services: Any, svc_id: str, req: c.RunLaunch) -> tuple[dict[str, Any], Instrument]:
     """Launch a ``run`` job (one coin over a time range).
 
     Example:
@@ -144,7 +144,7 @@ def launch_run(services: Any, svc_id: str, req: Run) -> tuple[dict[str, Any], In
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> req = Run.model_validate({"timeframe": "1h", "start_ts": 0, "end_ts": 1, "coin": "ETH"})
+        >>> req = c.RunLaunch.model_validate({"timeframe": "1h", "start_ts": 0, "end_ts": 1, "coin": "ETH"})
         >>> launch_run(services, "AB12CD", req)
         Traceback (most recent call last):
         ...
@@ -167,7 +167,9 @@ def launch_run(services: Any, svc_id: str, req: Run) -> tuple[dict[str, Any], In
     return made, inst
 
 
-def launch_full_range(services: Any, svc_id: str, req: FullRange) -> tuple[dict[str, Any], list[Instrument]]:
+def launch_full_range(
+    services: Any, svc_id: str, req: c.FullRangeLaunch
+) -> tuple[dict[str, Any], list[Instrument]]:
     """Launch a ``full_range`` job (each coin over its whole history).
 
     Example:
@@ -175,7 +177,7 @@ def launch_full_range(services: Any, svc_id: str, req: FullRange) -> tuple[dict[
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> launch_full_range(services, "AB12CD", FullRange(timeframe="1h", coins=["BTC"]))
+        >>> launch_full_range(services, "AB12CD", c.FullRangeLaunch(timeframe="1h", coins=["BTC"]))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
@@ -189,7 +191,7 @@ def launch_full_range(services: Any, svc_id: str, req: FullRange) -> tuple[dict[
 
 
 def launch_portfolio(
-    services: Any, svc_id: str, req: PortfolioLaunch
+    services: Any, svc_id: str, req: c.PortfolioLaunch
 ) -> tuple[dict[str, Any], list[Instrument], Portfolio]:
     """Launch a ``portfolio`` job (the coins sharing one balance split ``divide`` ways; ``divide`` and
     ``initial_balance`` are checked once the coins are found, ``divide`` defaulting to their count).
@@ -199,8 +201,7 @@ def launch_portfolio(
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> req = PortfolioLaunch.model_validate({"timeframe": "1h", "coins": ["BTC", "ETH"]})
-        >>> launch_portfolio(services, "AB12CD", req)
+        >>> launch_portfolio(services, "AB12CD", c.PortfolioLaunch(timeframe="1h", coins=["BTC", "ETH"]))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
