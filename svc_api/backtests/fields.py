@@ -1,10 +1,12 @@
-"""The request fields of backtests that the shared validators (svc_api.core.fields) do not cover.
+"""The request field rules of backtests (the models of :mod:`svc_api.backtests.contract` apply them).
 
-Request fields the spec leaves unnamed: the settings are the engine's names (``commission_pct``,
-``position_size_pct``, ``min_candles_between_signals``, ``max_wait_days``, ``min_loss_pct`` next to
-``min_profit_pct``, ``max_profit_pct``, ``max_loss_pct``, ``signal_filter_mode``); the dataset
-namespace is ``market``; the portfolio start is ``start_ts``; ``coin_result`` takes ``job_id`` and
-``coin`` (or ``symbol``).
+Each rule takes the raw JSON value and the field's name and returns the clean value, or raises
+:class:`~svc_api.core.errors.Invalid`. A rule that reads other fields takes a :class:`Sent` (the
+value with the request it came in). Request fields the spec leaves unnamed: the settings are the
+engine's names (``commission_pct``, ``position_size_pct``, ``min_candles_between_signals``,
+``max_wait_days``, ``min_loss_pct`` next to ``min_profit_pct``, ``max_profit_pct``,
+``max_loss_pct``, ``signal_filter_mode``); the dataset namespace is ``market``; the portfolio start
+is ``start_ts``; ``coin_result`` takes ``job_id`` and ``coin`` (or ``symbol``).
 
 Example:
     >>> settings_from({"commission_pct": 0.1, "coin": "BTC"})
@@ -18,10 +20,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from svc_api.core.errors import Invalid
 from svc_api.core.fields import position_int, position_str, required_text
+from svc_engine.data import TIMEFRAMES
 from svc_engine.sim import Settings
 
 SETTINGS = (
@@ -46,8 +50,134 @@ KINDS = ("run", "full_range", "portfolio")
 MAX_DIVIDE = 20
 
 
+@dataclass(frozen=True)
+class Sent:
+    """A field's value with the whole request, for a rule that reads other fields.
+
+    Example:
+        >>> Sent(1, {"a": 1}).request["a"]
+        1
+    """
+
+    value: Any
+    request: Mapping[str, Any]
+
+
+def timeframe(value: Any, field: str = "timeframe") -> str:
+    """The required ``timeframe`` (one of the data store's timeframes).
+
+    Example:
+        >>> timeframe("3h")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: timeframe must be one of 1m, 3m, 5m, 15m, 30m, 1h, 2h, 4h, 6h, \
+8h, 12h, 1d, 3d, 1w; got '3h'
+    """
+    if value is None or value == "":
+        raise Invalid(f"{field} is required")
+    if not isinstance(value, str) or value not in TIMEFRAMES:
+        raise Invalid(f"{field} must be one of {', '.join(TIMEFRAMES)}; got {value!r}")
+    return str(value)
+
+
+def timestamp(value: Any, field: str, *, required: bool = False) -> float | None:
+    """A Unix-seconds field (a finite number), or None when absent and optional.
+
+    Example:
+        >>> timestamp("x", "start_ts")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: start_ts must be a number of Unix seconds, got 'x'
+    """
+    if value is None:
+        if required:
+            raise Invalid(f"{field} is required")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) > 1e11:
+        raise Invalid(f"{field} must be a number of Unix seconds, got {value!r}")
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def coin_list(value: Any, field: str = "coins", *, lo: int = 1, hi: int = 50) -> list[str]:
+    """The required ``coins`` list (``lo``..``hi`` non-empty strings).
+
+    Example:
+        >>> coin_list(["BTC"], lo=2)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coins must list 2 to 50 coins, got 1
+    """
+    if value is None:
+        raise Invalid(f"{field} is required")
+    if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+        raise Invalid(f"{field} must be a list of coin names such as ['BTC', 'ETH']")
+    if not lo <= len(value) <= hi:
+        raise Invalid(f"{field} must list {lo} to {hi} coins, got {len(value)}")
+    return value
+
+
+def metadata(value: Any, field: str) -> str | None:
+    """An optional instrument metadata field (a string; None when absent or empty).
+
+    Example:
+        >>> metadata("crypto", "market"), metadata("", "market")
+        ('crypto', None)
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise Invalid(f"{field} must be a string")
+    return value
+
+
+def metadata_of(params: Mapping[str, Any]) -> dict[str, str]:
+    """The optional instrument metadata fields of ``params`` (strings), by name.
+
+    Example:
+        >>> metadata_of({"market": "crypto", "coin": "BTC"})
+        {'market': 'crypto'}
+    """
+    out = {}
+    for name in METADATA:
+        value = metadata(params.get(name), name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def named(sent: Sent, field: str = "coin") -> Any:
+    """``coin`` as sent, once the request names a ``coin`` or a ``symbol`` (their types are checked
+    after the metadata, by :func:`named_types`).
+
+    Example:
+        >>> named(Sent(None, {"symbol": ""}))
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coin or symbol is required
+    """
+    if not sent.value and not sent.request.get("symbol"):
+        raise Invalid("coin or symbol is required")
+    return sent.value
+
+
+def named_types(sent: Sent, field: str = "symbol") -> str | None:
+    """``symbol`` (None when absent), once ``coin`` and ``symbol`` are strings where sent.
+
+    Example:
+        >>> named_types(Sent(None, {"coin": 5}))
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: coin must be a string
+    """
+    for name in ("coin", "symbol"):
+        value = sent.request.get(name)
+        if value is not None and not isinstance(value, str):
+            raise Invalid(f"{name} must be a string")
+    return sent.value
+
+
 def settings_from(params: Mapping[str, Any], names: Sequence[str] = SETTINGS) -> dict[str, Any]:
-    """The simulation settings given in the request, validated by the engine's ``Settings``.
+    """The simulation settings given in ``params`` (of ``names``), validated by the engine's ``Settings``.
 
     Example:
         >>> settings_from({"signal_filter_mode": "reject"})
@@ -69,37 +199,33 @@ def settings_from(params: Mapping[str, Any], names: Sequence[str] = SETTINGS) ->
     return given
 
 
-def metadata_of(params: Mapping[str, Any]) -> dict[str, str]:
-    """The optional instrument metadata fields (strings).
+def run_settings(sent: Sent, field: str = "commission_pct") -> Any:
+    """The first setting as sent, once every setting of the request passes :func:`settings_from`
+    (a ``run`` checks them before any look-up).
 
     Example:
-        >>> metadata_of({"market": "crypto", "coin": "BTC"})
-        {'market': 'crypto'}
+        >>> run_settings(Sent(0.1, {"commission_pct": 0.1, "leverage": 200}))
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: leverage must be a number in (1, 125], got '200'
     """
-    out = {}
-    for name in METADATA:
-        value = params.get(name)
-        if value is None or value == "":
-            continue
-        if not isinstance(value, str):
-            raise Invalid(f"{name} must be a string")
-        out[name] = value
-    return out
+    settings_from(sent.request, SETTINGS)
+    return sent.value
 
 
-def strategy_name_of(params: Mapping[str, Any]) -> str:
+def strategy_name_of(value: Any, field: str = "strategy_name") -> str:
     """The required ``strategy_name``.
 
     Example:
-        >>> strategy_name_of({})
+        >>> strategy_name_of(None)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: strategy_name is required
     """
-    return required_text(params.get("strategy_name"), "strategy_name", hi=64)
+    return required_text(value, field, hi=64)
 
 
-def job_id_of(value: Any) -> str:
+def job_id_of(value: Any, field: str = "job_id") -> str:
     """A required job id (a string of at most 40 characters).
 
     Example:
@@ -108,7 +234,38 @@ def job_id_of(value: Any) -> str:
         ...
         svc_api.core.errors.Invalid: job_id is required
     """
-    return required_text(value, "job_id", hi=40)
+    return required_text(value, field, hi=40)
+
+
+def deleted_job(value: Any, field: str = "job_id") -> str | None:
+    """The ``job_id`` a ``delete_backtest`` names (None when not sent: the legacy pair is used).
+
+    Example:
+        >>> deleted_job(""), deleted_job("bt_1")
+        (None, 'bt_1')
+    """
+    return job_id_of(value) if value else None
+
+
+def legacy_pair(sent: Sent, field: str = "strategy_name") -> str | None:
+    """The legacy ``strategy_name`` of a ``delete_backtest`` without ``job_id`` (with ``backtest_key``,
+    both strings); None when a ``job_id`` is sent.
+
+    Example:
+        >>> legacy_pair(Sent(None, {}))
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: give job_id, or strategy_name and backtest_key
+    """
+    request = sent.request
+    if request.get("job_id"):
+        return None
+    name, key = sent.value, request.get("backtest_key")
+    if not (name and key):
+        raise Invalid("give job_id, or strategy_name and backtest_key")
+    if not isinstance(name, str) or not isinstance(key, str):
+        raise Invalid("strategy_name and backtest_key must be strings")
+    return name
 
 
 def divide_of(value: Any, coins: int) -> int:

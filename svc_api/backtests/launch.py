@@ -172,16 +172,17 @@ def _row(job_id: str, svc_id: str, launch: Launch, coin_progress: str | None, no
     }
 
 
-def strategy_and_balance(store: Store, svc_id: str, params: Mapping[str, Any]) -> tuple[str, Any, Any]:
-    """The request's ``strategy_name``, its active record and the caller's balance (one read).
+def strategy_and_balance(store: Store, svc_id: str, strategy_name: Any) -> tuple[str, Any, Any]:
+    """The request's ``strategy_name`` (checked here, as sent: the instruments answer first), its
+    active record and the caller's balance (one read).
 
     Example:
-        >>> strategy_and_balance(None, "AB12CD", {})
+        >>> strategy_and_balance(None, "AB12CD", None)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: strategy_name is required
     """
-    name = strategy_name_of(params)
+    name = strategy_name_of(strategy_name)
     with store.read() as conn:
         record = strategies.load_strategy(conn, svc_id, name)
         balance = credits.balance(conn, svc_id)
@@ -212,25 +213,27 @@ def dispatch(
     kind: str,
     found: list[Instrument],
     timeframe: str,
-    params: Mapping[str, Any],
+    strategy_name: Any,
+    settings: Mapping[str, Any],
     *,
     start_ts: float | None = None,
     end_ts: float | None = None,
     portfolio: Portfolio | None = None,
 ) -> dict[str, Any]:
     """Size, charge and write a launch, then queue it: ``{job_id, cost_credits, remaining_credits,
-    chunks}``. 429 :class:`LaunchRejected` when the runner's queue is full or too many jobs run.
+    chunks}``. ``strategy_name`` and the simulation ``settings`` are as sent (checked once the
+    strategy is found). 429 :class:`LaunchRejected` when the runner's queue is full or too many jobs run.
 
     Example:
-        >>> dispatch(None, None, "AB12CD", "run", [], "1h", {})
+        >>> dispatch(None, None, "AB12CD", "run", [], "1h", None, {})
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: strategy_name is required
     """
-    name, record, _ = strategy_and_balance(store, svc_id, params)
+    name, record, _ = strategy_and_balance(store, svc_id, strategy_name)
     strategy = record.compiled()
     names = PORTFOLIO_SETTINGS if kind == "portfolio" else SETTINGS
-    settings = settings_from(params, names) | {"market_type": record.market_type}
+    checked = settings_from(settings, names) | {"market_type": record.market_type}
     market, symbols = market_of(found), [i.symbol for i in found]
     sized = size_job(
         kind,
@@ -243,7 +246,7 @@ def dispatch(
         catalog=runner.catalog(),
         workers=runner.workers(),
     )
-    stored = {"start_ts": start_ts, "end_ts": end_ts, "settings": settings}
+    stored = {"start_ts": start_ts, "end_ts": end_ts, "settings": checked}
     launch = Launch(
         kind,
         name,
@@ -267,7 +270,7 @@ def dispatch(
         start_ts=start_ts,
         end_ts=end_ts,
         chunks=int(sized["chunks"]),
-        settings=settings,
+        settings=checked,
         strategy_name=name,
     )
     if portfolio is not None:

@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from svc_api.backtests import pricing
-from svc_api.backtests.fields import metadata_of
-from svc_api.backtests.instruments import instrument_fields, instruments_of, market_of, named_instrument
+from svc_api.backtests.instruments import instrument_fields, instrument_of, instruments_of, market_of
 from svc_api.backtests.jobs import JobRunner
 from svc_api.backtests.launch import size_job, strategy_and_balance
 from svc_api.core.errors import Invalid
@@ -36,26 +35,28 @@ def estimate(
     runner: JobRunner,
     svc_id: str,
     coins: list[str],
-    params: Mapping[str, Any],
+    metadata: Mapping[str, str],
+    strategy_name: Any,
     *,
     timeframe: str,
     start_ts: float | None,
     end_ts: float | None,
 ) -> dict[str, Any]:
-    """The ``estimate`` reply: mode, candles, cost, duration and chunks of the job, and the balance.
+    """The ``estimate`` reply: mode, candles, cost, duration and chunks of the job, and the balance
+    (``strategy_name`` as sent: it is checked once the coins are found).
 
     Example:
         >>> from types import SimpleNamespace
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
-        >>> estimate(None, runner, "AB12CD", ["BTC", "BTCUSDT"], {}, timeframe="1h", start_ts=None,
+        >>> estimate(None, runner, "AB12CD", ["BTC", "BTCUSDT"], {}, "s", timeframe="1h", start_ts=None,
         ...          end_ts=None)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
     """
-    found = instruments_of(runner.catalog(), coins, metadata_of(params))
-    _, record, balance = strategy_and_balance(store, svc_id, params)
+    found = instruments_of(runner.catalog(), coins, metadata)
+    _, record, balance = strategy_and_balance(store, svc_id, strategy_name)
     sized = size_job(
         "estimate",
         record.compiled(),
@@ -86,21 +87,28 @@ def estimate(
 
 
 def info(
-    store: Store, runner: JobRunner, svc_id: str, params: Mapping[str, Any], *, timeframe: str
+    store: Store,
+    runner: JobRunner,
+    svc_id: str,
+    named: tuple[str | None, str | None, Mapping[str, str]],
+    strategy_name: Any,
+    *,
+    timeframe: str,
 ) -> dict[str, Any]:
-    """The ``info`` reply: the instrument, its data range, the strategy and a full-range price.
+    """The ``info`` reply: the instrument (``named``: the coin, symbol and metadata sent), its data
+    range, the strategy and a full-range price.
 
     Example:
         >>> from types import SimpleNamespace
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
-        >>> info(None, runner, "AB12CD", {"strategy_name": "s"}, timeframe="1h")
+        >>> info(None, runner, "AB12CD", ("ETH", None, {}), "s", timeframe="1h")
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: coin or symbol is required
+        svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
-    inst = named_instrument(runner.catalog, params, missing="coin or symbol is required")
-    name, record, balance = strategy_and_balance(store, svc_id, params)
+    inst = instrument_of(runner.catalog(), *named)
+    name, record, balance = strategy_and_balance(store, svc_id, strategy_name)
     try:
         data_range = runner.catalog().data_range(inst.symbol, timeframe, inst.market)
     except (DataNotFoundError, ValueError) as error:
@@ -118,19 +126,21 @@ def info(
     }
 
 
-def list_timeframes(runner: JobRunner, params: Mapping[str, Any]) -> dict[str, Any]:
+def list_timeframes(
+    runner: JobRunner, named: tuple[str | None, str | None, Mapping[str, str]]
+) -> dict[str, Any]:
     """The ``list_timeframes`` reply: each timeframe the instrument has, stored or derived.
 
     Example:
         >>> from types import SimpleNamespace
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
-        >>> list_timeframes(runner, {"coin": "ETH"})
+        >>> list_timeframes(runner, ("ETH", None, {}))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
-    inst = named_instrument(runner.catalog, params, missing="coin or symbol is required")
+    inst = instrument_of(runner.catalog(), *named)
     store = runner.datastore
     out = []
     for timeframe in TIMEFRAMES:

@@ -10,56 +10,56 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.backtests import queries
 from svc_api.backtests.artifacts import job_keys
-from svc_api.backtests.fields import job_id_of
 from svc_api.core.cursors import keyset_page
-from svc_api.core.errors import Conflict, Invalid, NotFound
+from svc_api.core.errors import Conflict, NotFound
 from svc_api.core.objectqueue import queue_deletes
 
 
-def get_job(conn: Connection, svc_id: str, job_id: Any) -> Row[Any]:
+def get_job(conn: Connection, svc_id: str, job_id: str) -> Row[Any]:
     """The caller's job row; 404 for an unknown id or a job of another user.
 
     Example:
-        >>> get_job(None, "AB12CD", "")
+        >>> with store.read() as conn:
+        ...     get_job(conn, "AB12CD", "bt_1")
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: job_id is required
+        svc_api.core.errors.NotFound: unknown backtest job 'bt_1'
     """
-    row = queries.find_job(conn, svc_id, job_id_of(job_id))
+    row = queries.find_job(conn, svc_id, job_id)
     if row is None:
         raise NotFound(f"unknown backtest job {job_id!r}")
     return row
 
 
-def find_for_delete(conn: Connection, svc_id: str, params: Mapping[str, Any]) -> Row[Any]:
-    """The job ``delete_backtest`` names: ``job_id``, or the legacy ``strategy_name`` + ``backtest_key``
-    (a job id or a result object key); 409 while it runs.
+def find_for_delete(
+    conn: Connection, svc_id: str, job_id: str | None, legacy: tuple[str, str] | None
+) -> Row[Any]:
+    """The job ``delete_backtest`` names: ``job_id``, or the ``legacy`` pair ``(strategy_name,
+    backtest_key)`` (a job id or a result object key); 409 while it runs.
 
     Example:
-        >>> find_for_delete(None, "AB12CD", {})
+        >>> with store.read() as conn:
+        ...     find_for_delete(conn, "AB12CD", None, ("mystrat", "bt_1"))
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: give job_id, or strategy_name and backtest_key
+        svc_api.core.errors.NotFound: no backtest 'bt_1' of strategy 'mystrat'
     """
-    if params.get("job_id"):
-        row = get_job(conn, svc_id, params["job_id"])
-    elif params.get("strategy_name") and params.get("backtest_key"):
-        name, key = params["strategy_name"], params["backtest_key"]
-        if not isinstance(name, str) or not isinstance(key, str):
-            raise Invalid("strategy_name and backtest_key must be strings")
+    if job_id is not None:
+        row = get_job(conn, svc_id, job_id)
+    else:
+        assert legacy is not None
+        name, key = legacy
         found = queries.find_job_by_key(conn, svc_id, name, key)
         if found is None:
             raise NotFound(f"no backtest {key!r} of strategy {name!r}")
         row = found
-    else:
-        raise Invalid("give job_id, or strategy_name and backtest_key")
     if row.status == "running":
         raise Conflict(f"backtest {row.job_id} is running; delete it once it has finished")
     return row

@@ -6,20 +6,14 @@ functions (:func:`create_job`, :func:`get_job`, :func:`full_range_returns`, ...)
 transaction. The engine computes everything (sizes through ``svc_engine.sim.estimate``, results
 through the drivers run by :mod:`svc_api.backtests.jobs`).
 
-Where each part lives: request fields in :mod:`~svc_api.backtests.fields`, instruments in
-:mod:`~svc_api.backtests.instruments`, sizing, charging and queueing in
-:mod:`~svc_api.backtests.launch`, the read-only previews in :mod:`~svc_api.backtests.preview`, job
-rows in :mod:`~svc_api.backtests.records`, replies from stored results in
-:mod:`~svc_api.backtests.results`, the runner in :mod:`~svc_api.backtests.jobs`, SQL in
-:mod:`~svc_api.backtests.queries`.
+Where each part lives: field rules in :mod:`~.fields`, request models in :mod:`~.contract`,
+reply models in :mod:`~.replies`, instruments in :mod:`~.instruments`, sizing, charging and queueing
+in :mod:`~.launch`, the read-only previews in :mod:`~.preview`, job rows in :mod:`~.records`,
+replies from stored results in :mod:`~.results`, the runner in :mod:`~.jobs`, SQL in :mod:`~.queries`.
 
 Example:
-    >>> settings_from({"commission_pct": 0.1, "coin": "BTC"})
-    {'commission_pct': 0.1}
-    >>> settings_from({"max_wait_days": 0})
-    Traceback (most recent call last):
-    ...
-    svc_api.core.errors.Invalid: max_wait_days must be a finite number > 0 (got 0.0)
+    >>> sorted(KINDS)
+    ['full_range', 'portfolio', 'run']
 """
 
 from __future__ import annotations
@@ -27,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from svc_api.backtests import contract as c
 from svc_api.backtests import jobs, preview, queries
 from svc_api.backtests.errors import RETRY_AFTER, LaunchRejected
 from svc_api.backtests.fields import (
@@ -73,16 +68,7 @@ def runner_of(services: Any) -> jobs.JobRunner:
 # Before launching
 
 
-def estimate_job(
-    services: Any,
-    svc_id: str,
-    coins: list[str],
-    params: Mapping[str, Any],
-    *,
-    timeframe: str,
-    start_ts: float | None,
-    end_ts: float | None,
-) -> dict[str, Any]:
+def estimate_job(services: Any, svc_id: str, req: c.BacktestEstimateQuery) -> dict[str, Any]:
     """The ``estimate`` reply (see :func:`svc_api.backtests.preview.estimate`).
 
     Example:
@@ -90,21 +76,26 @@ def estimate_job(
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> estimate_job(services, "AB12CD", ["SOL"], {"market": 7}, timeframe="1h", start_ts=None,
-        ...              end_ts=None)
+        >>> estimate_job(services, "AB12CD", c.BacktestEstimateQuery(timeframe="1h", coins=["SOL"]))
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: market must be a string
+        svc_api.core.errors.Invalid: no data for SOL (SOLUSDT) in market crypto
     """
     runner = runner_of(services)
     return preview.estimate(
-        services.store, runner, svc_id, coins, params, timeframe=timeframe, start_ts=start_ts, end_ts=end_ts
+        services.store,
+        runner,
+        svc_id,
+        req.coins,
+        req.metadata(),
+        req.strategy_name,
+        timeframe=req.timeframe,
+        start_ts=req.start_ts,
+        end_ts=req.end_ts,
     )
 
 
-def instrument_info(
-    services: Any, svc_id: str, params: Mapping[str, Any], *, timeframe: str
-) -> dict[str, Any]:
+def instrument_info(services: Any, svc_id: str, req: c.BacktestInfoQuery) -> dict[str, Any]:
     """The ``info`` reply (see :func:`svc_api.backtests.preview.info`).
 
     Example:
@@ -112,15 +103,18 @@ def instrument_info(
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> instrument_info(services, "AB12CD", {"symbol": "ETHUSDT"}, timeframe="1h")
+        >>> instrument_info(services, "AB12CD", c.BacktestInfoQuery(timeframe="1h", symbol="ETHUSDT"))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
-    return preview.info(services.store, runner_of(services), svc_id, params, timeframe=timeframe)
+    runner = runner_of(services)
+    return preview.info(
+        services.store, runner, svc_id, req.named(), req.strategy_name, timeframe=req.timeframe
+    )
 
 
-def instrument_timeframes(services: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+def instrument_timeframes(services: Any, req: c.BacktestTimeframesQuery) -> dict[str, Any]:
     """The ``list_timeframes`` reply (see :func:`svc_api.backtests.preview.list_timeframes`).
 
     Example:
@@ -128,12 +122,12 @@ def instrument_timeframes(services: Any, params: Mapping[str, Any]) -> dict[str,
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> instrument_timeframes(services, {})
+        >>> instrument_timeframes(services, c.BacktestTimeframesQuery.model_validate({"coin": "ETH"}))
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: coin or symbol is required
+        svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
-    return preview.list_timeframes(runner_of(services), params)
+    return preview.list_timeframes(runner_of(services), req.named())
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -141,9 +135,7 @@ def instrument_timeframes(services: Any, params: Mapping[str, Any]) -> dict[str,
 # instruments it covers.
 
 
-def launch_run(
-    services: Any, svc_id: str, params: Mapping[str, Any], *, timeframe: str, start_ts: float, end_ts: float
-) -> tuple[dict[str, Any], Instrument]:
+def launch_run(services: Any, svc_id: str, req: c.RunLaunch) -> tuple[dict[str, Any], Instrument]:
     """Launch a ``run`` job (one coin over a time range).
 
     Example:
@@ -151,21 +143,31 @@ def launch_run(
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> launch_run(services, "AB12CD", {}, timeframe="1h", start_ts=0, end_ts=1)
+        >>> req = c.RunLaunch.model_validate({"timeframe": "1h", "start_ts": 0, "end_ts": 1, "coin": "ETH"})
+        >>> launch_run(services, "AB12CD", req)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: coin or symbol is required
+        svc_api.core.errors.Invalid: no data for ETH (ETHUSDT) in market crypto
     """
     runner = runner_of(services)
-    inst = named_instrument(runner.catalog, params, missing="coin or symbol is required")
+    inst = instrument_of(runner.catalog(), *req.named())
     made = dispatch(
-        services.store, runner, svc_id, "run", [inst], timeframe, params, start_ts=start_ts, end_ts=end_ts
+        services.store,
+        runner,
+        svc_id,
+        "run",
+        [inst],
+        req.timeframe,
+        req.strategy_name,
+        req.settings(),
+        start_ts=req.start_ts,
+        end_ts=req.end_ts,
     )
     return made, inst
 
 
 def launch_full_range(
-    services: Any, svc_id: str, coins: list[str], params: Mapping[str, Any], *, timeframe: str
+    services: Any, svc_id: str, req: c.FullRangeLaunch
 ) -> tuple[dict[str, Any], list[Instrument]]:
     """Launch a ``full_range`` job (each coin over its whole history).
 
@@ -174,51 +176,48 @@ def launch_full_range(
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> launch_full_range(services, "AB12CD", ["BTC"], {}, timeframe="1h")
+        >>> launch_full_range(services, "AB12CD", c.FullRangeLaunch(timeframe="1h", coins=["BTC"]))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
     """
     runner = runner_of(services)
-    found = instruments_of(runner.catalog(), coins, metadata_of(params))
-    return dispatch(services.store, runner, svc_id, "full_range", found, timeframe, params), found
+    found = instruments_of(runner.catalog(), req.coins, req.metadata())
+    made = dispatch(
+        services.store, runner, svc_id, "full_range", found, req.timeframe, req.strategy_name, req.settings()
+    )
+    return made, found
 
 
 def launch_portfolio(
-    services: Any,
-    svc_id: str,
-    coins: list[str],
-    params: Mapping[str, Any],
-    *,
-    timeframe: str,
-    start_ts: float | None,
+    services: Any, svc_id: str, req: c.PortfolioLaunch
 ) -> tuple[dict[str, Any], list[Instrument], Portfolio]:
-    """Launch a ``portfolio`` job (the coins sharing one balance split ``divide`` ways).
+    """Launch a ``portfolio`` job (the coins sharing one balance split ``divide`` ways; ``divide`` and
+    ``initial_balance`` are checked once the coins are found, ``divide`` defaulting to their count).
 
     Example:
         >>> from types import SimpleNamespace
         >>> from svc_engine.data import Catalog, DataStore
         >>> runner = SimpleNamespace(catalog=lambda: Catalog(DataStore("/nonexistent")))
         >>> services = SimpleNamespace(store=None, backtest_runner=runner)
-        >>> launch_portfolio(services, "AB12CD", ["BTC", "ETH"], {}, timeframe="1h", start_ts=None)
+        >>> launch_portfolio(services, "AB12CD", c.PortfolioLaunch(timeframe="1h", coins=["BTC", "ETH"]))
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: no data for BTC (BTCUSDT) in market crypto
     """
     runner = runner_of(services)
-    found = instruments_of(runner.catalog(), coins, metadata_of(params))
-    book = Portfolio(
-        divide_of(params.get("divide"), len(found)), initial_balance_of(params.get("initial_balance"))
-    )
+    found = instruments_of(runner.catalog(), req.coins, req.metadata())
+    book = Portfolio(divide_of(req.divide, len(found)), initial_balance_of(req.initial_balance))
     made = dispatch(
         services.store,
         runner,
         svc_id,
         "portfolio",
         found,
-        timeframe,
-        params,
-        start_ts=start_ts,
+        req.timeframe,
+        req.strategy_name,
+        req.settings(),
+        start_ts=req.start_ts,
         portfolio=book,
     )
     return made, found, book
@@ -228,7 +227,7 @@ def launch_portfolio(
 # Following and reading jobs
 
 
-def status(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
+def status(services: Any, svc_id: str, job_id: str) -> dict[str, Any]:
     """The ``status`` reply of the caller's job.
 
     Example:
@@ -243,7 +242,7 @@ def status(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
     return job_status(row, now=services.clock.seconds())
 
 
-def result(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
+def result(services: Any, svc_id: str, job_id: str) -> dict[str, Any]:
     """The ``result`` reply of the caller's completed job.
 
     Example:
@@ -278,38 +277,43 @@ def latest_full_range(
     return {coin: r["summary"] for coin, r in reply.get("results", {}).items() if "summary" in r}
 
 
-def one_coin_result(services: Any, svc_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``coin_result`` reply: one coin of the caller's completed multi-coin job.
+def one_coin_result(services: Any, svc_id: str, job_id: str, coin: Any, symbol: Any) -> dict[str, Any]:
+    """The ``coin_result`` reply: one coin of the caller's completed multi-coin job (``coin`` or
+    ``symbol`` as sent: checked once the job is found).
 
     Example:
         >>> from types import SimpleNamespace
         >>> services = SimpleNamespace(store=store, backtest_runner=SimpleNamespace())
-        >>> one_coin_result(services, "AB12CD", {"job_id": 7})
+        >>> one_coin_result(services, "AB12CD", "bt_1", "BTC", None)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: job_id must be a string of at most 40 characters
+        svc_api.core.errors.NotFound: unknown backtest job 'bt_1'
     """
     runner = runner_of(services)
     with services.store.read() as conn:
-        row = get_job(conn, svc_id, params.get("job_id"))
-    inst = named_instrument(runner.catalog, params, missing="coin (or symbol) is required", metadata=False)
+        row = get_job(conn, svc_id, job_id)
+    named = {"coin": coin, "symbol": symbol}
+    inst = named_instrument(runner.catalog, named, missing="coin (or symbol) is required", metadata=False)
     return coin_result(row, inst.symbol, runner.objects)
 
 
-def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tuple[str, int]:
-    """Delete the finished job a ``delete_backtest`` names, with its result objects; ``(job_id, objects)``.
+def delete_backtest(
+    services: Any, svc_id: str, job_id: str | None, legacy: tuple[str, str] | None
+) -> tuple[str, int]:
+    """Delete the finished job a ``delete_backtest`` names (``job_id``, else the ``legacy`` pair of
+    :func:`find_for_delete`), with its result objects; ``(job_id, objects)``.
 
     Example:
         >>> from types import SimpleNamespace
         >>> services = SimpleNamespace(store=store, backtest_runner=SimpleNamespace(objects=None))
-        >>> delete_backtest(services, "AB12CD", {"job_id": "bt_1"})
+        >>> delete_backtest(services, "AB12CD", "bt_1", None)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown backtest job 'bt_1'
     """
     runner = runner_of(services)
     with services.store.write() as conn:
-        row = find_for_delete(conn, svc_id, params)
+        row = find_for_delete(conn, svc_id, job_id, legacy)
         keys = queue_rows(conn, [row], now=services.clock.now())
     # the objects after the commit: a delete that rolls back keeps its row and its objects
     return row.job_id, delete_queued(services.store, runner.objects, keys)
@@ -318,26 +322,27 @@ def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tu
 def history_entries(
     services: Any,
     svc_id: str,
-    params: Mapping[str, Any],
     *,
     limit: int,
     after: tuple[int, str] | None,
     strategy_name: str | None,
     timeframe: str | None,
+    coin: Any = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
-    """A page of the caller's history entries (filtered by the request's ``coin``) and whether more follow.
+    """A page of the caller's history entries (filtered by ``coin``, as sent, with its ``metadata``)
+    and whether more follow.
 
     Example:
         >>> from types import SimpleNamespace
         >>> services = SimpleNamespace(store=store, backtest_runner=None)
-        >>> history_entries(services, "AB12CD", {}, limit=5, after=None, strategy_name=None, timeframe=None)
+        >>> history_entries(services, "AB12CD", limit=5, after=None, strategy_name=None, timeframe=None)
         ([], False)
     """
     symbol = None
-    if params.get("coin"):
-        symbol = instrument_of(
-            runner_of(services).catalog(), params.get("coin"), None, metadata_of(params)
-        ).symbol
+    if coin:
+        catalog = runner_of(services).catalog()
+        symbol = instrument_of(catalog, coin, None, metadata_of(metadata or {})).symbol
     with services.store.read() as conn:
         rows, more = history(
             conn,

@@ -13,9 +13,11 @@ from typing import Any
 
 from svc_api.client.base import UNSET, BaseClient
 from svc_api.accounts.contract import Account, IdentityLinked, LoggedOut, LoginHistoryPage, NotificationSettings, SessionGrant
+from svc_api.backtests.replies import BacktestCoinResult, BacktestDeleted, BacktestEstimate, BacktestHistoryPage, BacktestInfo, BacktestLaunch, BacktestResult, BacktestStatus, BacktestTimeframes
 from svc_api.community.replies import ChatDeleted, ChatSent, CommunityChat, CommunityLeaders, CommunityPosts, Followed, LeaderApplication, LeaderApplied, LeaderProfile, LeaderWithdrawn, PostCommented, PostCreated, PostDeleted, PostLiked, Reported
 from svc_api.exchange.contract import ExchangeBalance, ExchangeLinked, ExchangeUnlinked, OrderHistoryPage, OrderPreview, OrderResult
 from svc_api.marketplace.replies import ListingDetail, ListingPublished, ListingRemoved, ListingUpdated, MarketplaceBrowse, MarketplaceListing, MarketplaceReviews, OwnListingsPage, Reviewed, Subscribed, SubscriptionsPage, Unsubscribed
+from svc_api.strategies.contract import StrategyDeleted, StrategyDetail, StrategyEdited, StrategyGenerated, StrategyRolledBack, StrategyVersionsPage, StrategyVisibility
 
 
 class Client(BaseClient):
@@ -52,6 +54,38 @@ class Client(BaseClient):
     def identity_link(self, *, id_token: Any, nonce: Any = UNSET) -> IdentityLinked:
         """Link an OIDC identity to the caller's account."""
         return self._call("user", "identity_link", {"id_token": id_token, "nonce": nonce}, IdentityLinked)
+
+    def strategy_generate(self, *, strategy_name: str, market_type: str, signal_mode: str, timeframe: str, entry_condition: str | None, position_side: str = UNSET, tp_condition: str | None = UNSET, sl_condition: str | None = UNSET, exit_condition: str | None = UNSET) -> StrategyGenerated:
+        """Create a strategy from conditions in words (1 credit, refunded if generation fails)."""
+        return self._call("user", "strategy_generate", {"strategy_name": strategy_name, "market_type": market_type, "signal_mode": signal_mode, "timeframe": timeframe, "position_side": position_side, "entry_condition": entry_condition, "tp_condition": tp_condition, "sl_condition": sl_condition, "exit_condition": exit_condition}, StrategyGenerated)
+
+    def strategy_detail(self, *, strategy_name: str) -> StrategyDetail:
+        """One of the caller's strategies (its current version)."""
+        return self._call("user", "strategy_detail", {"strategy_name": strategy_name}, StrategyDetail)
+
+    def strategy_edit(self, *, strategy_name: str, entry_condition: Any = UNSET, tp_condition: Any = UNSET, sl_condition: Any = UNSET, exit_condition: Any = UNSET) -> StrategyEdited:
+        """Change a strategy's conditions: a new version, regenerated and charged like a new one."""
+        return self._call("user", "strategy_edit", {"strategy_name": strategy_name, "entry_condition": entry_condition, "tp_condition": tp_condition, "sl_condition": sl_condition, "exit_condition": exit_condition}, StrategyEdited)
+
+    def strategy_versions(self, *, strategy_name: Any, limit: int = UNSET, cursor: Any = UNSET) -> StrategyVersionsPage:
+        """A strategy's versions, newest first."""
+        return self._call("user", "strategy_versions", {"limit": limit, "cursor": cursor, "strategy_name": strategy_name}, StrategyVersionsPage)
+
+    def strategy_rollback(self, *, strategy_name: str, target_version: int) -> StrategyRolledBack:
+        """A new version copying an earlier one (no charge); the strategy goes private."""
+        return self._call("user", "strategy_rollback", {"strategy_name": strategy_name, "target_version": target_version}, StrategyRolledBack)
+
+    def strategy_delete(self, *, strategy_name: str, confirm_name: str) -> StrategyDeleted:
+        """Delete a strategy, its versions and its backtests."""
+        return self._call("user", "strategy_delete", {"strategy_name": strategy_name, "confirm_name": confirm_name}, StrategyDeleted)
+
+    def strategy_visibility(self, *, strategy_name: str, visibility: str, credits_per_signal: int | None = UNSET, timeframe: str | None = UNSET, coins: list[str] | None = UNSET) -> StrategyVisibility:
+        """Publish a strategy on its profitable coins, or make it private."""
+        return self._call("user", "strategy_visibility", {"strategy_name": strategy_name, "visibility": visibility, "credits_per_signal": credits_per_signal, "timeframe": timeframe, "coins": coins}, StrategyVisibility)
+
+    def backtest_history(self, *, limit: int = UNSET, cursor: Any = UNSET, strategy_name: Any = UNSET, timeframe: Any = UNSET, coin: Any = UNSET, asset_class: Any = UNSET, provider: Any = UNSET, market: Any = UNSET, exchange: Any = UNSET) -> BacktestHistoryPage:
+        """The caller's backtests, newest first."""
+        return self._call("user", "backtest_history", {"limit": limit, "cursor": cursor, "strategy_name": strategy_name, "timeframe": timeframe, "coin": coin, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange}, BacktestHistoryPage)
 
     def marketplace_publish(self, *, strategy_key: str, monthly_price_credits: float, signal_mode: str, requested_coins: list[str], description: str = UNSET) -> ListingPublished:
         """List a strategy's signals for a monthly price."""
@@ -168,6 +202,46 @@ class Client(BaseClient):
     def order_history(self, *, limit: int = UNSET, cursor: str | None = UNSET, status: Any = UNSET) -> OrderHistoryPage:
         """The caller's orders, newest first."""
         return self._call("user", "order_history", {"limit": limit, "cursor": cursor, "status": status}, OrderHistoryPage)
+
+    def backtest_estimate(self, *, timeframe: str, coins: list[str], strategy_name: Any, start_ts: float | None = UNSET, end_ts: float | None = UNSET, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET) -> BacktestEstimate:
+        """The cost and duration of a job."""
+        return self._call("backtest", "estimate", {"timeframe": timeframe, "start_ts": start_ts, "end_ts": end_ts, "coins": coins, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange, "strategy_name": strategy_name}, BacktestEstimate)
+
+    def backtest_info(self, *, timeframe: str, strategy_name: Any, coin: Any = UNSET, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET, symbol: str | None = UNSET) -> BacktestInfo:
+        """An instrument's data range, the strategy and a price."""
+        return self._call("backtest", "info", {"timeframe": timeframe, "coin": coin, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange, "symbol": symbol, "strategy_name": strategy_name}, BacktestInfo)
+
+    def backtest_list_timeframes(self, *, coin: Any = UNSET, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET, symbol: str | None = UNSET) -> BacktestTimeframes:
+        """The timeframes an instrument has."""
+        return self._call("backtest", "list_timeframes", {"coin": coin, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange, "symbol": symbol}, BacktestTimeframes)
+
+    def backtest_run(self, *, timeframe: str, start_ts: float, end_ts: float, strategy_name: Any, commission_pct: Any = UNSET, position_size_pct: Any = UNSET, min_candles_between_signals: Any = UNSET, max_wait_days: Any = UNSET, min_profit_pct: Any = UNSET, max_profit_pct: Any = UNSET, min_loss_pct: Any = UNSET, max_loss_pct: Any = UNSET, signal_filter_mode: Any = UNSET, initial_balance: Any = UNSET, leverage: Any = UNSET, coin: Any = UNSET, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET, symbol: str | None = UNSET) -> BacktestLaunch:
+        """Launch one coin over a time range."""
+        return self._call("backtest", "run", {"timeframe": timeframe, "start_ts": start_ts, "end_ts": end_ts, "commission_pct": commission_pct, "position_size_pct": position_size_pct, "min_candles_between_signals": min_candles_between_signals, "max_wait_days": max_wait_days, "min_profit_pct": min_profit_pct, "max_profit_pct": max_profit_pct, "min_loss_pct": min_loss_pct, "max_loss_pct": max_loss_pct, "signal_filter_mode": signal_filter_mode, "initial_balance": initial_balance, "leverage": leverage, "coin": coin, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange, "symbol": symbol, "strategy_name": strategy_name}, BacktestLaunch)
+
+    def backtest_full_range(self, *, timeframe: str, coins: list[str], strategy_name: Any, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET, commission_pct: Any = UNSET, position_size_pct: Any = UNSET, min_candles_between_signals: Any = UNSET, max_wait_days: Any = UNSET, min_profit_pct: Any = UNSET, max_profit_pct: Any = UNSET, min_loss_pct: Any = UNSET, max_loss_pct: Any = UNSET, signal_filter_mode: Any = UNSET, initial_balance: Any = UNSET, leverage: Any = UNSET) -> BacktestLaunch:
+        """Launch each coin over its whole history."""
+        return self._call("backtest", "full_range", {"timeframe": timeframe, "coins": coins, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange, "strategy_name": strategy_name, "commission_pct": commission_pct, "position_size_pct": position_size_pct, "min_candles_between_signals": min_candles_between_signals, "max_wait_days": max_wait_days, "min_profit_pct": min_profit_pct, "max_profit_pct": max_profit_pct, "min_loss_pct": min_loss_pct, "max_loss_pct": max_loss_pct, "signal_filter_mode": signal_filter_mode, "initial_balance": initial_balance, "leverage": leverage}, BacktestLaunch)
+
+    def backtest_portfolio(self, *, timeframe: str, coins: list[str], strategy_name: Any, start_ts: float | None = UNSET, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET, divide: Any = UNSET, initial_balance: Any = UNSET, commission_pct: Any = UNSET) -> BacktestLaunch:
+        """Launch the coins sharing one balance split `divide` ways."""
+        return self._call("backtest", "portfolio", {"timeframe": timeframe, "start_ts": start_ts, "coins": coins, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange, "divide": divide, "initial_balance": initial_balance, "strategy_name": strategy_name, "commission_pct": commission_pct}, BacktestLaunch)
+
+    def backtest_coin_result(self, *, job_id: str, coin: Any = UNSET, symbol: Any = UNSET) -> BacktestCoinResult:
+        """One coin of the caller's completed multi-coin job."""
+        return self._call("backtest", "coin_result", {"job_id": job_id, "coin": coin, "symbol": symbol}, BacktestCoinResult)
+
+    def backtest_status(self, *, job_id: str) -> BacktestStatus:
+        """A job's status and progress."""
+        return self._call("backtest", "status", {"job_id": job_id}, BacktestStatus)
+
+    def backtest_result(self, *, job_id: str) -> BacktestResult:
+        """A completed job's result."""
+        return self._call("backtest", "result", {"job_id": job_id}, BacktestResult)
+
+    def backtest_delete_backtest(self, *, job_id: str | None = UNSET, strategy_name: str | None = UNSET, backtest_key: Any = UNSET) -> BacktestDeleted:
+        """Delete a finished job and its results."""
+        return self._call("backtest", "delete_backtest", {"job_id": job_id, "strategy_name": strategy_name, "backtest_key": backtest_key}, BacktestDeleted)
 
     def marketplace_browse(self, *, limit: int = UNSET, sort: str = UNSET, coin: str | None = UNSET, cursor: str | None = UNSET) -> MarketplaceBrowse:
         """The active listings, newest or cheapest first."""

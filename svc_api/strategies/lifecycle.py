@@ -6,33 +6,28 @@ Each generation (create or edit) adds a version in status ``generating``, charge
 Every function here runs in the caller's write transaction and locks the account row first.
 
 Example:
+    >>> from svc_api.strategies.contract import NewStrategy
+    >>> new = NewStrategy.model_validate({"strategy_name": "rsidip", "market_type": "spot",
+    ...     "signal_mode": "signal_only", "timeframe": "1h", "entry_condition": "RSI(14) < 30"})
     >>> with store.write() as conn:
-    ...     generate(conn, "NOPE00", {"strategy_name": "rsidip"}, now=0)
+    ...     generate(conn, "NOPE00", new, now=0)
     Traceback (most recent call last):
     ...
-    svc_api.core.errors.Invalid: market_type is required: 'spot' or 'futures', got None
+    svc_api.core.errors.NotFound: unknown account NOPE00
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.errors import Conflict
 from svc_api.credits import service as credits
 from svc_api.strategies import queries
-from svc_api.strategies.fields import (
-    CONDITIONS,
-    check_name,
-    condition_changes,
-    conditions,
-    confirmed_name,
-    generation_fields,
-    target_version,
-)
+from svc_api.strategies.fields import CONDITIONS, conditions
 from svc_api.strategies.hooks import (
     cancel_subscriptions,
     delete_backtests,
@@ -48,6 +43,9 @@ from svc_api.strategies.limits import (
 )
 from svc_api.strategies.records import strategy_head, strategy_version
 
+if TYPE_CHECKING:
+    from svc_api.strategies.contract import NewStrategy
+
 GENERATION_COST = 1
 # The columns of a version an edit carries over before applying the changed conditions.
 _SPEC = ("market_type", "position_side", "signal_mode", "timeframe", *CONDITIONS)
@@ -56,19 +54,19 @@ _SPEC = ("market_type", "position_side", "signal_mode", "timeframe", *CONDITIONS
 def generate(
     conn: Connection,
     svc_id: str,
-    params: Mapping[str, Any],
+    new: NewStrategy,
     *,
     now: int,
     max_generations: int = MAX_GENERATIONS,
 ) -> dict[str, Any]:
     """Create a strategy (version 1, private, ``generating``) and charge the generation upfront.
 
-    Checks, in order: fields (400), plan limit on active strategies (403), name taken (409),
+    ``new`` is the checked request (:class:`~svc_api.strategies.contract.NewStrategy`). Checks, in
+    order: plan limit on active strategies (403), name taken (409),
     generations in progress (``max_generations``, from ``SVC_MAX_CONCURRENT_GENERATIONS``;
     :class:`~svc_api.strategies.errors.GenerationBusy`, 429), credits (402). See the module example.
     """
-    name = check_name(params.get("strategy_name"))
-    spec = generation_fields(params)
+    name, spec = new.strategy_name, new.spec()
     lock_account(conn, svc_id)
     check_plan_limit(conn, svc_id, exclude=None, now=now)
     if queries.find_strategy(conn, svc_id, name) is not None:
@@ -89,24 +87,24 @@ def generate(
 def edit(
     conn: Connection,
     svc_id: str,
-    params: Mapping[str, Any],
+    name: str,
+    changes: Mapping[str, Any],
     *,
     now: int,
     max_generations: int = MAX_GENERATIONS,
 ) -> dict[str, Any]:
     """A new version with changed conditions, regenerated (and charged) like a new strategy.
 
-    Conditions not given are copied from the current version; at least one must be given.
+    ``changes``: the conditions sent as they came (checked here with the current version's signal
+    mode); conditions not given are copied from the current version.
 
     Example:
         >>> with store.write() as conn:
-        ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"}, now=0)  # doctest: +ELLIPSIS
+        ...     edit(conn, "NOPE00", "rsidip", {"tp_condition": "2%"}, now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: give at least one of entry_condition, tp_condition, sl_condition, ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    name = check_name(params.get("strategy_name"))
-    changes = condition_changes(params)
     lock_account(conn, svc_id)
     head = strategy_head(conn, svc_id, name)
     current = strategy_version(conn, svc_id, name, head.current_version)
@@ -129,18 +127,16 @@ def edit(
     }
 
 
-def rollback(conn: Connection, svc_id: str, strategy_name: Any, target: Any, *, now: int) -> dict[str, Any]:
+def rollback(conn: Connection, svc_id: str, name: str, wanted: int, *, now: int) -> dict[str, Any]:
     """A new version copying version ``target`` (program included, no charge); the strategy goes private.
 
     Example:
         >>> with store.write() as conn:
-        ...     rollback(conn, "NOPE00", "rsidip", "2", now=0)
+        ...     rollback(conn, "NOPE00", "rsidip", 2, now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: target_version must be a positive integer
+        svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    name = check_name(strategy_name)
-    wanted = target_version(target)
     lock_account(conn, svc_id)
     head = strategy_head(conn, svc_id, name)
     copied = strategy_version(conn, svc_id, name, wanted)
@@ -177,21 +173,18 @@ def rollback(conn: Connection, svc_id: str, strategy_name: Any, target: Any, *, 
     }
 
 
-def delete(
-    conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any, *, now: int
-) -> dict[str, Any]:
-    """Delete a strategy, its versions and its backtests; ``confirm_name`` must equal the name.
+def delete(conn: Connection, svc_id: str, name: str, *, now: int) -> dict[str, Any]:
+    """Delete a strategy, its versions and its backtests (the request confirmed the name).
 
     ``deleted_objects`` counts the versions and the backtest records removed.
 
     Example:
         >>> with store.write() as conn:
-        ...     delete(conn, "NOPE00", "rsidip", "rsidip", now=0)
+        ...     delete(conn, "NOPE00", "rsidip", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    name = confirmed_name(strategy_name, confirm_name)
     lock_account(conn, svc_id)
     strategy_head(conn, svc_id, name)
     if has_active_listing(conn, svc_id, name):

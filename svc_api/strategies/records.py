@@ -132,17 +132,16 @@ def load_strategy(
     )
 
 
-def detail(conn: Connection, svc_id: str, strategy_name: Any) -> dict[str, Any]:
+def detail(conn: Connection, svc_id: str, name: str) -> dict[str, Any]:
     """The Strategy resource (current version); ``error`` is added when it failed to generate.
 
     Example:
         >>> with store.read() as conn:
-        ...     detail(conn, "NOPE00", None)
+        ...     detail(conn, "NOPE00", "rsidip")
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: strategy_name is required
+        svc_api.core.errors.NotFound: strategy 'rsidip' not found
     """
-    name = check_name(strategy_name)
     head = strategy_head(conn, svc_id, name)
     row = strategy_version(conn, svc_id, name, head.current_version)
     out = {
@@ -173,7 +172,8 @@ def detail(conn: Connection, svc_id: str, strategy_name: Any) -> dict[str, Any]:
 def versions(
     conn: Connection, svc_id: str, strategy_name: Any, *, limit: int, before: int | None = None
 ) -> tuple[dict[str, Any], bool]:
-    """The versions of a strategy, newest first, keyset-paged below version ``before``.
+    """The versions of a strategy, newest first, keyset-paged below version ``before``
+    (``strategy_name`` as sent: it is checked here, after the route has read the cursor).
 
     Returns ``({strategy_name, current_version, versions}, has_more)``.
 

@@ -4,7 +4,8 @@ The one door of the strategies domain. Other domains and tests call the connecti
 (:func:`load_strategy`, :func:`generate`, ...) inside their own transaction; the routes call the use
 cases below, which open the transaction themselves and wake the generation worker once it commits.
 
-Where each part lives: request fields in :mod:`~svc_api.strategies.fields`, plan limits in
+Where each part lives: request field rules in :mod:`~svc_api.strategies.fields` and the request
+and reply models in :mod:`~svc_api.strategies.contract`, plan limits in
 :mod:`~svc_api.strategies.limits`, reading in :mod:`~svc_api.strategies.records`, changes in
 :mod:`~svc_api.strategies.lifecycle`, publishing in :mod:`~svc_api.strategies.visibility`, the
 background compilation in :mod:`~svc_api.strategies.generation` and :mod:`~svc_api.strategies.worker`,
@@ -25,6 +26,7 @@ from typing import Any
 from svc_api.accounts import service as accounts
 from svc_api.core.store import Store
 from svc_api.strategies import queries, worker
+from svc_api.strategies.contract import NewStrategy
 from svc_api.strategies.errors import (
     GENERATION_RETRY_AFTER,
     DeleteUnavailable,
@@ -108,41 +110,42 @@ def price_per_signal(conn: Any, svc_id: str, name: str) -> int:
 
 
 def create_strategy(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, max_generations: int, now: int
+    store: Store, svc_id: str, new: NewStrategy, *, max_generations: int, now: int
 ) -> dict[str, Any]:
     """:func:`generate` in its own write transaction, then wake the generation worker.
 
     Example:
-        >>> create_strategy(store, "NOPE00", {"strategy_name": "rsidip"}, max_generations=2, now=0)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: market_type is required: 'spot' or 'futures', got None
-    """
-    with store.write() as conn:
-        reply = generate(conn, svc_id, params, max_generations=max_generations, now=now)
-    worker.notify()
-    return reply
-
-
-def edit_strategy(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, max_generations: int, now: int
-) -> dict[str, Any]:
-    """:func:`edit` in its own write transaction, then wake the generation worker.
-
-    Example:
-        >>> edit_strategy(store, "NOPE00", {"strategy_name": "rsidip", "tp_condition": "2%"},
-        ...               max_generations=2, now=0)
+        >>> new = NewStrategy.model_validate({"strategy_name": "rsidip", "market_type": "spot",
+        ...     "signal_mode": "signal_only", "timeframe": "1h", "entry_condition": "RSI(14) < 30"})
+        >>> create_strategy(store, "NOPE00", new, max_generations=2, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.write() as conn:
-        reply = edit(conn, svc_id, params, max_generations=max_generations, now=now)
+        reply = generate(conn, svc_id, new, max_generations=max_generations, now=now)
     worker.notify()
     return reply
 
 
-def strategy_detail(store: Store, svc_id: str, strategy_name: Any) -> dict[str, Any]:
+def edit_strategy(
+    store: Store, svc_id: str, name: str, changes: Mapping[str, Any], *, max_generations: int, now: int
+) -> dict[str, Any]:
+    """:func:`edit` in its own write transaction, then wake the generation worker.
+
+    Example:
+        >>> edit_strategy(store, "NOPE00", "rsidip", {"tp_condition": "2%"}, max_generations=2, now=0)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    with store.write() as conn:
+        reply = edit(conn, svc_id, name, changes, max_generations=max_generations, now=now)
+    worker.notify()
+    return reply
+
+
+def strategy_detail(store: Store, svc_id: str, strategy_name: str) -> dict[str, Any]:
     """:func:`detail` in a read transaction.
 
     Example:
@@ -171,46 +174,47 @@ def strategy_versions(
 
 
 def rollback_strategy(
-    store: Store, svc_id: str, strategy_name: Any, target_version: Any, *, now: int
+    store: Store, svc_id: str, strategy_name: str, target_version: int, *, now: int
 ) -> dict[str, Any]:
     """:func:`rollback` in its own write transaction.
 
     Example:
-        >>> rollback_strategy(store, "NOPE00", "rsidip", 0, now=0)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: target_version must be a positive integer
-    """
-    with store.write() as conn:
-        return rollback(conn, svc_id, strategy_name, target_version, now=now)
-
-
-def delete_strategy(
-    store: Store, svc_id: str, strategy_name: Any, confirm_name: Any, *, now: int
-) -> dict[str, Any]:
-    """:func:`delete` in its own write transaction (backtests included, or nothing at all).
-
-    Example:
-        >>> delete_strategy(store, "NOPE00", "rsidip", None, now=0)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: confirm_name is required: repeat the strategy name 'rsidip' to delete it
-    """
-    with store.write() as conn:
-        return delete(conn, svc_id, strategy_name, confirm_name, now=now)
-
-
-def change_visibility(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """:func:`set_visibility` in its own write transaction.
-
-    Example:
-        >>> change_visibility(store, "NOPE00", {"strategy_name": "rsidip", "visibility": "private"}, now=0)
+        >>> rollback_strategy(store, "NOPE00", "rsidip", 1, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.write() as conn:
-        return set_visibility(conn, svc_id, params, now=now)
+        return rollback(conn, svc_id, strategy_name, target_version, now=now)
+
+
+def delete_strategy(store: Store, svc_id: str, strategy_name: str, *, now: int) -> dict[str, Any]:
+    """:func:`delete` in its own write transaction (backtests included, or nothing at all).
+
+    Example:
+        >>> delete_strategy(store, "NOPE00", "rsidip", now=0)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    with store.write() as conn:
+        return delete(conn, svc_id, strategy_name, now=now)
+
+
+def change_visibility(
+    store: Store, svc_id: str, strategy_name: str, public: tuple[int, str, list[str]] | None, *, now: int
+) -> dict[str, Any]:
+    """:func:`set_visibility` in its own write transaction (``public``: price in credit units,
+    timeframe and coins; None to go private).
+
+    Example:
+        >>> change_visibility(store, "NOPE00", "rsidip", None, now=0)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.NotFound: unknown account NOPE00
+    """
+    with store.write() as conn:
+        return set_visibility(conn, svc_id, strategy_name, public, now=now)
 
 
 __all__ = [
@@ -226,6 +230,7 @@ __all__ = [
     "SIGNAL_MODES",
     "DeleteUnavailable",
     "GenerationBusy",
+    "NewStrategy",
     "NotEligible",
     "StrategyNotActive",
     "StrategyRecord",

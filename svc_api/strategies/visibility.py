@@ -21,32 +21,38 @@ from svc_api.core.errors import Invalid
 from svc_api.credits import service as credits
 from svc_api.strategies import hooks, queries
 from svc_api.strategies.errors import NotEligible
-from svc_api.strategies.fields import check_name, public_fields, visibility_of
 from svc_api.strategies.limits import check_coin_count, lock_account
 from svc_api.strategies.records import load_strategy, strategy_head
 from svc_engine.instruments import UnknownInstrumentError, resolve
 
 
-def set_visibility(conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """Make a strategy ``public`` (coins with a positive latest ``full_range`` return) or ``private``.
+def set_visibility(
+    conn: Connection,
+    svc_id: str,
+    name: str,
+    public: tuple[int, str, list[str]] | None,
+    *,
+    now: int,
+) -> dict[str, Any]:
+    """Make a strategy ``public`` (coins with a positive latest ``full_range`` return) or ``private``
+    (``public`` None); ``public`` is the checked price (credit units), timeframe and coins.
 
     Raises:
-        Invalid: missing or bad fields; no completed ``full_range`` backtest; :class:`NotEligible`
-            when no requested coin has a positive return.
+        Invalid: no completed ``full_range`` backtest; :class:`NotEligible` when no requested coin
+            has a positive return.
         Forbidden: more coins than the plan allows per strategy.
         StrategyNotActive: the strategy is not ``active``.
 
     Example:
         >>> with store.write() as conn:
-        ...     set_visibility(conn, "NOPE00", {"strategy_name": "rsidip", "visibility": "open"}, now=0)
+        ...     set_visibility(conn, "NOPE00", "rsidip", None, now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: visibility must be 'public' or 'private', got 'open'
+        svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    name = check_name(params.get("strategy_name"))
-    if visibility_of(params) == "private":
+    if public is None:
         return _make_private(conn, svc_id, name, now)
-    price, timeframe, coins = public_fields(params)
+    price, timeframe, coins = public
     lock_account(conn, svc_id)
     load_strategy(conn, svc_id, name)
     check_coin_count(conn, svc_id, len(coins), now=now)

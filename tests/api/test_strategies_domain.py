@@ -56,7 +56,9 @@ def _account(store: Store, plan: str = "pro", balance: int = 5) -> str:
 
 def _generate(store: Store, sid: str, **change: Any) -> None:
     with store.write() as conn:
-        strategies.generate(conn, sid, RSI | change, now=int(time.time()))
+        strategies.generate(
+            conn, sid, strategies.NewStrategy.model_validate(RSI | change), now=int(time.time())
+        )
 
 
 def _run_worker(store: Store) -> int:
@@ -109,9 +111,7 @@ def test_load_strategy_states(store: Store) -> None:
     assert (record.candle_count, record.program_json) == (expected.candle_count, expected.to_json())
     assert record.compiled() == expected
     with store.write() as conn:
-        strategies.edit(
-            conn, sid, {"strategy_name": "rsidip", "entry_condition": "blah blah"}, now=int(time.time())
-        )
+        strategies.edit(conn, sid, "rsidip", {"entry_condition": "blah blah"}, now=int(time.time()))
     _run_worker(store)
     with store.read() as conn:
         with pytest.raises(strategies.StrategyNotActive, match="version 2 failed to generate"):
@@ -147,7 +147,7 @@ def test_a_claim_of_a_deleted_strategy_is_dropped(store: Store) -> None:
         assert generation.claim_next(conn, "w2", now=int(time.time())) is None  # taken
     assert claim is not None
     with store.write() as conn:
-        assert strategies.delete(conn, sid, "rsidip", "rsidip", now=int(time.time()))["deleted_objects"] == 1
+        assert strategies.delete(conn, sid, "rsidip", now=int(time.time()))["deleted_objects"] == 1
     with store.write() as conn:
         assert (
             generation.finish(conn, claim, generation.compile_version(claim.fields), now=int(time.time()))
@@ -229,7 +229,7 @@ def test_free_plan_message(store: Store) -> None:
     with store.write() as conn:
         sid = register(conn, "free@example.com", "password1", ip="::1", ttl=60).svc_id
         with pytest.raises(Forbidden) as refused:
-            strategies.generate(conn, sid, RSI, now=int(time.time()))
+            strategies.generate(conn, sid, strategies.NewStrategy.model_validate(RSI), now=int(time.time()))
     assert str(refused.value) == (
         "the free plan includes no strategies; "
         "upgrade to starter (1 active strategy), plus (2), pro (5) or investor (10)"
