@@ -3,9 +3,10 @@
 ``favorite_coin``.
 
 Example:
-    >>> Ticker.model_validate({"market": "futures", "priority": "btcusdt,", "limit": "5000"}).limit
+    >>> request = {"market": "futures", "priority": "btcusdt,", "limit": "5000"}
+    >>> MarketTickerRequest.model_validate(request).limit
     1000
-    >>> FavoriteChange.model_validate({"symbol": "btc"}).action
+    >>> FavoriteCoinRequest.model_validate({"symbol": "btc"}).action
     'add'
 """
 
@@ -66,7 +67,7 @@ UnixMs = Annotated[
 ]
 
 
-class Ticker(Fields):
+class MarketTickerRequest(Fields):
     """``market_ticker``: one page of the ticker, searched and ordered."""
 
     market: MarketKind
@@ -87,7 +88,7 @@ class Ticker(Fields):
     limit: Limit(500, 1, 1000, clamp=True)
 
 
-class Quote(Fields):
+class MarketQuoteRequest(Fields):
     """``market_quote``: the quote of a USDT pair."""
 
     symbol: Symbol
@@ -113,7 +114,7 @@ class SymbolInfoRequest(Fields):
     symbol: Symbol
 
 
-class FavoriteChange(Fields):
+class FavoriteCoinRequest(Fields):
     """``favorite_coin``: add (default) or remove one favorite."""
 
     symbol: Symbol

@@ -25,7 +25,7 @@ clock: Callable[[], float] = time.time
 """The wall clock of quotes and favorites (replaceable in tests)."""
 
 
-def _market_ticker(call: Call, req: c.Ticker) -> dict[str, Any]:
+def _market_ticker(call: Call, req: c.MarketTickerRequest) -> dict[str, Any]:
     return market.market_ticker(
         call.services,
         call.principal.svc_id if call.principal.identified else None,
@@ -37,7 +37,7 @@ def _market_ticker(call: Call, req: c.Ticker) -> dict[str, Any]:
     )
 
 
-def _market_quote(call: Call, req: c.Quote) -> dict[str, Any]:
+def _market_quote(call: Call, req: c.MarketQuoteRequest) -> dict[str, Any]:
     return market.market_quote(call.services, req.symbol, kind=req.market, now_ms=int(clock() * 1000))
 
 
@@ -60,7 +60,7 @@ def _available_coins(call: Call, req: NoFields) -> dict[str, Any]:
     return market.coins(call.services)
 
 
-def _favorite_coin(call: Call, req: c.FavoriteChange) -> dict[str, Any]:
+def _favorite_coin(call: Call, req: c.FavoriteCoinRequest) -> dict[str, Any]:
     return market.favorite(call.store, call.svc_id, req.symbol, req.action, now=int(clock()))
 
 
@@ -68,14 +68,14 @@ TRADINGDATA: dict[str, Operation] = {
     "market_ticker": Operation(
         lookups_as_404(_market_ticker),
         access="public",
-        request=c.Ticker,
+        request=c.MarketTickerRequest,
         reply=c.MarketTicker,
         summary="One page of the ticker (favorites flagged for identified callers).",
     ),
     "market_quote": Operation(
         lookups_as_404(_market_quote),
         access="public",
-        request=c.Quote,
+        request=c.MarketQuoteRequest,
         reply=c.MarketQuote,
         summary="The quote of a USDT pair, with the default commission.",
         errors=c.QUOTE_ERRORS,
@@ -107,7 +107,7 @@ USER: dict[str, Operation] = {
     ),
     "favorite_coin": Operation(
         _favorite_coin,
-        request=c.FavoriteChange,
+        request=c.FavoriteCoinRequest,
         reply=c.FavoriteCoins,
         summary="Add (default) or remove one favorite coin.",
         errors=c.FAVORITE_ERRORS,

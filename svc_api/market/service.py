@@ -31,6 +31,7 @@ from svc_api.core.errors import ApiError, Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.market import queries
 from svc_api.market.clock import MarketClock, horizon, last_closed_open, market_clock_of, newest_close
+from svc_api.market.contract import DataRange as DataRangeReply  # for replies of other domains
 from svc_api.market.feed import feed_health, run_feed
 from svc_api.market.klines import KLINES_DEFAULT, KLINES_MAX, klines
 from svc_api.market.quotes import quote, spread_pct
@@ -288,6 +289,7 @@ def favorite(store: Store, svc_id: str, name: str, verb: str, *, now: int) -> di
 __all__ = [
     "KLINES_DEFAULT",
     "KLINES_MAX",
+    "DataRangeReply",
     "MarketClock",
     "available_coins",
     "catalog_of",
