@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from svc_api.core.contract import Check, ErrorDoc, Fields, Shape
 from svc_api.core.errors import Invalid
@@ -162,7 +162,30 @@ class MarketQuote(Shape):
     """Unix milliseconds."""
 
 
-Kline = tuple[int, str, str, str, str, str]
+def row_schema(items: dict[str, Any], size: int, description: str) -> WithJsonSchema:
+    """The description of a fixed-size row (a kline): ``items`` typed, ``size`` long.
+
+    Not ``prefixItems`` (what a bare ``tuple`` gives): schemathesis 4 rewrites ``prefixItems`` into
+    draft 4's ``items: [...]`` and then checks replies under 2020-12, where that list is an invalid
+    schema, so every reply holding a row failed to validate. ``items`` with a size is read by every
+    generator (openapi-python-client, openapi-generator); the Python type stays the tuple.
+
+    Example:
+        >>> row_schema({"type": "number"}, 3, "a point").json_schema["maxItems"]
+        3
+    """
+    schema = {"type": "array", "items": items, "minItems": size, "maxItems": size}
+    return WithJsonSchema({**schema, "description": description})
+
+
+Kline = Annotated[
+    tuple[int, str, str, str, str, str],
+    row_schema(
+        {"type": ["integer", "string"]},
+        6,
+        "`[open_time_ms, open, high, low, close, volume]`: Unix ms, then decimal strings.",
+    ),
+]
 """``[open_time_ms, open, high, low, close, volume]``, prices and volume as decimal strings."""
 
 

@@ -32,6 +32,7 @@ from svc_api.core.store import Store
 from svc_api.market import queries
 from svc_api.market.clock import MarketClock, horizon, last_closed_open, market_clock_of, newest_close
 from svc_api.market.contract import DataRange as DataRangeReply  # for replies of other domains
+from svc_api.market.contract import row_schema  # the kline-like rows of trend replies
 from svc_api.market.feed import feed_health, run_feed
 from svc_api.market.klines import KLINES_DEFAULT, KLINES_MAX, klines
 from svc_api.market.quotes import quote, spread_pct
@@ -311,6 +312,7 @@ __all__ = [
     "market_quote",
     "market_ticker",
     "newest_close",
+    "row_schema",
     "rules",
     "rules_market",
     "run_feed",

@@ -30,6 +30,7 @@ from svc_api.core.fields import (
     require,
 )
 from svc_api.core.params import AsSent, Cursor, Limit
+from svc_api.market.service import row_schema
 from svc_api.trends.service import WAYS, SignalKey
 
 Count = Annotated[int, Field(ge=0)]
@@ -185,9 +186,19 @@ class TrackedSignalsRequest(Fields):
     cursor: Cursor
 
 
-Anchor = tuple[int, int, float]
+Anchor = Annotated[
+    tuple[int, int, float],
+    row_schema(
+        {"type": "number"},
+        3,
+        "`[timestamp_ms, candle_index, price]`: the index counts from the chart's first candle.",
+    ),
+]
 """``[timestamp_ms, candle_index, price]``, the index counted from the chart's first candle."""
-ChartCandle = tuple[int, float, float, float, float, float]
+ChartCandle = Annotated[
+    tuple[int, float, float, float, float, float],
+    row_schema({"type": "number"}, 6, "`[open_time_ms, open, high, low, close, volume]`."),
+]
 """``[open_time_ms, open, high, low, close, volume]``."""
 
 
