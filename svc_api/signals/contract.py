@@ -57,6 +57,7 @@ StrategyNames = Annotated[
             "anyOf": [
                 {"type": "string", "minLength": 1},
                 {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                {"type": "null"},
             ],
             "description": "Only these strategies: a name or a non-empty list of names.",
         },
@@ -68,7 +69,7 @@ Filters = Annotated[
     Check(
         _filters,
         {
-            "type": "object",
+            "type": ["object", "null"],
             "properties": {
                 "coin": NON_EMPTY,
                 "strategy_name": NON_EMPTY,
