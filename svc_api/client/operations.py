@@ -16,8 +16,11 @@ from svc_api.accounts.contract import Account, IdentityLinked, LoggedOut, LoginH
 from svc_api.backtests.replies import BacktestCoinResult, BacktestDeleted, BacktestEstimate, BacktestHistoryPage, BacktestInfo, BacktestLaunch, BacktestResult, BacktestStatus, BacktestTimeframes
 from svc_api.community.replies import ChatDeleted, ChatSent, CommunityChat, CommunityLeaders, CommunityPosts, Followed, LeaderApplication, LeaderApplied, LeaderProfile, LeaderWithdrawn, PostCommented, PostCreated, PostDeleted, PostLiked, Reported
 from svc_api.exchange.contract import ExchangeBalance, ExchangeLinked, ExchangeUnlinked, OrderHistoryPage, OrderPreview, OrderResult
+from svc_api.market.contract import AvailableCoins, FavoriteCoins, Klines, MarketQuote, MarketTicker, SymbolInfo
 from svc_api.marketplace.replies import ListingDetail, ListingPublished, ListingRemoved, ListingUpdated, MarketplaceBrowse, MarketplaceListing, MarketplaceReviews, OwnListingsPage, Reviewed, Subscribed, SubscriptionsPage, Unsubscribed
+from svc_api.signals.contract import SignalsPage
 from svc_api.strategies.contract import StrategyDeleted, StrategyDetail, StrategyEdited, StrategyGenerated, StrategyRolledBack, StrategyVersionsPage, StrategyVisibility
+from svc_api.trends.contract import Tracked, TrackedPage, TrendIndicator, TrendIndicatorHistory, TrendSignalDetail, TrendSignalsPage
 
 
 class Client(BaseClient):
@@ -86,6 +89,22 @@ class Client(BaseClient):
     def backtest_history(self, *, limit: int = UNSET, cursor: Any = UNSET, strategy_name: Any = UNSET, timeframe: Any = UNSET, coin: Any = UNSET, asset_class: Any = UNSET, provider: Any = UNSET, market: Any = UNSET, exchange: Any = UNSET) -> BacktestHistoryPage:
         """The caller's backtests, newest first."""
         return self._call("user", "backtest_history", {"limit": limit, "cursor": cursor, "strategy_name": strategy_name, "timeframe": timeframe, "coin": coin, "asset_class": asset_class, "provider": provider, "market": market, "exchange": exchange}, BacktestHistoryPage)
+
+    def available_coins(self) -> AvailableCoins:
+        """The coins with stored candles."""
+        return self._call("user", "available_coins", {}, AvailableCoins)
+
+    def favorite_coin(self, *, symbol: str, action: Any = UNSET) -> FavoriteCoins:
+        """Add (default) or remove one favorite coin."""
+        return self._call("user", "favorite_coin", {"symbol": symbol, "action": action}, FavoriteCoins)
+
+    def active_signals(self, *, strategy_name: list[str] | None = UNSET, limit: int = UNSET, cursor: str | None = UNSET) -> SignalsPage:
+        """The caller's live signals (own and subscribed strategies), newest first."""
+        return self._call("user", "active_signals", {"strategy_name": strategy_name, "limit": limit, "cursor": cursor}, SignalsPage)
+
+    def signal_history(self, *, filters: Any = UNSET, page_size: int = UNSET, cursor: str | None = UNSET) -> SignalsPage:
+        """The caller's closed signals, newest first, optionally filtered."""
+        return self._call("user", "signal_history", {"filters": filters, "page_size": page_size, "cursor": cursor}, SignalsPage)
 
     def marketplace_publish(self, *, strategy_key: str, monthly_price_credits: float, signal_mode: str, requested_coins: list[str], description: str = UNSET) -> ListingPublished:
         """List a strategy's signals for a monthly price."""
@@ -242,6 +261,50 @@ class Client(BaseClient):
     def backtest_delete_backtest(self, *, job_id: str | None = UNSET, strategy_name: str | None = UNSET, backtest_key: Any = UNSET) -> BacktestDeleted:
         """Delete a finished job and its results."""
         return self._call("backtest", "delete_backtest", {"job_id": job_id, "strategy_name": strategy_name, "backtest_key": backtest_key}, BacktestDeleted)
+
+    def market_ticker(self, *, market: Any = UNSET, search: str | None = UNSET, priority: list[str] = UNSET, page: int = UNSET, limit: int = UNSET) -> MarketTicker:
+        """One page of the ticker (favorites flagged for identified callers)."""
+        return self._call("tradingdata", "market_ticker", {"market": market, "search": search, "priority": priority, "page": page, "limit": limit}, MarketTicker)
+
+    def market_quote(self, *, symbol: str, market: Any = UNSET) -> MarketQuote:
+        """The quote of a USDT pair, with the default commission."""
+        return self._call("tradingdata", "market_quote", {"symbol": symbol, "market": market}, MarketQuote)
+
+    def get_klines(self, *, symbol: str, interval: str = UNSET, start_time: int | None = UNSET, end_time: int | None = UNSET, limit: int = UNSET) -> Klines:
+        """Candles of a stored series, in Binance's klines shape."""
+        return self._call("tradingdata", "get_klines", {"symbol": symbol, "interval": interval, "start_time": start_time, "end_time": end_time, "limit": limit}, Klines)
+
+    def market_symbol_info(self, *, symbol: str) -> SymbolInfo:
+        """A stored series: its instrument, precision and data ranges."""
+        return self._call("tradingdata", "market_symbol_info", {"symbol": symbol}, SymbolInfo)
+
+    def trend_signals(self, *, page: int = UNSET, limit: int = UNSET) -> TrendSignalsPage:
+        """One page of the live trend break signals, newest first."""
+        return self._call("tradingdata", "trend_signals", {"page": page, "limit": limit}, TrendSignalsPage)
+
+    def trend_signal_detail(self, *, coin_name: str, graph_type: str, timestamp: int, way: Any | None = UNSET) -> TrendSignalDetail:
+        """One trend break signal with its lines and chart."""
+        return self._call("tradingdata", "trend_signal_detail", {"coin_name": coin_name, "graph_type": graph_type, "timestamp": timestamp, "way": way}, TrendSignalDetail)
+
+    def trend_indicator(self, *, market_key: Any = UNSET) -> TrendIndicator:
+        """The latest sentiment of a series."""
+        return self._call("tradingdata", "trend_indicator", {"market_key": market_key}, TrendIndicator)
+
+    def trend_indicator_history(self, *, limit: int = UNSET, before: int | None = UNSET, market_key: Any = UNSET) -> TrendIndicatorHistory:
+        """The sentiment of a series' last candles, newest first."""
+        return self._call("tradingdata", "trend_indicator_history", {"limit": limit, "before": before, "market_key": market_key}, TrendIndicatorHistory)
+
+    def track_trend_break_signal(self, *, way: Any, coin_name: str, timeframe: str, timestamp: int) -> Tracked:
+        """Track a live trend break signal."""
+        return self._call("tradingdata", "track_trend_break_signal", {"way": way, "coin_name": coin_name, "timeframe": timeframe, "timestamp": timestamp}, Tracked)
+
+    def untrack_trend_break_signal(self, *, way: Any, coin_name: str, timeframe: str, timestamp: int) -> Tracked:
+        """Stop tracking a trend break signal."""
+        return self._call("tradingdata", "untrack_trend_break_signal", {"way": way, "coin_name": coin_name, "timeframe": timeframe, "timestamp": timestamp}, Tracked)
+
+    def tracked_trend_break_signals(self, *, limit: int = UNSET, cursor: str | None = UNSET) -> TrackedPage:
+        """A page of the caller's tracked trend break signals."""
+        return self._call("tradingdata", "tracked_trend_break_signals", {"limit": limit, "cursor": cursor}, TrackedPage)
 
     def marketplace_browse(self, *, limit: int = UNSET, sort: str = UNSET, coin: str | None = UNSET, cursor: str | None = UNSET) -> MarketplaceBrowse:
         """The active listings, newest or cheapest first."""

@@ -28,10 +28,11 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from svc_api.core.errors import ApiError, Invalid, NotFound
-from svc_api.core.fields import check_name
 from svc_api.core.store import Store
 from svc_api.market import queries
 from svc_api.market.clock import MarketClock, horizon, last_closed_open, market_clock_of, newest_close
+from svc_api.market.contract import DataRange as DataRangeReply  # for replies of other domains
+from svc_api.market.contract import row_schema  # the kline-like rows of trend replies
 from svc_api.market.feed import feed_health, run_feed
 from svc_api.market.klines import KLINES_DEFAULT, KLINES_MAX, klines
 from svc_api.market.quotes import quote, spread_pct
@@ -241,21 +242,15 @@ def favorites(conn: Connection, svc_id: str) -> list[str]:
     return queries.favorite_symbols(conn, svc_id)
 
 
-def set_favorite(
-    conn: Connection, svc_id: str, symbol: object, action: object, *, now: int
-) -> dict[str, Any]:
-    """Add (default) or remove one favorite; both are idempotent. The 101st favorite is a 400.
+def set_favorite(conn: Connection, svc_id: str, name: str, verb: str, *, now: int) -> dict[str, Any]:
+    """Add or remove one favorite (``name`` a checked symbol, ``verb`` ``add`` or ``remove``); both
+    are idempotent. The 101st favorite is a 400.
 
     Example:
-        >>> set_favorite(None, "AB12CD", "btc", "toggle", now=0)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: action must be add or remove, got 'toggle'
+        >>> with store.write() as conn:
+        ...     set_favorite(conn, "AB12CD", "BTCUSDT", "remove", now=0)
+        {'symbol': 'BTCUSDT', 'action': 'remove', 'favorites': []}
     """
-    name = check_name(symbol, "symbol") or ""
-    verb = "add" if action is None or action == "" else action
-    if verb not in ("add", "remove"):
-        raise Invalid(f"action must be add or remove, got {action!r}")
     # Lock the account row: two concurrent adds must not both pass the limit check.
     queries.lock_account(conn, svc_id)
     held = favorites(conn, svc_id)
@@ -281,22 +276,21 @@ def favorites_of(store: Store, svc_id: str) -> list[str]:
         return favorites(conn, svc_id)
 
 
-def favorite(store: Store, svc_id: str, symbol: object, action: object, *, now: int) -> dict[str, Any]:
+def favorite(store: Store, svc_id: str, name: str, verb: str, *, now: int) -> dict[str, Any]:
     """:func:`set_favorite` in a write transaction.
 
     Example:
-        >>> favorite(store, "AB12CD", "b-t-c", None, now=0)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: symbol must be 1-32 letters or digits, got 'b-t-c'
+        >>> favorite(store, "AB12CD", "BTCUSDT", "remove", now=0)["favorites"]
+        []
     """
     with store.write() as conn:
-        return set_favorite(conn, svc_id, symbol, action, now=now)
+        return set_favorite(conn, svc_id, name, verb, now=now)
 
 
 __all__ = [
     "KLINES_DEFAULT",
     "KLINES_MAX",
+    "DataRangeReply",
     "MarketClock",
     "available_coins",
     "catalog_of",
@@ -318,6 +312,7 @@ __all__ = [
     "market_quote",
     "market_ticker",
     "newest_close",
+    "row_schema",
     "rules",
     "rules_market",
     "run_feed",

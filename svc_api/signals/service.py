@@ -30,6 +30,7 @@ from svc_api.core.store import Store
 from svc_api.market import service as market
 from svc_api.marketplace import service as marketplace
 from svc_api.signals import batch, partitions, queries, recording, watches
+from svc_api.signals.contract import Signal as SignalReply  # noqa: F401 (the shape other domains reply with)
 
 logger = logging.getLogger("svc_api.signals")
 

@@ -127,7 +127,7 @@ def signal_detail(
     return cache.get((symbol, timeframe, ts, way), lambda: detail(store, symbol, timeframe, ts, way))
 
 
-def indicator(services: Any, market_key: object) -> dict[str, Any]:
+def indicator(services: Any, market_key: str | None) -> dict[str, Any]:
     """The latest sentiment of the series of ``market_key``, reused for ``SENTIMENT_TTL`` seconds.
 
     Example:
@@ -154,7 +154,9 @@ def indicator(services: Any, market_key: object) -> dict[str, Any]:
     return services.cached(f"trends:indicator:{key}", SENTIMENT_TTL, compute)
 
 
-def indicator_history(services: Any, market_key: object, *, limit: int, before: int | None) -> dict[str, Any]:
+def indicator_history(
+    services: Any, market_key: str | None, *, limit: int, before: int | None
+) -> dict[str, Any]:
     """The sentiment of the last ``limit`` candles of the series opening before ``before`` (seconds).
 
     Example:
