@@ -117,8 +117,8 @@ class PostCreate(Fields):
 
     content: Prose(5000, "The post.")
     title: OptionalText(200)
-    image_url: Annotated[str, Check(_https, {**HTTPS_URL, "default": ""})]
-    """An ``https://`` image."""
+    image_url: Annotated[str, Check(_https, HTTPS_URL)]
+    """An ``https://`` image (none when absent or empty)."""
 
 
 class PostTarget(Fields):
