@@ -47,7 +47,7 @@ def single_sweep_nb(bars, orders, rules, terms, fate, trades, fine):
     Returns (number of trades, final balance)."""
     # the records' fields under the short names of the loop below (free: numba unpacks them once)
     t, o, h, lo, c, _, _, _ = bars
-    sidx, side, limit, tp, sl, tp_d, sl_d, _ = orders
+    sidx, side, limit, tp, sl, _, sl_d, _ = orders
     exit_flag, market, hold, moves, reverse, rev_side = rules
     initial, comm, lev, hs, tf_ms, wait_ms, gap, sizing, size = terms
     hs = hs[0]
@@ -113,24 +113,7 @@ def single_sweep_nb(bars, orders, rules, terms, fate, trades, fine):
             if stake <= 0:
                 fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
                 continue
-        fill_trade_nb(
-            trades,
-            n_tr,
-            0,
-            k,
-            s,
-            side[k],
-            limit[k],
-            tp[k],
-            sl[k],
-            tp_d[k],
-            sl_d[k],
-            memo,
-            stake,
-            comm,
-            lev,
-            hs,
-        )
+        fill_trade_nb(trades, n_tr, 0, k, orders, memo, stake, hs)
         balance += close_trade_nb(trades, n_tr, memo, k, comm, lev, hs)
         trades[n_tr].balance = balance
         fate[k], free_at = F_TRADED, memo[k].exit_candle
