@@ -80,7 +80,7 @@ def kernel_terms(s: Settings, hs: np.ndarray, tf_ms: int, sizing: tuple[int, flo
     :func:`sizing_args` of ``s``.
 
     Example:
-        >>> kernel_terms(Settings(), np.zeros(1), 60_000).wait_ms
+        >>> kernel_terms(Settings(max_wait_days=1), np.zeros(1), 60_000).wait_ms
         86400000
     """
     mode, size = sizing_args(s) if sizing is None else sizing
