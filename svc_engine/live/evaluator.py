@@ -40,6 +40,7 @@ from svc_engine.live.shared import CoinCandles, candidates, history_leaves, stac
 from svc_engine.live.state import EVENT_DTYPE, EVENTS, FLAT, STATE_DTYPE, fresh_state
 from svc_engine.sim import nb
 from svc_engine.sim.chunks import as_strategy
+from svc_engine.sim.kernels.args import plain
 from svc_engine.sim.run_args import resolve_settings, sizing_args
 from svc_engine.sim.settings import Settings
 from svc_engine.strategy.compiler import settle
@@ -195,7 +196,7 @@ def advance(watch: Watchlist, state: np.ndarray, candles: Mapping[str, Any]) -> 
     )
     busy = int(np.count_nonzero(state["phase"] != FLAT))
     events = np.zeros(4 * cand.row.size + 3 * busy + 8, EVENT_DTYPE)
-    n = advance_nb(tape, pairs, cand, terms, state, events)
+    n = advance_nb(*plain(tape, pairs, cand, terms), state, events)
     return events[:n]
 
 

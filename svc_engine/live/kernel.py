@@ -59,7 +59,9 @@ def advance_nb(tape, pairs, cands, terms, state, events):
     (:class:`~svc_engine.live.args.Pairs`): each pair's coin, side, market entries, holding time
     and warm-up; ``cands`` (:class:`~svc_engine.live.shared.Candidates`): the signals and exit rows
     of every pair, sorted by pair then row; ``terms`` (:class:`~svc_engine.live.args.Terms`): the
-    timing and money settings. ``events`` needs room for 4 per signal and 3 per pair not flat."""
+    timing and money settings (all read by position: plain tuples of their fields too,
+    :func:`~svc_engine.sim.kernels.args.plain`). ``events`` needs room for 4 per signal and 3 per
+    pair not flat."""
     # the records' fields under the short names of the loop below (free: numba unpacks them once)
     t, o, h, lo, c = tape
     coin, side, market, hold, count = pairs
@@ -138,16 +140,8 @@ def _place(state, p, a, s, ms, cands, terms, count, events, n, side):
     """Signal ``a`` (of ``cands``) at candle ``s`` places an order if it passed the filter, comes
     after the strategy's warm-up and the minimum gap (section 2); the coin is free (the caller
     checks)."""
-    fate, limit, tp, sl, tp_d, sl_d, moves = (
-        cands.fate,
-        cands.limit,
-        cands.tp,
-        cands.sl,
-        cands.tp_d,
-        cands.sl_d,
-        cands.moves,
-    )
-    tf_ms, wait_ms, gap = terms.tf_ms, terms.wait_ms, terms.gap
+    _, _, fate, limit, tp, sl, tp_d, sl_d, moves, _, _ = cands
+    tf_ms, wait_ms, gap, _, _, _, _ = terms
     if fate[a] != F_OK or s < count - 1:
         return n
     if state[p].anchor != NEVER and s - state[p].anchor < gap:

@@ -23,7 +23,7 @@ import polars as pl
 from svc_engine.data.frames import as_frame, as_klines
 from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
-from svc_engine.sim.kernels.args import Rules, one_coin
+from svc_engine.sim.kernels.args import Rules, one_coin, plain
 from svc_engine.sim.markets import market_of
 from svc_engine.sim.perf_fused import equity_rate, equity_stats, fusable
 from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
@@ -286,7 +286,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     )
     rules = Rules(sig.exit_flag, sig.market, sig.hold, sig.moves, *nb.reverse_args(sig, fate, len(window)))
     terms = kernel_terms(s, np.array([hs]), window.tf_ms)
-    n_tr, final = nb.single_sweep_nb(bars, orders, rules, terms, fate, trades, fine)
+    n_tr, final = nb.single_sweep_nb(*plain(bars, orders, rules, terms), fate, trades, fine)
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
     eq = np.empty(len(window))

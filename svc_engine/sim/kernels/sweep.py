@@ -32,9 +32,11 @@ def single_sweep_nb(bars, orders, rules, terms, fate, trades, fine):
     """The sequential sweep of one coin: its candles ``bars``
     (:class:`~svc_engine.sim.kernels.args.Bars` of one coin, :func:`~svc_engine.sim.kernels.args.one_coin`),
     its signals ``orders``, the exit rules ``rules`` and the settings ``terms``, the records the
-    portfolio sweep takes. The stake of a fill is :func:`stake_nb` of ``terms.sizing`` and
-    ``terms.size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on
-    entry and every signal's final fate on exit; ``trades`` (capacity = signals) is filled in order.
+    portfolio sweep takes (read by position: plain tuples of their fields too,
+    :func:`~svc_engine.sim.kernels.args.plain`). The stake of a fill is :func:`stake_nb` of
+    ``terms.sizing`` and ``terms.size`` (a fraction of the balance, by default). ``fate`` holds
+    the filter's fates on entry and every signal's final fate on exit; ``trades`` (capacity =
+    signals) is filled in order.
     ``fine`` = (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per
     candle, for ``intrabar="detail"``; empty arrays otherwise. ``rules.exit_flag`` (one bool per
     candle), ``market``, ``hold`` and ``moves`` (per signal) are the exit rules and market entries
