@@ -34,13 +34,15 @@ import numpy as np
 import polars as pl
 
 from svc_engine.data.schema import timeframe_ms
+from svc_engine.live.args import Pairs, Tape, Terms
 from svc_engine.live.kernel import advance_nb
 from svc_engine.live.shared import CoinCandles, candidates, history_leaves, stacked_context, tails, window_of
 from svc_engine.live.state import EVENT_DTYPE, EVENTS, FLAT, STATE_DTYPE, fresh_state
 from svc_engine.sim import nb
 from svc_engine.sim.chunks import as_strategy
+from svc_engine.sim.kernels.args import plain
+from svc_engine.sim.run_args import resolve_settings, sizing_args
 from svc_engine.sim.settings import Settings
-from svc_engine.sim.single import resolve_settings, sizing_args
 from svc_engine.strategy.compiler import settle
 from svc_engine.strategy.program import Strategy
 
@@ -181,41 +183,20 @@ def advance(watch: Watchlist, state: np.ndarray, candles: Mapping[str, Any]) -> 
         s.signal_filter_mode == "reject",
     )
     cand = candidates(ctx, watch.programs, watch.pair_of, len(watch), tail, rows, filt)
-    t, o, h, lo, c, _ = tails(series, rows)
+    tape = Tape(*tails(series, rows)[:5])
     r = watch.rules
-    busy = int(np.count_nonzero(state["phase"] != FLAT))
-    events = np.zeros(4 * cand.row.size + 3 * busy + 8, EVENT_DTYPE)
-    n = advance_nb(
-        t,
-        o,
-        h,
-        lo,
-        c,
+    pairs = Pairs(watch.coin, r[:, 0].astype(np.int8), r[:, 1] == 1, r[:, 2], r[:, 3])
+    terms = Terms(
         timeframe_ms(watch.timeframe),
-        watch.coin,
-        r[:, 0].astype(np.int8),
-        r[:, 1] == 1,
-        r[:, 2],
-        r[:, 3],
-        cand.ptr,
-        cand.row,
-        cand.fate,
-        cand.limit,
-        cand.tp,
-        cand.sl,
-        cand.tp_d,
-        cand.sl_d,
-        cand.moves,
-        cand.flag_ptr,
-        cand.flag_row,
-        state,
-        events,
         round(s.max_wait_days * MS_PER_DAY),
         s.min_candles_between_signals,
         *sizing_args(s),
         s.commission_pct / 100,
         s.leverage,
     )
+    busy = int(np.count_nonzero(state["phase"] != FLAT))
+    events = np.zeros(4 * cand.row.size + 3 * busy + 8, EVENT_DTYPE)
+    n = advance_nb(*plain(tape, pairs, cand, terms), state, events)
     return events[:n]
 
 

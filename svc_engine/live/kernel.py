@@ -11,15 +11,17 @@ coin is free and the minimum gap has passed. A trade or an order that ends on a 
 a signal there, as ``free_at`` does in the sweep.
 
 Example:
+    >>> from svc_engine.live.args import Pairs, Tape, Terms
+    >>> from svc_engine.live.shared import Candidates
     >>> from svc_engine.live.state import fresh_state, EVENT_DTYPE
     >>> t = np.array([[0, 60_000]], np.int64); p = np.array([[10.0, 10.0]])
     >>> state = fresh_state(1, initial_balance=100.0, half_spread=0.0)
-    >>> none_i, none_f = np.zeros(1, np.int64), np.zeros(0)
-    >>> advance_nb(t, p, p + 1, p - 1, p, 60_000, np.zeros(1, np.int64), np.ones(1, np.int8),
-    ...            np.zeros(1, np.bool_), none_i, none_i, np.zeros(2, np.int64), none_i,
-    ...            np.zeros(0, np.int8), none_f, none_f, none_f, none_f, none_f, np.zeros((0, 4)),
-    ...            np.zeros(2, np.int64), none_i, state, np.zeros(4, EVENT_DTYPE), 86_400_000, 4,
-    ...            0, 1.0, 0.0, 1.0)
+    >>> one, none_i, none_f = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    >>> pairs = Pairs(one, np.ones(1, np.int8), np.zeros(1, np.bool_), one, one)
+    >>> cands = Candidates(np.zeros(2, np.int64), none_i, np.zeros(0, np.int8), *(none_f,) * 5,
+    ...                    np.zeros((0, 4)), np.zeros(2, np.int64), none_i)
+    >>> terms = Terms(60_000, 86_400_000, 4, 0, 1.0, 0.0, 1.0)
+    >>> advance_nb(Tape(t, p, p + 1, p - 1, p), pairs, cands, terms, state, np.zeros(4, EVENT_DTYPE))
     0
 """
 
@@ -49,48 +51,22 @@ from svc_engine.sim.kernels.rules import exit_due_nb, next_stop_nb, rule_exit_at
 
 
 @njit(cache=True, nogil=True)
-def advance_nb(
-    t,
-    o,
-    h,
-    lo,
-    c,
-    tf_ms,
-    coin,
-    side,
-    market,
-    hold,
-    count,
-    cand_ptr,
-    cand_row,
-    cand_fate,
-    cand_limit,
-    cand_tp,
-    cand_sl,
-    cand_tp_d,
-    cand_sl_d,
-    cand_moves,
-    flag_ptr,
-    flag_row,
-    state,
-    events,
-    wait_ms,
-    gap,
-    sizing,
-    size,
-    comm,
-    lev,
-):
+def advance_nb(tape, pairs, cands, terms, state, events):
     """Advance every pair over the candles of its coin newer than its ``last_ms``; returns the
     number of ``events`` written (in pair order, then time order).
 
-    ``t, o, h, lo, c``: (coins, R) the last ``R`` candles of each coin (rows padded at the front
-    with time -2 where a coin has fewer). Per pair: ``coin`` its row there, ``side``, ``market``
-    (market entries), ``hold`` (0: none) and ``count`` (``candle_count``: no signal before index
-    ``count - 1``). Signals, sorted by pair then row, as CSR: pair ``p``'s are
-    ``cand_ptr[p]:cand_ptr[p+1]``, each with its row, filter fate (``F_OK`` or a skip), levels and
-    distances after the filter and stop moves; the exit condition's rows likewise in ``flag_ptr`` /
-    ``flag_row``. ``events`` needs room for 4 per signal and 3 per pair not flat."""
+    ``tape`` (:class:`~svc_engine.live.args.Tape`): the last ``R`` candles of each coin; ``pairs``
+    (:class:`~svc_engine.live.args.Pairs`): each pair's coin, side, market entries, holding time
+    and warm-up; ``cands`` (:class:`~svc_engine.live.shared.Candidates`): the signals and exit rows
+    of every pair, sorted by pair then row; ``terms`` (:class:`~svc_engine.live.args.Terms`): the
+    timing and money settings (all read by position: plain tuples of their fields too,
+    :func:`~svc_engine.sim.kernels.args.plain`). ``events`` needs room for 4 per signal and 3 per
+    pair not flat."""
+    # the records' fields under the short names of the loop below (free: numba unpacks them once)
+    t, o, h, lo, c = tape
+    coin, side, market, hold, count = pairs
+    cand_ptr, cand_row, _, _, _, _, _, _, _, flag_ptr, flag_row = cands
+    tf_ms, _, _, sizing, size, comm, lev = terms
     n = 0
     R = t.shape[1]
     for p in range(state.shape[0]):
@@ -113,27 +89,7 @@ def advance_nb(
                 n = _emit_end(events, n, p, E_EXPIRED, state[p].last_ms, state, side[p])
                 state[p].phase = FLAT
                 if a < a_end and cand_row[a] == r - 1 and state[p].signal_index != j - 1:
-                    n = _place(
-                        state,
-                        p,
-                        a,
-                        j - 1,
-                        t[k, r - 1],
-                        tf_ms,
-                        wait_ms,
-                        gap,
-                        count[p],
-                        cand_fate,
-                        cand_limit,
-                        cand_tp,
-                        cand_sl,
-                        cand_tp_d,
-                        cand_sl_d,
-                        cand_moves,
-                        events,
-                        n,
-                        side[p],
-                    )
+                    n = _place(state, p, a, j - 1, t[k, r - 1], cands, terms, count[p], events, n, side[p])
                     if state[p].phase == WAITING and tj >= state[p].deadline_ms:
                         # that order had no live candle either (the same gap): it expires where placed
                         n = _emit_end(events, n, p, E_EXPIRED, state[p].last_ms, state, side[p])
@@ -173,38 +129,19 @@ def advance_nb(
             if a < a_end and cand_row[a] == r - 1:
                 a += 1
             if state[p].phase == FLAT and a < a_end and cand_row[a] == r:
-                n = _place(
-                    state,
-                    p,
-                    a,
-                    j,
-                    tj,
-                    tf_ms,
-                    wait_ms,
-                    gap,
-                    count[p],
-                    cand_fate,
-                    cand_limit,
-                    cand_tp,
-                    cand_sl,
-                    cand_tp_d,
-                    cand_sl_d,
-                    cand_moves,
-                    events,
-                    n,
-                    side[p],
-                )
+                n = _place(state, p, a, j, tj, cands, terms, count[p], events, n, side[p])
             state[p].last_ms = tj
             state[p].seen = j + 1
     return n
 
 
 @njit(cache=True, nogil=True)
-def _place(
-    state, p, a, s, ms, tf_ms, wait_ms, gap, count, fate, limit, tp, sl, tp_d, sl_d, moves, events, n, side
-):
-    """Signal ``a`` at candle ``s`` places an order if it passed the filter, comes after the
-    strategy's warm-up and the minimum gap (section 2); the coin is free (the caller checks)."""
+def _place(state, p, a, s, ms, cands, terms, count, events, n, side):
+    """Signal ``a`` (of ``cands``) at candle ``s`` places an order if it passed the filter, comes
+    after the strategy's warm-up and the minimum gap (section 2); the coin is free (the caller
+    checks)."""
+    _, _, fate, limit, tp, sl, tp_d, sl_d, moves, _, _ = cands
+    tf_ms, wait_ms, gap, _, _, _, _ = terms
     if fate[a] != F_OK or s < count - 1:
         return n
     if state[p].anchor != NEVER and s - state[p].anchor < gap:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -119,10 +120,12 @@ class CoinCandles:
         return self.klines.slice(start, stop - start)
 
 
-@dataclass(frozen=True, slots=True)
-class Candidates:
+class Candidates(NamedTuple):
     """The signals and exit-condition rows of every pair on the newest ``R`` candles of its coin,
-    sorted by pair then row, as the live kernel reads them (CSR: ``ptr[p]:ptr[p+1]``)."""
+    sorted by pair then row, as the live kernel reads them (a record numba takes as one argument;
+    CSR: pair ``p``'s signals are ``ptr[p]:ptr[p+1]``, each with its row, filter fate (``F_OK`` or
+    a skip), levels and distances after the filter and stop moves; the exit condition's rows
+    likewise in ``flag_ptr`` / ``flag_row``)."""
 
     ptr: np.ndarray
     row: np.ndarray

@@ -13,38 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from svc_engine.sim import nb, stats
+from svc_engine.sim import nb, run_args, stats
 from svc_engine.sim.book import Book
 from svc_engine.sim.kernels.args import Terms
 from svc_engine.sim.settings import Settings
-from svc_engine.sim.single import MS_PER_DAY
 
 DIVIDE_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20)
 
 
 def kernel_terms(book: Book, s: Settings) -> Terms:
-    """The money and timing settings of the portfolio kernels (:class:`~svc_engine.sim.kernels.args.Terms`),
-    built here alone."""
-    sizing, size = _sizing(s)
-    return Terms(
-        float(s.initial_balance),
-        s.commission_pct / 100,
-        float(s.leverage),
-        book.hs,
-        int(book.tf_ms),
-        round(s.max_wait_days * MS_PER_DAY),
-        int(s.min_candles_between_signals),
-        int(sizing),
-        float(size),
-    )
-
-
-def _sizing(s: Settings) -> tuple[int, float]:
-    """The kernels' sizing: the divide rule unless ``sizing`` is ``risk`` or ``quantity``
-    (``position_size_pct`` does not apply to a portfolio)."""
-    from svc_engine.sim.single import sizing_args
-
-    return sizing_args(s) if s.sizing != "fraction" else (nb.SIZE_FRACTION, 1.0)
+    """The money and timing settings of the portfolio kernels (:class:`~svc_engine.sim.kernels.args.Terms`):
+    those of :func:`~svc_engine.sim.run_args.kernel_terms` with the divide rule's sizing unless
+    ``sizing`` is ``risk`` or ``quantity`` (``position_size_pct`` does not apply to a portfolio)."""
+    sizing = None if s.sizing != "fraction" else (nb.SIZE_FRACTION, 1.0)
+    return run_args.kernel_terms(s, book.hs, book.tf_ms, sizing)
 
 
 def divide_candidates(n_coins: int) -> list[int]:

@@ -24,8 +24,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.sim.calendars import period_rate, periods_per_year
-from svc_engine.sim.kernels.equity import flat_segment_nb
-from svc_engine.sim.kernels.money import mark_coeffs, mark_from
+from svc_engine.sim.kernels.equity import flat_segment_nb, trade_stretch_nb
 from svc_engine.sim.perf_flat import candle_return_nb, flat_stop_nb, repeat_add_nb, sums_step_nb
 from svc_engine.sim.perf_nb import peak_step_nb
 
@@ -144,18 +143,8 @@ def equity_stats_nb(c, trades, initial, comm, lev, hs, eq, t, rf):
     cash, peak, worst, pos = initial, initial, 0.0, 0
     for x in range(m + 1):
         if x < m:  # the equity as `equity_drawdown_nb` writes it, up to this trade's exit candle
-            i, j, stake = trades[x].fill_candle, trades[x].exit_candle, trades[x].stake
-            a0, a1 = mark_coeffs(trades[x].side, trades[x].entry, comm, hs)
-            peak, worst = flat_segment_nb(eq, None, pos, i, cash, peak, worst)
-            scale = 100.0 / peak
-            base = cash - stake
-            for k in range(i, j):
-                v = base + mark_from(stake, a0, a1, c[k], lev)
-                eq[k] = v
-                if v > peak:
-                    peak = v
-                    scale = 100.0 / peak
-                worst = max(worst, (peak - v) * scale)
+            j = trades[x].exit_candle
+            peak, worst = trade_stretch_nb(eq, None, c, trades[x], pos, cash, peak, worst, comm, lev, hs)
             cash += trades[x].profit
             peak, worst = flat_segment_nb(eq, None, j, j + 1, cash, peak, worst)
             pos = j + 1

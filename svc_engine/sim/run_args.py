@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from svc_engine.sim import nb
 from svc_engine.sim.inputs import Candles, timeframe_name
+from svc_engine.sim.kernels.args import Terms
 from svc_engine.sim.settings import Settings
+from svc_engine.sim.stats import MS_PER_DAY
 
 
 def resolve_settings(settings: dict[str, Any], *, allow_detail: bool = False) -> Settings:
@@ -69,3 +72,26 @@ def sizing_args(s: Settings) -> tuple[int, float]:
     if s.sizing == "quantity":
         return nb.SIZE_QUANTITY, float(s.quantity)  # type: ignore[arg-type]
     return nb.SIZE_FRACTION, s.position_size_pct / 100
+
+
+def kernel_terms(s: Settings, hs: np.ndarray, tf_ms: int, sizing: tuple[int, float] | None = None) -> Terms:
+    """The money and timing settings of the sweep kernels (:class:`~svc_engine.sim.kernels.args.Terms`),
+    built here alone: ``hs`` the half spread per coin, ``sizing`` (mode, value) when not
+    :func:`sizing_args` of ``s``.
+
+    Example:
+        >>> kernel_terms(Settings(max_wait_days=1), np.zeros(1), 60_000).wait_ms
+        86400000
+    """
+    mode, size = sizing_args(s) if sizing is None else sizing
+    return Terms(
+        float(s.initial_balance),
+        s.commission_pct / 100,
+        float(s.leverage),
+        hs,
+        int(tf_ms),
+        round(s.max_wait_days * MS_PER_DAY),
+        int(s.min_candles_between_signals),
+        int(mode),
+        float(size),
+    )

@@ -23,13 +23,12 @@ import polars as pl
 from svc_engine.data.frames import as_frame, as_klines
 from svc_engine.sim import coverage, nb, perf, stats
 from svc_engine.sim.inputs import Candles, Signals, prepare_signals, timeframe_name
+from svc_engine.sim.kernels.args import Rules, one_coin, plain
 from svc_engine.sim.markets import market_of
 from svc_engine.sim.perf_fused import equity_rate, equity_stats, fusable
 from svc_engine.sim.results import BacktestResult, EquityCurve, positions_frame, signal_counts, trades_frame
-from svc_engine.sim.run_args import half_spread, resolve_settings, sizing_args
+from svc_engine.sim.run_args import half_spread, kernel_terms, resolve_settings
 from svc_engine.sim.settings import Settings
-
-MS_PER_DAY = 86_400_000
 
 
 def fine_arrays(window: Candles, detail: pl.DataFrame | None, wanted: bool) -> tuple[np.ndarray, ...]:
@@ -281,36 +280,13 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
         hs = half_spread(s, p.market, p.klines, p.candles, p.timeframe)
     fate, tp, sl, tp_d, sl_d = filter_signals(sig, s)
     trades = np.zeros(len(sig), nb.TRADE_DTYPE)
-    n_tr, final = nb.single_sweep_nb(
-        window.t,
-        window.o,
-        window.h,
-        window.lo,
-        window.c,
-        sig.sidx,
-        sig.side,
-        sig.limit,
-        tp,
-        sl,
-        tp_d,
-        sl_d,
-        fate,
-        trades,
-        window.tf_ms,
-        round(s.max_wait_days * MS_PER_DAY),
-        s.min_candles_between_signals,
-        *sizing_args(s),
-        s.initial_balance,
-        s.commission_pct / 100,
-        s.leverage,
-        hs,
-        fine,
-        sig.exit_flag,
-        sig.market,
-        sig.hold,
-        sig.moves,
-        *nb.reverse_args(sig, fate, len(window)),
+    bars, orders = one_coin(
+        (window.t, window.o, window.h, window.lo, window.c),
+        (sig.sidx, sig.side, sig.limit, tp, sl, tp_d, sl_d),
     )
+    rules = Rules(sig.exit_flag, sig.market, sig.hold, sig.moves, *nb.reverse_args(sig, fate, len(window)))
+    terms = kernel_terms(s, np.array([hs]), window.tf_ms)
+    n_tr, final = nb.single_sweep_nb(*plain(bars, orders, rules, terms), fate, trades, fine)
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
     eq = np.empty(len(window))

@@ -1,7 +1,8 @@
-"""The inputs of the portfolio kernels as typed records (numba takes a ``typing.NamedTuple`` of
-arrays and scalars as one argument and reads its fields as free as separate arguments), so a
-kernel's signature reads like its docstring and every caller builds them in one place
-(`svc_engine.sim.book.Book.records`, `svc_engine.sim.divide.kernel_terms`).
+"""The inputs of the sweep kernels (one coin and portfolio) as typed records (numba takes a
+``typing.NamedTuple`` of arrays and scalars as one argument and reads its fields as free as
+separate arguments), so a kernel's signature reads like its docstring and every caller builds them
+in one place (`svc_engine.sim.book.Book.records`, :func:`one_coin`,
+`svc_engine.sim.run_args.kernel_terms`).
 
 Example:
     >>> z = np.zeros(0)
@@ -63,8 +64,8 @@ class Rules(NamedTuple):
 
 class Terms(NamedTuple):
     """The money and timing settings: initial balance, commission (a fraction), leverage, the
-    half spread of each coin, the timeframe and the longest wait of an order (ms), the minimum
-    gap between signals (candles), and the sizing mode and value
+    half spread of each coin (one entry for the one-coin sweep), the timeframe and the longest
+    wait of an order (ms), the minimum gap between signals (candles), and the sizing mode and value
     (:func:`~svc_engine.sim.kernels.money.stake_nb`)."""
 
     initial: float
@@ -76,3 +77,35 @@ class Terms(NamedTuple):
     gap: int
     sizing: int = SIZE_FRACTION
     size: float = 1.0
+
+
+_NO_UPOS = np.zeros(0, np.int64)
+
+
+def one_coin(candles: tuple[np.ndarray, ...], signals: tuple[np.ndarray, ...]) -> tuple[Bars, Orders]:
+    """The records of one coin for :func:`~svc_engine.sim.kernels.sweep.single_sweep_nb`: its
+    candles (open time, open, high, low, close) and its filtered signals (candle, side, limit,
+    take-profit, stop-loss, their distances). ``off`` and ``soff`` span everything; ``upos`` is
+    empty (one coin's union times are its own, which the one-coin sweep never looks up).
+
+    Example:
+        >>> a = np.zeros(3)
+        >>> bars, orders = one_coin((a,) * 5, (np.zeros(2, np.int64),) + (np.zeros(2),) * 6)
+        >>> bars.off.tolist(), bars.n_times, orders.soff.tolist()
+        ([0, 3], 3, [0, 2])
+    """
+    n, m = candles[0].shape[0], signals[0].shape[0]
+    bars = Bars(*candles, np.array([0, n], np.int64), _NO_UPOS, n)
+    return bars, Orders(*signals, np.array([0, m], np.int64))
+
+
+def plain(*records: tuple) -> tuple[tuple, ...]:
+    """The records as plain tuples of the same fields, for a kernel that reads them by position
+    and is called often: numba types a ``NamedTuple`` argument in Python on every call (about a
+    microsecond a field), a plain tuple in its C fast path, as it types separate arguments.
+
+    Example:
+        >>> plain(Terms(100.0, 0.001, 1.0, np.zeros(1), 60_000, 0, 1))[0][-2:]
+        (0, 1.0)
+    """
+    return tuple(tuple(r) for r in records)

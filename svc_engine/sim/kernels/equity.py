@@ -44,6 +44,30 @@ def flat_segment_nb(eq, dd, start, stop, cash, peak, worst):
 
 
 @njit(cache=True, nogil=True)
+def trade_stretch_nb(eq, dd, c, trade, pos, cash, peak, worst, comm, lev, hs):
+    """The equity (and drawdown %, when ``dd`` is given) from candle ``pos`` to the exit candle
+    of ``trade`` (exclusive): the cash until its fill, then the cash less its stake plus its mark
+    at each close; returns (peak, worst drawdown %). The one loop of `equity_drawdown_nb` and
+    `svc_engine.sim.perf_fused.equity_stats_nb`."""
+    i, j, stake = trade.fill_candle, trade.exit_candle, trade.stake
+    a0, a1 = mark_coeffs(trade.side, trade.entry, comm, hs)
+    peak, worst = flat_segment_nb(eq, dd, pos, i, cash, peak, worst)
+    scale = 100.0 / peak
+    base = cash - stake
+    for k in range(i, j):
+        v = base + mark_from(stake, a0, a1, c[k], lev)
+        eq[k] = v
+        if v > peak:
+            peak = v
+            scale = 100.0 / peak
+        d = (peak - v) * scale
+        if dd is not None:
+            dd[k] = d
+        worst = max(worst, d)
+    return peak, worst
+
+
+@njit(cache=True, nogil=True)
 def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd=None):
     """Equity at every candle close after that candle's events, for sequential (non-overlapping)
     trades of one coin (realised balance, minus the open stake, plus its marked value), and the
@@ -52,21 +76,8 @@ def equity_drawdown_nb(c, trades, initial, comm, lev, hs, eq, dd=None):
     allocations are cheaper to fault in."""
     cash, peak, worst, pos = initial, initial, 0.0, 0
     for n in range(trades.shape[0]):
-        i, j, stake = trades[n].fill_candle, trades[n].exit_candle, trades[n].stake
-        a0, a1 = mark_coeffs(trades[n].side, trades[n].entry, comm, hs)
-        peak, worst = flat_segment_nb(eq, dd, pos, i, cash, peak, worst)
-        scale = 100.0 / peak
-        base = cash - stake
-        for k in range(i, j):
-            v = base + mark_from(stake, a0, a1, c[k], lev)
-            eq[k] = v
-            if v > peak:
-                peak = v
-                scale = 100.0 / peak
-            d = (peak - v) * scale
-            if dd is not None:
-                dd[k] = d
-            worst = max(worst, d)
+        j = trades[n].exit_candle
+        peak, worst = trade_stretch_nb(eq, dd, c, trades[n], pos, cash, peak, worst, comm, lev, hs)
         cash += trades[n].profit
         pos = j
         # a reversed trade's successor fills at the open where it exits: candle j's close marks

@@ -73,11 +73,15 @@ def mark_value(stake, side, entry, close, comm, lev, hs):
 
 
 @njit(cache=True, nogil=True)
-def fill_trade_nb(tr, n, coin, k, s, side, limit, tp, sl, tp_d, sl_d, memo, stake, comm, lev, hs):
-    """Write the entry half of trade ``n`` (exit fields follow in ``close_trade_nb``)."""
-    tr[n].coin, tr[n].signal_row, tr[n].signal_candle, tr[n].fill_candle = coin, k, s, memo[k].fill_candle
-    tr[n].side, tr[n].open_fill = side, memo[k].open_fill
-    tr[n].limit, tr[n].tp, tr[n].sl, tr[n].tp_dist, tr[n].sl_dist = limit, tp, sl, tp_d, sl_d
+def fill_trade_nb(tr, n, coin, k, orders, memo, stake, hs):
+    """Write the entry half of trade ``n``, of signal ``k`` of ``orders``
+    (:class:`~svc_engine.sim.kernels.args.Orders`, read by position); exit fields follow in
+    ``close_trade_nb``."""
+    sidx, sides, limit, tp, sl, tp_d, sl_d, _ = orders
+    side = sides[k]
+    tr[n].coin, tr[n].signal_row, tr[n].signal_candle = coin, k, sidx[k]
+    tr[n].fill_candle, tr[n].side, tr[n].open_fill = memo[k].fill_candle, side, memo[k].open_fill
+    tr[n].limit, tr[n].tp, tr[n].sl, tr[n].tp_dist, tr[n].sl_dist = limit[k], tp[k], sl[k], tp_d[k], sl_d[k]
     tr[n].entry_raw = memo[k].entry_raw
     tr[n].entry = executed_nb(memo[k].entry_raw, side, True, hs)
     tr[n].stake = stake

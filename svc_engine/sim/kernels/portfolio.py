@@ -55,7 +55,7 @@ def portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, divid
     Returns (trades, final cash, most open positions)."""
     # the records' fields under the short names of the loops below (free: numba unpacks them once)
     t, o, h, lo, c, off, upos, n_times = bars
-    sidx, side, limit, tp, sl, tp_d, sl_d, soff = orders
+    sidx, side, limit, tp, sl, _, sl_d, soff = orders
     exit_flag, market, hold, moves, reverse, rev_side = rules
     initial, comm, lev, hs, tf_ms, wait_ms, gap, sizing, size = terms
     nc = off.shape[0] - 1
@@ -143,24 +143,7 @@ def portfolio_sweep_nb(bars, orders, rules, terms, fate, memo, trades, eq, divid
                             moves,
                             cut,
                         )
-                    fill_trade_nb(
-                        trades,
-                        n_tr,
-                        ci,
-                        k,
-                        sidx[k],
-                        side[k],
-                        limit[k],
-                        tp[k],
-                        sl[k],
-                        tp_d[k],
-                        sl_d[k],
-                        memo,
-                        stake,
-                        comm,
-                        lev,
-                        hs[ci],
-                    )
+                    fill_trade_nb(trades, n_tr, ci, k, orders, memo, stake, hs[ci])
                     fate[k], state[ci], slot[ci], staked[ci] = F_TRADED, 2, n_tr, stake
                     cash -= stake
                     n_open += 1

@@ -28,50 +28,31 @@ from svc_engine.sim.kernels.rules import ensure_order_fill_nb, ensure_rule_exit_
 
 
 @njit(cache=True, nogil=True)
-def single_sweep_nb(
-    t,
-    o,
-    h,
-    lo,
-    c,
-    sidx,
-    side,
-    limit,
-    tp,
-    sl,
-    tp_d,
-    sl_d,
-    fate,
-    trades,
-    tf_ms,
-    wait_ms,
-    gap,
-    sizing,
-    size,
-    initial,
-    comm,
-    lev,
-    hs,
-    fine,
-    exit_flag,
-    market,
-    hold,
-    moves,
-    reverse,
-    rev_side,
-):
-    """The sequential sweep of one coin. The stake of a fill is :func:`stake_nb` of ``sizing``
-    and ``size`` (a fraction of the balance, by default). ``fate`` holds the filter's fates on entry and every
-    signal's final fate on exit; ``trades`` (capacity = signals) is filled in order. ``fine`` =
-    (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per candle, for
-    ``intrabar="detail"``; empty arrays otherwise. ``exit_flag`` (one bool per candle), ``market``
-    ``hold`` and ``moves`` (per signal) are the exit rules and market entries of docs/exits.md; empty arrays
-    when unused, which leaves every result as it was. ``reverse`` (per signal) and ``rev_side`` (per
-    candle, :func:`~svc_engine.sim.kernels.rules.reverse_sides`) are stop-and-reverse (docs/sim.md):
-    a trade of a reversing signal closes at the open after the first valid opposite signal from its
-    fill on (and at least the minimum gap after its own signal), and that signal then places its
-    order although the trade was still open at its close. Empty arrays when unused.
+def single_sweep_nb(bars, orders, rules, terms, fate, trades, fine):
+    """The sequential sweep of one coin: its candles ``bars``
+    (:class:`~svc_engine.sim.kernels.args.Bars` of one coin, :func:`~svc_engine.sim.kernels.args.one_coin`),
+    its signals ``orders``, the exit rules ``rules`` and the settings ``terms``, the records the
+    portfolio sweep takes (read by position: plain tuples of their fields too,
+    :func:`~svc_engine.sim.kernels.args.plain`). The stake of a fill is :func:`stake_nb` of
+    ``terms.sizing`` and ``terms.size`` (a fraction of the balance, by default). ``fate`` holds
+    the filter's fates on entry and every signal's final fate on exit; ``trades`` (capacity =
+    signals) is filled in order.
+    ``fine`` = (open, high, low, close, first, stop) of a finer series, ``first``/``stop`` per
+    candle, for ``intrabar="detail"``; empty arrays otherwise. ``rules.exit_flag`` (one bool per
+    candle), ``market``, ``hold`` and ``moves`` (per signal) are the exit rules and market entries
+    of docs/exits.md; empty arrays when unused, which leaves every result as it was. ``reverse``
+    (per signal) and ``rev_side`` (per candle, :func:`~svc_engine.sim.kernels.rules.reverse_sides`)
+    are stop-and-reverse (docs/sim.md): a trade of a reversing signal closes at the open after the
+    first valid opposite signal from its fill on (and at least the minimum gap after its own
+    signal), and that signal then places its order although the trade was still open at its close.
+    Empty arrays when unused.
     Returns (number of trades, final balance)."""
+    # the records' fields under the short names of the loop below (free: numba unpacks them once)
+    t, o, h, lo, c, _, _, _ = bars
+    sidx, side, limit, tp, sl, _, sl_d, _ = orders
+    exit_flag, market, hold, moves, reverse, rev_side = rules
+    initial, comm, lev, hs, tf_ms, wait_ms, gap, sizing, size = terms
+    hs = hs[0]
     fs = fine[4]
     detail = fs.shape[0] > 0
     memo = np.zeros(sidx.shape[0], OUTCOME_DTYPE)
@@ -134,24 +115,7 @@ def single_sweep_nb(
             if stake <= 0:
                 fate[k], free_at = F_NO_SLOT, memo[k].fill_candle
                 continue
-        fill_trade_nb(
-            trades,
-            n_tr,
-            0,
-            k,
-            s,
-            side[k],
-            limit[k],
-            tp[k],
-            sl[k],
-            tp_d[k],
-            sl_d[k],
-            memo,
-            stake,
-            comm,
-            lev,
-            hs,
-        )
+        fill_trade_nb(trades, n_tr, 0, k, orders, memo, stake, hs)
         balance += close_trade_nb(trades, n_tr, memo, k, comm, lev, hs)
         trades[n_tr].balance = balance
         fate[k], free_at = F_TRADED, memo[k].exit_candle

@@ -4,7 +4,8 @@
 value), ``tails`` (its grammar table: the word after a value -> the rules it starts), ``amounts``
 (comparisons by a margin, move, gap or percentile), ``events`` (conditions without a value:
 patterns, candle colours, trend lines), ``values`` (arithmetic and primaries), ``indicators``
-(indicator names, parameters, windows).
+(indicator names, parameters, windows), ``calendars`` and ``numbers`` (the grammar tables of a
+calendar phrase and of what a number starts).
 
 Example:
     >>> from svc_engine.strategy.parser import parse_entry

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
+from svc_engine.strategy.grammar.calendars import calendar_one
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, GAP_SIZE_WORDS, UP_WORDS
 from svc_engine.strategy.tokens import END, LPAREN, NUM, RPAREN, WORD
@@ -34,68 +35,8 @@ class Events(Cursor):
         return node if more is None else A.And((node, more))
 
     def calendar_one(self) -> A.Node | None:
-        k = 1 if self.at("on") or self.at("at") or self.at("in") else 0
-        if self.at("at", "next", "candle", "open") and self.text[
-            self.peek(2).pos : self.peek(2).end
-        ].lower() in ("day", "session"):
-            self.i += 4
-            return A.DayStart()  # "sell at the next day's open"
-        word = self.peek(k)
-        weekday, hour = A.Ind("weekday", ()), A.Ind("hour", ())
-        if self.at("at", "end", "of") and self.text[self.peek(3).pos : self.peek(3).end].lower() in (
-            "day",
-            "session",
-            "trading day",
-        ):
-            self.i += 4
-            return A.DayEnd()  # "at the end of the session"
-        if word.kind == WORD and word.text in DAY_NAMES and not self.at_comparison(k + 1):
-            self.i += k + 1
-            self.accept("close")  # "at the Friday close": on Friday's candle
-            return A.Compare("=", weekday, A.Num(float(DAY_NAMES[word.text])))
-        if self.at("between") and self.peek(1).kind == NUM and self.peek(2).text == ":":
-            self.i += 1  # "buy between 06:00 and 21:00"
-            low = self.number_primary()
-            self.expect("and", "'and' in 'between 06:00 and 21:00'")
-            return A.Between(hour, low, self.number_primary())
-        if self.at("at", "hour") and self.peek(2).kind == NUM:
-            self.i += 2  # "exit at hour 4"
-            return A.Compare("=", hour, self.number_primary())
-        if self.peek().kind == NUM and self.peek(1).text == ":":
-            return A.Compare("=", hour, self.number_primary())  # "... or 15:00"
-        if (self.at("at", "open", "of", "next", "candle") or self.at("open", "of", "next", "candle")) and (
-            self.text[
-                self.peek(4 if self.at("at") else 3).pos : self.peek(4 if self.at("at") else 3).end
-            ].lower()
-            in ("day", "session")
-        ):
-            self.i += 5 if self.at("at") else 4
-            return A.DayStart()  # "sell at the open of the next day"
-        if word.text in ("weekend", "weekday") and not self.at_comparison(k + 1):
-            self.i += k + 1
-            if word.text == "weekend":
-                return A.Compare(">=", weekday, A.Num(6.0))  # Saturday and Sunday
-            return A.Compare("<=", weekday, A.Num(5.0))
-        lead = 3 if self.at("candle", "open", "at") else (1 if self.at("at") else 0)
-        if lead and self.peek(lead).kind == NUM and self.peek(lead + 1).text == ":":
-            self.i += lead
-            return A.Compare("=", hour, self.number_primary())
-        # The session's first candle: "(at the) session open(s)", "the day opens", "first candle of the day".
-        raw = self.text[word.pos : word.end].lower()
-        if raw in ("session", "day") and self.peek(k + 1).text in ("open", "opening", "start", "starts"):
-            self.i += k + 2
-            self.accept("candle")
-            return A.DayStart()
-        j = 1 if self.at("in") or self.at("on") or self.at("at") else 0
-        if (
-            self.peek(j).text == "first"
-            and self.peek(j + 1).text == "candle"
-            and self.peek(j + 2).text == "of"
-            and self.text[self.peek(j + 3).pos : self.peek(j + 3).end].lower() in ("day", "session")
-        ):
-            self.i += j + 4
-            return A.DayStart()
-        return None
+        """One calendar phrase at the cursor, or None (the grammar table of grammar/calendars.py)."""
+        return calendar_one(self)
 
     def at_comparison(self, k: int) -> bool:
         """Whether a comparison word follows at offset k ("Monday" as a value in "... is Monday")."""

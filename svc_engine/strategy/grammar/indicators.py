@@ -9,6 +9,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.errors import closest
@@ -240,31 +242,14 @@ class Indicators(Cursor):
                 return output
 
     def params(self, period_tok: Token | None) -> list[Token]:
+        """The indicator's parameters after its name: the first form of `PARAM_FORMS` its next
+        word starts that fits ("(20, 2)", "period 3", "14", "over 20 candles"), after a number
+        said before the name (``period_tok``)."""
         out = [period_tok] if period_tok is not None else []
-        if self.peek().kind == LPAREN and self.peek(1).text == "-":
-            self.fail("indicator parameters must be positive numbers", self.peek(1))
-        if self.peek().kind == LPAREN and self.peek(1).kind == NUM:
-            self.i += 1
-            out.append(self.take())
-            while self.peek().kind == COMMA or self.at("/"):
-                self.i += 1
-                out.append(self.number("a parameter"))
-            if self.peek().kind != RPAREN:
-                self.fail("expected ')' after the parameters")
-            self.i += 1
-        elif self.at("candle") and self.peek(1).kind == NUM and not self.peek(1).pct and not out:
-            self.i += 1  # "RSI period 3", "EMA period 100"
-            out.append(self.take())
-        elif (
-            self.peek().kind == NUM
-            and not self.peek().pct
-            and not (self.peek(1).text == "candle" and self.peek(2).text == "ago")
-            and not out
-        ):
-            out.append(self.take())
-            self.accept("candle")
-        elif not out and not self.range_depth and self.at_period_phrase():
-            out.append(self.period_phrase())
+        tok = self.peek()
+        for form in PARAM_FORMS.get(NUM if tok.kind == NUM else tok.text, ()):
+            if form(self, out):
+                break
         return out
 
     def at_period_phrase(self) -> bool:
@@ -352,3 +337,61 @@ class Indicators(Cursor):
 
 def fmt_num(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
+
+
+def in_parens(p: Indicators, out: list[Token]) -> bool:
+    """ "(20, 2)", "(12/26/9)" """
+    if p.peek().kind == LPAREN and p.peek(1).text == "-":
+        p.fail("indicator parameters must be positive numbers", p.peek(1))
+    if p.peek().kind == LPAREN and p.peek(1).kind == NUM:
+        p.i += 1
+        out.append(p.take())
+        while p.peek().kind == COMMA or p.at("/"):
+            p.i += 1
+            out.append(p.number("a parameter"))
+        if p.peek().kind != RPAREN:
+            p.fail("expected ')' after the parameters")
+        p.i += 1
+        return True
+    return False
+
+
+def said_period(p: Indicators, out: list[Token]) -> bool:
+    """ "RSI period 3", "EMA period 100" """
+    if p.at("candle") and p.peek(1).kind == NUM and not p.peek(1).pct and not out:
+        p.i += 1
+        out.append(p.take())
+        return True
+    return False
+
+
+def bare_number(p: Indicators, out: list[Token]) -> bool:
+    """ "SMA 20", "EMA 50 candles" (not "3 candles ago")"""
+    if (
+        p.peek().kind == NUM
+        and not p.peek().pct
+        and not (p.peek(1).text == "candle" and p.peek(2).text == "ago")
+        and not out
+    ):
+        out.append(p.take())
+        p.accept("candle")
+        return True
+    return False
+
+
+def period_words(p: Indicators, out: list[Token]) -> bool:
+    """ "over the last 20 candles", "of 14 periods" """
+    if not out and not p.range_depth and p.at_period_phrase():
+        out.append(p.period_phrase())
+        return True
+    return False
+
+
+PARAM_FORMS: dict[str, tuple[Callable[[Indicators, list[Token]], bool], ...]] = {
+    LPAREN: (in_parens,),
+    "candle": (said_period,),
+    NUM: (bare_number,),
+    **{word: (period_words,) for word in ("of", "over", "for", "in", "with")},
+}
+"""The word after an indicator's name -> the forms of its parameters it can start (``NUM`` for a
+number, ``LPAREN`` a parenthesis); the first that fits is taken, else it has none there."""

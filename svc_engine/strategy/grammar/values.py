@@ -12,8 +12,9 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.numbers import AVERAGES, after_number
 from svc_engine.strategy.grammar.words import DOWN_WORDS, TF_ADJECTIVES, TF_UNITS, UP_WORDS
-from svc_engine.strategy.tokens import COMMA, END, LPAREN, NUM, RPAREN, WORD
+from svc_engine.strategy.tokens import LPAREN, NUM, RPAREN, WORD
 from svc_engine.strategy.vocab import ALIASES, FIELDS, NAMED_OUTPUTS, PREFIX_OUTPUTS
 
 #: Words of "standard deviation(s)" in "2 standard deviations below the average".
@@ -26,7 +27,6 @@ STD_WORDS: dict[tuple[str, ...], str] = {
     ("sigma",): "std",
     ("sd",): "std",
 }
-AVERAGES = ("sma", "ema", "wma", "dema", "tema", "hma")
 
 
 def _std_of(ref: A.Node, subject: A.Node) -> A.Node:
@@ -191,66 +191,7 @@ class Values(Cursor):
     def number_primary(self) -> A.Node:
         if self.at_std_band() and self.subjects:
             return self.std_band(self.subjects[-1])  # "exceeds 2 standard deviations above its average"
-        tok = self.take()
-        if tok.value == 0 and not tok.pct and (self.at("line") or self.at("level")):
-            self.i += 1  # "crosses above the zero line"
-            return A.Num(0.0)
-        if not tok.pct and self.starts_indicator(0) and self.paren_after_name():
-            # "1 ATR(14)", "0.5 ATR(20)": a multiple of an indicator that names its own period
-            ind = self.indicator(None)
-            return ind if tok.value == 1 else A.Arith("*", A.Num(tok.value), ind)
-        if self.at(":") and self.peek(1).kind == NUM:
-            # "14:00 (UTC)": an hour of the day; the language reads whole hours.
-            minutes = self.peek(1)
-            if minutes.value != 0 or tok.value != int(tok.value) or not 0 <= tok.value <= 23:
-                self.fail("a time of day is a whole UTC hour, as in '14:00'", minutes)
-            self.i += 2
-            self.accept("utc")
-            return A.Num(tok.value)
-        if tok.pct and self.at("of"):
-            self.i += 1
-            return A.Arith("*", A.Num(tok.value / 100.0), self.postfix())
-        if not tok.pct and self.at("candle") and self.peek(1).text in ("high", "low", "close"):
-            self.i += 1
-            source = A.Field(self.take().text)
-            key = "min" if source.name == "low" else "max"
-            including = self.accept_including()
-            node = check_indicator(key, [tok], "", source, self.text, tok, self.toks[self.i - 1].end)
-            return self.range_window(node, "", including, tok)
-        if not tok.pct and self.at("point") and self.peek(1).text in UP_WORDS | DOWN_WORDS:
-            self.i += 1
-            op = "+" if self.take().text in UP_WORDS else "-"
-            return A.Arith(op, self.postfix(), A.Num(tok.value))  # "50 points above SMA(20)"
-        if tok.pct and self.at_any(UP_WORDS | DOWN_WORDS):
-            sign = 1.0 if self.take().text in UP_WORDS else -1.0
-            if tok.value <= 0:
-                self.fail("a percentage offset must be positive", tok)
-            return A.PctOff(sign * tok.value, self.postfix())
-        if (
-            not tok.pct
-            and self.peek().kind == WORD
-            and self.peek().text not in ("x", "times", "candle")
-            and self.starts_indicator(0)
-        ):
-            return self.indicator(tok)
-        subject = self.subjects[-1] if self.subjects else None
-        if (
-            not tok.pct
-            and self.at("candle")
-            and (
-                self.peek(1).kind in (END, RPAREN, COMMA)
-                or self.peek(1).text in ("and", "or", "then", "while")
-            )
-            and isinstance(subject, A.Ind)
-            and subject.name in ("sma", "ema", "wma", "dema", "tema", "hma")
-        ):
-            # "the 50-day moving average crosses below the 200-day": the same average over 200
-            self.i += 1
-            return A.Ind(subject.name, (self.positive_int(tok, "the period"),), "", subject.source)
-        if not tok.pct and self.at("candle") and self.starts_indicator(1):
-            self.i += 1
-            return self.indicator(tok)
-        return A.Num(tok.value)
+        return after_number(self, self.take())  # the table of what a number starts (grammar/numbers.py)
 
     def paren_after_name(self) -> bool:
         """An indicator name at the cursor followed by its own parameters in parentheses."""

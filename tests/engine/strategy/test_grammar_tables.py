@@ -8,6 +8,9 @@ from __future__ import annotations
 import pytest
 
 from svc_engine.strategy import ast as A
+from svc_engine.strategy.grammar.calendars import CALENDARS
+from svc_engine.strategy.grammar.indicators import PARAM_FORMS
+from svc_engine.strategy.grammar.numbers import NUMBER_RULES
 from svc_engine.strategy.grammar.primaries import PRIMARIES
 from svc_engine.strategy.grammar.starts import SUBJECTLESS
 from svc_engine.strategy.grammar.tails import NUM_TAILS, TAIL_PARSERS
@@ -28,6 +31,25 @@ def test_a_shared_word_keeps_the_grammar_order() -> None:
         "gap_event",
     ]
     assert [r.__name__ for _, r in PRIMARIES["previous"]] == ["previous_value", "candle_before", "previous"]
+    assert [r.__name__ for r in CALENDARS["at"]] == [
+        "next_day_open",
+        "day_end",
+        "day_name",
+        "at_hour",
+        "open_of_next_day",
+        "week_part",
+        "opens_at",
+        "session_open",
+        "first_candle",
+    ]
+    assert [r.__name__ for r in NUMBER_RULES["candle"]] == [
+        "indicator_multiple",
+        "candle_extreme",
+        "period_of_indicator",
+        "same_average",
+        "candle_period",
+    ]
+    assert [f.__name__ for f in PARAM_FORMS["over"]] == ["period_words"]
 
 
 @pytest.mark.parametrize(
@@ -42,6 +64,16 @@ def test_a_shared_word_keeps_the_grammar_order() -> None:
         ("hour is 14", A.Compare("=", A.Ind("hour", ()), A.Num(14.0))),
         ("close is 2% above 100", A.Compare(">", A.Field("close"), A.PctOff(2.0, A.Num(100.0)))),
         ("close stays above 5", A.Compare(">", A.Field("close"), A.Num(5.0))),
+        ("at 14:00 UTC", A.Compare("=", A.Ind("hour", ()), A.Num(14.0))),
+        ("at the end of the day", A.DayEnd()),
+        (
+            "close crosses above 50% of high",
+            A.Cross("above", A.Field("close"), A.Arith("*", A.Num(0.5), A.Field("high"))),
+        ),
+        (
+            "close above the 20 candle high",
+            A.Compare(">", A.Field("close"), A.Lag(A.Ind("max", (20,), "", A.Field("high")), 1)),
+        ),
     ],
 )
 def test_the_first_rule_that_fits_wins(text: str, expected: A.Node) -> None:
