@@ -76,8 +76,10 @@ def generate_key(
         Invalid: a key already exists.
 
     Example:
+        >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sorted(generate_key(conn, "AB12CD", "bot", ["read"], secret_key=b"k"))
+        ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sorted(generate_key(conn, sid, "bot", ["read"], secret_key=b"k"))
         ['api_key', 'api_secret']
     """
     now = int(time.time()) if now is None else now
@@ -209,8 +211,11 @@ def generate(
     """:func:`generate_key` in a write transaction.
 
     Example:
-        >>> _ = generate(store, "GEN123", "bot", ["read"], secret_key=b"k")
-        >>> generate(store, "GEN123", "bot", ["read"], secret_key=b"k")
+        >>> from svc_api.accounts.service import register
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "h@example.com", "password1", ip="::1", ttl=60).svc_id
+        >>> _ = generate(store, sid, "bot", ["read"], secret_key=b"k")
+        >>> generate(store, sid, "bot", ["read"], secret_key=b"k")
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: an API key already exists; revoke it before generating a new one

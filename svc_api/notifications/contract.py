@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 
 from svc_api.core.contract import ErrorDoc, Fields, Shape
 from svc_api.core.errors import Invalid
@@ -83,8 +83,8 @@ class NotificationsMarked(Shape):
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
-        # One of two shapes: the description shows both components (their names stay as before).
-        return {"anyOf": [handler(m.__pydantic_core_schema__) for m in (MarkedOne, MarkedAll)]}
+        # One of two shapes; the union keeps both members as components, names as before.
+        return handler(TypeAdapter(MarkedOne | MarkedAll).core_schema)
 
 
 class MessengerLinkCode(Shape):

@@ -158,7 +158,7 @@ def redeem_commission(store: Store, svc_id: str, value: Decimal, *, now: int) ->
         >>> redeem_commission(store, "NOPE00", Decimal(5), now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: amount 5 exceeds the available commission of 0 USDT
+        svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.write() as conn:
         return redeem(conn, svc_id, value, now=now)
