@@ -27,6 +27,7 @@ def _register(call: Call, req: c.Register) -> dict[str, Any]:
         ttl=call.services.settings.session_ttl_seconds,
         platform=req.platform,
         referral_code=req.referral_code,
+        now=call.now,
     )
     return grant.to_dict()
 
@@ -40,6 +41,7 @@ def _login(call: Call, req: c.Login) -> dict[str, Any]:
         ttl=call.services.settings.session_ttl_seconds,
         platform=req.platform,
         throttle=accounts.login_throttle(call.services),
+        now=call.now,
     )
     return grant.to_dict()
 

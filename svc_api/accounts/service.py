@@ -219,17 +219,27 @@ def login_history(
 
 
 def sign_up(
-    store: Store, email: object, password: object, *, ip: str, ttl: int, platform: str, referral_code: object
+    store: Store,
+    email: object,
+    password: object,
+    *,
+    ip: str,
+    ttl: int,
+    platform: str,
+    referral_code: object,
+    now: int,
 ) -> SessionGrant:
     """:func:`register` in a write transaction.
 
     Example:
         >>> sign_up(store, "e@example.com", "password1", ip="::1", ttl=60, platform="api",
-        ...         referral_code=None).expires_at > 0
-        True
+        ...         referral_code=None, now=1_700_000_000).expires_at
+        1700000060
     """
     with store.write() as conn:
-        return register(conn, email, password, ip=ip, ttl=ttl, platform=platform, referral_code=referral_code)
+        return register(
+            conn, email, password, ip=ip, ttl=ttl, platform=platform, referral_code=referral_code, now=now
+        )
 
 
 def sign_in(
@@ -241,12 +251,13 @@ def sign_in(
     ttl: int,
     platform: str,
     throttle: LoginThrottle | None = None,
+    now: int,
 ) -> SessionGrant:
     """:func:`login` in a write transaction (a login is recorded), within ``throttle``'s budgets
     when given (the route gives the service's, :func:`login_throttle`).
 
     Example:
-        >>> sign_in(store, "f@example.com", "password1", ip="::1", ttl=60, platform="api")
+        >>> sign_in(store, "f@example.com", "password1", ip="::1", ttl=60, platform="api", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Unauthenticated: invalid email or password
@@ -254,7 +265,7 @@ def sign_in(
 
     def run() -> SessionGrant:
         with store.write() as conn:
-            return login(conn, email, password, ip=ip, ttl=ttl, platform=platform)
+            return login(conn, email, password, ip=ip, ttl=ttl, platform=platform, now=now)
 
     return run() if throttle is None else throttle.attempt(email, run)
 

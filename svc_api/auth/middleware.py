@@ -132,7 +132,9 @@ class Authenticator:
         def lookup() -> Principal:
             try:
                 with services.store.read() as conn:
-                    who = authenticate_key(conn, key, secret, secret_key=services.settings.secret_key)
+                    who = authenticate_key(
+                        conn, key, secret, secret_key=services.settings.secret_key, now=services.clock.now()
+                    )
             except InvalidCredentials:
                 raise _invalid_credentials() from None
             except StoreUnavailable as exc:

@@ -42,6 +42,7 @@ from svc_api.backtests.execution import (
 )
 from svc_api.backtests.progress import Progress
 from svc_api.core import pubsub
+from svc_api.core.clock import Clock, WallClock
 from svc_api.core.liveness import is_dead
 from svc_api.core.objectstore import ObjectStore, open_object_store
 from svc_api.core.store import until_stored
@@ -82,8 +83,11 @@ class JobRunner:
         var_dir: Any = ".",
         executor: Executor | None = None,
         objects: ObjectStore | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.store = store
+        # The service's clock: rows are stamped and heartbeats judged by it (tests move it).
+        self.clock: Clock = clock or WallClock()
         self.config = config
         self.datastore = DataStore(data_dir)
         self._ray_address = ray_address
@@ -208,9 +212,9 @@ class JobRunner:
         wait = {"patience": self.config.stale_seconds, "stop": self._stop}  # outlasts a store outage
         try:
             with self.store.write() as conn:
-                now = time.time()
+                now = self.clock.seconds()
                 queries.update_running(conn, work.job_id, {"started_at": now, "heartbeat_at": now})
-            progress = Progress(self.store, work, self.config.progress_interval)
+            progress = Progress(self.store, work, self.config.progress_interval, clock=self.clock)
             assert self.executor is not None
             result = run_engine(work, executor=self.executor, store=self.datastore, progress=progress)
             until_stored(lambda: self.complete(work, result, progress), **wait)
@@ -230,7 +234,7 @@ class JobRunner:
         values = {
             "status": "completed",
             "progress_pct": 100.0,
-            "finished_at": time.time(),
+            "finished_at": self.clock.seconds(),
             "result_key": keys[0],
             "coin_progress": json.dumps(coins) if coins is not None else None,
             **history_figures(work.kind, payload),
@@ -239,7 +243,9 @@ class JobRunner:
             done = queries.update_running(conn, work.job_id, values)
             if done:
                 body = f"Your {work.kind} backtest {work.job_id} of {work.strategy_name} finished."
-                notifications.notify(conn, work.svc_id, "Backtest complete", body, "backtest_complete")
+                notifications.notify(
+                    conn, work.svc_id, "Backtest complete", body, "backtest_complete", now=self.clock.now()
+                )
         if not done:  # deleted while it ran: keep no orphan objects
             for key in keys:
                 self.objects.delete(key)
@@ -261,7 +267,7 @@ class JobRunner:
             row = queries.running_charge(conn, job_id)
             if row is None:
                 return False
-            values = {"status": "failed", "error": error[:2000], "finished_at": time.time()}
+            values = {"status": "failed", "error": error[:2000], "finished_at": self.clock.seconds()}
             queries.update_running(conn, job_id, values)
             if row.cost_credits > 0:
                 credits.refund_credits(
@@ -285,7 +291,7 @@ class JobRunner:
     def recover(self, now: float | None = None) -> list[str]:
         """Fail and refund ``running`` jobs of no live runner: their process is known dead (this host),
         or their heartbeat is older than ``stale_seconds`` (another host, or a job from before)."""
-        now = time.time() if now is None else now
+        now = self.clock.seconds() if now is None else now
         with self.store.read() as conn:
             stale = queries.stale_running(conn, beat_before=now - self.config.stale_seconds)
             stale += [job_id for job_id, runner in queries.running_runners(conn) if is_dead(runner)]
@@ -304,7 +310,7 @@ class JobRunner:
                     mine = list(self._active)
                 if mine:
                     with self.store.write() as conn:
-                        queries.beat(conn, mine, now=time.time())
+                        queries.beat(conn, mine, now=self.clock.seconds())
                 self.recover()
             except Exception:
                 logger.warning("backtest heartbeat failed", exc_info=True)
@@ -335,6 +341,7 @@ def runner_of(services: Any) -> JobRunner:
                 ray_address=settings.ray_address,
                 secret=settings.secret_key,
                 var_dir=settings.var_dir,
+                clock=services.clock,
             )
             runner.start()
             services.backtest_runner = runner

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,14 +58,13 @@ class Launch:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def new_job_id(now: float | None = None) -> str:
+def new_job_id(now: float) -> str:
     """A job id: ``bt_`` + launch time in milliseconds (13 digits) + 10 random hex digits.
 
     Example:
-        >>> len(new_job_id())
+        >>> len(new_job_id(1_700_000_000.0))
         26
     """
-    now = time.time() if now is None else now
     return f"bt_{int(now * 1000):013d}{secrets.token_hex(5)}"
 
 
@@ -118,9 +116,7 @@ def size_job(
     return sized
 
 
-def create_job(
-    conn: Connection, svc_id: str, launch: Launch, *, limit: int, now: float | None = None
-) -> dict[str, Any]:
+def create_job(conn: Connection, svc_id: str, launch: Launch, *, limit: int, now: float) -> dict[str, Any]:
     """Charge the launch and write its row (status ``running``), in the caller's transaction.
 
     The charge comes first: it updates (locks) the account row, so concurrent launches of one
@@ -130,12 +126,11 @@ def create_job(
     Example:
         >>> launch = Launch("run", "s", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
         >>> with store.write() as conn:
-        ...     create_job(conn, "NOPE00", launch, limit=3)
+        ...     create_job(conn, "NOPE00", launch, limit=3, now=0.0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    now = time.time() if now is None else now
     job_id = new_job_id(now)
     description = f"{launch.kind} backtest of {launch.strategy_name} ({launch.timeframe})"
     charge = credits.spend_credits(conn, svc_id, launch.cost_credits, "backtest", description)
@@ -291,7 +286,9 @@ def _queue(store: Store, runner: JobRunner, svc_id: str, launch: Launch, work: W
     try:
         with runner.reserve():  # held until the job is queued, so the queue never overfills
             with store.write() as conn:
-                made = create_job(conn, svc_id, launch, limit=runner.limit_now(svc_id))
+                made = create_job(
+                    conn, svc_id, launch, limit=runner.limit_now(svc_id), now=runner.clock.seconds()
+                )
             work.job_id = made["job_id"]
             runner.submit(work)
     except CapacityExceeded:

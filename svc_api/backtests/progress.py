@@ -16,6 +16,7 @@ from typing import Any
 from svc_api.backtests import queries
 from svc_api.backtests.execution import Work
 from svc_api.core import pubsub
+from svc_api.core.clock import Clock, WallClock
 
 logger = logging.getLogger("svc_api.backtests")
 
@@ -40,8 +41,9 @@ class Progress:
         (50.0, {'status': 'completed', 'progress_pct': 100.0}, {'status': 'running', 'progress_pct': 0.0})
     """
 
-    def __init__(self, store: Any, work: Work, interval: float) -> None:
+    def __init__(self, store: Any, work: Work, interval: float, *, clock: Clock | None = None) -> None:
         self.store = store
+        self.clock: Clock = clock or WallClock()
         self.work = work
         self.interval = interval
         self.pct = 0.0
@@ -64,7 +66,7 @@ class Progress:
 
     def write(self) -> None:
         """Store the current state on the row (a lost write is only a stale progress figure)."""
-        values: dict[str, Any] = {"progress_pct": self.pct, "heartbeat_at": time.time()}
+        values: dict[str, Any] = {"progress_pct": self.pct, "heartbeat_at": self.clock.seconds()}
         if self.coins is not None:
             values["coin_progress"] = json.dumps(self.coins)
         try:

@@ -3,14 +3,13 @@ what the strategies domain asks about a strategy's jobs.
 
 Example:
     >>> with store.write() as conn:
-    ...     full_range_returns(conn, "AB12CD", "mystrat"), delete_for_strategy(conn, "AB12CD", "mystrat")
+    ...     full_range_returns(conn, "AB12CD", "mystrat"), delete_for_strategy(conn, "AB12CD", "s", now=1)
     (None, 0)
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -146,12 +145,12 @@ def full_range_returns_of(
     }
 
 
-def delete_for_strategy(conn: Connection, svc_id: str, strategy_name: str) -> int:
+def delete_for_strategy(conn: Connection, svc_id: str, strategy_name: str, *, now: int) -> int:
     """Delete every job of a strategy in the caller's transaction, queueing their result objects
     for the retention worker (the objects go after the strategy's deletion commits, never before);
     returns how many jobs. Running jobs are deleted too: their runner then discards the result it
     computes. See the module example.
     """
     rows = queries.jobs_of_strategy(conn, svc_id, strategy_name)
-    queue_rows(conn, rows, now=int(time.time()))
+    queue_rows(conn, rows, now=now)
     return len(rows)

@@ -11,7 +11,6 @@ Example:
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from svc_api.backtests.artifacts import coin_key, read_json
@@ -22,13 +21,12 @@ from svc_api.core.objectstore import ObjectStore
 from svc_api.credits import service as credits
 
 
-def job_status(row: Any, now: float | None = None) -> dict[str, Any]:
+def job_status(row: Any, now: float) -> dict[str, Any]:
     """The job status resource: progress, elapsed and estimated remaining seconds, coin progress.
 
     Remaining: ``elapsed * (100 - p) / p`` once progress ``p`` is above 0, before that the launch
     estimate minus the elapsed time; 0 once finished. See the module example.
     """
-    now = time.time() if now is None else now
     started = row.started_at
     end = row.finished_at if row.finished_at is not None else now
     elapsed = max(0.0, end - started) if started is not None else 0.0

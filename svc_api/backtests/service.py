@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -241,7 +240,7 @@ def status(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
     """
     with services.store.read() as conn:
         row = get_job(conn, svc_id, job_id)
-    return job_status(row)
+    return job_status(row, now=services.clock.seconds())
 
 
 def result(services: Any, svc_id: str, job_id: Any) -> dict[str, Any]:
@@ -311,7 +310,7 @@ def delete_backtest(services: Any, svc_id: str, params: Mapping[str, Any]) -> tu
     runner = runner_of(services)
     with services.store.write() as conn:
         row = find_for_delete(conn, svc_id, params)
-        keys = queue_rows(conn, [row], now=int(time.time()))
+        keys = queue_rows(conn, [row], now=services.clock.now())
     # the objects after the commit: a delete that rolls back keeps its row and its objects
     return row.job_id, delete_queued(services.store, runner.objects, keys)
 
@@ -356,7 +355,7 @@ strategies.register_backtest_hooks(
     full_range_returns=lambda conn, svc_id, name, timeframe: full_range_returns(
         conn, svc_id, name, timeframe=timeframe
     ),
-    delete_for_strategy=lambda conn, svc_id, name: delete_for_strategy(conn, svc_id, name),
+    delete_for_strategy=lambda conn, svc_id, name, now: delete_for_strategy(conn, svc_id, name, now=now),
 )
 
 __all__ = [

@@ -96,7 +96,7 @@ def receive(
     elif amount < PRICES[plan_period[0]][plan_period[1]]:
         reason = f"{amount.normalize()} {currency} is below the price of {product}"
     if reason is None and plan_period is not None and svc_id is not None:
-        applied = apply_purchase(conn, svc_id, *plan_period, external_id, amount, source, now)
+        applied = apply_purchase(conn, svc_id, *plan_period, external_id, amount, source, now=now)
         return {"outcome": "applied", "purchase": applied}
     payment_id = "pay_" + hashlib.sha256(f"{source}|{external_id}".encode()).hexdigest()[:24]
     queries.add_pending(
@@ -161,7 +161,7 @@ def assign(
     if not queries.decide_pending(conn, payment_id, "applied", now, svc_id):
         raise Conflict(f"payment {payment_id} is {row.status}, not waiting")
     return apply_purchase(
-        conn, svc_id, plan, period, row.external_id, Decimal(row.amount_usd), row.source, now
+        conn, svc_id, plan, period, row.external_id, Decimal(row.amount_usd), row.source, now=now
     )
 
 

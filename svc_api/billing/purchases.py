@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -76,7 +75,8 @@ def apply_purchase(
     purchase_id: object,
     amount_usdt: object = None,
     source: object = "admin",
-    now: int | None = None,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """Apply one plan purchase in the caller's transaction (see the module docstring).
 
@@ -97,7 +97,6 @@ def apply_purchase(
         >>> again == first | {"replayed": True}
         True
     """
-    now = int(time.time()) if now is None else now
     if plan not in PRICES:
         raise Invalid(f"plan must be one of {', '.join(PRICES)}, got {plan!r}")
     if period not in PERIOD_DAYS:

@@ -28,18 +28,19 @@ def purchase(
     purchase_id: object,
     amount_usdt: object = None,
     source: object = "admin",
-    now: int | None = None,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """:func:`apply_purchase` in a write transaction (``svc admin purchase``).
 
     Example:
-        >>> purchase(store, "NOPE00", "gold", "monthly", "p1")
+        >>> purchase(store, "NOPE00", "gold", "monthly", "p1", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: plan must be one of starter, plus, pro, investor, got 'gold'
     """
     with store.write() as conn:
-        return apply_purchase(conn, svc_id, plan, period, purchase_id, amount_usdt, source, now)
+        return apply_purchase(conn, svc_id, plan, period, purchase_id, amount_usdt, source, now=now)
 
 
 def refund(store: Store, source: str, purchase_id: str, *, now: int) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def preview(services: Any, chat: str, svc_id: str, position_key: str, *, now: in
     if isinstance(params, str):
         return Reply(params)
     try:
-        shown = exchange.preview(services, svc_id, params)
+        shown = exchange.preview(services, svc_id, exchange.order_of(params))
     except ServiceError as exc:
         return Reply(refusal(exc.body(), exc.status))
     name = exchange.exchange_of(services).name
@@ -95,7 +95,8 @@ def confirm(services: Any, chat: str, svc_id: str, token: str, params: dict[str,
     """The Confirm button: place the previewed OCO once under the confirmation's key."""
     key = confirmation_key(svc_id, str(params["signal_position_key"]), token)
     try:
-        placed = exchange.place(services, svc_id, {**params, "idempotency_key": key}, now=now)
+        order = exchange.order_of({**params, "idempotency_key": key}, need_key=True)
+        placed = exchange.place(services, svc_id, order, now=now)
     except ServiceError as exc:
         return Reply(refusal(exc.body(), exc.status), edit=True)
     if placed.get("status") == "processing":

@@ -167,7 +167,12 @@ def key(services: Any, chat: str, args: list[str], *, now: int) -> Reply:
         if verb == "generate":
             label = apikeys.label_of(" ".join(args[1:]) or "messenger bot")
             made = apikeys.generate(
-                services.store, svc_id, label, ["read", "trade"], secret_key=services.settings.secret_key
+                services.store,
+                svc_id,
+                label,
+                ["read", "trade"],
+                secret_key=services.settings.secret_key,
+                now=now,
             )
             ttl = int(services.settings.bot_secret_ttl)
             return Reply(
@@ -203,7 +208,7 @@ def key(services: Any, chat: str, args: list[str], *, now: int) -> Reply:
 def revoke_key(services: Any, svc_id: str, api_key: str) -> Reply:
     """Revoke the account's key (for good, the slot freed at once)."""
     try:
-        apikeys.revoke(services.store, svc_id, api_key)
+        apikeys.revoke(services.store, svc_id, api_key, now=services.clock.now())
     except ServiceError as exc:
         return Reply(f"Refused: {exc.message or exc.error}.", edit=True)
     return Reply(f"API key {api_key} is revoked: it no longer works.", edit=True)

@@ -58,7 +58,9 @@ def grant_plan(svc_id: str, plan: str, days: int, demo: bool) -> None:
 
     def work(services: Services) -> dict[str, Any]:
         with services.store.write() as conn:
-            return accounts.grant_plan(conn, svc_id.upper(), plan, days, demo=demo, source="admin")
+            return accounts.grant_plan(
+                conn, svc_id.upper(), plan, days, demo=demo, source="admin", now=services.clock.now()
+            )
 
     _run(work)
 
@@ -81,7 +83,7 @@ def announce(title: str, body: str) -> None:
 
     def work(services: Services) -> dict[str, int]:
         with services.store.write() as conn:
-            return {"id": notifications.announce(conn, title, body)}
+            return {"id": notifications.announce(conn, title, body, now=services.clock.now())}
 
     _run(work)
 
@@ -108,7 +110,7 @@ def purchase(svc_id: str, plan: str, period: str, purchase_id: str, amount: str 
     def work(services: Services) -> dict[str, Any]:
         now = services.clock.now()
         return billing.purchase(
-            services.store, svc_id.upper(), plan, period, purchase_id, amount, source, now
+            services.store, svc_id.upper(), plan, period, purchase_id, amount, source, now=now
         )
 
     _run(work)

@@ -1,5 +1,6 @@
-"""``svc openapi``: write ``svc_api/openapi.yaml`` from the operation tables and models, or, with
-``--check``, only say whether the committed file is the one they make (exit status 1 when not).
+"""``svc openapi``: write ``svc_api/openapi.yaml`` and the typed client (``svc_api/client/operations.py``)
+from the operation tables and models, or, with ``--check``, only say whether the committed files are
+the ones they make (exit status 1 when not).
 
 Example:
     >>> from click.testing import CliRunner
@@ -13,21 +14,27 @@ from pathlib import Path
 
 import click
 
-from svc_api.apidoc.build import OUTPUT, render
+from svc_api.apidoc import build, client_source
+
+
+def outputs() -> dict[Path, str]:
+    """Each generated file and the text it must hold.
+
+    Example:
+        >>> sorted(p.name for p in outputs())
+        ['openapi.yaml', 'operations.py']
+    """
+    return {build.OUTPUT: build.render(), client_source.OUTPUT: client_source.client_source()}
 
 
 @click.command("openapi")
-@click.option("--check", is_flag=True, help="Compare only; exit 1 when the committed file differs.")
-@click.option("--output", type=click.Path(path_type=Path), default=OUTPUT, show_default=True)
-def command(check: bool, output: Path) -> None:
-    """Generate the API description from the operation tables and models."""
-    text = render()
-    current = output.read_text(encoding="utf-8") if output.exists() else ""
-    if check:
-        if current != text:
-            raise click.ClickException(f"{output} is not what `svc openapi` generates; run it")
-        click.echo(f"{output} is up to date")
-        return
-    if current != text:
-        output.write_text(text, encoding="utf-8")
-    click.echo(f"wrote {output}")
+@click.option("--check", is_flag=True, help="Compare only; exit 1 when a committed file differs.")
+def command(check: bool) -> None:
+    """Generate the API description and the typed client from the operation tables and models."""
+    for path, text in outputs().items():
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if check and current != text:
+            raise click.ClickException(f"{path} is not what `svc openapi` generates; run it")
+        if not check and current != text:
+            path.write_text(text, encoding="utf-8")
+        click.echo(f"{path} is up to date" if check else f"wrote {path}")

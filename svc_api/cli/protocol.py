@@ -38,7 +38,9 @@ _TIMEOUT_REPLY = (
 
 def header_read_timeout(environ: Mapping[str, str]) -> float:
     """The head deadline in seconds, from ``HEADER_READ_TIMEOUT_SECONDS`` (a bad value raises)."""
-    return float(tunables_from_env(environ).get("header_read_timeout", Settings.header_read_timeout))
+    return float(
+        tunables_from_env(environ).get("header_read_timeout", Settings.default("header_read_timeout"))
+    )
 
 
 @functools.cache

@@ -29,8 +29,6 @@ def command(host: str, port: int, workers: int, reload: bool, log_level: str) ->
     408 (BODY_READ_TIMEOUT_SECONDS), and at most SVC_MAX_CONNECTIONS (default 2048) connections are
     held, so stalled clients cannot starve others.
     """
-    import os
-
     import uvicorn
 
     from svc_api.settings import Settings
@@ -50,6 +48,6 @@ def command(host: str, port: int, workers: int, reload: bool, log_level: str) ->
         proxy_headers=bool(settings.trusted_proxies),
         forwarded_allow_ips=list(settings.trusted_proxies) or None,
         timeout_keep_alive=5,
-        limit_concurrency=int(os.environ.get("SVC_MAX_CONNECTIONS", "2048")),
+        limit_concurrency=settings.max_connections,
         h11_max_incomplete_event_size=16 * 1024,
     )

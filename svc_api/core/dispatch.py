@@ -192,7 +192,7 @@ def _handle(op: Operation, call: Call) -> Any:
     """The handler, given the request validated by the operation's model when it has one."""
     if op.request is None:
         return op.handler(call)
-    return op.handler(call, op.request.model_validate(call.params))
+    return op.handler(call, op.request.parse(call.params))
 
 
 def _inline(op: Operation, params: Mapping[str, Any]) -> bool:

@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import re
-import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -118,7 +117,15 @@ class IdempotencyMiddleware:
 
     async def _claim(self, owner: str, key: str, print_: str) -> dict[str, Any] | None:
         try:
-            return await run_in_threadpool(claim, self.services.store, owner, key, print_, self.stale_after)
+            return await run_in_threadpool(
+                claim,
+                self.services.store,
+                owner,
+                key,
+                print_,
+                self.stale_after,
+                now=self.services.clock.now(),
+            )
         except StoreUnavailable as exc:
             raise ApiError(
                 503, "service_unavailable", reason="store_unavailable", retry_after=exc.retry_after
@@ -153,20 +160,21 @@ class IdempotencyMiddleware:
             logger.warning("could not record idempotent response for %s/%s: %s", owner, key, exc)
 
 
-def claim(store: Store, owner: str, key: str, print_: str, stale_after: int) -> dict[str, Any] | None:
+def claim(
+    store: Store, owner: str, key: str, print_: str, stale_after: int, *, now: int
+) -> dict[str, Any] | None:
     """Claim (owner, key) for a new request, or return the stored response to replay.
 
     Raises ``ApiError`` 409 for another request under the key or one still in flight.
 
     Example:
-        >>> claim(store, "AB12CD", "k" * 16, "f1", 600) is None
+        >>> claim(store, "AB12CD", "k" * 16, "f1", 600, now=1_700_000_000) is None
         True
-        >>> claim(store, "AB12CD", "k" * 16, "f2", 600)
+        >>> claim(store, "AB12CD", "k" * 16, "f2", 600, now=1_700_000_000)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.ApiError: 409 idempotency_key_reused
     """
-    now = int(time.time())
     t = idempotency_keys.c
     with store.write() as conn:
         row = conn.execute(sa.select(idempotency_keys).where(t.principal == owner, t.key == key)).first()
@@ -225,9 +233,9 @@ def finish(store: Store, owner: str, key: str, response: tuple[int, str | None, 
     """Store the response of a claimed request, or release the claim when ``response`` is None.
 
     Example:
-        >>> _ = claim(store, "AB12CD", "k" * 16, "f1", 600)
+        >>> _ = claim(store, "AB12CD", "k" * 16, "f1", 600, now=1_700_000_000)
         >>> finish(store, "AB12CD", "k" * 16, (200, "application/json", b"{}"))
-        >>> claim(store, "AB12CD", "k" * 16, "f1", 600)["status"]
+        >>> claim(store, "AB12CD", "k" * 16, "f1", 600, now=1_700_000_000)["status"]
         200
     """
     t = idempotency_keys.c

@@ -4,8 +4,8 @@ answering "still being processed" for minutes.
 
 Example:
     >>> from svc_api.core.idempotency import claim
-    >>> _ = claim(store, "AB12CD", "k" * 16, "f1", 600)
-    >>> renew_leases(store), release_dead(store)
+    >>> _ = claim(store, "AB12CD", "k" * 16, "f1", 600, now=1_700_000_000)
+    >>> renew_leases(store, now=1_700_000_000), release_dead(store)
     (1, 0)
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,14 +24,13 @@ from svc_api.core.tables import idempotency_keys
 logger = logging.getLogger("svc_api.http")
 
 
-def renew_leases(store: Store, *, holder: str = HOLDER, now: int | None = None) -> int:
+def renew_leases(store: Store, *, holder: str = HOLDER, now: int) -> int:
     """Extend the leases of the in-flight keys ``holder`` works on; the number renewed.
 
     Example:
-        >>> renew_leases(store), renew_leases(store, holder="elsewhere:1:1")
+        >>> renew_leases(store, now=0), renew_leases(store, holder="elsewhere:1:1", now=0)
         (0, 0)
     """
-    now = int(time.time()) if now is None else now
     t = idempotency_keys.c
     with store.write() as conn:
         result = conn.execute(
@@ -101,7 +99,7 @@ class LeaseWorker:
 
     def run_once(self) -> int:
         """Renew this process's leases now."""
-        self.renewed = renew_leases(self.services.store)
+        self.renewed = renew_leases(self.services.store, now=self.services.clock.now())
         return self.renewed
 
     def _run(self) -> None:

@@ -137,6 +137,7 @@ class LocalObjectStore(ObjectStore):
         return self._path(key).is_file()
 
     def presign(self, key: str, expires_in: int = 3600) -> str:
+        # Stands in for S3's presigned URLs, whose lifetime S3 checks against its own wall clock.
         expires = int(time.time()) + int(expires_in)
         return f"local://{quote(check_key(key))}?expires={expires}&signature={self._sign(key, expires)}"
 

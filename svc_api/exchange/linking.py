@@ -7,9 +7,9 @@ encrypted (:mod:`svc_api.exchange.vault`); a digest of the key and the exchange'
 link again.
 
 Example:
-    >>> credentials_of({"api_key": "k" * 64, "api_secret": "s" * 64}, status=400).api_key == "k" * 64
+    >>> credential("k" * 64, "api_key", status=400) == "k" * 64
     True
-    >>> credentials_of({"api_key": "short", "api_secret": "s" * 64}, status=401)
+    >>> credential("short", "api_key", status=401)
     Traceback (most recent call last):
     ...
     svc_api.core.errors.ApiError: 401 invalid_exchange_credentials
@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from svc_api.accounts import service as accounts
@@ -29,17 +28,15 @@ from svc_api.exchange.vault import Keyring, digest
 KEY_LENGTH = 64
 
 
-def credentials_of(params: Mapping[str, Any], *, status: int) -> Credentials:
-    """``api_key`` and ``api_secret`` of exactly 64 characters; else ``status`` (no ``code``)."""
-    key, secret = params.get("api_key"), params.get("api_secret")
-    for name, value in (("api_key", key), ("api_secret", secret)):
-        if not isinstance(value, str) or len(value) != KEY_LENGTH:
-            raise ApiError(
-                status,
-                "invalid_exchange_credentials",
-                extra={"message": f"{name} must be exactly {KEY_LENGTH} characters"},
-            )
-    return Credentials(str(key), str(secret))
+def credential(value: object, name: str, *, status: int) -> str:
+    """An ``api_key`` or ``api_secret`` of exactly 64 characters; else ``status`` (no ``code``)."""
+    if not isinstance(value, str) or len(value) != KEY_LENGTH:
+        raise ApiError(
+            status,
+            "invalid_exchange_credentials",
+            extra={"message": f"{name} must be exactly {KEY_LENGTH} characters"},
+        )
+    return value
 
 
 def _key_info(exchange: Exchange, creds: Credentials, *, refused_status: int) -> KeyInfo:
@@ -62,14 +59,13 @@ def link(
     exchange: Exchange,
     keyring: Keyring,
     svc_id: str,
-    params: Mapping[str, Any],
+    creds: Credentials,
     *,
     proxy_ip: str,
     now: int,
 ) -> dict[str, Any]:
     """Link the caller's exchange account (replacing a previous link): ``{exchange, account_id,
-    linked}``."""
-    creds = credentials_of(params, status=400)
+    linked}``; the key pair is checked for its length (:func:`credential`)."""
     info = _key_info(exchange, creds, refused_status=400)
     if not info.can_trade_spot:
         raise Invalid("this API key cannot trade spot: enable spot trading for it on the exchange")
@@ -108,11 +104,11 @@ def unlink(store: Any, svc_id: str) -> dict[str, Any]:
 
 
 def login(
-    store: Any, exchange: Exchange, params: Mapping[str, Any], *, ip: str, platform: str, ttl: int, now: int
+    store: Any, exchange: Exchange, creds: Credentials, *, ip: str, platform: str, ttl: int, now: int
 ) -> dict[str, Any]:
     """A session for the account whose linked exchange account the key belongs to: 401 for a key
-    or secret not 64 characters or refused, 400 when no account linked that exchange identity."""
-    creds = credentials_of(params, status=401)
+    refused (a key or secret not 64 characters is 401 before, :func:`credential`), 400 when no
+    account linked that exchange identity."""
     info = _key_info(exchange, creds, refused_status=401)
     with store.write() as conn:
         row = queries.link_of_account(conn, exchange.name, info.account_id)

@@ -112,7 +112,7 @@ def parse(params: Mapping[str, Any], *, need_key: bool) -> Order:
         or not symbol.upper().endswith("USDT")
     ):
         raise Invalid("symbol must be a USDT pair such as BTCUSDT")
-    if side not in SIDES:
+    if not isinstance(side, str) or side not in SIDES:  # a list or an object is no side (not a 500)
         raise Invalid("side must be BUY (protect a long position) or SELL (a short one)")
     if source not in SOURCES:
         raise Invalid(f"order_source must be one of {', '.join(SOURCES)}")

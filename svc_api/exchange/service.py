@@ -80,7 +80,7 @@ def _linked(services: Any, svc_id: str) -> tuple[Exchange, Credentials]:
     return exchange, linked[1]
 
 
-def link(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
+def link(services: Any, svc_id: str, creds: Credentials, *, now: int) -> dict[str, Any]:
     """Link the caller's exchange account (see :mod:`svc_api.exchange.linking`)."""
     settings = services.settings
     return linking.link(
@@ -88,7 +88,7 @@ def link(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> 
         exchange_of(services),
         keyring(services),
         svc_id,
-        params,
+        creds,
         proxy_ip=settings.order_proxy_ip,
         now=now,
     )
@@ -99,11 +99,11 @@ def unlink(services: Any, svc_id: str) -> dict[str, Any]:
     return linking.unlink(services.store, svc_id)
 
 
-def login(services: Any, params: Mapping[str, Any], *, ip: str, platform: str, now: int) -> dict[str, Any]:
+def login(services: Any, creds: Credentials, *, ip: str, platform: str, now: int) -> dict[str, Any]:
     """A session for the account linked to the exchange identity of the key."""
     ttl = services.settings.session_ttl_seconds
     return linking.login(
-        services.store, exchange_of(services), params, ip=ip, platform=platform, ttl=ttl, now=now
+        services.store, exchange_of(services), creds, ip=ip, platform=platform, ttl=ttl, now=now
     )
 
 
@@ -150,9 +150,22 @@ def _checked(
     return orders.check_numbers(order, rules, last), strategy
 
 
-def preview(services: Any, svc_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The Exchange order preview: every check of an order, nothing placed or reserved."""
-    order = orders.parse(params, need_key=False)
+def order_of(params: Mapping[str, Any], *, need_key: bool = False) -> orders.Order:
+    """The fields of an order request checked for presence and shape (400, or 403 for futures), as
+    the order operations' request models check them: the bot's orders take this way.
+
+    Example:
+        >>> order_of({"market_type": "futures"})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Forbidden: futures orders are not placed: only spot orders are allowed
+    """
+    return orders.parse(params, need_key=need_key)
+
+
+def preview(services: Any, svc_id: str, order: orders.Order) -> dict[str, Any]:
+    """The Exchange order preview of a checked order (:func:`order_of`): every check that needs the
+    exchange, nothing placed or reserved."""
     exchange, creds = _linked(services, svc_id)
     checked, _ = _checked(services, svc_id, exchange, order)
     try:
@@ -169,9 +182,9 @@ def preview(services: Any, svc_id: str, params: Mapping[str, Any]) -> dict[str, 
     return orders.preview_of(checked, available=held)
 
 
-def place(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """``exchange_order``: the OCO placed once per idempotency key (:mod:`~svc_api.exchange.placement`)."""
-    order = orders.parse(params, need_key=True)
+def place(services: Any, svc_id: str, order: orders.Order, *, now: int) -> dict[str, Any]:
+    """``exchange_order``: the OCO of a checked order (:func:`order_of` with its key) placed once
+    per idempotency key (:mod:`~svc_api.exchange.placement`)."""
     exchange, creds = _linked(services, svc_id)
     with services.store.read() as conn:
         stored = queries.order(conn, svc_id, str(order.idempotency_key))
@@ -291,6 +304,7 @@ __all__ = [
     "keyring",
     "link",
     "login",
+    "order_of",
     "order_rules",
     "order_state",
     "place",

@@ -26,7 +26,9 @@ def _key_store_unavailable(retry_after: int | None) -> ApiError:
 
 def _generate(call: Call, req: c.KeyGenerate) -> dict[str, str]:
     secret_key = call.services.settings.secret_key
-    return apikeys.generate(call.store, call.svc_id, req.label, req.permissions, secret_key=secret_key)
+    return apikeys.generate(
+        call.store, call.svc_id, req.label, req.permissions, secret_key=secret_key, now=call.now
+    )
 
 
 def _status(call: Call, req: NoFields) -> dict[str, Any]:
@@ -34,7 +36,7 @@ def _status(call: Call, req: NoFields) -> dict[str, Any]:
 
 
 def _revoke(call: Call, req: c.KeyRevoke) -> dict[str, bool]:
-    return apikeys.revoke(call.store, call.svc_id, req.api_key_id)
+    return apikeys.revoke(call.store, call.svc_id, req.api_key_id, now=call.now)
 
 
 USER: dict[str, Operation] = {

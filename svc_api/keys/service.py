@@ -4,9 +4,10 @@ Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
     ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
-    ...     pair = generate_key(conn, sid, "bot", ["read"], secret_key=b"k" * 32)
+    ...     pair = generate_key(conn, sid, "bot", ["read"], secret_key=b"k" * 32, now=0)
     >>> with store.read() as conn:
-    ...     authenticate_key(conn, pair["api_key"], pair["api_secret"], secret_key=b"k" * 32).svc_id == sid
+    ...     who = authenticate_key(conn, pair["api_key"], pair["api_secret"], secret_key=b"k" * 32, now=0)
+    >>> who.svc_id == sid
     True
 """
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +67,7 @@ def generate_key(
     scopes: list[str],
     *,
     secret_key: bytes,
-    now: int | None = None,
+    now: int,
 ) -> dict[str, str]:
     """Create the user's key with a checked ``label`` (:func:`label_of`) and ``scopes``
     (:func:`scopes_of`); returns ``{api_key, api_secret}`` (the only time the secret is seen).
@@ -79,10 +79,9 @@ def generate_key(
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
         ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60).svc_id
-        ...     sorted(generate_key(conn, sid, "bot", ["read"], secret_key=b"k"))
+        ...     sorted(generate_key(conn, sid, "bot", ["read"], secret_key=b"k", now=0))
         ['api_key', 'api_secret']
     """
-    now = int(time.time()) if now is None else now
     if queries.active_key(conn, svc_id) is not None:
         raise Invalid("an API key already exists; revoke it before generating a new one")
     api_key = "svk_" + secrets.token_hex(16)
@@ -124,7 +123,7 @@ def key_status(conn: Connection, svc_id: str) -> dict[str, Any]:
     return {"has_key": key is not None, "key": key, "max_keys": MAX_KEYS}
 
 
-def revoke_key(conn: Connection, svc_id: str, api_key_id: str, *, now: int | None = None) -> dict[str, bool]:
+def revoke_key(conn: Connection, svc_id: str, api_key_id: str, *, now: int) -> dict[str, bool]:
     """Revoke the user's key at once and for good.
 
     Raises:
@@ -132,19 +131,18 @@ def revoke_key(conn: Connection, svc_id: str, api_key_id: str, *, now: int | Non
 
     Example:
         >>> with store.write() as conn:
-        ...     revoke_key(conn, "AB12CD", "svk_unknown")
+        ...     revoke_key(conn, "AB12CD", "svk_unknown", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Forbidden: API key not found or not owned by the caller
     """
-    now = int(time.time()) if now is None else now
     if queries.revoke(conn, svc_id, api_key_id, now=now) == 0:
         raise Forbidden("API key not found or not owned by the caller")
     return {"deleted": True}
 
 
 def authenticate_key(
-    conn: Connection, api_key: str, api_secret: str, *, secret_key: bytes, now: int | None = None
+    conn: Connection, api_key: str, api_secret: str, *, secret_key: bytes, now: int
 ) -> KeyIdentity:
     """The owner of an active key whose secret matches, compared in constant time.
 
@@ -153,12 +151,11 @@ def authenticate_key(
 
     Example:
         >>> with store.read() as conn:
-        ...     authenticate_key(conn, "svk_x", "y", secret_key=b"k")
+        ...     authenticate_key(conn, "svk_x", "y", secret_key=b"k", now=0)
         Traceback (most recent call last):
         ...
         svc_api.keys.service.InvalidCredentials: invalid API key or secret
     """
-    now = int(time.time()) if now is None else now
     row = queries.key_with_owner(conn, api_key)
     candidate = secret_hash(api_key, api_secret, secret_key=secret_key)
     if row is None or not hmac.compare_digest(candidate, row.secret_hash):
@@ -206,7 +203,7 @@ def scopes_of(permissions: object, name: str = "permissions") -> list[str]:
 
 
 def generate(
-    store: Store, svc_id: str, label: str, scopes: list[str], *, secret_key: bytes
+    store: Store, svc_id: str, label: str, scopes: list[str], *, secret_key: bytes, now: int
 ) -> dict[str, str]:
     """:func:`generate_key` in a write transaction.
 
@@ -214,14 +211,14 @@ def generate(
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
         ...     sid = register(conn, "h@example.com", "password1", ip="::1", ttl=60).svc_id
-        >>> _ = generate(store, sid, "bot", ["read"], secret_key=b"k")
-        >>> generate(store, sid, "bot", ["read"], secret_key=b"k")
+        >>> _ = generate(store, sid, "bot", ["read"], secret_key=b"k", now=0)
+        >>> generate(store, sid, "bot", ["read"], secret_key=b"k", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: an API key already exists; revoke it before generating a new one
     """
     with store.write() as conn:
-        return generate_key(conn, svc_id, label, scopes, secret_key=secret_key)
+        return generate_key(conn, svc_id, label, scopes, secret_key=secret_key, now=now)
 
 
 def status(store: Store, svc_id: str) -> dict[str, Any]:
@@ -235,14 +232,14 @@ def status(store: Store, svc_id: str) -> dict[str, Any]:
         return key_status(conn, svc_id)
 
 
-def revoke(store: Store, svc_id: str, api_key_id: str) -> dict[str, bool]:
+def revoke(store: Store, svc_id: str, api_key_id: str, *, now: int) -> dict[str, bool]:
     """:func:`revoke_key` in a write transaction.
 
     Example:
-        >>> revoke(store, "AB12CD", "svk_unknown")
+        >>> revoke(store, "AB12CD", "svk_unknown", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Forbidden: API key not found or not owned by the caller
     """
     with store.write() as conn:
-        return revoke_key(conn, svc_id, api_key_id)
+        return revoke_key(conn, svc_id, api_key_id, now=now)

@@ -19,14 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from svc_api.backtests import service as backtests
 from svc_api.core.errors import Forbidden, Invalid, NotFound
-from svc_api.core.fields import string_list
 from svc_api.core.money import from_units, to_units
 from svc_api.market import service as market
 from svc_api.marketplace import queries
@@ -78,20 +76,19 @@ def price_of(value: Any) -> int:
 
 
 def publish(
-    services: Any, conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int
+    services: Any,
+    conn: Connection,
+    svc_id: str,
+    key: str,
+    *,
+    description: str,
+    price: int,
+    mode: str,
+    requested: list[str],
+    now: int,
 ) -> dict[str, Any]:
-    """``marketplace_publish`` in the caller's transaction."""
-    key = strategies.check_name(params.get("strategy_key"), "strategy_key")
-    description, price = (
-        description_of(params.get("description")),
-        price_of(params.get("monthly_price_credits")),
-    )
-    mode = params.get("signal_mode")
-    if mode not in ("full", "signal_only"):
-        raise Invalid(f"signal_mode must be 'full' or 'signal_only', got {mode!r}")
-    requested = string_list(params.get("requested_coins"), "requested_coins")
-    if not requested:
-        raise Invalid("requested_coins must name at least one coin")
+    """``marketplace_publish`` in the caller's transaction, the fields checked (``price`` in credit
+    units)."""
     strategies.lock_account(conn, svc_id)
     record = strategies.load_strategy(conn, svc_id, key)
     if queries.active_listing_of(conn, svc_id, key) is not None:
@@ -212,16 +209,19 @@ def find(conn: Connection, listing_id: Any) -> Any:
     return row
 
 
-def update(conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """``marketplace_update_listing``: a changed price cancels every active subscription."""
-    row = owned(conn, svc_id, params.get("listing_id"))
+def update(
+    conn: Connection, svc_id: str, listing_id: str, *, price: Any, description: Any, now: int
+) -> dict[str, Any]:
+    """``marketplace_update_listing``: a changed price cancels every active subscription. The new
+    price and description, as sent, are checked once the listing is known to be the caller's."""
+    row = owned(conn, svc_id, listing_id)
     changes: dict[str, Any] = {}
-    if params.get("monthly_price_credits") is not None:
-        price = price_of(params["monthly_price_credits"])
-        if price != row.monthly_price_units:
-            changes["monthly_price_units"] = price
-    if params.get("description") is not None:
-        changes["description"] = description_of(params["description"])
+    if price is not None:
+        units = price_of(price)
+        if units != row.monthly_price_units:
+            changes["monthly_price_units"] = units
+    if description is not None:
+        changes["description"] = description_of(description)
     if not changes:
         raise Invalid("nothing to update: give a new monthly_price_credits or description")
     if row.status != "active":

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -57,19 +56,10 @@ def comment_of(value: Any) -> str:
 
 
 def review(
-    conn: Connection, svc_id: str, params: Mapping[str, Any], *, secret: bytes, now: int
+    conn: Connection, svc_id: str, listing_id: str, rating: int, comment: str, *, secret: bytes, now: int
 ) -> dict[str, Any]:
-    """``marketplace_review`` in the caller's transaction."""
-    rating = params.get("rating")
-    if (
-        isinstance(rating, bool)
-        or not isinstance(rating, int | float)
-        or rating != int(rating)
-        or not 1 <= rating <= 5
-    ):
-        raise Invalid("rating must be a whole number from 1 to 5")
-    comment = comment_of(params.get("comment"))
-    row = find(conn, params.get("listing_id"))
+    """``marketplace_review`` in the caller's transaction (``rating`` and ``comment`` checked)."""
+    row = find(conn, listing_id)
     if row.svc_id == svc_id:
         raise Invalid("you cannot review your own listing")
     if not queries.ever_subscribed(conn, svc_id, row.listing_id):
@@ -77,7 +67,7 @@ def review(
     values = {
         "review_id": review_id_of(secret, svc_id, row.listing_id),
         "listing_id": row.listing_id,
-        "rating": int(rating),
+        "rating": rating,
         "comment": comment,
         "created_at": now,
     }
@@ -89,7 +79,7 @@ def review(
     avg, count = queries.rating(conn, row.listing_id)
     return {
         "listing_id": row.listing_id,
-        "rating": int(rating),
+        "rating": rating,
         "avg_rating": round(avg, 2),
         "review_count": count,
     }

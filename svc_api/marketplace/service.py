@@ -15,12 +15,13 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from svc_api.core.errors import NotFound
+from svc_api.core.money import to_units
 from svc_api.core.store import Store
 from svc_api.marketplace import listings, queries, reviews, subscriptions
 from svc_api.strategies import service as strategies
@@ -60,46 +61,78 @@ def record_deliveries(
     queries.add_signal_charges(conn, owner, strategy_name, users, units, share)
 
 
-def publish(services: Any, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """``marketplace_publish``."""
+def publish(
+    services: Any,
+    svc_id: str,
+    strategy_key: str,
+    *,
+    description: str,
+    price_credits: float,
+    mode: str,
+    requested: list[str],
+    now: int,
+) -> dict[str, Any]:
+    """``marketplace_publish`` (the fields checked by its request model)."""
     with services.store.write() as conn:
-        return listings.publish(services, conn, svc_id, params, now=now)
+        return listings.publish(
+            services,
+            conn,
+            svc_id,
+            strategy_key,
+            description=description,
+            price=to_units(price_credits),
+            mode=mode,
+            requested=requested,
+            now=now,
+        )
 
 
-def update_listing(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """``marketplace_update_listing``."""
+def update_listing(
+    store: Store, svc_id: str, listing_id: str, *, price: Any, description: Any, now: int
+) -> dict[str, Any]:
+    """``marketplace_update_listing``; ``price`` and ``description`` as sent (None: unchanged),
+    checked once the listing is known to be the caller's."""
     with store.write() as conn:
-        return listings.update(conn, svc_id, params, now=now)
+        return listings.update(conn, svc_id, listing_id, price=price, description=description, now=now)
 
 
-def unpublish(store: Store, svc_id: str, listing_id: Any, *, now: int) -> dict[str, Any]:
+def unpublish(store: Store, svc_id: str, listing_id: str, *, now: int) -> dict[str, Any]:
     """``marketplace_unpublish``."""
     with store.write() as conn:
         return listings.unpublish(conn, svc_id, listing_id, now=now)
 
 
 def subscribe(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, now: int, fee_pct: float, catalog: Any = None
+    store: Store,
+    svc_id: str,
+    listing_id: str,
+    coins: list[str],
+    *,
+    now: int,
+    fee_pct: float,
+    catalog: Any = None,
 ) -> dict[str, Any]:
     """``marketplace_subscribe`` (all or nothing); with the data store's ``catalog``, a selected coin
     whose candles of the listing's timeframe cannot be served is refused (400)."""
     servable = None if catalog is None else (lambda coin, tf: listings.serves(catalog, coin, tf))
     with store.write() as conn:
-        return subscriptions.subscribe(conn, svc_id, params, now=now, fee_pct=fee_pct, servable=servable)
+        return subscriptions.subscribe(
+            conn, svc_id, listing_id, coins, now=now, fee_pct=fee_pct, servable=servable
+        )
 
 
-def unsubscribe(store: Store, svc_id: str, subscription_id: Any, *, now: int) -> dict[str, Any]:
+def unsubscribe(store: Store, svc_id: str, subscription_id: str, *, now: int) -> dict[str, Any]:
     """``marketplace_unsubscribe``."""
     with store.write() as conn:
         return subscriptions.unsubscribe(conn, svc_id, subscription_id, now=now)
 
 
 def review(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, secret: bytes, now: int
+    store: Store, svc_id: str, listing_id: str, rating: int, comment: str, *, secret: bytes, now: int
 ) -> dict[str, Any]:
     """``marketplace_review``."""
     with store.write() as conn:
-        return reviews.review(conn, svc_id, params, secret=secret, now=now)
+        return reviews.review(conn, svc_id, listing_id, rating, comment, secret=secret, now=now)
 
 
 def renew_due(store: Store, *, now: int, fee_pct: float) -> int:
@@ -123,7 +156,7 @@ def browse(
     return [listings.summary_of(r) for r in page], (key(page[-1]) if len(rows) > limit else None)
 
 
-def listing_detail(store: Store, svc_id: str | None, listing_id: Any) -> dict[str, Any]:
+def listing_detail(store: Store, svc_id: str | None, listing_id: str) -> dict[str, Any]:
     """A listing's detail for the caller; a removed listing is 404 except to its owner."""
     with store.read() as conn:
         row = listings.find(conn, listing_id)

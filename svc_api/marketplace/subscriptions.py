@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from svc_api.accounts import service as accounts
 from svc_api.core.errors import Conflict, Forbidden, InsufficientCredits, Invalid, NotFound
-from svc_api.core.fields import string_list
 from svc_api.core.money import from_units
 from svc_api.credits import service as credits
 from svc_api.marketplace import queries
@@ -50,22 +49,20 @@ def subscription_id_of(svc_id: str, listing_id: str) -> str:
 def subscribe(
     conn: Connection,
     svc_id: str,
-    params: Mapping[str, Any],
+    listing_id: str,
+    coins: list[str],
     *,
     now: int,
     fee_pct: float,
     servable: Callable[[str, str], bool] | None = None,
 ) -> dict[str, Any]:
-    """``marketplace_subscribe`` in the caller's transaction (all or nothing).
+    """``marketplace_subscribe`` in the caller's transaction (all or nothing): ``coins``, a list
+    of strings, are checked against the listing and the plan here.
 
     ``servable(coin, timeframe)`` tells whether the data store can serve a coin's candles of the
     listing's timeframe; a selected coin it cannot serve is refused (400 ``timeframe_unavailable``)
     before anything is charged, since no signal of it could ever be delivered.
     """
-    listing_id = params.get("listing_id")
-    if not isinstance(listing_id, str) or not listing_id:
-        raise Invalid("listing_id is required")
-    coins = string_list(params.get("selected_coins"), "selected_coins", what="coin names")
     strategies.lock_account(conn, svc_id)
     plan = accounts.current_plan(conn, svc_id, now=now)
     if plan == "free":
@@ -149,10 +146,8 @@ def _charge(conn: Connection, sub_id: str, svc_id: str, row: Any, period: int, f
     return units
 
 
-def unsubscribe(conn: Connection, svc_id: str, subscription_id: Any, *, now: int) -> dict[str, Any]:
+def unsubscribe(conn: Connection, svc_id: str, subscription_id: str, *, now: int) -> dict[str, Any]:
     """``marketplace_unsubscribe``: the caller's active subscription becomes ``cancelled``."""
-    if not isinstance(subscription_id, str) or not subscription_id:
-        raise Invalid("subscription_id is required")
     row = queries.subscription(conn, subscription_id)
     if row is None or row.svc_id != svc_id:
         raise NotFound(f"subscription {subscription_id!r} not found")

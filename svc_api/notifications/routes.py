@@ -27,9 +27,9 @@ def _notifications_list(call: Call, req: c.NotificationsList) -> dict[str, Any]:
 
 def _notifications_mark_read(call: Call, req: c.MarkRead) -> dict[str, Any]:
     if req.all:
-        return notifications.mark_every_read(call.store, call.svc_id)
+        return notifications.mark_every_read(call.store, call.svc_id, now=call.now)
     assert req.notification_id is not None  # the model holds exactly one of the two
-    return notifications.mark_one_read(call.store, call.svc_id, req.notification_id)
+    return notifications.mark_one_read(call.store, call.svc_id, req.notification_id, now=call.now)
 
 
 def _messenger_link(call: Call, req: NoFields) -> dict[str, Any]:

@@ -13,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -36,9 +35,7 @@ from svc_api.notifications.outbox import deliver_due
 from svc_api.notifications.transports import BotApi, expire_mail_files, mail_directory, transports_for
 
 
-def notify(
-    conn: Connection, svc_id: str, title: str, body: str, event_type: str, *, now: int | None = None
-) -> str:
+def notify(conn: Connection, svc_id: str, title: str, body: str, event_type: str, *, now: int) -> str:
     """Notify ``svc_id`` on every channel of ``event_type`` they allow (see
     :mod:`svc_api.notifications.channels`): the ``app`` record now, the others through the outbox.
     Returns the record's id (deterministic from content and time).
@@ -47,7 +44,6 @@ def notify(
         >>> len(_notification_id("AB12CD", "t", "b", "e", 1))
         24
     """
-    now = int(time.time()) if now is None else now
     base = _notification_id(svc_id, title, body, event_type, now)
     nid, n = base, 0
     while queries.notification_exists(conn, nid):
@@ -119,19 +115,16 @@ def list_notifications(
     return page, more
 
 
-def mark_read(
-    conn: Connection, svc_id: str, notification_id: str, *, now: int | None = None
-) -> dict[str, Any]:
+def mark_read(conn: Connection, svc_id: str, notification_id: str, *, now: int) -> dict[str, Any]:
     """Mark one notification of ``svc_id`` read (404 when it is not theirs or does not exist).
 
     Example:
         >>> with store.write() as conn:
-        ...     mark_read(conn, "AB12CD", "nope")
+        ...     mark_read(conn, "AB12CD", "nope", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown notification 'nope'
     """
-    now = int(time.time()) if now is None else now
     row = queries.read_state(conn, svc_id, notification_id)
     if row is None:
         raise NotFound(f"unknown notification {notification_id!r}")
@@ -140,21 +133,18 @@ def mark_read(
     return {"notification_id": notification_id, "read": True}
 
 
-def mark_all_read(conn: Connection, svc_id: str, *, now: int | None = None) -> dict[str, int]:
+def mark_all_read(conn: Connection, svc_id: str, *, now: int) -> dict[str, int]:
     """Mark every unread notification of ``svc_id`` read; returns how many changed.
 
     Example:
         >>> with store.write() as conn:
-        ...     mark_all_read(conn, "AB12CD")
+        ...     mark_all_read(conn, "AB12CD", now=0)
         {'marked_read': 0}
     """
-    now = int(time.time()) if now is None else now
     return {"marked_read": queries.set_all_read(conn, svc_id, now=now)}
 
 
-def announce(
-    conn: Connection, title: str, body: str, *, type_: str = "announcement", now: int | None = None
-) -> int:
+def announce(conn: Connection, title: str, body: str, *, type_: str = "announcement", now: int) -> int:
     """Publish a platform announcement (read by ``platform_notifications``) and deliver it to every
     user whose ``announcement`` switch is on, through a fan-out; returns its id.
 
@@ -165,7 +155,6 @@ def announce(
     """
     if not title.strip() or not body.strip():
         raise Invalid("title and body must not be empty")
-    now = int(time.time()) if now is None else now
     announcement_id = queries.insert_announcement(conn, title=title, body=body, type_=type_, now=now)
     fanout.start_fanout(
         conn,
@@ -208,28 +197,28 @@ def notifications_page(
         return list_notifications(conn, svc_id, limit=limit, after=after)
 
 
-def mark_one_read(store: Store, svc_id: str, notification_id: str) -> dict[str, Any]:
+def mark_one_read(store: Store, svc_id: str, notification_id: str, *, now: int) -> dict[str, Any]:
     """:func:`mark_read` in a write transaction.
 
     Example:
-        >>> mark_one_read(store, "AB12CD", "nope")
+        >>> mark_one_read(store, "AB12CD", "nope", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown notification 'nope'
     """
     with store.write() as conn:
-        return mark_read(conn, svc_id, notification_id)
+        return mark_read(conn, svc_id, notification_id, now=now)
 
 
-def mark_every_read(store: Store, svc_id: str) -> dict[str, int]:
+def mark_every_read(store: Store, svc_id: str, *, now: int) -> dict[str, int]:
     """:func:`mark_all_read` in a write transaction.
 
     Example:
-        >>> mark_every_read(store, "AB12CD")
+        >>> mark_every_read(store, "AB12CD", now=0)
         {'marked_read': 0}
     """
     with store.write() as conn:
-        return mark_all_read(conn, svc_id)
+        return mark_all_read(conn, svc_id, now=now)
 
 
 def latest_announcements(store: Store, *, limit: int) -> list[dict[str, Any]]:

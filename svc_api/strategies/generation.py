@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -108,15 +107,14 @@ class Claim:
     fields: dict[str, Any]
 
 
-def claim_next(conn: Connection, worker: str, *, now: int | None = None) -> Claim | None:
+def claim_next(conn: Connection, worker: str, *, now: int) -> Claim | None:
     """Take the oldest unclaimed ``generating`` version for ``worker`` (None when there is none).
 
     Example:
         >>> with store.write() as conn:
-        ...     claim_next(conn, "w1") is None
+        ...     claim_next(conn, "w1", now=0) is None
         True
     """
-    now = int(time.time()) if now is None else now
     row = queries.oldest_unclaimed(conn)
     if row is None or not queries.take_claim(conn, row.generation_id, worker, now=now):
         return None
@@ -134,17 +132,17 @@ def claim_next(conn: Connection, worker: str, *, now: int | None = None) -> Clai
     )
 
 
-def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int | None = None) -> bool:
+def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int) -> bool:
     """Store the outcome of a claim; a failure refunds the charge. False when the claim was lost
     (the strategy was deleted, or the claim went stale and was taken over).
 
     Example:
         >>> from svc_api.core.store import Store
         >>> with store.write() as conn:
-        ...     finish(conn, Claim("AB12CD", "rsidip", 1, "g" * 32, "w1", {}), Outcome("active", "{}", 1))
+        ...     claim = Claim("AB12CD", "rsidip", 1, "g" * 32, "w1", {})
+        ...     finish(conn, claim, Outcome("active", "{}", 1), now=0)
         False
     """
-    now = int(time.time()) if now is None else now
     values: dict[str, Any] = {
         "status": outcome.status,
         "program_json": outcome.program_json,
@@ -163,7 +161,7 @@ def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int | None 
 def recover(
     conn: Connection,
     *,
-    now: int | None = None,
+    now: int,
     stale_after: int = STALE_AFTER,
     max_attempts: int = MAX_ATTEMPTS,
 ) -> dict[str, int]:
@@ -173,10 +171,9 @@ def recover(
 
     Example:
         >>> with store.write() as conn:
-        ...     recover(conn)
+        ...     recover(conn, now=0)
         {'retried': 0, 'failed': 0}
     """
-    now = int(time.time()) if now is None else now
     counts = {"retried": 0, "failed": 0}
     for generation_id, attempts in queries.stale_claims(conn, claimed_before=now - stale_after):
         if attempts >= max_attempts:

@@ -7,7 +7,7 @@ the deleting transaction. Without hooks a strategy has no backtests.
 Example:
     >>> saved = dict(_HOOKS)
     >>> register_backtest_hooks(full_range_returns=lambda *a: None, delete_for_strategy=lambda *a: 0)
-    >>> delete_backtests(None, "AB12CD", "mystrat"), full_range_returns(None, "AB12CD", "mystrat", "1h")
+    >>> delete_backtests(None, "AB12CD", "mystrat", now=0), full_range_returns(None, "AB12CD", "s", "1h")
     (0, None)
     >>> _HOOKS.clear(); _HOOKS.update(saved)  # back to this process's real hooks, if any
 """
@@ -28,7 +28,7 @@ from svc_api.strategies.errors import DeleteUnavailable
 logger = logging.getLogger("svc_api.strategies")
 
 ReturnsSource = Callable[[Connection, str, str, str], "dict[str, float] | None"]
-DeleteHook = Callable[[Connection, str, str], int]
+DeleteHook = Callable[[Connection, str, str, int], int]
 _HOOKS: dict[str, Any] = {}
 
 
@@ -36,7 +36,7 @@ def register_backtest_hooks(*, full_range_returns: ReturnsSource, delete_for_str
     """Let the backtests domain answer for a strategy's results without strategies importing it.
 
     ``full_range_returns(conn, svc_id, name, timeframe)`` gives the per-coin returns of the latest
-    full-range backtest; ``delete_for_strategy(conn, svc_id, name)`` deletes a strategy's backtests
+    full-range backtest; ``delete_for_strategy(conn, svc_id, name, now)`` deletes a strategy's backtests
     and returns how many. See the module example.
     """
     _HOOKS["returns"] = full_range_returns
@@ -51,7 +51,7 @@ def full_range_returns(
     return None if source is None else source(conn, svc_id, strategy_name, timeframe)
 
 
-def delete_backtests(conn: Connection, svc_id: str, strategy_name: str) -> int:
+def delete_backtests(conn: Connection, svc_id: str, strategy_name: str, *, now: int) -> int:
     """Delete a strategy's backtests in the caller's transaction; how many were deleted.
 
     A failure of the result store becomes :class:`DeleteUnavailable` (503); raising rolls the
@@ -61,7 +61,7 @@ def delete_backtests(conn: Connection, svc_id: str, strategy_name: str) -> int:
     if hook is None:
         return 0
     try:
-        return int(hook(conn, svc_id, strategy_name))
+        return int(hook(conn, svc_id, strategy_name, now))
     except (DomainError, StoreUnavailable, sa.exc.SQLAlchemyError):
         raise
     except Exception as exc:

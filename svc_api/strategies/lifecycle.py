@@ -7,7 +7,7 @@ Every function here runs in the caller's write transaction and locks the account
 
 Example:
     >>> with store.write() as conn:
-    ...     generate(conn, "NOPE00", {"strategy_name": "rsidip"})
+    ...     generate(conn, "NOPE00", {"strategy_name": "rsidip"}, now=0)
     Traceback (most recent call last):
     ...
     svc_api.core.errors.Invalid: market_type is required: 'spot' or 'futures', got None
@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -59,7 +58,7 @@ def generate(
     svc_id: str,
     params: Mapping[str, Any],
     *,
-    now: int | None = None,
+    now: int,
     max_generations: int = MAX_GENERATIONS,
 ) -> dict[str, Any]:
     """Create a strategy (version 1, private, ``generating``) and charge the generation upfront.
@@ -68,11 +67,10 @@ def generate(
     generations in progress (``max_generations``, from ``SVC_MAX_CONCURRENT_GENERATIONS``;
     :class:`~svc_api.strategies.errors.GenerationBusy`, 429), credits (402). See the module example.
     """
-    now = int(time.time()) if now is None else now
     name = check_name(params.get("strategy_name"))
     spec = generation_fields(params)
     lock_account(conn, svc_id)
-    check_plan_limit(conn, svc_id, exclude=None)
+    check_plan_limit(conn, svc_id, exclude=None, now=now)
     if queries.find_strategy(conn, svc_id, name) is not None:
         raise Conflict(f"you already have a strategy named {name!r}")
     check_generation_cap(conn, svc_id, max_generations)
@@ -93,7 +91,7 @@ def edit(
     svc_id: str,
     params: Mapping[str, Any],
     *,
-    now: int | None = None,
+    now: int,
     max_generations: int = MAX_GENERATIONS,
 ) -> dict[str, Any]:
     """A new version with changed conditions, regenerated (and charged) like a new strategy.
@@ -102,12 +100,11 @@ def edit(
 
     Example:
         >>> with store.write() as conn:
-        ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"})  # doctest: +ELLIPSIS
+        ...     edit(conn, "NOPE00", {"strategy_name": "rsidip"}, now=0)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: give at least one of entry_condition, tp_condition, sl_condition, ...
     """
-    now = int(time.time()) if now is None else now
     name = check_name(params.get("strategy_name"))
     changes = condition_changes(params)
     lock_account(conn, svc_id)
@@ -116,7 +113,7 @@ def edit(
     spec = {column: getattr(current, column) for column in _SPEC}
     spec.update(conditions({**spec, **changes}, spec["signal_mode"]))
     if current.status not in LIVE:
-        check_plan_limit(conn, svc_id, exclude=name)
+        check_plan_limit(conn, svc_id, exclude=name, now=now)
     check_generation_cap(conn, svc_id, max_generations)
     version = queries.last_version(conn, svc_id, name) + 1
     _add_generation(conn, svc_id, name, version, spec, now)
@@ -132,19 +129,16 @@ def edit(
     }
 
 
-def rollback(
-    conn: Connection, svc_id: str, strategy_name: Any, target: Any, *, now: int | None = None
-) -> dict[str, Any]:
+def rollback(conn: Connection, svc_id: str, strategy_name: Any, target: Any, *, now: int) -> dict[str, Any]:
     """A new version copying version ``target`` (program included, no charge); the strategy goes private.
 
     Example:
         >>> with store.write() as conn:
-        ...     rollback(conn, "NOPE00", "rsidip", "2")
+        ...     rollback(conn, "NOPE00", "rsidip", "2", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: target_version must be a positive integer
     """
-    now = int(time.time()) if now is None else now
     name = check_name(strategy_name)
     wanted = target_version(target)
     lock_account(conn, svc_id)
@@ -156,7 +150,7 @@ def rollback(
         copied.status == "active"
         and strategy_version(conn, svc_id, name, head.current_version).status not in LIVE
     ):
-        check_plan_limit(conn, svc_id, exclude=name)
+        check_plan_limit(conn, svc_id, exclude=name, now=now)
     version = queries.last_version(conn, svc_id, name) + 1
     queries.insert_version(conn, _copy_of(copied, version, now))
     queries.update_strategy(
@@ -183,14 +177,16 @@ def rollback(
     }
 
 
-def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any) -> dict[str, Any]:
+def delete(
+    conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any, *, now: int
+) -> dict[str, Any]:
     """Delete a strategy, its versions and its backtests; ``confirm_name`` must equal the name.
 
     ``deleted_objects`` counts the versions and the backtest records removed.
 
     Example:
         >>> with store.write() as conn:
-        ...     delete(conn, "NOPE00", "rsidip", "rsidip")
+        ...     delete(conn, "NOPE00", "rsidip", "rsidip", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
@@ -200,7 +196,7 @@ def delete(conn: Connection, svc_id: str, strategy_name: Any, confirm_name: Any)
     strategy_head(conn, svc_id, name)
     if has_active_listing(conn, svc_id, name):
         raise Conflict(f"strategy {name!r} is listed on the marketplace; unpublish the listing first")
-    backtests = delete_backtests(conn, svc_id, name)
+    backtests = delete_backtests(conn, svc_id, name, now=now)
     removed = queries.delete_strategy(conn, svc_id, name)
     return {"strategy_name": name, "deleted": True, "deleted_objects": removed + backtests}
 

@@ -20,7 +20,7 @@ from svc_api.strategies.errors import GenerationBusy
 
 #: Default per-user cap on generations in progress (``Settings.max_concurrent_generations``; the
 #: route passes the setting as ``max_generations``).
-MAX_GENERATIONS = Settings.max_concurrent_generations
+MAX_GENERATIONS: int = Settings.default("max_concurrent_generations")
 MAX_ACTIVE = {"free": 0, "starter": 1, "plus": 2, "pro": 5, "investor": 10}
 MAX_COINS = {"free": 0, "starter": 5, "plus": 10, "pro": 25, "investor": 50}
 LIVE = ("generating", "active")
@@ -41,17 +41,17 @@ def lock_account(conn: Connection, svc_id: str) -> None:
     accounts.lock_account(conn, svc_id)
 
 
-def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None) -> None:
+def check_plan_limit(conn: Connection, svc_id: str, *, exclude: str | None, now: int) -> None:
     """403 when one more live strategy would exceed the plan (``exclude`` is the one being changed).
 
     Example:
         >>> with store.read() as conn:
-        ...     check_plan_limit(conn, "NOPE00", exclude=None)
+        ...     check_plan_limit(conn, "NOPE00", exclude=None, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    plan = accounts.current_plan(conn, svc_id)
+    plan = accounts.current_plan(conn, svc_id, now=now)
     limit = MAX_ACTIVE[plan]
     if limit == 0:
         raise Forbidden(

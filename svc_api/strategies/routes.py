@@ -24,11 +24,15 @@ def _cap(call: Call) -> int:
 
 
 def _generate(call: Call) -> dict[str, Any]:
-    return strategies.create_strategy(call.store, call.svc_id, call.params, max_generations=_cap(call))
+    return strategies.create_strategy(
+        call.store, call.svc_id, call.params, max_generations=_cap(call), now=call.now
+    )
 
 
 def _edit(call: Call) -> dict[str, Any]:
-    return strategies.edit_strategy(call.store, call.svc_id, call.params, max_generations=_cap(call))
+    return strategies.edit_strategy(
+        call.store, call.svc_id, call.params, max_generations=_cap(call), now=call.now
+    )
 
 
 def _detail(call: Call) -> dict[str, Any]:
@@ -50,17 +54,19 @@ def _versions(call: Call) -> dict[str, Any]:
 def _rollback(call: Call) -> dict[str, Any]:
     p = call.params
     return strategies.rollback_strategy(
-        call.store, call.svc_id, p.get("strategy_name"), p.get("target_version")
+        call.store, call.svc_id, p.get("strategy_name"), p.get("target_version"), now=call.now
     )
 
 
 def _delete(call: Call) -> dict[str, Any]:
     p = call.params
-    return strategies.delete_strategy(call.store, call.svc_id, p.get("strategy_name"), p.get("confirm_name"))
+    return strategies.delete_strategy(
+        call.store, call.svc_id, p.get("strategy_name"), p.get("confirm_name"), now=call.now
+    )
 
 
 def _visibility(call: Call) -> dict[str, Any]:
-    return strategies.change_visibility(call.store, call.svc_id, call.params)
+    return strategies.change_visibility(call.store, call.svc_id, call.params, now=call.now)
 
 
 USER: dict[str, Operation] = {

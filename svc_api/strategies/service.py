@@ -108,36 +108,36 @@ def price_per_signal(conn: Any, svc_id: str, name: str) -> int:
 
 
 def create_strategy(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, max_generations: int
+    store: Store, svc_id: str, params: Mapping[str, Any], *, max_generations: int, now: int
 ) -> dict[str, Any]:
     """:func:`generate` in its own write transaction, then wake the generation worker.
 
     Example:
-        >>> create_strategy(store, "NOPE00", {"strategy_name": "rsidip"}, max_generations=2)
+        >>> create_strategy(store, "NOPE00", {"strategy_name": "rsidip"}, max_generations=2, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: market_type is required: 'spot' or 'futures', got None
     """
     with store.write() as conn:
-        reply = generate(conn, svc_id, params, max_generations=max_generations)
+        reply = generate(conn, svc_id, params, max_generations=max_generations, now=now)
     worker.notify()
     return reply
 
 
 def edit_strategy(
-    store: Store, svc_id: str, params: Mapping[str, Any], *, max_generations: int
+    store: Store, svc_id: str, params: Mapping[str, Any], *, max_generations: int, now: int
 ) -> dict[str, Any]:
     """:func:`edit` in its own write transaction, then wake the generation worker.
 
     Example:
         >>> edit_strategy(store, "NOPE00", {"strategy_name": "rsidip", "tp_condition": "2%"},
-        ...               max_generations=2)
+        ...               max_generations=2, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.write() as conn:
-        reply = edit(conn, svc_id, params, max_generations=max_generations)
+        reply = edit(conn, svc_id, params, max_generations=max_generations, now=now)
     worker.notify()
     return reply
 
@@ -170,43 +170,47 @@ def strategy_versions(
         return versions(conn, svc_id, strategy_name, limit=limit, before=before)
 
 
-def rollback_strategy(store: Store, svc_id: str, strategy_name: Any, target_version: Any) -> dict[str, Any]:
+def rollback_strategy(
+    store: Store, svc_id: str, strategy_name: Any, target_version: Any, *, now: int
+) -> dict[str, Any]:
     """:func:`rollback` in its own write transaction.
 
     Example:
-        >>> rollback_strategy(store, "NOPE00", "rsidip", 0)
+        >>> rollback_strategy(store, "NOPE00", "rsidip", 0, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: target_version must be a positive integer
     """
     with store.write() as conn:
-        return rollback(conn, svc_id, strategy_name, target_version)
+        return rollback(conn, svc_id, strategy_name, target_version, now=now)
 
 
-def delete_strategy(store: Store, svc_id: str, strategy_name: Any, confirm_name: Any) -> dict[str, Any]:
+def delete_strategy(
+    store: Store, svc_id: str, strategy_name: Any, confirm_name: Any, *, now: int
+) -> dict[str, Any]:
     """:func:`delete` in its own write transaction (backtests included, or nothing at all).
 
     Example:
-        >>> delete_strategy(store, "NOPE00", "rsidip", None)
+        >>> delete_strategy(store, "NOPE00", "rsidip", None, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: confirm_name is required: repeat the strategy name 'rsidip' to delete it
     """
     with store.write() as conn:
-        return delete(conn, svc_id, strategy_name, confirm_name)
+        return delete(conn, svc_id, strategy_name, confirm_name, now=now)
 
 
-def change_visibility(store: Store, svc_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
+def change_visibility(store: Store, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
     """:func:`set_visibility` in its own write transaction.
 
     Example:
-        >>> change_visibility(store, "NOPE00", {"strategy_name": "rsidip", "visibility": "private"})
+        >>> change_visibility(store, "NOPE00", {"strategy_name": "rsidip", "visibility": "private"}, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.write() as conn:
-        return set_visibility(conn, svc_id, params)
+        return set_visibility(conn, svc_id, params, now=now)
 
 
 __all__ = [

@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,9 +27,7 @@ from svc_api.strategies.records import load_strategy, strategy_head
 from svc_engine.instruments import UnknownInstrumentError, resolve
 
 
-def set_visibility(
-    conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int | None = None
-) -> dict[str, Any]:
+def set_visibility(conn: Connection, svc_id: str, params: Mapping[str, Any], *, now: int) -> dict[str, Any]:
     """Make a strategy ``public`` (coins with a positive latest ``full_range`` return) or ``private``.
 
     Raises:
@@ -41,12 +38,11 @@ def set_visibility(
 
     Example:
         >>> with store.write() as conn:
-        ...     set_visibility(conn, "NOPE00", {"strategy_name": "rsidip", "visibility": "open"})
+        ...     set_visibility(conn, "NOPE00", {"strategy_name": "rsidip", "visibility": "open"}, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: visibility must be 'public' or 'private', got 'open'
     """
-    now = int(time.time()) if now is None else now
     name = check_name(params.get("strategy_name"))
     if visibility_of(params) == "private":
         return _make_private(conn, svc_id, name, now)

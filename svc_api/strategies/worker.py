@@ -123,12 +123,12 @@ class GenerationWorker:
         store = self.services.store
         self._recover_if_due(store)
         with store.write() as conn:
-            claim = claim_next(conn, worker)
+            claim = claim_next(conn, worker, now=self.services.clock.now())
         if claim is None:
             return False
         outcome = compile_version(claim.fields)
         with store.write() as conn:
-            finish(conn, claim, outcome)
+            finish(conn, claim, outcome, now=self.services.clock.now())
         return True
 
     def _recover_if_due(self, store: Any) -> None:
@@ -137,7 +137,7 @@ class GenerationWorker:
                 return
             self._next_recovery = time.monotonic() + self.recover_every
         with store.write() as conn:
-            counts = recover(conn, stale_after=self.stale_after)
+            counts = recover(conn, stale_after=self.stale_after, now=self.services.clock.now())
         if any(counts.values()):
             logger.warning("interrupted strategy generations: %s", counts)
 

@@ -65,7 +65,7 @@ def refresh_once(
     catalog: Any,
     *,
     timeframes: tuple[str, ...] = DEFAULT_TIMEFRAMES,
-    wall_now: int | None = None,
+    wall_now: int,
     ttl: int = SIGNAL_TTL,
     workers: int = 2,
 ) -> dict[str, int]:
@@ -76,7 +76,7 @@ def refresh_once(
     Example:
         >>> import tempfile
         >>> from svc_engine.data import Catalog, DataStore
-        >>> refresh_once(None, Catalog(DataStore(tempfile.mkdtemp())))
+        >>> refresh_once(None, Catalog(DataStore(tempfile.mkdtemp())), wall_now=1_700_000_000)
         {'series': 0, 'found': 0, 'added': 0, 'removed': 0}
     """
     from svc_engine.executors import LocalExecutor
@@ -85,7 +85,7 @@ def refresh_once(
     series = crypto_series(catalog)
     if not series:
         return {"series": 0, "found": 0, "added": 0, "removed": 0}
-    now = market_now(catalog, int(time.time()) if wall_now is None else wall_now)
+    now = market_now(catalog, wall_now)
     rows = []
     with LocalExecutor(max_workers=workers) as executor:
         for market in sorted({m for m, _ in series}):
@@ -216,7 +216,7 @@ def start_for(services: Any) -> TrendRefresher | None:
         return Catalog(DataStore(data_dir) if data_dir is not None else None)
 
     def clock() -> int:  # in a replay, trends follow market time past the wall clock
-        return market.horizon(services, int(time.time()))
+        return market.horizon(services, services.clock.now())
 
     job = TrendRefresher(
         lambda: services.store,

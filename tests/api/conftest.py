@@ -11,7 +11,6 @@ tests skip with the reason when the server at ``SVC_TEST_POSTGRES`` cannot be re
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import uuid
@@ -234,7 +233,7 @@ def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1", clock: Any = None) -> Api:
         if app is None:
-            app = create_app(dataclasses.replace(settings, **tunables_from_env(os.environ)), clock=clock)
+            app = create_app(settings.replace(**tunables_from_env(os.environ)), clock=clock)
         api = Api(app, ip=ip)
         api.clock = app.state.services.clock
         made.append(api)
@@ -286,7 +285,7 @@ def signals_market(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sig_api(make_api: Any, settings: Settings, signals_market: Path, monkeypatch: pytest.MonkeyPatch) -> Api:
     """An app on that market whose clock starts at :data:`SIGNALS_T0` and moves only when told."""
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")  # the test runs the worker itself
-    return make_api(dataclasses.replace(settings, data_dir=signals_market), clock=ManualClock(SIGNALS_T0))
+    return make_api(settings.replace(data_dir=signals_market), clock=ManualClock(SIGNALS_T0))
 
 
 @pytest.fixture
@@ -301,5 +300,5 @@ def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
 def capi(settings: Settings, make_api: Any, cli_env: None) -> Api:
     """An app whose clock starts at :data:`SIGNALS_T0` and moves only when told, with the
     notification and purge workers off (tests run them)."""
-    quiet = dataclasses.replace(settings, notify_poll_seconds=0, community_purge_seconds=0)
+    quiet = settings.replace(notify_poll_seconds=0, community_purge_seconds=0)
     return make_api(quiet, clock=ManualClock(SIGNALS_T0))

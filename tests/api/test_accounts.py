@@ -204,7 +204,6 @@ def test_login_attempts_per_address_have_a_budget_larger_than_one_user_needs(
 
 
 def test_login_budgets_in_redis_are_shared_by_instances_and_fail_closed(settings: Settings) -> None:
-    import dataclasses
     import uuid
 
     import pytest
@@ -217,9 +216,7 @@ def test_login_budgets_in_redis_are_shared_by_instances_and_fail_closed(settings
         redis.Redis.from_url("redis://127.0.0.1:6379/0", socket_connect_timeout=1).ping()
     except redis.RedisError:
         pytest.skip("no Redis at 127.0.0.1:6379")
-    shared = dataclasses.replace(
-        settings, redis_url="redis://127.0.0.1:6379/0", rate_limit_prefix=f"t-{uuid.uuid4().hex}"
-    )
+    shared = settings.replace(redis_url="redis://127.0.0.1:6379/0", rate_limit_prefix=f"t-{uuid.uuid4().hex}")
     first, second = LoginThrottle.from_settings(shared), LoginThrottle.from_settings(shared)
 
     def wrong() -> None:
@@ -231,7 +228,7 @@ def test_login_budgets_in_redis_are_shared_by_instances_and_fail_closed(settings
     with pytest.raises(ApiError) as refused:
         first.attempt("A@example.com", lambda: "ok")
     assert refused.value.status == 429
-    down = LoginThrottle.from_settings(dataclasses.replace(settings, redis_url="redis://127.0.0.1:1/0"))
+    down = LoginThrottle.from_settings(settings.replace(redis_url="redis://127.0.0.1:1/0"))
     with pytest.raises(ApiError) as unavailable:
         down.attempt("a@example.com", lambda: "ok")
     assert (unavailable.value.status, unavailable.value.reason) == (503, "temporarily_unavailable")

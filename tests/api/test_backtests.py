@@ -4,7 +4,6 @@ engine's; credits, refunds, the 402/404/429 rules and restart recovery."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -53,7 +52,7 @@ def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def bt_settings(settings: Settings, market_dir: Path) -> Settings:
-    return dataclasses.replace(settings, data_dir=market_dir)
+    return settings.replace(data_dir=market_dir)
 
 
 @pytest.fixture
@@ -264,7 +263,7 @@ def test_full_range_and_portfolio_equal_the_engine(bt_api: Api, market_dir: Path
     assert part["total_trades"] == btc.height == len(part["trades"])
     assert _balance(bt_api, svc_id) == 50 - 4 - 5
     with bt_api.app.state.services.store.write() as conn:
-        assert backtests.delete_for_strategy(conn, svc_id, "smacross") == 2
+        assert backtests.delete_for_strategy(conn, svc_id, "smacross", now=int(time.time())) == 2
     assert _ok(bt_api.user("backtest_history", token=token))["data"]["count"] == 0
 
 
@@ -441,12 +440,12 @@ def test_progress_events_reach_the_row(bt_api: Api) -> None:
     launch = backtests.Launch("full_range", "p", 1, ["BTCUSDT", "ETHUSDT"], "crypto", "1h", {}, 2, 3, 1.0)
     store = bt_api.app.state.services.store
     with store.write() as conn:
-        job_id = backtests.create_job(conn, svc_id, launch, limit=3)["job_id"]
+        job_id = backtests.create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
     work = jobs.Work(job_id, svc_id, "full_range", None, ["BTCUSDT", "ETHUSDT"], "crypto", "1h")
     progress = jobs.Progress(store, work, interval=0.0)
     progress({"done": 1, "total": 2, "item": "ETHUSDT", "index": 1, "status": "failed", "pct": 50.0})
     with store.read() as conn:
-        status = backtests.job_status(backtests.get_job(conn, svc_id, job_id))
+        status = backtests.job_status(backtests.get_job(conn, svc_id, job_id), now=int(time.time()))
     assert status["progress_pct"] == 50.0
     # Coins as the request named them (issue 13).
     assert status["coin_progress"] == {
@@ -497,7 +496,7 @@ def test_history_filters_and_cursor(bt_api: Api) -> None:
     for bad in ({"limit": 0}, {"limit": "x"}, {"cursor": "garbage"}, {"timeframe": "2m"}, {"coin": "NOPE"}):
         assert bt_api.user("backtest_history", bad, token=token).status_code == 400, bad
     with store.write() as conn:
-        assert backtests.delete_for_strategy(conn, svc_id, "alpha") == 3
+        assert backtests.delete_for_strategy(conn, svc_id, "alpha", now=int(time.time())) == 3
     with store.read() as conn:
         assert backtests.full_range_returns(conn, svc_id, "beta") is None
 
@@ -507,7 +506,7 @@ def test_legacy_delete_pair_and_running_jobs(bt_api: Api) -> None:
     store = bt_api.app.state.services.store
     launch = backtests.Launch("full_range", "legacy", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
     with store.write() as conn:
-        job_id = backtests.create_job(conn, svc_id, launch, limit=3)["job_id"]
+        job_id = backtests.create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
     body = {"strategy_name": "legacy", "backtest_key": job_id}
     running = _bt(bt_api, "delete_backtest", body, token)
     assert running.status_code == 409
@@ -720,7 +719,7 @@ def test_portfolio_defaults_and_its_500_trade_cap(
 ) -> None:
     """The spec: ``divide`` defaults to the number of coins capped at 20, ``initial_balance`` to 100;
     the result lists the first 500 trades and says ``trades_truncated`` when there were more."""
-    api = make_api(dataclasses.replace(settings, data_dir=wide_market))
+    api = make_api(settings.replace(data_dir=wide_market))
     _, token = _busy_user(api)
     coins = sorted(Catalog(DataStore(wide_market)).symbols("crypto"))
     assert len(coins) == 22, coins

@@ -8,7 +8,6 @@ buttons no longer act."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -98,7 +97,7 @@ def _bot_api(make_api: Any, settings: Settings, signals_market: Path, fake: BotF
     }
     if webhook:
         changes |= {"bot_webhook_url": "https://svc.example/bot/webhook", "bot_webhook_secret": SECRET}
-    api = make_api(dataclasses.replace(settings, **changes), clock=ManualClock(SIGNALS_T0))
+    api = make_api(settings.replace(**changes), clock=ManualClock(SIGNALS_T0))
     wait_for(lambda: api.get("/healthz").json()["workers"]["messenger_bot"]["state"] == "running")
     return api
 
@@ -246,9 +245,7 @@ def test_an_order_left_processing_is_followed_and_refusals_are_plain(
     from svc_api.exchange.paper import PaperExchange
 
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
-    api = _bot_api(
-        make_api, dataclasses.replace(settings, exchange_poll_seconds=0), signals_market, fake, False
-    )
+    api = _bot_api(make_api, settings.replace(exchange_poll_seconds=0), signals_market, fake, False)
     chats = Chats(api, fake, webhook=False)
     svc_id, token, _ = linked_trader(api)
     link = api.user("messenger_link", token=token).json()["data"]["code"]
@@ -313,9 +310,7 @@ def test_an_order_left_processing_is_followed_and_refusals_are_plain(
 def test_each_chat_is_rate_limited(
     fake: BotFake, settings: Settings, make_api: Any, signals_market: Path
 ) -> None:
-    api = _bot_api(
-        make_api, dataclasses.replace(settings, bot_rate_per_minute=3), signals_market, fake, False
-    )
+    api = _bot_api(make_api, settings.replace(bot_rate_per_minute=3), signals_market, fake, False)
     for _ in range(6):
         fake.user_says(4004, "/help")
     fake.user_says(4005, "/help")  # another chat is not held back by the first

@@ -4,7 +4,6 @@ and ``messenger_login`` (400 without a code, 401 for an unknown, used or expired
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,8 +26,7 @@ def bot() -> Iterator[BotFake]:
 
 def _webhook_api(bot: BotFake, settings: Settings, make_api: Any) -> Any:
     return make_api(
-        dataclasses.replace(
-            settings,
+        settings.replace(
             bot_api_url=bot.url,
             bot_token=TOKEN,
             bot_webhook_url="https://svc.example/bot/webhook",

@@ -4,7 +4,6 @@ fan-out and the delivery workers killed mid-run, reaches each follower exactly o
 
 from __future__ import annotations
 
-import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -106,9 +105,7 @@ def test_a_post_to_10000_followers_survives_killed_workers(
     assert notifications.run_fanouts(store, now=capi.clock.now(), batch=1000) == FOLLOWERS - 3000
 
     with running_bot() as bot:
-        transports = notifications.transports_for(
-            dataclasses.replace(settings, bot_api_url=bot.url, bot_token=TOKEN)
-        )
+        transports = notifications.transports_for(settings.replace(bot_api_url=bot.url, bot_token=TOKEN))
         # the delivery worker dies writing its 2,510th file and again on its 120th bot message
         monkeypatch.setattr(MailFiles, "send", _dies_on(2510, MailFiles.send))
         with pytest.raises(SystemExit):

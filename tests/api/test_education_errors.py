@@ -3,7 +3,6 @@ SQLite and PostgreSQL. Bodies read ``{error: <message>, code}``."""
 
 from __future__ import annotations
 
-import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
@@ -179,7 +178,7 @@ def test_checkout_errors(world: SimpleNamespace, make_api: Any, settings: Any) -
     with api.app.state.services.store.write() as conn:
         catalog.set_state(conn, world.course, "unpublished", now=api.clock.now())
     _code(call(api, "POST", "/checkouts", own, json={"product_id": world.course}), 422, "not_purchasable")
-    closed = make_api(dataclasses.replace(settings, edu_checkout_open=0))
+    closed = make_api(settings.replace(edu_checkout_open=0))
     token = student(closed)
     assert call(closed, "GET", "/commerce/capabilities").json()["checkout_open"] is False
     _code(call(closed, "POST", "/checkouts", token, json={"product_id": world.book}), 422, "checkout_closed")

@@ -6,7 +6,6 @@ fails the upload as a whole-file mismatch always did."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from types import SimpleNamespace
 from typing import Any
@@ -144,7 +143,7 @@ def test_past_the_resends_allowed_the_upload_fails_not_retryable_and_leaves_noth
 
     # EDU_UPLOAD_PART_RESENDS=0: the first corrupt part fails the upload, as before issue 31
     services = api.app.state.services
-    services.settings = dataclasses.replace(services.settings, edu_upload_part_resends=0)
+    services.settings = services.settings.replace(edu_upload_part_resends=0)
     other = register(desk, video)
     assert _round(desk, other, _spoiled(video, 1), video).json()["code"] == "checksum_mismatch"
 

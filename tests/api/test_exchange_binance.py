@@ -6,7 +6,6 @@ payment key nor a refused look-up stops the reconciler's pass."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -40,8 +39,7 @@ def fake() -> Iterator[BinanceFake]:
 
 @pytest.fixture
 def bapi(settings: Settings, make_api: Any, fake: BinanceFake) -> Any:
-    on_binance = dataclasses.replace(
-        settings,
+    on_binance = settings.replace(
         exchange="binance",
         binance_api_url=fake.url,
         binance_futures_url=fake.url,
@@ -135,8 +133,8 @@ def test_a_refused_payment_key_does_not_stop_the_reconciler(
 ) -> None:
     token = _trader(bapi)
     services = bapi.app.state.services
-    services.settings = dataclasses.replace(
-        services.settings, payment_exchange_key="x" * 64, payment_exchange_secret="y" * 64
+    services.settings = services.settings.replace(
+        payment_exchange_key="x" * 64, payment_exchange_secret="y" * 64
     )
     fake.fail_next("error_after_accept", path=OCO)  # placed, but the answer is a 502
     assert _data(bapi.user("exchange_order", ORDER, token=token))["status"] == "processing"

@@ -5,7 +5,6 @@ identity provider; watch a backtest's progress and a new signal on a WebSocket."
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from decimal import Decimal
 from typing import Any
@@ -28,8 +27,7 @@ def test_trader_journey(sig_api: Any, cli_env: None) -> None:
     api = sig_api
     services = api.app.state.services
     with running_issuer() as issuer:
-        services.settings = dataclasses.replace(
-            services.settings,
+        services.settings = services.settings.replace(
             card_webhook_secret="card-secret",
             store_webhook_token="store-token",
             oidc_issuer=issuer.url,
@@ -104,8 +102,7 @@ def test_trader_journey(sig_api: Any, cli_env: None) -> None:
             == 200
         )
         house = exchange.create_account(services.store, balances={}, ip_whitelist=("127.0.0.1",), now=now)
-        services.settings = dataclasses.replace(
-            services.settings,
+        services.settings = services.settings.replace(
             payment_exchange_key=house["api_key"],
             payment_exchange_secret=house["api_secret"],
         )

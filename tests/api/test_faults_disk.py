@@ -8,7 +8,6 @@ once there is room. Mounting needs root; elsewhere the test skips with the reaso
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import os
 import shutil
@@ -100,7 +99,7 @@ def _full(reply: Any) -> None:
 def test_an_upload_part_on_a_full_disk_is_507_and_sent_again_once_there_is_room(
     make_api: Any, settings: Any, disk: SmallDisk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    on_disk = dataclasses.replace(settings, var_dir=disk.path / "var")
+    on_disk = settings.replace(var_dir=disk.path / "var")
     desk = leader_desk(SimpleNamespace(param="local"), on_disk, make_api, monkeypatch)
     data = make_video(60)
     upload = register(desk, data)
@@ -142,7 +141,7 @@ def _status(api: Api, job_id: str, token: str) -> dict[str, Any]:
 def test_a_backtest_result_on_a_full_disk_fails_refunded_and_runs_again(
     make_api: Any, settings: Any, disk: SmallDisk, signals_market: Path
 ) -> None:
-    on_disk = dataclasses.replace(settings, var_dir=disk.path / "var", data_dir=signals_market)
+    on_disk = settings.replace(var_dir=disk.path / "var", data_dir=signals_market)
     api: Api = make_api(on_disk, clock=ManualClock(SIGNALS_T0))
     _, token = creator(api, ["BTC"])  # one result written while there was room
     headers = {"Authorization": f"Bearer {token}"}
@@ -176,7 +175,7 @@ def test_a_market_feed_append_on_a_full_disk_reports_and_catches_up(
     monkeypatch.setenv("MARKET_FEED_SECONDS", "0")  # the test runs the feed itself
     data = disk.path / "data"
     shutil.copytree(signals_market, data)
-    live = dataclasses.replace(settings, var_dir=disk.path / "var", data_dir=data, market_feed="embedded")
+    live = settings.replace(var_dir=disk.path / "var", data_dir=data, market_feed="embedded")
     api: Api = make_api(live, clock=ManualClock(END_MS // 1000))
     services = api.app.state.services
     api.clock.advance(600)

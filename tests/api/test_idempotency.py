@@ -111,15 +111,17 @@ def test_malformed_keys_are_400(api: Api, paid_operation: Any) -> None:
 
 def test_a_claim_left_by_a_crash_is_taken_over_after_stale_after(api: Api) -> None:
     store = api.app.state.services.store
-    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600) is None
+    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600, now=int(time.time())) is None
     with pytest.raises(ApiError) as busy:
-        claim(store, "AB12CD", KEY, "print-1", stale_after=600)
+        claim(store, "AB12CD", KEY, "print-1", stale_after=600, now=int(time.time()))
     assert busy.value.status == 409 and busy.value.error == "request_in_progress"
     with store.write() as conn:
         conn.execute(idempotency_keys.update().values(created_at=int(time.time()) - 601))
-    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600) is None  # taken over: runs again
+    assert (
+        claim(store, "AB12CD", KEY, "print-1", stale_after=600, now=int(time.time())) is None
+    )  # taken over: runs again
     finish(store, "AB12CD", KEY, (201, "application/json", b'{"ok":true}'))
-    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600) == {
+    assert claim(store, "AB12CD", KEY, "print-1", stale_after=600, now=int(time.time())) == {
         "status": 201,
         "content_type": "application/json",
         "body": b'{"ok":true}',
@@ -175,12 +177,12 @@ def test_a_live_holder_keeps_its_key_and_an_expired_lease_frees_it(api: Api) -> 
 
     store = api.app.state.services.store
     svc_id = api.register()["svc_id"]
-    assert claim(store, svc_id, "k" * 16, "f1", 600) is None
+    assert claim(store, svc_id, "k" * 16, "f1", 600, now=int(time.time())) is None
     with pytest.raises(ApiError, match="409 request_in_progress"):
-        claim(store, svc_id, "k" * 16, "f1", 600)
+        claim(store, svc_id, "k" * 16, "f1", 600, now=int(time.time()))
     with store.write() as conn:  # another host's holder whose lease ran out
         conn.execute(idempotency_keys.update().values(holder="elsewhere:1:1", lease_until=1))
-    assert claim(store, svc_id, "k" * 16, "f1", 600) is None
+    assert claim(store, svc_id, "k" * 16, "f1", 600, now=int(time.time())) is None
     with store.read() as conn:
         row = conn.execute(idempotency_keys.select()).one()
     assert row.holder == HOLDER and row.lease_until >= int(time.time()) + 20

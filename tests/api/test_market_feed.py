@@ -4,7 +4,6 @@ candles and signals from after the original end; /healthz reports the feed's clo
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import signal
 import subprocess
@@ -45,7 +44,7 @@ def feed_api(make_api: Any, settings: Any, signals_market: Path, tmp_path: Path,
     monkeypatch.setenv("MARKET_FEED_SECONDS", "0")  # the test runs the feed itself
     data = tmp_path / "market"
     shutil.copytree(signals_market, data)
-    live = dataclasses.replace(settings, data_dir=data, market_feed="embedded")
+    live = settings.replace(data_dir=data, market_feed="embedded")
     return make_api(live, clock=ManualClock(END))
 
 
@@ -123,7 +122,7 @@ def test_the_feed_in_svc_worker_reaches_a_server_in_another_process(
         "SIGNAL_POLL_SECONDS": "0",
         "MARKET_FEED_SECONDS": "0.2",
     }
-    api = make_api(dataclasses.replace(settings, data_dir=data))
+    api = make_api(settings.replace(data_dir=data))
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(svc_command("worker"), env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -151,8 +150,7 @@ def test_a_replay_at_600x_still_brings_candles_trends_and_signals_three_hours_la
     data = tmp_path / "market"
     shutil.copytree(signals_market, data)
     wall = END + 30 * 86_400
-    live = dataclasses.replace(
-        settings,
+    live = settings.replace(
         data_dir=data,
         market_feed="embedded",
         market_replay_speed=600.0,

@@ -4,7 +4,6 @@ stays a gap, a dropped connection is retried, repeats change nothing, and the la
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +35,7 @@ def feed_api(make_api: Any, settings: Any, fake: KlineFake, tmp_path: Any, monke
     monkeypatch.setenv("MARKET_FEED_SECONDS", "0")  # the test runs the feed itself
     store = DataStore(tmp_path / "market")
     store.write_klines("crypto", "BTCUSDT", "1h", as_frame(fake.held("BTCUSDT", "1h")[:STORED]))
-    live = dataclasses.replace(
-        settings,
+    live = settings.replace(
         data_dir=tmp_path / "market",
         market_feed="binance",
         binance_api_url=fake.url,

@@ -5,7 +5,6 @@ and at subscribe (400), before anyone pays."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,7 +141,7 @@ def test_a_timeframe_no_stored_series_can_serve_is_refused_at_publish_and_at_sub
         hours = pl.read_parquet(signals_market / "crypto" / symbol / "1h.parquet")
         DataStore(tmp_path / "store").write_klines("crypto", symbol, "1h", hours)
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
-    api = make_api(dataclasses.replace(settings, data_dir=tmp_path / "store"), clock=ManualClock(SIGNALS_T0))
+    api = make_api(settings.replace(data_dir=tmp_path / "store"), clock=ManualClock(SIGNALS_T0))
     a = _generated(api, "fifteen", "15m")
     refused = _publish(api, a, "fifteen", ["BTC", "ETH"])
     assert refused.status_code == 400, refused.text

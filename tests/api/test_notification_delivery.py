@@ -4,7 +4,6 @@ switches; announcements reach the users whose ``announcement`` switch is on."""
 
 from __future__ import annotations
 
-import dataclasses
 import email
 import socket
 import time
@@ -31,8 +30,8 @@ def bot() -> Iterator[BotFake]:
 
 
 def _app(make_api: Any, settings: Settings, **changes: Any) -> Any:
-    quiet = dataclasses.replace(
-        settings, notify_poll_seconds=0, community_purge_seconds=0, bot_poll_timeout=1.0, **changes
+    quiet = settings.replace(
+        notify_poll_seconds=0, community_purge_seconds=0, bot_poll_timeout=1.0, **changes
     )
     return make_api(quiet, clock=ManualClock(SIGNALS_T0))
 

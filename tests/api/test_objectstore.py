@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,7 +162,7 @@ def test_runner_stores_results_in_s3(
     try:
         launch = backtests.Launch("full_range", "s3test", 1, ["BTCUSDT"], "crypto", "1h", {}, 1, 2, 1.0)
         with store.write() as conn:
-            job_id = backtests.create_job(conn, svc_id, launch, limit=3)["job_id"]
+            job_id = backtests.create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
         work = jobs.Work(job_id, svc_id, "full_range", "close > open", ["BTCUSDT"], "crypto", "1h")
         runner.submit(work)
         runner.wait(job_id, timeout=30)
@@ -172,7 +173,7 @@ def test_runner_stores_results_in_s3(
         result = backtests.job_result(row, s3_store)
         assert result["coins"] == ["BTC"] and result["summary"]["completed"] == 1  # as requested (issue 13)
         with store.write() as conn:
-            assert backtests.delete_for_strategy(conn, svc_id, "s3test") == 1
+            assert backtests.delete_for_strategy(conn, svc_id, "s3test", now=int(time.time())) == 1
         # the row went with the strategy; its object waits for the retention worker's queue
         assert s3_store.exists(jobs.result_key(svc_id, job_id))
         assert drain(store, s3_store) == 1

@@ -4,7 +4,6 @@ rule, and the issuer down (503); on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,8 +23,8 @@ def issuer() -> Iterator[Issuer]:
 @pytest.fixture
 def oapi(settings: Any, make_api: Any, issuer: Issuer) -> Any:
     # no cooldown between JWKS fetches, so that a rotated key is seen at once
-    configured = dataclasses.replace(
-        settings, oidc_issuer=issuer.url, oidc_audience=AUDIENCE, oidc_jwks_cooldown_seconds=0
+    configured = settings.replace(
+        oidc_issuer=issuer.url, oidc_audience=AUDIENCE, oidc_jwks_cooldown_seconds=0
     )
     return make_api(configured)
 
@@ -107,7 +106,7 @@ def test_nonce_rotation_no_email_and_issuer_down(
         _login(oapi, issuer.token("s-rot", email="rot@example.com", email_verified=True)).status_code == 200
     )
     assert issuer.jwks_fetches > fetched
-    down = make_api(dataclasses.replace(settings, oidc_issuer="http://127.0.0.1:9", oidc_audience=AUDIENCE))
+    down = make_api(settings.replace(oidc_issuer="http://127.0.0.1:9", oidc_audience=AUDIENCE))
     reply = _login(down, issuer.token("s"))
     assert (reply.status_code, reply.json()["reason"]) == (503, "identity_provider_unavailable")
     off = make_api(settings)

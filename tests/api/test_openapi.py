@@ -5,7 +5,6 @@ an API key and with a session token, and finds no 5xx and no reply that breaks t
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import re
 import time
@@ -322,7 +321,7 @@ def _community_contract(api: Contract, app: Any, leader: dict[str, str], leader_
     api.user("community_leader_application_withdraw")
     services = app.state.services
     configured = services.settings
-    services.settings = dataclasses.replace(configured, bot_api_url="http://127.0.0.1:9")  # no call is made
+    services.settings = configured.replace(bot_api_url="http://127.0.0.1:9")  # no call is made
     try:
         api.user("messenger_link")
     finally:
@@ -390,7 +389,7 @@ def _identity_contract(api: Contract, app: Any) -> None:
     services = app.state.services
     configured = services.settings
     with running_issuer() as issuer:
-        services.settings = dataclasses.replace(configured, oidc_issuer=issuer.url, oidc_audience=AUDIENCE)
+        services.settings = configured.replace(oidc_issuer=issuer.url, oidc_audience=AUDIENCE)
         services._cache.pop("oidc:issuer", None)
         try:
             api.user("identity_link", id_token=issuer.token("contract-sub"))
@@ -463,7 +462,12 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.backtest("delete_backtest", job_id=run["job_id"])
 
     services = market_app.state.services
-    assert trend_refresh.refresh_once(services.store, catalog_of(services))["found"] > 0
+    assert (
+        trend_refresh.refresh_once(services.store, catalog_of(services), wall_now=services.clock.now())[
+            "found"
+        ]
+        > 0
+    )
     assert platform.seed_changelog_if_empty(services.store)  # a changelog with entries to check
     api.headers = {"X-API-Key": key["api_key"], "X-API-Secret": key["api_secret"]}
     for request_type in (
@@ -533,7 +537,8 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.user("marketplace_unsubscribe", subscription_id=sub["subscription_id"])
     api.user("set_inviter", inviter_id=grant["svc_id"].lower())
     with market_app.state.services.store.write() as conn:
-        billing.apply_purchase(conn, other["svc_id"], "pro", "monthly", "contract-1")
+        now = market_app.state.services.clock.now()
+        billing.apply_purchase(conn, other["svc_id"], "pro", "monthly", "contract-1", now=now)
     api.headers = creator
     api.user("referral_list")
     api.user("referral_redeem", redeem_type="credits", amount=5)

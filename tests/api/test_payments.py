@@ -6,7 +6,6 @@ once extending the plan once."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -29,8 +28,7 @@ DAY = 86400
 
 @pytest.fixture
 def papi(settings: Settings, make_api: Any, cli_env: None) -> Any:
-    configured = dataclasses.replace(
-        settings,
+    configured = settings.replace(
         card_webhook_secret=SECRET,
         store_webhook_token=TOKEN,
         exchange_poll_seconds=0,
@@ -200,8 +198,8 @@ def test_app_store_notifications_and_in_app_verification(papi: Any) -> None:
 def test_usdt_transfers_pay_by_note_or_by_linked_payer(papi: Any) -> None:
     services = papi.app.state.services
     house = exchange.create_account(services.store, balances={}, ip_whitelist=("127.0.0.1",), now=SIGNALS_T0)
-    services.settings = dataclasses.replace(
-        services.settings, payment_exchange_key=house["api_key"], payment_exchange_secret=house["api_secret"]
+    services.settings = services.settings.replace(
+        payment_exchange_key=house["api_key"], payment_exchange_secret=house["api_secret"]
     )
     by_note, by_payer = papi.register(), papi.register()
     payer = exchange.create_account(
@@ -250,8 +248,7 @@ def test_in_app_purchases_verified_with_each_store(settings: Settings, make_api:
 
     with running_stores() as stores:
         api = make_api(
-            dataclasses.replace(
-                settings,
+            settings.replace(
                 iap_verifier="stores",
                 apple_api_url=stores.url,
                 apple_api_token=STORE_TOKEN,
@@ -328,8 +325,8 @@ def test_iap_verify_of_another_accounts_transaction_is_a_409_that_reveals_nothin
 def test_a_usdt_note_naming_several_accounts_goes_to_the_operator_queue(papi: Any) -> None:
     services = papi.app.state.services
     house = exchange.create_account(services.store, balances={}, ip_whitelist=("127.0.0.1",), now=SIGNALS_T0)
-    services.settings = dataclasses.replace(
-        services.settings, payment_exchange_key=house["api_key"], payment_exchange_secret=house["api_secret"]
+    services.settings = services.settings.replace(
+        payment_exchange_key=house["api_key"], payment_exchange_secret=house["api_secret"]
     )
     first, second = papi.register(), papi.register()
     note = f"for {first['svc_id']} or {second['svc_id'].lower()}"

@@ -6,7 +6,6 @@ crossing processes through Redis."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -100,7 +99,7 @@ def test_handshakes_without_credentials_or_past_the_limit_are_refused(
     with serving(sig_api.app) as url:
         assert _refused(url).status_code == 401
         assert _refused(f"{url}?token=not-a-token").status_code == 401
-    small = make_api(dataclasses.replace(settings, ws_max_connections=2))
+    small = make_api(settings.replace(ws_max_connections=2))
     token = small.register()["session_token"]
     with serving(small.app) as url:
         with connect(f"{url}?token={token}"), connect(f"{url}?token={token}"):
@@ -169,7 +168,7 @@ def test_an_event_published_in_a_transaction_goes_out_after_commit_only(tmp_path
 def test_a_burst_of_handshakes_never_holds_more_sockets_than_the_limit(make_api: Any, settings: Any) -> None:
     import threading
 
-    small = make_api(dataclasses.replace(settings, ws_max_connections=2))
+    small = make_api(settings.replace(ws_max_connections=2))
     token = small.register()["session_token"]
     outcomes: list[int] = []
     release = threading.Event()

@@ -5,7 +5,6 @@ named at once."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -115,9 +114,7 @@ def test_set_inviter_refuses_malformed_own_unknown_and_set_at_registration(api: 
 
 def test_set_inviter_only_within_30_days_of_registration(make_api: Any, settings: Settings) -> None:
     # sessions outlive the 31 days the clock moves (they expire on the service clock)
-    api = make_api(
-        dataclasses.replace(settings, session_ttl_seconds=90 * DAY), clock=ManualClock(int(time.time()))
-    )
+    api = make_api(settings.replace(session_ttl_seconds=90 * DAY), clock=ManualClock(int(time.time())))
     inviter, early, late = api.register(), api.register(), api.register()
     api.clock.advance(29 * DAY)
     _ok(api.user("set_inviter", {"inviter_id": inviter["svc_id"]}, token=early["session_token"]))

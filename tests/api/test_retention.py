@@ -4,7 +4,6 @@ stay; old mail files leave; the policy comes from the settings and the worker is
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ def rapi(settings: Settings, signals_market: Path, make_api: Any) -> Api:
     """An app on the small market whose clock starts at wall time (job rows are stamped with it) and
     moves only when told; the retention worker is off (tests run passes themselves). The database
     fixture comes first: the apps stop before its schema is dropped."""
-    quiet = dataclasses.replace(settings, data_dir=signals_market, retention_sweep_seconds=0)
+    quiet = settings.replace(data_dir=signals_market, retention_sweep_seconds=0)
     return make_api(quiet, clock=ManualClock(int(time.time())))
 
 
@@ -156,7 +155,7 @@ def test_a_running_job_is_never_expired(rapi: Api) -> None:
         credits.deposit_credits(conn, svc_id, 5)
     launch = Launch("full_range", "smacross", 1, ["BTCUSDT"], "crypto", "1h", {}, 0, 1, 1.0)
     with services.store.write() as conn:
-        job_id = create_job(conn, svc_id, launch, limit=3)["job_id"]
+        job_id = create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]
     jobs.runner_of(services).objects.put(job_keys(svc_id, job_id, ["BTCUSDT"], "full_range")[0], b"{}")
     rapi.clock.advance(400 * DAY)
     assert _pass(rapi)["backtests_deleted"] == 0
@@ -184,7 +183,7 @@ def test_old_mail_files_leave_and_recent_ones_stay(rapi: Api) -> None:
 def test_the_policy_and_the_worker_come_from_the_settings() -> None:
     env = tunables_from_env({"BACKTEST_RETENTION_DAYS": "free=3, investor=1000", "MAIL_RETENTION_DAYS": "0"})
     base = Settings(database_url="sqlite://", secret_key=b"k" * 32)
-    policy = retention.Policy.from_settings(dataclasses.replace(base, **env))
+    policy = retention.Policy.from_settings(base.replace(**env))
     assert policy.backtest_days == {
         "free": 3.0,
         "starter": 30.0,
@@ -198,18 +197,18 @@ def test_the_policy_and_the_worker_come_from_the_settings() -> None:
     with pytest.raises(ValueError, match="BACKTEST_RETENTION_DAYS must be a number > 0"):
         tunables_from_env({"BACKTEST_RETENTION_DAYS": "free=0"})
     with pytest.raises(ValueError, match="missing \\['investor', 'plus', 'pro', 'starter'\\]"):
-        retention.Policy.from_settings(dataclasses.replace(base, backtest_retention_days=(("free", 7.0),)))
+        retention.Policy.from_settings(base.replace(backtest_retention_days=(("free", 7.0),)))
     assert "retention" in REGISTRY.names()
     services: Any = type("S", (), {"settings": base, "store": None, "clock": None})()
     worker = retention_worker(services)
     assert worker is not None and (worker.name, worker.every) == ("retention", 3600.0)
-    services.settings = dataclasses.replace(base, retention_sweep_seconds=0)
+    services.settings = base.replace(retention_sweep_seconds=0)
     assert retention_worker(services) is None
 
 
 def test_every_plan_has_a_default_retention() -> None:
     """settings.py cannot import the plans (it sits below accounts): its defaults must name each one."""
-    assert [plan for plan, _ in Settings.backtest_retention_days] == list(accounts.PLANS)
+    assert [plan for plan, _ in Settings.default("backtest_retention_days")] == list(accounts.PLANS)
 
 
 def test_delete_backtest_removes_the_row_then_the_objects(rapi: Api, monkeypatch: pytest.MonkeyPatch) -> None:

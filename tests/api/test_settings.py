@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from svc_api.backtests import jobs
 from svc_api.core.ratelimit import RateLimitPolicy
-from svc_api.settings import TUNABLES, Settings
+from svc_api.settings import REPO, TUNABLES, VARS, Settings
 
 BASE = {"SECRET_KEY": "s" * 32, "DATABASE_URL": "sqlite:///:memory:"}
 
@@ -85,6 +86,7 @@ def test_every_variable_is_read() -> None:
         "OIDC_AUDIENCE": "svc",
         "OIDC_JWKS_COOLDOWN_SECONDS": "10",
         "WS_MAX_CONNECTIONS": "7",
+        "SVC_MAX_CONNECTIONS": "300",
         "BINANCE_API_URL": "http://127.0.0.1:1",
         "BINANCE_FUTURES_URL": "http://127.0.0.1:2",
         "EDU_CHECKOUT_OPEN": "0",
@@ -133,7 +135,7 @@ def test_every_variable_is_read() -> None:
     )
     assert s.request_threads == 6
     assert (s.run_workers, s.body_read_timeout, s.trusted_proxies) == (0, 7.5, ("10.0.0.1", "10.0.0.2"))
-    assert s.header_read_timeout == 3.0
+    assert (s.header_read_timeout, s.max_connections) == (3.0, 300)
     assert s.rate_limit_prefix == "p1"
     assert (s.market_replay_speed, s.market_replay_from) == (600.0, 1_790_812_800)
     assert (s.market_feed_seconds, s.market_feed_symbols) == (0.5, ("BTCUSDT", "ETHUSDT"))
@@ -252,3 +254,33 @@ def test_make_api_applies_tunables_set_by_a_test(
     assert (applied.rate_limit_scale, applied.trend_refresh_seconds) == (100.0, 0.0)
     assert (applied.generation_threads, applied.backtest_queue_capacity) == (0, 5)
     assert applied.database_url == settings.database_url
+
+
+def test_the_documented_table_names_every_variable() -> None:
+    """docs/api.md's table lists exactly the variables the fields declare."""
+    doc = (REPO / "docs" / "api.md").read_text()
+    table = doc[doc.index("| Variable | Default | Effect |") : doc.index("### Retention")]
+    documented = {
+        name
+        for row in table.splitlines()[2:]
+        if row.startswith("|")
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])
+    }
+    assert documented == set(VARS)
+
+
+def test_replace_checks_the_changes_and_keeps_the_rest(settings: Settings) -> None:
+    changed = settings.replace(backtest_threads=4, trusted_proxies=["10.0.0.1"])
+    assert (changed.backtest_threads, changed.trusted_proxies) == (4, ("10.0.0.1",))
+    assert changed.replace(backtest_threads=settings.backtest_threads, trusted_proxies=()) == settings
+    with pytest.raises(ValueError, match="backtest_thread"):
+        settings.replace(backtest_thread=4)
+    with pytest.raises(ValueError, match="frozen"):
+        settings.backtest_threads = 4  # type: ignore[misc]
+
+
+def test_settings_in_code_do_not_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BACKTEST_THREADS", "7")
+    monkeypatch.setenv("MARKET_FEED", "embedded")
+    s = Settings(database_url="sqlite://", secret_key=b"s" * 32)
+    assert (s.backtest_threads, s.market_feed) == (2, "off")

@@ -3,7 +3,6 @@ the positions a backtest of the same range gives, on the embedded market and on 
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,7 +108,7 @@ def test_a_replay_of_real_candles_equals_their_backtest(
     DataStore(tmp_path).write_klines("crypto", "BTCUSDT", "1h", candles)
     start = int(candles["open_time"][1000]) // 1000  # 1,000 candles of history before it
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
-    api = make_api(dataclasses.replace(settings, data_dir=tmp_path), clock=ManualClock(start))
+    api = make_api(settings.replace(data_dir=tmp_path), clock=ManualClock(start))
     creator(api, ["BTC"])
     signals.run_once(api.app.state.services)
     replay_equals_backtest(api, [("BTC", "BTCUSDT")], start, start + 15 * 24 * HOUR)

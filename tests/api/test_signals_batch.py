@@ -5,7 +5,6 @@ of the watched range gives."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +60,7 @@ def test_three_workers_share_the_coins_and_one_killed_is_taken_over(
 ) -> None:
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
     # leases of two hours, two passes of the hourly clock: a dead worker's coins wait at most that long
-    live = dataclasses.replace(settings, data_dir=signals_market, signal_lease_seconds=2 * 3600)
+    live = settings.replace(data_dir=signals_market, signal_lease_seconds=2 * 3600)
     apis = [make_api(live, clock=ManualClock(T0)) for _ in range(3)]
     for k, api in enumerate(apis):
         api.app.state.services.worker_holder = f"worker-{k}"
@@ -135,13 +134,11 @@ def test_the_same_pass_on_a_local_ray_cluster_equals_the_threaded_one(
     from svc_engine.executors import RayExecutor
 
     monkeypatch.setenv("SIGNAL_POLL_SECONDS", "0")
-    threaded = make_api(dataclasses.replace(settings, data_dir=signals_market), clock=ManualClock(T0))
+    threaded = make_api(settings.replace(data_dir=signals_market), clock=ManualClock(T0))
     expected = _sharded_replay(threaded, monkeypatch)
-    other = dataclasses.replace(settings, database_url=f"sqlite:///{tmp_path / 'ray.db'}")
+    other = settings.replace(database_url=f"sqlite:///{tmp_path / 'ray.db'}")
     try:
-        on_ray = make_api(
-            dataclasses.replace(other, data_dir=signals_market, ray_address="local"), clock=ManualClock(T0)
-        )
+        on_ray = make_api(other.replace(data_dir=signals_market, ray_address="local"), clock=ManualClock(T0))
         executor = batch.executor_of(on_ray.app.state.services)
     except Exception as error:  # a sandbox without shared memory or sockets
         pytest.skip(f"a local Ray runtime cannot start here: {error}")

@@ -3,7 +3,6 @@ rollback, delete, visibility, plan limits, credits, the generation cap and ``acc
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -287,7 +286,7 @@ def test_generation_cap_comes_from_the_settings(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(generation, "compile_strategy", slow)
-    api = make_api(dataclasses.replace(settings, max_concurrent_generations=1))
+    api = make_api(settings.replace(max_concurrent_generations=1))
     _, token = _user(api)
     _ok(api.user("strategy_generate", RSI | {"strategy_name": "first"}, token=token))
     busy = api.user("strategy_generate", RSI | {"strategy_name": "second"}, token=token)
@@ -575,7 +574,7 @@ def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_public_after_a_real_full_range_then_delete_with_its_backtest(
     make_api: Any, settings: Any, market_dir: Path
 ) -> None:
-    api = make_api(dataclasses.replace(settings, data_dir=market_dir))
+    api = make_api(settings.replace(data_dir=market_dir))
     _, token = _user(api, balance=20)
     body = RSI | {
         "strategy_name": "rsiseven",
@@ -666,7 +665,7 @@ def test_delete_is_503_and_deletes_nothing_when_the_result_store_fails(
     _ok(api.user("strategy_generate", RSI, token=token))
     _settled(api, token, "rsidip")
 
-    def broken(*args: Any) -> int:
+    def broken(*args: Any, **kwargs: Any) -> int:
         raise OSError("object store unreachable")
 
     monkeypatch.setattr(backtests_service, "delete_for_strategy", broken)

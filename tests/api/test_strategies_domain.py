@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from svc_api.accounts import service as accounts
 from svc_api.accounts.identity import register
+from svc_api.core.clock import WallClock
 from svc_api.core.errors import DomainError, Forbidden, NotFound
 from svc_api.core.store import Store
 from svc_api.credits import service as credits
@@ -55,7 +56,7 @@ def _account(store: Store, plan: str = "pro", balance: int = 5) -> str:
 
 def _generate(store: Store, sid: str, **change: Any) -> None:
     with store.write() as conn:
-        strategies.generate(conn, sid, RSI | change)
+        strategies.generate(conn, sid, RSI | change, now=int(time.time()))
 
 
 def _run_worker(store: Store) -> int:
@@ -70,6 +71,7 @@ def _run_worker(store: Store) -> int:
 class _Services:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.clock = WallClock()
 
 
 def _refunds(store: Store, sid: str) -> list[int]:
@@ -107,7 +109,9 @@ def test_load_strategy_states(store: Store) -> None:
     assert (record.candle_count, record.program_json) == (expected.candle_count, expected.to_json())
     assert record.compiled() == expected
     with store.write() as conn:
-        strategies.edit(conn, sid, {"strategy_name": "rsidip", "entry_condition": "blah blah"})
+        strategies.edit(
+            conn, sid, {"strategy_name": "rsidip", "entry_condition": "blah blah"}, now=int(time.time())
+        )
     _run_worker(store)
     with store.read() as conn:
         with pytest.raises(strategies.StrategyNotActive, match="version 2 failed to generate"):
@@ -121,13 +125,15 @@ def test_failed_generation_is_refunded_once(store: Store) -> None:
     sid = _account(store, balance=1)
     _generate(store, sid, entry_condition="buy the dip")
     with store.write() as conn:
-        claim = generation.claim_next(conn, "w1")
+        claim = generation.claim_next(conn, "w1", now=int(time.time()))
     assert claim is not None and claim.version == 1
     outcome = generation.compile_version(claim.fields)
     assert outcome.status == "failed"
     with store.write() as conn:
-        assert generation.finish(conn, claim, outcome) is True
-        assert generation.finish(conn, claim, outcome) is False  # already finished: no second refund
+        assert generation.finish(conn, claim, outcome, now=int(time.time())) is True
+        assert (
+            generation.finish(conn, claim, outcome, now=int(time.time())) is False
+        )  # already finished: no second refund
     assert _refunds(store, sid) == [credits.to_units(1)]
     with store.read() as conn:
         assert credits.balance(conn, sid) == 1
@@ -137,13 +143,16 @@ def test_a_claim_of_a_deleted_strategy_is_dropped(store: Store) -> None:
     sid = _account(store)
     _generate(store, sid, entry_condition="nonsense")
     with store.write() as conn:
-        claim = generation.claim_next(conn, "w1")
-        assert generation.claim_next(conn, "w2") is None  # taken
+        claim = generation.claim_next(conn, "w1", now=int(time.time()))
+        assert generation.claim_next(conn, "w2", now=int(time.time())) is None  # taken
     assert claim is not None
     with store.write() as conn:
-        assert strategies.delete(conn, sid, "rsidip", "rsidip")["deleted_objects"] == 1
+        assert strategies.delete(conn, sid, "rsidip", "rsidip", now=int(time.time()))["deleted_objects"] == 1
     with store.write() as conn:
-        assert generation.finish(conn, claim, generation.compile_version(claim.fields)) is False
+        assert (
+            generation.finish(conn, claim, generation.compile_version(claim.fields), now=int(time.time()))
+            is False
+        )
     assert _refunds(store, sid) == []
 
 
@@ -220,7 +229,7 @@ def test_free_plan_message(store: Store) -> None:
     with store.write() as conn:
         sid = register(conn, "free@example.com", "password1", ip="::1", ttl=60).svc_id
         with pytest.raises(Forbidden) as refused:
-            strategies.generate(conn, sid, RSI)
+            strategies.generate(conn, sid, RSI, now=int(time.time()))
     assert str(refused.value) == (
         "the free plan includes no strategies; "
         "upgrade to starter (1 active strategy), plus (2), pro (5) or investor (10)"

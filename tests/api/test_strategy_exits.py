@@ -4,7 +4,6 @@ engine's, and so does a portfolio of it."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +44,7 @@ def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def exit_api(make_api: Any, settings: Settings, market_dir: Path) -> Api:
-    return make_api(dataclasses.replace(settings, data_dir=market_dir))
+    return make_api(settings.replace(data_dir=market_dir))
 
 
 def _user(api: Api) -> str:

@@ -4,7 +4,6 @@ equals the engine's."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +41,7 @@ def market_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def api20(settings: Settings, market_dir: Path, make_api: Any) -> Api:
-    return make_api(dataclasses.replace(settings, data_dir=market_dir))
+    return make_api(settings.replace(data_dir=market_dir))
 
 
 def _ok(reply: Any) -> Any:

@@ -73,7 +73,8 @@ def tapi(
 
 def refresh(api: Api, wall_now: int | None = None) -> dict[str, int]:
     services = api.app.state.services
-    return trend_refresh.refresh_once(services.store, catalog_of(services), wall_now=wall_now)
+    now = services.clock.now() if wall_now is None else wall_now
+    return trend_refresh.refresh_once(services.store, catalog_of(services), wall_now=now)
 
 
 def get(api: Api, request_type: str, token: str | None = None, **params: Any) -> Any:

@@ -4,7 +4,6 @@ pypdf), and the client side of a multipart upload."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import os
@@ -58,7 +57,7 @@ def moto_server() -> Iterator[str]:
 def store_settings(settings: Settings, kind: str, request: pytest.FixtureRequest) -> Settings:
     """``settings`` on the local directory or on a fresh bucket of moto's S3, workers off (tests
     run the uploads worker themselves)."""
-    quiet = dataclasses.replace(settings, run_workers=0)
+    quiet = settings.replace(run_workers=0)
     if kind == "local":
         return quiet
     import boto3
@@ -66,7 +65,7 @@ def store_settings(settings: Settings, kind: str, request: pytest.FixtureRequest
     endpoint = request.getfixturevalue("moto_endpoint")
     bucket = f"edu-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
-    return dataclasses.replace(quiet, object_store_url=f"s3://{bucket}/media", s3_endpoint_url=endpoint)
+    return quiet.replace(object_store_url=f"s3://{bucket}/media", s3_endpoint_url=endpoint)
 
 
 def leader_desk(

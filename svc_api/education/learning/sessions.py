@@ -48,6 +48,7 @@ def _sign(secret: bytes, key: str, expires: int) -> str:
 def media_url(objects: Any, secret: bytes, key: str, *, expires: int) -> str:
     """An expiring URL of a media object (see the module docstring)."""
     if isinstance(objects, S3ObjectStore):
+        # S3 checks a presigned URL's lifetime against its own (wall) clock, not the service's.
         return objects.presign(key, expires_in=max(1, expires - int(time.time())))
     return f"/education/v1/media/{key}?expires={expires}&signature={_sign(secret, key, expires)}"
 
