@@ -49,15 +49,10 @@ def _built() -> str:
     from svc_api.routing import BACKTEST, TRADINGDATA, USER  # the routes import every domain
 
     doc = _load("base.yaml")
-    untyped = _load("untyped.yaml")
     models: list[type] = []
     family_items: JsonDict = {}
     for family in (USER, BACKTEST, TRADINGDATA):
-        table = dict(untyped.get(family.name, {}))
-        if family.name == "tradingdata":
-            every = untyped["tradingdata_parameters"]
-            table = {k: {**v, "parameters": _named(every, v["fields"])} for k, v in table.items()}
-        paths, used = family_paths(family, table)
+        paths, used = family_paths(family)
         family_items.update(paths)
         models += used
     doc["paths"] = {**_ordered(doc["paths"], family_items)}
@@ -67,11 +62,6 @@ def _built() -> str:
     doc["components"].pop("x-header-sets", None)
     doc["components"].pop("x-education", None)
     return json.dumps(doc)
-
-
-def _named(parameters: list[JsonDict], fields: str) -> list[JsonDict]:
-    """The query parameters an untyped operation's fields (in words) name."""
-    return [p for p in parameters if f"`{p['name']}`" in fields]
 
 
 def _ordered(rest: JsonDict, families: JsonDict) -> JsonDict:

@@ -9,14 +9,13 @@ operation of its access shares.
 
 Example:
     >>> from svc_api.routing import USER
-    >>> paths, models = family_paths(USER, {})
+    >>> paths, models = family_paths(USER)
     >>> paths["/user#account_info"]["post"]["operationId"]
     'account_info'
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from svc_api.core.contract import ErrorDoc, Fields
@@ -55,17 +54,16 @@ def headers(*, retry: bool = False) -> JsonDict:
     return {name: {"$ref": STD + name} for name in names}
 
 
-def family_paths(family: Family, untyped: Mapping[str, Any]) -> tuple[JsonDict, list[type]]:
-    """The path items of every operation of ``family`` and the models they reference.
-
-    ``untyped`` lists the operations not yet declared with models (their fields in words and the
-    name of their reply component), from ``untyped.yaml``.
-    """
+def family_paths(family: Family) -> tuple[JsonDict, list[type]]:
+    """The path items of every operation of ``family`` and the models they reference; an operation
+    without both models is an error (each is declared by them)."""
     paths: JsonDict = {}
     models: list[type] = []
     method = "post" if family.body else "get"
     for name, op in family.operations.items():
-        item = _operation(family, name, op, untyped.get(name))
+        if op.request is None or op.reply is None:
+            raise ValueError(f"/{family.name} operation {name!r} declares no request or reply model")
+        item = _operation(family, name, op)
         paths[f"/{family.name}#{name}"] = {method: item}
         models += [m for m in (op.request, op.reply) if m is not None]
     return paths, models
@@ -83,19 +81,19 @@ def operation_id(family: Family, name: str) -> str:
     return f"backtest_{name}" if family.name == "backtest" else name
 
 
-def _operation(family: Family, name: str, op: Operation, untyped: Mapping[str, Any] | None) -> JsonDict:
+def _operation(family: Family, name: str, op: Operation) -> JsonDict:
+    assert op.request is not None and op.reply is not None
     item: JsonDict = {
         "tags": [family.name],
         "operationId": operation_id(family, name),
-        "summary": op.summary or (f"`{name}`: {untyped['fields']}" if untyped else f"`{name}`"),
+        "summary": op.summary or f"`{name}`",
         "security": _security(op),
         "parameters": [_selector(family, name)],
     }
-    if op.request is not None:
-        _request(item, family, op.request)
-    elif untyped is not None:
-        _untyped_request(item, family, untyped)
-    item["responses"] = _responses(family, op, _reply_schema(op, untyped))
+    if op.request.__doc__ and op.request.__doc__ != Fields.__doc__:
+        item["description"] = op.request.__doc__.strip()
+    _request(item, family, op.request)
+    item["responses"] = _responses(family, op, ref(op.reply.__name__))
     return item
 
 
@@ -131,23 +129,6 @@ def _request(item: JsonDict, family: Family, model: type[Fields]) -> None:
         prop.pop("title", None)
         parameter["schema"] = prop
         item["parameters"].append(parameter)
-
-
-def _untyped_request(item: JsonDict, family: Family, untyped: Mapping[str, Any]) -> None:
-    item["description"] = f"Fields: {untyped['fields']}."
-    if family.body:
-        schema = ref("BacktestRequest" if family.name == "backtest" else "UserRequest")
-        item["requestBody"] = {"required": False, "content": {"application/json": {"schema": schema}}}
-    else:
-        item["parameters"] += untyped.get("parameters", [])
-
-
-def _reply_schema(op: Operation, untyped: Mapping[str, Any] | None) -> JsonDict:
-    if op.reply is not None:
-        return ref(op.reply.__name__)
-    names = untyped["reply"] if untyped else []
-    names = [names] if isinstance(names, str) else names
-    return ref(names[0]) if len(names) == 1 else {"anyOf": [ref(n) for n in names]}
 
 
 def _responses(family: Family, op: Operation, reply: JsonDict) -> JsonDict:

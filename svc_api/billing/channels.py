@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -131,25 +130,57 @@ def store_notification(
     return {"received": True, **result}
 
 
-def iap_verify(
-    store: Store, settings: Any, svc_id: str, params: Mapping[str, Any], *, now: int
-) -> dict[str, Any]:
-    """An in-app purchase of the caller, verified with the store, applied once per transaction.
+def iap_platform(value: object, name: str = "platform") -> str:
+    """The store of an in-app purchase: ``ios`` or ``android``; else 400.
 
-    Every field is type-checked before anything else (400). A transaction already applied to
-    another account is a 409 ``transaction_taken`` that says nothing of that account: replaying the
-    purchase record would hand its ``svc_id``, plan and expiry to whoever knows the transaction id.
+    Example:
+        >>> iap_platform(["ios"])
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: platform must be ios or android
     """
-    platform = params.get("platform")
     # A list or an object is unhashable: the type is checked before the table is asked.
-    if not isinstance(platform, str) or platform not in PLATFORMS:
-        raise Invalid("platform must be ios or android")
-    product = required_text(params.get("product_id"), "product_id", hi=64)
+    if not isinstance(value, str) or value not in PLATFORMS:
+        raise Invalid(f"{name} must be ios or android")
+    return value
+
+
+def iap_product(value: object, name: str = "product_id") -> str:
+    """A plan's product ID, ``svc_<plan>_monthly`` or ``svc_<plan>_annual``; else 400.
+
+    Example:
+        >>> iap_product("svc_gold_annual")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: product_id must be svc_<plan>_monthly or svc_<plan>_annual
+    """
+    product = required_text(value, name, hi=64)
+    if payments.product_of(product) is None:
+        raise Invalid(f"{name} must be svc_<plan>_monthly or svc_<plan>_annual")
+    return product
+
+
+def iap_verify(
+    store: Store,
+    settings: Any,
+    svc_id: str,
+    platform: str,
+    product: str,
+    transaction: str,
+    receipt: str,
+    *,
+    now: int,
+) -> dict[str, Any]:
+    """An in-app purchase of the caller (its fields checked by the request model: the platform by
+    :func:`iap_platform`, the product by :func:`iap_product`), verified with the store, applied
+    once per transaction.
+
+    A transaction already applied to another account is a 409 ``transaction_taken`` that says
+    nothing of that account: replaying the purchase record would hand its ``svc_id``, plan and
+    expiry to whoever knows the transaction id.
+    """
     plan_period = payments.product_of(product)
-    if plan_period is None:
-        raise Invalid("product_id must be svc_<plan>_monthly or svc_<plan>_annual")
-    transaction = required_text(params.get("transaction_id"), "transaction_id", hi=64)
-    receipt = required_text(params.get("receipt"), "receipt", hi=20000)
+    assert plan_period is not None  # iap_product checked it
     if not verifier_for(settings, platform).verify(platform, product, transaction, receipt):
         raise Invalid("the store does not confirm this purchase")
     price = payments.PRICES[plan_period[0]][plan_period[1]]

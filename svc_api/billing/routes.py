@@ -14,13 +14,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from svc_api.billing import contract as c
 from svc_api.billing import service as billing
 from svc_api.core.dispatch import Call, Operation
 
 
-def _iap(call: Call) -> dict[str, Any]:
+def _iap(call: Call, req: c.IapVerify) -> dict[str, Any]:
     services = call.services
-    return billing.iap_verify(services.store, services.settings, call.svc_id, call.params, now=call.now)
+    return billing.iap_verify(
+        services.store,
+        services.settings,
+        call.svc_id,
+        req.platform,
+        req.product_id,
+        req.transaction_id,
+        req.receipt,
+        now=call.now,
+    )
 
 
 async def card_webhook(request: Request) -> JSONResponse:
@@ -50,7 +60,16 @@ async def store_webhook(request: Request) -> JSONResponse:
     return JSONResponse(reply, status_code=202 if reply.get("outcome") == "queued" else 200)
 
 
-USER: dict[str, Operation] = {"iap_verify": Operation(_iap, scope="trade")}
+USER: dict[str, Operation] = {
+    "iap_verify": Operation(
+        _iap,
+        scope="trade",
+        request=c.IapVerify,
+        reply=c.Purchase,
+        summary="Apply an in-app purchase of the caller, verified with its store.",
+        errors=c.IAP_ERRORS,
+    )
+}
 WEBHOOKS = [
     Route("/webhooks/card", card_webhook, methods=["POST"]),
     Route("/webhooks/store/{platform}", store_webhook, methods=["POST"]),

@@ -22,22 +22,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from svc_api.bot import contract as c
 from svc_api.bot import service
 from svc_api.bot.worker import NAME
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.errors import ApiError, Invalid, NotFound
-from svc_api.core.fields import platform_of
 
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
 
 
-def _messenger_login(call: Call) -> dict[str, Any]:
+def _messenger_login(call: Call, req: c.MessengerLogin) -> dict[str, Any]:
     return service.login_with_code(
-        call.services,
-        call.params.get("code"),
-        ip=call.principal.ip,
-        platform=platform_of(call.params),
-        now=call.now,
+        call.services, req.code, ip=call.principal.ip, platform=req.platform, now=call.now
     )
 
 
@@ -69,6 +65,14 @@ async def webhook(request: Request) -> JSONResponse:
 
 
 USER: dict[str, Operation] = {
-    "messenger_login": Operation(_messenger_login, access="public", per_ip_limit=10),
+    "messenger_login": Operation(
+        _messenger_login,
+        access="public",
+        per_ip_limit=10,
+        request=c.MessengerLogin,
+        reply=c.SessionGrantReply,
+        summary="Open a session with the one-time code the messenger bot's /login gave.",
+        errors=c.LOGIN_ERRORS,
+    ),
 }
 WEBHOOKS = [Route("/bot/webhook", webhook, methods=["POST"])]

@@ -27,7 +27,7 @@ from svc_api.billing import service as billing
 from svc_api.bot import preferences, queries
 from svc_api.bot.replies import Reply, button
 from svc_api.bot.texts import HELP, NOT_LINKED, account_page, plans_page, when
-from svc_api.core.errors import Invalid, ServiceError, Unauthenticated
+from svc_api.core.errors import ServiceError, Unauthenticated
 from svc_api.core.store import Store
 from svc_api.keys import service as apikeys
 from svc_api.notifications import service as notifications
@@ -134,9 +134,9 @@ def _code_hash(code: str) -> str:
     return hashlib.sha256(code.strip().upper().encode()).hexdigest()
 
 
-def login_with_code(services: Any, code: object, *, ip: str, platform: str, now: int) -> dict[str, Any]:
-    """``messenger_login``: a session for the account of a one-time code from ``/login`` (401 for an
-    unknown, used or expired code).
+def login_with_code(services: Any, code: str, *, ip: str, platform: str, now: int) -> dict[str, Any]:
+    """``messenger_login``: a session for the account of a one-time code from ``/login`` (checked
+    by :func:`svc_api.bot.contract.login_code`; 401 for an unknown, used or expired code).
 
     Example:
         >>> from svc_api.core.services import Services
@@ -148,8 +148,6 @@ def login_with_code(services: Any, code: object, *, ip: str, platform: str, now:
         ...
         svc_api.core.errors.Unauthenticated: that login code is unknown, used or expired
     """
-    if not isinstance(code, str) or not code.strip() or len(code) > 32:
-        raise Invalid("code is required: the one-time code the messenger bot's /login gives")
     ttl = services.settings.session_ttl_seconds
     with services.store.write() as conn:
         svc_id = queries.use_login_code(conn, _code_hash(code), now=now)
@@ -167,7 +165,7 @@ def key(services: Any, chat: str, args: list[str], *, now: int) -> Reply:
     verb = args[0].lower() if args else "status"
     try:
         if verb == "generate":
-            label = " ".join(args[1:]) or "messenger bot"
+            label = apikeys.label_of(" ".join(args[1:]) or "messenger bot")
             made = apikeys.generate(
                 services.store,
                 svc_id,

@@ -14,10 +14,17 @@ from typing import Any
 from svc_api.client.base import UNSET, BaseClient
 from svc_api.accounts.contract import Account, IdentityLinked, LoggedOut, LoginHistoryPage, NotificationSettings, SessionGrant
 from svc_api.backtests.replies import BacktestCoinResult, BacktestDeleted, BacktestEstimate, BacktestHistoryPage, BacktestInfo, BacktestLaunch, BacktestResult, BacktestStatus, BacktestTimeframes
+from svc_api.billing.contract import Purchase
 from svc_api.community.replies import ChatDeleted, ChatSent, CommunityChat, CommunityLeaders, CommunityPosts, Followed, LeaderApplication, LeaderApplied, LeaderProfile, LeaderWithdrawn, PostCommented, PostCreated, PostDeleted, PostLiked, Reported
+from svc_api.credits.contract import CreditsHistoryPage
+from svc_api.economic.contract import CalendarPage, NewsPage
 from svc_api.exchange.contract import ExchangeBalance, ExchangeLinked, ExchangeUnlinked, OrderHistoryPage, OrderPreview, OrderResult
+from svc_api.keys.contract import ApiKeyCreated, ApiKeyDeleted, ApiKeyStatus
 from svc_api.market.contract import AvailableCoins, FavoriteCoins, Klines, MarketQuote, MarketTicker, SymbolInfo
 from svc_api.marketplace.replies import ListingDetail, ListingPublished, ListingRemoved, ListingUpdated, MarketplaceBrowse, MarketplaceListing, MarketplaceReviews, OwnListingsPage, Reviewed, Subscribed, SubscriptionsPage, Unsubscribed
+from svc_api.notifications.contract import MessengerLinkCode, NotificationsMarked, NotificationsPage
+from svc_api.platform.contract import Changelog, PlatformNotifications
+from svc_api.referrals.contract import InviterSet, ReferralList, ReferralRedeemed
 from svc_api.signals.contract import SignalsPage
 from svc_api.strategies.contract import StrategyDeleted, StrategyDetail, StrategyEdited, StrategyGenerated, StrategyRolledBack, StrategyVersionsPage, StrategyVisibility
 from svc_api.trends.contract import Tracked, TrackedPage, TrendIndicator, TrendIndicatorHistory, TrendSignalDetail, TrendSignalsPage
@@ -57,6 +64,34 @@ class Client(BaseClient):
     def identity_link(self, *, id_token: Any, nonce: Any = UNSET) -> IdentityLinked:
         """Link an OIDC identity to the caller's account."""
         return self._call("user", "identity_link", {"id_token": id_token, "nonce": nonce}, IdentityLinked)
+
+    def credits_history(self, *, limit: int = UNSET, cursor: Any = UNSET) -> CreditsHistoryPage:
+        """The caller's credits ledger, newest first."""
+        return self._call("user", "credits_history", {"limit": limit, "cursor": cursor}, CreditsHistoryPage)
+
+    def notifications_list(self, *, limit: int = UNSET, cursor: Any = UNSET) -> NotificationsPage:
+        """The caller's notifications, newest first."""
+        return self._call("user", "notifications_list", {"limit": limit, "cursor": cursor}, NotificationsPage)
+
+    def notifications_mark_read(self, *, notification_id: str | None = UNSET, all: Any | None = UNSET) -> NotificationsMarked:
+        """Mark one notification read, or all of them."""
+        return self._call("user", "notifications_mark_read", {"notification_id": notification_id, "all": all}, NotificationsMarked)
+
+    def messenger_link(self) -> MessengerLinkCode:
+        """A one-time code that links a messenger chat to the caller's account."""
+        return self._call("user", "messenger_link", {}, MessengerLinkCode)
+
+    def api_key_generate(self, *, label: str, permissions: list[str] = UNSET) -> ApiKeyCreated:
+        """Create the caller's API key (the secret is shown once)."""
+        return self._call("user", "api_key_generate", {"label": label, "permissions": permissions}, ApiKeyCreated)
+
+    def api_key_status(self) -> ApiKeyStatus:
+        """The caller's API key, if any (never its secret)."""
+        return self._call("user", "api_key_status", {}, ApiKeyStatus)
+
+    def api_key_revoke(self, *, api_key_id: str) -> ApiKeyDeleted:
+        """Revoke the caller's API key for good."""
+        return self._call("user", "api_key_revoke", {"api_key_id": api_key_id}, ApiKeyDeleted)
 
     def strategy_generate(self, *, strategy_name: str, market_type: str, signal_mode: str, timeframe: str, entry_condition: str | None, position_side: str = UNSET, tp_condition: str | None = UNSET, sl_condition: str | None = UNSET, exit_condition: str | None = UNSET) -> StrategyGenerated:
         """Create a strategy from conditions in words (1 credit, refunded if generation fails)."""
@@ -194,6 +229,14 @@ class Client(BaseClient):
         """Change the leader's display name, bio or avatar."""
         return self._call("user", "community_leader_update", {"display_name": display_name, "bio": bio, "avatar_url": avatar_url}, LeaderProfile)
 
+    def economic_news(self, *, limit: int = UNSET, cursor: Any = UNSET) -> NewsPage:
+        """Economic news, newest first (no credits)."""
+        return self._call("user", "economic_news", {"limit": limit, "cursor": cursor}, NewsPage)
+
+    def economic_calendar(self, *, limit: int = UNSET, mode: str = UNSET, horizon_days: int = UNSET, cursor: Any = UNSET) -> CalendarPage:
+        """Economic calendar events ahead or past (no credits)."""
+        return self._call("user", "economic_calendar", {"limit": limit, "mode": mode, "horizon_days": horizon_days, "cursor": cursor}, CalendarPage)
+
     def exchange_link(self, *, api_key: str, api_secret: str) -> ExchangeLinked:
         """Link the caller's exchange account by an API key pair."""
         return self._call("user", "exchange_link", {"api_key": api_key, "api_secret": api_secret}, ExchangeLinked)
@@ -221,6 +264,26 @@ class Client(BaseClient):
     def order_history(self, *, limit: int = UNSET, cursor: str | None = UNSET, status: Any = UNSET) -> OrderHistoryPage:
         """The caller's orders, newest first."""
         return self._call("user", "order_history", {"limit": limit, "cursor": cursor, "status": status}, OrderHistoryPage)
+
+    def iap_verify(self, *, platform: str, product_id: str, transaction_id: str, receipt: str) -> Purchase:
+        """Apply an in-app purchase of the caller, verified with its store."""
+        return self._call("user", "iap_verify", {"platform": platform, "product_id": product_id, "transaction_id": transaction_id, "receipt": receipt}, Purchase)
+
+    def set_inviter(self, *, inviter_id: str) -> InviterSet:
+        """Name the account that invited the caller (once, soon after registering)."""
+        return self._call("user", "set_inviter", {"inviter_id": inviter_id}, InviterSet)
+
+    def referral_list(self) -> ReferralList:
+        """The accounts that named the caller as inviter, newest first."""
+        return self._call("user", "referral_list", {}, ReferralList)
+
+    def referral_redeem(self, *, redeem_type: str, amount: Any) -> ReferralRedeemed:
+        """Turn available referral commission into credits."""
+        return self._call("user", "referral_redeem", {"redeem_type": redeem_type, "amount": amount}, ReferralRedeemed)
+
+    def messenger_login(self, *, code: str, platform: str = UNSET) -> SessionGrant:
+        """Open a session with the one-time code the messenger bot's /login gave."""
+        return self._call("user", "messenger_login", {"platform": platform, "code": code}, SessionGrant)
 
     def backtest_estimate(self, *, timeframe: str, coins: list[str], strategy_name: Any, start_ts: float | None = UNSET, end_ts: float | None = UNSET, asset_class: str | None = UNSET, provider: str | None = UNSET, market: str | None = UNSET, exchange: str | None = UNSET) -> BacktestEstimate:
         """The cost and duration of a job."""
@@ -261,6 +324,14 @@ class Client(BaseClient):
     def backtest_delete_backtest(self, *, job_id: str | None = UNSET, strategy_name: str | None = UNSET, backtest_key: Any = UNSET) -> BacktestDeleted:
         """Delete a finished job and its results."""
         return self._call("backtest", "delete_backtest", {"job_id": job_id, "strategy_name": strategy_name, "backtest_key": backtest_key}, BacktestDeleted)
+
+    def platform_notifications(self, *, limit: int = UNSET) -> PlatformNotifications:
+        """The latest platform announcements, newest first."""
+        return self._call("tradingdata", "platform_notifications", {"limit": limit}, PlatformNotifications)
+
+    def changelog(self, *, limit: int = UNSET, min_version: str | None = UNSET) -> Changelog:
+        """The client app's changelog, newest first."""
+        return self._call("tradingdata", "changelog", {"limit": limit, "min_version": min_version}, Changelog)
 
     def market_ticker(self, *, market: Any = UNSET, search: str | None = UNSET, priority: list[str] = UNSET, page: int = UNSET, limit: int = UNSET) -> MarketTicker:
         """One page of the ticker (favorites flagged for identified callers)."""

@@ -179,62 +179,6 @@ def parse_seconds(value: object, field: str) -> int:
     return int(text)
 
 
-def timeframe_of(params: Mapping[str, Any]) -> str:
-    """The required ``timeframe`` (one of the data store's timeframes).
-
-    Example:
-        >>> timeframe_of({"timeframe": "3h"})
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: timeframe must be one of 1m, 3m, 5m, 15m, 30m, 1h, 2h, 4h, 6h, \
-8h, 12h, 1d, 3d, 1w; got '3h'
-    """
-    value = params.get("timeframe")
-    if value is None or value == "":
-        raise Invalid("timeframe is required")
-    if not isinstance(value, str) or value not in TIMEFRAMES:
-        raise Invalid(f"timeframe must be one of {', '.join(TIMEFRAMES)}; got {value!r}")
-    return str(value)
-
-
-def timestamp_of(params: Mapping[str, Any], name: str, *, required: bool = False) -> float | None:
-    """A Unix-seconds field (a finite number), or None when absent and optional.
-
-    Example:
-        >>> timestamp_of({"start_ts": "x"}, "start_ts")
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: start_ts must be a number of Unix seconds, got 'x'
-    """
-    value = params.get(name)
-    if value is None:
-        if required:
-            raise Invalid(f"{name} is required")
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) > 1e11:
-        raise Invalid(f"{name} must be a number of Unix seconds, got {value!r}")
-    return int(value) if float(value).is_integer() else float(value)
-
-
-def coins_of(params: Mapping[str, Any], lo: int = 1, hi: int = 50) -> list[str]:
-    """The required ``coins`` list (``lo``..``hi`` non-empty strings).
-
-    Example:
-        >>> coins_of({"coins": ["BTC"]}, lo=2)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: coins must list 2 to 50 coins, got 1
-    """
-    coins = params.get("coins")
-    if coins is None:
-        raise Invalid("coins is required")
-    if not isinstance(coins, list) or not all(isinstance(c, str) and c.strip() for c in coins):
-        raise Invalid("coins must be a list of coin names such as ['BTC', 'ETH']")
-    if not lo <= len(coins) <= hi:
-        raise Invalid(f"coins must list {lo} to {hi} coins, got {len(coins)}")
-    return coins
-
-
 def non_empty(value: object, field: str) -> str:
     """A required string of at least one character (an id sent back by a client); else 400.
 
@@ -267,20 +211,6 @@ def email_address(value: object, field: str = "email") -> str:
     if not _EMAIL.match(value.strip()):
         raise Invalid(f"{field} must be a valid e-mail address")
     return value.strip().lower()
-
-
-def platform_of(params: Mapping[str, Any]) -> str:
-    """The client ``platform`` of a login or registration (default ``api``; 1-32 characters).
-
-    Example:
-        >>> platform_of({}), platform_of({"platform": "ios"})
-        ('api', 'ios')
-        >>> platform_of({"platform": None})
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: platform must be a string of 1-32 characters
-    """
-    return text(params.get("platform", "api"), "platform", hi=32) or "api"
 
 
 def market_type(value: object) -> str:

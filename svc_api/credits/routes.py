@@ -11,14 +11,14 @@ from typing import Any
 
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.fields import position_int
+from svc_api.credits import contract as c
 from svc_api.credits import service as credits
 
 
-def _credits_history(call: Call) -> dict[str, Any]:
-    limit = call.page(50, 1, 100)
+def _credits_history(call: Call, req: c.CreditsHistory) -> dict[str, Any]:
     position = call.cursor("credits_history")
     before = None if position is None else position_int(position, "s")
-    page, more = credits.history_page(call.store, call.svc_id, limit=limit, before_seq=before)
+    page, more = credits.history_page(call.store, call.svc_id, limit=req.limit, before_seq=before)
     last = {"s": page[-1]["seq"]} if more else None
     for entry in page:
         del entry["seq"]
@@ -26,5 +26,11 @@ def _credits_history(call: Call) -> dict[str, Any]:
 
 
 USER: dict[str, Operation] = {
-    "credits_history": Operation(_credits_history, inline=True),
+    "credits_history": Operation(
+        _credits_history,
+        inline=True,
+        request=c.CreditsHistory,
+        reply=c.CreditsHistoryPage,
+        summary="The caller's credits ledger, newest first.",
+    ),
 }

@@ -17,18 +17,14 @@ Example:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from svc_api.core.dispatch import Call, Operation, Reply
-from svc_api.core.errors import Invalid
 from svc_api.core.fields import position_int, position_str
+from svc_api.economic import contract as c
 from svc_api.economic import service as economic
 
 NEWS = "economic_news"
-LIMIT = (20, 1, 50)
-HORIZON = (7, 1, 90)
-_INTEGER = re.compile(r"[0-9]{1,6}")
 
 
 def _after(call: Call, kind: str) -> tuple[int, str] | None:
@@ -36,52 +32,8 @@ def _after(call: Call, kind: str) -> tuple[int, str] | None:
     return None if position is None else (position_int(position, "t"), position_str(position, "k"))
 
 
-def horizon_days(value: object) -> int:
-    """``horizon_days``: default 7; an integer (or a string of digits) from 1 to 90, else 400.
-
-    Example:
-        >>> horizon_days(None), horizon_days("30")
-        (7, 30)
-        >>> horizon_days(91)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: horizon_days must be an integer from 1 to 90, got 91
-    """
-    default, lo, hi = HORIZON
-    if value is None or value == "":
-        return default
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        number = int(value.strip())
-    else:
-        number = None
-    if number is None or not lo <= number <= hi:
-        raise Invalid(f"horizon_days must be an integer from {lo} to {hi}, got {value!r}")
-    return number
-
-
-def mode_of(value: object) -> str:
-    """``mode``: ``upcoming`` (default) or ``recent``, else 400.
-
-    Example:
-        >>> mode_of(None), mode_of("recent")
-        ('upcoming', 'recent')
-        >>> mode_of("past")
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: mode must be one of upcoming, recent, got 'past'
-    """
-    if value is None or value == "":
-        return "upcoming"
-    if value not in economic.MODES:
-        raise Invalid(f"mode must be one of {', '.join(economic.MODES)}, got {value!r}")
-    return str(value)
-
-
-def _news(call: Call) -> Reply:
-    limit = call.page(*LIMIT, clamp=True)
-    items, last = economic.news_page(call.store, limit=limit, after=_after(call, NEWS))
+def _news(call: Call, req: c.News) -> Reply:
+    items, last = economic.news_page(call.store, limit=req.limit, after=_after(call, NEWS))
     cursor = call.next_cursor(NEWS, last, personal=False)
     data = {
         "news": items,
@@ -94,14 +46,12 @@ def _news(call: Call) -> Reply:
     return Reply(data, timestamp=call.now)
 
 
-def _calendar(call: Call) -> Reply:
-    limit = call.page(*LIMIT, clamp=True)
-    mode = mode_of(call.params.get("mode"))
-    horizon = horizon_days(call.params.get("horizon_days"))
+def _calendar(call: Call, req: c.Calendar) -> Reply:
+    mode, horizon = req.mode, req.horizon_days
     kind = f"economic_calendar:{mode}"
     now = call.now
     items, last = economic.calendar_page(
-        call.store, mode=mode, now=now, horizon_days=horizon, limit=limit, after=_after(call, kind)
+        call.store, mode=mode, now=now, horizon_days=horizon, limit=req.limit, after=_after(call, kind)
     )
     cursor = call.next_cursor(kind, last, personal=False)
     data: dict[str, Any] = {
@@ -119,6 +69,13 @@ def _calendar(call: Call) -> Reply:
 
 
 USER: dict[str, Operation] = {
-    "economic_news": Operation(_news),
-    "economic_calendar": Operation(_calendar),
+    "economic_news": Operation(
+        _news, request=c.News, reply=c.NewsPage, summary="Economic news, newest first (no credits)."
+    ),
+    "economic_calendar": Operation(
+        _calendar,
+        request=c.Calendar,
+        reply=c.CalendarPage,
+        summary="Economic calendar events ahead or past (no credits).",
+    ),
 }

@@ -4,7 +4,7 @@ Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
     ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
-    ...     pair = generate_key(conn, sid, "bot", None, secret_key=b"k" * 32, now=0)
+    ...     pair = generate_key(conn, sid, "bot", ["read"], secret_key=b"k" * 32, now=0)
     >>> with store.read() as conn:
     ...     who = authenticate_key(conn, pair["api_key"], pair["api_secret"], secret_key=b"k" * 32, now=0)
     >>> who.svc_id == sid
@@ -63,26 +63,25 @@ def secret_hash(api_key: str, api_secret: str, *, secret_key: bytes) -> str:
 def generate_key(
     conn: Connection,
     svc_id: str,
-    label: object,
-    permissions: object,
+    label: str,
+    scopes: list[str],
     *,
     secret_key: bytes,
     now: int,
 ) -> dict[str, str]:
-    """Create the user's key; returns ``{api_key, api_secret}`` (the only time the secret is seen).
+    """Create the user's key with a checked ``label`` (:func:`label_of`) and ``scopes``
+    (:func:`scopes_of`); returns ``{api_key, api_secret}`` (the only time the secret is seen).
 
     Raises:
-        Invalid: label not 1-64 characters, unknown scope, or a key already exists.
+        Invalid: a key already exists.
 
     Example:
+        >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     generate_key(conn, "AB12CD", "", None, secret_key=b"k", now=0)
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: label must be a string of 1-64 characters
+        ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sorted(generate_key(conn, sid, "bot", ["read"], secret_key=b"k", now=0))
+        ['api_key', 'api_secret']
     """
-    label = text(label, "label", hi=64)
-    scopes = _scopes(permissions)
     if queries.active_key(conn, svc_id) is not None:
         raise Invalid("an API key already exists; revoke it before generating a new one")
     api_key = "svk_" + secrets.token_hex(16)
@@ -124,11 +123,10 @@ def key_status(conn: Connection, svc_id: str) -> dict[str, Any]:
     return {"has_key": key is not None, "key": key, "max_keys": MAX_KEYS}
 
 
-def revoke_key(conn: Connection, svc_id: str, api_key_id: object, *, now: int) -> dict[str, bool]:
+def revoke_key(conn: Connection, svc_id: str, api_key_id: str, *, now: int) -> dict[str, bool]:
     """Revoke the user's key at once and for good.
 
     Raises:
-        Invalid: ``api_key_id`` missing.
         Forbidden: no such active key of this user.
 
     Example:
@@ -138,8 +136,6 @@ def revoke_key(conn: Connection, svc_id: str, api_key_id: object, *, now: int) -
         ...
         svc_api.core.errors.Forbidden: API key not found or not owned by the caller
     """
-    if not isinstance(api_key_id, str) or not api_key_id:
-        raise Invalid("api_key_id is required")
     if queries.revoke(conn, svc_id, api_key_id, now=now) == 0:
         raise Forbidden("API key not found or not owned by the caller")
     return {"deleted": True}
@@ -170,7 +166,29 @@ def authenticate_key(
     return KeyIdentity(str(row.svc_id), tuple(p for p in row.permissions.split(",") if p), plan)
 
 
-def _scopes(permissions: object) -> list[str]:
+def label_of(value: object, name: str = "label") -> str:
+    """A key's label: a string of 1-64 characters; else 400.
+
+    Example:
+        >>> label_of("")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: label must be a string of 1-64 characters
+    """
+    return text(value, name, hi=64) or ""
+
+
+def scopes_of(permissions: object, name: str = "permissions") -> list[str]:
+    """A key's scopes: an array of ``read``/``trade`` (``read`` when absent or empty); else 400.
+
+    Example:
+        >>> scopes_of(["trade", "read"]), scopes_of(None)
+        (['read', 'trade'], ['read'])
+        >>> scopes_of(["fly"])
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: unknown permission(s): fly; allowed: read, trade
+    """
     if permissions is None:
         return ["read"]
     if not isinstance(permissions, list) or not all(isinstance(p, str) for p in permissions):
@@ -185,18 +203,22 @@ def _scopes(permissions: object) -> list[str]:
 
 
 def generate(
-    store: Store, svc_id: str, label: object, permissions: object, *, secret_key: bytes, now: int
+    store: Store, svc_id: str, label: str, scopes: list[str], *, secret_key: bytes, now: int
 ) -> dict[str, str]:
     """:func:`generate_key` in a write transaction.
 
     Example:
-        >>> generate(store, "AB12CD", "bot", ["fly"], secret_key=b"k", now=0)
+        >>> from svc_api.accounts.service import register
+        >>> with store.write() as conn:
+        ...     sid = register(conn, "h@example.com", "password1", ip="::1", ttl=60).svc_id
+        >>> _ = generate(store, sid, "bot", ["read"], secret_key=b"k", now=0)
+        >>> generate(store, sid, "bot", ["read"], secret_key=b"k", now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: unknown permission(s): fly; allowed: read, trade
+        svc_api.core.errors.Invalid: an API key already exists; revoke it before generating a new one
     """
     with store.write() as conn:
-        return generate_key(conn, svc_id, label, permissions, secret_key=secret_key, now=now)
+        return generate_key(conn, svc_id, label, scopes, secret_key=secret_key, now=now)
 
 
 def status(store: Store, svc_id: str) -> dict[str, Any]:
@@ -210,14 +232,14 @@ def status(store: Store, svc_id: str) -> dict[str, Any]:
         return key_status(conn, svc_id)
 
 
-def revoke(store: Store, svc_id: str, api_key_id: object, *, now: int) -> dict[str, bool]:
+def revoke(store: Store, svc_id: str, api_key_id: str, *, now: int) -> dict[str, bool]:
     """:func:`revoke_key` in a write transaction.
 
     Example:
-        >>> revoke(store, "AB12CD", "", now=0)
+        >>> revoke(store, "AB12CD", "svk_unknown", now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: api_key_id is required
+        svc_api.core.errors.Forbidden: API key not found or not owned by the caller
     """
     with store.write() as conn:
         return revoke_key(conn, svc_id, api_key_id, now=now)

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.services import Services
 from svc_api.notifications import service as notifications
+from svc_api.platform import contract as c
 from svc_api.platform import service as platform
 
 
@@ -140,18 +141,28 @@ async def openapi(request: Request) -> Response:
     return Response(await run_in_threadpool(platform.openapi_document), media_type="application/json")
 
 
-def _platform_notifications(call: Call) -> dict[str, Any]:
-    limit = call.page(20, 1, 50, clamp=True)
-    items = notifications.latest_announcements(call.store, limit=limit)
+def _platform_notifications(call: Call, req: c.PlatformNotificationsQuery) -> dict[str, Any]:
+    items = notifications.latest_announcements(call.store, limit=req.limit)
     return {"notifications": items, "count": len(items)}
 
 
-def _changelog(call: Call) -> dict[str, Any]:
-    limit = call.page(50, 1, 200, clamp=True)
-    return platform.changelog(call.store, limit=limit, min_version=call.params.get("min_version"))
+def _changelog(call: Call, req: c.ChangelogQuery) -> dict[str, Any]:
+    return platform.changelog(call.store, limit=req.limit, min_version=req.min_version)
 
 
 TRADINGDATA: dict[str, Operation] = {
-    "platform_notifications": Operation(_platform_notifications, access="public"),
-    "changelog": Operation(_changelog, access="public"),
+    "platform_notifications": Operation(
+        _platform_notifications,
+        access="public",
+        request=c.PlatformNotificationsQuery,
+        reply=c.PlatformNotifications,
+        summary="The latest platform announcements, newest first.",
+    ),
+    "changelog": Operation(
+        _changelog,
+        access="public",
+        request=c.ChangelogQuery,
+        reply=c.Changelog,
+        summary="The client app's changelog, newest first.",
+    ),
 }

@@ -58,20 +58,20 @@ def inviter_id_of(value: object) -> str:
     return found
 
 
-def set_inviter(conn: Connection, svc_id: str, inviter: object, *, now: int) -> dict[str, Any]:
-    """Name the inviter of ``svc_id`` (see the module docstring for the rules and statuses).
+def set_inviter(conn: Connection, svc_id: str, inviter_id: str, *, now: int) -> dict[str, Any]:
+    """Name the inviter of ``svc_id`` (an ID checked by :func:`inviter_id_of`; see the module
+    docstring for the rules and statuses).
 
     Example:
         >>> with store.write() as conn:
         ...     a = accounts.register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     b = accounts.register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
-        ...     set_inviter(conn, b, a.lower(), now=86400)["inviter_id"] == a
+        ...     set_inviter(conn, b, a, now=86400)["inviter_id"] == a
         ...     set_inviter(conn, b, a, now=86400)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Conflict: an inviter is already set for this account; it cannot be changed
     """
-    inviter_id = inviter_id_of(inviter)
     if inviter_id == svc_id:
         raise Invalid("inviter_id is your own ID; name the account that invited you")
     if not accounts.account_exists(conn, inviter_id):

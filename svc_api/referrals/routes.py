@@ -9,28 +9,44 @@ from __future__ import annotations
 
 from typing import Any
 
+from svc_api.core.contract import NoFields
 from svc_api.core.dispatch import Call, Operation, Reply
+from svc_api.referrals import contract as c
 from svc_api.referrals import service as referrals
 
 
-def _set_inviter(call: Call) -> Reply:
-    result = referrals.name_inviter(call.store, call.svc_id, call.params.get("inviter_id"), now=call.now)
+def _set_inviter(call: Call, req: c.SetInviter) -> Reply:
+    result = referrals.name_inviter(call.store, call.svc_id, req.inviter_id, now=call.now)
     return Reply(result, timestamp=call.now)
 
 
-def _list(call: Call) -> dict[str, Any]:
+def _list(call: Call, req: NoFields) -> dict[str, Any]:
     return referrals.referrals(call.store, call.svc_id, now=call.now)
 
 
-def _redeem(call: Call) -> dict[str, Any]:
-    p = call.params
-    return referrals.redeem_commission(
-        call.store, call.svc_id, p.get("redeem_type"), p.get("amount"), now=call.now
-    )
+def _redeem(call: Call, req: c.ReferralRedeem) -> dict[str, Any]:
+    return referrals.redeem_commission(call.store, call.svc_id, req.amount, now=call.now)
 
 
 USER: dict[str, Operation] = {
-    "set_inviter": Operation(_set_inviter),
-    "referral_list": Operation(_list),
-    "referral_redeem": Operation(_redeem),
+    "set_inviter": Operation(
+        _set_inviter,
+        request=c.SetInviter,
+        reply=c.InviterSet,
+        summary="Name the account that invited the caller (once, soon after registering).",
+        errors=c.SET_INVITER_ERRORS,
+    ),
+    "referral_list": Operation(
+        _list,
+        request=NoFields,
+        reply=c.ReferralList,
+        summary="The accounts that named the caller as inviter, newest first.",
+    ),
+    "referral_redeem": Operation(
+        _redeem,
+        request=c.ReferralRedeem,
+        reply=c.ReferralRedeemed,
+        summary="Turn available referral commission into credits.",
+        errors=c.REDEEM_ERRORS,
+    ),
 }

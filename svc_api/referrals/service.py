@@ -70,24 +70,33 @@ def redeem_amount(value: object) -> Decimal:
     return amount
 
 
-def redeem(conn: Connection, svc_id: str, redeem_type: object, amount: object, *, now: int) -> dict[str, Any]:
-    """Convert ``amount`` USDT of available commission into credits, in the caller's transaction.
+def redeem_type_of(value: object, name: str = "redeem_type") -> str:
+    """What a commission is redeemed as: one of :data:`REDEEM_TYPES`; else 400.
 
-    400 when ``redeem_type`` is not ``credits``, when ``amount`` is not a number, below 1, with more
-    than 4 decimals or above the available commission. Returns ``{redeem_type, amount, status:
-    "completed", credits_added}``.
+    Example:
+        >>> redeem_type_of("cash")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: redeem_type must be one of credits, got 'cash'
+    """
+    if value not in REDEEM_TYPES:
+        raise Invalid(f"{name} must be one of {', '.join(REDEEM_TYPES)}, got {value!r}"[:200])
+    return str(value)
+
+
+def redeem(conn: Connection, svc_id: str, value: Decimal, *, now: int) -> dict[str, Any]:
+    """Convert ``value`` USDT (checked by :func:`redeem_amount`) of available commission into
+    credits, in the caller's transaction; 400 above the available commission. Returns
+    ``{redeem_type: "credits", amount, status: "completed", credits_added}``.
 
     Example:
         >>> with store.write() as conn:
         ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
-        ...     redeem(conn, sid, "credits", 1, now=0)
+        ...     redeem(conn, sid, Decimal(1), now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: amount 1 exceeds the available commission of 0 USDT
     """
-    if redeem_type not in REDEEM_TYPES:
-        raise Invalid(f"redeem_type must be one of {', '.join(REDEEM_TYPES)}, got {redeem_type!r}"[:200])
-    value = redeem_amount(amount)
     accounts.lock_account(conn, svc_id)  # concurrent redemptions of one account queue here
     available = available_commission(conn, svc_id)
     if value > available:
@@ -118,7 +127,7 @@ def redeem(conn: Connection, svc_id: str, redeem_type: object, amount: object, *
 # ---- use cases of the routes (each in its own transaction) ----------------------------------------
 
 
-def name_inviter(store: Store, svc_id: str, inviter: object, *, now: int) -> dict[str, Any]:
+def name_inviter(store: Store, svc_id: str, inviter_id: str, *, now: int) -> dict[str, Any]:
     """:func:`set_inviter` in a write transaction.
 
     Example:
@@ -128,7 +137,7 @@ def name_inviter(store: Store, svc_id: str, inviter: object, *, now: int) -> dic
         svc_api.core.errors.Invalid: inviter_id is your own ID; name the account that invited you
     """
     with store.write() as conn:
-        return set_inviter(conn, svc_id, inviter, now=now)
+        return set_inviter(conn, svc_id, inviter_id, now=now)
 
 
 def referrals(store: Store, svc_id: str, *, now: int) -> dict[str, Any]:
@@ -142,19 +151,17 @@ def referrals(store: Store, svc_id: str, *, now: int) -> dict[str, Any]:
         return referral_list(conn, svc_id, now=now)
 
 
-def redeem_commission(
-    store: Store, svc_id: str, redeem_type: object, amount: object, *, now: int
-) -> dict[str, Any]:
+def redeem_commission(store: Store, svc_id: str, value: Decimal, *, now: int) -> dict[str, Any]:
     """:func:`redeem` in a write transaction.
 
     Example:
-        >>> redeem_commission(store, "NOPE00", "cash", 5, now=0)
+        >>> redeem_commission(store, "NOPE00", Decimal(5), now=0)
         Traceback (most recent call last):
         ...
-        svc_api.core.errors.Invalid: redeem_type must be one of credits, got 'cash'
+        svc_api.core.errors.NotFound: unknown account NOPE00
     """
     with store.write() as conn:
-        return redeem(conn, svc_id, redeem_type, amount, now=now)
+        return redeem(conn, svc_id, value, now=now)
 
 
 def referral_rate(store: Store, svc_id: str, rate_pct: object) -> dict[str, Any]:
@@ -188,6 +195,7 @@ __all__ = [
     "redeem",
     "redeem_amount",
     "redeem_commission",
+    "redeem_type_of",
     "referral_list",
     "referral_rate",
     "referrals",

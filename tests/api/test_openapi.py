@@ -139,14 +139,10 @@ def test_every_route_and_selector_is_documented(app):
             assert selector["schema"]["enum"] == [name] and selector["schema"]["default"] == name
 
 
-def test_every_family_operation_declares_its_models_or_is_listed_untyped():
-    """An operation is declared by its request and reply models; the ones not yet converted are
-    listed in apidoc/untyped.yaml (and only those, so the list can only shrink)."""
-    untyped = yaml.safe_load(resources.files("svc_api.apidoc").joinpath("untyped.yaml").read_text())
+def test_every_family_operation_declares_its_models():
     for family in FAMILIES.values():
-        declared = {n for n, op in family.operations.items() if op.request and op.reply}
-        assert declared.isdisjoint(untyped.get(family.name, {})), family.name
-        assert declared | set(untyped.get(family.name, {})) == set(family.operations), family.name
+        undeclared = [n for n, op in family.operations.items() if op.request is None or op.reply is None]
+        assert undeclared == [], family.name
 
 
 def test_every_documented_method_is_served(app):
