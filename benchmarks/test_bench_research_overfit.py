@@ -4,7 +4,8 @@ resamples of one 4.35 M-candle BTCUSDT 1m series, and ``confidence`` of a backte
 core (target: under 2 s).
 
 Run: ``.venv/bin/python -m pytest benchmarks/test_bench_research_overfit.py -p no:cacheprovider
---benchmark-only -s``; ``SVC_BENCH_SWEEP_COINS`` lowers the number of coins.
+--benchmark-only -s``; ``SVC_BENCH_SWEEP_COINS`` lowers the number of coins, ``SVC_BENCH_ROUNDS``
+(default 3) sets the alternating rounds of the sweep with and without moments.
 """
 
 from __future__ import annotations
@@ -58,19 +59,25 @@ def test_bench_pbo_share_of_a_1000_cell_sweep(benchmark: Any) -> None:
         )
 
     run(0)  # compile and warm every cache once
-    t0 = time.thread_time()
-    run(0)
-    plain = time.thread_time() - t0
-    t0 = time.thread_time()
-    kept = run(16)
-    with_moments = time.thread_time() - t0
-    result = benchmark.pedantic(kept.pbo, rounds=1, iterations=1, warmup_rounds=1)
+    # Alternating rounds, the fastest of each: on the shared machine one round can be slowed by a
+    # neighbour, and alternating spreads a change of load over both.
+    plain, with_moments = float("inf"), float("inf")
+    for _ in range(int(os.environ.get("SVC_BENCH_ROUNDS", "3"))):
+        t0 = time.thread_time()
+        run(0)
+        plain = min(plain, time.thread_time() - t0)
+        t0 = time.thread_time()
+        kept = run(16)
+        with_moments = min(with_moments, time.thread_time() - t0)
+    result = benchmark.pedantic(kept.pbo, rounds=3, iterations=1, warmup_rounds=1)
     pbo_t = benchmark.stats.stats.min
     extra = (with_moments - plain + pbo_t) / plain
+    load = os.getloadavg()[0]
     print(
-        f"\n  sweep 1,000 cells x {len(frames)} coins x {YEAR} 1h candles, one core (CPU time):"
-        f" {plain:.2f} s without moments, {with_moments:.2f} s with them; PBO (12,870 splits of"
-        f" {result.cells} cells) {pbo_t:.3f} s; added {extra:.1%} (target < 20 %); PBO {result.pbo:.2f}"
+        f"\n  sweep 1,000 cells x {len(frames)} coins x {YEAR} 1h candles, one core (CPU time, fastest"
+        f" of alternating rounds, load {load:.1f}): {plain:.2f} s without moments, {with_moments:.2f} s"
+        f" with them; PBO (12,870 splits of {result.cells} cells) {pbo_t:.3f} s; added {extra:.1%}"
+        f" (target < 20 %: {'met' if extra < 0.20 else 'missed'}); PBO {result.pbo:.2f}"
     )
     assert extra < 0.20
 

@@ -21,10 +21,11 @@ steps otherwise):
   its deepest fall. The super-chunks around a block bound its levels; when the bound shows the
   block can change neither, it costs its two rows and nothing else. Only the others are walked.
 - Positions and lengths come from a splitmix64 generator inlined in the kernel (Steele, Lea and
-  Flood, 2014), seeded with ``seed``, drawn ``_AHEAD`` blocks ahead of the walk with their two
-  rows prefetched: the rows are random places in a 139 MB array, and the walk would otherwise wait
-  on each in turn. The draw order is that of the previous kernel: a seed's figures move only by
-  rounding (the sums are differences of prefix sums).
+  Flood, 2014), seeded with ``seed``, in the draw order of the 2026-12-02 kernel. They are drawn
+  ``_PIECE`` blocks at a time; the blocks' rows (random places in a 139 MB array) are then read in
+  the order of their starts, and the path is walked in the draw order from what was read. The sums
+  and tests are those of :func:`_segment`, in the same order: a seed's figures are bit for bit
+  those of the kernel that read each block's rows as it walked it.
 
 Example:
     >>> out = np.zeros((2, 4))
@@ -51,9 +52,9 @@ SUPER = CHUNK * CHUNK
 MEAN, STD, LOG_GROWTH, MAX_DD_LOG = 0, 1, 2, 3
 _LEVEL, _S1, _S2 = 0, 1, 2  # columns of a candle's row
 _HI, _LO, _DD = 0, 1, 2  # columns of a chunk's summary
-_AHEAD = 32  # blocks drawn (and their rows prefetched) before they are walked
-_RING = 64  # a power of two above _AHEAD
-_MASK = _RING - 1
+_PIECE = 32_768  # blocks drawn, gathered and walked at a time (their rows: 2.4 MB, in L3)
+_SHIFT = 9  # the gather visits the blocks by start // 512 (16 KB of rows)
+_AHEAD = 16  # blocks whose rows are prefetched before the gather reads them
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -264,45 +265,116 @@ def draw_blocks_nb(n, mean_block, seed, resample):
 
 
 @njit(cache=True, nogil=True)
+def _draw_piece(s, n, inv_log_q, left, drawing, reps, starts, lengths, ends):
+    """Draw the next ``starts.shape[0]`` blocks of the stream (fewer when the last resample ends)
+    as :func:`_draw` does, cut at the resamples' ends (``ends[i]``: block i ends one)."""
+    p = starts.shape[0]
+    us = np.empty(p)
+    for i in range(p):
+        s, z = _splitmix(s)
+        starts[i] = int(z * (1.0 / 9007199254740992.0) * n)
+        s, z = _splitmix(s)
+        us[i] = (z + 1) * (1.0 / 9007199254740992.0)
+    # the logarithms apart from the cut: independent, they overlap instead of queuing on `left`
+    for i in range(p):
+        lengths[i] = 1 + int(math.log(us[i]) * inv_log_q) if inv_log_q < 0.0 else 1
+    m = p
+    for i in range(p):
+        length = min(lengths[i], left)
+        left -= length
+        lengths[i] = length
+        ends[i] = left == 0
+        if left == 0:
+            left, drawing = n, drawing + 1
+            if drawing == reps:
+                m = i + 1
+                break
+    return s, left, drawing, m
+
+
+@njit(cache=True, nogil=True)
+def _gather(rows, sc, n, starts, lengths, m, counts, order, g):
+    """g[i] = block i's rows at its start and end (level, S1, S2) and its super-chunks' bound (hi,
+    lo, inner), read by ``start >> _SHIFT`` (a counting sort): a piece's blocks then fall in few
+    pages and DRAM rows each, not in random places. Wrapping blocks are left to the walk."""
+    counts[:] = 0
+    for i in range(m):
+        if starts[i] + lengths[i] <= n:
+            counts[(starts[i] >> _SHIFT) + 1] += 1
+    for k in range(counts.shape[0] - 1):
+        counts[k + 1] += counts[k]
+    for i in range(m):
+        if starts[i] + lengths[i] <= n:
+            k = starts[i] >> _SHIFT
+            order[counts[k]] = i
+            counts[k] += 1
+    sorted_ = counts[counts.shape[0] - 2]
+    nsc = sc.shape[0]
+    for t in range(sorted_):
+        if t + _AHEAD < sorted_:
+            i = order[t + _AHEAD]
+            _prefetch(rows, starts[i])
+            _prefetch(rows, starts[i] + lengths[i])
+        i = order[t]
+        a = starts[i]
+        b = a + lengths[i]
+        g[i, 0], g[i, 1], g[i, 2] = rows[a, _LEVEL], rows[a, _S1], rows[a, _S2]
+        g[i, 3], g[i, 4], g[i, 5] = rows[b, _LEVEL], rows[b, _S1], rows[b, _S2]
+        k0, k1 = a // SUPER, min((b - 1) // SUPER, nsc - 1)
+        hi, lo, inner = -np.inf, np.inf, 0.0
+        if k0 < nsc:
+            for k in range(k0, k1 + 1):
+                inner = max(inner, hi - sc[k, _LO], sc[k, _DD])
+                hi = max(hi, sc[k, _HI])
+                lo = min(lo, sc[k, _LO])
+        g[i, 6], g[i, 7], g[i, 8] = hi, lo, inner
+
+
+@njit(cache=True, nogil=True)
 def stationary_bootstrap_nb(r, mean_block, seed, out):
     """Fill ``out`` (resamples, 4) with the mean, standard deviation (ddof 1), total log growth
     and deepest log drawdown of each stationary-bootstrap resample of ``r``; seeded."""
     n = r.shape[0]
     reps = out.shape[0]
     rows, ch, sc = tables_nb(r)
+    nsc = sc.shape[0]
     inv_log_q = 1.0 / math.log(1.0 - 1.0 / mean_block) if mean_block > 1.0 else 0.0
     s = np.uint64(seed)
-    starts, lengths = np.empty(_RING, np.int64), np.empty(_RING, np.int64)
-    drawn, walked_on, left, drawing = 0, 0, n, 0  # blocks drawn, blocks walked, of resample `drawing`
-    for rep in range(reps):
-        x, s1, s2, peak, dd, walked = 0.0, 0.0, 0.0, 0.0, 0.0, 0
-        done = 0
-        while done < n:
-            # draw _AHEAD blocks before they are walked (the stream runs on into the next
-            # resamples, in the same order) and prefetch their two rows: a block's rows are two
-            # random places in a large array, and the walk would otherwise wait on each in turn
-            while drawn - walked_on < _AHEAD and drawing < reps:
-                s, a, length = _draw(s, n, inv_log_q)
-                length = min(length, left)
-                left -= length
-                if left == 0:
-                    left, drawing = n, drawing + 1
-                starts[drawn & _MASK], lengths[drawn & _MASK] = a, length
-                _prefetch(rows, a)
-                _prefetch(rows, a + length if a + length <= n else a + length - n)
-                drawn += 1
-            i = walked_on & _MASK
-            x, s1, s2, peak, dd, walked = _block(
-                rows, ch, sc, n, starts[i], lengths[i], x, s1, s2, peak, dd, walked
-            )
-            done += lengths[i]
-            walked_on += 1
-        mean = s1 / n
-        var = (s2 - n * mean * mean) / (n - 1) if n > 1 else 0.0
-        out[rep, MEAN] = mean
-        out[rep, STD] = math.sqrt(var) if var > 0.0 else 0.0
-        out[rep, LOG_GROWTH] = x
-        out[rep, MAX_DD_LOG] = dd
+    starts, lengths = np.empty(_PIECE, np.int64), np.empty(_PIECE, np.int64)
+    ends = np.zeros(_PIECE, np.bool_)
+    g = np.empty((_PIECE, 9))
+    counts = np.zeros((n >> _SHIFT) + 2, np.int64)
+    order = np.empty(_PIECE, np.int64)
+    left, drawing, rep = n, 0, 0
+    x, s1, s2, peak, dd, walked = 0.0, 0.0, 0.0, 0.0, 0.0, 0
+    while drawing < reps:
+        s, left, drawing, m = _draw_piece(s, n, inv_log_q, left, drawing, reps, starts, lengths, ends)
+        _gather(rows, sc, n, starts, lengths, m, counts, order, g)
+        # the path in the draw order, from the gathered rows: the same sums and tests as _segment
+        for i in range(m):
+            a = starts[i]
+            b = a + lengths[i]
+            if b > n:
+                x, s1, s2, peak, dd, walked = _block(
+                    rows, ch, sc, n, a, lengths[i], x, s1, s2, peak, dd, walked
+                )
+            else:
+                s1 += g[i, 4] - g[i, 1]
+                s2 += g[i, 5] - g[i, 2]
+                off = x - g[i, 0]
+                last = (b - 1) // SUPER >= nsc  # the last super-chunk is not in the table
+                if last or off + g[i, 6] > peak or peak - (off + g[i, 7]) > dd or g[i, 8] > dd:
+                    peak, dd = _walk(rows, ch, sc, a, b, off, peak, dd)
+                x = off + g[i, 3]
+            if ends[i]:
+                mean = s1 / n
+                var = (s2 - n * mean * mean) / (n - 1) if n > 1 else 0.0
+                out[rep, MEAN] = mean
+                out[rep, STD] = math.sqrt(var) if var > 0.0 else 0.0
+                out[rep, LOG_GROWTH] = x
+                out[rep, MAX_DD_LOG] = dd
+                rep += 1
+                x, s1, s2, peak, dd = 0.0, 0.0, 0.0, 0.0, 0.0
 
 
 @njit(cache=True, nogil=True)
