@@ -30,6 +30,7 @@ import sqlalchemy as sa
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from svc_api.core.clock import Clock
 from svc_api.core.errors import ApiError
 from svc_api.core.jsonbody import InvalidJson, parse_object
 from svc_api.core.liveness import HOLDER, LEASE_SECONDS, is_dead
@@ -47,6 +48,9 @@ Applies = Callable[[Scope], bool]
 class _Services(Protocol):
     @property
     def store(self) -> Store: ...
+
+    @property
+    def clock(self) -> Clock: ...
 
 
 def valid_key(value: object) -> bool:

@@ -286,7 +286,7 @@ def run_kernels(p: Prepared, sig: Signals, s: Settings) -> Run:
     )
     rules = Rules(sig.exit_flag, sig.market, sig.hold, sig.moves, *nb.reverse_args(sig, fate, len(window)))
     terms = kernel_terms(s, np.array([hs]), window.tf_ms)
-    n_tr, final = nb.single_sweep_nb(*plain(bars, orders, rules, terms), fate, trades, fine)
+    n_tr, final = nb.single_sweep_nb(*plain(bars, orders, rules, terms), fate, trades, fine)  # type: ignore[call-arg]
     trades = trades[:n_tr]
     comm = s.commission_pct / 100
     eq = np.empty(len(window))

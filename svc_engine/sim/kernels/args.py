@@ -95,8 +95,8 @@ def one_coin(candles: tuple[np.ndarray, ...], signals: tuple[np.ndarray, ...]) -
         ([0, 3], 3, [0, 2])
     """
     n, m = candles[0].shape[0], signals[0].shape[0]
-    bars = Bars(*candles, np.array([0, n], np.int64), _NO_UPOS, n)
-    return bars, Orders(*signals, np.array([0, m], np.int64))
+    bars = Bars(*candles, np.array([0, n], np.int64), _NO_UPOS, n)  # type: ignore[call-arg, arg-type]
+    return bars, Orders(*signals, np.array([0, m], np.int64))  # type: ignore[call-arg]
 
 
 def plain(*records: tuple) -> tuple[tuple, ...]:
