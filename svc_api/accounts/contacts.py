@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,23 @@ def notification_preferences(conn: Connection, svc_id: str) -> dict[str, bool]:
     return {name: bool(getattr(row, name)) for name in NOTIFICATION_CHANNELS}
 
 
+def check_switches(changes: Mapping[str, Any]) -> None:
+    """Every name a channel switch and every value a boolean; else 400.
+
+    Example:
+        >>> check_switches({"mail": "yes"})
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: notification channel values must be booleans: mail
+    """
+    unknown = sorted(set(changes) - set(NOTIFICATION_CHANNELS))
+    if unknown:
+        raise Invalid(f"unknown notification channel(s): {', '.join(unknown)}")
+    bad = sorted(name for name, value in changes.items() if not isinstance(value, bool))
+    if bad:
+        raise Invalid(f"notification channel values must be booleans: {', '.join(bad)}")
+
+
 def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[str, Any]) -> dict[str, bool]:
     """Switch delivery channels on or off; unknown names or non-booleans are a 400.
 
@@ -42,12 +60,7 @@ def set_notification_preferences(conn: Connection, svc_id: str, changes: dict[st
         ...
         svc_api.core.errors.Invalid: unknown notification channel(s): fax
     """
-    unknown = sorted(set(changes) - set(NOTIFICATION_CHANNELS))
-    if unknown:
-        raise Invalid(f"unknown notification channel(s): {', '.join(unknown)}")
-    bad = sorted(name for name, value in changes.items() if not isinstance(value, bool))
-    if bad:
-        raise Invalid(f"notification channel values must be booleans: {', '.join(bad)}")
+    check_switches(changes)
     if changes:
         queries.set_switches(conn, svc_id, changes)
     return notification_preferences(conn, svc_id)

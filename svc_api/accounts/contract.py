@@ -12,9 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from svc_api.accounts.contacts import NOTIFICATION_CHANNELS
+from svc_api.accounts.contacts import check_switches
 from svc_api.core.contract import Check, ErrorDoc, Fields, Shape
-from svc_api.core.errors import Invalid
 from svc_api.core.fields import text
 from svc_api.core.params import AsSent, Email, Limit, Platform, UserPage
 
@@ -59,12 +58,7 @@ class LoginHistory(Fields):
 
 def _switches(value: Mapping[str, Any]) -> dict[str, Any]:
     changes = {k: v for k, v in value.items() if k != "idempotency_key"}
-    unknown = sorted(set(changes) - set(NOTIFICATION_CHANNELS))
-    if unknown:
-        raise Invalid(f"unknown notification channel(s): {', '.join(unknown)}")
-    bad = sorted(k for k, v in changes.items() if not isinstance(v, bool))
-    if bad:
-        raise Invalid(f"notification channel values must be booleans: {', '.join(bad)}")
+    check_switches(changes)
     return changes
 
 

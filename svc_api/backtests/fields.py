@@ -20,9 +20,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from svc_api.core.contract import Sent
 from svc_api.core.errors import Invalid
 from svc_api.core.fields import position_int, position_str, required_text
 from svc_engine.data import TIMEFRAMES
@@ -48,19 +48,6 @@ PORTFOLIO_SETTINGS = ("commission_pct",)
 METADATA = ("asset_class", "provider", "market", "exchange")
 KINDS = ("run", "full_range", "portfolio")
 MAX_DIVIDE = 20
-
-
-@dataclass(frozen=True)
-class Sent:
-    """A field's value with the whole request, for a rule that reads other fields.
-
-    Example:
-        >>> Sent(1, {"a": 1}).request["a"]
-        1
-    """
-
-    value: Any
-    request: Mapping[str, Any]
 
 
 def timeframe(value: Any, field: str = "timeframe") -> str:

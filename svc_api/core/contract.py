@@ -35,7 +35,7 @@ from pydantic_core import CoreSchema, core_schema
 
 JsonDict = dict[str, Any]
 
-__all__ = ["ABSENT", "Annotated", "Check", "ErrorDoc", "Fields", "NoFields", "Shape"]
+__all__ = ["ABSENT", "Annotated", "Check", "ErrorDoc", "Fields", "NoFields", "Sent", "Shape"]
 
 
 class _Absent:
@@ -183,6 +183,21 @@ class Shape(BaseModel):
     """
 
     model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A field's value with the whole request, for a rule that reads other fields: a model's
+    :meth:`Fields.prepare` hands it over, and the rule runs at its own place in the model's order
+    (the fields it reads were checked before it).
+
+    Example:
+        >>> Sent(1, {"a": 1}).request["a"]
+        1
+    """
+
+    value: Any
+    request: Mapping[str, Any]
 
 
 @dataclass(frozen=True)

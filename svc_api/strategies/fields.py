@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from svc_api.core.contract import Sent
 from svc_api.core.errors import Invalid
 from svc_api.core.fields import string_list
 from svc_api.credits import service as credits
@@ -35,20 +35,6 @@ MAX_CONDITION_CHARS = 1000
 PUBLIC_FIELDS = ("credits_per_signal", "timeframe", "coins")
 _NAME = re.compile(r"[a-z0-9]{4,20}")
 _COIN = re.compile(r"[A-Z0-9][A-Z0-9._/\-]{0,29}")
-
-
-@dataclass(frozen=True)
-class Sent:
-    """A field's value with the whole request, for a rule that reads other fields (sent as they came:
-    the fields it reads were checked before it, in the model's order).
-
-    Example:
-        >>> Sent(1, {"a": 1}).request["a"]
-        1
-    """
-
-    value: Any
-    request: Mapping[str, Any]
 
 
 def check_name(value: Any, field: str = "strategy_name") -> str:
