@@ -216,6 +216,10 @@ def _close_open_apps() -> None:
         api.close()
 
 
+LONG_SESSION = 3650 * 24 * 3600
+"""The session lifetime of an app whose clock the test moves by hand (see ``make_api``)."""
+
+
 @pytest.fixture
 def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Factory of clients of fresh apps (rate limits scaled up so tests are not throttled; no trend
@@ -232,6 +236,12 @@ def make_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     made: list[Api] = []
 
     def make(settings: Settings, *, app: Any = None, ip: str = "127.0.0.1", clock: Any = None) -> Api:
+        if isinstance(clock, ManualClock) and settings.session_ttl_seconds == Settings.default(
+            "session_ttl_seconds"
+        ):
+            # a session's expiry counts on the service's clock, which these tests move by months
+            # while one session serves the whole test; a test of expiry sets its own lifetime
+            settings = settings.replace(session_ttl_seconds=LONG_SESSION)
         if app is None:
             app = create_app(settings.replace(**tunables_from_env(os.environ)), clock=clock)
         api = Api(app, ip=ip)
@@ -300,5 +310,7 @@ def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
 def capi(settings: Settings, make_api: Any, cli_env: None) -> Api:
     """An app whose clock starts at :data:`SIGNALS_T0` and moves only when told, with the
     notification and purge workers off (tests run them)."""
-    quiet = settings.replace(notify_poll_seconds=0, community_purge_seconds=0)
+    quiet = settings.replace(
+        notify_poll_seconds=0, community_purge_seconds=0, session_ttl_seconds=LONG_SESSION
+    )
     return make_api(quiet, clock=ManualClock(SIGNALS_T0))
