@@ -1,4 +1,4 @@
-"""``svc openapi``: write ``svc_api/openapi.yaml`` and the typed client (``svc_api/client/operations.py``)
+"""``svc openapi``: write ``svc_api/openapi.yaml`` and the typed client (``svc_api/client/``)
 from the operation tables and models, or, with ``--check``, only say whether the committed files are
 the ones they make (exit status 1 when not).
 
@@ -22,9 +22,9 @@ def outputs() -> dict[Path, str]:
 
     Example:
         >>> sorted(p.name for p in outputs())
-        ['openapi.yaml', 'operations.py']
+        ['backtest.py', 'openapi.yaml', 'tradingdata.py', 'user.py']
     """
-    return {build.OUTPUT: build.render(), client_source.OUTPUT: client_source.client_source()}
+    return {build.OUTPUT: build.render(), **client_source.client_sources()}
 
 
 @click.command("openapi")

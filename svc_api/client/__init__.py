@@ -8,7 +8,14 @@ Example:
     True
 """
 
+from svc_api.client.backtest import BacktestOperations
 from svc_api.client.base import UNSET, ApiFailure, BaseClient
-from svc_api.client.operations import Client
+from svc_api.client.tradingdata import TradingdataOperations
+from svc_api.client.user import UserOperations
+
+
+class Client(UserOperations, BacktestOperations, TradingdataOperations):
+    """A client of the service: every operation of the three families (see :class:`BaseClient`)."""
+
 
 __all__ = ["UNSET", "ApiFailure", "BaseClient", "Client"]
