@@ -57,6 +57,7 @@ class ReferralRedeem(Fields):
             {
                 "type": "number",
                 "minimum": 1,
+                "maximum": 1_000_000_000,
                 "description": "USDT (at most 4 decimals), at most the available commission.",
             },
             required=True,

@@ -44,13 +44,16 @@ CREDITS_PER_USDT = Decimal(1)
 """Credits added per USDT of commission redeemed (1 USDT = 1 credit)."""
 MIN_REDEEM_USDT = Decimal(1)
 """The smallest redemption, in USDT."""
+MAX_REDEEM_USDT = Decimal(10) ** 9
+"""The largest redemption, in USDT: past every real commission, and small enough that checking its
+decimals cannot overflow the decimal context (a float like 8.8e307 would)."""
 REDEEM_TYPES = ("credits",)
 """What a commission can be redeemed as: credits only (there is no cash withdrawal)."""
 
 
 def redeem_amount(value: object) -> Decimal:
-    """The ``amount`` of a redemption: a JSON number of at least :data:`MIN_REDEEM_USDT` with at most
-    4 decimals (the precision of credits); else 400.
+    """The ``amount`` of a redemption: a JSON number from :data:`MIN_REDEEM_USDT` to
+    :data:`MAX_REDEEM_USDT` with at most 4 decimals (the precision of credits); else 400.
 
     Example:
         >>> redeem_amount(2.5), redeem_amount(3)
@@ -59,12 +62,18 @@ def redeem_amount(value: object) -> Decimal:
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: amount must be a number (USDT), got '3'
+        >>> redeem_amount(8.8e307)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: amount must be at most 1000000000 USDT, got 8.8e+307
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Invalid(f"amount must be a number (USDT), got {value!r}"[:120])
     amount = Decimal(str(value))
     if not amount.is_finite() or amount < MIN_REDEEM_USDT:
         raise Invalid(f"amount must be at least {MIN_REDEEM_USDT} USDT, got {value!r}")
+    if amount > MAX_REDEEM_USDT:
+        raise Invalid(f"amount must be at most {MAX_REDEEM_USDT} USDT, got {value!r}")
     if amount != amount.quantize(Decimal(1) / CREDIT_SCALE):
         raise Invalid(f"amount must have at most 4 decimals, got {value!r}")
     return amount

@@ -286,6 +286,10 @@ def test_referral_redeem_refuses_a_wrong_type_or_amount(api: Api) -> None:
         )
     above = _refused(api.user("referral_redeem", {"redeem_type": "credits", "amount": 11}, token=token), 400)
     assert above["message"] == "amount 11 exceeds the available commission of 10 USDT"
+    huge = _refused(
+        api.user("referral_redeem", {"redeem_type": "credits", "amount": 8.8e307}, token=token), 400
+    )
+    assert huge["message"] == "amount must be at most 1000000000 USDT, got 8.8e+307"
     assert _count(api, referral_redemptions) == 0
     assert _ok(api.user("account_info", token=token))["svc_credits"] == 0
 
