@@ -29,7 +29,7 @@ steps otherwise):
 
 Example:
     >>> out = np.zeros((2, 4))
-    >>> stationary_bootstrap_nb(np.array([0.01, -0.02, 0.03, 0.0]), 2.0, 7, out)
+    >>> stationary_bootstrap_nb(np.array([0.01, -0.02, 0.03, 0.0]), 2.0, 7, out, np.zeros((5, 4)))
     >>> out.shape, bool(np.all(out[:, 3] >= 0))
     ((2, 4), True)
 """
@@ -116,12 +116,11 @@ def _summarise(src, k, width, dst):
 
 
 @njit(cache=True, nogil=True)
-def tables_nb(r):
-    """The series as the kernel reads it: ``rows`` (n + 1, 4) the log level and the sums of r and
-    r^2 before each candle, ``ch`` (n // CHUNK, 3) and ``sc`` (n // SUPER, 3) each chunk's and
-    super-chunk's highest and lowest level after its candles and inner drawdown."""
+def fill_tables_nb(r, rows):
+    """Fill ``rows`` (n + 1, 4): the log level and the sums of r and r^2 before each candle; return
+    ``ch`` (n // CHUNK, 3) and ``sc`` (n // SUPER, 3), each chunk's and super-chunk's highest and
+    lowest level after its candles and inner drawdown."""
     n = r.shape[0]
-    rows = np.zeros((n + 1, 4))
     c, s1, s2 = 0.0, 0.0, 0.0
     for j in range(n):
         rows[j, _LEVEL], rows[j, _S1], rows[j, _S2] = c, s1, s2
@@ -140,6 +139,14 @@ def tables_nb(r):
     sc = np.empty((n // SUPER, 3))
     for k in range(sc.shape[0]):
         _summarise(ch, k, CHUNK, sc)
+    return ch, sc
+
+
+@njit(cache=True, nogil=True)
+def tables_nb(r):
+    """The series as the kernel reads it: ``rows``, ``ch`` and ``sc`` of :func:`fill_tables_nb`."""
+    rows = np.zeros((r.shape[0] + 1, 4))
+    ch, sc = fill_tables_nb(r, rows)
     return rows, ch, sc
 
 
@@ -331,12 +338,14 @@ def _gather(rows, sc, n, starts, lengths, m, counts, order, g):
 
 
 @njit(cache=True, nogil=True)
-def stationary_bootstrap_nb(r, mean_block, seed, out):
+def stationary_bootstrap_nb(r, mean_block, seed, out, rows):
     """Fill ``out`` (resamples, 4) with the mean, standard deviation (ddof 1), total log growth
-    and deepest log drawdown of each stationary-bootstrap resample of ``r``; seeded."""
+    and deepest log drawdown of each stationary-bootstrap resample of ``r``; seeded. ``rows`` is
+    the (n + 1, 4) table's memory, given by the caller so that it can sit on huge pages
+    (:func:`svc_engine.research.bootstrap.huge_rows`)."""
     n = r.shape[0]
     reps = out.shape[0]
-    rows, ch, sc = tables_nb(r)
+    ch, sc = fill_tables_nb(r, rows)
     nsc = sc.shape[0]
     inv_log_q = 1.0 / math.log(1.0 - 1.0 / mean_block) if mean_block > 1.0 else 0.0
     s = np.uint64(seed)

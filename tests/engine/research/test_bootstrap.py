@@ -101,7 +101,7 @@ def test_each_resample_is_the_path_of_its_drawn_blocks() -> None:
 
     r = np.random.default_rng(3).normal(0.0, 0.01, 2_003)
     out = np.zeros((3, 4))
-    stationary_bootstrap_nb(r, 40.0, 11, out)
+    stationary_bootstrap_nb(r, 40.0, 11, out, np.zeros((r.shape[0] + 1, 4)))
     for k in range(3):
         starts, lengths = draw_blocks_nb(r.shape[0], 40.0, 11, k)
         assert lengths.sum() == r.shape[0] and 20 < np.mean(lengths) < 60
