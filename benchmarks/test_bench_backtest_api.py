@@ -56,7 +56,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Any:
     data = api.register()
     token = data["session_token"]
     with api.app.state.services.store.write() as conn:
-        accounts.grant_plan(conn, data["svc_id"], "pro", 30)
+        accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=int(time.time()))
         credits.deposit_credits(conn, data["svc_id"], 10_000)
     assert api.user("strategy_generate", STRATEGY, token=token).status_code == 200
     while (

@@ -53,7 +53,9 @@ def _services(root: Path, data: Path, *, url: str | None = None, **settings_: An
 def _owners(services: Services, n: int) -> list[str]:
     with services.store.write() as conn:
         ids = [
-            accounts.register(conn, f"u{i}@example.com", "password1", ip="::1", ttl=60).svc_id
+            accounts.register(
+                conn, f"u{i}@example.com", "password1", ip="::1", ttl=60, now=int(time.time())
+            ).svc_id
             for i in range(n)
         ]
         for svc_id in ids:

@@ -81,7 +81,7 @@ def delivery_profiles(conn: Connection, svc_ids: list[str]) -> dict[str, Deliver
     Example:
         >>> from svc_api.accounts.service import register, set_notification_preferences
         >>> with store.write() as conn:
-        ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     _ = set_notification_preferences(conn, sid, {"mail": False})
         ...     profile = delivery_profiles(conn, [sid, "NOPE00"])[sid]
         >>> profile.email, profile.switches["mail"], profile.switches["app"]
@@ -104,7 +104,7 @@ def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[s
         >>> from svc_api.accounts.service import register, ensure_system_account
         >>> with store.write() as conn:
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
-        ...     sid = register(conn, "e@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "e@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     account_ids_after(conn, None, 10) == [sid], account_ids_after(conn, sid, 10)
         (True, [])
     """
@@ -137,7 +137,7 @@ def community_role(conn: Connection, svc_id: str) -> str:
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "r@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     community_role(conn, sid)
         'member'
     """
@@ -153,9 +153,9 @@ def set_messenger_linked(conn: Connection, svc_id: str, linked: bool) -> None:
     Example:
         >>> from svc_api.accounts.service import register, account_info
         >>> with store.write() as conn:
-        ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     set_messenger_linked(conn, sid, True)
-        ...     account_info(conn, sid)["connections"]["messenger"]
+        ...     account_info(conn, sid, now=0)["connections"]["messenger"]
         True
     """
     if not queries.set_account_columns(conn, svc_id, messenger_linked=linked):
@@ -176,9 +176,9 @@ def set_connection(conn: Connection, svc_id: str, name: str, linked: bool) -> No
     Example:
         >>> from svc_api.accounts.service import register, account_info
         >>> with store.write() as conn:
-        ...     sid = register(conn, "x@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "x@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     set_connection(conn, sid, "exchange", True)
-        ...     account_info(conn, sid)["connections"]["exchange"]
+        ...     account_info(conn, sid, now=0)["connections"]["exchange"]
         True
     """
     if not queries.set_account_columns(conn, svc_id, **{CONNECTIONS[name]: linked}):
@@ -191,7 +191,7 @@ def account_of_email(conn: Connection, email: str) -> str | None:
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "pay@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "pay@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     account_of_email(conn, "PAY@example.com") == sid, account_of_email(conn, "no@example.com")
         (True, None)
     """

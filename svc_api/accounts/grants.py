@@ -6,7 +6,7 @@ positive days, a take-back its negative days.
 Example:
     >>> from svc_api.accounts.identity import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     grant_plan(conn, sid, "plus", 30, now=0)["license_expires_at"]
     ...     take_back_plan(conn, sid, 30, source="refund", now=0)["license_expires_at"]
     2592000
@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -37,7 +36,7 @@ def grant_plan(
     *,
     demo: bool = False,
     source: str = "admin",
-    now: int | None = None,
+    now: int,
     worth: Mapping[str, Decimal] | None = None,
 ) -> dict[str, Any]:
     """Extend ``plan`` by ``days`` (stacked on the time already held) and record the grant.
@@ -51,12 +50,11 @@ def grant_plan(
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     grant = grant_plan(conn, sid, "pro", 30, now=1_000)
         >>> grant["plan"], grant["license_expires_at"]
         ('pro', 2593000)
     """
-    now = int(time.time()) if now is None else now
     if plan not in PLANS or plan == "free":
         raise Invalid(f"plan must be one of {', '.join(PLANS[1:])}, got {plan!r}")
     if not isinstance(days, int) or days <= 0:
@@ -96,7 +94,7 @@ def take_back_plan(conn: Connection, svc_id: str, days: int, *, source: str, now
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "t@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "t@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     _ = grant_plan(conn, sid, "pro", 365, now=0)
         ...     take_back_plan(conn, sid, 30, source="refund", now=0)["license_expires_at"] // DAY
         335

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Connection
@@ -100,7 +99,7 @@ def register(
     ttl: int,
     platform: str = "api",
     referral_code: object = None,
-    now: int | None = None,
+    now: int,
 ) -> SessionGrant:
     """Create an account and open its first session.
 
@@ -110,12 +109,11 @@ def register(
 
     Example:
         >>> with store.write() as conn:
-        ...     register(conn, "x", "password1", ip="1.2.3.4", ttl=60)
+        ...     register(conn, "x", "password1", ip="1.2.3.4", ttl=60, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: email must be a valid e-mail address
     """
-    now = int(time.time()) if now is None else now
     email = email_address(email, "email")
     password = text(password, "password", lo=8, hi=256) or ""
     if queries.svc_id_of_email(conn, email) is not None:
@@ -172,7 +170,7 @@ def login(
     ip: str,
     ttl: int,
     platform: str = "api",
-    now: int | None = None,
+    now: int,
 ) -> SessionGrant:
     """Check e-mail and password and open a session.
 
@@ -181,12 +179,11 @@ def login(
 
     Example:
         >>> with store.write() as conn:
-        ...     login(conn, "nobody@example.com", "password1", ip="1.2.3.4", ttl=60)
+        ...     login(conn, "nobody@example.com", "password1", ip="1.2.3.4", ttl=60, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Unauthenticated: invalid email or password
     """
-    now = int(time.time()) if now is None else now
     if not isinstance(email, str) or not isinstance(password, str):
         raise Invalid("email and password are required strings")
     row = queries.credentials(conn, email.strip().lower())
@@ -209,7 +206,7 @@ def logout(conn: Connection, token: str) -> bool:
     return queries.delete_session(conn, token_hash(token))
 
 
-def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> tuple[str, str]:
+def resolve_session(conn: Connection, token: str, *, now: int) -> tuple[str, str]:
     """The svc_id owning a live session token, and the plan in force.
 
     Raises:
@@ -218,12 +215,11 @@ def resolve_session(conn: Connection, token: str, *, now: int | None = None) -> 
 
     Example:
         >>> with store.read() as conn:
-        ...     resolve_session(conn, "nope")
+        ...     resolve_session(conn, "nope", now=0)
         Traceback (most recent call last):
         ...
         svc_api.accounts.identity.SessionInvalid: unknown session token
     """
-    now = int(time.time()) if now is None else now
     row = queries.session_with_plan(conn, token_hash(token))
     if row is None:
         raise SessionInvalid("unknown session token")

@@ -83,7 +83,7 @@ def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
         >>> with store.write() as conn:
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
         ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
-        ...     current_plan(conn, "_FEES_")
+        ...     current_plan(conn, "_FEES_", now=0)
         'free'
     """
     queries.insert_account_if_missing(
@@ -113,17 +113,16 @@ def lock_account(conn: Connection, svc_id: str) -> None:
         raise NotFound(f"unknown account {svc_id}")
 
 
-def current_plan(conn: Connection, svc_id: str, *, now: int | None = None) -> str:
+def current_plan(conn: Connection, svc_id: str, *, now: int) -> str:
     """The plan in force for ``svc_id`` (raises :class:`NotFound` for an unknown account).
 
     Example:
         >>> with store.read() as conn:
-        ...     current_plan(conn, "NOPE00")
+        ...     current_plan(conn, "NOPE00", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
-    now = int(time.time()) if now is None else now
     row = queries.plan_columns(conn, svc_id)
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
@@ -149,18 +148,17 @@ def current_plans(conn: Connection, svc_ids: Iterable[str], *, now: int) -> dict
     }
 
 
-def account_info(conn: Connection, svc_id: str, *, now: int | None = None) -> dict[str, Any]:
+def account_info(conn: Connection, svc_id: str, *, now: int) -> dict[str, Any]:
     """The Account resource of ``svc_id``.
 
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
-        ...     info = account_info(conn, sid)
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
+        ...     info = account_info(conn, sid, now=0)
         >>> info["plan"], info["svc_credits"], info["demo_expires_at"]
         ('free', 0, 0)
     """
-    now = int(time.time()) if now is None else now
     row = queries.account_with_switches(conn, svc_id)
     if row is None:
         raise NotFound(f"unknown account {svc_id}")
@@ -288,11 +286,11 @@ def sign_out(store: Store, token: str) -> bool:
         return logout(conn, token)
 
 
-def account(store: Store, svc_id: str, *, now: int | None = None) -> dict[str, Any]:
+def account(store: Store, svc_id: str, *, now: int) -> dict[str, Any]:
     """:func:`account_info` in a read transaction (the plan in force at ``now``).
 
     Example:
-        >>> account(store, "NOPE00")
+        >>> account(store, "NOPE00", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00

@@ -78,7 +78,7 @@ def insert_job(conn: Connection, values: Mapping[str, Any]) -> None:
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     insert_job(conn, {"job_id": "bt_1", "svc_id": sid, "kind": "run", "strategy_name": "s",
         ...         "coins": '["BTCUSDT"]', "coins_key": ",BTCUSDT,", "timeframe": "1h", "params": "{}",
         ...         "status": "running", "chunks": 1, "cost_credits": 10000, "estimated_seconds": 1.0,

@@ -89,7 +89,7 @@ def apply_purchase(
 
     Example:
         >>> with store.write() as conn:
-        ...     sid = accounts.register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = accounts.register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     first = apply_purchase(conn, sid, "pro", "monthly", "p1", now=0)
         ...     again = apply_purchase(conn, sid, "pro", "monthly", "p1", now=5)
         >>> first["license_expires_at"], first["amount_usdt"], first["commission"], first["replayed"]
@@ -137,7 +137,7 @@ def refund_purchase(conn: Connection, source: str, purchase_id: str, now: int) -
 
     Example:
         >>> with store.write() as conn:
-        ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     _ = apply_purchase(conn, sid, "plus", "annual", "p9", now=0)
         ...     done = refund_purchase(conn, "admin", "p9", now=10)
         ...     done["status"], done["license_expires_at"], accounts.current_plan(conn, sid, now=10)

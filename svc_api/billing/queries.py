@@ -4,7 +4,7 @@ transaction and hold no rules. The example runs each of them.
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "p@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "p@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     row = {"source": "admin", "purchase_id": "p1", "svc_id": sid, "plan": "pro", "period": "monthly",
     ...            "days": 30, "amount_usdt": 50, "license_expires_at": 0, "created_at": 1}
     ...     claim(conn, row), claim(conn, row), set_expiry(conn, "admin", "p1", 99)

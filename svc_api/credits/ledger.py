@@ -3,7 +3,7 @@
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "l@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "l@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     _post(conn, sid, 30_000, "deposit", "deposit", "top-up")["balance"]
     3
 """

@@ -43,8 +43,8 @@ def pay_with_fee(
         >>> from svc_api.accounts.service import register
         >>> from svc_api.credits.service import balance, deposit_credits
         >>> with store.write() as conn:
-        ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
-        ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
+        ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     _ = deposit_credits(conn, a, 5)
         ...     paid = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1")
         ...     again = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1")
@@ -87,7 +87,7 @@ def pay_many_with_fee(
         >>> from svc_api.accounts.service import register
         >>> from svc_api.credits.service import balance, deposit_credits
         >>> with store.write() as conn:
-        ...     a, b, c = (register(conn, f"{x}@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     a, b, c = (register(conn, f"{x}@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...                for x in "abc")
         ...     _ = deposit_credits(conn, a, 5)
         ...     paid = pay_many_with_fee(conn, [a, b], c, to_units(2), 20, "marketplace_signal", "s", "k",

@@ -5,7 +5,7 @@ runs each of them.
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     tuple(move_balance(conn, sid, 500)), move_balance(conn, sid, -501), balance_units(conn, sid)
     ...     insert_entry(conn, {"transaction_id": f"{sid}-1", "svc_id": sid, "seq": 1, "type": "deposit",
     ...                         "amount": 500, "balance_after": 500, "action": "deposit", "description": "d",

@@ -12,7 +12,7 @@ Example:
     >>> from svc_api.core.store import Store
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     >>> adjust_credits(store, sid, 10, reason="welcome")["amount"]
     10
     >>> spend_credits(store, sid, "2.5", "backtest", "BTC 1h backtest")["balance"]

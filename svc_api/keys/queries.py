@@ -4,7 +4,7 @@ transaction and hold no rules. The example runs each of them.
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "k@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "k@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     insert_key(conn, api_key="svk_1", svc_id=sid, active_owner=sid, secret_hash="h", label="bot",
     ...                permissions="read", created_at=1)
     ...     active_key(conn, sid).label, key_with_owner(conn, "svk_1").plan

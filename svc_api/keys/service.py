@@ -3,7 +3,7 @@
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "d@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     pair = generate_key(conn, sid, "bot", ["read"], secret_key=b"k" * 32, now=0)
     >>> with store.read() as conn:
     ...     who = authenticate_key(conn, pair["api_key"], pair["api_secret"], secret_key=b"k" * 32, now=0)
@@ -78,7 +78,7 @@ def generate_key(
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "g@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     sorted(generate_key(conn, sid, "bot", ["read"], secret_key=b"k", now=0))
         ['api_key', 'api_secret']
     """
@@ -210,7 +210,7 @@ def generate(
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "h@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "h@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         >>> _ = generate(store, sid, "bot", ["read"], secret_key=b"k", now=0)
         >>> generate(store, sid, "bot", ["read"], secret_key=b"k", now=0)
         Traceback (most recent call last):

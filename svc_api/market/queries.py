@@ -5,7 +5,7 @@ runs each of them.
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "f@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "f@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     lock_account(conn, sid)
     ...     insert_favorite(conn, sid, "ETH", now=2); insert_favorite(conn, sid, "BTC", now=1)
     ...     favorite_symbols(conn, sid)

@@ -7,7 +7,7 @@ bot also links the account it creates for a new chat, and ``/unlink`` removes a 
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "m@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     >>> code = new_code(store, sid, now=100)["code"]
     >>> with store.write() as conn:
     ...     link_by_code(conn, code, "42", now=200) == sid, link_by_code(conn, code, "43", now=201)

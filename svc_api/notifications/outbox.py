@@ -71,7 +71,7 @@ def enqueue(
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "o@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "o@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     enqueue(conn, [sid], "Hi", "New post", "community_post", key="p1", now=5)
         ...     enqueue(conn, [sid], "Hi", "New post", "community_post", key="p1", now=6)
         ...     queries.outbox_counts(conn)

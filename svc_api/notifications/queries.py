@@ -4,7 +4,7 @@ transaction and hold no rules (the service decides what a missing row means). Th
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     insert_notification(conn, id="n1", svc_id=sid, title="Hi", body="b", event_type="e", created_at=5)
     ...     notification_exists(conn, "n1"), read_state(conn, sid, "n1").read_at, read_state(conn, "X", "n1")
     ...     set_read(conn, "n1", now=6); set_all_read(conn, sid, now=7)

@@ -3,7 +3,7 @@
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "n@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "n@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     nid = notify(conn, sid, "Done", "Your backtest finished", "backtest_complete", now=100)
     ...     page, more = list_notifications(conn, sid, limit=50)
     >>> [n["title"] for n in page], more

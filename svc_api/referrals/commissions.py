@@ -114,8 +114,8 @@ def record_commission(
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
-        ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
+        ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     record_commission(conn, b, "admin:p0", Decimal(10), 1) is None
         ...     _ = accounts.link_inviter(conn, b, a)
         ...     c = record_commission(conn, b, "admin:p1", Decimal(10), 1)
@@ -208,7 +208,7 @@ def account_section(conn: Connection, svc_id: str) -> dict[str, Any]:
     Example:
         >>> from svc_api.accounts.service import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "s@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "s@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     section = account_section(conn, sid)["referral"]
         >>> section["commissions"], section["total_commission_usdt"], section["available_commission_usdt"]
         ([], 0, 0)

@@ -5,7 +5,7 @@ come back as exact ``Decimal`` values. The example runs each of them.
 Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
-    ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "q@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     rate_of(conn, sid), set_rate(conn, sid, 35), rate_of(conn, sid)
     ...     row = {"commission_id": "c1", "svc_id": sid, "referee_id": "AB12CD", "purchase_id": "p1",
     ...            "purchase_amount_usdt": 10, "rate_pct": 35, "amount_usdt": "3.5", "created_at": 5}

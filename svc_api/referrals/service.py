@@ -100,7 +100,7 @@ def redeem(conn: Connection, svc_id: str, value: Decimal, *, now: int) -> dict[s
 
     Example:
         >>> with store.write() as conn:
-        ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = accounts.register(conn, "r@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     redeem(conn, sid, Decimal(1), now=0)
         Traceback (most recent call last):
         ...

@@ -100,7 +100,7 @@ def check_coin_count(conn: Connection, svc_id: str, coins: int, *, now: int) -> 
         >>> from svc_api.accounts import service as accounts
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     _ = accounts.grant_plan(conn, sid, "starter", 30, now=1_800_000_000)
         ...     check_coin_count(conn, sid, 6, now=1_800_000_000)
         Traceback (most recent call last):

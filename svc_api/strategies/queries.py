@@ -93,7 +93,7 @@ def insert_strategy(conn: Connection, svc_id: str, name: str, *, now: int) -> No
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     insert_strategy(conn, sid, "rsidip", now=1)
         ...     find_strategy(conn, sid, "rsidip").current_version
         1
@@ -111,7 +111,7 @@ def insert_version(conn: Connection, values: Mapping[str, Any]) -> None:
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     insert_strategy(conn, sid, "rsidip", now=1)
         ...     insert_version(conn, {"svc_id": sid, "name": "rsidip", "version": 1, "generation_id": "g1",
         ...         "status": "generating", "market_type": "spot", "position_side": "long",
@@ -129,7 +129,7 @@ def update_strategy(conn: Connection, svc_id: str, name: str, **values: Any) -> 
     Example:
         >>> from svc_api.accounts.identity import register
         >>> with store.write() as conn:
-        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60).svc_id
+        ...     sid = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     insert_strategy(conn, sid, "rsidip", now=1)
         ...     update_strategy(conn, sid, "rsidip", leverage=3)
         ...     find_strategy(conn, sid, "rsidip").leverage

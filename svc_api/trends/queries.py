@@ -11,7 +11,7 @@ Example:
     >>> row = {"symbol": "BTCUSDT", "timeframe": "1h", "ts": 3600, "way": "BUY", "market": "crypto",
     ...        "is_return_to_trend": False}
     >>> with store.write() as conn:
-    ...     sid = register(conn, "t@example.com", "password1", ip="::1", ttl=60).svc_id
+    ...     sid = register(conn, "t@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
     ...     [insert_if_new(conn, row, detected_at=1, expires_at=9) for _ in range(2)]
     ...     count_live(conn, now=5), [r.ts for r in live_page(conn, now=5, offset=0, limit=5)]
     ...     lock_signal(conn, key, live_at=5), lock_signal(conn, key, live_at=9)

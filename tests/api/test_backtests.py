@@ -70,7 +70,7 @@ def _user(api: Api, balance: int = 50, *, strategy: bool = True) -> tuple[str, s
     data = api.register()
     store = api.app.state.services.store
     with store.write() as conn:
-        accounts.grant_plan(conn, data["svc_id"], "pro", 30)
+        accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api.clock.now())
         credits.deposit_credits(conn, data["svc_id"], balance + (1 if strategy else 0))
     if strategy:
         reply = api.user("strategy_generate", STRATEGY, token=data["session_token"])

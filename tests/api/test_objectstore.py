@@ -153,7 +153,9 @@ def test_runner_stores_results_in_s3(
     store = Store(f"sqlite:///{tmp_path / 'svc.db'}")
     migrate(store)
     with store.write() as conn:
-        svc_id = identity.register(conn, "s3@example.com", "password1", ip="::1", ttl=60).svc_id
+        svc_id = identity.register(
+            conn, "s3@example.com", "password1", ip="::1", ttl=60, now=int(time.time())
+        ).svc_id
         credits.deposit_credits(conn, svc_id, 5)
     url = f"s3://{s3_store.bucket}/{s3_store.prefix}"
     config = jobs.RunnerConfig.from_env({"OBJECT_STORE_URL": url, "S3_ENDPOINT_URL": s3_endpoint})

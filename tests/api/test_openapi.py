@@ -411,7 +411,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     grant = api.user("register", email="contract@example.com", password="contract-pw-1")
     api.user("login", email="contract@example.com", password="contract-pw-1")
     with market_app.state.services.store.write() as conn:
-        accounts.grant_plan(conn, grant["svc_id"], "pro", 30)
+        accounts.grant_plan(conn, grant["svc_id"], "pro", 30, now=market_app.state.services.clock.now())
         credits.deposit_credits(conn, grant["svc_id"], 100)
     api.headers = {"Authorization": f"Bearer {grant['session_token']}"}
     for request_type in (
@@ -513,7 +513,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.headers = {}
     other = api.user("register", email="subscriber@example.com", password="contract-pw-2")
     with market_app.state.services.store.write() as conn:
-        accounts.grant_plan(conn, other["svc_id"], "pro", 30)
+        accounts.grant_plan(conn, other["svc_id"], "pro", 30, now=market_app.state.services.clock.now())
         credits.deposit_credits(conn, other["svc_id"], 10)
     api.headers = {"Authorization": f"Bearer {other['session_token']}"}
     sub = api.user("marketplace_subscribe", listing_id=listing["listing_id"], selected_coins=["BTC"])

@@ -41,7 +41,7 @@ def _user(api: Api, plan: str = "pro", balance: int = 5) -> tuple[str, str]:
     store = api.app.state.services.store
     with store.write() as conn:
         if plan != "free":
-            accounts.grant_plan(conn, data["svc_id"], plan, 30)
+            accounts.grant_plan(conn, data["svc_id"], plan, 30, now=api.clock.now())
         if balance:
             credits.deposit_credits(conn, data["svc_id"], balance)
     return data["svc_id"], data["session_token"]

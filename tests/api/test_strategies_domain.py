@@ -48,8 +48,10 @@ def store(database_url: str) -> Any:
 
 def _account(store: Store, plan: str = "pro", balance: int = 5) -> str:
     with store.write() as conn:
-        sid = register(conn, f"u{time.monotonic_ns()}@example.com", "password1", ip="::1", ttl=60).svc_id
-        accounts.grant_plan(conn, sid, plan, 30)
+        sid = register(
+            conn, f"u{time.monotonic_ns()}@example.com", "password1", ip="::1", ttl=60, now=int(time.time())
+        ).svc_id
+        accounts.grant_plan(conn, sid, plan, 30, now=int(time.time()))
         credits.deposit_credits(conn, sid, balance)
     return sid
 
@@ -227,7 +229,7 @@ def test_plan_limit_holds_under_concurrent_requests(store: Store) -> None:
 
 def test_free_plan_message(store: Store) -> None:
     with store.write() as conn:
-        sid = register(conn, "free@example.com", "password1", ip="::1", ttl=60).svc_id
+        sid = register(conn, "free@example.com", "password1", ip="::1", ttl=60, now=int(time.time())).svc_id
         with pytest.raises(Forbidden) as refused:
             strategies.generate(conn, sid, strategies.NewStrategy.model_validate(RSI), now=int(time.time()))
     assert str(refused.value) == (

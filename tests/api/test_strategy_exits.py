@@ -50,7 +50,7 @@ def exit_api(make_api: Any, settings: Settings, market_dir: Path) -> Api:
 def _user(api: Api) -> str:
     data = api.register()
     with api.app.state.services.store.write() as conn:
-        accounts.grant_plan(conn, data["svc_id"], "pro", 30)
+        accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api.clock.now())
         credits.deposit_credits(conn, data["svc_id"], 50)
     return str(data["session_token"])
 

@@ -53,7 +53,7 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
     data = api20.register()
     token = data["session_token"]
     with api20.app.state.services.store.write() as conn:
-        accounts.grant_plan(conn, data["svc_id"], "pro", 30)
+        accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api20.clock.now())
         credits.deposit_credits(conn, data["svc_id"], 50)
     for name, entry in CONDITIONS.items():  # one at a time: generations in progress are capped
         body = {
