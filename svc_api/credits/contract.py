@@ -7,10 +7,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Literal
-
 from svc_api.core.contract import Fields, Shape
 from svc_api.core.params import AsSent, Limit, UserPage
+from svc_api.credits.service import Action, EntryType
 
 
 class CreditsHistory(Fields):
@@ -24,16 +23,9 @@ class CreditTransaction(Shape):
     """One ledger entry."""
 
     transaction_id: str
-    type: Literal["adjustment", "spend", "deposit"]
+    type: EntryType
     amount: float
-    action: Literal[
-        "deposit",
-        "backtest",
-        "credit_adjustment",
-        "strategy_generate",
-        "strategy_refund",
-        "marketplace_signal",
-    ]
+    action: Action
     description: str
     timestamp: int
     """Unix seconds."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal, get_args
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -23,15 +23,19 @@ from svc_api.core.money import from_units
 from svc_api.core.store import Store
 from svc_api.credits import queries
 
-TYPES = ("adjustment", "spend", "deposit")
-ACTIONS = (
+EntryType = Literal["adjustment", "spend", "deposit"]
+"""What an entry does to the balance."""
+Action = Literal[
     "deposit",
     "backtest",
     "credit_adjustment",
     "strategy_generate",
     "strategy_refund",
     "marketplace_signal",
-)
+]
+"""What an entry was for; the reply model of ``credits_history`` states the same type."""
+TYPES: tuple[str, ...] = get_args(EntryType)
+ACTIONS: tuple[str, ...] = get_args(Action)
 
 
 @contextmanager

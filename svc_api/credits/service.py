@@ -30,7 +30,7 @@ from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.money import Amount, from_units, to_units
 from svc_api.core.store import Store
 from svc_api.credits import queries
-from svc_api.credits.ledger import ACTIONS, TYPES, _post
+from svc_api.credits.ledger import ACTIONS, TYPES, Action, EntryType, _post
 from svc_api.credits.payments import PLATFORM_ACCOUNT, pay_many_with_fee, pay_with_fee
 
 
@@ -196,6 +196,8 @@ __all__ = [
     "ACTIONS",
     "PLATFORM_ACCOUNT",
     "TYPES",
+    "Action",
+    "EntryType",
     "adjust_credits",
     "balance",
     "credits_history",
