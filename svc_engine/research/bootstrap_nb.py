@@ -20,12 +20,11 @@ steps otherwise):
 - Most blocks cannot move the peak or the drawdown: the path is well below its peak and above
   its deepest fall. The super-chunks around a block bound its levels; when the bound shows the
   block can change neither, it costs its two rows and nothing else. Only the others are walked.
-- Positions and lengths come from a splitmix64 generator inlined in the kernel (Steele, Lea and
-  Flood, 2014), seeded with ``seed``, in the draw order of the 2026-12-02 kernel. They are drawn
-  ``_PIECE`` blocks at a time; the blocks' rows (random places in a 139 MB array) are then read in
-  the order of their starts, and the path is walked in the draw order from what was read. The sums
-  and tests are those of :func:`_segment`, in the same order: a seed's figures are bit for bit
-  those of the kernel that read each block's rows as it walked it.
+- Positions and lengths come from a splitmix64 generator (Steele, Lea and Flood, 2014) seeded
+  with ``seed``, ``_PIECE`` blocks at a time; the blocks' rows (random places in a 139 MB array)
+  are read in the order of their starts, and the path is walked in the draw order from what was
+  read, with the sums and tests of :func:`_segment` in the same order: a seed's figures are bit
+  for bit those of a kernel that reads each block's rows as it walks it.
 
 Example:
     >>> out = np.zeros((2, 4))
@@ -38,12 +37,10 @@ from __future__ import annotations
 
 import math
 
-import llvmlite.binding as llvm
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from svc_engine.research.prefetch_nb import prefetch_row
 
 #: Candles per chunk, and chunks per super-chunk (SUPER = CHUNK * CHUNK candles).
 CHUNK = 16
@@ -58,30 +55,6 @@ _AHEAD = 16  # blocks whose rows are prefetched before the gather reads them
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-# LLVM names the intrinsic after its pointer type: opaque pointers ("p0") from LLVM 15 on
-_PREFETCH = "llvm.prefetch.p0" if llvm.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
-
-
-@intrinsic
-def _prefetch(typingctx, arr, i):
-    """Ask for row ``i`` of a 2-d array to be brought into cache (no load, no wait)."""
-    sig = types.void(arr, i)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        zero = context.get_constant(types.intp, 0)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], zero])
-        i8p = builder.bitcast(ptr, ir.IntType(8).as_pointer())
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, _PREFETCH)
-        builder.call(fn, [i8p, i32(0), i32(3), i32(1)])  # read, keep in all levels, data
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @njit(inline="always")
@@ -144,10 +117,9 @@ def fill_tables_nb(r, rows):
 
 @njit(cache=True, nogil=True)
 def tables_nb(r):
-    """The series as the kernel reads it: ``rows``, ``ch`` and ``sc`` of :func:`fill_tables_nb`."""
+    """``rows``, ``ch`` and ``sc`` of :func:`fill_tables_nb` (rows in numba's own memory)."""
     rows = np.zeros((r.shape[0] + 1, 4))
-    ch, sc = fill_tables_nb(r, rows)
-    return rows, ch, sc
+    return (rows, *fill_tables_nb(r, rows))
 
 
 @njit(inline="always")
@@ -320,8 +292,8 @@ def _gather(rows, sc, n, starts, lengths, m, counts, order, g):
     for t in range(sorted_):
         if t + _AHEAD < sorted_:
             i = order[t + _AHEAD]
-            _prefetch(rows, starts[i])
-            _prefetch(rows, starts[i] + lengths[i])
+            prefetch_row(rows, starts[i])
+            prefetch_row(rows, starts[i] + lengths[i])
         i = order[t]
         a = starts[i]
         b = a + lengths[i]
