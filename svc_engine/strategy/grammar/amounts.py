@@ -13,20 +13,19 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.indicators import time_span
-from svc_engine.strategy.grammar.lookahead import time_span_at
-from svc_engine.strategy.grammar.words import DOWN_WORDS, PERIOD_WORDS, UP_WORDS
+from svc_engine.strategy.grammar.lookahead import direction_at, time_span_at
+from svc_engine.strategy.grammar.windows import time_span
+from svc_engine.strategy.grammar.words import PERIOD_WORDS
 from svc_engine.strategy.tokens import NUM, Token
+
+#: The bound of a margin or a move: "by at least 2%" (2% or more), "by more than 2%" (over 2%).
+BOUNDS: dict[tuple[str, ...], bool] = {("at", "least"): False, ("more",): True, ("over",): True}
 
 
 def margin(p: Cursor, op: str, left: A.Node, right: A.Node) -> A.Node:
     """ "close is above SMA(50) by at least 2%" (or "by more than 50 points")."""
     by = p.take()
-    strict = False
-    if p.accept("at", "least"):
-        strict = False
-    elif p.accept("more") or p.accept("over"):
-        strict = True
+    strict = p.match(BOUNDS) or False
     tok = p.number("a margin after 'by' (a percentage or a number of points)")
     if tok.value <= 0:
         p.fail("a margin must be positive", tok)
@@ -45,7 +44,7 @@ def move(p: Cursor, left: A.Node) -> A.Node:
     over N candles (ROC, in percent), at least X up (down)."""
     verb = p.take()
     p.accept("by")
-    p.accept("at", "least") or p.accept("more") or p.accept("over")
+    p.match(BOUNDS)
     tok = p.number("a percentage")
     if tok.value <= 0:
         p.fail("a move must be a positive percentage; 'rises' or 'drops' gives its direction", tok)
@@ -91,13 +90,11 @@ def gap(p: Cursor, left: A.Node) -> A.Node:
     tok = p.take()
     if left not in (A.Field("close"), A.Field("open")):
         p.fail("only price gaps, as in 'price gaps up by 1%'", tok)
-    if p.at_any(UP_WORDS):
-        up = True
-    elif p.at_any(DOWN_WORDS):
-        up = False
-    else:
+    way = direction_at(p)
+    if way is None:
         p.fail("expected 'up' or 'down' after 'gaps'")
     p.i += 1
+    up = way == "above"
     p.accept("by") or p.accept("of")
     for word in ("at", "least", "more", "over", "larger", "bigger", "greater"):
         p.accept(word)  # "a gap up larger than 1%", "gaps up by at least 1%"

@@ -13,13 +13,11 @@ from __future__ import annotations
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.grammar.amounts import margin
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.lookahead import at_trend_line, no_second_side, skip_trend_line
+from svc_engine.strategy.grammar.lookahead import at_trend_line, direction_at, no_second_side, skip_trend_line
 from svc_engine.strategy.grammar.values import std_band, value
 from svc_engine.strategy.grammar.words import (
-    BEAR_WORDS,
-    BULL_WORDS,
-    DOWN_WORDS,
-    UP_WORDS,
+    DIRECTIONS,
+    SIGN_WAYS,
     ZONES,
 )
 from svc_engine.strategy.tokens import NUM, Token
@@ -69,22 +67,19 @@ def cross(p: Cursor, left: A.Node) -> A.Node:
     return cross_from(p, left, p.take())
 
 
+#: Which way "crosses the slow one to the upside" goes (a cross said without a side first).
+CROSS_SIDES = {"upside": "above", "upwards": "above", "up": "above"}
+CROSS_SIDES |= {"downside": "below", "downwards": "below", "down": "below"}
+#: Where a cross comes from: "crosses above 30 from below".
+CAME_FROM = {"below": "below", "under": "below", "above": "above", "over": "above"}
+
+
 def cross_from(p: Cursor, left: A.Node, verb: Token) -> A.Node:
     p.accept("back")
-    if p.at_any(UP_WORDS):
-        direction = "above"
-    elif p.at_any(DOWN_WORDS):
-        direction = "below"
-    elif verb.text == "cross":
-        # "tenkan crosses kijun": either way.
-        no_second_side(p, p.raw(verb, verb))
-        right = value(p)
-        if p.accept("upside") or p.accept("upwards") or p.accept("up"):
-            return A.Cross("above", left, right)  # "crosses the slow one to the upside"
-        if p.accept("downside") or p.accept("downwards") or p.accept("down"):
-            return A.Cross("below", left, right)
-        return A.Cross("either", left, right)
-    else:
+    direction = direction_at(p)
+    if direction is None and verb.text == "cross":
+        return cross_either(p, left, verb)
+    if direction is None:
         p.fail(f"expected 'above' or 'below' after {verb.text!r}")
     p.i += 1
     p.accept("through")
@@ -94,17 +89,28 @@ def cross_from(p: Cursor, left: A.Node, verb: Token) -> A.Node:
         return A.TrendEvent("break_up" if direction == "above" else "break_down")
     no_second_side(p, p.raw(verb, p.toks[p.i - 1]))
     right = value(p)
-    if p.at("from") and p.peek(1).text in ("below", "above", "under", "over"):
-        came = "below" if p.peek(1).text in ("below", "under") else "above"
+    if p.at("from") and p.peek(1).text in CAME_FROM:
+        came = CAME_FROM[p.peek(1).text]
         if (came == "below") != (direction == "above"):
             p.fail(f"a cross {direction} comes from {'below' if direction == 'above' else 'above'}")
         p.i += 2
-    if p.at_any(UP_WORDS | DOWN_WORDS) and p.peek(1).kind == NUM and not p.peek(1).pct:
+    if direction_at(p) is not None and p.peek(1).kind == NUM and not p.peek(1).pct:
         # "%K crosses above %D below 20": the cross, where the subject is under 20
-        op = ">" if p.take().text in UP_WORDS else "<"
+        op = ">" if DIRECTIONS[p.take().text] == "above" else "<"
         zone = A.Compare(op, left, A.Num(p.take().value))
         return A.And((A.Cross(direction, left, right), zone))
     return A.Cross(direction, left, right)
+
+
+def cross_either(p: Cursor, left: A.Node, verb: Token) -> A.Node:
+    """ "tenkan crosses kijun": either way, unless a side follows ("... to the upside")."""
+    no_second_side(p, p.raw(verb, verb))
+    right = value(p)
+    way = CROSS_SIDES.get(p.peek().text)
+    if way is not None:
+        p.i += 1
+        return A.Cross(way, left, right)
+    return A.Cross("either", left, right)
 
 
 def zone(p: Cursor, left: A.Node) -> A.Node:
@@ -119,16 +125,14 @@ def zone(p: Cursor, left: A.Node) -> A.Node:
 
 
 def turn(p: Cursor, left: A.Node) -> A.Node:
+    """ "the MACD histogram turns positive": it crosses zero that way."""
     p.i += 1
     left = direction_of(left)
-    if p.at_any(BULL_WORDS):
-        p.i += 1
-        return A.Cross("above", left, A.Num(0.0))
-    if p.at_any(BEAR_WORDS):
-        p.i += 1
-        return A.Cross("below", left, A.Num(0.0))
-    p.fail("expected 'positive' or 'negative' after 'turns'")
-    raise AssertionError
+    way = SIGN_WAYS.get(p.peek().text) if p.at_any(SIGN_WAYS) else None
+    if way is None:
+        p.fail("expected 'positive' or 'negative' after 'turns'")
+    p.i += 1
+    return A.Cross(way, left, A.Num(0.0))
 
 
 def direction_of(node: A.Node) -> A.Node:

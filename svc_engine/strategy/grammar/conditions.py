@@ -85,13 +85,26 @@ def after(p: Cursor) -> A.Node:
     return cond
 
 
+#: The words of "after" and the window each gives (in candles).
+AFTER_WORDS: dict[tuple[str, ...], int] = {
+    ("after",): THEN_WINDOW,
+    ("right", "after"): 1,
+    ("immediately", "after"): 1,
+    ("just", "after"): 1,
+}
+#: "then right away X": on the next candle.
+THEN_AT_ONCE: dict[tuple[str, ...], int] = {
+    ("on", "next", "candle"): 1,
+    ("immediately",): 1,
+    ("right", "away"): 1,
+}
+
+
 def after_window(p: Cursor) -> int | None:
     """ "after" (THEN_WINDOW), "right/immediately after" (1), "within N candles after" (N)."""
-    if p.accept("after"):
-        return THEN_WINDOW
-    if p.at("right", "after") or p.at("immediately", "after") or p.at("just", "after"):
-        p.i += 2
-        return 1
+    window = p.match(AFTER_WORDS)
+    if window is not None:
+        return window
     if p.at("within") and p.peek(1).kind == NUM and p.peek(2).text == "candle" and p.peek(3).text == "after":
         p.i += 1
         n = p.integer("the number of candles of 'within ... after'")
@@ -111,9 +124,7 @@ def then_window(p: Cursor) -> int:
             p.fail(f"the window of 'then' must be at most {MAX_WINDOW} candles", p.toks[p.i - 1])
         p.i += 1
         return n
-    if p.accept("on", "next", "candle") or p.accept("immediately") or p.accept("right", "away"):
-        return 1
-    return THEN_WINDOW
+    return p.match(THEN_AT_ONCE) or THEN_WINDOW
 
 
 def atom(p: Cursor) -> A.Node:

@@ -16,6 +16,9 @@ from svc_engine.strategy.grammar.values import value
 from svc_engine.strategy.grammar.words import SIDE_WORDS
 from svc_engine.strategy.tokens import COMMA, NUM, WORD
 
+#: "buy at market", "enter at market price": a market order.
+MARKET: dict[tuple[str, ...], bool] = {("at", "market"): True, ("market",): True}
+
 
 def side_prefix(p: Cursor) -> str | None:
     save = p.i
@@ -26,7 +29,7 @@ def side_prefix(p: Cursor) -> str | None:
         return None
     p.i += 1
     p.accept("position") or p.accept("entry")
-    if p.accept("at", "market") or p.accept("market"):
+    if p.match(MARKET):
         p.market = True
     said_when = any(p.accept(w) for w in ("when", "if", "once", "on", ":"))
     # "buy 1% below close" is an entry-price clause, not a side prefix.
@@ -42,7 +45,7 @@ def entry_clause(p: Cursor) -> tuple[A.Node | None, str | None]:
     word = p.take().text
     side = SIDE_WORDS.get(word)
     p.accept("price")
-    if p.accept("at", "market") or p.accept("market"):
+    if p.match(MARKET):
         p.accept("order") or p.accept("price")
         p.market = True  # fills at the next candle's open
         return None, side

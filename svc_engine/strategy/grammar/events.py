@@ -14,8 +14,8 @@ from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.calendars import calendar_one
 from svc_engine.strategy.grammar.cursor import Cursor
 from svc_engine.strategy.grammar.indicators import parameters
-from svc_engine.strategy.grammar.lookahead import at_trend_line, skip_trend_line
-from svc_engine.strategy.grammar.words import COLORS, DOWN_WORDS, UP_WORDS
+from svc_engine.strategy.grammar.lookahead import at_trend_line, direction_at, skip_trend_line
+from svc_engine.strategy.grammar.words import COLORS
 from svc_engine.strategy.tokens import END, LPAREN, NUM, RPAREN, WORD
 from svc_engine.strategy.vocab import DAY_NAMES, PATTERN_WORDS, PATTERNS, SPECS
 
@@ -160,12 +160,14 @@ def new_extreme(p: Cursor) -> tuple[int, str]:
     return n, word.text
 
 
+#: The line a trend-line break names: "resistance breaks" is a break up, "support breaks" down.
+TREND_SIDES = {"resistance": "up", "support": "down"}
+
+
 def trend_break(p: Cursor) -> A.Node:
-    side = None
-    if p.accept("resistance"):
-        side = "up"
-    elif p.accept("support"):
-        side = "down"
+    side = TREND_SIDES.get(p.peek().text)
+    if side is not None:
+        p.i += 1
     if at_trend_line(p):
         skip_trend_line(p)
     p.expect("break", "'breaks' after 'trend line'")
@@ -173,12 +175,10 @@ def trend_break(p: Cursor) -> A.Node:
 
 
 def trend_direction(p: Cursor, event: str, default: str | None) -> A.Node:
-    if p.at_any(UP_WORDS):
+    way = direction_at(p)
+    if way is not None:
         p.i += 1
-        return A.TrendEvent(f"{event}_up")
-    if p.at_any(DOWN_WORDS):
-        p.i += 1
-        return A.TrendEvent(f"{event}_down")
+        return A.TrendEvent(f"{event}_{'up' if way == 'above' else 'down'}")
     return A.TrendEvent(f"{event}_{default}" if default else event)
 
 

@@ -23,6 +23,7 @@ from svc_engine.strategy.grammar.lookahead import (
     starts_indicator,
     time_span_at,
 )
+from svc_engine.strategy.grammar.windows import accept_including, range_window, time_span
 from svc_engine.strategy.grammar.words import (
     CONNECTIVES,
     KNOWN_PHRASES,
@@ -52,48 +53,25 @@ COIN_WORDS = {"btc", "bitcoin", "eth", "ethereum", "spy", "benchmark", "sector",
 
 
 def indicator(p: Cursor, period_tok: Token | None, source: A.Node | None = None) -> A.Node:
-    if p.at("fast") or p.at("slow"):
-        return qualified(p, period_tok, source)
-    if (p.at("short") or p.at("long")) and p.peek(1).text in SPEED_NAMED | {
-        "moving",
-        "average",
-        "ma",
-    }:
-        # "short SMA(10) crosses above long SMA(50)": the fast and the slow average
-        word = p.take()
-        p.toks[p.i - 1] = Token(WORD, "fast" if word.text == "short" else "slow", word.pos, word.end)
-        p.i -= 1
-        return qualified(p, period_tok, source)
+    lead = SPEED_LEADS.get(p.peek().text)
+    node = lead(p, period_tok, source) if lead is not None else None
+    if node is not None:
+        return node
     start = p.peek()
     output = ""
     while p.peek().text in PREFIX_OUTPUTS:
         output = PREFIX_OUTPUTS[p.take().text]
     if p.peek().text in ("highest", "lowest"):
         return range_indicator(p, period_tok, start)
-    key: str | None
     named = p.match(NAMED_OUTPUTS) if not output else None
     if named is not None:
-        key, output = named
-        params = parameters(p, period_tok)
-        subject = p.subjects[-1] if p.subjects else p.last_subject
-        if (  # "StochRSI %K crosses above %D": the subject's own %D
-            not params
-            and isinstance(subject, A.Ind)
-            and subject.name in ("stoch", "stochrsi")
-            and output in SPECS[subject.name].outputs
-        ):
-            return A.Ind(subject.name, subject.params, output, subject.source)
-        return check_indicator(key, params, output, None, p.text, start, p.toks[p.i - 1].end)
-    alias_start = p.i
+        return named_output(p, named, period_tok, start)
+    first = p.peek()
     key = p.match(ALIASES)
-    if key == "rsi" and p.toks[alias_start].text == "relative" and p.peek().text in RS_LINKS:
-        p.fail(RELATIVE_STRENGTH, p.toks[alias_start], suggestion="")
-    if key == "roc" and time_span_at(p, 1) is not None and p.peek().text in ("over", "in"):
-        p.i += 1
-        minutes = time_span(p)
-        minute_tok = Token(NUM, str(minutes), start.pos, start.end, value=float(minutes))
-        src = series_source(p) if source is None else source
-        return check_indicator("roct", [minute_tok], "", src, p.text, start, p.toks[p.i - 1].end)
+    read = KEY_READS.get(key or "")
+    node = read(p, first, start, source) if read is not None else None
+    if node is not None:
+        return node
     if key is None and output and p.peek().text in ("band", "channel"):
         key = "bb" if p.peek().text == "band" else "donchian"
     if key is None and output:
@@ -103,6 +81,13 @@ def indicator(p: Cursor, period_tok: Token | None, source: A.Node | None = None)
     if key is None:
         unknown(p, start)
     assert key is not None
+    return with_params(p, key, output, period_tok, source, start)
+
+
+def with_params(
+    p: Cursor, key: str, output: str, period_tok: Token | None, source: A.Node | None, start: Token
+) -> A.Node:
+    """The indicator `key` named at `start`: its outputs, parameters and series."""
     spec = SPECS[key]
     output = outputs(p, key, output)
     p.period_word = ""
@@ -117,30 +102,82 @@ def indicator(p: Cursor, period_tok: Token | None, source: A.Node | None = None)
             params.append(period_phrase(p))  # "standard deviation of close over 20 candles"
     elif not spec.sourced and p.at("of") and p.peek(1).kind != NUM and not at_period_phrase(p):
         p.fail(f"{spec.display} is computed from the candles and takes no 'of' series")
-    if key in ("zscore", "stddev") and not params and p.at("relative"):
-        # "z-score of price relative to its 50-period moving average": over that period
-        p.i += 1
-        p.accept("its")
-        ref = p.postfix()
-        if not (isinstance(ref, A.Ind) and ref.name == "sma"):
-            p.fail("a z-score is measured from a simple moving average", start)
-        params = [Token(NUM, str(ref.params[0]), start.pos, start.end, value=float(ref.params[0]))]
-    if (
-        key == "bb"
-        and p.at("with")
+    more = KEY_PARAMS.get(key)
+    params = more(p, params, start) if more is not None else params
+    node = check_indicator(key, params, output, source, p.text, start, p.toks[p.i - 1].end)
+    # "SMA of the previous 20 candles": the 20 before the current one.
+    return A.Lag(node, 1) if p.period_word in ("previous", "prior") else node
+
+
+def speed_word(p: Cursor, period_tok: Token | None, source: A.Node | None) -> A.Node | None:
+    """ "short SMA(10) crosses above long SMA(50)": the fast and the slow average."""
+    if p.peek(1).text not in SPEED_NAMED | {"moving", "average", "ma"}:
+        return None
+    word = p.take()
+    p.toks[p.i - 1] = Token(WORD, "fast" if word.text == "short" else "slow", word.pos, word.end)
+    p.i -= 1
+    return qualified(p, period_tok, source)
+
+
+def named_output(p: Cursor, named: tuple[str, str], period_tok: Token | None, start: Token) -> A.Node:
+    """ "%D", "the signal line of MACD(12, 26, 9)": an indicator's output said by its own name."""
+    key, output = named
+    params = parameters(p, period_tok)
+    subject = p.subjects[-1] if p.subjects else p.last_subject
+    if (  # "StochRSI %K crosses above %D": the subject's own %D
+        not params
+        and isinstance(subject, A.Ind)
+        and subject.name in ("stoch", "stochrsi")
+        and output in SPECS[subject.name].outputs
+    ):
+        return A.Ind(subject.name, subject.params, output, subject.source)
+    return check_indicator(key, params, output, None, p.text, start, p.toks[p.i - 1].end)
+
+
+def relative_to_coin(p: Cursor, first: Token, start: Token, source: A.Node | None) -> A.Node | None:
+    """ "relative strength against BTC" is not the RSI: refused."""
+    if first.text == "relative" and p.peek().text in RS_LINKS:
+        p.fail(RELATIVE_STRENGTH, first, suggestion="")
+    return None
+
+
+def roc_over_time(p: Cursor, first: Token, start: Token, source: A.Node | None) -> A.Node | None:
+    """ "the rate of change over 4 hours": over a span of time (`roct`)."""
+    if time_span_at(p, 1) is None or p.peek().text not in ("over", "in"):
+        return None
+    p.i += 1
+    minutes = time_span(p)
+    minute_tok = Token(NUM, str(minutes), start.pos, start.end, value=float(minutes))
+    src = series_source(p) if source is None else source
+    return check_indicator("roct", [minute_tok], "", src, p.text, start, p.toks[p.i - 1].end)
+
+
+def relative_period(p: Cursor, params: list[Token], start: Token) -> list[Token]:
+    """ "z-score of price relative to its 50-period moving average": over that period."""
+    if params or not p.at("relative"):
+        return params
+    p.i += 1
+    p.accept("its")
+    ref = p.postfix()
+    if not (isinstance(ref, A.Ind) and ref.name == "sma"):
+        p.fail("a z-score is measured from a simple moving average", start)
+    return [Token(NUM, str(ref.params[0]), start.pos, start.end, value=float(ref.params[0]))]
+
+
+def band_width(p: Cursor, params: list[Token], start: Token) -> list[Token]:
+    """ "the lower Bollinger band with 3 standard deviations": the multiplier."""
+    if not (
+        p.at("with")
         and p.peek(1).kind == NUM
         and not p.peek(1).pct
         and any(phrase_at(p, 2, w) for w in STD_WORDS)
     ):
-        # "the lower Bollinger band with 3 standard deviations": the multiplier
-        p.i += 1
-        width = p.take()
-        p.match(STD_WORDS)
-        default = Token(NUM, "20", width.pos, width.end, value=20.0)
-        params = [params[0] if params else default, width]
-    node = check_indicator(key, params, output, source, p.text, start, p.toks[p.i - 1].end)
-    # "SMA of the previous 20 candles": the 20 before the current one.
-    return A.Lag(node, 1) if p.period_word in ("previous", "prior") else node
+        return params
+    p.i += 1
+    width = p.take()
+    p.match(STD_WORDS)
+    default = Token(NUM, "20", width.pos, width.end, value=20.0)
+    return [params[0] if params else default, width]
 
 
 def qualified(p: Cursor, period_tok: Token | None, source: A.Node | None) -> A.Node:
@@ -191,19 +228,6 @@ def signal_line(p: Cursor) -> A.Node:
     macd = next((s for s in reversed(p.subjects) if isinstance(s, A.Ind) and s.name == "macd"), None)
     params = macd.params if macd is not None else SPECS["macd"].defaults()
     return A.Ind("macd", params, "signal")
-
-
-def time_span(p: Cursor) -> int:
-    """Consume a span of time (`time_span_at`) and return its minutes."""
-    found = time_span_at(p)
-    if found is None:
-        p.fail("expected a span of time, as in '4 hours'")
-    assert found is not None
-    minutes, count = found
-    if minutes > SPECS["roct"].params[0].high:
-        p.fail("a span of time is at most 365 days (525600 minutes)")
-    p.i += count
-    return minutes
 
 
 def unknown(p: Cursor, tok: Token) -> None:
@@ -287,39 +311,6 @@ def range_indicator(p: Cursor, period_tok: Token | None, start: Token) -> A.Node
     return range_window(p, node, word, including, start)
 
 
-def accept_including(p: Cursor) -> bool:
-    """ "... including the current candle" / "including this one"."""
-    if not p.accept("including"):
-        return False
-    p.accept("this") or p.accept("current")
-    one = p.peek().kind == NUM and p.peek().value == 1
-    if not (p.accept("candle") or (one and p.take())):
-        p.fail("expected 'the current candle' after 'including'")
-    return True
-
-
-def range_window(p: Cursor, node: A.Node, word: str, including: bool, start: Token) -> A.Node:
-    """Which candles a highest/lowest covers. In a condition, "the last N candles" are the N before
-    the current one (the current candle is what is compared with them); "including the current
-    candle" adds it. In a take-profit or stop level "the last N" include the signal candle.
-    "previous N" always excludes the current candle."""
-    if including:
-        if word in ("previous", "prior"):
-            p.fail(
-                f"'the {word} N candles' exclude the current one; say 'the last N candles "
-                "including the current candle'",
-                start,
-            )
-        return node
-    if word in ("previous", "prior"):
-        return A.Lag(node, 1)
-    if not p.in_exit:
-        lag = A.Lag(node, 1)
-        p.implicit_lags.add(id(lag))  # "the 20-candle high 3 candles ago" ends the window there
-        return lag
-    return node
-
-
 def fmt_num(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
@@ -371,6 +362,22 @@ def period_words(p: Cursor, out: list[Token]) -> bool:
         return True
     return False
 
+
+SpeedLead = Callable[[Cursor, Token | None, A.Node | None], A.Node | None]
+SPEED_LEADS: dict[str, SpeedLead] = {
+    "fast": qualified,
+    "slow": qualified,
+    "short": speed_word,
+    "long": speed_word,
+}
+"""A word before an indicator's name that says its speed -> the rule that reads it."""
+KeyRead = Callable[[Cursor, Token, Token, A.Node | None], A.Node | None]
+KEY_READS: dict[str, KeyRead] = {"rsi": relative_to_coin, "roc": roc_over_time}
+"""An indicator (its key) -> the rule of a phrase only its name starts, tried before its parameters
+(the name's first token, the indicator's first token and the series it is of)."""
+KeyParams = Callable[[Cursor, list[Token], Token], list[Token]]
+KEY_PARAMS: dict[str, KeyParams] = {"zscore": relative_period, "stddev": relative_period, "bb": band_width}
+"""An indicator (its key) -> the rule of the parameters said after its series."""
 
 PARAM_FORMS: dict[str, tuple[Callable[[Cursor, list[Token]], bool], ...]] = {
     LPAREN: (in_parens,),

@@ -16,6 +16,7 @@ from svc_engine.strategy.grammar.words import (
     AND_WORDS,
     COLORS,
     CONNECTIVES,
+    DIRECTIONS,
     DOWN_WORDS,
     ENTRY_WORDS,
     GAP_SIZE_WORDS,
@@ -220,3 +221,8 @@ def at_entry_clause(p: Cursor) -> bool:
     if word not in ENTRY_WORDS or p.peek().kind != WORD:
         return False
     return word != "entry" or p.peek(1).text in ("at", "price", "=")
+
+
+def direction_at(p: Cursor) -> str | None:
+    """The side a direction word at the cursor names ("above", "below"), or None."""
+    return DIRECTIONS.get(p.peek().text) if p.at_any(DIRECTIONS) else None

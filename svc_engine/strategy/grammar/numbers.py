@@ -23,8 +23,9 @@ from collections.abc import Callable
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.indicators import accept_including, indicator, range_window
+from svc_engine.strategy.grammar.indicators import indicator
 from svc_engine.strategy.grammar.lookahead import paren_after_name, starts_indicator
+from svc_engine.strategy.grammar.windows import accept_including, range_window
 from svc_engine.strategy.grammar.words import DOWN_WORDS, UP_WORDS
 from svc_engine.strategy.tokens import COMMA, END, NUM, RPAREN, WORD, Token
 

@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_condition
 from svc_engine.strategy.grammar.comparisons import comparison, resolve_cloud
@@ -158,21 +160,38 @@ def ago(p: Cursor, node: A.Node) -> A.Node:
     return A.Between(back(node.expr), back(node.low), back(node.high))
 
 
-def tail_positive(p: Cursor, left: A.Node) -> A.Node:
-    """What follows the value: the rules its next word starts (`tails.TAIL_PARSERS`, a number's
-    `tails.NUM_TAILS`), tried in order, else a plain comparison."""
-    tok = p.peek()
-    if tok.text == "back":
-        p.i += 1
-        tok = p.peek()
-    if tok.text == "close" and (left == A.Field("close") or at_comparison(p, 1)):
+def back(p: Cursor, left: A.Node) -> A.Node:
+    p.i += 1  # "crosses back above 30"
+    return left
+
+
+def closes(p: Cursor, left: A.Node) -> A.Node:
+    if left == A.Field("close") or at_comparison(p, 1):
         p.i += 1  # "price closes above ...", "the 2-period RSI closes below 5"
-        tok = p.peek()
-    if tok.text == "open" and left == A.Field("close") and at_comparison(p, 1):
+    return left
+
+
+def opens(p: Cursor, left: A.Node) -> A.Node:
+    if left == A.Field("close") and at_comparison(p, 1):
         p.i += 1  # "the stock opens above its previous close": its open
         left = A.Field("open")
         p.subjects[-1] = p.last_subject = left
-        tok = p.peek()
+    return left
+
+
+TAIL_LEADS: dict[str, Callable[[Cursor, A.Node], A.Node]] = {"back": back, "close": closes, "open": opens}
+"""The words a tail may open with, in the order they may follow each other ("closes back above"
+is not: "back" comes first), each with the rule that reads it and returns the subject."""
+
+
+def tail_positive(p: Cursor, left: A.Node) -> A.Node:
+    """What follows the value: its leading words (`TAIL_LEADS`), then the rules its next word
+    starts (`tails.TAIL_PARSERS`, a number's `tails.NUM_TAILS`), tried in order, else a plain
+    comparison."""
+    for word, lead in TAIL_LEADS.items():
+        if p.peek().text == word:
+            left = lead(p, left)
+    tok = p.peek()
     for rule in NUM_TAILS if tok.kind == NUM else TAIL_PARSERS.get(tok.text, ()):
         node = rule(p, left, tok)
         if node is not None:

@@ -9,10 +9,12 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
-from svc_engine.strategy.grammar.indicators import indicator, range_window
+from svc_engine.strategy.grammar.indicators import indicator
 from svc_engine.strategy.grammar.lookahead import (
     STD_WORDS,
     alias_length,
@@ -24,6 +26,7 @@ from svc_engine.strategy.grammar.lookahead import (
 )
 from svc_engine.strategy.grammar.numbers import AVERAGES, after_number
 from svc_engine.strategy.grammar.primaries import word_primary
+from svc_engine.strategy.grammar.windows import range_window
 from svc_engine.strategy.grammar.words import UP_WORDS
 from svc_engine.strategy.tokens import LPAREN, NUM, RPAREN, WORD
 from svc_engine.strategy.vocab import ALIASES, FIELDS, PREFIX_OUTPUTS
@@ -40,39 +43,40 @@ def _std_of(ref: A.Node, subject: A.Node) -> A.Node:
     return A.Ind("stddev", (20,), "", source)
 
 
+#: The words of plus and minus, and their operators.
+SIGNS = {"plus": "+", "+": "+", "minus": "-", "-": "-"}
+#: The words of times and divided by, and their operators.
+TERM_OPS: dict[tuple[str, ...], str] = {("times",): "*", ("x",): "*", ("*",): "*", ("multiplied", "by"): "*"}
+TERM_OPS |= {("divided", "by"): "/", ("/",): "/"}
+
+
 def value(p: Cursor) -> A.Node:
     node = term(p)
     while True:
-        if p.peek().text in ("plus", "+", "minus", "-") and std_count_at(p, 1):
+        op = SIGNS.get(p.peek().text)
+        if op is None or p.at("minus", "di"):  # "minus DI" is the indicator
+            return node
+        p.i += 1
+        if std_count_at(p, 0):
             # "SMA(20) minus 2 standard deviations": the deviation of that average's series.
-            op = "+" if p.take().text in ("plus", "+") else "-"
             count = p.take()
             p.match(STD_WORDS)
             node = A.Arith(op, node, A.Arith("*", A.Num(count.value), _std_of(node, node)))
-        elif p.peek().text in ("plus", "+", "minus", "-") and p.peek(1).kind == NUM and p.peek(1).pct:
+        elif p.peek().kind == NUM and p.peek().pct:
             # "the SMA plus 1 percent": 1% above it
-            sign = 1.0 if p.take().text in ("plus", "+") else -1.0
             pct = p.take()
             if pct.value <= 0:
                 p.fail("a percentage offset must be positive", pct)
-            node = A.PctOff(sign * pct.value, node)
-        elif p.accept("plus") or p.accept("+"):
-            node = A.Arith("+", node, term(p))
-        elif (p.at("minus") and not p.at("minus", "di") and p.accept("minus")) or p.accept("-"):
-            node = A.Arith("-", node, term(p))
+            node = A.PctOff((1.0 if op == "+" else -1.0) * pct.value, node)
         else:
-            return node
+            node = A.Arith(op, node, term(p))
 
 
 def term(p: Cursor) -> A.Node:
     node = unary(p)
-    while True:
-        if p.accept("times") or p.accept("x") or p.accept("*") or p.accept("multiplied", "by"):
-            node = A.Arith("*", node, unary(p))
-        elif p.accept("divided", "by") or p.accept("/"):
-            node = A.Arith("/", node, unary(p))
-        else:
-            return node
+    while (op := p.match(TERM_OPS)) is not None:
+        node = A.Arith(op, node, unary(p))
+    return node
 
 
 def unary(p: Cursor) -> A.Node:
@@ -119,24 +123,16 @@ def std_band(p: Cursor, subject: A.Node) -> A.Node:
 
 
 def primary(p: Cursor) -> A.Node:
+    """A number, a parenthesised value (`PRIMARY_KINDS`), a value another timeframe's, a word's
+    value (`primaries.word_primary`), a price field or an indicator."""
     tok = p.peek()
     tf = timeframe_at(p)
     if tf is not None and p.peek(tf[1]).text not in ("chart", "timeframe", "candle"):
         p.i += tf[1]
         return A.Tf(primary(p), tf[0])
-    if tok.kind == NUM:
-        return number_primary(p)
-    if tok.kind == LPAREN:
-        p.i += 1
-        depth, p.range_depth = p.range_depth, 0
-        try:
-            inner = value(p)
-        finally:
-            p.range_depth = depth
-        if p.peek().kind != RPAREN:
-            p.fail("expected ')'")
-        p.i += 1
-        return inner
+    by_kind = PRIMARY_KINDS.get(tok.kind)
+    if by_kind is not None:
+        return by_kind(p)
     node = word_primary(p)  # the table of words that start a value (grammar/primaries.py)
     if node is not None:
         return node
@@ -147,35 +143,66 @@ def primary(p: Cursor) -> A.Node:
     return indicator(p, None)
 
 
+def parenthesised(p: Cursor) -> A.Node:
+    """ "(high + low) / 2": a value in parentheses, where a period phrase is its own again."""
+    p.i += 1
+    depth, p.range_depth = p.range_depth, 0
+    try:
+        inner = value(p)
+    finally:
+        p.range_depth = depth
+    if p.peek().kind != RPAREN:
+        p.fail("expected ')'")
+    p.i += 1
+    return inner
+
+
 def number_primary(p: Cursor) -> A.Node:
     if at_std_band(p) and p.subjects:
         return std_band(p, p.subjects[-1])  # "exceeds 2 standard deviations above its average"
     return after_number(p, p.take())  # the table of what a number starts (grammar/numbers.py)
 
 
-def field_suffix(p: Cursor, node: A.Field) -> A.Node:
-    if (
+def extreme_of_period(p: Cursor, node: A.Field) -> A.Node | None:
+    """ "the high of the preceding 20 days": the highest high of the previous 20 candles."""
+    if not (
         not p.range_depth
-        and node.name in ("high", "low")
         and p.at("of")
         and p.peek(2).kind == NUM
         and p.peek(1).text in ("last", "past", "previous", "prior")
     ):
-        # "the high of the preceding 20 days": the highest high of the previous 20 candles
-        p.i += 1
-        word = p.take().text
-        count = p.number("the number of candles")
-        p.expect("candle", "'candles' after the number")
-        key = "max" if node.name == "high" else "min"
-        ind = check_indicator(key, [count], "", node, p.text, count, p.toks[p.i - 1].end)
-        return range_window(p, ind, "previous" if word != "last" else word, False, count)
-    if node.name == "close" and p.peek().text in ("percent", "percentile", "z", "zscore", "roc"):
-        spec_key = p.match(ALIASES)  # "the price percent rank", "the price z-score"
-        if spec_key in ("prank", "zscore", "roc"):
-            p.i -= len(next(k for k in ALIASES if ALIASES[k] == spec_key and phrase_at(p, -len(k), k)))
-            return indicator(p, None, source=None)
-        if spec_key is not None:
-            p.fail("expected a comparison after the price")
+        return None
+    p.i += 1
+    word = p.take().text
+    count = p.number("the number of candles")
+    p.expect("candle", "'candles' after the number")
+    key = "max" if node.name == "high" else "min"
+    ind = check_indicator(key, [count], "", node, p.text, count, p.toks[p.i - 1].end)
+    return range_window(p, ind, "previous" if word != "last" else word, False, count)
+
+
+def price_indicator(p: Cursor, node: A.Field) -> A.Node | None:
+    """ "the price percent rank", "the price z-score": an indicator of the close."""
+    if p.peek().text not in ("percent", "percentile", "z", "zscore", "roc"):
+        return None
+    spec_key = p.match(ALIASES)
+    if spec_key in ("prank", "zscore", "roc"):
+        p.i -= len(next(k for k in ALIASES if ALIASES[k] == spec_key and phrase_at(p, -len(k), k)))
+        return indicator(p, None, source=None)
+    if spec_key is not None:
+        p.fail("expected a comparison after the price")
+    return None
+
+
+FIELD_SUFFIXES = {"high": extreme_of_period, "low": extreme_of_period, "close": price_indicator}
+"""A price field -> the rule of what only it can be followed by, tried first."""
+
+
+def field_suffix(p: Cursor, node: A.Field) -> A.Node:
+    suffix = FIELD_SUFFIXES.get(node.name)
+    found = suffix(p, node) if suffix is not None else None
+    if found is not None:
+        return found
     if p.at("of", "previous", "candle") or p.at("of", "prior", "candle"):
         p.i += 3
         return A.Lag(node, 1)
@@ -187,3 +214,7 @@ def field_suffix(p: Cursor, node: A.Field) -> A.Node:
     ):
         return indicator(p, None, source=node)
     return node
+
+
+PRIMARY_KINDS: dict[str, Callable[[Cursor], A.Node]] = {NUM: number_primary, LPAREN: parenthesised}
+"""A token kind that starts a value -> its rule."""
