@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.grammar import comparisons, events
+from svc_engine.strategy.grammar import comparisons, events  # their zone and streak: rules of that name here
 from svc_engine.strategy.grammar.amounts import gap, move, percentile_zone
 from svc_engine.strategy.grammar.comparisons import (
     cross,
