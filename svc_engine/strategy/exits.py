@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.errors import StrategyCompileError
+from svc_engine.strategy.grammar.lookahead import at_time_exit
 from svc_engine.strategy.parser import DOWN_WORDS, EXIT_PREFIXES, UP_WORDS, Parser
 from svc_engine.strategy.tokens import COMMA, END, NUM, WORD, Token
 
@@ -258,7 +259,7 @@ def parse_exit_rule(text: str) -> ExitRule:
     condition: A.Node | None = None
     if _day_end(p):
         condition = A.DayEnd()
-    elif not p.at_time_exit() and (p.peek().kind != END or not breakeven):
+    elif not at_time_exit(p) and (p.peek().kind != END or not breakeven):
         if p.peek().kind == END:
             p.fail("expected a condition after 'exit when'")
         condition = p.condition()
@@ -267,7 +268,7 @@ def parse_exit_rule(text: str) -> ExitRule:
     p.accept("then")
     p.accept("sell") or p.accept("exit") or p.accept("cover")  # "if RSI is greater than 70 sell"
     p.accept("or")
-    if p.at_time_exit():
+    if at_time_exit(p):
         p.i += 1
         hold = p.integer("the number of candles to hold")
         p.i += 1  # "candle"
@@ -279,7 +280,7 @@ def parse_exit_rule(text: str) -> ExitRule:
 def _skip_frame(p: Parser) -> None:
     """The words that frame an exit rule: "exit when", "close the position if", "sell once" ("close"
     only with position/trade/out after it: "exit when close falls ..." keeps the close)."""
-    while not p.at_time_exit():
+    while not at_time_exit(p):
         if p.at("close") and p.peek(1).text in (
             "position",
             "trade",

@@ -6,7 +6,7 @@ word -> the parse rules it can start, tried in the grammar's order.
 that read a word after an optional "on"/"at"/"in" (a day name, "weekend", "session opens") can
 start at any word and join every entry in their place. A rule takes the parser and returns the
 calendar node, or None without moving when its look-ahead does not fit; when none fits the phrase
-is not a calendar. ``Events.calendar_one`` is `calendar_one`.
+is not a calendar (`events.calendar` reads one or two).
 
 Example:
     >>> [rule.__name__ for rule in CALENDARS["between"]]
@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.lookahead import at_comparison
+from svc_engine.strategy.grammar.values import number_primary
 from svc_engine.strategy.tokens import NUM, WORD, Token
 from svc_engine.strategy.vocab import DAY_NAMES
 
@@ -59,7 +61,7 @@ def day_name(p: Cursor) -> A.Node | None:
     """ "on Mondays", "at the Friday close": on that day's candles"""
     k = _lead(p)
     word = p.peek(k)
-    if word.kind == WORD and word.text in DAY_NAMES and not p.at_comparison(k + 1):
+    if word.kind == WORD and word.text in DAY_NAMES and not at_comparison(p, k + 1):
         p.i += k + 1
         p.accept("close")
         return A.Compare("=", WEEKDAY, A.Num(float(DAY_NAMES[word.text])))
@@ -70,9 +72,9 @@ def hours_between(p: Cursor) -> A.Node | None:
     """ "buy between 06:00 and 21:00" """
     if p.at("between") and p.peek(1).kind == NUM and p.peek(2).text == ":":
         p.i += 1
-        low = p.number_primary()
+        low = number_primary(p)
         p.expect("and", "'and' in 'between 06:00 and 21:00'")
-        return A.Between(HOUR, low, p.number_primary())
+        return A.Between(HOUR, low, number_primary(p))
     return None
 
 
@@ -80,14 +82,14 @@ def at_hour(p: Cursor) -> A.Node | None:
     """ "exit at hour 4" """
     if p.at("at", "hour") and p.peek(2).kind == NUM:
         p.i += 2
-        return A.Compare("=", HOUR, p.number_primary())
+        return A.Compare("=", HOUR, number_primary(p))
     return None
 
 
 def clock(p: Cursor) -> A.Node | None:
     """ "... or 15:00" """
     if p.peek().kind == NUM and p.peek(1).text == ":":
-        return A.Compare("=", HOUR, p.number_primary())
+        return A.Compare("=", HOUR, number_primary(p))
     return None
 
 
@@ -106,7 +108,7 @@ def week_part(p: Cursor) -> A.Node | None:
     """ "on weekends" (Saturday and Sunday), "on weekdays" """
     k = _lead(p)
     word = p.peek(k)
-    if word.text in ("weekend", "weekday") and not p.at_comparison(k + 1):
+    if word.text in ("weekend", "weekday") and not at_comparison(p, k + 1):
         p.i += k + 1
         if word.text == "weekend":
             return A.Compare(">=", WEEKDAY, A.Num(6.0))
@@ -119,7 +121,7 @@ def opens_at(p: Cursor) -> A.Node | None:
     lead = 3 if p.at("candle", "open", "at") else (1 if p.at("at") else 0)
     if lead and p.peek(lead).kind == NUM and p.peek(lead + 1).text == ":":
         p.i += lead
-        return A.Compare("=", HOUR, p.number_primary())
+        return A.Compare("=", HOUR, number_primary(p))
     return None
 
 

@@ -6,7 +6,7 @@ none fits.
 `NUMBER_RULES` maps the word after the number (its folded text) to its rules; the rules that read
 an indicator name there can follow any word and join every entry in their place. A rule takes the
 parser (the number taken) and the number's token and returns the value, or None without moving
-when its look-ahead does not fit. ``Values.number_primary`` reads the table.
+when its look-ahead does not fit. ``values.number_primary`` reads the table.
 
 Example:
     >>> [rule.__name__ for rule in NUMBER_RULES["of"]]
@@ -23,6 +23,9 @@ from collections.abc import Callable
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.checks import check_indicator
 from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.indicators import indicator
+from svc_engine.strategy.grammar.lookahead import paren_after_name, starts_indicator
+from svc_engine.strategy.grammar.windows import accept_including, range_window
 from svc_engine.strategy.grammar.words import DOWN_WORDS, UP_WORDS
 from svc_engine.strategy.tokens import COMMA, END, NUM, RPAREN, WORD, Token
 
@@ -40,8 +43,8 @@ def zero_line(p: Cursor, tok: Token) -> A.Node | None:
 
 def indicator_multiple(p: Cursor, tok: Token) -> A.Node | None:
     """ "1 ATR(14)", "0.5 ATR(20)": a multiple of an indicator that names its own period"""
-    if not tok.pct and p.starts_indicator(0) and p.paren_after_name():
-        ind = p.indicator(None)
+    if not tok.pct and starts_indicator(p, 0) and paren_after_name(p):
+        ind = indicator(p, None)
         return ind if tok.value == 1 else A.Arith("*", A.Num(tok.value), ind)
     return None
 
@@ -72,9 +75,9 @@ def candle_extreme(p: Cursor, tok: Token) -> A.Node | None:
         p.i += 1
         source = A.Field(p.take().text)
         key = "min" if source.name == "low" else "max"
-        including = p.accept_including()
+        including = accept_including(p)
         node = check_indicator(key, [tok], "", source, p.text, tok, p.toks[p.i - 1].end)
-        return p.range_window(node, "", including, tok)
+        return range_window(p, node, "", including, tok)
     return None
 
 
@@ -103,9 +106,9 @@ def period_of_indicator(p: Cursor, tok: Token) -> A.Node | None:
         not tok.pct
         and p.peek().kind == WORD
         and p.peek().text not in ("x", "times", "candle")
-        and p.starts_indicator(0)
+        and starts_indicator(p, 0)
     ):
-        return p.indicator(tok)
+        return indicator(p, tok)
     return None
 
 
@@ -126,9 +129,9 @@ def same_average(p: Cursor, tok: Token) -> A.Node | None:
 
 def candle_period(p: Cursor, tok: Token) -> A.Node | None:
     """ "the 200 candle EMA" """
-    if not tok.pct and p.at("candle") and p.starts_indicator(1):
+    if not tok.pct and p.at("candle") and starts_indicator(p, 1):
         p.i += 1
-        return p.indicator(tok)
+        return indicator(p, tok)
     return None
 
 

@@ -5,7 +5,7 @@ candle's range", "gap size", "4x normal", a day name after "day of week is".
 order. A rule takes the parser and returns the value, or None when its look-ahead does not fit, and
 the next rule is tried; a rule that skips a word without a result ("the current low", "its open")
 leaves the rest to the word it stopped at. When none fits, the value is a price field or an
-indicator (`Values.primary`). ``Parser.word_primary`` is `word_primary`.
+indicator (`values.primary`), which calls `word_primary`.
 
 Example:
     >>> [rule.__name__ for _, rule in PRIMARIES["its"]]
@@ -20,16 +20,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.grammar.values import Values
+from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.indicators import indicator
 from svc_engine.strategy.grammar.words import GAP_SIZE_WORDS
 from svc_engine.strategy.tokens import COMMA, END, NUM, RPAREN, WORD, Token
 from svc_engine.strategy.vocab import DAY_NAMES
 
-Primary = Callable[[Values], A.Node | None]
+Primary = Callable[[Cursor], A.Node | None]
 Words = tuple[str, ...] | set[str]
 
 
-def word_primary(p: Values) -> A.Node | None:
+def word_primary(p: Cursor) -> A.Node | None:
     """The value a word at the cursor starts (`PRIMARIES`), or None: its rules in the grammar's order."""
     rules = PRIMARIES.get(p.peek().text, ())
     n = 0
@@ -46,12 +47,12 @@ def word_primary(p: Values) -> A.Node | None:
     return None
 
 
-def _one_back(p: Values) -> A.Node:
+def _one_back(p: Cursor) -> A.Node:
     subject = p.subjects[-1]
     return A.Lag(subject.expr, subject.n + 1) if isinstance(subject, A.Lag) else A.Lag(subject, 1)
 
 
-def previous_value(p: Values) -> A.Node | None:
+def previous_value(p: Cursor) -> A.Node | None:
     """ "greater than that of the previous candle", "above its previous value": the subject, 1 back."""
     if p.subjects and (
         p.at("of", "previous", "candle") or p.at("previous", "value") or p.at("its", "previous", "value")
@@ -61,13 +62,13 @@ def previous_value(p: Values) -> A.Node | None:
     return None
 
 
-def skip_current(p: Values) -> A.Node | None:
+def skip_current(p: Cursor) -> A.Node | None:
     if p.peek(1).text in ("candle", "open", "high", "low", "close", "volume", "price"):
         p.i += 1  # "the current bar's volume", "the current low": this candle's
     return None
 
 
-def its_previous_average(p: Values) -> A.Node | None:
+def its_previous_average(p: Cursor) -> A.Node | None:
     if p.peek(1).text in ("previous", "prior") and p.peek(2).kind == NUM:
         p.i += 2  # "below 20 times its previous 30-candle average": the average one candle back
         p.toks[p.i - 1] = Token(WORD, "its", p.toks[p.i - 1].pos, p.toks[p.i - 1].end)
@@ -76,13 +77,13 @@ def its_previous_average(p: Values) -> A.Node | None:
     return None
 
 
-def skip_its(p: Values) -> A.Node | None:
+def skip_its(p: Cursor) -> A.Node | None:
     if p.peek(1).text in ("previous", "prior", "open", "high", "low", "close"):
         p.i += 1  # "opens above its previous close"
     return None
 
 
-def candle_before(p: Values) -> A.Node | None:
+def candle_before(p: Cursor) -> A.Node | None:
     """ "the parabolic SAR is smaller than the candle before": the subject one candle back."""
     if p.subjects and (
         (p.at("candle", "before") and p.text[p.peek().pos : p.peek().end].lower() != "day")
@@ -94,14 +95,14 @@ def candle_before(p: Values) -> A.Node | None:
     return None
 
 
-def candle_range(p: Values) -> A.Node | None:
+def candle_range(p: Cursor) -> A.Node | None:
     if p.at("candle", "range") or p.at("range"):
         p.i += 2 if p.at("candle") else 1  # "the candle's range": high minus low
         return A.Arith("-", A.Field("high"), A.Field("low"))
     return None
 
 
-def gap_size(p: Values) -> A.Node | None:
+def gap_size(p: Cursor) -> A.Node | None:
     if p.peek(1).text in GAP_SIZE_WORDS:
         p.i += 1  # "gap size is larger than 1 ATR(14)": the open's distance from the previous close
         p.accept("size")
@@ -109,21 +110,21 @@ def gap_size(p: Values) -> A.Node | None:
     return None
 
 
-def normal(p: Values) -> A.Node | None:
+def normal(p: Cursor) -> A.Node | None:
     if not p.subjects:
         return None
     p.i += 1  # "volume is 4x normal": its usual level, the 20-candle average
     return A.Ind("sma", (20,), "", None if p.subjects[-1] == A.Field("close") else p.subjects[-1])
 
 
-def previous(p: Values) -> A.Node:
+def previous(p: Cursor) -> A.Node:
     p.i += 1
     p.accept("candle")
     inner = p.primary()
     return A.Lag(inner.expr, inner.n + 1) if isinstance(inner, A.Lag) else A.Lag(inner, 1)
 
 
-def its_indicator(p: Values) -> A.Node:
+def its_indicator(p: Cursor) -> A.Node:
     if not p.subjects or isinstance(p.subjects[-1], A.Num):
         p.fail("'its' must follow the value it refers to, as in 'volume is above its average'")
     p.i += 1
@@ -131,10 +132,10 @@ def its_indicator(p: Values) -> A.Node:
     if p.peek().kind == NUM and not p.peek().pct:
         period = p.take()
         p.accept("candle")
-    return p.indicator(period, source=p.subjects[-1])
+    return indicator(p, period, source=p.subjects[-1])
 
 
-def day_name(p: Values) -> A.Node | None:
+def day_name(p: Cursor) -> A.Node | None:
     # Only as the value's first word: the words a rule skips ("current", "its") never lead to a day.
     tok = p.peek()
     if tok.kind != WORD:

@@ -5,7 +5,7 @@ start ("3 green candles in a row", "on Mondays", "a bullish engulfing", "a new 5
 its place in the grammar's order. A rule takes the parser and returns the predicate, or None when
 its look-ahead does not fit, and the next rule is tried; a rule that skips words without a result
 ("at the close", "at least") leaves the rest to the word it stopped at. When none fits, the
-predicate has a subject (`Conditions.predicate`). ``Parser.subjectless`` is `subjectless`.
+predicate has a subject (`predicates.predicate`), which calls `subjectless`.
 
 Example:
     >>> [rule.__name__ for _, rule in SUBJECTLESS["gap"]]
@@ -20,16 +20,28 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svc_engine.strategy import ast as A
-from svc_engine.strategy.grammar.events import Events
+from svc_engine.strategy.grammar.amounts import gap
+from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.events import (
+    calendar,
+    candle_color,
+    cloud_color,
+    n_candle_move,
+    new_extreme,
+    pattern,
+    range_break,
+    trend_break,
+)
+from svc_engine.strategy.grammar.lookahead import at_trend_line, candle_run_at, gap_as_value
 from svc_engine.strategy.grammar.words import COLORS
 from svc_engine.strategy.tokens import NUM, STEMS, Token
 from svc_engine.strategy.vocab import DAY_NAMES, PATTERN_WORDS
 
-Start = Callable[[Events], A.Node | None]
+Start = Callable[[Cursor], A.Node | None]
 Words = tuple[str, ...] | set[str]
 
 
-def subjectless(p: Events) -> A.Node | None:
+def subjectless(p: Cursor) -> A.Node | None:
     """A predicate without a subject at the cursor, or None: the rules its first word can start
     (`SUBJECTLESS`), tried in the grammar's order."""
     rules = starts_at(p.peek())
@@ -47,7 +59,7 @@ def subjectless(p: Events) -> A.Node | None:
     return None
 
 
-def day_end(p: Events) -> A.Node | None:
+def day_end(p: Cursor) -> A.Node | None:
     tok = p.peek()
     if p.text[tok.pos : tok.end].lower() == "day" and p.peek(1).text in ("end", "ends"):
         p.i += 2
@@ -55,7 +67,7 @@ def day_end(p: Events) -> A.Node | None:
     return None
 
 
-def golden_cross(p: Events) -> A.Node | None:
+def golden_cross(p: Cursor) -> A.Node | None:
     if p.at("golden", "cross") or p.at("death", "cross"):
         way = "above" if p.take().text == "golden" else "below"
         p.i += 1
@@ -63,15 +75,15 @@ def golden_cross(p: Events) -> A.Node | None:
     return None
 
 
-def at_least_run(p: Events) -> A.Node | None:
+def at_least_run(p: Cursor) -> A.Node | None:
     if p.at("at", "least") and p.peek(2).kind == NUM:
         p.i += 2  # "at least four consecutive bullish candles" holds where four in a row do
-        if p.candle_run_at() is None:
+        if candle_run_at(p) is None:
             p.i -= 2
     return None
 
 
-def candle_run(p: Events) -> A.Node | None:
+def candle_run(p: Cursor) -> A.Node | None:
     tok = p.peek()
     if tok.kind != NUM or tok.pct:
         return None
@@ -84,14 +96,14 @@ def candle_run(p: Events) -> A.Node | None:
     return None
 
 
-def gap_event(p: Events) -> A.Node | None:
-    if (p.at("gap") or p.at("candle", "gap")) and not p.gap_as_value():
+def gap_event(p: Cursor) -> A.Node | None:
+    if (p.at("gap") or p.at("candle", "gap")) and not gap_as_value(p):
         p.accept("candle")
-        return p.gap(A.Field("close"))
+        return gap(p, A.Field("close"))
     return None
 
 
-def squeeze(p: Events) -> A.Node | None:
+def squeeze(p: Cursor) -> A.Node | None:
     if not p.at("squeeze"):
         return None
     # John Bollinger's Squeeze: BandWidth at its lowest in six months (125 daily candles)
@@ -99,17 +111,17 @@ def squeeze(p: Events) -> A.Node | None:
     return A.NewExtreme("low", 125, A.Ind("bb", (20, 2.0), "bandwidth"))
 
 
-def new_high(p: Events) -> A.Node | None:
+def new_high(p: Cursor) -> A.Node | None:
     if not p.at("new"):
         return None
     p.i += 1
-    n, kind = p.new_extreme()
+    n, kind = new_extreme(p)
     return A.NewExtreme(kind, n, A.Field(kind))
 
 
-def trend_event(p: Events) -> A.Node | None:
-    if p.at_trend_line() or p.at("resistance") or p.at("support"):
-        return p.trend_break()
+def trend_event(p: Cursor) -> A.Node | None:
+    if at_trend_line(p) or p.at("resistance") or p.at("support"):
+        return trend_break(p)
     return None
 
 
@@ -118,17 +130,17 @@ _CALENDAR = {"at", "on", "in", "between", "open", "candle", "weekend", "weekday"
 _PATTERN = {"this", "current", "candle", "bullish", "bearish", NUM} | {key[0] for key in PATTERN_WORDS}
 _ORDER: tuple[tuple[Words, Start], ...] = (
     (("candle",), day_end),
-    (_CALENDAR | _DAY_WORDS | set(DAY_NAMES), Events.calendar),
-    (_PATTERN, Events.pattern),
-    (("previous", "prior", "current", "this", "last", "candle"), Events.candle_color),
+    (_CALENDAR | _DAY_WORDS | set(DAY_NAMES), calendar),
+    (_PATTERN, pattern),
+    (("previous", "prior", "current", "this", "last", "candle"), candle_color),
     (("golden", "death"), golden_cross),
     (("at",), at_least_run),
     ((NUM,), candle_run),
-    (("ichimoku", "cloud", "kumo"), Events.cloud_color),
+    (("ichimoku", "cloud", "kumo"), cloud_color),
     (("gap", "candle"), gap_event),
     (("squeeze",), squeeze),
-    ((NUM,), Events.n_candle_move),
-    ((NUM,), Events.range_break),
+    ((NUM,), n_candle_move),
+    ((NUM,), range_break),
     (("new",), new_high),
     (("trend", "trendline", "resistance", "support"), trend_event),
 )

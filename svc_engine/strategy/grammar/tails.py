@@ -4,7 +4,7 @@
 them; `NUM_TAILS` holds the rules a number starts ("volume is 3 times its average"). A rule takes
 the parser, the value and the word, and returns the predicate, or None when its look-ahead does
 not fit, and the next rule is tried; when none fits, the tail is a plain comparison
-(`Comparisons.comparison`). One look-up replaces a chain of tests on the word, as sqlglot's
+(`comparisons.comparison`). One look-up replaces a chain of tests on the word, as sqlglot's
 parser keeps its ``RANGE_PARSERS`` (a token type -> its parse function).
 
 Example:
@@ -20,8 +20,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from svc_engine.strategy import ast as A
+from svc_engine.strategy.grammar import comparisons, events  # their zone and streak: rules of that name here
+from svc_engine.strategy.grammar.amounts import gap, move, percentile_zone
+from svc_engine.strategy.grammar.comparisons import (
+    cross,
+    cross_from,
+    direction_of,
+    multiple,
+    std_compare,
+    turn,
+)
 from svc_engine.strategy.grammar.cursor import Cursor
+from svc_engine.strategy.grammar.events import new_extreme, trend_return
 from svc_engine.strategy.grammar.indicators import RELATIVE_STRENGTH, RS_WORDS
+from svc_engine.strategy.grammar.lookahead import at_points_offset, at_std_band, directional, no_second_side
+from svc_engine.strategy.grammar.values import number_primary, value
 from svc_engine.strategy.grammar.words import BEAR_WORDS, BULL_WORDS, DOWN_WORDS, PERIOD_WORDS, UP_WORDS
 from svc_engine.strategy.tokens import NUM, WORD, Token
 from svc_engine.strategy.vocab import DAY_NAMES
@@ -32,23 +45,23 @@ CALENDAR = (A.Ind("hour", ()), A.Ind("weekday", ()))
 
 def moves_across(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "RSI moves below 10", "price goes above the band": it crosses."""
-    if not p.directional(1):
+    if not directional(p, 1):
         return None
-    return p.cross_from(left, p.take())
+    return cross_from(p, left, p.take())
 
 
 def in_percentile(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "in the bottom 5% of the last 100 closes"."""
     if p.peek(1).text in ("bottom", "top", "lowest", "highest") and p.peek(2).pct:
-        return p.percentile_zone(left)
+        return percentile_zone(p, left)
     return None
 
 
 def reaches(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "the z-score reaches 0": it gets there from either side."""
     p.i += 1
-    p.no_second_side("reaches")
-    return A.Cross("either", left, p.value())
+    no_second_side(p, "reaches")
+    return A.Cross("either", left, value(p))
 
 
 def spikes(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
@@ -57,7 +70,7 @@ def spikes(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     p.accept("to")
     if not (p.peek().kind == NUM and p.peek(1).text in ("times", "x")):
         p.fail("say how far it spikes, as in 'volume spikes to 3 times its average'")
-    return p.multiple(left)
+    return multiple(p, left)
 
 
 def up_days(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
@@ -68,7 +81,7 @@ def up_days(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     word = p.take()
     p.toks[p.i - 1] = Token(WORD, "rise" if word.text == "up" else "fall", word.pos, word.end)
     p.i -= 1
-    return p.streak(left)
+    return events.streak(p, left)
 
 
 def relative_strength(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
@@ -77,7 +90,7 @@ def relative_strength(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
 
 
 def zone(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    return p.zone(left)
+    return comparisons.zone(p, left)
 
 
 def sign(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
@@ -88,7 +101,7 @@ def sign(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
 
 def pointed(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "the upper band is pointed up": it rose on this candle."""
-    if not p.directional(1):
+    if not directional(p, 1):
         return None
     up = p.peek(1).text in UP_WORDS
     p.i += 2
@@ -98,7 +111,7 @@ def pointed(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
 def calendar_value(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "hour is 14", "day of week is Friday"."""
     if left in CALENDAR and (tok.kind == NUM or tok.text in DAY_NAMES):
-        return A.Compare("=", left, p.value())
+        return A.Compare("=", left, value(p))
     return None
 
 
@@ -123,7 +136,7 @@ def pulls_back(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     if not p.at("pull", "back"):
         return None
     p.i += 2
-    level = p.value()
+    level = value(p)
     return A.Compare("<=", A.Field("low"), level)
 
 
@@ -132,7 +145,7 @@ def touch_extreme(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     if left not in (A.Field("low"), A.Field("high")):
         return None
     p.i += 1
-    level = p.value()
+    level = value(p)
     return A.Compare("<=" if left == A.Field("low") else ">=", left, level)
 
 
@@ -153,7 +166,7 @@ def at_its_extreme(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
 def touch_level(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "price touches the lower Bollinger band": its range spans the level."""
     p.i += 1
-    level = p.value()
+    level = value(p)
     if left != A.Field("close"):
         p.fail("only price touches a level, as in 'price touches the lower Bollinger band'", tok)
     return A.And((A.Compare("<=", A.Field("low"), level), A.Compare(">=", A.Field("high"), level)))
@@ -169,13 +182,13 @@ def breaks_out(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
 
 def crosses(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "crosses (above)", "breaks below", "rises above": a cross."""
-    if tok.text in ("cross", "break") or p.directional(1):
-        return p.cross(left)
+    if tok.text in ("cross", "break") or directional(p, 1):
+        return cross(p, left)
     return None
 
 
 def turns(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    return p.turn(left)
+    return turn(p, left)
 
 
 def pct_next(p: Cursor) -> bool:
@@ -188,30 +201,30 @@ def pct_next(p: Cursor) -> bool:
 
 def moves_by(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "price rises 2% in one candle", "close is up 5% over the last 24 candles"."""
-    return p.move(left) if pct_next(p) else None
+    return move(p, left) if pct_next(p) else None
 
 
 def streak(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    return p.streak(left)
+    return events.streak(p, left)
 
 
 def std_band(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "close is 2 standard deviations below its average"."""
-    return p.std_compare(left, "") if p.at_std_band() else None
+    return std_compare(p, left, "") if at_std_band(p) else None
 
 
 def more_std(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    if not p.at_std_band(1):
+    if not at_std_band(p, 1):
         return None
     p.i += 1
-    return p.std_compare(left, "")
+    return std_compare(p, left, "")
 
 
 def least_std(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    if not (p.at("at", "least") and p.at_std_band(2)):
+    if not (p.at("at", "least") and at_std_band(p, 2)):
         return None
     p.i += 2
-    return p.std_compare(left, "=")
+    return std_compare(p, left, "=")
 
 
 def times(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
@@ -221,33 +234,33 @@ def times(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
         and p.peek(1).text in ("times", "x")
         and (p.peek(2).kind != NUM or p.peek(3).text == "candle")
     ):
-        return p.multiple(left)
+        return multiple(p, left)
     return None
 
 
 def gaps(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    return p.gap(left)
+    return gap(p, left)
 
 
 def new_high(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "makes a new 20-candle high"."""
     p.accept("make")
     p.expect("new", "'new' (as in 'makes a new 20-candle high')")
-    n, kind = p.new_extreme()
+    n, kind = new_extreme(p)
     return A.NewExtreme(kind, n, left)
 
 
 def returns(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
-    return p.trend_return(left)
+    return trend_return(p, left)
 
 
 def between(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     p.i += 1
-    p.no_second_side("between")
-    low = p.value()
+    no_second_side(p, "between")
+    low = value(p)
     p.expect("and", "'and' in 'between X and Y'")
-    p.no_second_side(p.raw(tok, p.toks[p.i - 1]))
-    return A.Between(left, low, p.value())
+    no_second_side(p, p.raw(tok, p.toks[p.i - 1]))
+    return A.Between(left, low, value(p))
 
 
 def within(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
@@ -256,32 +269,25 @@ def within(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     if not pct.pct:
         p.fail("'within' needs a percentage, as in 'within 2% of SMA(100)'", pct)
     p.accept("of")
-    return A.Within(left, pct.value, p.value())
+    return A.Within(left, pct.value, value(p))
 
 
 def pct_off(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "close is 2% above SMA(20)"."""
     if not (tok.pct and p.peek(1).text in UP_WORDS | DOWN_WORDS):
         return None
-    right = p.number_primary()
+    right = number_primary(p)
     assert isinstance(right, A.PctOff)
     return A.Compare(">" if right.pct > 0 else "<", left, right)
 
 
 def points_off(p: Cursor, left: A.Node, tok: Token) -> A.Node | None:
     """ "close is 50 points above SMA(20)"."""
-    if not (not tok.pct and p.peek(1).text == "point" and p.at_points_offset()):
+    if not (not tok.pct and p.peek(1).text == "point" and at_points_offset(p)):
         return None
-    right = p.number_primary()
+    right = number_primary(p)
     assert isinstance(right, A.Arith)
     return A.Compare(">" if right.op == "+" else "<", left, right)
-
-
-def direction_of(node: A.Node) -> A.Node:
-    """A Supertrend turns by its direction line, not by its price line."""
-    if isinstance(node, A.Ind) and node.name == "supertrend":
-        return A.Ind("supertrend", node.params, "direction")
-    return node
 
 
 # The grammar's order: where two rules share a word, the earlier one is tried first.

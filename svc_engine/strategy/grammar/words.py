@@ -54,6 +54,8 @@ EXIT_PREFIXES = {
 }
 UP_WORDS = {"above", "over", "up", "upward", "upwards", "higher", "through"}
 DOWN_WORDS = {"below", "under", "down", "downward", "downwards", "lower", "beneath"}
+DIRECTIONS = {**{word: "above" for word in UP_WORDS}, **{word: "below" for word in DOWN_WORDS}}
+"""A direction word -> the side it names ("rises above", "drops under", "breaks down")."""
 # Oversold / overbought thresholds, the usual ones for each oscillator.
 ZONES = {"rsi": (30.0, 70.0), "stoch": (20.0, 80.0), "willr": (-80.0, -20.0), "cci": (-100.0, 100.0)}
 # Words that can open a predicate whose subject was left out.
@@ -82,6 +84,8 @@ ELIDED_STARTS = {
 }
 BULL_WORDS = {"positive", "bullish", "green", "up", "upward", "uptrend", "long"}
 BEAR_WORDS = {"negative", "bearish", "red", "down", "downward", "downtrend", "short"}
+SIGN_WAYS = {**{word: "above" for word in BULL_WORDS}, **{word: "below" for word in BEAR_WORDS}}
+"""A bullish or bearish word -> the side of zero it names ("turns positive": crosses above 0)."""
 SPEED_NAMED = {"sma", "ema", "wma", "dema", "tema", "hma", "vwap"}
 CONNECTIVES = {"and", "or", "while", "with", "but", "also", "then", "after"}
 COLORS = {

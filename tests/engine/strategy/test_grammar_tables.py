@@ -9,11 +9,14 @@ import pytest
 
 from svc_engine.strategy import ast as A
 from svc_engine.strategy.grammar.calendars import CALENDARS
-from svc_engine.strategy.grammar.indicators import PARAM_FORMS
+from svc_engine.strategy.grammar.conditions import AFTER_WORDS
+from svc_engine.strategy.grammar.indicators import KEY_PARAMS, KEY_READS, PARAM_FORMS, SPEED_LEADS
 from svc_engine.strategy.grammar.numbers import NUMBER_RULES
+from svc_engine.strategy.grammar.predicates import TAIL_LEADS
 from svc_engine.strategy.grammar.primaries import PRIMARIES
 from svc_engine.strategy.grammar.starts import SUBJECTLESS
 from svc_engine.strategy.grammar.tails import NUM_TAILS, TAIL_PARSERS
+from svc_engine.strategy.grammar.values import SIGNS, TERM_OPS
 from svc_engine.strategy.parser import parse_entry
 
 
@@ -96,4 +99,44 @@ def test_the_first_rule_that_fits_wins(text: str, expected: A.Node) -> None:
     ],
 )
 def test_a_skipped_word_hands_over_to_the_next(text: str, expected: A.Node) -> None:
+    assert parse_entry(text).condition == expected
+
+
+def test_the_keyword_tables_name_their_rules() -> None:
+    """The word decides: a tail's leading words, an indicator's speed word, the phrases and
+    parameters one indicator's name starts, the words of arithmetic and of "after"."""
+    assert list(TAIL_LEADS) == ["back", "close", "open"]  # in the order they may follow each other
+    assert {w: r.__name__ for w, r in SPEED_LEADS.items()} == {
+        "fast": "qualified",
+        "slow": "qualified",
+        "short": "speed_word",
+        "long": "speed_word",
+    }
+    assert {k: r.__name__ for k, r in KEY_READS.items()} == {
+        "rsi": "relative_to_coin",
+        "roc": "roc_over_time",
+    }
+    assert sorted(KEY_PARAMS) == ["bb", "stddev", "zscore"]
+    assert TERM_OPS[("divided", "by")] == "/" and SIGNS["minus"] == "-"
+    assert AFTER_WORDS[("right", "after")] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("close crosses back above 5", A.Cross("above", A.Field("close"), A.Num(5.0))),
+        ("close opens above 5", A.Compare(">", A.Field("open"), A.Num(5.0))),
+        ("close crosses 5 to the upside", A.Cross("above", A.Field("close"), A.Num(5.0))),
+        (
+            "MACD histogram turns negative",
+            A.Cross("below", A.Ind("macd", (12, 26, 9), "histogram"), A.Num(0.0)),
+        ),
+        ("a resistance trend line breaks", A.TrendEvent("break_up")),
+        (
+            "close above 5 times 2 divided by 4",
+            A.Compare(">", A.Field("close"), A.Arith("/", A.Arith("*", A.Num(5.0), A.Num(2.0)), A.Num(4.0))),
+        ),
+    ],
+)
+def test_a_keyword_table_reads_its_phrase(text: str, expected: A.Node) -> None:
     assert parse_entry(text).condition == expected
