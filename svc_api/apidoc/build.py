@@ -1,7 +1,7 @@
 """The API description, built from the operation tables and their models (``svc openapi``).
 
 ``base.yaml`` holds what no model knows: the prose, the security schemes, the shared headers and
-responses, the REST routes not yet declared by models, and the component schemas they use.
+responses, the REST routes not declared by models, and the component schemas they use.
 The family operations and every model's schema are added to it; component schemas nothing refers to
 any more are left out. ``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails
 when it differs from what this module builds.
@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from pydantic.json_schema import models_json_schema
 
+from svc_api.apidoc.education import education_paths
 from svc_api.apidoc.families import family_paths
 
 JsonDict = dict[str, Any]
@@ -55,13 +56,30 @@ def _built() -> str:
         paths, used = family_paths(family)
         family_items.update(paths)
         models += used
-    doc["paths"] = {**_ordered(doc["paths"], family_items)}
+    education, used = education_paths()
+    models += used
+    doc["paths"] = {**_ordered(_with(doc["paths"], education), family_items)}
     schemas = doc["components"]["schemas"]
-    schemas.update(schemas_of(models))
+    declared = schemas_of(models)
+    if twice := sorted(set(declared) & set(schemas)):
+        raise ValueError(f"schemas declared by models and written in base.yaml: {', '.join(twice)}")
+    schemas.update(declared)
     doc["components"]["schemas"] = _referenced(doc, schemas)
     doc["components"].pop("x-header-sets", None)
     doc["components"].pop("x-education", None)
     return json.dumps(doc)
+
+
+def _with(written: JsonDict, declared: JsonDict) -> JsonDict:
+    """The hand-written path items of ``base.yaml`` and the declared ones, in the written order
+    (a declared route takes the place of its path); an operation in both is an error."""
+    out = {path: dict(item) for path, item in written.items()}
+    for path, item in declared.items():
+        twice = set(out.get(path, {})) & set(item)
+        if twice:
+            raise ValueError(f"{path} {sorted(twice)} is declared by its route and written in base.yaml")
+        out.setdefault(path, {}).update(item)
+    return out
 
 
 def _ordered(rest: JsonDict, families: JsonDict) -> JsonDict:

@@ -43,9 +43,8 @@ from svc_api.core.dispatch import authorise_key
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.jsonbody import parse_object
 from svc_api.core.store import local_store
+from svc_api.education.contract import DEFAULT_LIMIT, MAX_LIMIT, Op
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
 MAX_BODY = 64 * 1024
 _CURRENCY = re.compile(r"[A-Z]{3}")
 _DIGITS = re.compile(r"[0-9]{1,13}")
@@ -67,6 +66,10 @@ class Req:
     query: QueryParams
     headers: Headers
     body: dict[str, Any]
+    params: Any = None
+    """The query, validated by the route's :class:`~svc_api.education.contract.EduQuery`."""
+    fields: Any = None
+    """The body, validated by the route's :class:`~svc_api.education.contract.EduBody`."""
 
     @property
     def viewer(self) -> str | None:
@@ -149,17 +152,20 @@ def route(
     access: str,
     raw: bool = False,
     inline: bool = False,
+    op: Op | None = None,
 ) -> Route:
-    """A route with its declared :class:`Policy`; ``handler`` is a synchronous :data:`Handler`
-    (wrapped by :func:`endpoint`, ``inline`` as there), or with ``raw`` a Starlette endpoint of its own.
+    """A route with its declared :class:`Policy` and contract ``op``; ``handler`` is a synchronous
+    :data:`Handler` (wrapped by :func:`endpoint`, ``inline`` as there), or with ``raw`` a Starlette
+    endpoint of its own (``op`` then only describes it).
 
     Example:
         >>> r = route("/me/x", lambda req: {}, "GET", access="session")
         >>> r.endpoint.policy
         Policy(access='session', scope='read')
     """
-    run = handler if raw else endpoint(handler, inline=inline)
+    run = handler if raw else endpoint(handler, inline=inline, op=op)
     run.policy = Policy.of(method, access)  # type: ignore[attr-defined]
+    run.op = op  # type: ignore[attr-defined]
     return Route(path, run, methods=[method])
 
 
@@ -193,11 +199,13 @@ class Authorise:
         await self.app(scope, receive, send)
 
 
-def endpoint(handler: Handler, *, inline: bool = False) -> Endpoint:
+def endpoint(handler: Handler, *, inline: bool = False, op: Op | None = None) -> Endpoint:
     """A Starlette endpoint from a synchronous handler: the body is read and parsed as a JSON
-    object on the event loop (400 when it is not one), then the handler runs in the threadpool. A
-    dict reply is a 200 JSON response. An ``inline`` handler (store reads and nothing else) runs on
-    the event loop when the store is an SQLite file: the thread hop costs more than the reads.
+    object on the event loop (400 when it is not one) and, with a contract ``op``, the query and the
+    body are validated by its models; then the handler runs in the threadpool. A dict reply is a
+    JSON response of the contract's status (200 without one). An ``inline`` handler (store reads
+    and nothing else) runs on the event loop when the store is an SQLite file: the thread hop costs
+    more than the reads.
 
     Example:
         >>> callable(endpoint(lambda req: {"ok": True}))
@@ -221,11 +229,16 @@ def endpoint(handler: Handler, *, inline: bool = False) -> Endpoint:
             request.headers,
             body,
         )
+        if op is not None:
+            req.params = op.query.from_query(request.query_params)
+            req.fields = op.body.parse(body) if op.body is not None else None
         if inline and local_store(req.services):
             reply = handler(req)
         else:
             reply = await run_in_threadpool(handler, req)
-        return reply if isinstance(reply, Response) else JSONResponse(reply)
+        if isinstance(reply, Response):
+            return reply
+        return JSONResponse(reply, status_code=op.status if op is not None else 200)
 
     return run
 
@@ -324,8 +337,10 @@ def page_params(req: Req, list_name: str) -> tuple[dict[str, Any] | None, int]:
 
     A cursor from another list (or another filter set, folded into ``list_name``) is a 400.
     """
-    limit = page_size(req.query.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT)
-    raw = req.query.get("cursor")
+    if req.params is not None:  # the route's model read and checked both
+        limit, raw = req.params.limit, req.params.cursor
+    else:
+        limit, raw = page_size(req.query.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT), req.query.get("cursor")
     if raw is None:
         return None, limit
     position = decode_cursor(raw, req.secret)

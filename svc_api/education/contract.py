@@ -1,0 +1,218 @@
+"""One contract per ``/education/v1`` route: its query, body and reply models and its documented
+answers, declared beside the route (:func:`svc_api.education.conventions.route` takes an :class:`Op`).
+
+The endpoint validates the query with :class:`EduQuery` (an undeclared parameter, or one given twice
+that is not repeatable, is a 400) and the body with :class:`EduBody` (an undeclared field is a 400)
+before the handler runs; the handler reads ``req.params`` and ``req.fields``. Rules that need the
+store (an unknown topic, a product that is not on sale) stay in the services. The API description's
+path item of the route is built from the same :class:`Op` (:mod:`svc_api.apidoc.education`).
+
+Example:
+    >>> class Search(EduQuery):
+    ...     q: Annotated[str | None, Check(lambda v, n: v, {"type": "string"})]
+    >>> Search.from_query(QueryParams("q=rsi")).q
+    'rsi'
+    >>> Search.from_query(QueryParams("q=a&q=b"))
+    Traceback (most recent call last):
+    ...
+    svc_api.core.errors.Invalid: q may be given once
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
+
+from pydantic import ConfigDict, Field
+from starlette.datastructures import QueryParams
+
+from svc_api.core.contract import Check, Fields, Shape
+from svc_api.core.cursors import page_size
+from svc_api.core.errors import Invalid
+
+JsonDict = dict[str, Any]
+
+__all__ = [
+    "Annotated",
+    "Answer",
+    "Check",
+    "Cursor",
+    "EduBody",
+    "EduQuery",
+    "Limit",
+    "Money",
+    "NoBody",
+    "NoQuery",
+    "Op",
+    "Page",
+    "Shape",
+    "Timestamp",
+]
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+class EduQuery(Fields):
+    """A route's query parameters: each declared one once (a list for those in ``repeatable``);
+    any other parameter is a 400 naming it."""
+
+    repeatable: ClassVar[frozenset[str]] = frozenset()
+    """Parameters that may be repeated (``topic=a&topic=b``); the rule receives the list."""
+
+    @classmethod
+    def from_query(cls, query: QueryParams) -> Any:
+        """The model of ``query`` (400 for an unknown or a repeated parameter, then the rules).
+
+        Example:
+            >>> NoQuery.from_query(QueryParams("x=1"))
+            Traceback (most recent call last):
+            ...
+            svc_api.core.errors.Invalid: unknown query parameter 'x'; this route takes no parameters
+        """
+        allowed = tuple(cls.__pydantic_fields__)
+        unknown = sorted(set(query.keys()) - set(allowed))
+        if unknown:
+            takes = ", ".join(allowed) or "no parameters"
+            raise Invalid(f"unknown query parameter {unknown[0]!r}; this route takes {takes}")
+        values: dict[str, Any] = {}
+        for name in allowed:
+            given = query.getlist(name)
+            if name in cls.repeatable:
+                values[name] = given
+            elif len(given) > 1:
+                raise Invalid(f"{name} may be given once")
+            elif given:
+                values[name] = given[0]
+        return cls.parse(values)
+
+
+class NoQuery(EduQuery):
+    """A route that takes no query parameters."""
+
+
+class EduBody(Fields):
+    """A route's JSON body: a field the route does not take is a 400 naming it (a typo is never
+    silently ignored), then each declared field's rule in order."""
+
+    @classmethod
+    def prepare(cls, data: Mapping[str, Any]) -> Any:
+        allowed = tuple(cls.__pydantic_fields__)
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            takes = ", ".join(allowed) or "no fields"
+            raise Invalid(f"unknown field {unknown[0]!r}; this operation takes {takes}")
+        return super().prepare(data)
+
+
+class NoBody(EduBody):
+    """A change that takes no body fields (an empty object or no body)."""
+
+
+def _limit(value: object, name: str) -> int:
+    return page_size(value, DEFAULT_LIMIT, 1, MAX_LIMIT)
+
+
+def _cursor(value: object, name: str) -> str | None:
+    return None if value is None else str(value)
+
+
+Limit = Annotated[
+    int,
+    Check(
+        _limit,
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": "Page size, 1-100 (default 20); outside that or not an integer, 400"
+            " `invalid_page_size`.",
+        },
+    ),
+]
+"""The page size of a list route, 1-100 (default 20; 400 ``invalid_page_size`` otherwise)."""
+
+Cursor = Annotated[
+    str | None,
+    Check(
+        _cursor,
+        {
+            "type": "string",
+            "description": "Opaque cursor of the next page (`next_cursor` of the previous reply; omit for the"
+            " first). A malformed or tampered cursor, or one of another list or filter set, is a 400"
+            " `invalid_cursor`.",
+        },
+    ),
+]
+"""The opaque cursor of the next page, as sent (decoded and bound to its list by the page reader)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One documented answer of a route other than its success: ``text`` says when it happens
+    (markdown, naming the ``code``), or ``shared`` names a response of ``components/responses``.
+
+    Example:
+        >>> Answer(404, "`not_found`: no such product.").status
+        404
+    """
+
+    status: int
+    text: str = ""
+    shared: str | None = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """The contract of one education route.
+
+    ``reply`` is the success body's model (None: no JSON body, see ``content``); ``path`` names each
+    path parameter's declaration, a ``components/parameters`` name or a parameter object without
+    its name; ``headers`` are the reply's own headers (``components/headers`` names) besides the
+    standard ones; ``content`` replaces the success content for a route that is not JSON.
+
+    Example:
+        >>> Op("edu_topics", "Topics by name.", None).status
+        200
+    """
+
+    operation_id: str
+    summary: str
+    reply: type[Shape] | None
+    description: str = ""
+    query: type[EduQuery] = NoQuery
+    body: type[EduBody] | None = None
+    path: Mapping[str, str | JsonDict] = field(default_factory=dict)
+    status: int = 200
+    done: str = "The reply."
+    """The success response's description."""
+    headers: tuple[str, ...] = ()
+    errors: tuple[Answer, ...] = ()
+    content: JsonDict | None = None
+    security: tuple[JsonDict, ...] | None = None
+    """Who may call, when the route's access does not say it (a signed link, a provider's callback)."""
+
+
+class Money(Shape):
+    """An amount in the currency's smallest unit (cents); decimals are never sent or read."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    amount_minor: Annotated[int, Field(ge=0)]
+    currency: Annotated[str, Field(pattern="^[A-Z]{3}$")]
+    """ISO 4217 code."""
+
+
+Timestamp = Annotated[int, Field(description="Unix seconds.")]
+"""A time on the wire: Unix seconds."""
+
+
+class Page(Shape):
+    """A page of a list: ``items`` and ``next_cursor`` (null on the last page). A list's page model
+    subclasses it and declares the type of its items."""
+
+    items: list[Any]
+    next_cursor: str | None
+    """Null on the last page."""
