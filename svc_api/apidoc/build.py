@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 from pydantic.json_schema import models_json_schema
 
-from svc_api.apidoc.education import education_paths
 from svc_api.apidoc.families import family_paths
+from svc_api.apidoc.rest import rest_paths
 
 JsonDict = dict[str, Any]
 OUTPUT = Path(__file__).resolve().parents[1] / "openapi.yaml"
@@ -56,9 +56,9 @@ def _built() -> str:
         paths, used = family_paths(family)
         family_items.update(paths)
         models += used
-    education, used = education_paths()
+    rest, used = rest_paths()
     models += used
-    doc["paths"] = {**_ordered(_with(doc["paths"], education), family_items)}
+    doc["paths"] = {**_ordered(_with(doc["paths"], rest), family_items)}
     schemas = doc["components"]["schemas"]
     declared = schemas_of(models)
     if twice := sorted(set(declared) & set(schemas)):

@@ -21,13 +21,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
 from pydantic import ConfigDict, Field
 from starlette.datastructures import QueryParams
 
-from svc_api.core.contract import Check, Fields, Shape
+from svc_api.core.contract import Answer, Check, Fields, Op, Shape
 from svc_api.core.cursors import page_size
 from svc_api.core.errors import Invalid
 
@@ -147,52 +146,6 @@ Cursor = Annotated[
     ),
 ]
 """The opaque cursor of the next page, as sent (decoded and bound to its list by the page reader)."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One documented answer of a route other than its success: ``text`` says when it happens
-    (markdown, naming the ``code``), or ``shared`` names a response of ``components/responses``.
-
-    Example:
-        >>> Answer(404, "`not_found`: no such product.").status
-        404
-    """
-
-    status: int
-    text: str = ""
-    shared: str | None = None
-
-
-@dataclass(frozen=True)
-class Op:
-    """The contract of one education route.
-
-    ``reply`` is the success body's model (None: no JSON body, see ``content``); ``path`` names each
-    path parameter's declaration, a ``components/parameters`` name or a parameter object without
-    its name; ``headers`` are the reply's own headers (``components/headers`` names) besides the
-    standard ones; ``content`` replaces the success content for a route that is not JSON.
-
-    Example:
-        >>> Op("edu_topics", "Topics by name.", None).status
-        200
-    """
-
-    operation_id: str
-    summary: str
-    reply: type[Shape] | None
-    description: str = ""
-    query: type[EduQuery] = NoQuery
-    body: type[EduBody] | None = None
-    path: Mapping[str, str | JsonDict] = field(default_factory=dict)
-    status: int = 200
-    done: str = "The reply."
-    """The success response's description."""
-    headers: tuple[str, ...] = ()
-    errors: tuple[Answer, ...] = ()
-    content: JsonDict | None = None
-    security: tuple[JsonDict, ...] | None = None
-    """Who may call, when the route's access does not say it (a signed link, a provider's callback)."""
 
 
 class Money(Shape):

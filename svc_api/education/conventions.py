@@ -43,7 +43,7 @@ from svc_api.core.dispatch import authorise_key
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.jsonbody import parse_object
 from svc_api.core.store import local_store
-from svc_api.education.contract import DEFAULT_LIMIT, MAX_LIMIT, Op
+from svc_api.education.contract import DEFAULT_LIMIT, MAX_LIMIT, NoQuery, Op
 
 MAX_BODY = 64 * 1024
 _CURRENCY = re.compile(r"[A-Z]{3}")
@@ -230,7 +230,7 @@ def endpoint(handler: Handler, *, inline: bool = False, op: Op | None = None) ->
             body,
         )
         if op is not None:
-            req.params = op.query.from_query(request.query_params)
+            req.params = (op.query or NoQuery).from_query(request.query_params)
             req.fields = op.body.parse(body) if op.body is not None else None
         if inline and local_store(req.services):
             reply = handler(req)
