@@ -116,7 +116,8 @@ def _operation(
         item["parameters"] = parameters
     if op.body is not None:
         content = {"application/json": {"schema": ref(op.body.__name__)}}
-        item["requestBody"] = {"required": bool(op.body.required_names()), "content": content}
+        needed = bool(op.body.required_names()) or getattr(op.body, "needed", False)
+        item["requestBody"] = {"required": needed, "content": content}
     elif op.request is not None:
         item["requestBody"] = op.request
     item["responses"] = _responses(op, house, method)

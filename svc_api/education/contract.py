@@ -47,6 +47,7 @@ __all__ = [
     "Page",
     "Shape",
     "Timestamp",
+    "if_match",
 ]
 
 DEFAULT_LIMIT = 20
@@ -93,15 +94,33 @@ class NoQuery(EduQuery):
 
 class EduBody(Fields):
     """A route's JSON body: a field the route does not take is a 400 naming it (a typo is never
-    silently ignored), then each declared field's rule in order."""
+    silently ignored), then each declared field's rule in order. Its schema says so
+    (``additionalProperties: false``)."""
+
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+    unknown: ClassVar[str] = "unknown field {field!r}; this operation takes {takes}"
+    """The 400 of a field the route does not take (formatted with the field and the fields taken)."""
+    needed: ClassVar[bool] = False
+    """The body must be sent though no one field is required (a change of at least one field)."""
 
     @classmethod
-    def prepare(cls, data: Mapping[str, Any]) -> Any:
+    def refuse_unknown(cls, data: Mapping[str, Any]) -> None:
+        """400 for the first field (by name) the route does not take.
+
+        Example:
+            >>> NoBody.refuse_unknown({"x": 1})
+            Traceback (most recent call last):
+            ...
+            svc_api.core.errors.Invalid: unknown field 'x'; this operation takes no fields
+        """
         allowed = tuple(cls.__pydantic_fields__)
         unknown = sorted(set(data) - set(allowed))
         if unknown:
-            takes = ", ".join(allowed) or "no fields"
-            raise Invalid(f"unknown field {unknown[0]!r}; this operation takes {takes}")
+            raise Invalid(cls.unknown.format(field=unknown[0], takes=", ".join(allowed) or "no fields"))
+
+    @classmethod
+    def prepare(cls, data: Mapping[str, Any]) -> Any:
+        cls.refuse_unknown(data)
         return super().prepare(data)
 
 
@@ -169,3 +188,20 @@ class Page(Shape):
     items: list[Any]
     next_cursor: str | None
     """Null on the last page."""
+
+
+def if_match(description: str) -> JsonDict:
+    """The ``If-Match`` request header of a change under a version (412 stale, 428 missing), for
+    :attr:`Op.parameters`.
+
+    Example:
+        >>> if_match("The draft's `ETag`, or `*`.")["required"]
+        True
+    """
+    return {
+        "name": "If-Match",
+        "in": "header",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string"},
+    }

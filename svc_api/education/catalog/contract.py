@@ -22,7 +22,7 @@ from svc_api.core.errors import Invalid
 from svc_api.education.catalog import replies
 from svc_api.education.catalog import service as catalog
 from svc_api.education.contract import Annotated, Answer, Check, Cursor, EduQuery, Limit, NoQuery, Op
-from svc_api.education.conventions import minor_units
+from svc_api.education.money import minor_units
 
 _LANGUAGE = re.compile(r"[a-z]{2}")
 

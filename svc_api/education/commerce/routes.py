@@ -19,9 +19,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from svc_api.education.commerce import requests
 from svc_api.education.commerce import service as commerce
 from svc_api.education.commerce.provider import provider_for
-from svc_api.education.conventions import Req, parse_money, reply, route
+from svc_api.education.conventions import Req, reply, route
 from svc_api.education.fields import only_fields, text_field
 from svc_api.education.learning import service as learning
+from svc_api.education.money import parse_money
 
 
 def _provider(req: Req) -> Any:

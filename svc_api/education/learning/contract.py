@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict
-
 from svc_api.core.errors import Invalid
 from svc_api.education.contract import Annotated, Check, Cursor, EduBody, EduQuery, Limit
 from svc_api.education.fields import text_field
@@ -36,13 +34,6 @@ def _text(value: object, name: str, lo: int, hi: int, required: bool = True) -> 
 
 def _as_sent(value: object, name: str) -> Any:
     return value
-
-
-class Body(EduBody):
-    """A learning body: the description says what :class:`EduBody` enforces, that a field the route
-    does not take is refused (``additionalProperties: false``)."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class StudentPageQuery(EduQuery):
@@ -75,7 +66,7 @@ def _reading_lesson(value: object, name: str) -> str:
     return value
 
 
-class EduReadingRequest(Body):
+class EduReadingRequest(EduBody):
     """A reading checkpoint."""
 
     lesson_id: Annotated[
@@ -122,7 +113,7 @@ def _video_lesson(value: object, name: str) -> str:
     return value
 
 
-class EduPlaybackRequest(Body):
+class EduPlaybackRequest(EduBody):
     """The lesson to play."""
 
     lesson_id: Annotated[
@@ -162,7 +153,7 @@ _EVENT = {
 }
 
 
-class EduPlaybackBatch(Body):
+class EduPlaybackBatch(EduBody):
     """One numbered batch of playback events."""
 
     seq: Annotated[
@@ -193,7 +184,7 @@ def _comment(value: object, name: str) -> str:
     return _text(value, name, 0, 2000, required=False) or ""
 
 
-class EduReviewRequest(Body):
+class EduReviewRequest(EduBody):
     """A review."""
 
     rating: Annotated[int, Check(_rating, {"type": "integer", "minimum": 1, "maximum": 5}, required=True)]
@@ -206,7 +197,7 @@ def _question_lesson(value: object, name: str) -> str | None:
     return value
 
 
-class EduQuestionRequest(Body):
+class EduQuestionRequest(EduBody):
     """A question."""
 
     title: Annotated[
@@ -252,7 +243,7 @@ def _state(value: object, name: str) -> str:
     return str(value)
 
 
-class EduQuestionPatch(Body):
+class EduQuestionPatch(EduBody):
     """A question's new state."""
 
     state: Annotated[
@@ -274,7 +265,7 @@ def _product_id(value: object, name: str) -> str:
     return value
 
 
-class EduCertificateRequest(Body):
+class EduCertificateRequest(EduBody):
     """The certificate to issue."""
 
     product_id: Annotated[

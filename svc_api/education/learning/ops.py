@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.education.contract import Answer, NoBody, Op
+from svc_api.education.contract import Answer, NoBody, Op, if_match
 from svc_api.education.learning import contract, replies
 
 _EDU_ID = {"$ref": "#/components/schemas/EduId"}
@@ -74,6 +74,7 @@ ADOPT = Op(
     replies.EduProgress,
     body=NoBody,
     path=_PRODUCT,
+    parameters=(if_match("The enrollment's `ETag` (from `progress`), or `*`."),),
     done="The progress on the new revision, with the new `ETag` of the enrollment.",
     headers=("ETag",),
     errors=(

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection
 from svc_api.core.errors import Invalid
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
-from svc_api.education.conventions import money
+from svc_api.education.money import money
 
 PARAMS = ("from", "to", "product_id", "bundle_id", "currency", "group_by", "cursor", "limit")
 GROUPS = ("product", "day")

@@ -27,12 +27,11 @@ from svc_api.core.contract import ABSENT, Fields
 from svc_api.core.errors import Invalid
 from svc_api.education.catalog import service as catalog
 from svc_api.education.contract import Annotated, Check, EduBody
-from svc_api.education.conventions import parse_money
 from svc_api.education.fields import text_field
+from svc_api.education.money import parse_money
 from svc_api.education.studio import profile as payout_profile
 
 MAX_BUNDLE_PRODUCTS = 20
-_CLOSED = ConfigDict(json_schema_extra={"additionalProperties": False})
 
 
 def ref(name: str, **extra: Any) -> dict[str, Any]:
@@ -50,25 +49,18 @@ class StudioBody(EduBody):
     """A studio body: an unknown field is a 400 with the studio's own wording (``unknown``, formatted
     with the field and the fields taken), then the ``required`` fields, then each field's rule."""
 
-    model_config = _CLOSED
-    unknown: ClassVar[str] = "unknown field {field!r}; this operation takes {takes}"
     required: ClassVar[tuple[str, ...]] = ()
     """Fields whose absence is a 400 before any rule runs (the first missing one named)."""
     schema_required: ClassVar[tuple[str, ...]] = ()
     """What the description marks required, when the rules themselves refuse an absent field."""
-    at_least_one: ClassVar[bool] = False
-    """A change: an empty body is a 400."""
 
     @classmethod
     def prepare(cls, data: Mapping[str, Any]) -> Any:
-        allowed = tuple(cls.__pydantic_fields__)
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise Invalid(cls.unknown.format(field=unknown[0], takes=", ".join(allowed) or "no fields"))
+        cls.refuse_unknown(data)
         missing = [name for name in cls.required if name not in data]
         if missing:
             raise Invalid(f"{missing[0]} is required")
-        if cls.at_least_one and not data:
+        if cls.needed and not data:  # a change of at least one field
             raise Invalid("send at least one field to change")
         return Fields.prepare.__func__(cls, data)  # type: ignore[attr-defined]
 
@@ -172,7 +164,7 @@ class EduStudioProductPatch(StudioBody):
 
     model_config = ConfigDict(json_schema_extra={"additionalProperties": False, "minProperties": 1})
     unknown = "unknown field {field!r}; a product takes {takes}"
-    at_least_one = True
+    needed = True
 
     title: Title
     subtitle: Subtitle
@@ -349,7 +341,7 @@ class EduBundlePatch(StudioBody):
 
     model_config = ConfigDict(json_schema_extra={"additionalProperties": False, "minProperties": 1})
     unknown = "unknown field {field!r}"
-    at_least_one = True
+    needed = True
 
     title: Title
     price: Price

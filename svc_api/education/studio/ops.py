@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.education.contract import Answer, NoBody, Op
+from svc_api.education.contract import Answer, NoBody, Op, if_match
 from svc_api.education.studio import contract as body
 from svc_api.education.studio import replies
 
@@ -135,6 +135,7 @@ UPDATE_PRODUCT = Op(
     description=_IF_MATCH.format("draft's").strip(),
     body=body.EduStudioProductPatch,
     path=_PRODUCT,
+    parameters=(if_match("The draft's `ETag`, or `*`."),),
     done="The draft, with its new `etag`.",
     headers=("ETag",),
     errors=(
@@ -161,6 +162,7 @@ REPLACE_CURRICULUM = Op(
     + _IF_MATCH.format("draft's"),
     body=body.EduStudioCurriculumRequest,
     path=_PRODUCT,
+    parameters=(if_match("The draft's `ETag`, or `*`."),),
     done="The draft with its new tree and its new `etag`.",
     headers=("ETag",),
     errors=(
@@ -254,6 +256,7 @@ UPDATE_BUNDLE = Op(
     description=_IF_MATCH.format("bundle's").strip(),
     body=body.EduBundlePatch,
     path=_BUNDLE,
+    parameters=(if_match("The bundle's `ETag`, or `*`."),),
     done="The bundle, with its new `etag`.",
     headers=("ETag",),
     errors=(

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -115,30 +113,19 @@ def answer(req: Req) -> dict[str, Any]:
     return requests.answer(req.store, req.svc_id, req.path["question_id"], req.fields.body, now=req.now)
 
 
-def instructor(
-    path: str, handler: Any, method: str, op: Op, access: str = "identified", *, documented: bool = True
-) -> Route:
-    """An instructor route: its ``access`` and, before the body is read and checked by the
-    contract, the instructor role (so a learner gets 403 ``not_instructor`` whatever it sends).
-    Not ``documented``: its path item stays written in ``base.yaml`` (an ``Op`` cannot declare the
-    ``If-Match`` request header yet), the contract still validates the request.
+def _instructor(req: Req) -> None:
+    requests.require_instructor(req.store, req.svc_id)
+
+
+def instructor(path: str, handler: Any, method: str, op: Op, access: str = "identified") -> Route:
+    """An instructor route: its ``access`` and, before the body's rules, the instructor role (so a
+    learner gets 403 ``not_instructor`` whatever it sends).
 
     Example:
         >>> instructor("/seller/status", seller_status, "GET", ops.SELLER_STATUS).endpoint.policy.access
         'identified'
     """
-    inner = route(path, handler, method, access=access, op=op).endpoint
-
-    async def run(request: Request) -> Response:
-        principal = request.scope["state"]["principal"]  # Authorise let an identified caller in
-        await run_in_threadpool(
-            requests.require_instructor, request.app.state.services.store, principal.svc_id
-        )
-        return await inner(request)
-
-    run.policy = inner.policy  # type: ignore[attr-defined]
-    run.op = op if documented else None  # type: ignore[attr-defined]
-    return Route(path, run, methods=[method])
+    return route(path, handler, method, access=access, op=op, gate=_instructor)
 
 
 ROUTES = [
@@ -148,20 +135,12 @@ ROUTES = [
     route("/seller/onboarding/{token}", submit_onboarding, "POST", access="public", op=ops.SUBMIT_ONBOARDING),
     instructor("/studio/products", create_product, "POST", ops.CREATE_PRODUCT),
     instructor("/studio/products/{product_id}", get_product, "GET", ops.PRODUCT),
-    instructor(
-        "/studio/products/{product_id}", update_product, "PATCH", ops.UPDATE_PRODUCT, documented=False
-    ),
-    instructor(
-        "/studio/products/{product_id}/curriculum",
-        replace_curriculum,
-        "PUT",
-        ops.REPLACE_CURRICULUM,
-        documented=False,
-    ),
+    instructor("/studio/products/{product_id}", update_product, "PATCH", ops.UPDATE_PRODUCT),
+    instructor("/studio/products/{product_id}/curriculum", replace_curriculum, "PUT", ops.REPLACE_CURRICULUM),
     instructor("/studio/products/{product_id}/submissions", submit_product, "POST", ops.SUBMIT_PRODUCT),
     instructor("/studio/products/{product_id}/unpublish", unpublish, "POST", ops.UNPUBLISH),
     instructor("/studio/bundles", create_bundle, "POST", ops.CREATE_BUNDLE),
     instructor("/studio/bundles/{bundle_id}", get_bundle, "GET", ops.BUNDLE),
-    instructor("/studio/bundles/{bundle_id}", update_bundle, "PATCH", ops.UPDATE_BUNDLE, documented=False),
+    instructor("/studio/bundles/{bundle_id}", update_bundle, "PATCH", ops.UPDATE_BUNDLE),
     instructor("/studio/questions/{question_id}/answers", answer, "POST", ops.ANSWER),
 ]

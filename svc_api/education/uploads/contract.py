@@ -19,8 +19,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple, cast
 
-from pydantic import ConfigDict
-
 from svc_api.core.contract import Sent
 from svc_api.core.errors import Invalid
 from svc_api.education.contract import Annotated, Check, Cursor, EduBody, EduQuery, Limit
@@ -54,12 +52,6 @@ class EduPartUrlQuery(EduQuery):
 
     expires: Annotated[int | None, Check(lambda v, n: v, {"type": "integer"}, required=True)]
     signature: Annotated[str | None, Check(lambda v, n: v, {"type": "string"}, required=True)]
-
-
-class EduUploadBody(EduBody):
-    """A body of an upload route; its schema says what the model enforces: no other field."""
-
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
 
 
 def _bytes(value: object, name: str) -> int | None:
@@ -119,7 +111,7 @@ def _part_size(sent: Sent, name: str) -> int:
 _SENT = ("content_type", "size_bytes", "part_size_bytes")
 
 
-class EduUploadRegistration(EduUploadBody):
+class EduUploadRegistration(EduBody):
     """A new upload: the file's kind, name, type, size and SHA-256, and optionally its part size."""
 
     kind: Annotated[str, Check(_kind, {"enum": list(KINDS)}, required=True)]
@@ -191,7 +183,7 @@ def _part_numbers(value: object, name: str) -> list[Any] | None:
     return value
 
 
-class EduPartUrlsRequest(EduUploadBody):
+class EduPartUrlsRequest(EduBody):
     """Which parts to hand out URLs for (none: the first missing ones)."""
 
     part_numbers: Annotated[
@@ -270,7 +262,7 @@ _PART_ITEM = {
 }
 
 
-class EduPartReceipts(EduUploadBody):
+class EduPartReceipts(EduBody):
     """The parts the client finished, each with the entity tag its PUT answered."""
 
     parts: Annotated[
@@ -301,20 +293,7 @@ class EduPartReceipts(EduUploadBody):
     ]
 
 
-class EduUploadManifest(EduUploadBody):
+class EduUploadManifest(EduBody):
     """The client's own manifest of the parts (optional): complete checks it names the recorded ones."""
 
     parts: Annotated[list[Part] | None, Check(_manifest, {"type": "array", "items": _PART_ITEM})]
-
-
-def refuse_unknown(model: type[EduBody], body: Mapping[str, Any]) -> None:
-    """400 for a field ``model`` does not take, before any other check (the model's own message).
-
-    Example:
-        >>> refuse_unknown(EduPartUrlsRequest, {"parts": [1]})
-        Traceback (most recent call last):
-        ...
-        svc_api.core.errors.Invalid: unknown field 'parts'; this operation takes part_numbers
-    """
-    if set(body) - set(model.__pydantic_fields__):
-        model.prepare(body)  # EduBody.prepare: the 400 naming the first unknown field

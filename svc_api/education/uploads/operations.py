@@ -233,9 +233,11 @@ RETRY = Op(
         ),
     ),
 )
-PART_BYTES = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
-"""The request body of the part PUT: the part's raw bytes. Op has no non-JSON request body (yet):
-the description says it in words until the framework takes it."""
+PART_BYTES = {
+    "required": True,
+    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+}
+"""The request body of the part PUT: the part's raw bytes."""
 PUT_PART = Op(
     "eduPutUploadPart",
     "One part into the local object store, behind a signed URL from part-urls.",
@@ -245,6 +247,7 @@ PUT_PART = Op(
     " one. Body: the part's raw bytes (`application/octet-stream`), at most the upload's part size.",
     query=c.EduPartUrlQuery,
     path={**_UPLOAD, "part_number": {"schema": {"type": "integer", "minimum": 1}}},
+    request=PART_BYTES,
     done="Stored; the `ETag` header (quoted MD5) is what the receipt names.",
     headers=("EduPartETag",),
     errors=(

@@ -9,7 +9,6 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -18,11 +17,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from svc_api.core.errors import ApiError
-from svc_api.education.contract import EduBody, Op
-from svc_api.education.conventions import Handler, Req, endpoint, page, page_params, route
+from svc_api.education.contract import Op
+from svc_api.education.conventions import Handler, Req, page, page_params, route
 from svc_api.education.uploads import completion, processing, service
 from svc_api.education.uploads import operations as op
-from svc_api.education.uploads.contract import refuse_unknown
 from svc_api.education.uploads.multipart import LocalMultipart, part_signature_ok
 
 
@@ -78,28 +76,23 @@ def processing_retry(req: Req) -> dict[str, Any]:
     return completion.retry(req.store, req.svc_id, req.path["upload_id"], now=req.now)
 
 
+def _owner(req: Req) -> None:
+    service.gate(req.store, req.svc_id, req.path.get("upload_id"))
+
+
 def gated(path: str, handler: Handler, method: str, contract: Op, *, unknown_first: bool = True) -> Route:
     """A route whose body rules run after the caller's role (403) and, on an upload's path, its
     ownership (404) are checked, as the upload routes always answered (an empty body from a
     non-instructor is a 403, not a 400 naming a field); ``unknown_first``: a field the route does
-    not take is a 400 before them. The framework's endpoint validates the body before the handler,
-    so here it validates only the query, and the handler validates the body after the checks.
+    not take is a 400 before them.
 
     Example:
         >>> gated("/studio/uploads", register, "POST", op.REGISTER).endpoint.op.body.__name__
         'EduUploadRegistration'
     """
-    model: type[EduBody] = contract.body or EduBody
-
-    def checked(req: Req) -> Any:
-        if unknown_first:
-            refuse_unknown(model, req.body)
-        service.gate(req.store, req.svc_id, req.path.get("upload_id"))
-        req.fields = model.parse(req.body)
-        return handler(req)
-
-    run = endpoint(checked, op=replace(contract, body=None))
-    return route(path, run, method, access="identified", raw=True, op=contract)
+    return route(
+        path, handler, method, access="identified", op=contract, gate=_owner, unknown_first=unknown_first
+    )
 
 
 async def put_part(request: Request) -> Response:
