@@ -1,9 +1,9 @@
 """The API description, built from the operation tables and their models (``svc openapi``).
 
-``base.yaml`` holds what no model knows: the prose, the security schemes, the shared headers and
-responses, the REST routes not declared by models, and the component schemas they use.
-The family operations and every model's schema are added to it; component schemas nothing refers to
-any more are left out. ``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails
+``base.yaml`` holds what no model knows: the prose, the security schemes, the shared headers,
+parameters and responses, and the few component schemas they use. Every path item is generated: the
+family operations (:mod:`~svc_api.apidoc.families`) and the REST routes (:mod:`~svc_api.apidoc.rest`),
+with every model's schema; component schemas nothing refers to are left out. ``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails
 when it differs from what this module builds.
 
 Example:
@@ -58,7 +58,7 @@ def _built() -> str:
         models += used
     rest, used = rest_paths()
     models += used
-    doc["paths"] = {**_ordered(_with(doc["paths"], rest), family_items)}
+    doc["paths"] = _ordered(rest, family_items)
     schemas = doc["components"]["schemas"]
     declared = schemas_of(models)
     if twice := sorted(set(declared) & set(schemas)):
@@ -68,18 +68,6 @@ def _built() -> str:
     doc["components"].pop("x-header-sets", None)
     doc["components"].pop("x-education", None)
     return json.dumps(doc)
-
-
-def _with(written: JsonDict, declared: JsonDict) -> JsonDict:
-    """The hand-written path items of ``base.yaml`` and the declared ones, in the written order
-    (a declared route takes the place of its path); an operation in both is an error."""
-    out = {path: dict(item) for path, item in written.items()}
-    for path, item in declared.items():
-        twice = set(out.get(path, {})) & set(item)
-        if twice:
-            raise ValueError(f"{path} {sorted(twice)} is declared by its route and written in base.yaml")
-        out.setdefault(path, {}).update(item)
-    return out
 
 
 def _ordered(rest: JsonDict, families: JsonDict) -> JsonDict:
