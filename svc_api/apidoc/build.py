@@ -3,8 +3,9 @@
 ``base.yaml`` holds what no model knows: the prose, the security schemes, the shared headers,
 parameters and responses, and the few component schemas they use. Every path item is generated: the
 family operations (:mod:`~svc_api.apidoc.families`) and the REST routes (:mod:`~svc_api.apidoc.rest`),
-with every model's schema; component schemas nothing refers to are left out. ``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails
-when it differs from what this module builds.
+with every model's schema; component schemas nothing refers to are left out.
+``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails when it differs from
+what this module builds.
 
 Example:
     >>> doc = document()

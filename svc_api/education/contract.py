@@ -123,6 +123,13 @@ class EduBody(Fields):
         cls.refuse_unknown(data)
         return super().prepare(data)
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> JsonDict:
+        out = super().__get_pydantic_json_schema__(schema, handler)
+        if cls.needed:
+            out["minProperties"] = 1
+        return out
+
 
 class NoBody(EduBody):
     """A change that takes no body fields (an empty object or no body)."""

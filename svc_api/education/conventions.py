@@ -216,8 +216,8 @@ def endpoint(
     more than the reads.
 
     A ``gate`` (who the caller is: an instructor, the upload's owner) runs in the threadpool before
-    the body's rules, so a caller it refuses gets its 403 or 404 whatever the body holds; with
-    ``unknown_first`` a field the route does not take is still a 400 before it.
+    the query's and the body's rules, so a caller it refuses gets its 403 or 404 whatever it sent;
+    with ``unknown_first`` a body field the route does not take is still a 400 before it.
 
     Example:
         >>> callable(endpoint(lambda req: {"ok": True}))
@@ -243,12 +243,10 @@ def endpoint(
             request.headers,
             body,
         )
-        if op is not None:
-            req.params = (op.query or NoQuery).from_query(request.query_params)
-            if gate is None:
-                req.fields = op.body.parse(body) if op.body is not None else None
-            elif unknown_first and op.body is not None:
-                op.body.refuse_unknown(body)  # type: ignore[attr-defined]
+        if op is not None and gate is None:
+            _validate(req, op)
+        elif op is not None and unknown_first and op.body is not None:
+            op.body.refuse_unknown(body)  # type: ignore[attr-defined]
         if inline and local_store(req.services):
             reply = work(req)
         else:
@@ -260,10 +258,15 @@ def endpoint(
     return run
 
 
+def _validate(req: Req, op: Op) -> None:
+    req.params = (op.query or NoQuery).from_query(req.query)
+    req.fields = op.body.parse(req.body) if op.body is not None else None
+
+
 def _gated(handler: Handler, gate: Gate, op: Op) -> Handler:
     def run(req: Req) -> Response | dict[str, Any]:
         gate(req)
-        req.fields = op.body.parse(req.body) if op.body is not None else None
+        _validate(req, op)
         return handler(req)
 
     return run

@@ -273,6 +273,9 @@ CALLBACK = Op(
     " hex). A repeated or concurrent delivery grants nothing more (`applied: false`). No"
     " `Idempotency-Key`.",
     body=EduPaymentEvent,
+    parameters=(
+        {"name": "X-Sandbox-Signature", "in": "header", "required": False, "schema": {"type": "string"}},
+    ),
     done="The callback was applied (or was already).",
     security=_PROVIDER,
     errors=(

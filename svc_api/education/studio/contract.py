@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict
-
 from svc_api.core.contract import ABSENT, Fields
 from svc_api.core.errors import Invalid
 from svc_api.education.catalog import service as catalog
@@ -162,7 +160,6 @@ Flag = Annotated[bool | None, Check(_given(_flag), {"type": "boolean"}, absent=A
 class EduStudioProductPatch(StudioBody):
     """The fields to change (at least one; `kind` is fixed at creation)."""
 
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False, "minProperties": 1})
     unknown = "unknown field {field!r}; a product takes {takes}"
     needed = True
 
@@ -339,7 +336,6 @@ class EduBundleCreate(StudioBody):
 class EduBundlePatch(StudioBody):
     """The fields of a bundle to change (at least one)."""
 
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False, "minProperties": 1})
     unknown = "unknown field {field!r}"
     needed = True
 

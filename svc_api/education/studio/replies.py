@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from svc_api.education.contract import Money, Shape, Timestamp
+from svc_api.education.learning import service as learning
 
 Kind = Literal["course", "publication"]
 Level = Literal["beginner", "intermediate", "advanced"]
@@ -187,15 +188,7 @@ class EduStudioAnswer(Shape):
     created_at: Timestamp
 
 
-class EduQuestionAnswered(Shape):
+class EduQuestionAnswered(learning.EduQuestion):
     """A learner's question with its answers."""
 
-    question_id: str
-    product_id: str
-    lesson_id: str | None
-    title: str
-    body: str
-    state: Literal["open", "answered", "resolved"]
-    created_at: Timestamp
-    updated_at: Timestamp
     answers: list[EduStudioAnswer]
