@@ -28,19 +28,9 @@ from svc_api.education.contract import Annotated, Check, EduBody
 from svc_api.education.fields import text_field
 from svc_api.education.money import parse_money
 from svc_api.education.studio import profile as payout_profile
+from svc_api.education.studio import schemas
 
 MAX_BUNDLE_PRODUCTS = 20
-
-
-def ref(name: str, **extra: Any) -> dict[str, Any]:
-    """A field schema naming a component schema of ``base.yaml`` (a piece several bodies share);
-    wrapped in ``allOf``, as pydantic would otherwise look the name up among its own models.
-
-    Example:
-        >>> ref("EduPriceIn")
-        {'allOf': [{'$ref': '#/components/schemas/EduPriceIn'}]}
-    """
-    return {"allOf": [{"$ref": f"#/components/schemas/{name}"}], **extra}
 
 
 class StudioBody(EduBody):
@@ -130,8 +120,8 @@ def _text_field(lo: int, hi: int) -> Any:
 Level = _choice_field(catalog.LEVELS)
 Subtitle = _text_field(0, 240)
 Description = _text_field(0, 5000)
-Title = Annotated[str | None, Check(_given(_text), ref("EduStudioTitle"), args=(3, 160), absent=ABSENT)]
-Price = Annotated[tuple[int, str] | None, Check(_given(_price), ref("EduPriceIn"), absent=ABSENT)]
+Title = Annotated[str | None, Check(_given(_text), schemas.TITLE, args=(3, 160), absent=ABSENT)]
+Price = Annotated[tuple[int, str] | None, Check(_given(_price), schemas.PRICE_IN, absent=ABSENT)]
 """``(amount_minor, currency)``; that the currency is the catalog's is the service's check."""
 Language = Annotated[
     str | None,
@@ -247,7 +237,7 @@ class EduStudioCurriculumRequest(StudioBody):
                             "type": "array",
                             "minItems": 1,
                             "maxItems": 500,
-                            "items": ref("EduStudioLessonIn"),
+                            "items": schemas.LESSON_IN,
                         },
                     },
                 },
@@ -285,7 +275,7 @@ class EduOnboardingSubmit(StudioBody):
     accept_contract: Annotated[
         bool, Check(_accepted, {"type": "boolean", "description": "Must be `true` (400 otherwise)."})
     ]
-    payout_profile: Annotated[dict[str, Any], Check(_profile, ref("EduPayoutProfile"))]
+    payout_profile: Annotated[dict[str, Any], Check(_profile, schemas.PAYOUT_PROFILE)]
     """The normalised payout profile (every field, None where it does not apply)."""
 
 
