@@ -29,6 +29,7 @@ from starlette.datastructures import QueryParams
 from svc_api.core.contract import Answer, Check, Fields, Op, Shape
 from svc_api.core.cursors import page_size
 from svc_api.core.errors import Invalid
+from svc_api.core.params import AsSent
 
 JsonDict = dict[str, Any]
 
@@ -46,8 +47,10 @@ __all__ = [
     "Op",
     "Page",
     "Shape",
+    "SignedQuery",
     "Timestamp",
     "if_match",
+    "signed",
 ]
 
 DEFAULT_LIMIT = 20
@@ -90,6 +93,31 @@ class EduQuery(Fields):
 
 class NoQuery(EduQuery):
     """A route that takes no query parameters."""
+
+
+class SignedQuery(EduQuery):
+    """The query of a signed, expiring URL (a media object, an upload part). Its route reads it with
+    :func:`signed` itself: a missing or broken value is the 403 of a tampered URL, never a 400."""
+
+    expires: AsSent({"type": "integer", "description": "Unix seconds."}, required=True)
+    signature: AsSent(
+        {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "HMAC-SHA256 (hex)."}, required=True
+    )
+
+
+def signed(query: QueryParams) -> tuple[int, str]:
+    """The ``expires`` and ``signature`` of a signed URL's query, as its check takes them (``-1`` and
+    ``""`` for what is missing or not a number, which no signature matches).
+
+    Example:
+        >>> signed(QueryParams("expires=10&signature=ab")), signed(QueryParams("expires=x"))
+        ((10, 'ab'), (-1, ''))
+    """
+    try:
+        expires = int(query.get("expires", ""))
+    except ValueError:
+        expires = -1
+    return expires, query.get("signature", "")
 
 
 class EduBody(Fields):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from svc_api.core.errors import Invalid
+from svc_api.core.params import AsSent
 from svc_api.education.contract import Annotated, Check, Cursor, EduBody, EduQuery, Limit
 from svc_api.education.fields import text_field
 from svc_api.education.learning import engagement, playback
@@ -32,32 +33,11 @@ def _text(value: object, name: str, lo: int, hi: int, required: bool = True) -> 
     return text_field({name: value}, name, lo=lo, hi=hi, required=required)
 
 
-def _as_sent(value: object, name: str) -> Any:
-    return value
-
-
 class StudentPageQuery(EduQuery):
     """One page of a student's list."""
 
     cursor: Cursor
     limit: Limit
-
-
-class MediaQuery(EduQuery):
-    """A signed media URL's query, for the description only: the media endpoint reads it itself (any
-    bad value is the 403 of a tampered URL, never a 400)."""
-
-    expires: Annotated[
-        int, Check(_as_sent, {"type": "integer", "description": "Unix seconds."}, required=True)
-    ]
-    signature: Annotated[
-        str,
-        Check(
-            _as_sent,
-            {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "HMAC-SHA256 (hex)."},
-            required=True,
-        ),
-    ]
 
 
 def _reading_lesson(value: object, name: str) -> str:
@@ -92,19 +72,10 @@ class EduReadingRequest(EduBody):
             args=(MAX_VERSION,),
         ),
     ]
-    page: Annotated[
-        Any,
-        Check(
-            _as_sent,  # its range is the lesson's page count: the service checks it
-            {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 10000,
-                "description": "Clipped to the lesson's pages.",
-            },
-            required=True,
-        ),
-    ]
+    page: AsSent(  # its range is the lesson's page count: the service checks it
+        {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Clipped to the lesson's pages."},
+        required=True,
+    )
 
 
 def _video_lesson(value: object, name: str) -> str:

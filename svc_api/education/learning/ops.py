@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.education.contract import Answer, NoBody, Op, if_match
+from svc_api.education.contract import Answer, NoBody, Op, SignedQuery, if_match
 from svc_api.education.learning import contract, replies
 
 _EDU_ID = {"$ref": "#/components/schemas/EduId"}
@@ -299,7 +299,7 @@ MEDIA = Op(
     "A lesson's media behind a signed, expiring URL (the `media_url` of a playback session).",
     None,
     description="The key may hold `/`. Served from the local object store; on S3 the URL is the store's own.",
-    query=contract.MediaQuery,
+    query=SignedQuery,
     path={"key": {"schema": {"type": "string", "minLength": 1}}},
     done="The media bytes (`Cache-Control: private, max-age=300`).",
     content={

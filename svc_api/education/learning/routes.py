@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from svc_api.core.errors import ApiError
 from svc_api.core.objectstore import ObjectNotFound, from_settings
+from svc_api.education.contract import signed
 from svc_api.education.conventions import (
     NO_STORE,
     Req,
@@ -142,11 +143,7 @@ async def media(request: Request) -> Response:
     """``GET /media/{key}``: a media object behind a signed, expiring URL (403 tampered or expired)."""
     services = request.app.state.services
     key = request.path_params["key"]
-    try:
-        expires = int(request.query_params.get("expires", ""))
-    except ValueError:
-        expires = -1
-    signature = request.query_params.get("signature", "")
+    expires, signature = signed(request.query_params)
     if "\x00" in key or not sessions.media_signature_ok(
         bytes(services.settings.secret_key), key, expires, signature, now=services.clock.now()
     ):

@@ -46,14 +46,6 @@ class EduUploadsQuery(EduQuery):
     limit: Limit
 
 
-class EduPartUrlQuery(EduQuery):
-    """The signature of a part URL (describes the raw part PUT, which checks it itself: a missing or
-    broken one is a 403 ``invalid_part_url``, never a 400)."""
-
-    expires: Annotated[int | None, Check(lambda v, n: v, {"type": "integer"}, required=True)]
-    signature: Annotated[str | None, Check(lambda v, n: v, {"type": "string"}, required=True)]
-
-
 def _bytes(value: object, name: str) -> int | None:
     if value is None:
         return None

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from svc_api.education.contract import Answer, NoBody, NoQuery, Op
+from svc_api.education.contract import Answer, NoBody, NoQuery, Op, SignedQuery
 from svc_api.education.uploads import contract as c
 from svc_api.education.uploads import replies
 
@@ -245,7 +245,7 @@ PUT_PART = Op(
     description="Served only with the local object store (with S3 the URLs point at S3). The signature"
     " is the credential: no session and no `Idempotency-Key`. A part sent again replaces the earlier"
     " one. Body: the part's raw bytes (`application/octet-stream`), at most the upload's part size.",
-    query=c.EduPartUrlQuery,
+    query=SignedQuery,
     path={**_UPLOAD, "part_number": {"schema": {"type": "integer", "minimum": 1}}},
     request=PART_BYTES,
     done="Stored; the `ETag` header (quoted MD5) is what the receipt names.",

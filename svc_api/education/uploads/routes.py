@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from svc_api.core.errors import ApiError
-from svc_api.education.contract import Op
+from svc_api.education.contract import Op, signed
 from svc_api.education.conventions import Handler, Req, page, page_params, route
 from svc_api.education.uploads import completion, processing, service
 from svc_api.education.uploads import operations as op
@@ -102,11 +102,7 @@ async def put_part(request: Request) -> Response:
     services = request.app.state.services
     upload_id, number = request.path_params["upload_id"], int(request.path_params["part_number"])
     now = int(services.clock.now())
-    try:
-        expires = int(request.query_params.get("expires", ""))
-    except ValueError:
-        expires = -1
-    signature = request.query_params.get("signature", "")
+    expires, signature = signed(request.query_params)
     if not part_signature_ok(
         bytes(services.settings.secret_key), upload_id, number, expires, signature, now=now
     ):
