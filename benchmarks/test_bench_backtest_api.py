@@ -57,7 +57,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Any:
     token = data["session_token"]
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=int(time.time()))
-        credits.deposit_credits(conn, data["svc_id"], 10_000)
+        credits.deposit_credits(conn, data["svc_id"], 10_000, now=int(time.time()))
     assert api.user("strategy_generate", STRATEGY, token=token).status_code == 200
     while (
         api.user("strategy_detail", {"strategy_name": "benchsma"}, token=token).json()["data"]["status"]

@@ -344,8 +344,10 @@ def _owners_bulk(services: Services, n: int) -> list[str]:
     ids = [f"S{i:05d}" for i in range(n)]
     with services.store.write() as conn:
         for svc_id in ids:
-            accounts.ensure_system_account(conn, svc_id, f"{svc_id.lower()}@example.com")
-            credits.deposit_credits(conn, svc_id, 100)
+            accounts.ensure_system_account(
+                conn, svc_id, f"{svc_id.lower()}@example.com", now=int(time.time())
+            )
+            credits.deposit_credits(conn, svc_id, 100, now=int(time.time()))
     return ids
 
 

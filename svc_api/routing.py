@@ -167,11 +167,7 @@ def routes() -> list[BaseRoute]:
         13
     """
     return [
-        Route("/", platform.root, methods=["GET"]),
-        Route("/health", platform.health, methods=["GET"]),
-        Route("/healthz", platform.healthz, methods=["GET"]),
-        Route("/readyz", platform.readyz, methods=["GET"]),
-        Route("/openapi.json", platform.openapi, methods=["GET"]),
+        *platform.ROUTES,
         Route("/user", USER.__call__, methods=["POST"]),
         Route("/backtest", BACKTEST.__call__, methods=["POST"]),
         Route("/tradingdata", TRADINGDATA.__call__, methods=["GET"]),

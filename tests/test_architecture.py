@@ -29,7 +29,7 @@ SHARED = {
 }
 """Not domains: the core, the entry points, and the generated description and client (which read every
 domain's contract models)."""
-EDUCATION_SHARED = {"app", "conventions", "fields", "idempotency", "tables"}
+EDUCATION_SHARED = {"app", "contract", "conventions", "fields", "idempotency", "money", "tables"}
 """The education sub-app's own shared layer; its domains (catalog, commerce, learning, ...) are
 packages under ``svc_api.education`` and meet through each other's ``service.py`` too."""
 MAX_LINES = 400

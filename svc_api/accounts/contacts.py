@@ -103,7 +103,7 @@ def account_ids_after(conn: Connection, after: str | None, limit: int) -> list[s
     Example:
         >>> from svc_api.accounts.service import register, ensure_system_account
         >>> with store.write() as conn:
-        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
+        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid", now=0)
         ...     sid = register(conn, "e@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     account_ids_after(conn, None, 10) == [sid], account_ids_after(conn, sid, 10)
         (True, [])

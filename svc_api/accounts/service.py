@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -75,14 +74,14 @@ def add_account_section(section: AccountSection) -> AccountSection:
     return section
 
 
-def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
+def ensure_system_account(conn: Connection, svc_id: str, email: str, *, now: int) -> None:
     """Create an account of the platform itself (no password can match, no login) unless it exists,
     in the caller's transaction; its ``svc_id`` uses a character no generated id has.
 
     Example:
         >>> with store.write() as conn:
-        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
-        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid")
+        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid", now=0)
+        ...     ensure_system_account(conn, "_FEES_", "fees@platform.invalid", now=0)
         ...     current_plan(conn, "_FEES_", now=0)
         'free'
     """
@@ -93,7 +92,7 @@ def ensure_system_account(conn: Connection, svc_id: str, email: str) -> None:
         password_hash="!",
         password_salt="!",
         referral_code=svc_id,
-        created_at=int(time.time()),
+        created_at=now,
     )
 
 

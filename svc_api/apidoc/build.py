@@ -1,10 +1,11 @@
 """The API description, built from the operation tables and their models (``svc openapi``).
 
-``base.yaml`` holds what no model knows: the prose, the security schemes, the shared headers and
-responses, the REST routes not yet declared by models, and the component schemas they use.
-The family operations and every model's schema are added to it; component schemas nothing refers to
-any more are left out. ``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails
-when it differs from what this module builds.
+``base.yaml`` holds what no model knows: the prose, the security schemes, the shared headers,
+parameters and responses, and the few component schemas they use. Every path item is generated: the
+family operations (:mod:`~svc_api.apidoc.families`) and the REST routes (:mod:`~svc_api.apidoc.rest`),
+with every model's schema; component schemas nothing refers to are left out.
+``svc_api/openapi.yaml`` is the rendered result, committed, and a test fails when it differs from
+what this module builds.
 
 Example:
     >>> doc = document()
@@ -24,6 +25,7 @@ import yaml
 from pydantic.json_schema import models_json_schema
 
 from svc_api.apidoc.families import family_paths
+from svc_api.apidoc.rest import rest_paths
 
 JsonDict = dict[str, Any]
 OUTPUT = Path(__file__).resolve().parents[1] / "openapi.yaml"
@@ -55,9 +57,14 @@ def _built() -> str:
         paths, used = family_paths(family)
         family_items.update(paths)
         models += used
-    doc["paths"] = {**_ordered(doc["paths"], family_items)}
+    rest, used = rest_paths()
+    models += used
+    doc["paths"] = _ordered(rest, family_items)
     schemas = doc["components"]["schemas"]
-    schemas.update(schemas_of(models))
+    declared = schemas_of(models)
+    if twice := sorted(set(declared) & set(schemas)):
+        raise ValueError(f"schemas declared by models and written in base.yaml: {', '.join(twice)}")
+    schemas.update(declared)
     doc["components"]["schemas"] = _referenced(doc, schemas)
     doc["components"].pop("x-header-sets", None)
     doc["components"].pop("x-education", None)

@@ -277,6 +277,7 @@ class JobRunner:
                     action="backtest",
                     description=f"Refund of failed backtest {job_id}",
                     idempotency_key=f"refund:{job_id}",
+                    now=int(values["finished_at"]),
                 )
         event = {
             "channel": "jobs",

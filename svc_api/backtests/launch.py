@@ -133,7 +133,7 @@ def create_job(conn: Connection, svc_id: str, launch: Launch, *, limit: int, now
     """
     job_id = new_job_id(now)
     description = f"{launch.kind} backtest of {launch.strategy_name} ({launch.timeframe})"
-    charge = credits.spend_credits(conn, svc_id, launch.cost_credits, "backtest", description)
+    charge = credits.spend_credits(conn, svc_id, launch.cost_credits, "backtest", description, now=int(now))
     running = queries.count_running(conn, svc_id)
     if running >= limit:
         raise LaunchRejected(

@@ -12,10 +12,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from svc_api.billing import contract as c
 from svc_api.billing import service as billing
+from svc_api.billing import webhooks
+from svc_api.core.contract import described
 from svc_api.core.dispatch import Call, Operation
 
 
@@ -71,6 +72,6 @@ USER: dict[str, Operation] = {
     )
 }
 WEBHOOKS = [
-    Route("/webhooks/card", card_webhook, methods=["POST"]),
-    Route("/webhooks/store/{platform}", store_webhook, methods=["POST"]),
+    described("/webhooks/card", card_webhook, "POST", webhooks.CARD),
+    described("/webhooks/store/{platform}", store_webhook, "POST", webhooks.STORE),
 ]

@@ -20,11 +20,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from svc_api.bot import contract as c
 from svc_api.bot import service
 from svc_api.bot.worker import NAME
+from svc_api.core.contract import described
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.errors import ApiError, Invalid, NotFound
 
@@ -75,4 +75,4 @@ USER: dict[str, Operation] = {
         errors=c.LOGIN_ERRORS,
     ),
 }
-WEBHOOKS = [Route("/bot/webhook", webhook, methods=["POST"])]
+WEBHOOKS = [described("/bot/webhook", webhook, "POST", c.WEBHOOK)]

@@ -72,7 +72,11 @@ def grant_plan(svc_id: str, plan: str, days: int, demo: bool) -> None:
 @click.option("--reason", required=True, help="Why (kept in the ledger, never shown to the user).")
 def credits_(svc_id: str, amount: str, reason: str) -> None:
     """Add (or, negative, remove) AMOUNT credits for SVC_ID as a ledger adjustment."""
-    _run(lambda services: credits.adjust_credits(services.store, svc_id.upper(), amount, reason=reason))
+    _run(
+        lambda services: credits.adjust_credits(
+            services.store, svc_id.upper(), amount, reason=reason, now=services.clock.now()
+        )
+    )
 
 
 @command.command("announce")

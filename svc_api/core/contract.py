@@ -32,10 +32,23 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
 from pydantic_core import CoreSchema, core_schema
+from starlette.routing import Route
 
 JsonDict = dict[str, Any]
 
-__all__ = ["ABSENT", "Annotated", "Check", "ErrorDoc", "Fields", "NoFields", "Sent", "Shape"]
+__all__ = [
+    "ABSENT",
+    "Annotated",
+    "Answer",
+    "Check",
+    "ErrorDoc",
+    "Fields",
+    "NoFields",
+    "Op",
+    "Sent",
+    "Shape",
+    "described",
+]
 
 
 class _Absent:
@@ -214,3 +227,70 @@ class ErrorDoc:
     error: str
     when: str
     code: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One documented answer of a REST route other than its success: ``text`` says when it happens
+    (markdown, naming the ``code``), or ``shared`` names a response of ``components/responses``;
+    ``reply`` is the body's model of a second success (a webhook's 202), else the error envelope.
+
+    Example:
+        >>> Answer(404, "`not_found`: no such product.").status
+        404
+    """
+
+    status: int
+    text: str = ""
+    shared: str | None = None
+    reply: type[Shape] | None = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """The contract of one REST route (the platform's and the education marketplace's): the API
+    description's path item is built from it (:mod:`svc_api.apidoc.rest`).
+
+    ``reply`` is the success body's model (None: no JSON body, see ``content``); ``query`` and
+    ``body`` the request models the route's endpoint validates; ``path`` names each path
+    parameter's declaration, a ``components/parameters`` name or a parameter object without its
+    name; ``parameters`` are more parameter objects (a signature header); ``request`` the request
+    body object of a route that reads its own body (a signed webhook); ``headers`` the reply's own
+    headers (``components/headers`` names) besides the standard ones; ``content`` replaces the
+    success content for a route that is not JSON.
+
+    Example:
+        >>> Op("edu_topics", "Topics by name.", None).status
+        200
+    """
+
+    operation_id: str
+    summary: str
+    reply: type[Shape] | None
+    description: str = ""
+    query: type[Fields] | None = None
+    body: type[Fields] | None = None
+    path: Mapping[str, str | JsonDict] = field(default_factory=dict)
+    status: int = 200
+    done: str = "The reply."
+    """The success response's description."""
+    headers: tuple[str, ...] = ()
+    errors: tuple[Answer, ...] = ()
+    content: JsonDict | None = None
+    security: tuple[JsonDict, ...] | None = None
+    """Who may call, when the route's access does not say it (a signed link, a provider's callback)."""
+    tag: str = "education"
+    parameters: tuple[JsonDict, ...] = ()
+    request: JsonDict | None = None
+
+
+def described(path: str, endpoint: Callable[..., Any], method: str, op: Op) -> Route:
+    """A Starlette route whose endpoint carries its contract ``op`` for the API description.
+
+    Example:
+        >>> async def ping(request): ...
+        >>> described("/ping", ping, "GET", Op("ping", "Ping.", None, tag="platform")).endpoint.op.tag
+        'platform'
+    """
+    endpoint.op = op  # type: ignore[attr-defined]
+    return Route(path, endpoint, methods=[method])

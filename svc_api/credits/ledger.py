@@ -4,13 +4,12 @@ Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
     ...     sid = register(conn, "l@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
-    ...     _post(conn, sid, 30_000, "deposit", "deposit", "top-up")["balance"]
+    ...     _post(conn, sid, 30_000, "deposit", "deposit", "top-up", now=0)["balance"]
     3
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, get_args
@@ -57,6 +56,7 @@ def _post(
     *,
     idempotency_key: str | None = None,
     reason: str | None = None,
+    now: int,
 ) -> dict[str, Any]:
     if action not in ACTIONS:
         raise Invalid(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
@@ -68,7 +68,7 @@ def _post(
         try:
             # A savepoint, so that losing an idempotency race undoes only this entry, not the caller's work.
             with conn.begin_nested():
-                return _apply(conn, svc_id, units, type_, action, description, idempotency_key, reason)
+                return _apply(conn, svc_id, units, type_, action, description, idempotency_key, reason, now)
         except sa.exc.IntegrityError:
             done = _by_key(conn, svc_id, idempotency_key) if idempotency_key is not None else None
             if done is None:
@@ -85,6 +85,7 @@ def _apply(
     description: str,
     idempotency_key: str | None,
     reason: str | None,
+    now: int,
 ) -> dict[str, Any]:
     row = queries.move_balance(conn, svc_id, units)
     if row is None:
@@ -104,7 +105,7 @@ def _apply(
         "description": description[:500],
         "reason": reason,
         "idempotency_key": idempotency_key,
-        "created_at": int(time.time()),
+        "created_at": int(now),
     }
     queries.insert_entry(conn, entry)
     return _result(entry)

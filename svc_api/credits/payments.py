@@ -31,6 +31,8 @@ def pay_with_fee(
     action: str,
     description: str,
     idempotency_key: str,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """Move ``units`` (credit units, > 0) from ``payer``: ``payee`` gets them less the platform fee
     (``fee_pct`` percent, rounded down to the unit), :data:`PLATFORM_ACCOUNT` gets the fee; one ledger
@@ -45,23 +47,32 @@ def pay_with_fee(
         >>> with store.write() as conn:
         ...     a = register(conn, "a@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...     b = register(conn, "b@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
-        ...     _ = deposit_credits(conn, a, 5)
-        ...     paid = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1")
-        ...     again = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1")
+        ...     _ = deposit_credits(conn, a, 5, now=0)
+        ...     paid = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1", now=1)
+        ...     again = pay_with_fee(conn, a, b, to_units(2), 20, "marketplace_signal", "signal", "k1", now=2)
         ...     balance(conn, a), balance(conn, b), balance(conn, PLATFORM_ACCOUNT), again["replayed"]
         (3, 1.6, 0.4, True)
     """
     if units <= 0:
         raise Invalid("a payment must be positive")
     fee = int(units * fee_pct // 100)
-    paid = _post(conn, payer, -units, "spend", action, description, idempotency_key=idempotency_key)
+    paid = _post(conn, payer, -units, "spend", action, description, idempotency_key=idempotency_key, now=now)
     if paid["replayed"]:
         return {"charged": units, "payee_share": units - fee, "fee": fee, "replayed": True}
     key = f"{idempotency_key}:{payer}"[:128]  # payee and platform are paid by many payers under one key
-    _post(conn, payee, units - fee, "deposit", action, description, idempotency_key=key)
+    _post(conn, payee, units - fee, "deposit", action, description, idempotency_key=key, now=now)
     if fee:
-        accounts.ensure_system_account(conn, PLATFORM_ACCOUNT, "fees@platform.invalid")
-        _post(conn, PLATFORM_ACCOUNT, fee, "deposit", action, f"fee: {description}", idempotency_key=key)
+        accounts.ensure_system_account(conn, PLATFORM_ACCOUNT, "fees@platform.invalid", now=now)
+        _post(
+            conn,
+            PLATFORM_ACCOUNT,
+            fee,
+            "deposit",
+            action,
+            f"fee: {description}",
+            idempotency_key=key,
+            now=now,
+        )
     return {"charged": units, "payee_share": units - fee, "fee": fee, "replayed": False}
 
 
@@ -89,7 +100,7 @@ def pay_many_with_fee(
         >>> with store.write() as conn:
         ...     a, b, c = (register(conn, f"{x}@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
         ...                for x in "abc")
-        ...     _ = deposit_credits(conn, a, 5)
+        ...     _ = deposit_credits(conn, a, 5, now=0)
         ...     paid = pay_many_with_fee(conn, [a, b], c, to_units(2), 20, "marketplace_signal", "s", "k",
         ...                              now=1)
         ...     paid == [a], balance(conn, a), balance(conn, c), balance(conn, PLATFORM_ACCOUNT)
@@ -127,10 +138,11 @@ def pay_many_with_fee(
             action,
             f"{description} x{many}",
             idempotency_key=key,
+            now=now,
         )
         if fee:
-            accounts.ensure_system_account(conn, PLATFORM_ACCOUNT, "fees@platform.invalid")
+            accounts.ensure_system_account(conn, PLATFORM_ACCOUNT, "fees@platform.invalid", now=now)
             note = f"fee: {description} x{many}"
-            _post(conn, PLATFORM_ACCOUNT, fee * many, "deposit", action, note, idempotency_key=key)
+            _post(conn, PLATFORM_ACCOUNT, fee * many, "deposit", action, note, idempotency_key=key, now=now)
     paid = before | {r.svc_id for r in rows}
     return [p for p in payers if p in paid]

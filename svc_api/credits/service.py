@@ -13,9 +13,9 @@ Example:
     >>> from svc_api.accounts.service import register
     >>> with store.write() as conn:
     ...     sid = register(conn, "c@example.com", "password1", ip="::1", ttl=60, now=0).svc_id
-    >>> adjust_credits(store, sid, 10, reason="welcome")["amount"]
+    >>> adjust_credits(store, sid, 10, reason="welcome", now=0)["amount"]
     10
-    >>> spend_credits(store, sid, "2.5", "backtest", "BTC 1h backtest")["balance"]
+    >>> spend_credits(store, sid, "2.5", "backtest", "BTC 1h backtest", now=1)["balance"]
     7.5
 """
 
@@ -41,6 +41,8 @@ def spend_credits(
     action: str,
     description: str,
     idempotency_key: str | None = None,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """Take ``amount`` (> 0) credits from ``svc_id``; the ledger row and the balance change together.
 
@@ -51,13 +53,15 @@ def spend_credits(
         NotFound: unknown account.
 
     Example:
-        >>> spend_credits(store, "NOPE00", 1, "backtest", "x")
+        >>> spend_credits(store, "NOPE00", 1, "backtest", "x", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.NotFound: unknown account NOPE00
     """
     units = _positive(amount)
-    return _post(conn_or_store, svc_id, -units, "spend", action, description, idempotency_key=idempotency_key)
+    return _post(
+        conn_or_store, svc_id, -units, "spend", action, description, idempotency_key=idempotency_key, now=now
+    )
 
 
 def refund_credits(
@@ -67,18 +71,27 @@ def refund_credits(
     action: str = "strategy_refund",
     description: str = "Refund",
     idempotency_key: str | None = None,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """Give back ``amount`` (> 0) credits after a failed paid operation (an ``adjustment`` entry).
 
     Example:
-        >>> refund_credits(store, "NOPE00", 0)
+        >>> refund_credits(store, "NOPE00", 0, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: amount must be positive, got 0
     """
     units = _positive(amount)
     return _post(
-        conn_or_store, svc_id, units, "adjustment", action, description, idempotency_key=idempotency_key
+        conn_or_store,
+        svc_id,
+        units,
+        "adjustment",
+        action,
+        description,
+        idempotency_key=idempotency_key,
+        now=now,
     )
 
 
@@ -88,28 +101,37 @@ def deposit_credits(
     amount: Amount,
     description: str = "Deposit",
     idempotency_key: str | None = None,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """Add purchased credits (a ``deposit`` entry).
 
     Example:
-        >>> deposit_credits(store, "NOPE00", -1)
+        >>> deposit_credits(store, "NOPE00", -1, now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: amount must be positive, got -1
     """
     units = _positive(amount)
     return _post(
-        conn_or_store, svc_id, units, "deposit", "deposit", description, idempotency_key=idempotency_key
+        conn_or_store,
+        svc_id,
+        units,
+        "deposit",
+        "deposit",
+        description,
+        idempotency_key=idempotency_key,
+        now=now,
     )
 
 
 def adjust_credits(
-    conn_or_store: Connection | Store, svc_id: str, amount: Amount, *, reason: str
+    conn_or_store: Connection | Store, svc_id: str, amount: Amount, *, reason: str, now: int
 ) -> dict[str, Any]:
     """Operator correction, signed; the reason is stored but never shown to the user.
 
     Example:
-        >>> adjust_credits(store, "NOPE00", 0, reason="x")
+        >>> adjust_credits(store, "NOPE00", 0, reason="x", now=0)
         Traceback (most recent call last):
         ...
         svc_api.core.errors.Invalid: amount must not be zero
@@ -127,6 +149,7 @@ def adjust_credits(
         "credit_adjustment",
         "Balance correction",
         reason=reason.strip(),
+        now=now,
     )
 
 

@@ -15,9 +15,9 @@ Choices (documented in docs/education-api.md and openapi.yaml):
   families: ``GET`` reads (``read``), every other method changes something (``trade``).
   :class:`Authorise` applies the declaration before the idempotency layer and the handler run.
 
+Money has its own module, :mod:`svc_api.education.money`.
+
 Example:
-    >>> money(1999, "USD")
-    {'amount_minor': 1999, 'currency': 'USD'}
     >>> etag("enrollment", 3)
     '"enrollment-3"'
 """
@@ -25,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import re
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,12 +42,9 @@ from svc_api.core.dispatch import authorise_key
 from svc_api.core.errors import ApiError, Invalid
 from svc_api.core.jsonbody import parse_object
 from svc_api.core.store import local_store
+from svc_api.education.contract import DEFAULT_LIMIT, MAX_LIMIT, NoQuery, Op
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
 MAX_BODY = 64 * 1024
-_CURRENCY = re.compile(r"[A-Z]{3}")
-_DIGITS = re.compile(r"[0-9]{1,13}")
 NO_STORE = {"Cache-Control": "private, no-store"}
 
 
@@ -67,6 +63,10 @@ class Req:
     query: QueryParams
     headers: Headers
     body: dict[str, Any]
+    params: Any = None
+    """The query, validated by the route's :class:`~svc_api.education.contract.EduQuery`."""
+    fields: Any = None
+    """The body, validated by the route's :class:`~svc_api.education.contract.EduBody`."""
 
     @property
     def viewer(self) -> str | None:
@@ -97,6 +97,8 @@ class Req:
 
 
 Handler = Callable[[Req], Response | dict[str, Any]]
+Gate = Callable[[Req], None]
+"""A check of the caller that needs the store, run before the body's rules (it raises or returns)."""
 Endpoint = Callable[[Request], Awaitable[Response]]
 ACCESS = ("public", "identified", "session")
 READING_METHODS = frozenset({"GET", "HEAD"})
@@ -149,17 +151,22 @@ def route(
     access: str,
     raw: bool = False,
     inline: bool = False,
+    op: Op | None = None,
+    gate: Gate | None = None,
+    unknown_first: bool = False,
 ) -> Route:
-    """A route with its declared :class:`Policy`; ``handler`` is a synchronous :data:`Handler`
-    (wrapped by :func:`endpoint`, ``inline`` as there), or with ``raw`` a Starlette endpoint of its own.
+    """A route with its declared :class:`Policy` and contract ``op``; ``handler`` is a synchronous
+    :data:`Handler` (wrapped by :func:`endpoint`, ``inline``, ``gate`` and ``unknown_first`` as
+    there), or with ``raw`` a Starlette endpoint of its own (``op`` then only describes it).
 
     Example:
         >>> r = route("/me/x", lambda req: {}, "GET", access="session")
         >>> r.endpoint.policy
         Policy(access='session', scope='read')
     """
-    run = handler if raw else endpoint(handler, inline=inline)
+    run = handler if raw else endpoint(handler, inline=inline, op=op, gate=gate, unknown_first=unknown_first)
     run.policy = Policy.of(method, access)  # type: ignore[attr-defined]
+    run.op = op  # type: ignore[attr-defined]
     return Route(path, run, methods=[method])
 
 
@@ -193,16 +200,31 @@ class Authorise:
         await self.app(scope, receive, send)
 
 
-def endpoint(handler: Handler, *, inline: bool = False) -> Endpoint:
+def endpoint(
+    handler: Handler,
+    *,
+    inline: bool = False,
+    op: Op | None = None,
+    gate: Gate | None = None,
+    unknown_first: bool = False,
+) -> Endpoint:
     """A Starlette endpoint from a synchronous handler: the body is read and parsed as a JSON
-    object on the event loop (400 when it is not one), then the handler runs in the threadpool. A
-    dict reply is a 200 JSON response. An ``inline`` handler (store reads and nothing else) runs on
-    the event loop when the store is an SQLite file: the thread hop costs more than the reads.
+    object on the event loop (400 when it is not one) and, with a contract ``op``, the query and the
+    body are validated by its models; then the handler runs in the threadpool. A dict reply is a
+    JSON response of the contract's status (200 without one). An ``inline`` handler (store reads
+    and nothing else) runs on the event loop when the store is an SQLite file: the thread hop costs
+    more than the reads.
+
+    A ``gate`` (who the caller is: an instructor, the upload's owner) runs in the threadpool before
+    the query's and the body's rules, so a caller it refuses gets its 403 or 404 whatever it sent;
+    with ``unknown_first`` a body field the route does not take is still a 400 before it.
 
     Example:
         >>> callable(endpoint(lambda req: {"ok": True}))
         True
     """
+
+    work = handler if gate is None or op is None else _gated(handler, gate, op)
 
     @functools.wraps(handler)
     async def run(request: Request) -> Response:
@@ -221,11 +243,31 @@ def endpoint(handler: Handler, *, inline: bool = False) -> Endpoint:
             request.headers,
             body,
         )
+        if op is not None and gate is None:
+            _validate(req, op)
+        elif op is not None and unknown_first and op.body is not None:
+            op.body.refuse_unknown(body)  # type: ignore[attr-defined]
         if inline and local_store(req.services):
-            reply = handler(req)
+            reply = work(req)
         else:
-            reply = await run_in_threadpool(handler, req)
-        return reply if isinstance(reply, Response) else JSONResponse(reply)
+            reply = await run_in_threadpool(work, req)
+        if isinstance(reply, Response):
+            return reply
+        return JSONResponse(reply, status_code=op.status if op is not None else 200)
+
+    return run
+
+
+def _validate(req: Req, op: Op) -> None:
+    req.params = (op.query or NoQuery).from_query(req.query)
+    req.fields = op.body.parse(req.body) if op.body is not None else None
+
+
+def _gated(handler: Handler, gate: Gate, op: Op) -> Handler:
+    def run(req: Req) -> Response | dict[str, Any]:
+        gate(req)
+        _validate(req, op)
+        return handler(req)
 
     return run
 
@@ -275,57 +317,15 @@ def reply(data: Any, status: int = 200, headers: Mapping[str, str] | None = None
     return JSONResponse(data, status_code=status, headers=dict(headers or {}))
 
 
-def money(amount_minor: int, currency: str) -> dict[str, Any]:
-    """The one shape of money on the wire."""
-    return {"amount_minor": int(amount_minor), "currency": currency}
-
-
-def parse_money(value: object, field: str) -> tuple[int, str]:
-    """``{amount_minor, currency}`` from a request: an integer amount of at least 0 and an ISO 4217
-    code; a decimal, a string amount or any other shape is a 400 naming ``field``.
-
-    Example:
-        >>> parse_money({"amount_minor": 500, "currency": "USD"}, "price")
-        (500, 'USD')
-        >>> try:
-        ...     parse_money({"amount_minor": 5.5, "currency": "USD"}, "price")
-        ... except Invalid as exc:
-        ...     print(exc.status, exc.message[:29])
-        400 price.amount_minor must be an
-    """
-    if not isinstance(value, dict) or set(value) != {"amount_minor", "currency"}:
-        raise Invalid(f"{field} must be an object {{amount_minor, currency}}")
-    amount, currency = value["amount_minor"], value["currency"]
-    if isinstance(amount, bool) or not isinstance(amount, int):
-        raise Invalid(f"{field}.amount_minor must be an integer of minor units (no decimals), got {amount!r}")
-    if amount < 0 or amount > 10**12:
-        raise Invalid(f"{field}.amount_minor must be between 0 and 10^12, got {amount}")
-    if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
-        raise Invalid(f"{field}.currency must be an ISO 4217 code such as USD, got {currency!r}")
-    return amount, currency
-
-
-def minor_units(value: str | None, field: str) -> int | None:
-    """A query amount in minor units: digits only (``12.50`` or ``-1`` is a 400).
-
-    Example:
-        >>> minor_units("1500", "max_price"), minor_units(None, "max_price")
-        (1500, None)
-    """
-    if value is None:
-        return None
-    if not _DIGITS.fullmatch(value):
-        raise Invalid(f"{field} must be a whole number of minor units (no decimals), got {value!r}")
-    return int(value)
-
-
 def page_params(req: Req, list_name: str) -> tuple[dict[str, Any] | None, int]:
     """The position after which a page starts (None: the first page) and the page size.
 
     A cursor from another list (or another filter set, folded into ``list_name``) is a 400.
     """
-    limit = page_size(req.query.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT)
-    raw = req.query.get("cursor")
+    if req.params is not None:  # the route's model read and checked both
+        limit, raw = req.params.limit, req.params.cursor
+    else:
+        limit, raw = page_size(req.query.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT), req.query.get("cursor")
     if raw is None:
         return None, limit
     position = decode_cursor(raw, req.secret)

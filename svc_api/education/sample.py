@@ -127,7 +127,7 @@ def fill_sample_if_empty(store: Store, objects: Any, *, now: int, currency: str 
     with store.write() as conn:
         if catalog.count_products(conn):
             return 0
-        accounts.ensure_system_account(conn, SAMPLE_LEADER, "education-sample@platform.invalid")
+        accounts.ensure_system_account(conn, SAMPLE_LEADER, "education-sample@platform.invalid", now=now)
         for topic_id, name in TOPICS.items():
             catalog.add_topic(conn, topic_id, name)
         for fields in PRODUCTS:

@@ -113,7 +113,7 @@ def subscribe(
         "updated_at": now,
     }
     queries.upsert_subscription(conn, old is not None, values)
-    paid = _charge(conn, sub_id, svc_id, row, period, fee_pct)
+    paid = _charge(conn, sub_id, svc_id, row, period, fee_pct, now)
     queries.bind(conn, sub_id, listing_id, svc_id, coins)
     return {
         "subscription_id": sub_id,
@@ -129,7 +129,9 @@ def subscribe(
     }
 
 
-def _charge(conn: Connection, sub_id: str, svc_id: str, row: Any, period: int, fee_pct: float) -> int:
+def _charge(
+    conn: Connection, sub_id: str, svc_id: str, row: Any, period: int, fee_pct: float, now: int
+) -> int:
     units = int(row.monthly_price_units)
     paid = credits.pay_with_fee(
         conn,
@@ -140,6 +142,7 @@ def _charge(conn: Connection, sub_id: str, svc_id: str, row: Any, period: int, f
         "marketplace_signal",
         f"subscription {row.strategy_name}, month {period}",
         f"{sub_id}:{period}",
+        now=now,
     )
     if not paid["replayed"]:
         queries.add_charge(conn, sub_id, units, int(paid["payee_share"]), signal=False)
@@ -202,7 +205,7 @@ def renew_due(conn: Connection, *, now: int, fee_pct: float, limit: int = 100) -
             continue  # another scheduler renewed it first
         try:
             with conn.begin_nested():
-                _charge(conn, row.subscription_id, row.svc_id, listing, row.periods_charged + 1, fee_pct)
+                _charge(conn, row.subscription_id, row.svc_id, listing, row.periods_charged + 1, fee_pct, now)
             renewed += 1
         except InsufficientCredits:
             _end(conn, row, "lapsed", now)

@@ -14,10 +14,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from svc_api.core.contract import described
 from svc_api.core.dispatch import Call, Operation
 from svc_api.core.services import Services
 from svc_api.notifications import service as notifications
 from svc_api.platform import contract as c
+from svc_api.platform import rest
 from svc_api.platform import service as platform
 
 
@@ -166,3 +168,13 @@ TRADINGDATA: dict[str, Operation] = {
         summary="The client app's changelog, newest first.",
     ),
 }
+
+
+ROUTES = [
+    described("/", root, "GET", rest.ROOT),
+    described("/health", health, "GET", rest.HEALTH),
+    described("/healthz", healthz, "GET", rest.HEALTHZ),
+    described("/readyz", readyz, "GET", rest.READYZ),
+    described("/openapi.json", openapi, "GET", rest.OPENAPI),
+]
+"""The platform's REST routes, each with its contract."""

@@ -123,7 +123,7 @@ def redeem(conn: Connection, svc_id: str, value: Decimal, *, now: int) -> dict[s
         },
     )
     entry = credits.deposit_credits(
-        conn, svc_id, added, description=f"Referral commission redeemed ({usdt(value)} USDT)"
+        conn, svc_id, added, description=f"Referral commission redeemed ({usdt(value)} USDT)", now=now
     )
     return {
         "redeem_type": "credits",

@@ -154,7 +154,7 @@ def finish(conn: Connection, claim: Claim, outcome: Outcome, *, now: int) -> boo
     if not queries.finish_claim(conn, claim.generation_id, claim.worker, values):
         return False
     if outcome.status == "failed":
-        _refund(conn, claim.generation_id)
+        _refund(conn, claim.generation_id, now)
     return True
 
 
@@ -189,14 +189,14 @@ def recover(
         if not queries.release_claim(conn, generation_id, values):
             continue
         if attempts >= max_attempts:
-            _refund(conn, generation_id)
+            _refund(conn, generation_id, now)
             counts["failed"] += 1
         else:
             counts["retried"] += 1
     return counts
 
 
-def _refund(conn: Connection, generation_id: str) -> None:
+def _refund(conn: Connection, generation_id: str, now: int) -> None:
     row = queries.version_of_generation(conn, generation_id)
     if row is None or row.refunded or row.cost_units <= 0:
         return
@@ -207,5 +207,6 @@ def _refund(conn: Connection, generation_id: str) -> None:
         "strategy_refund",
         f"Refund: generation of {row.name} v{row.version} failed",
         idempotency_key=f"strategy-refund-{generation_id}",
+        now=now,
     )
     queries.mark_refunded(conn, generation_id)

@@ -221,6 +221,7 @@ def _add_generation(
         "strategy_generate",
         f"Strategy generation: {name} v{version}",
         idempotency_key=f"strategy-generate-{generation_id}",
+        now=now,
     )
     queries.insert_version(
         conn,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from functools import partial
@@ -264,7 +265,13 @@ def api(make_api: Any, settings: Settings) -> Api:
 def spend_operation(call: Call) -> dict[str, Any]:
     p = call.params
     return credits.spend_credits(
-        call.store, call.svc_id, p.get("amount", 1), "backtest", "test spend", p.get("idempotency_key")
+        call.store,
+        call.svc_id,
+        p.get("amount", 1),
+        "backtest",
+        "test spend",
+        p.get("idempotency_key"),
+        now=int(time.time()),
     )
 
 

@@ -71,7 +71,7 @@ def _user(api: Api, balance: int = 50, *, strategy: bool = True) -> tuple[str, s
     store = api.app.state.services.store
     with store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], balance + (1 if strategy else 0))
+        credits.deposit_credits(conn, data["svc_id"], balance + (1 if strategy else 0), now=int(time.time()))
     if strategy:
         reply = api.user("strategy_generate", STRATEGY, token=data["session_token"])
         assert reply.status_code == 200, reply.text

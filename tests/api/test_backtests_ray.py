@@ -63,7 +63,7 @@ def test_portfolio_on_ray_equals_the_engine(ray_runtime: RayExecutor, make_api: 
     token = data["session_token"]
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], 10)
+        credits.deposit_credits(conn, data["svc_id"], 10, now=int(time.time()))
     assert api.user("strategy_generate", STRATEGY, token=token).status_code == 200
     deadline = time.monotonic() + 10
     while (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ def _account(store: Store, svc_id: str = "ACC001", balance: int = 0) -> str:
             )
         )
     if balance:
-        credits.adjust_credits(store, svc_id, balance, reason="seed")
+        credits.adjust_credits(store, svc_id, balance, reason="seed", now=int(time.time()))
     return svc_id
 
 
@@ -55,7 +56,7 @@ def test_concurrent_spends_never_overdraw(store: Store) -> None:
     def spend(i: int) -> None:
         barrier.wait()
         try:
-            credits.spend_credits(store, sid, 1, "backtest", f"job {i}")
+            credits.spend_credits(store, sid, 1, "backtest", f"job {i}", now=int(time.time()))
             result = "ok"
         except InsufficientCredits:
             result = "short"
@@ -85,23 +86,23 @@ def test_concurrent_spends_never_overdraw(store: Store) -> None:
 
 def test_amounts_are_exact_decimals(store: Store) -> None:
     sid = _account(store, balance=1)
-    out = credits.spend_credits(store, sid, "0.1", "strategy_generate", "one")
-    credits.spend_credits(store, sid, Decimal("0.2"), "strategy_generate", "two")
+    out = credits.spend_credits(store, sid, "0.1", "strategy_generate", "one", now=int(time.time()))
+    credits.spend_credits(store, sid, Decimal("0.2"), "strategy_generate", "two", now=int(time.time()))
     assert out["amount"] == -0.1
     with store.read() as conn:
         assert credits.balance(conn, sid) == 0.7
     with pytest.raises(Invalid, match="more than 4 decimals"):
-        credits.spend_credits(store, sid, "0.00001", "backtest", "too fine")
+        credits.spend_credits(store, sid, "0.00001", "backtest", "too fine", now=int(time.time()))
     with pytest.raises(Invalid, match="must be a number"):
-        credits.spend_credits(store, sid, "lots", "backtest", "x")
+        credits.spend_credits(store, sid, "lots", "backtest", "x", now=int(time.time()))
     with pytest.raises(Invalid, match="action must be one of"):
-        credits.spend_credits(store, sid, 1, "shopping", "x")
+        credits.spend_credits(store, sid, 1, "shopping", "x", now=int(time.time()))
 
 
 def test_insufficient_spend_writes_nothing(store: Store) -> None:
     sid = _account(store, balance=2)
     with pytest.raises(InsufficientCredits, match="need 3, have 2"):
-        credits.spend_credits(store, sid, 3, "backtest", "too much")
+        credits.spend_credits(store, sid, 3, "backtest", "too much", now=int(time.time()))
     with store.read() as conn:
         assert credits.balance(conn, sid) == 2
         count = conn.execute(sa.select(sa.func.count()).select_from(credit_transactions)).scalar()
@@ -115,7 +116,11 @@ def test_spend_with_idempotency_key_charges_once_even_concurrently(store: Store)
 
     def spend() -> None:
         barrier.wait()
-        results.append(credits.spend_credits(store, sid, 3, "backtest", "job", idempotency_key="job-123"))
+        results.append(
+            credits.spend_credits(
+                store, sid, 3, "backtest", "job", idempotency_key="job-123", now=int(time.time())
+            )
+        )
 
     threads = [threading.Thread(target=spend) for _ in range(8)]
     for t in threads:
@@ -130,9 +135,11 @@ def test_spend_with_idempotency_key_charges_once_even_concurrently(store: Store)
 
 def test_refund_and_deposit_are_ledger_entries(store: Store) -> None:
     sid = _account(store, balance=1)
-    credits.spend_credits(store, sid, 1, "strategy_generate", "Strategy generation")
-    refund = credits.refund_credits(store, sid, 1, "strategy_refund", "Generation failed")
-    deposit = credits.deposit_credits(store, sid, "25.5", "Card purchase")
+    credits.spend_credits(store, sid, 1, "strategy_generate", "Strategy generation", now=int(time.time()))
+    refund = credits.refund_credits(
+        store, sid, 1, "strategy_refund", "Generation failed", now=int(time.time())
+    )
+    deposit = credits.deposit_credits(store, sid, "25.5", "Card purchase", now=int(time.time()))
     assert (refund["type"], refund["action"], refund["amount"], refund["balance"]) == (
         "adjustment",
         "strategy_refund",
@@ -141,14 +148,16 @@ def test_refund_and_deposit_are_ledger_entries(store: Store) -> None:
     )
     assert (deposit["type"], deposit["amount"], deposit["balance"]) == ("deposit", 25.5, 26.5)
     with pytest.raises(InsufficientCredits):
-        credits.adjust_credits(store, sid, -27, reason="clawback")
-    assert credits.adjust_credits(store, sid, "-26.5", reason="clawback")["balance"] == 0
+        credits.adjust_credits(store, sid, -27, reason="clawback", now=int(time.time()))
+    assert (
+        credits.adjust_credits(store, sid, "-26.5", reason="clawback", now=int(time.time()))["balance"] == 0
+    )
 
 
 def test_spend_joins_the_callers_transaction(store: Store) -> None:
     sid = _account(store, balance=5)
     with pytest.raises(RuntimeError), store.write() as conn:
-        credits.spend_credits(conn, sid, 2, "backtest", "job")
+        credits.spend_credits(conn, sid, 2, "backtest", "job", now=int(time.time()))
         raise RuntimeError("the job could not be queued")
     with store.read() as conn:
         assert credits.balance(conn, sid) == 5
@@ -173,9 +182,9 @@ def test_credits_history_pages_newest_first(api: Api) -> None:
     user = api.register()
     store = api.app.state.services.store
     sid, token = user["svc_id"], user["session_token"]
-    credits.adjust_credits(store, sid, 100, reason="welcome gift")
+    credits.adjust_credits(store, sid, 100, reason="welcome gift", now=int(time.time()))
     for i in range(4):
-        credits.spend_credits(store, sid, "2.5", "backtest", f"backtest {i}")
+        credits.spend_credits(store, sid, "2.5", "backtest", f"backtest {i}", now=int(time.time()))
     first = api.user("credits_history", {"limit": 2}, token=token).json()["data"]
     assert [t["description"] for t in first["transactions"]] == ["backtest 3", "backtest 2"]
     assert first["count"] == 2 and first["has_more"] is True
@@ -208,8 +217,8 @@ def test_credits_history_pages_newest_first(api: Api) -> None:
 
 def test_credits_history_rejects_bad_paging(api: Api) -> None:
     alice, bob = api.register(), api.register()
-    credits.adjust_credits(api.app.state.services.store, alice["svc_id"], 5, reason="x")
-    credits.adjust_credits(api.app.state.services.store, alice["svc_id"], 5, reason="y")
+    credits.adjust_credits(api.app.state.services.store, alice["svc_id"], 5, reason="x", now=int(time.time()))
+    credits.adjust_credits(api.app.state.services.store, alice["svc_id"], 5, reason="y", now=int(time.time()))
     cursor = api.user("credits_history", {"limit": 1}, token=alice["session_token"]).json()["data"][
         "last_evaluated_key"
     ]
@@ -226,7 +235,9 @@ def test_credits_history_rejects_bad_paging(api: Api) -> None:
 def test_concurrent_spends_through_http(api: Api, paid_operation: Any) -> None:
     """40 concurrent requests against a balance of 13 through the whole app: 13 x 200, 27 x 402."""
     user = api.register()
-    credits.adjust_credits(api.app.state.services.store, user["svc_id"], 13, reason="seed")
+    credits.adjust_credits(
+        api.app.state.services.store, user["svc_id"], 13, reason="seed", now=int(time.time())
+    )
     barrier = threading.Barrier(40)
     statuses: list[int] = []
 

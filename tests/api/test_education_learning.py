@@ -139,3 +139,24 @@ def test_a_declined_payment_fails_the_order_and_grants_nothing(capi: Api) -> Non
     capi.clock.advance(1801)
     assert call(capi, "GET", f"/orders/{expired['order_id']}", token).json()["state"] == "expired"
     assert capi.get(expired["checkout_url"]).status_code == 409
+
+
+def test_learning_routes_refuse_a_query_parameter_and_check_a_body_before_the_store(capi: Api) -> None:
+    """Each route's contract: a query parameter it does not take is a 400 naming it; a body's format
+    is checked before any look-up, so a malformed batch of a stranger's session is a 400, not 403."""
+    token = student(capi)
+    course = publish(capi, leader(capi))
+    buy(capi, token, course)
+    for method, path in [
+        ("GET", "/me/dashboard?colour=red"),
+        ("GET", "/me/library?colour=red"),
+        ("GET", f"/me/enrollments/{course}/progress?colour=red"),
+        ("GET", "/me/certificates?limit=1&limit=2"),
+        ("GET", "/certificates/verify/unknown?colour=red"),
+    ]:
+        refused = call(capi, method, path, token)
+        assert refused.status_code == 400 and refused.json()["code"] == "invalid_request", refused.text
+    typo = call(capi, "PUT", f"/products/{course}/reviews/me", token, json={"rating": 4, "coment": "x"})
+    assert typo.json()["error"] == "unknown field 'coment'; this operation takes rating, comment"
+    stranger = call(capi, "POST", "/playback-sessions/ps_nope/events", token, json={"seq": 0, "events": []})
+    assert stranger.status_code == 400 and "seq must be" in stranger.json()["error"], stranger.text

@@ -74,6 +74,16 @@ def test_every_instructor_route_needs_the_leader_role(desk: SimpleNamespace) -> 
     assert call(api, "GET", "/seller/status", desk.token).json()["role"] == "leader"
 
 
+def test_the_role_is_checked_before_the_body_and_a_query_parameter_is_refused(desk: SimpleNamespace) -> None:
+    api = desk.api
+    broken = {"kind": "webinar", "colour": "red"}
+    _code(call(api, "POST", "/studio/products", desk.plain, json=broken), 403, "not_instructor")
+    _code(call(api, "POST", "/studio/products", desk.token, json=broken), 400, "invalid_request")
+    refused = call(api, "GET", "/seller/status?verbose=1", desk.token)
+    _code(refused, 400, "invalid_request")
+    assert "verbose" in refused.json()["error"], refused.json()
+
+
 def test_an_approved_community_leader_and_an_operator_grant_are_instructors(capi: Api, cli_env: None) -> None:
     account = capi.register()
     with capi.app.state.services.store.write() as conn:

@@ -64,7 +64,7 @@ def _pro(api: Api, balance: float) -> dict[str, Any]:
     data = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], balance)
+        credits.deposit_credits(conn, data["svc_id"], balance, now=int(time.time()))
     return data
 
 

@@ -23,7 +23,9 @@ KEY = "order-2026-11-22-0001"
 
 def _funded(api: Api, amount: int = 10) -> dict[str, Any]:
     user = api.register()
-    credits.adjust_credits(api.app.state.services.store, user["svc_id"], amount, reason="test")
+    credits.adjust_credits(
+        api.app.state.services.store, user["svc_id"], amount, reason="test", now=int(time.time())
+    )
     return user
 
 
@@ -65,7 +67,13 @@ def test_a_request_still_in_flight_gets_409(api: Api, paid_operation: Any) -> No
         entered.set()
         release.wait(10)
         return credits.spend_credits(
-            call.store, call.svc_id, 1, "backtest", "slow", call.params["idempotency_key"]
+            call.store,
+            call.svc_id,
+            1,
+            "backtest",
+            "slow",
+            call.params["idempotency_key"],
+            now=int(time.time()),
         )
 
     paid_operation(slow_spend)

@@ -24,7 +24,7 @@ def _user(api: Api, *, plan: str | None = "pro", balance: int = 20) -> tuple[str
         if plan is not None:
             accounts.grant_plan(conn, data["svc_id"], plan, 365, now=api.clock.now())
         if balance:
-            credits.deposit_credits(conn, data["svc_id"], balance)
+            credits.deposit_credits(conn, data["svc_id"], balance, now=int(time.time()))
     return data["svc_id"], data["session_token"]
 
 

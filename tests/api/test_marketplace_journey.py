@@ -5,6 +5,7 @@ the creator's share and the fee; a renewal; a review; a price change cancels; un
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -92,7 +93,7 @@ def test_creator_publishes_subscriber_receives_pays_reviews_and_the_creator_with
     b_id, b_token = b["svc_id"], b["session_token"]
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, b_id, "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, b_id, 60)
+        credits.deposit_credits(conn, b_id, 60, now=int(time.time()))
     sub = _ok(
         api.user(
             "marketplace_subscribe",

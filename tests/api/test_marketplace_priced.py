@@ -5,6 +5,7 @@ the creator's listing equals the creator's ledger rows of it."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from svc_api.accounts import service as accounts
@@ -63,7 +64,7 @@ def test_a_priced_signal_charges_its_price_and_pays_the_creator_less_the_fee(sig
     b_id, b_token = b["svc_id"], b["session_token"]
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, b_id, "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, b_id, 100)
+        credits.deposit_credits(conn, b_id, 100, now=int(time.time()))
     sub = _ok(
         api.user(
             "marketplace_subscribe",

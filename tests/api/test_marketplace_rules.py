@@ -6,6 +6,7 @@ again (deterministic per user and listing)."""
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from svc_api.accounts import service as accounts
@@ -69,7 +70,7 @@ def test_a_subscription_id_survives_unsubscribe_and_subscribe_again(sig_api: Api
     b = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, b["svc_id"], "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, b["svc_id"], 60)
+        credits.deposit_credits(conn, b["svc_id"], 60, now=int(time.time()))
     token = b["session_token"]
     body = {"listing_id": listing_id, "selected_coins": ["BTC"]}
     first = _ok(api.user("marketplace_subscribe", body, token=token))["subscription_id"]
@@ -83,6 +84,6 @@ def test_a_subscription_id_survives_unsubscribe_and_subscribe_again(sig_api: Api
     c = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, c["svc_id"], "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, c["svc_id"], 60)
+        credits.deposit_credits(conn, c["svc_id"], 60, now=int(time.time()))
     other = _ok(api.user("marketplace_subscribe", body, token=c["session_token"]))["subscription_id"]
     assert other != first

@@ -41,7 +41,7 @@ def _subscriber(api: Api, credit: int = 20) -> tuple[str, str]:
     data = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], credit)
+        credits.deposit_credits(conn, data["svc_id"], credit, now=int(time.time()))
     return data["svc_id"], data["session_token"]
 
 

@@ -5,6 +5,7 @@ and no new subscriber taken, on SQLite and PostgreSQL through HTTP."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -29,7 +30,7 @@ def _subscriber(api: Api) -> tuple[str, str]:
     data = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 365, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], 40)
+        credits.deposit_credits(conn, data["svc_id"], 40, now=int(time.time()))
     return data["svc_id"], data["session_token"]
 
 

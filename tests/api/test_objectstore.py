@@ -156,7 +156,7 @@ def test_runner_stores_results_in_s3(
         svc_id = identity.register(
             conn, "s3@example.com", "password1", ip="::1", ttl=60, now=int(time.time())
         ).svc_id
-        credits.deposit_credits(conn, svc_id, 5)
+        credits.deposit_credits(conn, svc_id, 5, now=int(time.time()))
     url = f"s3://{s3_store.bucket}/{s3_store.prefix}"
     config = jobs.RunnerConfig.from_env({"OBJECT_STORE_URL": url, "S3_ENDPOINT_URL": s3_endpoint})
     runner = jobs.JobRunner(store, config=config, data_dir=tmp_path / "data", var_dir=tmp_path)

@@ -412,7 +412,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     api.user("login", email="contract@example.com", password="contract-pw-1")
     with market_app.state.services.store.write() as conn:
         accounts.grant_plan(conn, grant["svc_id"], "pro", 30, now=market_app.state.services.clock.now())
-        credits.deposit_credits(conn, grant["svc_id"], 100)
+        credits.deposit_credits(conn, grant["svc_id"], 100, now=int(time.time()))
     api.headers = {"Authorization": f"Bearer {grant['session_token']}"}
     for request_type in (
         "account_info",
@@ -514,7 +514,7 @@ def test_real_replies_of_every_operation_match_the_schema(market_app):
     other = api.user("register", email="subscriber@example.com", password="contract-pw-2")
     with market_app.state.services.store.write() as conn:
         accounts.grant_plan(conn, other["svc_id"], "pro", 30, now=market_app.state.services.clock.now())
-        credits.deposit_credits(conn, other["svc_id"], 10)
+        credits.deposit_credits(conn, other["svc_id"], 10, now=int(time.time()))
     api.headers = {"Authorization": f"Bearer {other['session_token']}"}
     sub = api.user("marketplace_subscribe", listing_id=listing["listing_id"], selected_coins=["BTC"])
     api.user("marketplace_my_subscriptions")

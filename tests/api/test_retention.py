@@ -47,7 +47,7 @@ def _trader(api: Api, plan_days: int) -> tuple[str, str]:
     data = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", plan_days, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], 50)
+        credits.deposit_credits(conn, data["svc_id"], 50, now=int(time.time()))
     token = data["session_token"]
     assert api.user("strategy_generate", STRATEGY, token=token).status_code == 200
     deadline = time.monotonic() + 10
@@ -152,7 +152,7 @@ def test_a_running_job_is_never_expired(rapi: Api) -> None:
     services = rapi.app.state.services
     svc_id = rapi.register()["svc_id"]
     with services.store.write() as conn:
-        credits.deposit_credits(conn, svc_id, 5)
+        credits.deposit_credits(conn, svc_id, 5, now=int(time.time()))
     launch = Launch("full_range", "smacross", 1, ["BTCUSDT"], "crypto", "1h", {}, 0, 1, 1.0)
     with services.store.write() as conn:
         job_id = create_job(conn, svc_id, launch, limit=3, now=int(time.time()))["job_id"]

@@ -52,7 +52,7 @@ def creator(
         accounts.grant_plan(
             conn, data["svc_id"], "pro", 3650, now=api.clock.now()
         )  # long: some domains use wall time
-        credits.deposit_credits(conn, data["svc_id"], 50)
+        credits.deposit_credits(conn, data["svc_id"], 50, now=int(time.time()))
     token = data["session_token"]
     _ok(api.user("strategy_generate", STRATEGY | (strategy or {}) | {"strategy_name": name}, token=token))
     deadline = time.monotonic() + 10

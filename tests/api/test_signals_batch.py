@@ -126,7 +126,10 @@ def test_shards_on_threads_give_the_positions_of_the_backtest(
     assert len(rows) > 10
 
 
+# One store: the Ray side writes to its own SQLite file whatever the store, and the pass's SQL is the
+# threaded test's on both stores.
 @pytest.mark.ray
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_the_same_pass_on_a_local_ray_cluster_equals_the_threaded_one(
     make_api: Any, settings: Any, signals_market: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:

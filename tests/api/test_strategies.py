@@ -43,7 +43,7 @@ def _user(api: Api, plan: str = "pro", balance: int = 5) -> tuple[str, str]:
         if plan != "free":
             accounts.grant_plan(conn, data["svc_id"], plan, 30, now=api.clock.now())
         if balance:
-            credits.deposit_credits(conn, data["svc_id"], balance)
+            credits.deposit_credits(conn, data["svc_id"], balance, now=int(time.time()))
     return data["svc_id"], data["session_token"]
 
 

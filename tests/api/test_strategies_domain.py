@@ -52,7 +52,7 @@ def _account(store: Store, plan: str = "pro", balance: int = 5) -> str:
             conn, f"u{time.monotonic_ns()}@example.com", "password1", ip="::1", ttl=60, now=int(time.time())
         ).svc_id
         accounts.grant_plan(conn, sid, plan, 30, now=int(time.time()))
-        credits.deposit_credits(conn, sid, balance)
+        credits.deposit_credits(conn, sid, balance, now=int(time.time()))
     return sid
 
 

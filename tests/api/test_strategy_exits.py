@@ -51,7 +51,7 @@ def _user(api: Api) -> str:
     data = api.register()
     with api.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], 50)
+        credits.deposit_credits(conn, data["svc_id"], 50, now=int(time.time()))
     return str(data["session_token"])
 
 

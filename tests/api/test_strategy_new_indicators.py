@@ -54,7 +54,7 @@ def test_new_indicators_generate_and_backtest_through_the_api(api20: Api, market
     token = data["session_token"]
     with api20.app.state.services.store.write() as conn:
         accounts.grant_plan(conn, data["svc_id"], "pro", 30, now=api20.clock.now())
-        credits.deposit_credits(conn, data["svc_id"], 50)
+        credits.deposit_credits(conn, data["svc_id"], 50, now=int(time.time()))
     for name, entry in CONDITIONS.items():  # one at a time: generations in progress are capped
         body = {
             "strategy_name": name,

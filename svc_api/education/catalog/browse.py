@@ -7,14 +7,15 @@ made for another list or filter set is refused there), so the catalog, whose lis
 its resolved filters, pages inside its own transaction.
 
 Example:
-    >>> page = catalog_page(store, {}, [], "newest", None, lambda name: (None, 20))
+    >>> from svc_api.education.catalog.contract import CatalogQuery
+    >>> page = catalog_page(store, CatalogQuery.parse({}), None, lambda name: (None, 20))
     >>> page.items, page.more
     ([], False)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,20 +46,14 @@ def _with_viewer(conn: Connection, viewer: str | None, items: list[dict[str, Any
     return [item | {"viewer": {"owned": item["product_id"] in owned}} for item in items]
 
 
-def catalog_page(
-    store: Store,
-    query: Mapping[str, Any],
-    topics: Sequence[str],
-    sort: str,
-    viewer: str | None,
-    paging: Paging,
-) -> Page:
-    """A page of the catalog under the filters of ``query`` and ``topics`` (400 naming a bad one)."""
+def catalog_page(store: Store, query: Any, viewer: str | None, paging: Paging) -> Page:
+    """A page of the catalog under the filters of ``query`` (a checked
+    :class:`~svc_api.education.catalog.contract.CatalogQuery`; 400 for an unknown topic)."""
     with store.read() as conn:
-        filters = catalog.catalog_filters(conn, query, topics)
-        list_name = catalog.filter_fingerprint(filters, sort)
+        filters = catalog.catalog_filters(conn, query)
+        list_name = catalog.filter_fingerprint(filters, query.sort)
         after, limit = paging(list_name)
-        items, more = catalog.catalog(conn, filters, sort, after, limit)
+        items, more = catalog.catalog(conn, filters, query.sort, after, limit)
         return Page(list_name, _with_viewer(conn, viewer, items), more)
 
 

@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from svc_api.core.store import Store
@@ -23,17 +22,17 @@ def checkout(
     store: Store,
     provider: PaymentProvider,
     svc_id: str,
-    body: Mapping[str, Any],
+    item: tuple[str, str],
     *,
     now: int,
     is_open: bool,
     ttl: int,
     expected: tuple[int, str] | None,
 ) -> dict[str, Any]:
-    """Open a checkout session (:func:`.service.checkout`)."""
+    """Open a checkout session for ``item`` (kind, id) (:func:`.service.checkout`)."""
     with store.write() as conn:
         return commerce.checkout(
-            conn, provider, svc_id, body, now=now, is_open=is_open, ttl=ttl, expected=expected
+            conn, provider, svc_id, item, now=now, is_open=is_open, ttl=ttl, expected=expected
         )
 
 

@@ -16,11 +16,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from svc_api.education.commerce import contract as op
 from svc_api.education.commerce import requests
 from svc_api.education.commerce import service as commerce
 from svc_api.education.commerce.provider import provider_for
-from svc_api.education.conventions import Req, parse_money, reply, route
-from svc_api.education.fields import only_fields, text_field
+from svc_api.education.conventions import Req, route
 from svc_api.education.learning import service as learning
 
 
@@ -40,23 +40,20 @@ def capabilities(req: Req) -> dict[str, Any]:
     }
 
 
-def create_checkout(req: Req) -> Response:
+def create_checkout(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    only_fields(req.body, ("product_id", "bundle_id", "expected_price"))
-    expected = req.body.get("expected_price")
-    expected_price = parse_money(expected, "expected_price") if expected is not None else None
+    body: op.EduCheckoutRequest = req.fields
     settings = req.services.settings
-    order = requests.checkout(
+    return requests.checkout(
         req.store,
         _provider(req),
         svc_id,
-        req.body,
+        body.item(),
         now=req.now,
         is_open=bool(settings.edu_checkout_open),
         ttl=int(settings.edu_checkout_ttl_seconds),
-        expected=expected_price,
+        expected=body.expected_price,
     )
-    return reply(order, 201)
 
 
 def get_order(req: Req) -> dict[str, Any]:
@@ -64,14 +61,10 @@ def get_order(req: Req) -> dict[str, Any]:
     return requests.order(req.store, _provider(req), svc_id, req.path["order_id"], now=req.now)
 
 
-def create_refund(req: Req) -> Response:
+def create_refund(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    only_fields(req.body, ("reason",))
-    reason = text_field(req.body, "reason", lo=0, hi=500, required=False) or ""
-    refund = learning.refund_order(
-        req.store, _provider(req), svc_id, req.path["order_id"], reason, now=req.now
-    )
-    return reply(refund, 201)
+    reason = req.fields.reason
+    return learning.refund_order(req.store, _provider(req), svc_id, req.path["order_id"], reason, now=req.now)
 
 
 def get_refund(req: Req) -> dict[str, Any]:
@@ -130,13 +123,21 @@ async def payment_callback(request: Request) -> Response:
     return JSONResponse(await run_in_threadpool(applied))
 
 
+_REFUND = "/orders/{order_id}/refund-requests"
 ROUTES = [
-    route("/commerce/capabilities", capabilities, "GET", access="public"),
-    route("/checkouts", create_checkout, "POST", access="session"),
-    route("/orders/{order_id}", get_order, "GET", access="session"),
-    route("/orders/{order_id}/refund-requests", create_refund, "POST", access="session"),
-    route("/orders/{order_id}/refund-requests/{refund_request_id}", get_refund, "GET", access="session"),
-    route("/sandbox/checkout/{token}", sandbox_page, "GET", access="public", raw=True),
-    route("/sandbox/checkout/{token}/{choice}", sandbox_decide, "POST", access="public", raw=True),
-    route("/payments/callback", payment_callback, "POST", access="public", raw=True),
+    route("/commerce/capabilities", capabilities, "GET", access="public", op=op.CAPABILITIES),
+    route("/checkouts", create_checkout, "POST", access="session", op=op.CHECKOUT),
+    route("/orders/{order_id}", get_order, "GET", access="session", op=op.ORDER),
+    route(_REFUND, create_refund, "POST", access="session", op=op.REFUND),
+    route(_REFUND + "/{refund_request_id}", get_refund, "GET", access="session", op=op.REFUND_REQUEST),
+    route("/sandbox/checkout/{token}", sandbox_page, "GET", access="public", raw=True, op=op.SANDBOX_PAGE),
+    route(
+        "/sandbox/checkout/{token}/{choice}",
+        sandbox_decide,
+        "POST",
+        access="public",
+        raw=True,
+        op=op.SANDBOX_DECIDE,
+    ),
+    route("/payments/callback", payment_callback, "POST", access="public", raw=True, op=op.CALLBACK),
 ]

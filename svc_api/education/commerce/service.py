@@ -72,45 +72,42 @@ def library_page(
     return rows[:limit], len(rows) > limit
 
 
-def _item(conn: Connection, body: Mapping[str, Any]) -> tuple[str, str, Row[Any], list[str]]:
-    """(kind, id, priced row, products it grants) of a checkout body; 422 when not purchasable."""
-    product_id, bundle_id = body.get("product_id"), body.get("bundle_id")
-    if (product_id is None) == (bundle_id is None):
-        raise Invalid("send exactly one of product_id and bundle_id")
-    if not isinstance(product_id or bundle_id, str) or len(product_id or bundle_id) > 24:
-        raise Invalid("product_id or bundle_id must be an id string")
-    if product_id is not None:
-        row = catalog.product_row(conn, product_id)
+def _item(conn: Connection, kind: str, item_id: str) -> tuple[Row[Any], list[str]]:
+    """(priced row, products it grants) of a product or bundle; 422 when not purchasable."""
+    if kind == "product":
+        row = catalog.product_row(conn, item_id)
         if row is None or row.state != "published":
-            raise _unprocessable("not_purchasable", f"product {product_id} is not on sale")
-        return "product", product_id, row, [product_id]
-    row = catalog.bundle_row(conn, bundle_id)
-    products = catalog.bundle_products(conn, bundle_id) if row is not None else []
+            raise _unprocessable("not_purchasable", f"product {item_id} is not on sale")
+        return row, [item_id]
+    row = catalog.bundle_row(conn, item_id)
+    products = catalog.bundle_products(conn, item_id) if row is not None else []
     rows = catalog.products_by_id(conn, products)
     if row is None or row.state != "published" or any(r.state != "published" for r in rows.values()):
-        raise _unprocessable("not_purchasable", f"bundle {bundle_id} is not on sale")
-    return "bundle", bundle_id, row, products
+        raise _unprocessable("not_purchasable", f"bundle {item_id} is not on sale")
+    return row, products
 
 
 def checkout(
     conn: Connection,
     provider: PaymentProvider,
     svc_id: str,
-    body: Mapping[str, Any],
+    item: tuple[str, str],
     *,
     now: int,
     is_open: bool,
     ttl: int,
     expected: tuple[int, str] | None,
 ) -> dict[str, Any]:
-    """Open a checkout session (an order) for a product or bundle; see the module docstring.
+    """Open a checkout session (an order) for ``item``, ``(kind, id)`` of a product or bundle (its
+    format checked by the route's body model); see the module docstring.
 
     422 when checkout is closed, the item is not on sale, is the buyer's own, or its price is not
     ``expected``; 409 when the buyer owns everything it grants or has an open checkout for it.
     """
     if not is_open:
         raise _unprocessable("checkout_closed", "checkout is closed right now; see /commerce/capabilities")
-    kind, item_id, row, products = _item(conn, body)
+    kind, item_id = item
+    row, products = _item(conn, kind, item_id)
     if row.leader_id == svc_id:
         raise _unprocessable("not_purchasable", "you cannot buy your own product")
     if expected is not None and expected != (int(row.price_minor), row.currency):

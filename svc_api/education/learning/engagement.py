@@ -46,14 +46,11 @@ def _review_view(row: Row[Any]) -> dict[str, Any]:
 
 
 def put_review(
-    conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *, now: int
+    conn: Connection, svc_id: str, product_id: str, rating: int, comment: str, *, now: int
 ) -> dict[str, Any]:
-    """Create or replace the student's review (404 unknown product, 403 no entitlement, 400 bad fields)."""
+    """Create or replace the student's review (404 unknown product, 403 no entitlement; the fields
+    are checked by the route's model)."""
     catalog.published(conn, product_id)
-    rating = body.get("rating")
-    if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
-        raise Invalid("rating must be an integer from 1 to 5")
-    comment = text_field(body, "comment", lo=0, hi=2000, required=False) or ""
     commerce.require_entitlement(conn, svc_id, product_id)
     queries.put_review(conn, product_id, svc_id, rating, comment, now)
     catalog.refresh_rating(conn, product_id)
@@ -88,14 +85,32 @@ def question_view(conn: Connection, row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def ask(conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
-    """Ask a question on an entitled product (optionally about one lesson of the student's revision)."""
-    title = text_field(body, "title", lo=3, hi=160)
-    text = text_field(body, "body", lo=1, hi=4000)
-    lesson_id = body.get("lesson_id")
+def not_a_lesson(lesson_id: object) -> Invalid:
+    """The 400 of a question's ``lesson_id`` that is not a lesson of the student's revision (a
+    non-string is refused by the route's model with the same words).
+
+    Example:
+        >>> not_a_lesson(7).message
+        'lesson_id must name a lesson of this product, got 7'
+    """
+    return Invalid(f"lesson_id must name a lesson of this product, got {lesson_id!r}")
+
+
+def ask(
+    conn: Connection,
+    svc_id: str,
+    product_id: str,
+    title: str,
+    text: str,
+    lesson_id: str | None,
+    *,
+    now: int,
+) -> dict[str, Any]:
+    """Ask a question (its fields checked by the route's model) on an entitled product, optionally
+    about one lesson of the student's revision."""
     _, tree = learning.enrollment(conn, svc_id, product_id, now=now)
-    if lesson_id is not None and (not isinstance(lesson_id, str) or catalog.lesson(tree, lesson_id) is None):
-        raise Invalid(f"lesson_id must name a lesson of this product, got {lesson_id!r}")
+    if lesson_id is not None and catalog.lesson(tree, lesson_id) is None:
+        raise not_a_lesson(lesson_id)
     question_id = catalog.new_id("qs_")
     queries.insert_question(
         conn,
@@ -113,18 +128,15 @@ def ask(conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *,
 
 
 def update_question(
-    conn: Connection, svc_id: str, question_id: str, body: dict[str, Any], *, now: int
+    conn: Connection, svc_id: str, question_id: str, state: str, *, now: int
 ) -> dict[str, Any]:
     """Resolve or reopen one's own question (404 unknown, 403 someone else's, 409 a move its state
-    does not allow, 400 an unknown state)."""
+    does not allow; ``state`` is ``open`` or ``resolved``, checked by the route's model)."""
     row = queries.question(conn, question_id)
     if row is None:
         raise NotFound(f"no question {question_id}")
     if row.svc_id != svc_id:
         raise Forbidden("only the asker may change a question's state", code="not_owner")
-    state = body.get("state")
-    if state not in ("open", "resolved"):
-        raise Invalid("state must be resolved or open")
     if state not in QUESTION_MOVES.get(row.state, ()) or not queries.move_question(
         conn, question_id, row.state, state, now
     ):
@@ -170,12 +182,9 @@ def _certificate_view(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def issue(conn: Connection, svc_id: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
-    """Issue the certificate of a completed product (403 not completed or not entitled, 409 issued)."""
-    product_id = body.get("product_id")
-    if not isinstance(product_id, str) or not 1 <= len(product_id) <= 24:
-        raise Invalid("product_id is required")
-    holder = text_field(body, "holder_name", lo=2, hi=80)
+def issue(conn: Connection, svc_id: str, product_id: str, holder: str, *, now: int) -> dict[str, Any]:
+    """Issue the certificate of a completed product to ``holder`` (the fields checked by the route's
+    model; 403 not completed or not entitled, 409 issued)."""
     existing = queries.certificate_of(conn, svc_id, product_id)
     if existing is not None and existing.revoked_at is None:
         raise Conflict("your certificate for this product was already issued", code="already_issued")

@@ -140,10 +140,21 @@ def adopt_revision(
     return progress(conn, svc_id, product_id, now=now)
 
 
-def _reading_lesson(tree: dict[str, Any], lesson_id: object) -> dict[str, Any]:
-    item = catalog.lesson(tree, lesson_id) if isinstance(lesson_id, str) else None
+def not_a_reading_lesson(lesson_id: object) -> Invalid:
+    """The 400 of a ``lesson_id`` that is not a pdf or article lesson of the enrollment's revision
+    (a non-string is refused by the route's model with the same words).
+
+    Example:
+        >>> not_a_reading_lesson(5).message
+        'lesson_id must name a pdf or article lesson of your revision, got 5'
+    """
+    return Invalid(f"lesson_id must name a pdf or article lesson of your revision, got {lesson_id!r}")
+
+
+def _reading_lesson(tree: dict[str, Any], lesson_id: str) -> dict[str, Any]:
+    item = catalog.lesson(tree, lesson_id)
     if item is None or item["kind"] == "video":
-        raise Invalid(f"lesson_id must name a pdf or article lesson of your revision, got {lesson_id!r}")
+        raise not_a_reading_lesson(lesson_id)
     return item
 
 
@@ -166,23 +177,39 @@ def paced_furthest(furthest: int, page: int, furthest_at: int | None, now: int) 
     return min(page, furthest + max(0, allowance))
 
 
-def _positive(body: dict[str, Any], name: str, hi: int) -> int:
-    value = body.get(name)
+def positive(value: object, name: str, hi: int) -> int:
+    """``value`` if it is an integer from 1 to ``hi`` (400 naming ``name`` otherwise).
+
+    Example:
+        >>> positive(3, "page", 4)
+        3
+        >>> positive(5, "page", 4)
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: page must be an integer between 1 and 4
+    """
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
         raise Invalid(f"{name} must be an integer between 1 and {hi}")
     return value
 
 
 def reading_progress(
-    conn: Connection, svc_id: str, product_id: str, body: dict[str, Any], *, now: int
+    conn: Connection,
+    svc_id: str,
+    product_id: str,
+    lesson_id: str,
+    version: int,
+    sent_page: object,
+    *,
+    now: int,
 ) -> dict[str, Any]:
-    """Record a reading checkpoint ``{lesson_id, version, page}``: a newer ``version`` moves the
-    checkpoint; a page past the document's page count is a 400; the furthest page only ever grows,
-    at the reading pace (:func:`paced_furthest`); a stale version changes nothing."""
+    """Record a reading checkpoint at ``sent_page`` (``lesson_id``'s and ``version``'s format checked
+    by the route's model; the page here, as its range is the lesson's): a newer ``version`` moves
+    the checkpoint; a page past the document's page count is a 400; the furthest page only ever
+    grows, at the reading pace (:func:`paced_furthest`); a stale version changes nothing."""
     _, tree = enrollment(conn, svc_id, product_id, now=now)
-    item = _reading_lesson(tree, body.get("lesson_id"))
-    version = _positive(body, "version", 2**53)
-    page = _positive(body, "page", int(item["pages"]))  # page 99 of a 5-page PDF is a 400
+    item = _reading_lesson(tree, lesson_id)
+    page = positive(sent_page, "page", int(item["pages"]))  # page 99 of a 5-page PDF is a 400
     queries.ensure_progress(conn, svc_id, product_id, item["lesson_id"], now)
     row = queries.progress_row(conn, svc_id, product_id, item["lesson_id"], lock=True)
     applied = version > int(row.reading_version)

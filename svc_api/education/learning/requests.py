@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from svc_api.core.store import Store
@@ -55,11 +55,11 @@ def adopt_revision(
 
 
 def reading_progress(
-    store: Store, svc_id: str, product_id: str, body: Mapping[str, Any], *, now: int
+    store: Store, svc_id: str, product_id: str, lesson_id: str, version: int, page: object, *, now: int
 ) -> dict[str, Any]:
-    """Record how far the student read in a text lesson."""
+    """Record how far the student read in a text lesson (``page`` as sent: its range is the lesson's)."""
     with store.write() as conn:
-        return learning.reading_progress(conn, svc_id, product_id, body, now=now)
+        return learning.reading_progress(conn, svc_id, product_id, lesson_id, version, page, now=now)
 
 
 def start_playback(
@@ -68,21 +68,21 @@ def start_playback(
     secret: bytes,
     svc_id: str,
     product_id: str,
-    body: Mapping[str, Any],
+    lesson_id: str,
     *,
     now: int,
 ) -> dict[str, Any]:
     """Open a playback session of a video lesson."""
     with store.write() as conn:
-        return sessions.start(conn, objects, secret, svc_id, product_id, body, now=now)
+        return sessions.start(conn, objects, secret, svc_id, product_id, lesson_id, now=now)
 
 
 def playback_events(
-    store: Store, svc_id: str, session_id: str, body: Mapping[str, Any], *, now: int
+    store: Store, svc_id: str, session_id: str, seq: int, events: list[dict[str, Any]], *, now: int
 ) -> dict[str, Any]:
-    """Record a batch of playback events."""
+    """Record batch ``seq`` of playback events."""
     with store.write() as conn:
-        return sessions.events(conn, svc_id, session_id, body, now=now)
+        return sessions.events(conn, svc_id, session_id, seq, events, now=now)
 
 
 def close_playback(store: Store, svc_id: str, session_id: str, *, now: int) -> dict[str, Any]:
@@ -92,11 +92,11 @@ def close_playback(store: Store, svc_id: str, session_id: str, *, now: int) -> d
 
 
 def put_review(
-    store: Store, svc_id: str, product_id: str, body: Mapping[str, Any], *, now: int
+    store: Store, svc_id: str, product_id: str, rating: int, comment: str, *, now: int
 ) -> dict[str, Any]:
     """Write or replace the student's review of a product."""
     with store.write() as conn:
-        return engagement.put_review(conn, svc_id, product_id, body, now=now)
+        return engagement.put_review(conn, svc_id, product_id, rating, comment, now=now)
 
 
 def delete_review(store: Store, svc_id: str, product_id: str) -> dict[str, Any]:
@@ -105,24 +105,26 @@ def delete_review(store: Store, svc_id: str, product_id: str) -> dict[str, Any]:
         return engagement.delete_review(conn, svc_id, product_id)
 
 
-def ask(store: Store, svc_id: str, product_id: str, body: Mapping[str, Any], *, now: int) -> dict[str, Any]:
+def ask(
+    store: Store, svc_id: str, product_id: str, title: str, text: str, lesson_id: str | None, *, now: int
+) -> dict[str, Any]:
     """Ask a question about a product."""
     with store.write() as conn:
-        return engagement.ask(conn, svc_id, product_id, body, now=now)
+        return engagement.ask(conn, svc_id, product_id, title, text, lesson_id, now=now)
 
 
-def update_question(
-    store: Store, svc_id: str, question_id: str, body: Mapping[str, Any], *, now: int
-) -> dict[str, Any]:
+def update_question(store: Store, svc_id: str, question_id: str, state: str, *, now: int) -> dict[str, Any]:
     """Change a question's state."""
     with store.write() as conn:
-        return engagement.update_question(conn, svc_id, question_id, body, now=now)
+        return engagement.update_question(conn, svc_id, question_id, state, now=now)
 
 
-def issue_certificate(store: Store, svc_id: str, body: Mapping[str, Any], *, now: int) -> dict[str, Any]:
+def issue_certificate(
+    store: Store, svc_id: str, product_id: str, holder_name: str, *, now: int
+) -> dict[str, Any]:
     """Issue the certificate of a completed product."""
     with store.write() as conn:
-        return engagement.issue(conn, svc_id, body, now=now)
+        return engagement.issue(conn, svc_id, product_id, holder_name, now=now)
 
 
 def certificates(store: Store, svc_id: str, after: Position, limit: int) -> tuple[list[dict[str, Any]], bool]:

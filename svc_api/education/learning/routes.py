@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from svc_api.core.errors import ApiError
 from svc_api.core.objectstore import ObjectNotFound, from_settings
+from svc_api.education.contract import signed
 from svc_api.education.conventions import (
     NO_STORE,
     Req,
@@ -25,7 +26,7 @@ from svc_api.education.conventions import (
     reply,
     route,
 )
-from svc_api.education.fields import only_fields
+from svc_api.education.learning import ops as op
 from svc_api.education.learning import requests, sessions
 
 
@@ -60,7 +61,6 @@ def progress(req: Req) -> Response:
 
 def adopt(req: Req) -> Response:
     svc_id = req.svc_id
-    only_fields(req.body, ())
     body = requests.adopt_revision(
         req.store, svc_id, req.path["product_id"], lambda current: check_if_match(req, current), now=req.now
     )
@@ -68,26 +68,26 @@ def adopt(req: Req) -> Response:
 
 
 def reading(req: Req) -> Response:
-    svc_id = req.svc_id
-    only_fields(req.body, ("lesson_id", "version", "page"))
-    body = requests.reading_progress(req.store, svc_id, req.path["product_id"], req.body, now=req.now)
+    svc_id, sent = req.svc_id, req.fields
+    body = requests.reading_progress(
+        req.store, svc_id, req.path["product_id"], sent.lesson_id, sent.version, sent.page, now=req.now
+    )
     return reply(body, headers={"ETag": body["etag"]})
 
 
-def start_playback(req: Req) -> Response:
+def start_playback(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    only_fields(req.body, ("lesson_id",))
     objects = _objects(req.services)
-    body = requests.start_playback(
-        req.store, objects, req.secret, svc_id, req.path["product_id"], req.body, now=req.now
+    return requests.start_playback(
+        req.store, objects, req.secret, svc_id, req.path["product_id"], req.fields.lesson_id, now=req.now
     )
-    return reply(body, 201)
 
 
 def playback_events(req: Req) -> dict[str, Any]:
-    svc_id = req.svc_id
-    only_fields(req.body, ("seq", "events"))
-    return requests.playback_events(req.store, svc_id, req.path["session_id"], req.body, now=req.now)
+    svc_id, sent = req.svc_id, req.fields
+    return requests.playback_events(
+        req.store, svc_id, req.path["session_id"], sent.seq, sent.events, now=req.now
+    )
 
 
 def close_playback(req: Req) -> dict[str, Any]:
@@ -96,9 +96,10 @@ def close_playback(req: Req) -> dict[str, Any]:
 
 
 def put_review(req: Req) -> dict[str, Any]:
-    svc_id = req.svc_id
-    only_fields(req.body, ("rating", "comment"))
-    return requests.put_review(req.store, svc_id, req.path["product_id"], req.body, now=req.now)
+    svc_id, sent = req.svc_id, req.fields
+    return requests.put_review(
+        req.store, svc_id, req.path["product_id"], sent.rating, sent.comment, now=req.now
+    )
 
 
 def delete_review(req: Req) -> dict[str, Any]:
@@ -106,22 +107,21 @@ def delete_review(req: Req) -> dict[str, Any]:
     return requests.delete_review(req.store, svc_id, req.path["product_id"])
 
 
-def ask(req: Req) -> Response:
-    svc_id = req.svc_id
-    only_fields(req.body, ("title", "body", "lesson_id"))
-    return reply(requests.ask(req.store, svc_id, req.path["product_id"], req.body, now=req.now), 201)
+def ask(req: Req) -> dict[str, Any]:
+    svc_id, sent = req.svc_id, req.fields
+    return requests.ask(
+        req.store, svc_id, req.path["product_id"], sent.title, sent.body, sent.lesson_id, now=req.now
+    )
 
 
 def update_question(req: Req) -> dict[str, Any]:
     svc_id = req.svc_id
-    only_fields(req.body, ("state",))
-    return requests.update_question(req.store, svc_id, req.path["question_id"], req.body, now=req.now)
+    return requests.update_question(req.store, svc_id, req.path["question_id"], req.fields.state, now=req.now)
 
 
-def issue_certificate(req: Req) -> Response:
-    svc_id = req.svc_id
-    only_fields(req.body, ("product_id", "holder_name"))
-    return reply(requests.issue_certificate(req.store, svc_id, req.body, now=req.now), 201)
+def issue_certificate(req: Req) -> dict[str, Any]:
+    svc_id, sent = req.svc_id, req.fields
+    return requests.issue_certificate(req.store, svc_id, sent.product_id, sent.holder_name, now=req.now)
 
 
 def certificates(req: Req) -> Response:
@@ -143,11 +143,7 @@ async def media(request: Request) -> Response:
     """``GET /media/{key}``: a media object behind a signed, expiring URL (403 tampered or expired)."""
     services = request.app.state.services
     key = request.path_params["key"]
-    try:
-        expires = int(request.query_params.get("expires", ""))
-    except ValueError:
-        expires = -1
-    signature = request.query_params.get("signature", "")
+    expires, signature = signed(request.query_params)
     if "\x00" in key or not sessions.media_signature_ok(
         bytes(services.settings.secret_key), key, expires, signature, now=services.clock.now()
     ):
@@ -164,21 +160,43 @@ async def media(request: Request) -> Response:
 
 
 ROUTES = [
-    route("/me/dashboard", dashboard, "GET", access="session"),
-    route("/me/library", library, "GET", access="session"),
-    route("/me/enrollments/{product_id}/resume", resume, "GET", access="session"),
-    route("/me/enrollments/{product_id}/progress", progress, "GET", access="session"),
-    route("/me/enrollments/{product_id}/revision-adoptions", adopt, "POST", access="session"),
-    route("/me/enrollments/{product_id}/reading-progress", reading, "PUT", access="session"),
-    route("/products/{product_id}/playback-sessions", start_playback, "POST", access="session"),
-    route("/playback-sessions/{session_id}/events", playback_events, "POST", access="session"),
-    route("/playback-sessions/{session_id}", close_playback, "DELETE", access="session"),
-    route("/products/{product_id}/reviews/me", put_review, "PUT", access="session"),
-    route("/products/{product_id}/reviews/me", delete_review, "DELETE", access="session"),
-    route("/products/{product_id}/questions", ask, "POST", access="session"),
-    route("/questions/{question_id}", update_question, "PATCH", access="session"),
-    route("/me/certificates", issue_certificate, "POST", access="session"),
-    route("/me/certificates", certificates, "GET", access="session"),
-    route("/certificates/verify/{verification_token}", verify_certificate, "GET", access="public"),
-    route("/media/{key:path}", media, "GET", access="public", raw=True),
+    route("/me/dashboard", dashboard, "GET", access="session", op=op.DASHBOARD),
+    route("/me/library", library, "GET", access="session", op=op.LIBRARY),
+    route("/me/enrollments/{product_id}/resume", resume, "GET", access="session", op=op.RESUME),
+    route("/me/enrollments/{product_id}/progress", progress, "GET", access="session", op=op.PROGRESS),
+    route("/me/enrollments/{product_id}/revision-adoptions", adopt, "POST", access="session", op=op.ADOPT),
+    route("/me/enrollments/{product_id}/reading-progress", reading, "PUT", access="session", op=op.READING),
+    route(
+        "/products/{product_id}/playback-sessions",
+        start_playback,
+        "POST",
+        access="session",
+        op=op.START_PLAYBACK,
+    ),
+    route(
+        "/playback-sessions/{session_id}/events",
+        playback_events,
+        "POST",
+        access="session",
+        op=op.PLAYBACK_EVENTS,
+    ),
+    route(
+        "/playback-sessions/{session_id}", close_playback, "DELETE", access="session", op=op.CLOSE_PLAYBACK
+    ),
+    route("/products/{product_id}/reviews/me", put_review, "PUT", access="session", op=op.PUT_REVIEW),
+    route(
+        "/products/{product_id}/reviews/me", delete_review, "DELETE", access="session", op=op.DELETE_REVIEW
+    ),
+    route("/products/{product_id}/questions", ask, "POST", access="session", op=op.ASK),
+    route("/questions/{question_id}", update_question, "PATCH", access="session", op=op.UPDATE_QUESTION),
+    route("/me/certificates", issue_certificate, "POST", access="session", op=op.ISSUE_CERTIFICATE),
+    route("/me/certificates", certificates, "GET", access="session", op=op.CERTIFICATES),
+    route(
+        "/certificates/verify/{verification_token}",
+        verify_certificate,
+        "GET",
+        access="public",
+        op=op.VERIFY_CERTIFICATE,
+    ),
+    route("/media/{key:path}", media, "GET", access="public", raw=True, op=op.MEDIA),
 ]

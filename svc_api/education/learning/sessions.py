@@ -65,15 +65,12 @@ def start(
     secret: bytes,
     svc_id: str,
     product_id: str,
-    body: dict[str, Any],
+    lesson_id: str,
     *,
     now: int,
 ) -> dict[str, Any]:
     """Open a playback session for a video lesson (see the module docstring for the rules)."""
     product = catalog.published(conn, product_id)
-    lesson_id = body.get("lesson_id")
-    if not isinstance(lesson_id, str):
-        raise Invalid("lesson_id is required")
     owned = product_id in commerce.owned(conn, svc_id, [product_id])
     if owned:
         _, tree = learning.enrollment(conn, svc_id, product_id, now=now)
@@ -131,15 +128,18 @@ def _own_session(conn: Connection, svc_id: str, session_id: str) -> Any:
 
 
 def events(
-    conn: Connection, svc_id: str, session_id: str, body: dict[str, Any], *, now: int
+    conn: Connection,
+    svc_id: str,
+    session_id: str,
+    seq: int,
+    batch_events: list[dict[str, Any]],
+    *,
+    now: int,
 ) -> dict[str, Any]:
-    """Apply batch ``seq`` of a session: 409 when it is not the next number (duplicate or out of
-    order) or the session is closed or expired; 400 when malformed."""
+    """Apply batch ``seq`` of a session (its events checked by the route's model,
+    :func:`~svc_api.education.learning.playback.check_events`): 409 when it is not the next number
+    (duplicate or out of order) or the session is closed or expired."""
     session = _own_session(conn, svc_id, session_id)
-    seq = body.get("seq")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        raise Invalid("seq must be an integer of at least 1 (the batch number)")
-    batch_events = playback.check_events(body.get("events"))
     if session.closed_at is not None or session.expires_at <= now:
         raise Conflict("this playback session is closed or expired; start a new one", code="session_closed")
     if seq != int(session.last_seq) + 1:

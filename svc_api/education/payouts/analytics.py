@@ -9,7 +9,10 @@ which payout statements show). ``group_by=product`` (per sold product or bundle)
 (per UTC day with activity) adds a paged ``breakdown`` of the same figures.
 
 Example:
-    >>> parse_filter({"from": "2026-10-01", "to": "2026-10-31"}, "USD")["span"]
+    >>> from types import SimpleNamespace as Query
+    >>> query = Query(**{"from": "2026-10-01"}, to="2026-10-31", product_id=None, bundle_id=None,
+    ...               currency=None, group_by=None)
+    >>> spec_of(query, "USD")["span"]
     (1790812800, 1793491200)
 """
 
@@ -25,17 +28,19 @@ from sqlalchemy.engine import Connection
 from svc_api.core.errors import Invalid
 from svc_api.education.catalog import service as catalog
 from svc_api.education.commerce import service as commerce
-from svc_api.education.conventions import money
+from svc_api.education.money import money
 
-PARAMS = ("from", "to", "product_id", "bundle_id", "currency", "group_by", "cursor", "limit")
 GROUPS = ("product", "day")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_ID = re.compile(r"[A-Za-z0-9_-]{1,24}")
-_CURRENCY = re.compile(r"[A-Z]{3}")
 
 
-def _day(value: str, name: str) -> int:
-    """Days since the epoch of a ``YYYY-MM-DD`` date (400 naming ``name`` otherwise)."""
+def day_number(value: str, name: str) -> int:
+    """Days since the epoch of a ``YYYY-MM-DD`` date (400 naming ``name`` otherwise).
+
+    Example:
+        >>> day_number("1970-01-02", "from")
+        1
+    """
     try:
         if not _DATE.fullmatch(value):
             raise ValueError
@@ -44,29 +49,24 @@ def _day(value: str, name: str) -> int:
         raise Invalid(f"{name} must be a date YYYY-MM-DD, got {value!r}") from None
 
 
-def parse_filter(query: Mapping[str, str], default_currency: str) -> dict[str, Any]:
+def spec_of(query: Any, default_currency: str) -> dict[str, Any]:
     """The span ``[start, end)`` in seconds (None: open), the item (kind, id) or None, the currency
-    and the grouping (None: summary only); 400 naming the first bad parameter."""
-    start = _day(query["from"], "from") * 86_400 if "from" in query else None
-    end = (_day(query["to"], "to") + 1) * 86_400 if "to" in query else None
-    if start is not None and end is not None and start >= end:
-        raise Invalid("from must be on or before to")
-    if "product_id" in query and "bundle_id" in query:
-        raise Invalid("send at most one of product_id and bundle_id")
+    and the grouping (None: summary only) of a query the route's model checked."""
+    start, to = getattr(query, "from"), query.to
     item = None
-    for kind in ("product", "bundle"):
-        value = query.get(f"{kind}_id")
-        if value is not None:
-            if not _ID.fullmatch(value):
-                raise Invalid(f"{kind}_id must be an id, got {value!r}")
-            item = (kind, value)
-    currency = query.get("currency", default_currency)
-    if not _CURRENCY.fullmatch(currency):
-        raise Invalid(f"currency must be an ISO 4217 code such as USD, got {currency!r}")
-    group = query.get("group_by")
-    if group is not None and group not in GROUPS:
-        raise Invalid(f"group_by must be one of {', '.join(GROUPS)}, got {group!r}")
-    return {"span": (start, end), "item": item, "currency": currency, "group_by": group}
+    if query.product_id is not None:
+        item = ("product", query.product_id)
+    elif query.bundle_id is not None:
+        item = ("bundle", query.bundle_id)
+    return {
+        "span": (
+            None if start is None else day_number(start, "from") * 86_400,
+            None if to is None else (day_number(to, "to") + 1) * 86_400,
+        ),
+        "item": item,
+        "currency": query.currency or default_currency,
+        "group_by": query.group_by,
+    }
 
 
 def fingerprint(spec: Mapping[str, Any]) -> str:
@@ -123,5 +123,5 @@ def breakdown(
 def position(item: Mapping[str, Any]) -> dict[str, Any]:
     """The cursor position after a breakdown item."""
     if "date" in item:
-        return {"d": _day(item["date"], "date")}
+        return {"d": day_number(item["date"], "date")}
     return {"k": item["item"]["kind"], "id": item["item"]["id"]}

@@ -10,40 +10,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_api.core.errors import Invalid
 from svc_api.education.conventions import NO_STORE, Req, page, page_params, reply, route
 from svc_api.education.payouts import analytics
+from svc_api.education.payouts import contract as op
 from svc_api.education.payouts import service as payouts
 
 
-def _query(req: Req, allowed: tuple[str, ...]) -> dict[str, str]:
-    """The query parameters, each at most once; 400 for an unknown or repeated one."""
-    unknown = sorted(set(req.query.keys()) - set(allowed))
-    if unknown:
-        raise Invalid(f"unknown query parameter {unknown[0]!r}; this route takes {', '.join(allowed)}")
-    for name in req.query:
-        if len(req.query.getlist(name)) > 1:
-            raise Invalid(f"{name} may be given once")
-    return dict(req.query)
+def _instructor(req: Req) -> None:
+    payouts.require_instructor(req.store, req.svc_id)
 
 
 def sales(req: Req) -> Any:
-    svc_id = req.svc_id
-    payouts.require_instructor(req.store, svc_id)
-    spec = analytics.parse_filter(_query(req, analytics.PARAMS), str(req.services.settings.edu_currency))
+    query = req.params
+    spec = analytics.spec_of(query, str(req.services.settings.edu_currency))
     after, limit = None, 0
     name = analytics.fingerprint(spec)
     if spec["group_by"] is not None:
         after, limit = page_params(req, name)
-    elif "cursor" in req.query or "limit" in req.query:
-        raise Invalid("cursor and limit page the breakdown: send them with group_by")
-    found = payouts.sales(req.store, svc_id, spec, after, limit)
+    found = payouts.sales(req.store, req.svc_id, spec, after, limit)
     body = {
         "filter": {
-            "from": req.query.get("from"),
-            "to": req.query.get("to"),
-            "product_id": req.query.get("product_id"),
-            "bundle_id": req.query.get("bundle_id"),
+            "from": getattr(query, "from"),
+            "to": query.to,
+            "product_id": query.product_id,
+            "bundle_id": query.bundle_id,
             "group_by": spec["group_by"],
         },
         "currency": found["currency"],
@@ -56,16 +46,20 @@ def sales(req: Req) -> Any:
 
 
 def payout_statements(req: Req) -> Any:
-    svc_id = req.svc_id
-    payouts.require_instructor(req.store, svc_id)
-    _query(req, ("cursor", "limit"))
     after, limit = page_params(req, "payout-statements")
-    items, more, balances = payouts.statements_page(req.store, svc_id, after, limit)
+    items, more, balances = payouts.statements_page(req.store, req.svc_id, after, limit)
     body = page(req, "payout-statements", items, more, lambda s: {"p": s["period"], "id": s["statement_id"]})
     return reply({**body, "balances": balances}, headers=NO_STORE)
 
 
 ROUTES = [
-    route("/studio/analytics/sales", sales, "GET", access="identified"),
-    route("/studio/payout-statements", payout_statements, "GET", access="identified"),
+    route("/studio/analytics/sales", sales, "GET", access="identified", op=op.SALES, gate=_instructor),
+    route(
+        "/studio/payout-statements",
+        payout_statements,
+        "GET",
+        access="identified",
+        op=op.STATEMENTS,
+        gate=_instructor,
+    ),
 ]

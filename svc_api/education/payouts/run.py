@@ -42,7 +42,7 @@ from sqlalchemy.engine import Connection
 from svc_api.core.errors import Invalid, NotFound
 from svc_api.core.store import Store
 from svc_api.education.commerce import service as commerce
-from svc_api.education.conventions import money
+from svc_api.education.money import money
 from svc_api.education.payouts import figures, queries, statements
 from svc_api.education.studio import service as studio
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.education.commerce import service as commerce
-from svc_api.education.conventions import money
+from svc_api.education.money import money
 from svc_api.education.payouts import figures, queries
 
 

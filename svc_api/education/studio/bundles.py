@@ -1,59 +1,28 @@
 """Bundles of an instructor's own published products, priced in money, edited under ``If-Match``.
 
+The body's format rules are its model's (:mod:`.contract`); the rules here need the store or the
+settings.
+
 Example:
-    >>> check({"title": "Both", "price": {"amount_minor": 5000, "currency": "USD"},
-    ...        "product_ids": ["pr_a", "pr_b"]}, "USD")["price"]
-    (5000, 'USD')
+    >>> BUNDLE
+    'bundle'
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid
+from svc_api.core.errors import ApiError, Conflict, Forbidden
 from svc_api.education.catalog import service as catalog
-from svc_api.education.conventions import etag, parse_money
+from svc_api.education.conventions import etag
 from svc_api.education.studio import sellers
+from svc_api.education.studio.contract import EduBundleCreate, EduBundlePatch
+from svc_api.education.studio.products import require_currency
 
 BUNDLE = "bundle"
-FIELDS = ("title", "price", "product_ids", "state")
-MAX_PRODUCTS = 20
-
-
-def check(body: Mapping[str, Any], currency: str, *, partial: bool = False) -> dict[str, Any]:
-    """Bundle fields from a request (400 naming the first broken rule)."""
-    unknown = sorted(set(body) - set(FIELDS if partial else FIELDS[:3]))
-    if unknown:
-        raise Invalid(f"unknown field {unknown[0]!r}")
-    missing = [] if partial else [name for name in FIELDS[:3] if name not in body]
-    if missing:
-        raise Invalid(f"{missing[0]} is required")
-    out: dict[str, Any] = {}
-    if "title" in body:
-        if not isinstance(body["title"], str) or not 3 <= len(body["title"].strip()) <= 160:
-            raise Invalid("title must be a string of 3-160 characters")
-        out["title"] = body["title"].strip()
-    if "price" in body:
-        out["price"] = parse_money(body["price"], "price")
-        if out["price"][1] != currency:
-            raise Invalid(f"price.currency must be the catalog's currency {currency}")
-    if "product_ids" in body:
-        ids = body["product_ids"]
-        if (
-            not isinstance(ids, list)
-            or not all(isinstance(i, str) for i in ids)
-            or not 2 <= len(set(ids)) <= MAX_PRODUCTS
-        ):
-            raise Invalid(f"product_ids must list 2-{MAX_PRODUCTS} product ids")
-        out["product_ids"] = sorted(set(ids))
-    if "state" in body:
-        if body["state"] not in ("published", "unpublished"):
-            raise Invalid("state must be published or unpublished")
-        out["state"] = body["state"]
-    return out
 
 
 def _published(conn: Connection, product_ids: list[str]) -> None:
@@ -84,15 +53,14 @@ def read(conn: Connection, leader_id: str, bundle_id: str) -> dict[str, Any]:
 
 
 def create(
-    conn: Connection, leader_id: str, body: Mapping[str, Any], *, currency: str, now: int
+    conn: Connection, leader_id: str, body: EduBundleCreate, *, currency: str, now: int
 ) -> dict[str, Any]:
     """A bundle (201); 409 when a product is not the leader's own or not published."""
     sellers.require_instructor(conn, leader_id)
-    fields = check(body, currency)
-    bundle_id = catalog.create_bundle(
-        conn, leader_id, fields["title"], fields["price"], fields["product_ids"], now=now
-    )
-    _published(conn, fields["product_ids"])
+    require_currency(body.price, currency)
+    ids = body.product_ids or []
+    bundle_id = catalog.create_bundle(conn, leader_id, str(body.title), body.price, ids, now=now)
+    _published(conn, ids)
     return view(conn, bundle_id)
 
 
@@ -100,7 +68,7 @@ def update(
     conn: Connection,
     leader_id: str,
     bundle_id: str,
-    body: Mapping[str, Any],
+    body: EduBundlePatch,
     if_match: Callable[[str], None],
     *,
     currency: str,
@@ -112,9 +80,8 @@ def update(
     if row is None or row.leader_id != leader_id:
         raise Forbidden(f"bundle {bundle_id} is not one of yours", code="not_owner")
     if_match(etag(BUNDLE, int(row.version)))
-    changes = check(body, currency, partial=True)
-    if not changes:
-        raise Invalid("send at least one field to change")
+    require_currency(body.price, currency)
+    changes = body.changes()
     if "product_ids" in changes:
         _published(conn, changes["product_ids"])
     if not catalog.update_bundle(conn, bundle_id, int(row.version), changes, now=now):

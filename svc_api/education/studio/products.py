@@ -6,82 +6,51 @@ draft edit does reaches the catalog. A submission freezes the draft as an immuta
 operator's approval (``svc admin edu review SUBMISSION approve``) publishes the snapshot as the
 product's next revision, a rejection records the reason. One submission may be pending per product.
 
+The body's format rules are its model's (:mod:`.contract`); the rules here need the store or the
+settings.
+
 Example:
-    >>> check_fields({"kind": "course", "title": "Order flow", "language": "en", "level": "advanced",
-    ...               "price": {"amount_minor": 9900, "currency": "USD"}}, "USD")["price_minor"]
-    9900
+    >>> sorted(DEFAULTS)
+    ['description', 'refundable', 'subtitle', 'topics']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Connection, Row
 
 from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
 from svc_api.education.catalog import service as catalog
-from svc_api.education.conventions import etag, new_id, parse_money
+from svc_api.education.conventions import etag, new_id
 from svc_api.education.studio import queries, sellers
+from svc_api.education.studio.contract import (
+    EduStudioCurriculumRequest,
+    EduStudioProductCreate,
+    EduStudioProductPatch,
+)
 
 PRODUCT = "product"
-EDITABLE = ("title", "subtitle", "description", "language", "level", "price", "topics", "refundable")
-_LIMITS = {"title": (3, 160), "subtitle": (0, 240), "description": (0, 5000)}
+DEFAULTS = {"subtitle": "", "description": "", "topics": [], "refundable": True}
+"""The fields a new draft has when its body leaves them out."""
 
 Media = Callable[[str], dict[str, Any] | None]
 """``upload_id -> {kind, media_key, duration_seconds | pages}`` of the leader's processed uploads."""
 
 
-def _text(body: Mapping[str, Any], name: str) -> str:
-    value, (lo, hi) = body.get(name, ""), _LIMITS[name]
-    if not isinstance(value, str) or not lo <= len(value.strip()) <= hi:
-        raise Invalid(f"{name} must be a string of {lo}-{hi} characters")
-    return value.strip()
+def require_currency(price: tuple[int, str] | None, currency: str) -> None:
+    """400 unless a sent price is in the catalog's currency (a setting, so not the body model's rule).
 
-
-def check_fields(body: Mapping[str, Any], currency: str, *, partial: bool = False) -> dict[str, Any]:
-    """Product metadata from a request (400 naming the first broken rule); ``partial``: a PATCH."""
-    allowed = EDITABLE if partial else ("kind", *EDITABLE)
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise Invalid(f"unknown field {unknown[0]!r}; a product takes {', '.join(allowed)}")
-    out: dict[str, Any] = {}
-    required = () if partial else ("kind", "title", "language", "level", "price")
-    missing = [name for name in required if name not in body]
-    if missing:
-        raise Invalid(f"{missing[0]} is required")
-    if "kind" in body and body["kind"] not in catalog.KINDS:
-        raise Invalid(f"kind must be one of {', '.join(catalog.KINDS)}")
-    for name in ("title", "subtitle", "description"):
-        if name in body:
-            out[name] = _text(body, name)
-    if "language" in body:
-        if (
-            not isinstance(body["language"], str)
-            or len(body["language"]) != 2
-            or not body["language"].islower()
-        ):
-            raise Invalid("language must be a two-letter ISO 639-1 code such as en")
-        out["language"] = body["language"]
-    if "level" in body:
-        if body["level"] not in catalog.LEVELS:
-            raise Invalid(f"level must be one of {', '.join(catalog.LEVELS)}")
-        out["level"] = body["level"]
-    if "price" in body:
-        amount, code = parse_money(body["price"], "price")
-        if code != currency:
-            raise Invalid(f"price.currency must be the catalog's currency {currency}")
-        out["price_minor"], out["currency"] = amount, code
-    if "topics" in body:
-        topics = body["topics"]
-        if not isinstance(topics, list) or len(topics) > catalog.MAX_TOPICS:
-            raise Invalid(f"topics must be a list of at most {catalog.MAX_TOPICS} topic ids")
-        out["topics"] = sorted({catalog.topic_id(t, "topics") for t in topics})
-    if "refundable" in body:
-        if not isinstance(body["refundable"], bool):
-            raise Invalid("refundable must be true or false")
-        out["refundable"] = body["refundable"]
-    return {**({"kind": body["kind"]} if "kind" in body else {}), **out}
+    Example:
+        >>> require_currency((9900, "USD"), "USD")
+        >>> require_currency((9900, "EUR"), "USD")
+        Traceback (most recent call last):
+        ...
+        svc_api.core.errors.Invalid: price.currency must be the catalog's currency USD
+    """
+    if price is not None and price[1] != currency:
+        raise Invalid(f"price.currency must be the catalog's currency {currency}")
 
 
 def _owned(conn: Connection, leader_id: str, product_id: str, *, missing: int = 403) -> Row[Any]:
@@ -127,17 +96,12 @@ def read(conn: Connection, leader_id: str, product_id: str) -> dict[str, Any]:
 
 
 def create(
-    conn: Connection, leader_id: str, body: Mapping[str, Any], *, currency: str, now: int
+    conn: Connection, leader_id: str, body: EduStudioProductCreate, *, currency: str, now: int
 ) -> dict[str, Any]:
     """A new draft (201); 409 when the leader already has a product of that title."""
     sellers.require_instructor(conn, leader_id)
-    fields = {
-        "subtitle": "",
-        "description": "",
-        "topics": [],
-        "refundable": True,
-        **check_fields(body, currency),
-    }
+    require_currency(body.price, currency)
+    fields = {**DEFAULTS, **body.changes()}
     if queries.title_taken(conn, leader_id, fields["title"]):
         raise Conflict(f"you already have a product titled {fields['title']!r}", code="duplicate_title")
     unknown = set(fields["topics"]) - catalog.known_topics(conn, fields["topics"])
@@ -176,7 +140,7 @@ def update(
     conn: Connection,
     leader_id: str,
     product_id: str,
-    body: Mapping[str, Any],
+    body: EduStudioProductPatch,
     if_match: Callable[[str], None],
     *,
     currency: str,
@@ -186,9 +150,8 @@ def update(
     sellers.require_instructor(conn, leader_id)
     _, draft = _own(conn, leader_id, product_id)
     if_match(etag(PRODUCT, int(draft.version)))
-    changes = check_fields(body, currency, partial=True)
-    if not changes:
-        raise Invalid("send at least one field to change")
+    require_currency(body.price, currency)
+    changes = body.changes()
     unknown = set(changes.get("topics", ())) - catalog.known_topics(conn, changes.get("topics", []))
     if unknown:
         raise Invalid(f"unknown topic {sorted(unknown)[0]!r}")
@@ -247,7 +210,7 @@ def replace_curriculum(
     conn: Connection,
     leader_id: str,
     product_id: str,
-    tree: Any,
+    body: EduStudioCurriculumRequest,
     if_match: Callable[[str], None],
     media: Media,
     *,
@@ -258,7 +221,7 @@ def replace_curriculum(
     sellers.require_instructor(conn, leader_id)
     _, draft = _own(conn, leader_id, product_id)
     if_match(etag(PRODUCT, int(draft.version)))
-    checked = catalog.check_curriculum(_with_media(tree, media))
+    checked = catalog.check_curriculum(_with_media(body.tree(), media))
     _under_review(conn, product_id)
     _write(conn, draft, now, curriculum=checked, curriculum_version=int(draft.curriculum_version) + 1)
     return view(*_own(conn, leader_id, product_id))

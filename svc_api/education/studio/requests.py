@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from svc_api.core.store import Store
 from svc_api.education.learning import service as learning
 from svc_api.education.studio import bundles, products, sellers
+from svc_api.education.studio import contract as models
 from svc_api.education.uploads import service as uploads
 
 Check = Callable[[str], None]
@@ -49,18 +50,20 @@ def onboarding_form(store: Store, token: str, *, now: int) -> dict[str, Any]:
         return sellers.onboarding_form(conn, token, now=now)
 
 
-def complete_onboarding(store: Store, token: str, body: Mapping[str, Any], *, now: int) -> dict[str, Any]:
+def complete_onboarding(
+    store: Store, token: str, form: models.EduOnboardingSubmit, *, now: int
+) -> dict[str, Any]:
     """Accept the contract and the payout profile sent on the onboarding page."""
     with store.write() as conn:
-        return sellers.complete_onboarding(conn, token, body, now=now)
+        return sellers.complete_onboarding(conn, token, form, now=now)
 
 
 def create_product(
-    store: Store, svc_id: str, body: Mapping[str, Any], *, currency: str, now: int
+    store: Store, svc_id: str, fields: models.EduStudioProductCreate, *, currency: str, now: int
 ) -> dict[str, Any]:
     """A new draft product."""
     with store.write() as conn:
-        return products.create(conn, svc_id, body, currency=currency, now=now)
+        return products.create(conn, svc_id, fields, currency=currency, now=now)
 
 
 def read_product(store: Store, svc_id: str, product_id: str) -> dict[str, Any]:
@@ -73,7 +76,7 @@ def update_product(
     store: Store,
     svc_id: str,
     product_id: str,
-    body: Mapping[str, Any],
+    fields: models.EduStudioProductPatch,
     check: Check,
     *,
     currency: str,
@@ -81,7 +84,7 @@ def update_product(
 ) -> dict[str, Any]:
     """Change a product's draft."""
     with store.write() as conn:
-        return products.update(conn, svc_id, product_id, body, check, currency=currency, now=now)
+        return products.update(conn, svc_id, product_id, fields, check, currency=currency, now=now)
 
 
 def submit_product(store: Store, svc_id: str, product_id: str, *, now: int) -> dict[str, Any]:
@@ -91,12 +94,18 @@ def submit_product(store: Store, svc_id: str, product_id: str, *, now: int) -> d
 
 
 def replace_curriculum(
-    store: Store, svc_id: str, product_id: str, body: Mapping[str, Any], check: Check, *, now: int
+    store: Store,
+    svc_id: str,
+    product_id: str,
+    tree: models.EduStudioCurriculumRequest,
+    check: Check,
+    *,
+    now: int,
 ) -> dict[str, Any]:
     """Replace a product's draft curriculum."""
     with store.write() as conn:
         return products.replace_curriculum(
-            conn, svc_id, product_id, body, check, _media(conn, svc_id), now=now
+            conn, svc_id, product_id, tree, check, _media(conn, svc_id), now=now
         )
 
 
@@ -107,11 +116,11 @@ def unpublish(store: Store, svc_id: str, product_id: str, *, now: int) -> dict[s
 
 
 def create_bundle(
-    store: Store, svc_id: str, body: Mapping[str, Any], *, currency: str, now: int
+    store: Store, svc_id: str, fields: models.EduBundleCreate, *, currency: str, now: int
 ) -> dict[str, Any]:
     """A new bundle of the instructor's products."""
     with store.write() as conn:
-        return bundles.create(conn, svc_id, body, currency=currency, now=now)
+        return bundles.create(conn, svc_id, fields, currency=currency, now=now)
 
 
 def read_bundle(store: Store, svc_id: str, bundle_id: str) -> dict[str, Any]:
@@ -124,7 +133,7 @@ def update_bundle(
     store: Store,
     svc_id: str,
     bundle_id: str,
-    body: Mapping[str, Any],
+    fields: models.EduBundlePatch,
     check: Check,
     *,
     currency: str,
@@ -132,13 +141,18 @@ def update_bundle(
 ) -> dict[str, Any]:
     """Change a bundle."""
     with store.write() as conn:
-        return bundles.update(conn, svc_id, bundle_id, body, check, currency=currency, now=now)
+        return bundles.update(conn, svc_id, bundle_id, fields, check, currency=currency, now=now)
 
 
-def answer(
-    store: Store, svc_id: str, question_id: str, body: Mapping[str, Any], *, now: int
-) -> dict[str, Any]:
+def answer(store: Store, svc_id: str, question_id: str, text: str, *, now: int) -> dict[str, Any]:
     """An instructor's answer to a learner's question (403 not an instructor)."""
     with store.write() as conn:
         sellers.require_instructor(conn, svc_id)
-        return learning.answer(conn, svc_id, question_id, body, now=now)
+        # learning's answer still reads a body (its own domain's conversion is to come)
+        return learning.answer(conn, svc_id, question_id, {"body": text}, now=now)
+
+
+def require_instructor(store: Store, svc_id: str) -> None:
+    """403 unless the account holds an instructor role (checked before the body is read)."""
+    with store.read() as conn:
+        sellers.require_instructor(conn, svc_id)

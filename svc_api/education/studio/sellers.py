@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.engine import Connection, Row
@@ -31,6 +32,7 @@ from svc_api.accounts import service as accounts
 from svc_api.core.errors import ApiError, Conflict, Forbidden, Invalid, NotFound
 from svc_api.education.studio import profile as payout_profile
 from svc_api.education.studio import queries
+from svc_api.education.studio.contract import EduOnboardingSubmit
 
 ROLES = ("community_leader", "admin", "moderator", "leader", "owner")
 CONTRACT_VERSION = "2026-11"
@@ -187,13 +189,16 @@ def onboarding_form(conn: Connection, token: str, *, now: int) -> dict[str, Any]
     }
 
 
-def complete_onboarding(conn: Connection, token: str, body: dict[str, Any], *, now: int) -> dict[str, Any]:
-    """The onboarding page's submission ``{accept_contract: true, payout_profile: {...}}``: 404
-    unknown session, 409 finished or expired, 400 a broken profile rule."""
+def complete_onboarding(
+    conn: Connection, token: str, form: EduOnboardingSubmit | Mapping[str, Any], *, now: int
+) -> dict[str, Any]:
+    """The onboarding page's submission ``{accept_contract: true, payout_profile: {...}}`` (its
+    model, or the body as sent, then checked by the model: 400 a broken rule): 404 unknown session,
+    409 finished or expired."""
+    if not isinstance(form, EduOnboardingSubmit):
+        form = EduOnboardingSubmit.parse(form)
+    checked = form.payout_profile
     session = _open_session(conn, token, now)
-    if body.get("accept_contract") is not True:
-        raise Invalid("accept_contract must be true: the contract is what makes you a seller")
-    checked = payout_profile.check(body.get("payout_profile") or {})
     if not queries.complete_onboarding(conn, session.session_id, now):
         raise Conflict("this onboarding session is finished", code="session_closed")
     queries.save_profile(

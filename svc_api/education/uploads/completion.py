@@ -29,6 +29,7 @@ from svc_api.education.conventions import new_id
 from svc_api.education.studio import service as studio
 from svc_api.education.uploads import policy, resend
 from svc_api.education.uploads import queries as q
+from svc_api.education.uploads.contract import Part
 from svc_api.education.uploads.multipart import ChecksumMismatch, Multipart, StoredPart, store_errors
 from svc_api.education.uploads.service import apply_listing, own, view
 from svc_api.education.uploads.tables import uploads
@@ -84,17 +85,18 @@ def complete(
     mp: Multipart,
     leader_id: str,
     upload_id: str,
-    body: dict[str, Any],
+    manifest: list[Part] | None,
     *,
     now: int,
     resends: int = policy.PART_RESENDS,
 ) -> dict[str, Any]:
-    """Check, assemble and hand the upload to processing (see the module docstring); ``resends``:
-    completes that may ask for corrupt parts again (:mod:`.resend`)."""
+    """Check, assemble and hand the upload to processing (see the module docstring); ``manifest``:
+    the parts the client names (None: no manifest); ``resends``: completes that may ask for
+    corrupt parts again (:mod:`.resend`)."""
     with store.read() as conn:
         studio.require_instructor(conn, leader_id)
         row = own(conn, leader_id, upload_id)
-        sent = None if body.get("parts") is None else policy.check_parts(body["parts"], int(row.part_count))
+        sent = None if manifest is None else policy.check_parts(manifest, int(row.part_count))
         if row.status in ("processing", "processed"):
             return view(conn, row)  # completed already: the same snapshot, as a replay
         _can_complete(row, now)

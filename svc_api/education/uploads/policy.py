@@ -1,5 +1,6 @@
-"""What an upload may be and how it is cut into parts: the request of ``POST /studio/uploads``
-checked field by field, the part policy, the lease and the statuses.
+"""What an upload may be and how it is cut into parts: the part policy, the lease, the statuses,
+and the checks of part numbers against an upload (the request's own format rules are the models'
+of :mod:`.contract`).
 
 Choices (documented in docs/education-api.md, section "Uploads"):
 
@@ -23,8 +24,7 @@ Example:
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +60,6 @@ MAX_ATTEMPTS = 3
 PART_RESENDS = 3
 """Completes that may find corrupt parts (and ask for them again) before one more fails the upload
 (``EDU_UPLOAD_PART_RESENDS``)."""
-
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_BAD_NAME = re.compile(r"[\x00-\x1f\x7f/\\]")
-FIELDS = ("filename", "content_type", "size_bytes", "sha256", "kind", "part_size_bytes")
 
 
 @dataclass(frozen=True)
@@ -111,67 +107,9 @@ class PartPolicy:
 POLICY = PartPolicy(min_part=5 * MIB, max_part=64 * MIB, max_parts=10_000)
 
 
-def _int(body: Mapping[str, Any], name: str) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise Invalid(f"{name} must be an integer number of bytes")
-    return value
-
-
-def check_registration(body: Mapping[str, Any], policy: PartPolicy) -> dict[str, Any]:
-    """The fields of a new upload with its part size and count (400 naming the first broken rule).
-
-    Example:
-        >>> fields = check_registration({"filename": "a.pdf", "content_type": "application/pdf",
-        ...     "size_bytes": 11 * MIB, "sha256": "ab" * 32, "kind": "pdf"}, POLICY)
-        >>> fields["part_size"], fields["part_count"]
-        (5242880, 3)
-    """
-    unknown = sorted(set(body) - set(FIELDS))
-    if unknown:
-        raise Invalid(f"unknown field {unknown[0]!r}; this operation takes {', '.join(FIELDS)}")
-    for name in FIELDS[:5]:
-        if body.get(name) is None:
-            raise Invalid(f"{name} is required")
-    kind = body["kind"]
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise Invalid(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    filename = body["filename"]
-    if not isinstance(filename, str) or not 1 <= len(filename.strip()) <= 255 or _BAD_NAME.search(filename):
-        raise Invalid("filename must be 1-255 characters with no path separator or control character")
-    content_type = body["content_type"]
-    if content_type not in KINDS[kind]:
-        raise Invalid(
-            f"content_type of a {kind} must be one of {', '.join(KINDS[kind])}, got {content_type!r}"
-        )
-    size = _int(body, "size_bytes") or 0
-    if not 1 <= size <= MAX_SIZE[kind]:
-        raise Invalid(f"size_bytes of a {kind} must be 1-{MAX_SIZE[kind]}, got {size}")
-    sha256 = body["sha256"]
-    if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256.lower()):
-        raise Invalid("sha256 must be the 64 hex digits of the whole file's SHA-256")
-    asked = _int(body, "part_size_bytes")
-    part_size = asked if asked is not None else min(policy.part_size_for(size), policy.max_part)
-    if not policy.min_part <= part_size <= policy.max_part:
-        raise Invalid(f"part_size_bytes must be {policy.min_part}-{policy.max_part}, got {part_size}")
-    count = policy.part_count(size, part_size)
-    if count > policy.max_parts:
-        raise Invalid(f"{size} bytes in parts of {part_size} make {count} parts, over {policy.max_parts}")
-    return {
-        "kind": kind,
-        "filename": filename.strip(),
-        "content_type": content_type,
-        "size_bytes": size,
-        "sha256": sha256.lower(),
-        "part_size": part_size,
-        "part_count": count,
-    }
-
-
-def check_part_numbers(value: object, part_count: int) -> list[int] | None:
-    """Requested part numbers: None (all missing ones) or 1-16 distinct numbers of the upload.
+def check_part_numbers(value: list[Any] | None, part_count: int) -> list[int] | None:
+    """The asked part numbers (a list of 1-16 items: the model said so) as distinct numbers of the
+    upload, sorted; None asks for all missing ones.
 
     Example:
         >>> check_part_numbers([3, 1], 4), check_part_numbers(None, 4)
@@ -179,10 +117,6 @@ def check_part_numbers(value: object, part_count: int) -> list[int] | None:
     """
     if value is None:
         return None
-    if not isinstance(value, list) or not value:
-        raise Invalid(f"part_numbers must be a list of 1-{MAX_URLS} part numbers")
-    if len(value) > MAX_URLS:
-        raise Invalid(f"at most {MAX_URLS} part URLs per call, asked for {len(value)}")
     numbers = set()
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= part_count:
@@ -193,69 +127,24 @@ def check_part_numbers(value: object, part_count: int) -> list[int] | None:
     return sorted(numbers)
 
 
-def check_parts(
-    value: object, part_count: int, field: str = "parts", *, optional: tuple[str, ...] = ()
-) -> dict[int, str]:
-    """``[{part_number, etag}]`` as ``{part_number: etag}`` (quotes dropped, lower case); 400 on
-    any other shape, a part number outside the upload or a part named twice. ``optional``: fields
-    an item may carry besides (the caller reads them).
+def check_parts(parts: Sequence[Any], part_count: int, field: str = "parts") -> dict[int, str]:
+    """``{part_number: etag}`` of the parts a request names (their shape and tags checked by the
+    model); 400 for a part number outside the upload or a part named twice.
 
     Example:
-        >>> check_parts([{"part_number": 2, "etag": '"AB12"'}], 3)
+        >>> from svc_api.education.uploads.contract import Part
+        >>> check_parts([Part(2, "ab12")], 3)
         {2: 'ab12'}
     """
-    shape = "{part_number, etag" + "".join(f", {name}?" for name in optional) + "}"
-    if not isinstance(value, list) or not value:
-        raise Invalid(f"{field} must be a non-empty list of {shape}")
     out: dict[int, str] = {}
-    for i, item in enumerate(value):
-        if not isinstance(item, dict) or not {"part_number", "etag"} <= set(item) <= {
-            "part_number",
-            "etag",
-            *optional,
-        }:
-            raise Invalid(f"{field}[{i}] must be an object {shape}")
-        number, tag = item["part_number"], item["etag"]
+    for i, part in enumerate(parts):
+        number = part.part_number
         if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= part_count:
             raise Invalid(f"{field}[{i}].part_number must be 1-{part_count}, got {number!r}")
-        if not isinstance(tag, str) or not 1 <= len(tag.strip('"')) <= 80:
-            raise Invalid(f"{field}[{i}].etag must be the entity tag the store answered for the part")
         if number in out:
             raise Invalid(f"{field} names part {number} twice")
-        out[number] = normal_etag(tag)
+        out[number] = part.etag
     return out
-
-
-def check_receipts(value: object, part_count: int) -> tuple[dict[int, str], dict[int, str]]:
-    """The ``parts`` of part receipts: ``{part: etag}`` as :func:`check_parts` gives it, and the
-    SHA-256 the client reports for each part's bytes where it does (``sha256``: 64 hex digits,
-    given back in lower case; absent or null: none); 400 on a malformed one.
-
-    Example:
-        >>> check_receipts([{"part_number": 1, "etag": "a", "sha256": "AB" * 32},
-        ...                 {"part_number": 2, "etag": "b"}], 2)[1] == {1: "ab" * 32}
-        True
-    """
-    etags = check_parts(value, part_count, optional=("sha256",))
-    sums: dict[int, str] = {}
-    for i, item in enumerate(value):  # type: ignore[arg-type]  # a list: check_parts said so
-        digest = item.get("sha256")
-        if digest is None:
-            continue
-        if not isinstance(digest, str) or not _SHA256.fullmatch(digest.lower()):
-            raise Invalid(f"parts[{i}].sha256 must be the 64 hex digits of the part's SHA-256")
-        sums[item["part_number"]] = digest.lower()
-    return etags, sums
-
-
-def normal_etag(tag: str) -> str:
-    """An entity tag without its quotes, in lower case (how both stores are compared).
-
-    Example:
-        >>> normal_etag('"D41D8CD98F00B204E9800998ECF8427E"')
-        'd41d8cd98f00b204e9800998ecf8427e'
-    """
-    return tag.strip().strip('"').lower()
 
 
 def ranges(numbers: Iterable[int]) -> list[list[int]]:

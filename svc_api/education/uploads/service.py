@@ -25,6 +25,7 @@ from svc_api.education.conventions import new_id
 from svc_api.education.studio import service as studio
 from svc_api.education.uploads import policy
 from svc_api.education.uploads import queries as q
+from svc_api.education.uploads.contract import EduUploadRegistration, Part
 from svc_api.education.uploads.multipart import Multipart, StoredPart
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -95,15 +96,32 @@ def require_open(row: Row[Any], now: int) -> None:
         )
 
 
+def gate(store: Store, leader_id: str, upload_id: str | None) -> None:
+    """403 unless the caller is an instructor; with ``upload_id``, 404 unless it is one of theirs
+    (what a route checks before the rules of its body)."""
+    with store.read() as conn:
+        studio.require_instructor(conn, leader_id)
+        if upload_id is not None:
+            own(conn, leader_id, upload_id)
+
+
 def register(
-    store: Store, mp: Multipart, leader_id: str, body: dict[str, Any], *, now: int
+    store: Store, mp: Multipart, leader_id: str, asked: EduUploadRegistration, *, now: int
 ) -> dict[str, Any]:
     """A new upload with its part policy and lease (201); 409 with too many in flight."""
     with store.read() as conn:
         studio.require_instructor(conn, leader_id)
-    fields = policy.check_registration(body, policy.POLICY)
+    fields = {
+        "kind": asked.kind,
+        "filename": asked.filename,
+        "content_type": asked.content_type,
+        "size_bytes": asked.size_bytes,
+        "sha256": asked.sha256,
+        "part_size": asked.part_size_bytes,
+        "part_count": asked.part_count,
+    }
     upload_id = new_id("up_")
-    key = f"uploads/{upload_id}/{safe_name(fields['filename'])}"
+    key = f"uploads/{upload_id}/{safe_name(asked.filename)}"
     with store.write() as conn:
         _room(conn, leader_id)
     store_id = mp.start(key)
@@ -161,13 +179,13 @@ def part_target(store: Store, upload_id: str) -> Row[Any] | None:
 
 
 def part_urls(
-    store: Store, mp: Multipart, leader_id: str, upload_id: str, body: dict[str, Any], *, now: int
+    store: Store, mp: Multipart, leader_id: str, upload_id: str, numbers: list[Any] | None, *, now: int
 ) -> dict[str, Any]:
-    """URLs for missing parts only (the asked ones, or the first 16 missing); renews the lease."""
+    """URLs for missing parts only (the asked ``numbers``, or the first 16 missing); renews the lease."""
     with store.write() as conn:
         studio.require_instructor(conn, leader_id)
         row = own(conn, leader_id, upload_id, lock=True)
-        asked = policy.check_part_numbers(body.get("part_numbers"), int(row.part_count))
+        asked = policy.check_part_numbers(numbers, int(row.part_count))
         require_open(row, now)
         received = set(q.part_numbers(conn, upload_id))
         candidates = asked if asked is not None else range(1, int(row.part_count) + 1)
@@ -193,7 +211,7 @@ def part_urls(
 
 
 def receipts(
-    store: Store, mp: Multipart, leader_id: str, upload_id: str, body: dict[str, Any], *, now: int
+    store: Store, mp: Multipart, leader_id: str, upload_id: str, parts: list[Part], *, now: int
 ) -> dict[str, Any]:
     """Record parts the client finished (idempotent). Each must be in the store with that entity
     tag (409 otherwise); receipts repeated after complete that agree with the part set answer the
@@ -202,7 +220,8 @@ def receipts(
     with store.read() as conn:
         studio.require_instructor(conn, leader_id)
         row = own(conn, leader_id, upload_id)
-        sent, sums = policy.check_receipts(body.get("parts"), int(row.part_count))
+        sent = policy.check_parts(parts, int(row.part_count))
+        sums = {part.part_number: part.sha256 for part in parts if part.sha256 is not None}
         if row.status in policy.FINISHED:
             recorded = {n: r.etag for n, r in q.parts(conn, upload_id).items()}
             if all(recorded.get(n) == tag for n, tag in sent.items()):
