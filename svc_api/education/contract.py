@@ -74,6 +74,11 @@ class EduQuery(Fields):
             ...
             svc_api.core.errors.Invalid: unknown query parameter 'x'; this route takes no parameters
         """
+        if not query:  # most reads send none; the model is frozen, so one instance serves them all
+            empty = _NO_PARAMETERS.get(cls)
+            if empty is None:
+                empty = _NO_PARAMETERS[cls] = cls.parse({name: [] for name in cls.repeatable})
+            return empty
         allowed = tuple(cls.__pydantic_fields__)
         unknown = sorted(set(query.keys()) - set(allowed))
         if unknown:
@@ -89,6 +94,10 @@ class EduQuery(Fields):
             elif given:
                 values[name] = given[0]
         return cls.parse(values)
+
+
+_NO_PARAMETERS: dict[type[EduQuery], Any] = {}
+"""Each query model's instance for a request without parameters (see :meth:`EduQuery.from_query`)."""
 
 
 class NoQuery(EduQuery):
