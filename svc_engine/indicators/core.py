@@ -46,6 +46,7 @@ from svc_engine.indicators.numeric import (
 )
 from svc_engine.indicators.ranges import (
     atr_nb,
+    band_nb,
     rolling_max_nb,
     rolling_min_nb,
     rolling_std_nb,
@@ -61,6 +62,7 @@ __all__ = [
     "DAY_MS",
     "add_exact_nb",
     "atr_nb",
+    "band_nb",
     "cci_nb",
     "cross_level_nb",
     "cross_nb",

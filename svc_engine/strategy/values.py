@@ -121,10 +121,8 @@ def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
     if node.output == "middle":
         return mid
     sd = K.rolling_std_nb(close, mid, n)
-    if node.output == "upper":
-        return mid + mult * sd
-    if node.output == "lower":
-        return mid - mult * sd
+    if node.output in ("upper", "lower"):
+        return K.band_nb(mid, sd, mult if node.output == "upper" else -mult)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (2.0 * mult * sd) / mid
 
