@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb, window_open_nb
+from svc_engine.indicators.lanes_macd import macd_pair_from_nb
 from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
 from svc_engine.scratch import empty_nb, nans_nb
 
@@ -105,11 +106,31 @@ def macd_line_nb(x: np.ndarray, fast: int, slow: int) -> np.ndarray:
     >>> macd_line_nb(np.array([1.0, 2.0, 3.0, 4.0]), 1, 2).tolist()
     [nan, 0.5, 0.5, 0.5]
     """
-    line = ema_seeded_nb(x, fast, 2.0 / (fast + 1), slow - 1)
-    other = ema_seeded_nb(x, slow, 2.0 / (slow + 1), slow - 1)
-    for i in range(line.size):
-        line[i] -= other[i]
+    start = first_valid_nb(x)
+    seed = start + slow - 1
+    if fast > slow or start < 0 or seed >= x.size:  # not the usual MACD: the two passes
+        line = ema_seeded_nb(x, fast, 2.0 / (fast + 1), slow - 1)
+        other = ema_seeded_nb(x, slow, 2.0 / (slow + 1), slow - 1)
+        for i in range(line.size):
+            line[i] -= other[i]
+        return line
+    # Both EMAs in one pass (svc_engine.indicators.lanes_macd), seeded as ema_seeded_nb seeds them.
+    line = empty_nb(x.size)
+    line[:seed] = np.nan
+    k_fast, k_slow = 2.0 / (fast + 1), 2.0 / (slow + 1)
+    prev_fast, prev_slow = _window_mean(x, seed, fast), _window_mean(x, seed, slow)
+    line[seed] = prev_fast - prev_slow
+    macd_pair_from_nb(x, line, seed, prev_fast, prev_slow, k_fast, k_slow, int(STABILISE / k_slow) + 1)
     return line
+
+
+@njit(cache=True, nogil=True)
+def _window_mean(x: np.ndarray, end: int, n: int) -> float:
+    """The seed of `ema_seeded_nb`: the ``n`` values ending at ``end`` summed in order, over ``n``."""
+    total = 0.0
+    for i in range(end - n + 1, end + 1):
+        total += x[i]
+    return total / n
 
 
 @njit(cache=True, nogil=True)
