@@ -98,10 +98,10 @@ def ema_seeded_nb(
 
 
 @njit(cache=True, nogil=True)
-def macd_line_nb(x: np.ndarray, fast: int, slow: int) -> np.ndarray:
+def macd_line_nb(x: np.ndarray, fast: int, slow: int, out: np.ndarray | None = None) -> np.ndarray:
     """MACD line: the fast EMA minus the slow one, both seeded where the slow one starts (TA-Lib
     MACD), the difference written over the fast EMA (one array less than ``fast - slow``; the same
-    floats).
+    floats); into ``out`` when given (as `sma_nb`).
 
     >>> macd_line_nb(np.array([1.0, 2.0, 3.0, 4.0]), 1, 2).tolist()
     [nan, 0.5, 0.5, 0.5]
@@ -111,17 +111,33 @@ def macd_line_nb(x: np.ndarray, fast: int, slow: int) -> np.ndarray:
     if fast > slow or start < 0 or seed >= x.size:  # not the usual MACD: the two passes
         line = ema_seeded_nb(x, fast, 2.0 / (fast + 1), slow - 1)
         other = ema_seeded_nb(x, slow, 2.0 / (slow + 1), slow - 1)
+        if out is None:
+            out = line
         for i in range(line.size):
-            line[i] -= other[i]
-        return line
+            out[i] = line[i] - other[i]
+        return out
     # Both EMAs in one pass (svc_engine.indicators.lanes_macd), seeded as ema_seeded_nb seeds them.
-    line = empty_nb(x.size)
+    line = empty_nb(x.size) if out is None else out  # every value is written
     line[:seed] = np.nan
     k_fast, k_slow = 2.0 / (fast + 1), 2.0 / (slow + 1)
     prev_fast, prev_slow = _window_mean(x, seed, fast), _window_mean(x, seed, slow)
     line[seed] = prev_fast - prev_slow
     macd_pair_from_nb(x, line, seed, prev_fast, prev_slow, k_fast, k_slow, int(STABILISE / k_slow) + 1)
     return line
+
+
+@njit(cache=True, nogil=True)
+def difference_nb(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a - b`` (the MACD histogram: line minus signal) into ``out`` when given (as `sma_nb`),
+    else a fresh array on huge pages.
+
+    >>> difference_nb(np.array([3.0, np.nan]), np.array([1.0, 1.0])).tolist()
+    [2.0, nan]
+    """
+    res = empty_nb(a.size) if out is None else out
+    for i in range(a.size):
+        res[i] = a[i] - b[i]
+    return res
 
 
 @njit(cache=True, nogil=True)

@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 from svc_engine.indicators.averages import (
+    difference_nb,
     ema_nb,
     ema_seeded_nb,
     macd_line_nb,
@@ -66,6 +67,7 @@ __all__ = [
     "cci_nb",
     "cross_level_nb",
     "cross_nb",
+    "difference_nb",
     "ema_nb",
     "ema_seeded_nb",
     "first_valid_nb",

@@ -132,18 +132,18 @@ def rolling_std_at_nb(x: np.ndarray, mean_at: np.ndarray, at: np.ndarray, n: int
 
 
 @njit(cache=True, nogil=True)
-def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
+def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
     """Population standard deviation of the last ``n`` values around a given rolling mean
-    (two-pass, so flat windows give exactly 0).
+    (two-pass, so flat windows give exactly 0); into ``out`` (an array of ``x.size``, returned)
+    when given.
 
     >>> rolling_std_nb(np.array([1.0, 3.0]), np.array([np.nan, 2.0]), 2).tolist()
     [nan, 1.0]
     """
-    out = nans_nb(x.size)
+    res = empty_nb(x.size) if out is None else out  # every value is written
     head = min(n - 1, x.size)
     for i in range(head):  # a window reaching before the start (only a mean given there)
-        if not np.isnan(mean[i]):
-            out[i] = _std_at(x, mean[i], i, n)
+        res[i] = np.nan if np.isnan(mean[i]) else _std_at(x, mean[i], i, n)
     # Blocks of candles, the window's offsets outside: each sum still adds its n squares in the
     # order of the loop above (the same floats), but the candles of a block go side by side in
     # vector instructions instead of one dependent chain of adds per candle.
@@ -158,11 +158,10 @@ def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
             for t in range(size):
                 d = window[t] - means[t]
                 sums[t] += d * d
-        block = out[b0 : b0 + size]
+        block = res[b0 : b0 + size]
         for t in range(size):
-            if not np.isnan(means[t]):
-                block[t] = np.sqrt(sums[t] / n)
-    return out
+            block[t] = np.nan if np.isnan(means[t]) else np.sqrt(sums[t] / n)
+    return res
 
 
 _STD_BLOCK = 256  # candles per block: 2 KB of sums, kept in the L1 cache across the n offsets
