@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb, window_open_nb
+from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb
 from svc_engine.indicators.lanes_macd import macd_pair_from_nb
-from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
+from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb, two_sum_nb
 from svc_engine.scratch import empty_nb, nans_nb
 
 
@@ -49,14 +49,31 @@ def sma_at_nb(x: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
     """
     start = first_valid_nb(x)
     out = np.empty(at.size)
-    for k in range(at.size):
-        i = at[k]
-        if start < 0 or i < start + n - 1:
-            out[k] = np.nan
-            continue
-        hi, _, missing = window_open_nb(x, i - n + 1, i + 1)
-        out[k] = hi / n if missing == 0.0 else np.nan
+    hi, lo, missing = np.empty(_AT_GROUP), np.empty(_AT_GROUP), np.empty(_AT_GROUP)
+    # Groups of candles side by side, each one's window summed in order with `add_exact_nb` as
+    # `window_open_nb` sums it (the same floats): the groups' chains overlap instead of waiting
+    # for one another.
+    for g in range(0, at.size, _AT_GROUP):
+        rows = at[g : g + _AT_GROUP]
+        size = rows.size
+        hi[:size], lo[:size], missing[:size] = 0.0, 0.0, 0.0
+        for j in range(n):
+            for t in range(size):
+                i = rows[t] - n + 1 + j
+                value = x[i] if i >= 0 else 0.0  # before the series: a window refused below
+                total, err = two_sum_nb(hi[t], value)
+                add_hi, add_lo = two_sum_nb(total, lo[t] + err)
+                gap = np.isnan(value)  # a NaN is counted, not summed (chosen, not branched)
+                hi[t] = hi[t] if gap else add_hi
+                lo[t] = lo[t] if gap else add_lo
+                missing[t] = missing[t] + 1.0 if gap else missing[t]
+        for t in range(size):
+            defined = start >= 0 and rows[t] >= start + n - 1 and missing[t] == 0.0
+            out[g + t] = hi[t] / n if defined else np.nan
     return out
+
+
+_AT_GROUP = 16  # candles summed side by side in `sma_at_nb`
 
 
 @njit(cache=True, nogil=True)
