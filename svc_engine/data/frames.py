@@ -28,7 +28,7 @@ import polars as pl
 
 from svc_engine.data import arrays
 from svc_engine.data.schema import COLUMNS, TIMEFRAMES, KlineValidationError
-from svc_engine.data.times import TIME, as_time
+from svc_engine.data.times import TIME, as_time, time_series
 
 #: Names a time column may have (any case), in the order they are looked for.
 TIME_NAMES: tuple[str, ...] = ("open_time", "open time", "time", "timestamp", "datetime", "date")
@@ -168,10 +168,12 @@ def _time_column(column: pl.Series, source: str) -> pl.Series:
         )
     if column.null_count():
         raise KlineValidationError(source, None, "schema", "open_time has nulls")
-    ms = column.cast(pl.Int64)
-    if integer_unit(ms.to_numpy(), source) == "s":
+    # One copy of a many-chunk column (as read from Parquet), read for the unit and then the
+    # column's single chunk: every later read of the times is a view of it, not a copy again.
+    ms = np.ascontiguousarray(column.cast(pl.Int64).to_numpy())
+    if integer_unit(ms, source) == "s":
         ms = ms * 1000
-    return ms.cast(TIME).alias("open_time")
+    return time_series("open_time", ms)
 
 
 def integer_unit(t: np.ndarray, source: str = "klines") -> str:

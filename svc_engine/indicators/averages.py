@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb, window_open_nb
-from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb
+from svc_engine.indicators.lanes import STABILISE, ema_from_nb, sma_from_nb
+from svc_engine.indicators.lanes_macd import macd_pair_from_nb
+from svc_engine.indicators.numeric import add_exact_nb, first_valid_nb, two_prod_nb, two_sum_nb
 from svc_engine.scratch import empty_nb, nans_nb
 
 
@@ -48,14 +49,31 @@ def sma_at_nb(x: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
     """
     start = first_valid_nb(x)
     out = np.empty(at.size)
-    for k in range(at.size):
-        i = at[k]
-        if start < 0 or i < start + n - 1:
-            out[k] = np.nan
-            continue
-        hi, _, missing = window_open_nb(x, i - n + 1, i + 1)
-        out[k] = hi / n if missing == 0.0 else np.nan
+    hi, lo, missing = np.empty(_AT_GROUP), np.empty(_AT_GROUP), np.empty(_AT_GROUP)
+    # Groups of candles side by side, each one's window summed in order with `add_exact_nb` as
+    # `window_open_nb` sums it (the same floats): the groups' chains overlap instead of waiting
+    # for one another.
+    for g in range(0, at.size, _AT_GROUP):
+        rows = at[g : g + _AT_GROUP]
+        size = rows.size
+        hi[:size], lo[:size], missing[:size] = 0.0, 0.0, 0.0
+        for j in range(n):
+            for t in range(size):
+                i = rows[t] - n + 1 + j
+                value = x[i] if i >= 0 else 0.0  # before the series: a window refused below
+                total, err = two_sum_nb(hi[t], value)
+                add_hi, add_lo = two_sum_nb(total, lo[t] + err)
+                gap = np.isnan(value)  # a NaN is counted, not summed (chosen, not branched)
+                hi[t] = hi[t] if gap else add_hi
+                lo[t] = lo[t] if gap else add_lo
+                missing[t] = missing[t] + 1.0 if gap else missing[t]
+        for t in range(size):
+            defined = start >= 0 and rows[t] >= start + n - 1 and missing[t] == 0.0
+            out[g + t] = hi[t] / n if defined else np.nan
     return out
+
+
+_AT_GROUP = 16  # candles summed side by side in `sma_at_nb`
 
 
 @njit(cache=True, nogil=True)
@@ -97,19 +115,55 @@ def ema_seeded_nb(
 
 
 @njit(cache=True, nogil=True)
-def macd_line_nb(x: np.ndarray, fast: int, slow: int) -> np.ndarray:
+def macd_line_nb(x: np.ndarray, fast: int, slow: int, out: np.ndarray | None = None) -> np.ndarray:
     """MACD line: the fast EMA minus the slow one, both seeded where the slow one starts (TA-Lib
     MACD), the difference written over the fast EMA (one array less than ``fast - slow``; the same
-    floats).
+    floats); into ``out`` when given (as `sma_nb`).
 
     >>> macd_line_nb(np.array([1.0, 2.0, 3.0, 4.0]), 1, 2).tolist()
     [nan, 0.5, 0.5, 0.5]
     """
-    line = ema_seeded_nb(x, fast, 2.0 / (fast + 1), slow - 1)
-    other = ema_seeded_nb(x, slow, 2.0 / (slow + 1), slow - 1)
-    for i in range(line.size):
-        line[i] -= other[i]
+    start = first_valid_nb(x)
+    seed = start + slow - 1
+    if fast > slow or start < 0 or seed >= x.size:  # not the usual MACD: the two passes
+        line = ema_seeded_nb(x, fast, 2.0 / (fast + 1), slow - 1)
+        other = ema_seeded_nb(x, slow, 2.0 / (slow + 1), slow - 1)
+        if out is None:
+            out = line
+        for i in range(line.size):
+            out[i] = line[i] - other[i]
+        return out
+    # Both EMAs in one pass (svc_engine.indicators.lanes_macd), seeded as ema_seeded_nb seeds them.
+    line = empty_nb(x.size) if out is None else out  # every value is written
+    line[:seed] = np.nan
+    k_fast, k_slow = 2.0 / (fast + 1), 2.0 / (slow + 1)
+    prev_fast, prev_slow = _window_mean(x, seed, fast), _window_mean(x, seed, slow)
+    line[seed] = prev_fast - prev_slow
+    macd_pair_from_nb(x, line, seed, prev_fast, prev_slow, k_fast, k_slow, int(STABILISE / k_slow) + 1)
     return line
+
+
+@njit(cache=True, nogil=True)
+def difference_nb(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a - b`` (the MACD histogram: line minus signal) into ``out`` when given (as `sma_nb`),
+    else a fresh array on huge pages.
+
+    >>> difference_nb(np.array([3.0, np.nan]), np.array([1.0, 1.0])).tolist()
+    [2.0, nan]
+    """
+    res = empty_nb(a.size) if out is None else out
+    for i in range(a.size):
+        res[i] = a[i] - b[i]
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _window_mean(x: np.ndarray, end: int, n: int) -> float:
+    """The seed of `ema_seeded_nb`: the ``n`` values ending at ``end`` summed in order, over ``n``."""
+    total = 0.0
+    for i in range(end - n + 1, end + 1):
+        total += x[i]
+    return total / n
 
 
 @njit(cache=True, nogil=True)

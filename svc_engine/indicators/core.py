@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 from svc_engine.indicators.averages import (
+    difference_nb,
     ema_nb,
     ema_seeded_nb,
     macd_line_nb,
@@ -46,6 +47,7 @@ from svc_engine.indicators.numeric import (
 )
 from svc_engine.indicators.ranges import (
     atr_nb,
+    band_nb,
     rolling_max_nb,
     rolling_min_nb,
     rolling_std_nb,
@@ -61,9 +63,11 @@ __all__ = [
     "DAY_MS",
     "add_exact_nb",
     "atr_nb",
+    "band_nb",
     "cci_nb",
     "cross_level_nb",
     "cross_nb",
+    "difference_nb",
     "ema_nb",
     "ema_seeded_nb",
     "first_valid_nb",

@@ -67,8 +67,12 @@ def plan_nb(first: int, size: int, warm: int) -> tuple[np.ndarray, int, int]:
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _same(a: float, b: float) -> bool:
-    """Bit-for-bit equality (NaN equals the same NaN, -0.0 differs from 0.0)."""
+def same_bits_nb(a: float, b: float) -> bool:
+    """Bit-for-bit equality (NaN equals the same NaN, -0.0 differs from 0.0).
+
+    >>> same_bits_nb(np.nan, np.nan), same_bits_nb(0.0, -0.0)
+    (True, False)
+    """
     return np.array([a]).view(np.int64)[0] == np.array([b]).view(np.int64)[0]
 
 
@@ -112,7 +116,7 @@ def ema_from_nb(x: np.ndarray, out: np.ndarray, seed: int, prev: float, k: float
         if t0 + size == warm:
             saved[:] = state
     for j in range(1, lanes):
-        if not _same(saved[j], state[j - 1]):
+        if not same_bits_nb(saved[j], state[j - 1]):
             state[j] = _ema_run(x, out, starts[j] + warm, starts[j] + steps, state[j - 1], k)
     _ema_run(x, out, starts[lanes - 1] + steps, x.size, state[lanes - 1], k)
 
@@ -191,7 +195,7 @@ def rsi_from_nb(
             saved_g[:] = gains
             saved_l[:] = losses
     for j in range(1, lanes):
-        if not (_same(saved_g[j], gains[j - 1]) and _same(saved_l[j], losses[j - 1])):
+        if not (same_bits_nb(saved_g[j], gains[j - 1]) and same_bits_nb(saved_l[j], losses[j - 1])):
             gains[j], losses[j] = _rsi_run(
                 x, out, starts[j] + warm, starts[j] + steps, gains[j - 1], losses[j - 1], n
             )
@@ -272,7 +276,7 @@ def atr_from_nb(
         if t0 + size == warm:
             saved[:] = state
     for j in range(1, lanes):
-        if not _same(saved[j], state[j - 1]):
+        if not same_bits_nb(saved[j], state[j - 1]):
             state[j] = _atr_run(high, low, close, out, starts[j] + warm, starts[j] + steps, state[j - 1], n)
     _atr_run(high, low, close, out, starts[lanes - 1] + steps, close.size, state[lanes - 1], n)
 
@@ -355,8 +359,8 @@ def sma_from_nb(x: np.ndarray, out: np.ndarray, first: int, n: int) -> None:
         _scatter(new, out, starts, t0, size)
     for j in range(1, lanes):
         if not (
-            _same(opened[0, j], state[0, j - 1])
-            and _same(opened[1, j], state[1, j - 1])
+            same_bits_nb(opened[0, j], state[0, j - 1])
+            and same_bits_nb(opened[1, j], state[1, j - 1])
             and opened[2, j] == state[2, j - 1]
         ):
             state[0, j], state[1, j], state[2, j] = _sma_run(

@@ -102,9 +102,9 @@ def _macd(ctx: Context, node: A.Ind) -> np.ndarray:
     if node.output != "line":  # the line (and the signal line) once, shared by line, signal and histogram
         line = ctx.values(replace(node, output="line"))
         if node.output == "signal":
-            return K.ema_nb(line, signal)
-        return line - ctx.values(replace(node, output="signal"))
-    return K.macd_line_nb(source_of(ctx, node), fast, slow)
+            return K.ema_nb(line, signal, ctx.buffer())
+        return K.difference_nb(line, ctx.values(replace(node, output="signal")), ctx.buffer())
+    return K.macd_line_nb(source_of(ctx, node), fast, slow, ctx.buffer())
 
 
 def _stoch(ctx: Context, node: A.Ind) -> np.ndarray:
@@ -117,14 +117,12 @@ def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
     close = ctx.array("close")
     if node.output == "%b":
         return KD.percent_b_nb(close, n, mult)
-    mid = K.sma_nb(close, n)
+    mid = K.sma_nb(close, n, ctx.buffer())
     if node.output == "middle":
         return mid
-    sd = K.rolling_std_nb(close, mid, n)
-    if node.output == "upper":
-        return mid + mult * sd
-    if node.output == "lower":
-        return mid - mult * sd
+    sd = K.rolling_std_nb(close, mid, n, ctx.buffer())
+    if node.output in ("upper", "lower"):
+        return K.band_nb(mid, sd, mult if node.output == "upper" else -mult)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (2.0 * mult * sd) / mid
 
