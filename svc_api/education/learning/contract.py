@@ -21,16 +21,12 @@ from typing import Any
 from svc_api.core.errors import Invalid
 from svc_api.core.params import AsSent
 from svc_api.education.contract import Annotated, Check, Cursor, EduBody, EduQuery, Limit
-from svc_api.education.fields import text_field
+from svc_api.education.fields import Text, text_field
 from svc_api.education.learning import engagement, playback
 from svc_api.education.learning import progress as learning
 
 MAX_VERSION = 2**53
 _ID = {"type": "string"}
-
-
-def _text(value: object, name: str, lo: int, hi: int, required: bool = True) -> str | None:
-    return text_field({name: value}, name, lo=lo, hi=hi, required=required)
 
 
 class StudentPageQuery(EduQuery):
@@ -152,7 +148,7 @@ def _rating(value: object, name: str) -> int:
 
 
 def _comment(value: object, name: str) -> str:
-    return _text(value, name, 0, 2000, required=False) or ""
+    return text_field({name: value}, name, lo=0, hi=2000, required=False) or ""
 
 
 class EduReviewRequest(EduBody):
@@ -171,34 +167,8 @@ def _question_lesson(value: object, name: str) -> str | None:
 class EduQuestionRequest(EduBody):
     """A question."""
 
-    title: Annotated[
-        str,
-        Check(
-            _text,
-            {
-                "type": "string",
-                "minLength": 3,
-                "maxLength": 160,
-                "description": "3-160 characters once trimmed.",
-            },
-            required=True,
-            args=(3, 160),
-        ),
-    ]
-    body: Annotated[
-        str,
-        Check(
-            _text,
-            {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 4000,
-                "description": "1-4000 characters once trimmed.",
-            },
-            required=True,
-            args=(1, 4000),
-        ),
-    ]
+    title: Text(3, 160)
+    body: Text(1, 4000)
     lesson_id: Annotated[
         str | None,
         Check(
@@ -242,17 +212,4 @@ class EduCertificateRequest(EduBody):
     product_id: Annotated[
         str, Check(_product_id, {"type": "string", "minLength": 1, "maxLength": 24}, required=True)
     ]
-    holder_name: Annotated[
-        str,
-        Check(
-            _text,
-            {
-                "type": "string",
-                "minLength": 2,
-                "maxLength": 80,
-                "description": "2-80 characters once trimmed.",
-            },
-            required=True,
-            args=(2, 80),
-        ),
-    ]
+    holder_name: Text(2, 80)

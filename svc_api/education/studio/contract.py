@@ -25,7 +25,7 @@ from svc_api.core.contract import ABSENT, Fields
 from svc_api.core.errors import Invalid
 from svc_api.education.catalog import service as catalog
 from svc_api.education.contract import Annotated, Check, EduBody
-from svc_api.education.fields import text_field
+from svc_api.education.fields import Text
 from svc_api.education.money import parse_money
 from svc_api.education.studio import profile as payout_profile
 from svc_api.education.studio import schemas
@@ -351,24 +351,9 @@ class EduBundlePatch(StudioBody):
         return {name: value for name, value in self if value is not None}
 
 
-def _answer_text(value: object, name: str) -> str:
-    return str(text_field({name: value}, name, lo=1, hi=4000))
-
-
 class EduAnswerRequest(StudioBody):
     """An instructor's answer to a learner's question."""
 
     schema_required = ("body",)
 
-    body: Annotated[
-        str,
-        Check(
-            _answer_text,
-            {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 4000,
-                "description": "1-4000 characters once trimmed.",
-            },
-        ),
-    ]
+    body: Text(1, 4000)
