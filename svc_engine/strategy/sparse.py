@@ -1,7 +1,8 @@
 """Conditions at chosen candles only. Once the first parts of an AND leave few candles that can still
 fire (``RSI(14) crosses above 30`` holds on about 1 candle in 90), a comparison after it is read at
 those candles alone: its operands are indexed there, a simple average is summed there
-(`svc_engine.indicators.averages.sma_at_nb`), so is a Bollinger band, and nothing else is
+(`svc_engine.indicators.averages.sma_at_nb`), so is a Bollinger band, a MACD histogram is its line
+minus its signal there, and nothing else is
 computed over the whole series. The bools are the ones the whole-series evaluation gives at
 those candles, so the signals do not change.
 
@@ -17,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -93,10 +95,19 @@ def _value_at(ctx: Context, node: A.Node, at: np.ndarray) -> np.ndarray | float:
         and at.size * period_of(node) <= ctx.size
     ):
         return _band_at(ctx, node, at)
+    if isinstance(node, A.Ind) and node.name == "macd" and node.output == "histogram":
+        return _histogram_at(ctx, node, at)
     return ctx.values(node)[at]
 
 
 _BANDS = ("upper", "middle", "lower")
+
+
+def _histogram_at(ctx: Context, node: A.Ind, at: np.ndarray) -> np.ndarray:
+    """The MACD histogram at the candles ``at``: line minus signal there, the subtraction
+    `values._macd` makes at each candle (the same floats), without a third array of the series."""
+    line = ctx.values(replace(node, output="line"))
+    return line[at] - ctx.values(replace(node, output="signal"))[at]
 
 
 def _band_at(ctx: Context, node: A.Ind, at: np.ndarray) -> np.ndarray:

@@ -54,6 +54,8 @@ ANDS = [
     "close crosses above EMA(20) and RSI(14) is below 60"
     " and (close > open or volume is above its 3-candle average)",
     "close > open and volume is above its 30-candle average",  # every part per candle: the first is whole
+    "RSI(14) crosses above 30 and MACD histogram > 0 and close > EMA(200)",
+    "close crosses above the upper Bollinger band (20, 2) and MACD histogram < 0.01",
 ]
 
 
@@ -88,3 +90,13 @@ def test_truth_at_of_two_numbers_is_one_value_per_candle() -> None:
 
     held = P.truth_at(Context(_klines(100)), A.Compare(">", A.Num(2.0), A.Num(1.0)), np.array([1, 3]))
     assert held.tolist() == [True, True]
+
+
+def test_a_histogram_at_candidates_is_read_without_the_whole_histogram() -> None:
+    from svc_engine.strategy import ast as A
+
+    ctx = Context(_klines())
+    fired = compile_strategy("RSI(14) crosses above 30 and MACD histogram > 0").signal_arrays(ctx)[0]
+    histogram = A.Ind("macd", (12, 26, 9), "histogram")
+    assert histogram not in ctx.cache and fired.size > 0  # line and signal only, read at the candidates
+    assert (Context(_klines()).values(histogram)[fired] > 0).all()
