@@ -48,6 +48,7 @@ from svc_engine.indicators.numeric import (
 from svc_engine.indicators.ranges import (
     atr_nb,
     band_nb,
+    rolling_band_nb,
     rolling_max_nb,
     rolling_min_nb,
     rolling_std_nb,
@@ -73,6 +74,7 @@ __all__ = [
     "first_valid_nb",
     "macd_line_nb",
     "roc_nb",
+    "rolling_band_nb",
     "rolling_max_nb",
     "rolling_min_nb",
     "rolling_std_nb",

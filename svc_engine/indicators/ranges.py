@@ -141,9 +141,34 @@ def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int, out: np.ndarray | No
     [nan, 1.0]
     """
     res = empty_nb(x.size) if out is None else out  # every value is written
+    _std_blocks(x, mean, n, res, 0.0, False)
+    return res
+
+
+@njit(cache=True, nogil=True)
+def rolling_band_nb(
+    x: np.ndarray, mean: np.ndarray, n: int, mult: float, out: np.ndarray | None = None
+) -> np.ndarray:
+    """A Bollinger band ``mean + mult * rolling_std_nb(x, mean, n)`` in the standard deviation's
+    pass: each deviation is the float `rolling_std_nb` gives, then the one multiply and add of
+    `band_nb` (the same floats), without a second pass and array over the series. ``out`` as in
+    `rolling_std_nb`.
+
+    >>> rolling_band_nb(np.array([1.0, 3.0]), np.array([np.nan, 2.0]), 2, -2.0).tolist()
+    [nan, 0.0]
+    """
+    res = empty_nb(x.size) if out is None else out  # every value is written
+    _std_blocks(x, mean, n, res, mult, True)
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _std_blocks(x: np.ndarray, mean: np.ndarray, n: int, res: np.ndarray, mult: float, band: bool) -> None:
+    """The deviations of `rolling_std_nb` into ``res``, or the bands ``mean + mult * sd`` when ``band``."""
     head = min(n - 1, x.size)
     for i in range(head):  # a window reaching before the start (only a mean given there)
-        res[i] = np.nan if np.isnan(mean[i]) else _std_at(x, mean[i], i, n)
+        sd = np.nan if np.isnan(mean[i]) else _std_at(x, mean[i], i, n)
+        res[i] = mean[i] + mult * sd if band else sd
     # Blocks of candles, the window's offsets outside: each sum still adds its n squares in the
     # order of the loop above (the same floats), but the candles of a block go side by side in
     # vector instructions instead of one dependent chain of adds per candle.
@@ -160,8 +185,8 @@ def rolling_std_nb(x: np.ndarray, mean: np.ndarray, n: int, out: np.ndarray | No
                 sums[t] += d * d
         block = res[b0 : b0 + size]
         for t in range(size):
-            block[t] = np.nan if np.isnan(means[t]) else np.sqrt(sums[t] / n)
-    return res
+            sd = np.nan if np.isnan(means[t]) else np.sqrt(sums[t] / n)
+            block[t] = means[t] + mult * sd if band else sd
 
 
 _STD_BLOCK = 256  # candles per block: 2 KB of sums, kept in the L1 cache across the n offsets

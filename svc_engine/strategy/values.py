@@ -120,9 +120,9 @@ def _bollinger(ctx: Context, node: A.Ind) -> np.ndarray:
     mid = K.sma_nb(close, n, ctx.buffer())
     if node.output == "middle":
         return mid
+    if node.output in ("upper", "lower"):  # the band in the deviation's pass (the same floats)
+        return K.rolling_band_nb(close, mid, n, mult if node.output == "upper" else -mult, ctx.buffer())
     sd = K.rolling_std_nb(close, mid, n, ctx.buffer())
-    if node.output in ("upper", "lower"):
-        return K.band_nb(mid, sd, mult if node.output == "upper" else -mult)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (2.0 * mult * sd) / mid
 

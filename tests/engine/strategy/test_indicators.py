@@ -213,3 +213,14 @@ def test_missing_volume_only_blanks_the_windows_that_hold_it() -> None:
     got = Context(k).values(A.Ind("sma", (2,), "", A.Field("volume"))).tolist()
     assert got[1] == 1.5 and got[4:] == [4.5, 5.5]
     assert np.isnan(got[0]) and np.isnan(got[2]) and np.isnan(got[3])
+
+
+@pytest.mark.parametrize("mult", [2.0, -2.0, 0.5])
+def test_rolling_band_is_mid_plus_mult_deviations_bit_for_bit(mult: float) -> None:
+    rng = np.random.default_rng(3)
+    x = 100.0 * np.exp(np.cumsum(rng.normal(0, 0.01, 5_000)))
+    x[[7, 900]] = np.nan  # windows holding a gap, and the start
+    mid = K.sma_nb(x, 20)
+    fused, apart = K.rolling_band_nb(x, mid, 20, mult), K.band_nb(mid, K.rolling_std_nb(x, mid, 20), mult)
+    assert np.array_equal(fused, apart, equal_nan=True) and np.isfinite(fused).sum() > 4_000
+    assert np.array_equal(fused[np.isfinite(fused)].view(np.int64), apart[np.isfinite(apart)].view(np.int64))
